@@ -1,0 +1,135 @@
+// plugin_support.hpp: what every C++ plugin needs to keep its C ABI honest.
+//
+//  - `Error` carries a dlrt_code and a message through the plugin's C++ code;
+//  - `guard(fn)` runs an entry's body and turns any exception into a dlrt_status* made by
+//    the host (so no exception ever crosses the boundary), and `guard_void` does the same
+//    for entries that return nothing (the error is logged instead);
+//  - `Options` parses the plugin_create options and rejects unknown keys.
+//
+// The host API pointer is kept per plugin library (set by dlrt_plugin_init): every host that
+// loads a plugin is libdlrt, whose table lives as long as any plugin instance of it.
+// Not part of the SDK: internal to this repository's plugins.
+#pragma once
+
+#include <dlrt/plugin.h>
+
+#include <cstdlib>
+#include <exception>
+#include <map>
+#include <new>
+#include <set>
+#include <string>
+#include <utility>
+
+namespace dlrt::plugin {
+
+// The host's services, set once in dlrt_plugin_init. Inline variable: one per plugin .so.
+inline const dlrt_host_api* g_host = nullptr;
+// The plugin's short name, for log lines and error prefixes.
+inline const char* g_plugin_name = "plugin";
+
+// An error on its way to becoming a dlrt_status.
+class Error : public std::exception {
+ public:
+  Error(dlrt_code code, std::string message) : code_(code), message_(std::move(message)) {}
+  dlrt_code code() const noexcept { return code_; }
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  dlrt_code code_;
+  std::string message_;
+};
+
+[[noreturn]] inline void fail(dlrt_code code, const std::string& message) {
+  throw Error(code, message);
+}
+
+// A status for the host; NULL if the host table is missing (cannot happen after init).
+inline dlrt_status* make_status(dlrt_code code, const std::string& message) {
+  if (g_host == nullptr || g_host->status_create == nullptr) return nullptr;
+  return g_host->status_create(code, message.c_str());
+}
+
+inline void log(dlrt_log_level level, const std::string& message) {
+  if (g_host != nullptr && g_host->log != nullptr) g_host->log(level, g_plugin_name, message.c_str());
+}
+
+// Runs `body` (returns void, reports failure by throwing) and converts what it throws.
+template <typename Fn>
+dlrt_status* guard(Fn&& body) noexcept {
+  try {
+    body();
+    return nullptr;
+  } catch (const Error& e) {
+    return make_status(e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return make_status(DLRT_RESOURCE_EXHAUSTED,
+                       std::string(g_plugin_name) + ": out of host memory");
+  } catch (const std::exception& e) {
+    return make_status(DLRT_INTERNAL, std::string(g_plugin_name) + ": " + e.what());
+  } catch (...) {
+    return make_status(DLRT_INTERNAL, std::string(g_plugin_name) + ": unknown exception");
+  }
+}
+
+// For entries that cannot return a status (destroy/free): errors are logged, never thrown.
+template <typename Fn>
+void guard_void(const char* entry, Fn&& body) noexcept {
+  dlrt_status* status = guard(std::forward<Fn>(body));
+  if (status == nullptr) return;
+  try {
+    log(DLRT_LOG_ERROR, std::string(entry) + " failed");
+  } catch (...) {
+  }
+  if (g_host != nullptr && g_host->status_free != nullptr) g_host->status_free(status);
+}
+
+// Throws INVALID_ARGUMENT if `p` is null, naming the argument.
+template <typename T>
+T* require(T* p, const char* what) {
+  if (p == nullptr) fail(DLRT_INVALID_ARGUMENT, std::string(g_plugin_name) + ": " + what + " is NULL");
+  return p;
+}
+
+// Options given to plugin_create, as key -> value. `known` lists the keys this plugin takes;
+// any other key is an INVALID_ARGUMENT that names it and the accepted ones.
+class Options {
+ public:
+  Options(const dlrt_plugin_create_args* args, const std::set<std::string>& known) {
+    if (args == nullptr) return;
+    for (size_t i = 0; i < args->num_options; ++i) {
+      const dlrt_attr* a = args->options[i];
+      if (a == nullptr || a->name == nullptr) continue;
+      std::string key = a->name;
+      if (known.count(key) == 0) {
+        std::string list;
+        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+        fail(DLRT_INVALID_ARGUMENT, std::string(g_plugin_name) + ": unknown option '" + key +
+                                        "' (accepted: " + (list.empty() ? "none" : list) + ")");
+      }
+      values_[key] = a->s != nullptr ? a->s : "";
+    }
+  }
+  bool has(const std::string& key) const { return values_.count(key) != 0; }
+  std::string get(const std::string& key, const std::string& fallback = "") const {
+    auto it = values_.find(key);
+    return it == values_.end() ? fallback : it->second;
+  }
+  // An integer option in [lo, hi]; a malformed or out-of-range value names the key.
+  long get_int(const std::string& key, long fallback, long lo, long hi) const {
+    auto it = values_.find(key);
+    if (it == values_.end()) return fallback;
+    char* end = nullptr;
+    long v = std::strtol(it->second.c_str(), &end, 10);
+    if (it->second.empty() || *end != '\0' || v < lo || v > hi)
+      fail(DLRT_INVALID_ARGUMENT, std::string(g_plugin_name) + ": option '" + key + "' is '" +
+                                      it->second + "', expected an integer in [" +
+                                      std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return v;
+  }
+
+ private:
+  std::map<std::string, std::string> values_;
+};
+
+}  // namespace dlrt::plugin

@@ -1,0 +1,220 @@
+/* dlrt/dlrt.h: the host C API of libdlrt. What an application embeds: a context that loads
+ * the device plugins, the devices they offer, and (in later sections) tensors, ops, graphs
+ * and executables.
+ *
+ * Conventions:
+ *   - Fallible functions return dlrt_status* (NULL = OK; see status.h). Out-parameters come
+ *     last and are set to NULL/0 on entry.
+ *   - Versioned structs start with struct_size: initialise them with the matching
+ *     dlrt_*_init function (or DLRT_STRUCT_SIZE) so newer libraries read them safely.
+ *   - Every pointer says who owns it. Strings returned inside info structs are owned by the
+ *     context and live until dlrt_context_destroy.
+ *   - A context is thread-safe for queries; see each function for more.
+ *
+ * This header is C99 and includes no C++ header. dlrt.hpp is the C++ layer over it.
+ */
+#ifndef DLRT_DLRT_H_
+#define DLRT_DLRT_H_
+
+#include "dlrt/status.h"
+#include "dlrt/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* libdlrt's own version (not the ABI version), e.g. "0.1.0". Static string. */
+DLRT_API const char* dlrt_version(void);
+/* The plugin ABI this library speaks: major, minor and the oldest minor it accepts. */
+DLRT_API void dlrt_abi_version(uint32_t* out_major, uint32_t* out_minor, uint32_t* out_floor);
+
+/* ==========================================================================================
+ * Device specs in TensorFlow's grammar:
+ *   /job:<name>/replica:<n>/task:<n>/device:<TYPE>:<n>
+ * every part optional; the short forms "/GPU:0", "GPU:0", "/device:GPU:0", "gpu:0", "cpu" and
+ * "GPU" are accepted. Types are case-insensitive and stored upper-case.
+ */
+typedef struct dlrt_device_spec {
+  size_t struct_size;
+  char job[64];   /* "" when absent */
+  int32_t replica; /* -1 when absent */
+  int32_t task;    /* -1 when absent */
+  char type[32];  /* "CPU", "GPU", ...; "" when absent */
+  int32_t index;  /* -1 when absent ("any device of that type") */
+} dlrt_device_spec;
+
+/* Parse `text`. A malformed spec is INVALID_ARGUMENT naming the part that is wrong and what
+ * was expected. `out->struct_size` must be set by the caller. */
+DLRT_API dlrt_status* dlrt_device_spec_parse(const char* text, dlrt_device_spec* out);
+/* Write the canonical full form "/job:localhost/replica:0/task:0/device:GPU:0" (absent parts
+ * take those defaults; an absent index becomes 0) into buf; returns the length it needs. */
+DLRT_API size_t dlrt_device_spec_format(const dlrt_device_spec* spec, char* buf, size_t buf_size);
+
+/* ==========================================================================================
+ * Contexts: own the loaded plugins, the device registry and (later) everything made on them.
+ */
+typedef struct dlrt_context dlrt_context;
+
+/* Split one physical device into `count` logical devices, as TensorFlow's
+ * set_logical_device_configuration does. Each logical device gets the physical device's
+ * kernels and its own memory arena (limit memory_limits[i] bytes, 0 = no limit). */
+typedef struct dlrt_logical_device_config {
+  size_t struct_size;
+  const char* physical_device;  /* a device spec: "CPU:0", "/device:GPU:0" */
+  int32_t count;                /* >= 1 */
+  int32_t reserved0;
+  const uint64_t* memory_limits; /* NULL, or `count` limits in bytes */
+} dlrt_logical_device_config;
+
+typedef struct dlrt_context_options {
+  size_t struct_size;
+  /* Plugin files or folders searched first, in order (absolute paths). Caller-owned. */
+  const char* const* plugin_paths;
+  size_t num_plugin_paths;
+  /* 1 (default): also search DLRT_PLUGIN_PATH, the install's lib/dlrt/plugins and the build
+   * tree's plugin folder. 0: only plugin_paths. */
+  int32_t search_default_paths;
+  /* -1 (default): from DLRT_LOG_LEVEL, else WARNING. Otherwise a dlrt_log_level. */
+  int32_t log_level;
+  /* Which devices to expose, e.g. "CPU:0,GPU:1" or "GPU" (all GPUs). NULL (default): from
+   * DLRT_VISIBLE_DEVICES, else all. Visible devices are renumbered per type in list order. */
+  const char* visible_devices;
+  /* Per-plugin options "cpu:threads=2;reference:num_devices=3". NULL: from
+   * DLRT_PLUGIN_OPTIONS, else none. Unknown keys are an error of that plugin's load. */
+  const char* plugin_options;
+  /* Logical device splits, applied after visibility. Caller-owned array. */
+  const dlrt_logical_device_config* logical_devices;
+  size_t num_logical_devices;
+  /* Placement log (TensorFlow's set_log_device_placement): -1 (default) = from
+   * DLRT_LOG_DEVICE_PLACEMENT, else off; 0 off; 1 on. */
+  int32_t log_device_placement;
+  /* Soft placement: -1 (default) = on; 0 = strict; 1 = on. */
+  int32_t soft_placement;
+} dlrt_context_options;
+
+/* Fill `options` with the defaults (including struct_size). */
+DLRT_API void dlrt_context_options_init(dlrt_context_options* options);
+
+/* Load plugins and build the device registry. A plugin that fails to load is recorded (see
+ * dlrt_context_plugin_info) and never stops the others; the context is still created even if
+ * no plugin loads. Errors: INVALID_ARGUMENT for bad options (a malformed visible-device list,
+ * a logical device config naming a missing device). `options` may be NULL (defaults). */
+DLRT_API dlrt_status* dlrt_context_create(const dlrt_context_options* options,
+                                          dlrt_context** out_context);
+/* Close every device and unload every plugin. NULL is accepted. */
+DLRT_API void dlrt_context_destroy(dlrt_context* context);
+
+/* ---- plugins --------------------------------------------------------------------------- */
+
+typedef enum dlrt_plugin_state {
+  DLRT_PLUGIN_LOADED = 0,  /* loaded; it may still have no devices (see devices_error) */
+  DLRT_PLUGIN_REFUSED = 1, /* not loaded for a rule: permissions, ABI version, missing entry */
+  DLRT_PLUGIN_FAILED = 2   /* tried and failed: open, entry symbol, init or create failed */
+} dlrt_plugin_state;
+
+/* The phase a plugin's load got to. */
+typedef enum dlrt_plugin_phase {
+  DLRT_PHASE_SEARCH = 0, /* found the file; checking permissions */
+  DLRT_PHASE_OPEN = 1,   /* dlopen and entry-symbol lookup */
+  DLRT_PHASE_ABI = 2,    /* dlrt_plugin_init and version / required-entry checks */
+  DLRT_PHASE_CREATE = 3, /* plugin_create */
+  DLRT_PHASE_DEVICES = 4,/* device_count / device_get_desc */
+  DLRT_PHASE_READY = 5
+} dlrt_plugin_phase;
+
+/* Owned by the context; strings live until dlrt_context_destroy. */
+typedef struct dlrt_plugin_info {
+  size_t struct_size;
+  const char* path;     /* absolute canonical path */
+  const char* name;     /* from the plugin; "" if it never said */
+  const char* platform; /* from the plugin; "" if it never said */
+  const char* version;
+  int32_t state;        /* dlrt_plugin_state */
+  int32_t phase;        /* dlrt_plugin_phase reached (where it stopped, when not LOADED) */
+  uint32_t abi_major;   /* what the plugin declared; 0 if unknown */
+  uint32_t abi_minor;
+  int32_t error_code;   /* dlrt_code of the failure, or of devices_error when LOADED */
+  int32_t device_count; /* devices it reported (before visibility filtering) */
+  const char* error;    /* why it was refused/failed, or why it has no devices; "" if none */
+} dlrt_plugin_info;
+
+DLRT_API size_t dlrt_context_plugin_count(const dlrt_context* context);
+/* OUT_OF_RANGE if index >= count. `out->struct_size` must be set by the caller. */
+DLRT_API dlrt_status* dlrt_context_plugin_info(const dlrt_context* context, size_t index,
+                                               dlrt_plugin_info* out);
+
+/* ---- devices --------------------------------------------------------------------------- */
+
+/* One visible (possibly logical) device. Owned by the context. */
+typedef struct dlrt_device_info {
+  size_t struct_size;
+  const char* name;      /* canonical short name "/device:GPU:0" */
+  const char* full_name; /* "/job:localhost/replica:0/task:0/device:GPU:0" */
+  const char* type;      /* "GPU" */
+  int32_t index;         /* the N in TYPE:N */
+  int32_t device_class;  /* dlrt_device_class */
+  const char* platform;  /* "cuda" */
+  const char* plugin;    /* plugin name, "cuda" */
+  int32_t plugin_ordinal;  /* the physical device's ordinal inside its plugin */
+  int32_t logical_index;   /* which split of the physical device (0 when not split) */
+  int32_t logical_count;   /* how many splits the physical device has (1 when not split) */
+  int32_t reserved0;
+  uint64_t memory_total;   /* bytes of the physical device */
+  uint64_t memory_limit;   /* this logical device's limit, 0 = none */
+  /* The plugin's description; its strings and attrs live until dlrt_context_destroy. */
+  const char* model;       /* desc.name, e.g. "NVIDIA H200" */
+  const char* vendor;
+  const char* pci_bus_id;
+  const char* uuid;
+  int32_t compute_capability_major;
+  int32_t compute_capability_minor;
+  int32_t core_count;
+  int32_t reserved1;
+  const char* driver_version;
+  const char* library_versions;
+  double peak_gflops;
+  double memory_bandwidth_gbps;
+  double launch_overhead_us;
+  size_t num_attrs;
+  const dlrt_attr* const* attrs;
+} dlrt_device_info;
+
+DLRT_API size_t dlrt_context_device_count(const dlrt_context* context);
+/* OUT_OF_RANGE if index >= count. `out->struct_size` must be set by the caller. */
+DLRT_API dlrt_status* dlrt_context_device_info(const dlrt_context* context, size_t index,
+                                               dlrt_device_info* out);
+/* Current free bytes of device `index`'s physical device, as its plugin reports them. */
+DLRT_API dlrt_status* dlrt_context_device_memory_free(dlrt_context* context, size_t index,
+                                                      uint64_t* out_free);
+/* Find the visible device matching `spec` ("GPU:0", "/device:CPU:0", "cpu" = the first CPU).
+ * NOT_FOUND names the spec and lists the devices there are; INVALID_ARGUMENT for a malformed
+ * spec. A job/replica/task other than localhost/0/0 is NOT_FOUND in a single-process context. */
+DLRT_API dlrt_status* dlrt_context_find_device(const dlrt_context* context, const char* spec,
+                                               size_t* out_index);
+
+/* ---- effective settings (dlprobe --env) ------------------------------------------------ */
+
+typedef enum dlrt_setting_source {
+  DLRT_SOURCE_DEFAULT = 0,
+  DLRT_SOURCE_ENVIRONMENT = 1,
+  DLRT_SOURCE_API = 2
+} dlrt_setting_source;
+
+typedef struct dlrt_setting {
+  size_t struct_size;
+  const char* name;  /* e.g. "DLRT_LOG_LEVEL" */
+  const char* value; /* effective value as text; "" when unset */
+  int32_t source;    /* dlrt_setting_source */
+  int32_t reserved0;
+  const char* help;  /* one line: what it does */
+} dlrt_setting;
+
+DLRT_API size_t dlrt_context_setting_count(const dlrt_context* context);
+DLRT_API dlrt_status* dlrt_context_setting(const dlrt_context* context, size_t index,
+                                           dlrt_setting* out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DLRT_DLRT_H_ */

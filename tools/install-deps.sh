@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages dlrt needs to build, test and run, skipping those already
+# present. Needs root (or sudo). Nothing is downloaded from anywhere but Debian's mirrors.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ make pkg-config
+  libdnnl-dev ocl-icd-opencl-dev          # CPU plugin (oneDNN; its CMake config wants OpenCL)
+  libboost-dev libboost-filesystem-dev    # Boost.DLL plugin loading
+  libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+  libgtest-dev libgmock-dev               # tests
+  libopenmpi-dev openmpi-bin              # multi-worker (plugins/mpi)
+  dataset-fashion-mnist                   # the default data set
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+$sudo apt-get update -q
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
