@@ -1,0 +1,576 @@
+// dlrt/dlrt.hpp: the C++ layer over the host C API (dlrt.h). Header-only.
+//
+// What it is: a thin wrapper in the style of oneDNN's dnnl.hpp and ONNX Runtime's
+// onnxruntime_cxx_api.h.
+//   - Owners (`Context`, and later tensors, graphs, executables) are move-only and hold one
+//     C handle in a std::unique_ptr whose deleter calls the matching dlrt_*_destroy.
+//   - Info types (`PluginInfo`, `DeviceInfo`, `Setting`, `DeviceSpec`) are plain values: their
+//     strings and numbers are copied out of the C structs, so they stay valid after the
+//     context is gone.
+//   - Each method makes one C call and passes its status to `check`, which throws
+//     `dlrt::Error` (code + message) and frees the status. Nothing else is cached or added:
+//     the C library is the single source of truth.
+// What it is not: a second API. Everything here is reachable from C; `get()` hands out the
+// C handle for anything the C++ layer does not cover yet.
+//
+// Extending it (tensors, graphs, executables in later issues): add an overload of
+// `detail::Deleter::operator()` for the new C handle type and a move-only class holding
+// `detail::Owner<dlrt_x>`, with one checked C call per method.
+#ifndef DLRT_DLRT_HPP_
+#define DLRT_DLRT_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dlrt/dlrt.h"
+
+namespace dlrt {
+
+// ------------------------------------------------------------------------------------------
+// Errors
+
+// A failed dlrt call: the status code and the library's message, e.g.
+// code() == DLRT_NOT_FOUND, message() == "no device matches 'GPU:3'; devices: /device:CPU:0".
+// what() is "NOT_FOUND: <message>".
+class Error : public std::exception {
+ public:
+  Error(dlrt_code code, std::string message)
+      : code_(code),
+        message_(std::move(message)),
+        what_(std::string(dlrt_code_name(code)) + ": " + message_) {}
+
+  dlrt_code code() const noexcept { return code_; }
+  const std::string& message() const noexcept { return message_; }
+  const char* what() const noexcept override { return what_.c_str(); }
+
+ private:
+  dlrt_code code_;
+  std::string message_;
+  std::string what_;
+};
+
+namespace detail {
+
+// Frees C handles. One overload per owned type; std::unique_ptr picks the right one.
+struct Deleter {
+  void operator()(dlrt_status* s) const noexcept { dlrt_status_free(s); }
+  void operator()(dlrt_context* c) const noexcept { dlrt_context_destroy(c); }
+};
+
+template <typename T>
+using Owner = std::unique_ptr<T, Deleter>;
+
+// "" for a NULL C string, so copying a field never crashes on an absent value.
+inline std::string str(const char* s) { return s != nullptr ? std::string(s) : std::string(); }
+
+}  // namespace detail
+
+// Throws `Error` when `status` is not OK, and frees it either way. The status is owned
+// before anything that can throw (copying the message), so it never leaks.
+inline void check(dlrt_status* status) {
+  if (status == nullptr) return;
+  detail::Owner<dlrt_status> owned(status);
+  throw Error(dlrt_status_code(owned.get()), detail::str(dlrt_status_message(owned.get())));
+}
+
+// ------------------------------------------------------------------------------------------
+// Library version
+
+struct AbiVersion {
+  uint32_t major = 0;
+  uint32_t minor = 0;
+  uint32_t floor = 0;  // the oldest minor of `major` this library accepts from a plugin
+};
+
+// libdlrt's own version, e.g. "0.1.0".
+inline std::string version() { return detail::str(dlrt_version()); }
+
+// The plugin ABI libdlrt speaks (DLRT_ABI_MAJOR/MINOR/MINOR_FLOOR as it was built).
+inline AbiVersion abi_version() {
+  AbiVersion v;
+  dlrt_abi_version(&v.major, &v.minor, &v.floor);
+  return v;
+}
+
+// ------------------------------------------------------------------------------------------
+// Names of the C enums, as dlprobe prints them. Out-of-range values (a newer library or
+// plugin) give "UNKNOWN(<n>)" rather than failing.
+
+inline std::string unknown_name(int32_t value) {
+  return "UNKNOWN(" + std::to_string(value) + ")";
+}
+
+inline std::string code_name(dlrt_code code) { return detail::str(dlrt_code_name(code)); }
+
+inline std::string device_class_name(dlrt_device_class c) {
+  switch (c) {
+    case DLRT_DEVICE_CLASS_UNKNOWN: return "UNKNOWN";
+    case DLRT_DEVICE_CLASS_CPU: return "CPU";
+    case DLRT_DEVICE_CLASS_GPU: return "GPU";
+    case DLRT_DEVICE_CLASS_ACCEL: return "ACCEL";
+  }
+  return unknown_name(c);
+}
+
+inline std::string plugin_state_name(dlrt_plugin_state s) {
+  switch (s) {
+    case DLRT_PLUGIN_LOADED: return "loaded";
+    case DLRT_PLUGIN_REFUSED: return "refused";
+    case DLRT_PLUGIN_FAILED: return "failed";
+  }
+  return unknown_name(s);
+}
+
+inline std::string plugin_phase_name(dlrt_plugin_phase p) {
+  switch (p) {
+    case DLRT_PHASE_SEARCH: return "search";
+    case DLRT_PHASE_OPEN: return "open";
+    case DLRT_PHASE_ABI: return "abi";
+    case DLRT_PHASE_CREATE: return "create";
+    case DLRT_PHASE_DEVICES: return "devices";
+    case DLRT_PHASE_READY: return "ready";
+  }
+  return unknown_name(p);
+}
+
+inline std::string setting_source_name(dlrt_setting_source s) {
+  switch (s) {
+    case DLRT_SOURCE_DEFAULT: return "default";
+    case DLRT_SOURCE_ENVIRONMENT: return "environment";
+    case DLRT_SOURCE_API: return "api";
+  }
+  return unknown_name(s);
+}
+
+inline std::string dtype_name(dlrt_dtype t) {
+  switch (t) {
+    case DLRT_DTYPE_INVALID: return "invalid";
+    case DLRT_F32: return "f32";
+    case DLRT_F16: return "f16";
+    case DLRT_BF16: return "bf16";
+    case DLRT_F64: return "f64";
+    case DLRT_I32: return "i32";
+    case DLRT_I64: return "i64";
+    case DLRT_U8: return "u8";
+    case DLRT_I8: return "i8";
+    case DLRT_BOOL: return "bool";
+  }
+  return unknown_name(t);
+}
+
+// ------------------------------------------------------------------------------------------
+// Device specs: TensorFlow's "/job:localhost/replica:0/task:0/device:GPU:0", every part
+// optional ("GPU:0", "/device:CPU:0", "cpu", ...). Parsing and formatting are libdlrt's.
+
+struct DeviceSpec {
+  std::string job;    // "" when absent
+  int32_t replica = -1;
+  int32_t task = -1;
+  std::string type;   // "CPU", "GPU", ... (upper-case); "" when absent
+  int32_t index = -1; // -1: any device of that type
+
+  // Throws Error(DLRT_INVALID_ARGUMENT) naming the malformed part.
+  static DeviceSpec parse(const std::string& text) {
+    dlrt_device_spec c{};
+    c.struct_size = DLRT_STRUCT_SIZE(dlrt_device_spec);
+    check(dlrt_device_spec_parse(text.c_str(), &c));
+    return from_c(c);
+  }
+
+  static DeviceSpec from_c(const dlrt_device_spec& c) {
+    DeviceSpec s;
+    s.job = std::string(c.job, strnlen_(c.job, sizeof c.job));
+    s.replica = c.replica;
+    s.task = c.task;
+    s.type = std::string(c.type, strnlen_(c.type, sizeof c.type));
+    s.index = c.index;
+    return s;
+  }
+
+  // The C struct; strings longer than its fixed buffers are truncated (libdlrt's parser
+  // never produces such a spec; a hand-built one should keep job < 64, type < 32 chars).
+  dlrt_device_spec to_c() const {
+    dlrt_device_spec c{};
+    c.struct_size = DLRT_STRUCT_SIZE(dlrt_device_spec);
+    job.copy(c.job, sizeof c.job - 1);
+    c.replica = replica;
+    c.task = task;
+    type.copy(c.type, sizeof c.type - 1);
+    c.index = index;
+    return c;
+  }
+
+  // The canonical full form, e.g. "/job:localhost/replica:0/task:0/device:GPU:0".
+  std::string to_string() const {
+    const dlrt_device_spec c = to_c();
+    std::string buf(128, '\0');
+    size_t need = dlrt_device_spec_format(&c, &buf[0], buf.size());
+    if (need >= buf.size()) {  // the library says how much it needs: ask once more
+      buf.assign(need + 1, '\0');
+      need = dlrt_device_spec_format(&c, &buf[0], buf.size());
+    }
+    buf.resize(need < buf.size() ? need : buf.size() - 1);
+    return buf;
+  }
+
+ private:
+  static size_t strnlen_(const char* s, size_t max) {
+    size_t n = 0;
+    while (n < max && s[n] != '\0') ++n;
+    return n;
+  }
+};
+
+// ------------------------------------------------------------------------------------------
+// Info values, copied out of the C structs.
+
+// One typed attribute (device properties; later op attributes). `type` says which value
+// fields mean something, as in dlrt_attr.
+struct Attr {
+  std::string name;
+  dlrt_attr_type type = DLRT_ATTR_NONE;
+  int64_t i = 0;            // INT, BOOL (0/1), DTYPE (a dlrt_dtype)
+  double f = 0.0;           // FLOAT
+  std::string s;            // STRING
+  std::vector<int64_t> ints;   // INTS
+  std::vector<double> floats;  // FLOATS
+
+  static Attr from_c(const dlrt_attr& c) {
+    Attr a;
+    a.name = detail::str(c.name);
+    a.type = static_cast<dlrt_attr_type>(c.type);
+    a.i = c.i;
+    a.f = c.f;
+    a.s = detail::str(c.s);
+    if (c.type == DLRT_ATTR_INTS && c.ints != nullptr) a.ints.assign(c.ints, c.ints + c.count);
+    if (c.type == DLRT_ATTR_FLOATS && c.floats != nullptr)
+      a.floats.assign(c.floats, c.floats + c.count);
+    return a;
+  }
+};
+
+// What the context knows about one plugin file it found, loaded or not.
+struct PluginInfo {
+  std::string path;      // absolute canonical path
+  std::string name;      // "" if the plugin never said
+  std::string platform;  // "" if the plugin never said
+  std::string version;
+  dlrt_plugin_state state = DLRT_PLUGIN_FAILED;
+  dlrt_plugin_phase phase = DLRT_PHASE_SEARCH;  // reached; where it stopped if not loaded
+  uint32_t abi_major = 0;  // declared by the plugin; 0 if unknown
+  uint32_t abi_minor = 0;
+  dlrt_code error_code = DLRT_OK;  // why it failed, or why a loaded plugin has no devices
+  int32_t device_count = 0;        // before visibility filtering
+  std::string error;               // "" if none
+
+  bool loaded() const { return state == DLRT_PLUGIN_LOADED; }
+
+  static PluginInfo from_c(const dlrt_plugin_info& c) {
+    PluginInfo p;
+    p.path = detail::str(c.path);
+    p.name = detail::str(c.name);
+    p.platform = detail::str(c.platform);
+    p.version = detail::str(c.version);
+    p.state = static_cast<dlrt_plugin_state>(c.state);
+    p.phase = static_cast<dlrt_plugin_phase>(c.phase);
+    p.abi_major = c.abi_major;
+    p.abi_minor = c.abi_minor;
+    p.error_code = static_cast<dlrt_code>(c.error_code);
+    p.device_count = c.device_count;
+    p.error = detail::str(c.error);
+    return p;
+  }
+};
+
+// One visible (possibly logical) device, with its plugin's description.
+struct DeviceInfo {
+  std::string name;       // "/device:GPU:0"
+  std::string full_name;  // "/job:localhost/replica:0/task:0/device:GPU:0"
+  std::string type;       // "GPU"
+  int32_t index = 0;      // N in TYPE:N
+  dlrt_device_class device_class = DLRT_DEVICE_CLASS_UNKNOWN;
+  std::string platform;   // "cuda"
+  std::string plugin;     // plugin name
+  int32_t plugin_ordinal = 0;
+  int32_t logical_index = 0;
+  int32_t logical_count = 1;
+  uint64_t memory_total = 0;  // bytes of the physical device
+  uint64_t memory_limit = 0;  // this logical device's limit; 0 = none
+  std::string model;
+  std::string vendor;
+  std::string pci_bus_id;
+  std::string uuid;
+  int32_t compute_capability_major = 0;
+  int32_t compute_capability_minor = 0;
+  int32_t core_count = 0;
+  std::string driver_version;
+  std::string library_versions;
+  double peak_gflops = 0.0;
+  double memory_bandwidth_gbps = 0.0;
+  double launch_overhead_us = 0.0;
+  std::vector<Attr> attrs;
+
+  // The attribute called `attr_name`, if the plugin reported one.
+  std::optional<Attr> attr(const std::string& attr_name) const {
+    for (const Attr& a : attrs)
+      if (a.name == attr_name) return a;
+    return std::nullopt;
+  }
+
+  static DeviceInfo from_c(const dlrt_device_info& c) {
+    DeviceInfo d;
+    d.name = detail::str(c.name);
+    d.full_name = detail::str(c.full_name);
+    d.type = detail::str(c.type);
+    d.index = c.index;
+    d.device_class = static_cast<dlrt_device_class>(c.device_class);
+    d.platform = detail::str(c.platform);
+    d.plugin = detail::str(c.plugin);
+    d.plugin_ordinal = c.plugin_ordinal;
+    d.logical_index = c.logical_index;
+    d.logical_count = c.logical_count;
+    d.memory_total = c.memory_total;
+    d.memory_limit = c.memory_limit;
+    d.model = detail::str(c.model);
+    d.vendor = detail::str(c.vendor);
+    d.pci_bus_id = detail::str(c.pci_bus_id);
+    d.uuid = detail::str(c.uuid);
+    d.compute_capability_major = c.compute_capability_major;
+    d.compute_capability_minor = c.compute_capability_minor;
+    d.core_count = c.core_count;
+    d.driver_version = detail::str(c.driver_version);
+    d.library_versions = detail::str(c.library_versions);
+    d.peak_gflops = c.peak_gflops;
+    d.memory_bandwidth_gbps = c.memory_bandwidth_gbps;
+    d.launch_overhead_us = c.launch_overhead_us;
+    if (c.attrs != nullptr) {
+      d.attrs.reserve(c.num_attrs);
+      for (size_t k = 0; k < c.num_attrs; ++k)
+        if (c.attrs[k] != nullptr) d.attrs.push_back(Attr::from_c(*c.attrs[k]));
+    }
+    return d;
+  }
+};
+
+// One configuration setting and where its effective value came from (dlprobe --env).
+struct Setting {
+  std::string name;   // "DLRT_LOG_LEVEL"
+  std::string value;  // effective value as text; "" when unset
+  dlrt_setting_source source = DLRT_SOURCE_DEFAULT;
+  std::string help;
+
+  static Setting from_c(const dlrt_setting& c) {
+    Setting s;
+    s.name = detail::str(c.name);
+    s.value = detail::str(c.value);
+    s.source = static_cast<dlrt_setting_source>(c.source);
+    s.help = detail::str(c.help);
+    return s;
+  }
+};
+
+// ------------------------------------------------------------------------------------------
+// Context options: a builder that owns its strings, turned into dlrt_context_options (which
+// only points at them) when a Context is made. Unset fields keep the C defaults, which read
+// the environment (DLRT_VISIBLE_DEVICES, DLRT_LOG_LEVEL, ...).
+
+class ContextOptions {
+ public:
+  struct LogicalDevices {
+    std::string physical_device;         // "CPU:0"
+    int32_t count = 1;
+    std::vector<uint64_t> memory_limits; // empty, or `count` limits in bytes (0 = none)
+  };
+
+  // A plugin file or folder searched before the default places (absolute path). Repeatable.
+  ContextOptions& plugin_path(std::string path) {
+    plugin_paths_.push_back(std::move(path));
+    return *this;
+  }
+  // false: search only the plugin_path()s (not DLRT_PLUGIN_PATH, not the install tree).
+  ContextOptions& search_default_paths(bool on) {
+    search_default_paths_ = on ? 1 : 0;
+    return *this;
+  }
+  // "CPU:0,GPU:1", "GPU", ...; overrides DLRT_VISIBLE_DEVICES.
+  ContextOptions& visible_devices(std::string list) {
+    visible_devices_ = std::move(list);
+    return *this;
+  }
+  // "cpu:threads=2;reference:num_devices=3"; overrides DLRT_PLUGIN_OPTIONS.
+  ContextOptions& plugin_options(std::string options) {
+    plugin_options_ = std::move(options);
+    return *this;
+  }
+  // Split `physical_device` into `count` logical devices. Repeatable, one per physical device.
+  ContextOptions& logical_devices(std::string physical_device, int32_t count,
+                                  std::vector<uint64_t> memory_limits = {}) {
+    logical_.push_back({std::move(physical_device), count, std::move(memory_limits)});
+    return *this;
+  }
+  // Overrides DLRT_LOG_LEVEL.
+  ContextOptions& log_level(dlrt_log_level level) {
+    log_level_ = level;
+    return *this;
+  }
+  // TensorFlow's set_log_device_placement; overrides DLRT_LOG_DEVICE_PLACEMENT.
+  ContextOptions& log_device_placement(bool on) {
+    log_device_placement_ = on ? 1 : 0;
+    return *this;
+  }
+  // true (default): a requested device that cannot run an op yields to one that can.
+  ContextOptions& soft_placement(bool on) {
+    soft_placement_ = on ? 1 : 0;
+    return *this;
+  }
+
+  // The C view: dlrt_context_options pointing into this object and into the view's own
+  // arrays, valid while both live and neither changes. Context's constructor uses it.
+  struct CView {
+    dlrt_context_options options;
+    std::vector<const char*> paths;
+    std::vector<dlrt_logical_device_config> logical;
+  };
+  void to_c(CView* view) const {
+    dlrt_context_options_init(&view->options);
+    dlrt_context_options& o = view->options;
+    view->paths.clear();
+    for (const std::string& p : plugin_paths_) view->paths.push_back(p.c_str());
+    o.plugin_paths = view->paths.empty() ? nullptr : view->paths.data();
+    o.num_plugin_paths = view->paths.size();
+    if (search_default_paths_) o.search_default_paths = *search_default_paths_;
+    if (log_level_) o.log_level = *log_level_;
+    if (visible_devices_) o.visible_devices = visible_devices_->c_str();
+    if (plugin_options_) o.plugin_options = plugin_options_->c_str();
+    view->logical.clear();
+    for (const LogicalDevices& l : logical_) {
+      dlrt_logical_device_config c{};
+      c.struct_size = DLRT_STRUCT_SIZE(dlrt_logical_device_config);
+      c.physical_device = l.physical_device.c_str();
+      c.count = l.count;
+      c.memory_limits = l.memory_limits.empty() ? nullptr : l.memory_limits.data();
+      view->logical.push_back(c);
+    }
+    o.logical_devices = view->logical.empty() ? nullptr : view->logical.data();
+    o.num_logical_devices = view->logical.size();
+    if (log_device_placement_) o.log_device_placement = *log_device_placement_;
+    if (soft_placement_) o.soft_placement = *soft_placement_;
+  }
+
+ private:
+  std::vector<std::string> plugin_paths_;
+  std::optional<int32_t> search_default_paths_;
+  std::optional<std::string> visible_devices_;
+  std::optional<std::string> plugin_options_;
+  std::vector<LogicalDevices> logical_;
+  std::optional<int32_t> log_level_;
+  std::optional<int32_t> log_device_placement_;
+  std::optional<int32_t> soft_placement_;
+};
+
+// ------------------------------------------------------------------------------------------
+// Context: owns the loaded plugins and the device registry (dlrt_context). Move-only.
+// Queries are thread-safe, as in the C API.
+
+class Context {
+ public:
+  // Loads plugins as `options` say. A plugin that fails to load does not make this throw
+  // (see plugins()); malformed options do (Error with DLRT_INVALID_ARGUMENT).
+  explicit Context(const ContextOptions& options = ContextOptions()) {
+    ContextOptions::CView view;
+    options.to_c(&view);
+    dlrt_context* raw = nullptr;
+    check(dlrt_context_create(&view.options, &raw));
+    handle_.reset(raw);
+  }
+  // Adopts a context made through the C API; it is destroyed with this object.
+  explicit Context(dlrt_context* adopted) noexcept : handle_(adopted) {}
+
+  Context(Context&&) noexcept = default;
+  Context& operator=(Context&&) noexcept = default;
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  // The C handle, still owned by this object; NULL after a move.
+  dlrt_context* get() const noexcept { return handle_.get(); }
+  // Gives up ownership: the caller now calls dlrt_context_destroy.
+  dlrt_context* release() noexcept { return handle_.release(); }
+  explicit operator bool() const noexcept { return handle_ != nullptr; }
+
+  // ---- plugins ----
+  size_t plugin_count() const { return dlrt_context_plugin_count(get()); }
+  PluginInfo plugin(size_t index) const {
+    dlrt_plugin_info c{};
+    c.struct_size = DLRT_STRUCT_SIZE(dlrt_plugin_info);
+    check(dlrt_context_plugin_info(get(), index, &c));
+    return PluginInfo::from_c(c);
+  }
+  // Every plugin file found, in search order, whatever its state.
+  std::vector<PluginInfo> plugins() const {
+    std::vector<PluginInfo> out;
+    const size_t n = plugin_count();
+    out.reserve(n);
+    for (size_t i = 0; i < n; ++i) out.push_back(plugin(i));
+    return out;
+  }
+
+  // ---- devices ----
+  size_t device_count() const { return dlrt_context_device_count(get()); }
+  DeviceInfo device(size_t index) const {
+    dlrt_device_info c{};
+    c.struct_size = DLRT_STRUCT_SIZE(dlrt_device_info);
+    check(dlrt_context_device_info(get(), index, &c));
+    return DeviceInfo::from_c(c);
+  }
+  // Every visible device, in registry order (index i is device(i)).
+  std::vector<DeviceInfo> devices() const {
+    std::vector<DeviceInfo> out;
+    const size_t n = device_count();
+    out.reserve(n);
+    for (size_t i = 0; i < n; ++i) out.push_back(device(i));
+    return out;
+  }
+  // The index of the device matching `spec` ("GPU:0", "cpu"); Error(DLRT_NOT_FOUND) lists
+  // the devices there are.
+  size_t find_device(const std::string& spec) const {
+    size_t index = 0;
+    check(dlrt_context_find_device(get(), spec.c_str(), &index));
+    return index;
+  }
+  // Free bytes of device `index`'s physical device, asked of its plugin now.
+  uint64_t device_memory_free(size_t index) const {
+    uint64_t free_bytes = 0;
+    check(dlrt_context_device_memory_free(get(), index, &free_bytes));
+    return free_bytes;
+  }
+
+  // ---- settings ----
+  size_t setting_count() const { return dlrt_context_setting_count(get()); }
+  Setting setting(size_t index) const {
+    dlrt_setting c{};
+    c.struct_size = DLRT_STRUCT_SIZE(dlrt_setting);
+    check(dlrt_context_setting(get(), index, &c));
+    return Setting::from_c(c);
+  }
+  // Every setting with its effective value and source.
+  std::vector<Setting> settings() const {
+    std::vector<Setting> out;
+    const size_t n = setting_count();
+    out.reserve(n);
+    for (size_t i = 0; i < n; ++i) out.push_back(setting(i));
+    return out;
+  }
+
+ private:
+  detail::Owner<dlrt_context> handle_;
+};
+
+}  // namespace dlrt
+
+#endif  // DLRT_DLRT_HPP_
