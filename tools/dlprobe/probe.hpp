@@ -1,0 +1,51 @@
+// probe.hpp: what dlprobe learns from one dlrt::Context, and the ways it reports it.
+//
+// collect() asks the context everything once (plugins, devices, free memory, settings) and
+// keeps the answers as plain values; the renderers (text.cc, json.cc) and the --require
+// check only read that snapshot, so every output of one run describes the same state.
+// Not a library: internal to tools/dlprobe.
+#pragma once
+
+#include <dlrt/dlrt.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dlprobe {
+
+struct Device {
+  dlrt::DeviceInfo info;
+  std::optional<uint64_t> memory_free;  // absent when the plugin could not say
+  std::string memory_free_error;        // why it could not ("" otherwise)
+};
+
+struct Snapshot {
+  std::string dlrt_version;
+  dlrt::AbiVersion abi;
+  std::vector<dlrt::PluginInfo> plugins;
+  std::vector<Device> devices;
+  std::vector<dlrt::Setting> settings;  // filled only when asked for (--env)
+};
+
+// Queries `context`. Throws dlrt::Error only for a failure of the library itself (an index
+// it just counted being out of range); a device whose free memory cannot be read is recorded.
+Snapshot collect(const dlrt::Context& context, bool with_settings);
+
+// The human-readable report: plugins, devices and, when `with_settings`, settings.
+std::string render_text(const Snapshot& snapshot, bool with_settings);
+
+// The machine-readable report (schema_version 1, see json.cc for every field).
+nlohmann::ordered_json render_json(const Snapshot& snapshot, bool with_settings);
+
+// --require PLATFORM: "" when at least one visible device runs on `platform`, otherwise a
+// message naming the platform and saying why, from the plugins' own reasons.
+std::string unmet_requirement(const Snapshot& snapshot, const std::string& platform);
+
+// "1.0", or "" when the plugin never declared an ABI (it failed before dlrt_plugin_init).
+std::string abi_text(const dlrt::PluginInfo& plugin);
+
+}  // namespace dlprobe
