@@ -72,16 +72,21 @@ dlrt_status* guard(Fn&& body) noexcept {
   }
 }
 
-// For entries that cannot return a status (destroy/free): errors are logged, never thrown.
+// For entries that cannot return a status (destroy/free): errors are logged with their
+// message (a dlrt_status is opaque to plugins, so the reason is taken from the exception
+// before it would become one), never thrown.
 template <typename Fn>
 void guard_void(const char* entry, Fn&& body) noexcept {
-  dlrt_status* status = guard(std::forward<Fn>(body));
-  if (status == nullptr) return;
   try {
-    log(DLRT_LOG_ERROR, std::string(entry) + " failed");
-  } catch (...) {
+    try {
+      body();
+    } catch (const std::exception& e) {
+      log(DLRT_LOG_ERROR, std::string(entry) + " failed: " + e.what());
+    } catch (...) {
+      log(DLRT_LOG_ERROR, std::string(entry) + " failed: unknown exception");
+    }
+  } catch (...) {  // logging itself failed (out of memory): nothing more can be done
   }
-  if (g_host != nullptr && g_host->status_free != nullptr) g_host->status_free(status);
 }
 
 // Throws INVALID_ARGUMENT if `p` is null, naming the argument.
