@@ -1,0 +1,169 @@
+// elementwise.cc: element-wise ops: the activations relu/sigmoid/tanh and their gradients,
+// neg/exp/log/sqrt, add/sub/mul/div with NumPy broadcasting, and bias_add (NHWC: along the
+// last dim; NCHW: along dim 1). Each output element reads only its own input elements, so all
+// of these are safe when the output aliases an input of the same shape.
+#include <cmath>
+
+#include "kernel_util.hpp"
+
+namespace dlrt::reference::detail {
+namespace {
+
+// ---- unary -------------------------------------------------------------------------------
+
+double unary(const std::string& op, double x) {
+  if (op == "relu") return relu(x);
+  if (op == "sigmoid") return sigmoid(x);
+  if (op == "tanh") return std::tanh(x);
+  if (op == "neg") return -x;
+  if (op == "exp") return std::exp(x);
+  if (op == "log") return std::log(x);  // NaN for x < 0, -inf for 0 (IEEE)
+  return std::sqrt(x);                  // "sqrt": NaN for x < 0
+}
+
+void check_unary(const OpView& op) {
+  expect_arity(op, 1, 1);
+  expect_float(op, op.input(0), "x");
+  expect_same_dtype(op, op.input(0), "x", op.output(0), "y");
+  expect_dims(op, op.output(0), op.input(0).dims, "y");
+}
+
+// x: any shape -> y: same shape
+void run_unary(const OpView& op, const void* const* in, void* const* out, uint64_t) {
+  with_float(op.input(0).dtype, [&](auto t) {
+    using T = decltype(t);
+    const T* x = static_cast<const T*>(in[0]);
+    T* y = static_cast<T*>(out[0]);
+    for (int64_t i = 0; i < op.input(0).numel; ++i) y[i] = static_cast<T>(unary(op.name(), double(x[i])));
+  });
+}
+
+// ---- binary with broadcasting ------------------------------------------------------------
+
+double binary(char op, double a, double b) {
+  switch (op) {
+    case '+': return a + b;
+    case '-': return a - b;
+    case '*': return a * b;
+    default: return a / b;  // IEEE: x/0 is +-inf or NaN
+  }
+}
+
+char binary_symbol(const std::string& op) {
+  return op == "add" ? '+' : op == "sub" ? '-' : op == "mul" ? '*' : '/';
+}
+
+void check_binary(const OpView& op) {
+  expect_arity(op, 2, 1);
+  const TensorView &a = op.input(0), &b = op.input(1), &c = op.output(0);
+  expect_float(op, a, "a");
+  expect_same_dtype(op, a, "a", b, "b");
+  expect_same_dtype(op, a, "a", c, "c");
+  expect_dims(op, c, plugin::broadcast_shape(a.dims, b.dims, op.name()), "c");
+}
+
+// a: A, b: B -> c: broadcast(A, B); c[idx] = a[idx . sa] (op) b[idx . sb], stretched dims stride 0
+void run_binary(const OpView& op, const void* const* in, void* const* out, uint64_t) {
+  const auto& dims = op.output(0).dims;
+  const auto sa = plugin::broadcast_strides(op.input(0).dims, dims, op.name());
+  const auto sb = plugin::broadcast_strides(op.input(1).dims, dims, op.name());
+  const char sym = binary_symbol(op.name());
+  with_float(op.input(0).dtype, [&](auto t) {
+    using T = decltype(t);
+    const T* a = static_cast<const T*>(in[0]);
+    const T* b = static_cast<const T*>(in[1]);
+    T* c = static_cast<T*>(out[0]);
+    for (int64_t i = 0; i < op.output(0).numel; ++i) {
+      int64_t rem = i, ia = 0, ib = 0;
+      for (size_t d = dims.size(); d-- > 0;) {
+        int64_t coord = rem % dims[d];
+        rem /= dims[d];
+        ia += coord * sa[d];
+        ib += coord * sb[d];
+      }
+      c[i] = static_cast<T>(binary(sym, double(a[ia]), double(b[ib])));
+    }
+  });
+}
+
+// ---- activation gradients ----------------------------------------------------------------
+
+void check_act_grad(const OpView& op) {
+  expect_arity(op, 2, 1);
+  const TensorView &dy = op.input(0), &v = op.input(1), &dx = op.output(0);
+  expect_float(op, dy, "dy");
+  expect_same_dtype(op, dy, "dy", v, op.name() == "relu_grad" ? "x" : "y");
+  expect_same_dtype(op, dy, "dy", dx, "dx");
+  expect_dims(op, v, dy.dims, op.name() == "relu_grad" ? "x" : "y");
+  expect_dims(op, dx, dy.dims, "dx");
+}
+
+// dy, x|y: same shape -> dx
+//   relu_grad:    dx = x > 0 ? dy : 0
+//   sigmoid_grad: dx = dy * y * (1 - y)
+//   tanh_grad:    dx = dy * (1 - y^2)
+void run_act_grad(const OpView& op, const void* const* in, void* const* out, uint64_t) {
+  const std::string& name = op.name();
+  with_float(op.input(0).dtype, [&](auto t) {
+    using T = decltype(t);
+    const T* dy = static_cast<const T*>(in[0]);
+    const T* v = static_cast<const T*>(in[1]);
+    T* dx = static_cast<T*>(out[0]);
+    for (int64_t i = 0; i < op.input(0).numel; ++i) {
+      double g = double(dy[i]), y = double(v[i]);
+      double r = name == "relu_grad" ? (y > 0.0 ? g : 0.0) : name == "sigmoid_grad" ? g * y * (1.0 - y) : g * (1.0 - y * y);
+      dx[i] = static_cast<T>(r);
+    }
+  });
+}
+
+// ---- bias_add ----------------------------------------------------------------------------
+
+// The channel dim of x for bias_add / bias_add_grad: last (NHWC) or 1 (NCHW, rank >= 2).
+int channel_dim(const OpView& op, const TensorView& x) {
+  bool nchw = plugin::is_nchw(op.get_string("data_format"), op.name());
+  if (x.rank() < 1 || (nchw && x.rank() < 2))
+    op.invalid("x has dims " + plugin::dims_string(x.dims) + ", too few for data_format " +
+               op.get_string("data_format"));
+  return nchw ? 1 : x.rank() - 1;
+}
+
+void check_bias_add(const OpView& op) {
+  expect_arity(op, 2, 1);
+  const TensorView &x = op.input(0), &b = op.input(1), &y = op.output(0);
+  expect_float(op, x, "x");
+  expect_same_dtype(op, x, "x", b, "b");
+  expect_same_dtype(op, x, "x", y, "y");
+  expect_dims(op, b, {x.dims[channel_dim(op, x)]}, "b");
+  expect_dims(op, y, x.dims, "y");
+}
+
+// x: (...,C) [NCHW: (N,C,...)], b: (C) -> y: shape of x
+void run_bias_add(const OpView& op, const void* const* in, void* const* out, uint64_t) {
+  const TensorView& x = op.input(0);
+  int cd = channel_dim(op, x);
+  int64_t channels = x.dims[cd];
+  int64_t inner = 1;  // elements between consecutive channels
+  for (int d = cd + 1; d < x.rank(); ++d) inner *= x.dims[d];
+  with_float(x.dtype, [&](auto t) {
+    using T = decltype(t);
+    const T* xp = static_cast<const T*>(in[0]);
+    const T* b = static_cast<const T*>(in[1]);
+    T* y = static_cast<T*>(out[0]);
+    for (int64_t i = 0; i < x.numel; ++i) y[i] = static_cast<T>(double(xp[i]) + double(b[(i / inner) % channels]));
+  });
+}
+
+}  // namespace
+
+int bias_channel_dim(const OpView& op, const TensorView& x) { return channel_dim(op, x); }
+
+void add_elementwise_kernels(KernelTable& t) {
+  for (const char* name : {"relu", "sigmoid", "tanh", "neg", "exp", "log", "sqrt"})
+    t.push_back({name, run_unary, check_unary});
+  for (const char* name : {"add", "sub", "mul", "div"}) t.push_back({name, run_binary, check_binary});
+  for (const char* name : {"relu_grad", "sigmoid_grad", "tanh_grad"}) t.push_back({name, run_act_grad, check_act_grad});
+  t.push_back({"bias_add", run_bias_add, check_bias_add});
+}
+
+}  // namespace dlrt::reference::detail

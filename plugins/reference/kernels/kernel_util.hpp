@@ -1,0 +1,205 @@
+// kernel_util.hpp: what the reference kernel files share (internal to this library): the
+// kernel table each family file adds to, the checks that turn a malformed op into a clear
+// error, dtype dispatch, and the activations of the fused ops.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "op_view.hpp"
+#include "reference_kernels.hpp"
+
+namespace dlrt::reference::detail {
+
+using plugin::fail;
+using plugin::TensorView;
+
+using CheckFn = void (*)(const OpView& op);
+
+// One op: its name, the kernel, and the check that must pass before the kernel may run.
+struct KernelDef {
+  const char* name;
+  KernelFn run;
+  CheckFn check;
+};
+using KernelTable = std::vector<KernelDef>;
+
+// One per family file.
+void add_conv_kernels(KernelTable& t);
+void add_pool_kernels(KernelTable& t);
+void add_matmul_kernels(KernelTable& t);
+void add_elementwise_kernels(KernelTable& t);
+void add_reduce_kernels(KernelTable& t);
+void add_shape_kernels(KernelTable& t);
+void add_softmax_loss_kernels(KernelTable& t);
+void add_random_kernels(KernelTable& t);
+void add_update_kernels(KernelTable& t);
+void add_misc_kernels(KernelTable& t);
+
+// ---- checks (throw Error naming the op) --------------------------------------------------
+
+// Operand counts, and every operand dense with a known dtype.
+inline void expect_arity(const OpView& op, size_t num_inputs, size_t num_outputs) {
+  if (op.num_inputs() != num_inputs || op.num_outputs() != num_outputs)
+    op.invalid("takes " + std::to_string(num_inputs) + " inputs and " + std::to_string(num_outputs) +
+               " outputs, got " + std::to_string(op.num_inputs()) + " and " +
+               std::to_string(op.num_outputs()));
+  for (const auto* list : {&op.inputs(), &op.outputs()})
+    for (const TensorView& t : *list) {
+      if (!t.dense()) op.unimplemented("layout " + std::to_string(t.layout) + " is not dense");
+      if (plugin::dtype_size(t.dtype) == 0) op.invalid("dtype " + std::to_string(t.dtype) + " is not a dtype");
+    }
+}
+
+// f32 or f64 (f16/bf16 are UNIMPLEMENTED here; integers are not what the op takes).
+inline void expect_float(const OpView& op, const TensorView& t, const char* what) {
+  if (t.dtype == DLRT_F32 || t.dtype == DLRT_F64) return;
+  if (plugin::dtype_is_float(t.dtype))
+    op.unimplemented(std::string(what) + ": dtype " + plugin::dtype_name(t.dtype) + " is not handled (f32, f64)");
+  op.invalid(std::string(what) + ": dtype " + plugin::dtype_name(t.dtype) + ", expected a float dtype");
+}
+
+// i32 or i64.
+inline void expect_index(const OpView& op, const TensorView& t, const char* what) {
+  if (t.dtype != DLRT_I32 && t.dtype != DLRT_I64)
+    op.invalid(std::string(what) + ": dtype " + plugin::dtype_name(t.dtype) + ", expected i32 or i64");
+}
+
+// One of the dtypes cast/fill handle.
+inline bool is_plain_dtype(int32_t d) {
+  return d == DLRT_F32 || d == DLRT_F64 || d == DLRT_I32 || d == DLRT_I64 || d == DLRT_U8 ||
+         d == DLRT_I8 || d == DLRT_BOOL;
+}
+
+inline void expect_same_dtype(const OpView& op, const TensorView& a, const char* what_a,
+                              const TensorView& b, const char* what_b) {
+  if (a.dtype != b.dtype)
+    op.invalid(std::string(what_a) + " is " + plugin::dtype_name(a.dtype) + " but " + what_b + " is " +
+               plugin::dtype_name(b.dtype));
+}
+
+inline void expect_dims(const OpView& op, const TensorView& t, const std::vector<int64_t>& dims,
+                        const char* what) {
+  if (t.dims != dims)
+    op.invalid(std::string(what) + " has dims " + plugin::dims_string(t.dims) + ", expected " +
+               plugin::dims_string(dims));
+}
+
+inline void expect_rank(const OpView& op, const TensorView& t, int rank, const char* what) {
+  if (t.rank() != rank)
+    op.invalid(std::string(what) + " has dims " + plugin::dims_string(t.dims) + ", expected rank " +
+               std::to_string(rank));
+}
+
+// ---- dtype dispatch ----------------------------------------------------------------------
+
+// Calls fn(T{}) with T = float or double for a float dtype (checked before).
+template <typename Fn>
+void with_float(int32_t dtype, Fn&& fn) {
+  if (dtype == DLRT_F64) fn(double{});
+  else fn(float{});
+}
+
+// Element i of an i32/i64 buffer.
+inline int64_t load_index(const void* p, int32_t dtype, int64_t i) {
+  return dtype == DLRT_I64 ? static_cast<const int64_t*>(p)[i] : static_cast<const int32_t*>(p)[i];
+}
+
+// ---- activations of the fused ops --------------------------------------------------------
+
+enum class Act { kNone, kRelu, kSigmoid, kTanh };
+
+inline Act parse_activation(const OpView& op) {
+  const std::string& a = op.get_string("activation");
+  if (a == "none") return Act::kNone;
+  if (a == "relu") return Act::kRelu;
+  if (a == "sigmoid") return Act::kSigmoid;
+  if (a == "tanh") return Act::kTanh;
+  op.invalid("activation is '" + a + "', expected \"none\", \"relu\", \"sigmoid\" or \"tanh\"");
+}
+
+inline double relu(double x) { return x > 0.0 ? x : 0.0; }
+inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+inline double apply(Act act, double x) {
+  switch (act) {
+    case Act::kRelu: return relu(x);
+    case Act::kSigmoid: return sigmoid(x);
+    case Act::kTanh: return std::tanh(x);
+    default: return x;
+  }
+}
+
+}  // namespace dlrt::reference::detail
+
+namespace dlrt::reference::detail {
+// bias_add's channel dim of x: last (NHWC) or 1 (NCHW); shared with bias_add_grad.
+int bias_channel_dim(const OpView& op, const TensorView& x);
+}  // namespace dlrt::reference::detail
+
+namespace dlrt::reference::detail {
+
+// Element i of a buffer of dtype `d`, as double (cast, fill) / as int64 (exact for integers).
+inline double load_double(const void* p, int32_t d, int64_t i) {
+  switch (d) {
+    case DLRT_F32: return static_cast<const float*>(p)[i];
+    case DLRT_F64: return static_cast<const double*>(p)[i];
+    case DLRT_I32: return static_cast<const int32_t*>(p)[i];
+    case DLRT_I64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case DLRT_U8: return static_cast<const uint8_t*>(p)[i];
+    case DLRT_I8: return static_cast<const int8_t*>(p)[i];
+    default: return static_cast<const uint8_t*>(p)[i] != 0 ? 1.0 : 0.0;  // bool
+  }
+}
+inline int64_t load_int(const void* p, int32_t d, int64_t i) {
+  switch (d) {
+    case DLRT_I32: return static_cast<const int32_t*>(p)[i];
+    case DLRT_I64: return static_cast<const int64_t*>(p)[i];
+    case DLRT_U8: return static_cast<const uint8_t*>(p)[i];
+    case DLRT_I8: return static_cast<const int8_t*>(p)[i];
+    default: return static_cast<const uint8_t*>(p)[i] != 0 ? 1 : 0;  // bool
+  }
+}
+
+// An integer saturated to the range of integer dtype `d`.
+inline int64_t saturate(int64_t v, int32_t d) {
+  int64_t lo = INT64_MIN, hi = INT64_MAX;
+  if (d == DLRT_I32) lo = INT32_MIN, hi = INT32_MAX;
+  if (d == DLRT_U8) lo = 0, hi = 255;
+  if (d == DLRT_I8) lo = -128, hi = 127;
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+inline void store_int(void* p, int32_t d, int64_t i, int64_t v) {
+  switch (d) {
+    case DLRT_F32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
+    case DLRT_F64: static_cast<double*>(p)[i] = static_cast<double>(v); break;
+    case DLRT_I32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(saturate(v, d)); break;
+    case DLRT_I64: static_cast<int64_t*>(p)[i] = v; break;
+    case DLRT_U8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(saturate(v, d)); break;
+    case DLRT_I8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(saturate(v, d)); break;
+    default: static_cast<uint8_t*>(p)[i] = v != 0 ? 1 : 0;  // bool
+  }
+}
+
+// Stores v into dtype `d` with cast's rules: float -> float rounds to nearest; float -> int
+// truncates toward zero and saturates at the integer's range, NaN gives 0; -> bool is v != 0
+// (NaN gives 1, as NumPy's bool(nan)).
+inline void store_double(void* p, int32_t d, int64_t i, double v) {
+  if (d == DLRT_F32) {
+    static_cast<float*>(p)[i] = static_cast<float>(v);
+  } else if (d == DLRT_F64) {
+    static_cast<double*>(p)[i] = v;
+  } else if (d == DLRT_BOOL) {
+    static_cast<uint8_t*>(p)[i] = v != 0.0 ? 1 : 0;
+  } else {
+    double t = std::trunc(v);
+    int64_t iv = std::isnan(t) ? 0 : t >= 9223372036854775807.0 ? INT64_MAX : t <= -9223372036854775808.0 ? INT64_MIN
+                                                                                                          : static_cast<int64_t>(t);
+    store_int(p, d, i, iv);
+  }
+}
+
+}  // namespace dlrt::reference::detail

@@ -1,0 +1,109 @@
+// op_view_test.cc: plugins/common/op_view.hpp: operand copies, typed attribute getters and
+// their errors, SAME/VALID windows, image indexing, broadcasting.
+#include "op_view.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_util.hpp"
+
+namespace {
+
+using dlrt::plugin::Error;
+using dlrt::reference::testing::TestOp;
+
+TEST(OpView, CopiesOperandsAndAttributes) {
+  TestOp t("conv2d");
+  t.in(DLRT_F32, {2, 5, 5, 3}).in(DLRT_F32, {3, 3, 3, 4}).out(DLRT_F32, {2, 3, 3, 4});
+  t.ints("strides", {2, 2}).str("padding", "SAME").i("n", 7).f("x", 0.5).b("flag", true).dtype("dtype", DLRT_I64);
+  dlrt::plugin::OpView v = t.view();
+  EXPECT_EQ(v.name(), "conv2d");
+  ASSERT_EQ(v.num_inputs(), 2u);
+  EXPECT_EQ(v.input(0).dims, (std::vector<int64_t>{2, 5, 5, 3}));
+  EXPECT_EQ(v.input(0).numel, 150);
+  EXPECT_EQ(v.input(0).bytes, 600u);
+  EXPECT_EQ(v.output(0).dim(-1), 4);
+  EXPECT_EQ(v.get_ints("strides"), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(v.get_string("padding"), "SAME");
+  EXPECT_EQ(v.get_int("n"), 7);
+  EXPECT_EQ(v.get_float("x"), 0.5);
+  EXPECT_EQ(v.get_float("n"), 7.0);  // int widens to float
+  EXPECT_TRUE(v.get_bool("flag"));
+  EXPECT_EQ(v.get_dtype("dtype"), DLRT_I64);
+}
+
+TEST(OpView, MissingOrMistypedAttributeNamesOpAndAttribute) {
+  TestOp t("max_pool2d");
+  t.in(DLRT_F32, {1, 2, 2, 1}).out(DLRT_F32, {1, 1, 1, 1}).str("padding", "VALID");
+  dlrt::plugin::OpView v = t.view();
+  try {
+    v.get_ints("ksize");
+    FAIL() << "no throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), DLRT_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("max_pool2d"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ksize"), std::string::npos) << e.what();
+  }
+  try {
+    v.get_int("padding");
+    FAIL() << "no throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), DLRT_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("padding"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(v.input(1), Error);
+}
+
+TEST(OpView, SameAndValidWindows) {
+  // SAME, in 5, k 3, stride 2: out 3, total = (3-1)*2 + 3 - 5 = 2 -> 1 before, 1 after.
+  auto w = dlrt::plugin::window_1d(5, 3, 2, 1, "SAME", "op", "h");
+  EXPECT_EQ(w.out, 3);
+  EXPECT_EQ(w.pad_before, 1);
+  EXPECT_EQ(w.pad_after, 1);
+  // SAME, in 6, k 3, stride 2: out 3, total = 4 + 3 - 6 = 1 -> 0 before, 1 after (TF).
+  w = dlrt::plugin::window_1d(6, 3, 2, 1, "SAME", "op", "h");
+  EXPECT_EQ(w.out, 3);
+  EXPECT_EQ(w.pad_before, 0);
+  EXPECT_EQ(w.pad_after, 1);
+  // SAME, in 7, k 2, stride 2 (even window, odd size): out 4, total = 6 + 2 - 7 = 1.
+  w = dlrt::plugin::window_1d(7, 2, 2, 1, "SAME", "op", "h");
+  EXPECT_EQ(w.out, 4);
+  EXPECT_EQ(w.pad_before, 0);
+  EXPECT_EQ(w.pad_after, 1);
+  // dilation 2, k 3 spans 5.
+  w = dlrt::plugin::window_1d(9, 3, 1, 2, "VALID", "op", "h");
+  EXPECT_EQ(w.out, 5);
+  EXPECT_EQ(w.pad_before, 0);
+  w = dlrt::plugin::window_1d(7, 3, 2, 1, "VALID", "op", "h");
+  EXPECT_EQ(w.out, 3);
+  EXPECT_THROW(dlrt::plugin::window_1d(2, 3, 1, 1, "VALID", "op", "h"), Error);
+  EXPECT_THROW(dlrt::plugin::window_1d(5, 3, 1, 1, "same", "op", "h"), Error);
+}
+
+TEST(OpView, ImageIndexing) {
+  auto nhwc = dlrt::plugin::image_shape(std::vector<int64_t>{2, 3, 4, 5}, false, "op", "x");
+  EXPECT_EQ(nhwc.h, 3);
+  EXPECT_EQ(nhwc.c, 5);
+  EXPECT_EQ(nhwc.index(1, 2, 3, 4), 2 * 3 * 4 * 5 - 1);
+  EXPECT_EQ(nhwc.index(0, 0, 1, 0), 5);
+  auto nchw = dlrt::plugin::image_shape(std::vector<int64_t>{2, 5, 3, 4}, true, "op", "x");
+  EXPECT_EQ(nchw.c, 5);
+  EXPECT_EQ(nchw.h, 3);
+  EXPECT_EQ(nchw.index(0, 1, 0, 0), 4);   // (n,h,w,c): one row is W = 4
+  EXPECT_EQ(nchw.index(0, 0, 1, 0), 1);
+  EXPECT_EQ(nchw.index(0, 0, 0, 1), 12);  // one channel plane is H*W = 12
+  EXPECT_EQ(nchw.index(1, 2, 3, 4), 2 * 3 * 4 * 5 - 1);
+  EXPECT_EQ(nchw.dims(), (std::vector<int64_t>{2, 5, 3, 4}));
+}
+
+TEST(OpView, Broadcasting) {
+  EXPECT_EQ(dlrt::plugin::broadcast_shape({3, 1, 5}, {4, 1}, "op"), (std::vector<int64_t>{3, 4, 5}));
+  EXPECT_EQ(dlrt::plugin::broadcast_strides({4, 1}, {3, 4, 5}, "op"), (std::vector<int64_t>{0, 1, 0}));
+  EXPECT_EQ(dlrt::plugin::broadcast_strides({3, 1, 5}, {3, 4, 5}, "op"), (std::vector<int64_t>{5, 0, 1}));
+  EXPECT_THROW(dlrt::plugin::broadcast_shape({3}, {4}, "op"), Error);
+  EXPECT_EQ(dlrt::plugin::dtype_size(DLRT_I64), 8u);
+  EXPECT_EQ(dlrt::plugin::dtype_size(DLRT_U8), 1u);
+  EXPECT_EQ(dlrt::plugin::normalize_axis(-1, 3, "op"), 2);
+  EXPECT_THROW(dlrt::plugin::normalize_axis(3, 3, "op"), Error);
+}
+
+}  // namespace

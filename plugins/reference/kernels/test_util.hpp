@@ -1,0 +1,133 @@
+// test_util.hpp: builds a dlrt_op_desc by hand for the reference kernel tests, and runs it.
+//
+//   TestOp op("conv2d");
+//   op.in(DLRT_F32, {1, 3, 3, 1}).in(DLRT_F32, {2, 2, 1, 1}).out(DLRT_F32, {1, 2, 2, 1})
+//     .ints("strides", {1, 1}).str("padding", "VALID");
+//   std::vector<float> y = op.run_f32({x, w})[0];
+//
+// Test-only. Holds all the storage the descriptor points into, so it must outlive view().
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "reference_kernels.hpp"
+
+namespace dlrt::reference::testing {
+
+class TestOp {
+ public:
+  explicit TestOp(std::string name) : name_(std::move(name)) {}
+
+  TestOp& in(int32_t dtype, std::vector<int64_t> dims) { return add(inputs_, dtype, std::move(dims)); }
+  TestOp& out(int32_t dtype, std::vector<int64_t> dims) { return add(outputs_, dtype, std::move(dims)); }
+
+  TestOp& i(const char* name, int64_t v) { return attr(name, DLRT_ATTR_INT, v, 0.0); }
+  TestOp& f(const char* name, double v) { return attr(name, DLRT_ATTR_FLOAT, 0, v); }
+  TestOp& b(const char* name, bool v) { return attr(name, DLRT_ATTR_BOOL, v ? 1 : 0, 0.0); }
+  TestOp& dtype(const char* name, int32_t v) { return attr(name, DLRT_ATTR_DTYPE, v, 0.0); }
+  TestOp& str(const char* name, const std::string& v) {
+    strings_.push_back(v);
+    attr(name, DLRT_ATTR_STRING, 0, 0.0);
+    attrs_.back().s = strings_.back().c_str();
+    return *this;
+  }
+  TestOp& ints(const char* name, std::vector<int64_t> v) {
+    int_lists_.push_back(std::move(v));
+    attr(name, DLRT_ATTR_INTS, 0, 0.0);
+    attrs_.back().ints = int_lists_.back().data();
+    attrs_.back().count = int_lists_.back().size();
+    return *this;
+  }
+
+  // The descriptor (valid while this TestOp lives and is not modified).
+  const dlrt_op_desc* desc() {
+    in_ptrs_.clear(), out_ptrs_.clear(), attr_ptrs_.clear();
+    for (auto& t : inputs_) in_ptrs_.push_back(&t);
+    for (auto& t : outputs_) out_ptrs_.push_back(&t);
+    for (auto& a : attrs_) attr_ptrs_.push_back(&a);
+    desc_ = {DLRT_STRUCT_SIZE(dlrt_op_desc), name_.c_str(), in_ptrs_.size(), in_ptrs_.data(),
+             out_ptrs_.size(), out_ptrs_.data(), attr_ptrs_.size(), attr_ptrs_.data()};
+    return &desc_;
+  }
+  OpView view() { return OpView(desc()); }
+
+  // Checks the op, runs it on raw buffers.
+  void run_raw(const std::vector<const void*>& ins, const std::vector<void*>& outs, uint64_t rng_offset = 0) {
+    OpView v = view();
+    check_supported(v);
+    run(v, ins.data(), outs.data(), rng_offset);
+  }
+
+  // Runs with typed host vectors (T = float or double); returns the outputs.
+  template <typename T>
+  std::vector<std::vector<T>> run_typed(const std::vector<std::vector<T>>& ins, uint64_t rng_offset = 0) {
+    OpView v = view();
+    check_supported(v);
+    std::vector<const void*> in_ptrs;
+    for (size_t k = 0; k < ins.size(); ++k) {
+      EXPECT_EQ(static_cast<int64_t>(ins[k].size()), v.input(k).numel) << name_ << " input " << k;
+      in_ptrs.push_back(ins[k].data());
+    }
+    std::vector<std::vector<T>> outs(v.num_outputs());
+    std::vector<void*> out_ptrs;
+    for (size_t k = 0; k < outs.size(); ++k) {
+      outs[k].assign(static_cast<size_t>(v.output(k).numel), T(-12345));
+      out_ptrs.push_back(outs[k].data());
+    }
+    run(v, in_ptrs.data(), out_ptrs.data(), rng_offset);
+    return outs;
+  }
+  std::vector<std::vector<float>> run_f32(const std::vector<std::vector<float>>& ins, uint64_t rng = 0) {
+    return run_typed<float>(ins, rng);
+  }
+  std::vector<std::vector<double>> run_f64(const std::vector<std::vector<double>>& ins, uint64_t rng = 0) {
+    return run_typed<double>(ins, rng);
+  }
+
+ private:
+  TestOp& add(std::deque<dlrt_tensor_desc>& list, int32_t dtype, std::vector<int64_t> dims) {
+    dlrt_tensor_desc d{};
+    d.struct_size = DLRT_STRUCT_SIZE(dlrt_tensor_desc);
+    d.dtype = dtype;
+    d.rank = static_cast<int32_t>(dims.size());
+    for (size_t k = 0; k < dims.size(); ++k) d.dims[k] = dims[k];
+    d.layout = DLRT_LAYOUT_DENSE;
+    list.push_back(d);
+    return *this;
+  }
+  TestOp& attr(const char* name, int32_t type, int64_t iv, double fv) {
+    names_.emplace_back(name);
+    dlrt_attr a{};
+    a.struct_size = DLRT_STRUCT_SIZE(dlrt_attr);
+    a.name = names_.back().c_str();
+    a.type = type;
+    a.i = iv;
+    a.f = fv;
+    attrs_.push_back(a);
+    return *this;
+  }
+
+  std::string name_;
+  std::deque<dlrt_tensor_desc> inputs_, outputs_;  // deques: pointers stay valid as they grow
+  std::deque<dlrt_attr> attrs_;
+  std::deque<std::string> names_, strings_;
+  std::deque<std::vector<int64_t>> int_lists_;
+  std::vector<const dlrt_tensor_desc*> in_ptrs_, out_ptrs_;
+  std::vector<const dlrt_attr*> attr_ptrs_;
+  dlrt_op_desc desc_{};
+};
+
+// Expect two float vectors equal within `tol` (absolute), with the index in the message.
+template <typename T, typename U>
+void expect_near(const std::vector<T>& got, const std::vector<U>& want, double tol, const char* what = "") {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(double(got[k]), double(want[k]), tol) << what << " [" << k << "]";
+}
+
+}  // namespace dlrt::reference::testing

@@ -1,0 +1,89 @@
+// update.cc: the optimizer updates, Keras' SGD (with momentum and Nesterov) and Adam, applied
+// in place: the executor passes the same buffers as inputs and outputs. Every element reads
+// all its inputs before writing any output, so aliasing is safe here without scratch memory.
+#include <cmath>
+
+#include "kernel_util.hpp"
+
+namespace dlrt::reference::detail {
+namespace {
+
+// All operands the same float dtype and the same dims as the first, except `scalar_input`.
+void expect_update(const OpView& op, size_t num_inputs, size_t num_outputs, int scalar_input) {
+  expect_arity(op, num_inputs, num_outputs);
+  const TensorView& p = op.input(0);
+  expect_float(op, p, "param");
+  for (size_t i = 0; i < num_inputs; ++i) {
+    expect_same_dtype(op, p, "param", op.input(i), "an input");
+    expect_dims(op, op.input(i), static_cast<int>(i) == scalar_input ? std::vector<int64_t>{} : p.dims,
+                static_cast<int>(i) == scalar_input ? "step" : "an input");
+  }
+  for (size_t o = 0; o < num_outputs; ++o) {
+    expect_same_dtype(op, p, "param", op.output(o), "an output");
+    expect_dims(op, op.output(o), p.dims, "an output");
+  }
+}
+
+void check_sgd(const OpView& op) {
+  expect_update(op, 3, 2, -1);
+  op.get_float("learning_rate");
+  op.get_float("momentum");
+  op.get_bool("nesterov");
+}
+
+// param, grad, velocity: same shape -> param, velocity
+//   v = momentum*v - lr*g;  p += nesterov ? momentum*v - lr*g : v   (momentum 0: p -= lr*g)
+void run_sgd(const OpView& op, const void* const* in, void* const* out, uint64_t) {
+  const double lr = op.get_float("learning_rate"), mom = op.get_float("momentum");
+  const bool nesterov = op.get_bool("nesterov");
+  with_float(op.input(0).dtype, [&](auto t) {
+    using T = decltype(t);
+    const T *p = static_cast<const T*>(in[0]), *g = static_cast<const T*>(in[1]), *v = static_cast<const T*>(in[2]);
+    T *p_out = static_cast<T*>(out[0]), *v_out = static_cast<T*>(out[1]);
+    for (int64_t i = 0; i < op.input(0).numel; ++i) {
+      const double pi = p[i], gi = g[i], vi = v[i];
+      const double v_new = mom * vi - lr * gi;
+      const double p_new = pi + (nesterov ? mom * v_new - lr * gi : v_new);
+      v_out[i] = static_cast<T>(v_new);
+      p_out[i] = static_cast<T>(p_new);
+    }
+  });
+}
+
+void check_adam(const OpView& op) {
+  expect_update(op, 5, 3, 4);
+  for (const char* a : {"learning_rate", "beta1", "beta2", "epsilon"}) op.get_float(a);
+}
+
+// param, grad, m, v: same shape, step: () -> param, m, v
+//   lr_t = lr * sqrt(1 - beta2^step) / (1 - beta1^step)
+//   m = beta1*m + (1-beta1)*g;  v = beta2*v + (1-beta2)*g^2;  p -= lr_t * m / (sqrt(v) + epsilon)
+void run_adam(const OpView& op, const void* const* in, void* const* out, uint64_t) {
+  const double lr = op.get_float("learning_rate"), b1 = op.get_float("beta1"), b2 = op.get_float("beta2"),
+               eps = op.get_float("epsilon");
+  with_float(op.input(0).dtype, [&](auto t) {
+    using T = decltype(t);
+    const T *p = static_cast<const T*>(in[0]), *g = static_cast<const T*>(in[1]), *m = static_cast<const T*>(in[2]),
+            *v = static_cast<const T*>(in[3]);
+    const double step = double(*static_cast<const T*>(in[4]));
+    const double lr_t = lr * std::sqrt(1.0 - std::pow(b2, step)) / (1.0 - std::pow(b1, step));
+    T *p_out = static_cast<T*>(out[0]), *m_out = static_cast<T*>(out[1]), *v_out = static_cast<T*>(out[2]);
+    for (int64_t i = 0; i < op.input(0).numel; ++i) {
+      const double pi = p[i], gi = g[i], mi = m[i], vi = v[i];
+      const double m_new = b1 * mi + (1.0 - b1) * gi;
+      const double v_new = b2 * vi + (1.0 - b2) * gi * gi;
+      m_out[i] = static_cast<T>(m_new);
+      v_out[i] = static_cast<T>(v_new);
+      p_out[i] = static_cast<T>(pi - lr_t * m_new / (std::sqrt(v_new) + eps));
+    }
+  });
+}
+
+}  // namespace
+
+void add_update_kernels(KernelTable& t) {
+  t.push_back({"sgd_update", run_sgd, check_sgd});
+  t.push_back({"adam_update", run_adam, check_adam});
+}
+
+}  // namespace dlrt::reference::detail
