@@ -1,0 +1,97 @@
+// ops.cc: op_supported and the kernel_* entries, dispatching through the op table.
+// See ops.hpp for how a kernel joins the table. No op has a CUDA kernel yet.
+#include "ops.hpp"
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_plugin.hpp"
+
+struct dlrt_kernel {
+  dlrt_device* device = nullptr;
+  std::string op;
+  std::unique_ptr<dlrt::cuda::Kernel> impl;
+};
+
+namespace dlrt::cuda {
+namespace {
+
+// The op table: one line per op, e.g. {"relu", &relu_check, &relu_create}.
+const std::vector<OpEntry>& op_table() {
+  static const std::vector<OpEntry> table = {};
+  return table;
+}
+
+const OpEntry& entry_or_throw(const dlrt_op_desc* op) {
+  plugin::require(op, "op");
+  plugin::require(op->op, "op->op");
+  const OpEntry* e = find_op(op->op);
+  if (e == nullptr)
+    plugin::fail(DLRT_UNIMPLEMENTED, std::string("cuda: no kernel for op '") + op->op + "' yet");
+  return *e;
+}
+
+}  // namespace
+
+const OpEntry* find_op(const char* op) {
+  for (const OpEntry& e : op_table())
+    if (std::strcmp(e.op, op) == 0) return &e;
+  return nullptr;
+}
+
+dlrt_status* op_supported(dlrt_plugin* plugin, int32_t ordinal, const dlrt_op_desc* op,
+                          dlrt_op_cost* out_cost) noexcept {
+  return plugin::guard([&] {
+    plugin::require(plugin, "plugin");
+    // The table does not depend on the device: an op without a kernel is UNIMPLEMENTED
+    // everywhere, even on a machine without a GPU.
+    const OpEntry& e = entry_or_throw(op);
+    e.check(*op, device_info(plugin, ordinal).desc, out_cost);
+  });
+}
+
+dlrt_status* kernel_create(dlrt_device* device, const dlrt_op_desc* op, dlrt_kernel** out_kernel,
+                           size_t* out_workspace_bytes) noexcept {
+  return plugin::guard([&] {
+    plugin::require(out_kernel, "out_kernel");
+    *out_kernel = nullptr;
+    if (out_workspace_bytes != nullptr) *out_workspace_bytes = 0;
+    plugin::require(device, "device");
+    plugin::require(out_workspace_bytes, "out_workspace_bytes");
+    const OpEntry& e = entry_or_throw(op);
+    const dlrt_device_desc& desc = device_info(device->plugin, device->ordinal).desc;
+    e.check(*op, desc, nullptr);
+    set_device(device->ordinal);
+    auto k = std::make_unique<dlrt_kernel>();
+    k->device = device;
+    k->op = op->op;
+    size_t workspace = 0;
+    k->impl = e.create(*op, desc, &workspace);
+    *out_kernel = k.release();
+    *out_workspace_bytes = workspace;
+  });
+}
+
+dlrt_status* kernel_run(dlrt_kernel* kernel, dlrt_stream* stream,
+                        const dlrt_kernel_args* args) noexcept {
+  return plugin::guard([&] {
+    plugin::require(kernel, "kernel");
+    plugin::require(stream, "stream");
+    plugin::require(args, "args");
+    check_same_device(kernel->device, stream, "kernel_run");
+    set_device(kernel->device->ordinal);
+    kernel->impl->run(stream->stream, *args);
+  });
+}
+
+void kernel_destroy(dlrt_kernel* kernel) noexcept {
+  guard_log("kernel_destroy", [&] {
+    if (kernel == nullptr) return;
+    std::unique_ptr<dlrt_kernel> owned(kernel);
+    set_device(kernel->device->ordinal);  // a kernel may free device-side state
+  });
+}
+
+}  // namespace dlrt::cuda
