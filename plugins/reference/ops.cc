@@ -1,0 +1,127 @@
+// ops.cc: op_supported and the kernel_* entries of the reference plugin.
+//
+// The answers come in a fixed order, so placement tests get the reason they expect:
+//   1. malformed descriptor or ordinal             -> INVALID_ARGUMENT
+//   2. op outside the device's `ops` option subset -> UNIMPLEMENTED "reference device REF:1 is
+//                                                     restricted to ops {...}"
+//   3. the kernels' own answer (op known? dtype, shapes, attributes) -> UNIMPLEMENTED or
+//      INVALID_ARGUMENT, or yes with a cost estimate.
+// Step 3 goes through the two functions in "the kernel seam" below and nothing else. Today they
+// say "no kernel for op 'X' yet"; the ops issue points them at the reference kernels
+// (plugins/reference/kernels/reference_kernels.hpp: check_supported and run, plain loops over
+// host buffers in descriptor order) and links that library — no other line here changes.
+#include <string>
+
+#include "reference.hpp"
+#include "versioned.hpp"
+
+namespace dlrt::reference {
+
+using plugin::fail;
+using plugin::guard;
+using plugin::OpView;
+
+namespace {
+
+// ---- the kernel seam ---------------------------------------------------------------------
+
+// Returns when kernel_run can compute `op`; otherwise throws UNIMPLEMENTED (no kernel, or not
+// for this dtype/layout) or INVALID_ARGUMENT (operands contradict the op's definition).
+void check_kernel(const OpView& op) {
+  fail(DLRT_UNIMPLEMENTED, prefix() + "no kernel for op '" + op.name() + "' yet");
+}
+
+// Computes `op` synchronously over host buffers given in descriptor order.
+void run_kernel(const OpView& op, const void* const*, void* const*, uint64_t) {
+  fail(DLRT_UNIMPLEMENTED, prefix() + "no kernel for op '" + op.name() + "' yet");
+}
+
+// ---- shared by op_supported and kernel_create ----------------------------------------------
+
+// Steps 2 and 3 above for an already copied descriptor.
+void resolve(const dlrt_plugin* p, const Device& dev, const OpView& op) {
+  if (p->config.ops_restricted && p->config.ops.count(op.name()) == 0)
+    fail(DLRT_UNIMPLEMENTED, "reference device " + dev.label + " is restricted to ops " +
+                                 p->ops_text + " (option 'ops'); op '" + op.name() +
+                                 "' is not among them");
+  check_kernel(op);
+}
+
+// What placement may weigh: the bytes the op moves (every operand read or written once, which
+// is exact for naive loops over dense tensors). No flop count or time: the reference device is
+// never chosen for speed.
+dlrt_op_cost estimate_cost(const OpView& op) {
+  dlrt_op_cost cost{};
+  cost.struct_size = sizeof(dlrt_op_cost);
+  for (const auto& t : op.inputs()) cost.bytes += static_cast<double>(t.bytes);
+  for (const auto& t : op.outputs()) cost.bytes += static_cast<double>(t.bytes);
+  return cost;
+}
+
+}  // namespace
+
+dlrt_status* op_supported(dlrt_plugin* p, int32_t ordinal, const dlrt_op_desc* op,
+                          dlrt_op_cost* out_cost) {
+  return guard([&] {
+    Device& dev = device_at(p, ordinal);
+    const OpView view(op);
+    resolve(p, dev, view);
+    if (out_cost != nullptr) plugin::write_versioned(out_cost, estimate_cost(view), "out_cost");
+  });
+}
+
+dlrt_status* kernel_create(dlrt_device* device, const dlrt_op_desc* op, dlrt_kernel** out_kernel,
+                           size_t* out_workspace_bytes) {
+  if (out_kernel != nullptr) *out_kernel = nullptr;
+  if (out_workspace_bytes != nullptr) *out_workspace_bytes = 0;
+  return guard([&] {
+    plugin::require(device, "device");
+    plugin::require(out_kernel, "out_kernel");
+    plugin::require(out_workspace_bytes, "out_workspace_bytes");
+    OpView view(op);
+    resolve(device->plugin, *device->dev, view);
+    // Naive loops need no scratch from the host: workspace 0.
+    *out_kernel = new dlrt_kernel{device, std::move(view)};
+  });
+}
+
+// Checks the operands against the descriptor the kernel was made for (counts, and that each
+// dense buffer lies inside this device's memory), then runs the loop before returning.
+dlrt_status* kernel_run(dlrt_kernel* kernel, dlrt_stream* stream, const dlrt_kernel_args* args) {
+  return guard([&] {
+    plugin::require(kernel, "kernel");
+    plugin::require(args, "args");
+    check_stream_device(stream, kernel->device, "kernel_run");
+    if (!DLRT_HAS_FIELD(dlrt_kernel_args, rng_offset, args->struct_size))
+      fail(DLRT_INVALID_ARGUMENT, prefix() + "kernel_run args struct_size is " +
+                                      std::to_string(args->struct_size) + ", expected " +
+                                      std::to_string(sizeof(dlrt_kernel_args)));
+    const OpView& op = kernel->op;
+    if (args->num_inputs != op.num_inputs() || args->num_outputs != op.num_outputs())
+      fail(DLRT_INVALID_ARGUMENT,
+           prefix() + "kernel_run of '" + op.name() + "' got " + std::to_string(args->num_inputs) +
+               " inputs and " + std::to_string(args->num_outputs) + " outputs, expected " +
+               std::to_string(op.num_inputs()) + " and " + std::to_string(op.num_outputs()));
+    if (op.num_inputs() > 0) plugin::require(args->inputs, "args->inputs");
+    if (op.num_outputs() > 0) plugin::require(args->outputs, "args->outputs");
+    Device& dev = *kernel->device->dev;
+    for (size_t i = 0; i < op.num_inputs(); ++i) {
+      const std::string what = "kernel_run '" + op.name() + "' input " + std::to_string(i);
+      if (op.input(i).dense() && op.input(i).bytes > 0)
+        check_device_range(dev, args->inputs[i], op.input(i).bytes, what.c_str());
+    }
+    for (size_t i = 0; i < op.num_outputs(); ++i) {
+      const std::string what = "kernel_run '" + op.name() + "' output " + std::to_string(i);
+      if (op.output(i).dense() && op.output(i).bytes > 0)
+        check_device_range(dev, args->outputs[i], op.output(i).bytes, what.c_str());
+    }
+    run_kernel(op, args->inputs, args->outputs, args->rng_offset);
+    ++stream->completed;
+  });
+}
+
+void kernel_destroy(dlrt_kernel* kernel) {
+  plugin::guard_void("kernel_destroy", [&] { delete kernel; });
+}
+
+}  // namespace dlrt::reference
