@@ -1,0 +1,181 @@
+// device.cc: the cpu plugin's one device: its description (built once in plugin_create from
+// /proc, sched_getaffinity and oneDNN), count, open and close.
+#include <oneapi/dnnl/dnnl.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "cpu.hpp"
+#include "host_info.hpp"
+#include "versioned.hpp"
+
+namespace dlrt::cpu {
+
+using plugin::fail;
+using plugin::guard;
+
+namespace {
+
+// The ISA oneDNN will generate code for (its dispatcher's choice, which honours ONEDNN_MAX_CPU_ISA),
+// as a name and as f32 FLOP per cycle per core: FMA units x SIMD lanes x 2 (a fused multiply-add
+// is two FLOP). avx512: 2 x 16 x 2 = 64; avx2 (with FMA): 2 x 8 x 2 = 32; avx (no FMA): one 8-lane
+// add + one 8-lane mul = 16; sse4.1: 4-lane add + mul = 8.
+struct Isa {
+  const char* name;
+  int flops_per_cycle;
+};
+
+Isa effective_isa() {
+  switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41: return {"sse41", 8};
+    case dnnl_cpu_isa_avx: return {"avx", 16};
+    case dnnl_cpu_isa_avx2: return {"avx2", 32};
+    case dnnl_cpu_isa_avx2_vnni: return {"avx2_vnni", 32};
+    case dnnl_cpu_isa_avx512_mic: return {"avx512_mic", 64};
+    case dnnl_cpu_isa_avx512_mic_4ops: return {"avx512_mic_4ops", 64};
+    case dnnl_cpu_isa_avx512_core: return {"avx512_core", 64};
+    case dnnl_cpu_isa_avx512_core_vnni: return {"avx512_core_vnni", 64};
+    case dnnl_cpu_isa_avx512_core_bf16: return {"avx512_core_bf16", 64};
+    case dnnl_cpu_isa_avx512_core_amx: return {"avx512_core_amx", 64};
+    default: return {"unknown", 0};
+  }
+}
+
+// Clock in MHz: the cpufreq maximum when the kernel exposes it (the clock peak is reached at),
+// else the "cpu MHz" of /proc/cpuinfo (the current clock; VMs often only have this); 0 if unknown.
+double cpu_mhz() {
+  std::ifstream f("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");  // kHz
+  double khz = 0;
+  if (f >> khz && khz > 0) return khz / 1000.0;
+  const std::string v = plugin::host::proc_field("/proc/cpuinfo", "cpu MHz");
+  return v.empty() ? 0.0 : std::strtod(v.c_str(), nullptr);
+}
+
+std::string vendor_name(const std::string& vendor_id) {
+  if (vendor_id == "GenuineIntel") return "Intel";
+  if (vendor_id == "AuthenticAMD") return "AMD";
+  return vendor_id;  // e.g. "" on aarch64, where /proc/cpuinfo has no vendor_id
+}
+
+const char* runtime_name(unsigned runtime) {
+  switch (runtime) {
+    case DNNL_RUNTIME_SEQ: return "sequential";
+    case DNNL_RUNTIME_OMP: return "OpenMP";
+    case DNNL_RUNTIME_TBB: return "TBB";
+    case DNNL_RUNTIME_THREADPOOL: return "threadpool";
+    default: return "other";
+  }
+}
+
+dlrt_attr make_attr(const char* name, dlrt_attr_type type) {
+  dlrt_attr a{};
+  a.struct_size = sizeof(dlrt_attr);
+  a.name = name;
+  a.type = type;
+  return a;
+}
+
+}  // namespace
+
+void build_desc(dlrt_plugin* p) {
+  DescStorage& s = p->info;
+  s.name = plugin::host::proc_field("/proc/cpuinfo", "model name");
+  s.vendor = vendor_name(plugin::host::proc_field("/proc/cpuinfo", "vendor_id"));
+  const dnnl_version_t* v = dnnl_version();
+  s.library_versions = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) +
+                       "." + std::to_string(v->patch);
+  // Distribution builds report the hash as "N/A"; only a real one is worth showing.
+  if (v->hash != nullptr && v->hash[0] != '\0' && std::string(v->hash) != "N/A")
+    s.library_versions += std::string(" (") + v->hash + ")";
+  s.cpu_runtime = runtime_name(v->cpu_runtime);
+  const Isa isa = effective_isa();
+  s.isa = isa.name;
+  const int cores = plugin::host::affinity_cpu_count();
+  const double mhz = cpu_mhz();
+
+  // Attributes; pointers are taken after the vector is complete, so they stay valid.
+  dlrt_attr a = make_attr("isa", DLRT_ATTR_STRING);
+  a.s = s.isa.c_str();
+  s.attrs.push_back(a);
+  a = make_attr("threads", DLRT_ATTR_INT);
+  a.i = p->threads;
+  s.attrs.push_back(a);
+  a = make_attr("cpu_mhz", DLRT_ATTR_FLOAT);
+  a.f = mhz;
+  s.attrs.push_back(a);
+  a = make_attr("flops_per_cycle", DLRT_ATTR_INT);
+  a.i = isa.flops_per_cycle;
+  s.attrs.push_back(a);
+  a = make_attr("cpu_runtime", DLRT_ATTR_STRING);
+  a.s = s.cpu_runtime.c_str();
+  s.attrs.push_back(a);
+  for (const dlrt_attr& x : s.attrs) s.attr_ptrs.push_back(&x);
+
+  dlrt_device_desc& d = s.desc;
+  d.struct_size = sizeof(dlrt_device_desc);
+  d.device_class = DLRT_DEVICE_CLASS_CPU;
+  d.ordinal = 0;
+  d.type = "CPU";
+  d.name = s.name.c_str();
+  d.vendor = s.vendor.c_str();
+  d.pci_bus_id = "";
+  d.uuid = "";
+  d.core_count = cores;
+  d.memory_total = plugin::host::memory_total();
+  d.driver_version = "";
+  d.library_versions = s.library_versions.c_str();
+  // Peak f32 GFLOP/s = threads used x clock (GHz) x FLOP per cycle per core of the ISA
+  // (see effective_isa). E.g. 2 cores x 2.45 GHz x 32 (avx2) = 157 GFLOP/s. An estimate for
+  // placement and dlbench's floor; ignores turbo and AVX-512 down-clocking.
+  const int used = p->threads < cores ? p->threads : cores;
+  d.peak_gflops = used * (mhz / 1000.0) * isa.flops_per_cycle;
+  d.memory_bandwidth_gbps = 0;  // unknown: nothing portable reports it
+  d.launch_overhead_us = 0;
+  d.num_attrs = s.attr_ptrs.size();
+  d.attrs = s.attr_ptrs.data();
+}
+
+dlrt_status* device_count(dlrt_plugin* p, int32_t* out_count) {
+  if (out_count != nullptr) *out_count = 0;
+  return guard([&] {
+    plugin::require(p, "plugin");
+    plugin::require(out_count, "out_count");
+    if (!p->unavailable.empty()) fail(DLRT_UNAVAILABLE, p->unavailable);
+    *out_count = 1;
+  });
+}
+
+namespace {
+
+void check_ordinal(dlrt_plugin* p, int32_t ordinal) {
+  plugin::require(p, "plugin");
+  if (!p->unavailable.empty()) fail(DLRT_UNAVAILABLE, p->unavailable);
+  if (ordinal != 0)
+    fail(DLRT_INVALID_ARGUMENT, prefix() + "device ordinal " + std::to_string(ordinal) +
+                                    " is out of range, expected 0 (the cpu plugin has one device)");
+}
+
+}  // namespace
+
+dlrt_status* device_get_desc(dlrt_plugin* p, int32_t ordinal, dlrt_device_desc* out) {
+  return guard([&] {
+    check_ordinal(p, ordinal);
+    plugin::write_versioned(out, p->info.desc, "out");
+  });
+}
+
+dlrt_status* device_open(dlrt_plugin* p, int32_t ordinal, dlrt_device** out_device) {
+  if (out_device != nullptr) *out_device = nullptr;
+  return guard([&] {
+    plugin::require(out_device, "out_device");
+    check_ordinal(p, ordinal);
+    *out_device = new dlrt_device{p};
+  });
+}
+
+void device_close(dlrt_device* device) {
+  plugin::guard_void("device_close", [&] { delete device; });
+}
+
+}  // namespace dlrt::cpu

@@ -1,0 +1,102 @@
+// ops.cc: op_supported and the kernel_* entries of the cpu plugin, over the kernel table below.
+// The table is empty for now, so every op is answered UNIMPLEMENTED "no oneDNN kernel for op
+// 'X' yet"; the ops issue adds one row per op (ops.hpp) and nothing else here changes.
+#include <string>
+#include <vector>
+
+#include "dnnl_status.hpp"
+#include "ops.hpp"
+#include "versioned.hpp"
+
+namespace dlrt::cpu {
+
+using plugin::fail;
+using plugin::guard;
+using plugin::OpView;
+
+namespace {
+
+// The kernel table: one row per op, pointing at functions in kernels/<family>.cc.
+const std::vector<KernelDef>& kernel_table() {
+  static const std::vector<KernelDef> table = {};
+  return table;
+}
+
+const KernelDef& resolve(const dlrt_plugin& p, const OpView& op, dlrt_op_cost* cost) {
+  for (const KernelDef& k : kernel_table()) {
+    if (op.name() != k.op) continue;
+    k.check(op, p, cost);
+    return k;
+  }
+  fail(DLRT_UNIMPLEMENTED, prefix() + "no oneDNN kernel for op '" + op.name() + "' yet");
+}
+
+}  // namespace
+
+dlrt_status* op_supported(dlrt_plugin* p, int32_t ordinal, const dlrt_op_desc* op,
+                          dlrt_op_cost* out_cost) {
+  return guard([&] {
+    plugin::require(p, "plugin");
+    if (!p->unavailable.empty()) fail(DLRT_UNAVAILABLE, p->unavailable);
+    if (ordinal != 0)
+      fail(DLRT_INVALID_ARGUMENT, prefix() + "device ordinal " + std::to_string(ordinal) +
+                                      " is out of range, expected 0");
+    const OpView view(op);
+    dlrt_op_cost cost{};
+    cost.struct_size = sizeof(dlrt_op_cost);
+    resolve(*p, view, &cost);
+    if (out_cost != nullptr) plugin::write_versioned(out_cost, cost, "out_cost");
+  });
+}
+
+dlrt_status* kernel_create(dlrt_device* device, const dlrt_op_desc* op, dlrt_kernel** out_kernel,
+                           size_t* out_workspace_bytes) {
+  if (out_kernel != nullptr) *out_kernel = nullptr;
+  if (out_workspace_bytes != nullptr) *out_workspace_bytes = 0;
+  return guard([&] {
+    plugin::require(device, "device");
+    plugin::require(out_kernel, "out_kernel");
+    plugin::require(out_workspace_bytes, "out_workspace_bytes");
+    OpView view(op);
+    dlrt_op_cost cost{};
+    cost.struct_size = sizeof(dlrt_op_cost);
+    const KernelDef& def = resolve(*device->plugin, view, &cost);
+    // unique_ptr until handed over: a failure below releases the primitive.
+    std::unique_ptr<Kernel> impl = dnnl_call("create the primitive", __FILE__, __LINE__,
+                                             [&] { return def.create(*device->plugin, view); });
+    const size_t ws = impl->workspace_bytes();
+    *out_kernel = new dlrt_kernel{device, std::move(view), std::move(impl), ws};
+    *out_workspace_bytes = ws;
+  });
+}
+
+dlrt_status* kernel_run(dlrt_kernel* kernel, dlrt_stream* stream, const dlrt_kernel_args* args) {
+  return guard([&] {
+    plugin::require(kernel, "kernel");
+    plugin::require(args, "args");
+    check_stream_device(stream, kernel->device, "kernel_run");
+    if (!DLRT_HAS_FIELD(dlrt_kernel_args, rng_offset, args->struct_size))
+      fail(DLRT_INVALID_ARGUMENT, prefix() + "kernel_run args struct_size is " +
+                                      std::to_string(args->struct_size) + ", expected " +
+                                      std::to_string(sizeof(dlrt_kernel_args)));
+    const OpView& op = kernel->op;
+    if (args->num_inputs != op.num_inputs() || args->num_outputs != op.num_outputs())
+      fail(DLRT_INVALID_ARGUMENT,
+           prefix() + "kernel_run of '" + op.name() + "' got " + std::to_string(args->num_inputs) +
+               " inputs and " + std::to_string(args->num_outputs) + " outputs, expected " +
+               std::to_string(op.num_inputs()) + " and " + std::to_string(op.num_outputs()));
+    if (args->workspace_bytes < kernel->workspace_bytes)
+      fail(DLRT_INVALID_ARGUMENT, prefix() + "kernel_run of '" + op.name() +
+                                      "' got a workspace of " + std::to_string(args->workspace_bytes) +
+                                      " bytes, expected at least " +
+                                      std::to_string(kernel->workspace_bytes));
+    dnnl_call("execute the primitive", __FILE__, __LINE__,
+              [&] { kernel->impl->run(stream->stream, *args); });
+  });
+}
+
+void kernel_destroy(dlrt_kernel* kernel) {
+  plugin::guard_void("kernel_destroy", [&] { delete kernel; });
+}
+
+}  // namespace dlrt::cpu

@@ -1,0 +1,40 @@
+// ops.hpp: how a oneDNN kernel plugs into the cpu plugin. One KernelDef row per op, in the table
+// in ops.cc; op_supported, kernel_create and kernel_run consult nothing else.
+//
+// A cpu kernel is made once and run many times (DESIGN.md section 9): `create` builds the
+// oneDNN primitive descriptor(s) and primitive(s) for the exact shapes of the descriptor and
+// asks for its scratchpad as the workspace; `run` binds the host's buffers as dnnl::memory
+// (no copies: device memory is host memory) and executes on the stream. Nothing is allocated
+// in run.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstddef>
+#include <memory>
+
+#include "cpu.hpp"
+
+namespace dlrt::cpu {
+
+// A prepared op.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // Scratch bytes each run needs (oneDNN's scratchpad, with scratchpad_mode::user).
+  virtual size_t workspace_bytes() const { return 0; }
+  // Executes on `stream`; args were checked against the descriptor by kernel_run.
+  virtual void run(dnnl::stream& stream, const dlrt_kernel_args& args) = 0;
+};
+
+struct KernelDef {
+  const char* op;  // the op registry's name, e.g. "conv2d_bias_act"
+  // Accepts or rejects one instance: throw plugin::Error with UNIMPLEMENTED for "no primitive
+  // for this dtype/layout/attribute" and INVALID_ARGUMENT for a malformed descriptor; on
+  // success fill `cost` (flops, bytes, estimated_us; zeroed by the caller).
+  void (*check)(const plugin::OpView& op, const dlrt_plugin& plugin, dlrt_op_cost* cost);
+  // Builds the primitive(s) for exactly this instance (check has passed).
+  std::unique_ptr<Kernel> (*create)(const dlrt_plugin& plugin, const plugin::OpView& op);
+};
+
+}  // namespace dlrt::cpu
