@@ -87,7 +87,7 @@ dlrt_status* graph_launch(dlrt_graph_exec* graph, dlrt_stream* stream) noexcept 
 }
 
 void graph_destroy(dlrt_graph_exec* graph) noexcept {
-  guard_log("graph_destroy", [&] {
+  plugin::guard_void("graph_destroy", [&] {
     if (graph == nullptr) return;
     std::unique_ptr<dlrt_graph_exec> owned(graph);
     set_device(graph->device->ordinal);

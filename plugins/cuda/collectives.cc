@@ -281,7 +281,7 @@ dlrt_status* group_end(dlrt_plugin* plugin) noexcept {
 }
 
 void comm_destroy(dlrt_comm* comm) noexcept {
-  guard_log("comm_destroy", [&] {
+  plugin::guard_void("comm_destroy", [&] {
     if (comm == nullptr) return;
     std::unique_ptr<dlrt_comm> owned(comm);
     if (comm->comm == nullptr) return;  // already aborted
@@ -305,7 +305,7 @@ void comm_destroy(dlrt_comm* comm) noexcept {
 }
 
 void comm_abort(dlrt_comm* comm) noexcept {
-  guard_log("comm_abort", [&] {
+  plugin::guard_void("comm_abort", [&] {
     if (comm == nullptr) return;
     std::unique_ptr<dlrt_comm> owned(comm);
     if (comm->comm != nullptr) set_device(comm->device->ordinal);

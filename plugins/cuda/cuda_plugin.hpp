@@ -3,7 +3,8 @@
 //
 // The handles the ABI leaves opaque (dlrt_plugin, dlrt_device, ...) are defined here as plain
 // structs. Every entry point is a `noexcept` function that runs its body under
-// plugin::guard, so no exception reaches the host.
+// plugin::guard (or plugin::guard_void for those that return nothing, which log instead), so
+// no exception reaches the host.
 //
 // The current CUDA device is per host thread, and the host may call any entry from any of
 // its threads: so every entry that touches a device first makes it current (set_device).
@@ -15,8 +16,6 @@
 #include <dlrt/plugin.h>
 
 #include <cstdint>
-#include <cstring>
-#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,6 +24,7 @@
 
 #include "cuda_status.hpp"
 #include "plugin_support.hpp"
+#include "versioned.hpp"
 
 namespace dlrt::cuda {
 
@@ -74,34 +74,6 @@ struct dlrt_event {
 };
 
 namespace dlrt::cuda {
-
-// For entries that return nothing (free, destroy): run `body` and log what it throws, with
-// the message (plugin::guard_void logs only that the entry failed).
-template <typename Fn>
-void guard_log(const char* entry, Fn&& body) noexcept {
-  try {
-    body();
-  } catch (const std::exception& e) {
-    try {
-      plugin::log(DLRT_LOG_ERROR, std::string(entry) + ": " + e.what());
-    } catch (...) {
-    }
-  } catch (...) {
-    plugin::log(DLRT_LOG_ERROR, std::string(entry) + ": unknown exception");
-  }
-}
-
-// Copy a filled versioned struct into the caller's, writing at most the size the caller
-// declared (plugin.h's rule) and leaving its struct_size at what was actually written.
-template <typename T>
-void copy_out(T* out, const T& filled) {
-  const size_t n = out->struct_size < sizeof(T) ? out->struct_size : sizeof(T);
-  if (n > sizeof(size_t))
-    std::memcpy(reinterpret_cast<unsigned char*>(out) + sizeof(size_t),
-                reinterpret_cast<const unsigned char*>(&filled) + sizeof(size_t),
-                n - sizeof(size_t));
-  out->struct_size = n;
-}
 
 // Makes `ordinal` the calling thread's current device.
 void set_device(int ordinal);

@@ -229,7 +229,7 @@ dlrt_status* device_get_desc(dlrt_plugin* plugin, int32_t ordinal, dlrt_device_d
   return plugin::guard([&] {
     plugin::require(plugin, "plugin");
     plugin::require(out, "out");
-    copy_out(out, device_info(plugin, ordinal).desc);
+    plugin::write_versioned(out, device_info(plugin, ordinal).desc, "out");
   });
 }
 
@@ -251,7 +251,7 @@ dlrt_status* device_open(dlrt_plugin* plugin, int32_t ordinal, dlrt_device** out
 }
 
 void device_close(dlrt_device* device) noexcept {
-  guard_log("device_close", [&] {
+  plugin::guard_void("device_close", [&] {
     if (device == nullptr) return;
     if (!device->padded.empty())
       plugin::log(DLRT_LOG_WARNING, "cuda: " + device->label + " closed with " +

@@ -114,7 +114,7 @@ dlrt_status* mem_alloc(dlrt_device* device, size_t bytes, size_t alignment, void
 }
 
 void mem_free(dlrt_device* device, void* ptr) noexcept {
-  guard_log("mem_free", [&] {
+  plugin::guard_void("mem_free", [&] {
     if (device == nullptr || ptr == nullptr) return;
     void* base = ptr;
     {
@@ -183,7 +183,7 @@ dlrt_status* host_alloc_pinned(dlrt_device* device, size_t bytes, void** out_ptr
 }
 
 void host_free_pinned(dlrt_device* device, void* ptr) noexcept {
-  guard_log("host_free_pinned", [&] {
+  plugin::guard_void("host_free_pinned", [&] {
     if (ptr == nullptr) return;
     if (device != nullptr) set_device(device->ordinal);
     CUDA_CHECK(cudaFreeHost(ptr));

@@ -87,7 +87,7 @@ dlrt_status* kernel_run(dlrt_kernel* kernel, dlrt_stream* stream,
 }
 
 void kernel_destroy(dlrt_kernel* kernel) noexcept {
-  guard_log("kernel_destroy", [&] {
+  plugin::guard_void("kernel_destroy", [&] {
     if (kernel == nullptr) return;
     std::unique_ptr<dlrt_kernel> owned(kernel);
     set_device(kernel->device->ordinal);  // a kernel may free device-side state

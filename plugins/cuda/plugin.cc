@@ -47,7 +47,7 @@ dlrt_status* plugin_create(const dlrt_plugin_create_args* args, dlrt_plugin** ou
 void plugin_destroy(dlrt_plugin* plugin) noexcept {
   // Devices are closed by now (plugin.h lifetimes). We do not call cudaDeviceReset: the
   // host application, or another library in the process, may still be using the GPU.
-  guard_log("plugin_destroy", [&] { delete plugin; });
+  plugin::guard_void("plugin_destroy", [&] { delete plugin; });
 }
 
 dlrt_plugin_api make_table() {

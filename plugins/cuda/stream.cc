@@ -27,7 +27,7 @@ dlrt_status* stream_create(dlrt_device* device, dlrt_stream** out_stream) noexce
 }
 
 void stream_destroy(dlrt_stream* stream) noexcept {
-  guard_log("stream_destroy", [&] {
+  plugin::guard_void("stream_destroy", [&] {
     if (stream == nullptr) return;
     std::unique_ptr<dlrt_stream> owned(stream);
     set_device(stream->device->ordinal);
@@ -61,7 +61,7 @@ dlrt_status* event_create(dlrt_device* device, dlrt_event** out_event) noexcept 
 }
 
 void event_destroy(dlrt_event* event) noexcept {
-  guard_log("event_destroy", [&] {
+  plugin::guard_void("event_destroy", [&] {
     if (event == nullptr) return;
     std::unique_ptr<dlrt_event> owned(event);
     set_device(event->device->ordinal);
