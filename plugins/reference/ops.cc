@@ -6,11 +6,11 @@
 //                                                     restricted to ops {...}"
 //   3. the kernels' own answer (op known? dtype, shapes, attributes) -> UNIMPLEMENTED or
 //      INVALID_ARGUMENT, or yes with a cost estimate.
-// Step 3 goes through the two functions in "the kernel seam" below and nothing else. Today they
-// say "no kernel for op 'X' yet"; the ops issue points them at the reference kernels
-// (plugins/reference/kernels/reference_kernels.hpp: check_supported and run, plain loops over
-// host buffers in descriptor order) and links that library — no other line here changes.
+// Step 3 goes through the two functions in "the kernel seam" below and nothing else: the
+// reference kernels library (kernels/, docs/ops.md as plain loops accumulating in double).
 #include <string>
+
+#include "reference_kernels.hpp"
 
 #include "reference.hpp"
 #include "versioned.hpp"
@@ -24,16 +24,17 @@ using plugin::OpView;
 namespace {
 
 // ---- the kernel seam ---------------------------------------------------------------------
+// The reference kernels (kernels/reference_kernels.hpp) are plain loops over host buffers in
+// descriptor order, which is exactly what reference device memory is.
 
 // Returns when kernel_run can compute `op`; otherwise throws UNIMPLEMENTED (no kernel, or not
-// for this dtype/layout) or INVALID_ARGUMENT (operands contradict the op's definition).
-void check_kernel(const OpView& op) {
-  fail(DLRT_UNIMPLEMENTED, prefix() + "no kernel for op '" + op.name() + "' yet");
-}
+// for this dtype/layout) or INVALID_ARGUMENT (operands contradict docs/ops.md).
+void check_kernel(const OpView& op) { reference::check_supported(op); }
 
-// Computes `op` synchronously over host buffers given in descriptor order.
-void run_kernel(const OpView& op, const void* const*, void* const*, uint64_t) {
-  fail(DLRT_UNIMPLEMENTED, prefix() + "no kernel for op '" + op.name() + "' yet");
+// Computes `op` synchronously; correct even when an output aliases an input.
+void run_kernel(const OpView& op, const void* const* inputs, void* const* outputs,
+                uint64_t rng_offset) {
+  reference::run(op, inputs, outputs, rng_offset);
 }
 
 // ---- shared by op_supported and kernel_create ----------------------------------------------

@@ -371,57 +371,121 @@ dlrt_op_desc op_named(const char* name) {
   return op;
 }
 
+// An elementwise op over f32 tensors of shape `dims`: `n_in` inputs, one output.
+struct ElementwiseOp {
+  ElementwiseOp(const char* name, size_t n_in, std::vector<int64_t> dims) {
+    t.struct_size = sizeof(t);
+    t.dtype = DLRT_F32;
+    t.rank = static_cast<int32_t>(dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i];
+    t.layout = DLRT_LAYOUT_DENSE;
+    ins.assign(n_in, &t);
+    outs.assign(1, &t);
+    desc = op_named(name);
+    desc.num_inputs = ins.size();
+    desc.inputs = ins.data();
+    desc.num_outputs = 1;
+    desc.outputs = outs.data();
+  }
+  dlrt_tensor_desc t{};
+  std::vector<const dlrt_tensor_desc*> ins, outs;
+  dlrt_op_desc desc{};
+};
+
 TEST(ReferencePlugin, OpsSubsetIsAnsweredFirst) {
   Ref r(Opts{{"num_devices", "2"}, {"ops", "matmul, add"}});
   ASSERT_NE(r.inst, nullptr) << r.lib.error();
   EXPECT_EQ(r.attr(r.desc(0), "ops"), "{add, matmul}");
-  dlrt_op_desc conv = op_named("conv2d");
-  auto [code, msg] = take_status(r.api().op_supported(r.inst, 1, &conv, nullptr));
+  ElementwiseOp relu("relu", 1, {2, 3});
+  auto [code, msg] = take_status(r.api().op_supported(r.inst, 1, &relu.desc, nullptr));
   EXPECT_EQ(code, DLRT_UNIMPLEMENTED);
   EXPECT_TRUE(contains(msg, "reference device REF:1 is restricted to ops {add, matmul}")) << msg;
-  EXPECT_TRUE(contains(msg, "'conv2d'")) << msg;
+  EXPECT_TRUE(contains(msg, "'relu'")) << msg;
 
-  // Inside the subset, the answer is the kernel table's: no kernels yet.
-  dlrt_op_desc add = op_named("add");
+  // Inside the subset, the answer is the kernels': yes, with the bytes the op moves.
+  ElementwiseOp add("add", 2, {2, 3});
   dlrt_op_cost cost{sizeof(dlrt_op_cost)};
-  std::tie(code, msg) = take_status(r.api().op_supported(r.inst, 0, &add, &cost));
-  EXPECT_EQ(code, DLRT_UNIMPLEMENTED);
-  EXPECT_TRUE(contains(msg, "no kernel for op 'add' yet")) << msg;
+  EXPECT_OK(r.api().op_supported(r.inst, 0, &add.desc, &cost));
+  EXPECT_EQ(cost.bytes, 3 * 6 * 4);
 
   // An empty list restricts to nothing.
   Ref none(Opts{{"ops", ""}});
-  std::tie(code, msg) = take_status(none.api().op_supported(none.inst, 0, &add, nullptr));
+  std::tie(code, msg) = take_status(none.api().op_supported(none.inst, 0, &add.desc, nullptr));
+  EXPECT_EQ(code, DLRT_UNIMPLEMENTED);
   EXPECT_TRUE(contains(msg, "restricted to ops {}")) << msg;
 }
 
 TEST(ReferencePlugin, OpQueriesValidateTheirInput) {
   Ref r;
-  dlrt_op_desc relu = op_named("relu");
-  auto [code, msg] = take_status(r.api().op_supported(r.inst, 0, &relu, nullptr));
+  dlrt_op_desc unknown = op_named("frobnicate");
+  auto [code, msg] = take_status(r.api().op_supported(r.inst, 0, &unknown, nullptr));
   EXPECT_EQ(code, DLRT_UNIMPLEMENTED);
-  EXPECT_TRUE(contains(msg, "no kernel for op 'relu' yet")) << msg;
-  std::tie(code, msg) = take_status(r.api().op_supported(r.inst, 5, &relu, nullptr));
+  EXPECT_TRUE(contains(msg, "no kernel for op 'frobnicate'")) << msg;
+  ElementwiseOp relu("relu", 1, {4});
+  std::tie(code, msg) = take_status(r.api().op_supported(r.inst, 5, &relu.desc, nullptr));
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(msg, "ordinal 5")) << msg;
   dlrt_op_desc nameless = op_named(nullptr);
   std::tie(code, msg) = take_status(r.api().op_supported(r.inst, 0, &nameless, nullptr));
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT) << msg;
-  dlrt_tensor_desc bad{sizeof(dlrt_tensor_desc), DLRT_F32, 9};
-  const dlrt_tensor_desc* ins[] = {&bad};
-  relu.num_inputs = 1;
-  relu.inputs = ins;
-  std::tie(code, msg) = take_status(r.api().op_supported(r.inst, 0, &relu, nullptr));
+  ElementwiseOp bad("relu", 1, {4});
+  bad.t.rank = 9;
+  std::tie(code, msg) = take_status(r.api().op_supported(r.inst, 0, &bad.desc, nullptr));
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(msg, "input 0 has rank 9")) << msg;
 
   dlrt_device* d = r.open();
-  dlrt_op_desc relu2 = op_named("relu");
   dlrt_kernel* k = reinterpret_cast<dlrt_kernel*>(0x1);
   size_t ws = 7;
-  std::tie(code, msg) = take_status(r.api().kernel_create(d, &relu2, &k, &ws));
+  std::tie(code, msg) = take_status(r.api().kernel_create(d, &unknown, &k, &ws));
   EXPECT_EQ(code, DLRT_UNIMPLEMENTED);
   EXPECT_EQ(k, nullptr);
   EXPECT_EQ(ws, 0u);
+}
+
+// The whole device path: copy in, run a kernel on a stream, copy out.
+TEST(ReferencePlugin, RunsAKernelOnDeviceMemory) {
+  Ref r;
+  dlrt_device* d = r.open();
+  ASSERT_NE(d, nullptr);
+  ElementwiseOp relu("relu", 1, {5});
+  dlrt_kernel* k = nullptr;
+  size_t ws = 1;
+  ASSERT_OK(r.api().kernel_create(d, &relu.desc, &k, &ws));
+  EXPECT_EQ(ws, 0u);
+  dlrt_stream* s = nullptr;
+  ASSERT_OK(r.api().stream_create(d, &s));
+  const std::vector<float> x = {-2.f, -0.5f, 0.f, 1.5f, 3.f};
+  void* dx = nullptr;
+  void* dy = nullptr;
+  ASSERT_OK(r.api().mem_alloc(d, sizeof(float) * 5, 64, &dx));
+  ASSERT_OK(r.api().mem_alloc(d, sizeof(float) * 5, 64, &dy));
+  EXPECT_OK(r.api().memcpy_h2d(d, dx, x.data(), sizeof(float) * 5, s));
+  const void* ins[] = {dx};
+  void* outs[] = {dy};
+  dlrt_kernel_args args{sizeof(dlrt_kernel_args), 1, ins, 1, outs, nullptr, 0, 0};
+  EXPECT_OK(r.api().kernel_run(k, s, &args));
+  std::vector<float> y(5, -1.f);
+  EXPECT_OK(r.api().memcpy_d2h(d, y.data(), dy, sizeof(float) * 5, s));
+  EXPECT_EQ(y, (std::vector<float>{0.f, 0.f, 0.f, 1.5f, 3.f}));
+
+  // A host buffer where device memory is expected is caught before the loop runs.
+  float host[5];
+  void* bad_outs[] = {host};
+  args.outputs = bad_outs;
+  auto [code, msg] = take_status(r.api().kernel_run(k, s, &args));
+  EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(msg, "output 0")) << msg;
+  args.outputs = outs;
+  args.num_inputs = 0;
+  std::tie(code, msg) = take_status(r.api().kernel_run(k, s, &args));
+  EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(msg, "expected 1 and 1")) << msg;
+
+  r.api().kernel_destroy(k);
+  r.api().mem_free(d, dx);
+  r.api().mem_free(d, dy);
+  r.api().stream_destroy(s);
 }
 
 TEST(ReferencePlugin, LeftoverAllocationsAreReleasedAtDestroy) {
