@@ -84,7 +84,11 @@ TEST_F(CudaGpu, DescribesTheDevice) {
   EXPECT_GT(std::strlen(d.name), 0u);
   EXPECT_EQ(std::string(d.uuid).rfind("GPU-", 0), 0u) << d.uuid;
   EXPECT_EQ(std::strlen(d.uuid), 40u) << d.uuid;  // GPU- + 8-4-4-4-12 hex digits
-  EXPECT_EQ(std::strlen(d.pci_bus_id), 12u) << d.pci_bus_id;  // 0000:3b:00.0
+  const std::string bus = d.pci_bus_id;  // "0000:3b:00.0": domain:bus:device.function, lower case
+  EXPECT_GE(bus.size(), 12u) << bus;
+  EXPECT_EQ(bus.find_first_of("ABCDEF"), std::string::npos) << bus;
+  EXPECT_NE(bus.find(':'), std::string::npos) << bus;
+  EXPECT_EQ(bus[bus.size() - 2], '.') << bus;
   EXPECT_GE(d.compute_capability_major, 5);
   EXPECT_GT(d.core_count, 0);
   EXPECT_GT(d.memory_total, uint64_t(1) << 30);
