@@ -74,8 +74,9 @@ std::string memory_text(const Device& d) {
 std::string capabilities_text(const dlrt::DeviceInfo& d) {
   std::vector<std::string> parts;
   if (d.core_count > 0)
-    parts.push_back(fmt::format("{} {}", d.core_count,
-                                d.device_class == DLRT_DEVICE_CLASS_GPU ? "SMs" : "cores"));
+    parts.push_back(fmt::format("{} {}{}", d.core_count,
+                                d.device_class == DLRT_DEVICE_CLASS_GPU ? "SM" : "core",
+                                d.core_count == 1 ? "" : "s"));
   if (d.compute_capability_major > 0)
     parts.push_back(fmt::format("cc {}.{}", d.compute_capability_major,
                                 d.compute_capability_minor));
