@@ -1,0 +1,144 @@
+// context.cc: see context.hpp. Creation is a straight line: options -> settings -> search ->
+// load each plugin -> registry. Only bad options (malformed device lists, plugin options,
+// logical configs) make it fail; a failed create destroys what it built (members unwind).
+#include "context.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "log.hpp"
+#include "plugin_search.hpp"
+#include "status.hpp"
+
+namespace dlrt::core {
+
+dlrt_context_options complete_options(const dlrt_context_options* options) {
+  dlrt_context_options out;
+  dlrt_context_options_init(&out);
+  if (options == nullptr) return out;
+  if (options->struct_size < sizeof(size_t))
+    fail(DLRT_INVALID_ARGUMENT,
+         fmt::format("dlrt_context_options.struct_size is {}; initialise the options with "
+                     "dlrt_context_options_init",
+                     options->struct_size));
+  // Fields past the caller's struct_size keep their defaults (an older caller never set them).
+  size_t n = options->struct_size < sizeof out ? options->struct_size : sizeof out;
+  std::memcpy(&out, options, n);
+  out.struct_size = sizeof out;
+  if (out.num_plugin_paths > 0 && out.plugin_paths == nullptr)
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("options.num_plugin_paths is {} but plugin_paths is "
+                                            "NULL", out.num_plugin_paths));
+  if (out.num_logical_devices > 0 && out.logical_devices == nullptr)
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("options.num_logical_devices is {} but "
+                                            "logical_devices is NULL", out.num_logical_devices));
+  if (out.log_level < -1 || out.log_level > DLRT_LOG_DEBUG)
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("options.log_level is {}; expected -1 (from "
+                                            "DLRT_LOG_LEVEL) or 0 (error) .. 3 (debug)",
+                                            out.log_level));
+  return out;
+}
+
+namespace {
+
+std::vector<LogicalSplit> logical_splits(const dlrt_context_options& o) {
+  std::vector<LogicalSplit> out;
+  for (size_t i = 0; i < o.num_logical_devices; ++i) {
+    // Read each config only as far as its own struct_size reaches.
+    dlrt_logical_device_config c{};
+    const dlrt_logical_device_config& given = o.logical_devices[i];
+    if (given.struct_size < sizeof(size_t))
+      fail(DLRT_INVALID_ARGUMENT, fmt::format("logical_devices[{}].struct_size is {}; set it "
+                                              "with DLRT_STRUCT_SIZE(dlrt_logical_device_config)",
+                                              i, given.struct_size));
+    std::memcpy(&c, &given, given.struct_size < sizeof c ? given.struct_size : sizeof c);
+    if (c.physical_device == nullptr)
+      fail(DLRT_INVALID_ARGUMENT,
+           fmt::format("logical_devices[{}].physical_device is NULL; expected a device spec "
+                       "such as GPU:0",
+                       i));
+    LogicalSplit s;
+    s.physical_device = c.physical_device;
+    s.count = c.count;
+    if (c.memory_limits != nullptr && c.count > 0 && c.count <= 1024)
+      s.memory_limits.assign(c.memory_limits, c.memory_limits + c.count);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+Context::Context(const dlrt_context_options* given, const EnvLookup& env_in) {
+  EnvLookup env = env_in ? env_in : EnvLookup([](const char* n) { return std::getenv(n); });
+  dlrt_context_options options = complete_options(given);
+
+  std::string default_dir = options.search_default_paths != 0 ? default_plugin_dir() : "";
+  settings_ = Settings::resolve(options, default_dir, env);
+  if (options.log_level >= 0) set_log_level(static_cast<dlrt_log_level>(options.log_level));
+
+  // Bad option text fails the create before anything is loaded.
+  PluginOptions plugin_options = parse_plugin_options(settings_.value("DLRT_PLUGIN_OPTIONS"));
+  std::vector<LogicalSplit> splits = logical_splits(options);
+
+  SearchRequest request;
+  for (size_t i = 0; i < options.num_plugin_paths; ++i)
+    request.api_paths.push_back(options.plugin_paths[i] != nullptr ? options.plugin_paths[i] : "");
+  if (options.search_default_paths != 0) {
+    request.env_paths = settings_.env_plugin_path();
+    request.default_dir = default_dir;
+  }
+
+  std::map<std::string, std::string> names_taken;  // plugin name -> path that claimed it
+  for (const PluginCandidate& candidate : find_plugin_candidates(request)) {
+    std::unique_ptr<Plugin> p = load_plugin(candidate, plugin_options, names_taken);
+    // A name is claimed once the plugin passed its ABI checks, even if it failed later: a
+    // second copy of a plugin that failed is more likely a mistake than a fallback.
+    if (!p->name.empty() && p->phase > DLRT_PHASE_ABI) names_taken.emplace(p->name, p->path);
+    plugins_.push_back(std::move(p));
+  }
+  for (const auto& [name, opts] : plugin_options)
+    if (names_taken.count(name) == 0)
+      log(DLRT_LOG_WARNING, "context", "options were given for plugin '{}', but no plugin of "
+          "that name was loaded", name);
+
+  std::vector<PhysicalDevice> physical;
+  for (size_t i = 0; i < plugins_.size(); ++i) {
+    if (!plugins_[i]->usable()) continue;
+    for (const DeviceDesc& d : plugins_[i]->devices) physical.push_back({i, d.ordinal, d.type});
+  }
+  registry_ = DeviceRegistry::build(std::move(physical), settings_.value("DLRT_VISIBLE_DEVICES"),
+                                    splits);
+  log(DLRT_LOG_INFO, "context", "{} plugin(s) found, {} device(s): {}", plugins_.size(),
+      registry_.devices().size(), registry_.names());
+}
+
+Context::~Context() {
+  // Reverse load order, as for any stack of libraries that may depend on each other.
+  while (!plugins_.empty()) plugins_.pop_back();
+}
+
+const Plugin& Context::plugin_of(size_t index) const {
+  return *plugins_.at(registry_.physical().at(registry_.devices().at(index).physical).plugin);
+}
+
+const DeviceDesc& Context::desc_of(size_t index) const {
+  const PhysicalDevice& ph = registry_.physical().at(registry_.devices().at(index).physical);
+  for (const DeviceDesc& d : plugins_.at(ph.plugin)->devices)
+    if (d.ordinal == ph.ordinal) return d;
+  fail(DLRT_INTERNAL, fmt::format("device {} has no description", index));
+}
+
+std::pair<const dlrt_plugin_api*, dlrt_device*> Context::device_handle(size_t index) {
+  if (index >= registry_.devices().size())
+    fail(DLRT_OUT_OF_RANGE, fmt::format("device index {} is out of range; the context has {} "
+                                        "device(s)",
+                                        index, registry_.devices().size()));
+  const PhysicalDevice& ph = registry_.physical()[registry_.devices()[index].physical];
+  Plugin& plugin = *plugins_[ph.plugin];
+  return {&plugin.api(), plugin.open_device(ph.ordinal)};
+}
+
+}  // namespace dlrt::core

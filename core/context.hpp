@@ -1,0 +1,62 @@
+// context.hpp: what a dlrt_context is inside: settings, the loaded plugins, the device registry.
+//
+// Ownership: the context owns every Plugin (and through them the libraries, plugin instances
+// and opened devices) and every string it hands out in info structs; all of it lives until
+// dlrt_context_destroy. Plugins are destroyed in reverse load order.
+//
+// Threads: after create, the context is read-only except for lazily opened devices, which the
+// Plugin guards with its own mutex; so queries may come from any thread.
+#pragma once
+
+#include <dlrt/dlrt.h>
+#include <dlrt/plugin.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "device_registry.hpp"
+#include "plugin_loader.hpp"
+#include "settings.hpp"
+
+namespace dlrt::core {
+
+// dlrt_context_options with every field present: the caller's fields (as far as its
+// struct_size reaches) over the defaults. Throws INVALID_ARGUMENT for a bad struct_size.
+dlrt_context_options complete_options(const dlrt_context_options* options);
+
+class Context {
+ public:
+  // Loads plugins and builds the registry. Throws Error for bad options (see dlrt.h); a plugin
+  // that fails to load is recorded, never thrown. `env` stands in for getenv in tests.
+  explicit Context(const dlrt_context_options* options, const EnvLookup& env = nullptr);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const Settings& settings() const { return settings_; }
+  const std::vector<std::unique_ptr<Plugin>>& plugins() const { return plugins_; }
+  const DeviceRegistry& registry() const { return registry_; }
+
+  // The plugin and physical description behind registry device `index` (< device count).
+  const Plugin& plugin_of(size_t index) const;
+  const DeviceDesc& desc_of(size_t index) const;
+
+  // For the executor and memory arena (later issues): the plugin table and the opened device
+  // behind registry device `index`. Opens the physical device on first use; logical devices of
+  // one physical device share one handle. Throws OUT_OF_RANGE, or the plugin's open error.
+  std::pair<const dlrt_plugin_api*, dlrt_device*> device_handle(size_t index);
+
+ private:
+  Settings settings_;
+  std::vector<std::unique_ptr<Plugin>> plugins_;
+  DeviceRegistry registry_;
+};
+
+}  // namespace dlrt::core
+
+// The opaque handle of dlrt.h is the Context itself.
+struct dlrt_context : dlrt::core::Context {
+  using dlrt::core::Context::Context;
+};

@@ -1,0 +1,456 @@
+// plugin_loader.cc: see plugin_loader.hpp.
+#include "plugin_loader.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cstddef>
+#include <cstring>
+#include <exception>
+
+#include "host_api.hpp"
+#include "log.hpp"
+#include "status.hpp"
+
+namespace dlrt::core {
+namespace {
+
+// ---- calling into a plugin ----------------------------------------------------------------
+// Plugins must not throw across the C boundary, but a broken one might; catching here keeps
+// the host alive and turns the throw into a recorded failure.
+template <typename Fn>
+StatusValue call_plugin(const char* entry, Fn&& fn) {
+  try {
+    return take_status(fn());
+  } catch (const std::exception& e) {
+    return {DLRT_INTERNAL, fmt::format("{} threw a C++ exception ({}); plugins must return a "
+                                       "status, never throw",
+                                       entry, e.what())};
+  } catch (...) {
+    return {DLRT_INTERNAL, fmt::format("{} threw an exception; plugins must return a status, "
+                                       "never throw",
+                                       entry)};
+  }
+}
+
+// ---- the ABI checks ---------------------------------------------------------------------
+struct Entry {
+  const char* name;
+  size_t offset;
+};
+#define DLRT_ENTRY(field) Entry{#field, offsetof(dlrt_plugin_api, field)}
+// Every required slot of ABI 1.x (pointers: the strings and the functions). Required entries
+// never become optional within a major, so this list only grows with it.
+constexpr Entry kRequired[] = {
+    DLRT_ENTRY(name),          DLRT_ENTRY(platform),         DLRT_ENTRY(plugin_create),
+    DLRT_ENTRY(plugin_destroy), DLRT_ENTRY(device_count),    DLRT_ENTRY(device_get_desc),
+    DLRT_ENTRY(device_open),   DLRT_ENTRY(device_close),     DLRT_ENTRY(memory_info),
+    DLRT_ENTRY(mem_alloc),     DLRT_ENTRY(mem_free),         DLRT_ENTRY(memcpy_h2d),
+    DLRT_ENTRY(memcpy_d2h),    DLRT_ENTRY(memcpy_d2d),       DLRT_ENTRY(memset),
+    DLRT_ENTRY(stream_create), DLRT_ENTRY(stream_destroy),   DLRT_ENTRY(stream_synchronize),
+    DLRT_ENTRY(event_create),  DLRT_ENTRY(event_destroy),    DLRT_ENTRY(event_record),
+    DLRT_ENTRY(stream_wait_event), DLRT_ENTRY(event_synchronize), DLRT_ENTRY(op_supported),
+    DLRT_ENTRY(kernel_create), DLRT_ENTRY(kernel_run),       DLRT_ENTRY(kernel_destroy),
+};
+#undef DLRT_ENTRY
+
+// Both function and data pointers are pointer-sized here (POSIX guarantees dlsym's round
+// trip), so one check serves both kinds of slot.
+bool slot_is_set(const dlrt_plugin_api& api, size_t offset) {
+  void* p = nullptr;
+  std::memcpy(&p, reinterpret_cast<const unsigned char*>(&api) + offset, sizeof p);
+  return p != nullptr;
+}
+
+std::string abi_text(uint32_t major, uint32_t minor) { return fmt::format("{}.{}", major, minor); }
+
+std::string accepted_text() {
+  return fmt::format("this libdlrt speaks {} and accepts {} and newer {}.x",
+                     abi_text(DLRT_ABI_MAJOR, DLRT_ABI_MINOR),
+                     abi_text(DLRT_ABI_MAJOR, DLRT_ABI_MINOR_FLOOR), DLRT_ABI_MAJOR);
+}
+
+// ---- copying a device description ---------------------------------------------------------
+std::string str(const char* s) { return s != nullptr ? s : ""; }
+
+std::string type_from_class(int32_t device_class) {
+  switch (device_class) {
+    case DLRT_DEVICE_CLASS_CPU: return "CPU";
+    case DLRT_DEVICE_CLASS_GPU: return "GPU";
+    case DLRT_DEVICE_CLASS_ACCEL: return "ACCEL";
+    default: return "DEVICE";
+  }
+}
+
+std::unique_ptr<OwnedAttr> copy_attr(const dlrt_attr* in) {
+  // Read at most the attribute's own struct_size; later fields of an older writer are absent.
+  dlrt_attr a{};
+  size_t n = in->struct_size < sizeof a ? in->struct_size : sizeof a;
+  std::memcpy(&a, in, n);
+  auto out = std::make_unique<OwnedAttr>();
+  out->name = str(a.name);
+  out->attr.struct_size = sizeof(dlrt_attr);
+  out->attr.type = a.type;
+  out->attr.i = a.i;
+  out->attr.f = a.f;
+  if (a.type == DLRT_ATTR_STRING) out->s = str(a.s);
+  if (a.type == DLRT_ATTR_INTS && a.ints != nullptr) out->ints.assign(a.ints, a.ints + a.count);
+  if (a.type == DLRT_ATTR_FLOATS && a.floats != nullptr)
+    out->floats.assign(a.floats, a.floats + a.count);
+  // Point the view at our own copies.
+  out->attr.name = out->name.c_str();
+  out->attr.s = a.type == DLRT_ATTR_STRING ? out->s.c_str() : nullptr;
+  out->attr.ints = out->ints.empty() ? nullptr : out->ints.data();
+  out->attr.floats = out->floats.empty() ? nullptr : out->floats.data();
+  out->attr.count = a.type == DLRT_ATTR_INTS     ? out->ints.size()
+                    : a.type == DLRT_ATTR_FLOATS ? out->floats.size()
+                                                 : 0;
+  return out;
+}
+
+DeviceDesc copy_desc(const dlrt_device_desc& d, int32_t ordinal) {
+  DeviceDesc out;
+  out.device_class = d.device_class;
+  out.ordinal = ordinal;
+  for (char c : str(d.type)) out.type += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (out.type.empty()) out.type = type_from_class(d.device_class);
+  out.name = str(d.name);
+  out.vendor = str(d.vendor);
+  out.pci_bus_id = str(d.pci_bus_id);
+  out.uuid = str(d.uuid);
+  out.compute_capability_major = d.compute_capability_major;
+  out.compute_capability_minor = d.compute_capability_minor;
+  out.core_count = d.core_count;
+  out.memory_total = d.memory_total;
+  out.driver_version = str(d.driver_version);
+  out.library_versions = str(d.library_versions);
+  out.peak_gflops = d.peak_gflops;
+  out.memory_bandwidth_gbps = d.memory_bandwidth_gbps;
+  out.launch_overhead_us = d.launch_overhead_us;
+  if (d.attrs != nullptr) {
+    for (size_t i = 0; i < d.num_attrs; ++i) {
+      if (d.attrs[i] == nullptr) continue;
+      out.attrs.push_back(copy_attr(d.attrs[i]));
+      out.attr_ptrs.push_back(&out.attrs.back()->attr);
+    }
+  }
+  return out;
+}
+
+// ---- the phases -------------------------------------------------------------------------
+class Loading {
+ public:
+  Loading(Plugin& p, boost::dll::shared_library& library, dlrt_plugin_api& api)
+      : p_(p), library_(library), api_(api) {}
+
+  // Each phase returns false when the plugin stopped there (the record says why).
+  bool open() {
+    p_.phase = DLRT_PHASE_OPEN;
+    try {
+      library_.load(p_.path,
+                    boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    } catch (const std::exception& e) {
+      return stop(DLRT_PLUGIN_FAILED, DLRT_UNAVAILABLE, fmt::format("cannot open: {}", e.what()));
+    }
+    if (!library_.has(DLRT_PLUGIN_INIT_SYMBOL))
+      return stop(DLRT_PLUGIN_FAILED, DLRT_NOT_FOUND,
+                  fmt::format("{} does not export {}; is it a dlrt plugin?", p_.path,
+                              DLRT_PLUGIN_INIT_SYMBOL));
+    return true;
+  }
+
+  bool init(const std::map<std::string, std::string>& names_taken) {
+    p_.phase = DLRT_PHASE_ABI;
+    auto init_fn = library_.get<dlrt_status*(const dlrt_host_api*, dlrt_plugin_api*)>(
+        DLRT_PLUGIN_INIT_SYMBOL);
+
+    // The plugin writes into a zeroed table with room to spare: a well-behaved plugin writes at
+    // most sizeof(dlrt_plugin_api) bytes (dlrt_plugin_api_fill), but a newer one that copied
+    // its whole, larger table by mistake then scribbles on padding, not on our stack.
+    struct alignas(dlrt_plugin_api) Padded {
+      unsigned char bytes[sizeof(dlrt_plugin_api) + 1024];
+    } table{};
+    auto* api = reinterpret_cast<dlrt_plugin_api*>(&table);
+    api->struct_size = sizeof(dlrt_plugin_api);
+
+    StatusValue s;
+    try {
+      s = take_status(init_fn(host_api(), api));
+    } catch (const std::exception& e) {
+      return stop(DLRT_PLUGIN_FAILED, DLRT_INTERNAL,
+                  fmt::format("plugin init threw a C++ exception ({}); plugins must return a "
+                              "status, never throw",
+                              e.what()));
+    } catch (...) {
+      return stop(DLRT_PLUGIN_FAILED, DLRT_INTERNAL,
+                  "plugin init threw an exception; plugins must return a status, never throw");
+    }
+
+    // Keep what the plugin declared, as far as its struct_size covers it.
+    size_t size = api->struct_size;
+    constexpr size_t kVersionEnd = offsetof(dlrt_plugin_api, abi_minor) + sizeof(uint32_t);
+    if (size >= kVersionEnd) {
+      p_.abi_major = api->abi_major;
+      p_.abi_minor = api->abi_minor;
+    }
+    constexpr size_t kNamesEnd = offsetof(dlrt_plugin_api, version) + sizeof(const char*);
+    if (size >= kNamesEnd) {
+      p_.name = str(api->name);
+      p_.platform = str(api->platform);
+      p_.version = str(api->version);
+    }
+    if (!s.ok())
+      return stop(DLRT_PLUGIN_FAILED, s.code, "dlrt_plugin_init failed: " + s.message);
+
+    if (size < kVersionEnd)
+      return stop(DLRT_PLUGIN_REFUSED, DLRT_FAILED_PRECONDITION,
+                  fmt::format("plugin {} filled a table of {} bytes, too small to hold its ABI "
+                              "version (needs at least {}); {}",
+                              p_.path, size, kVersionEnd, accepted_text()));
+    if (p_.abi_major != DLRT_ABI_MAJOR)
+      return stop(DLRT_PLUGIN_REFUSED, DLRT_FAILED_PRECONDITION,
+                  fmt::format("plugin {} was built for plugin ABI {}; {}", p_.path,
+                              abi_text(p_.abi_major, p_.abi_minor), accepted_text()));
+    // Compared as signed variables: with a floor of 0 a direct unsigned test is always false.
+    const int64_t minor = p_.abi_minor, floor = DLRT_ABI_MINOR_FLOOR;
+    if (minor < floor)
+      return stop(DLRT_PLUGIN_REFUSED, DLRT_FAILED_PRECONDITION,
+                  fmt::format("plugin {} was built for plugin ABI {}, older than the oldest "
+                              "this libdlrt accepts; {}; rebuild the plugin",
+                              p_.path, abi_text(p_.abi_major, p_.abi_minor), accepted_text()));
+
+    // Copy what the host knows about, then zero every field past the plugin's struct_size:
+    // an older plugin never wrote them, and whatever lies there must read as absent (NULL).
+    // A newer plugin's larger size is clamped: we only know our own fields.
+    if (size > sizeof(dlrt_plugin_api)) size = sizeof(dlrt_plugin_api);
+    std::memset(&api_, 0, sizeof api_);
+    std::memcpy(&api_, api, size);
+    api_.struct_size = size;
+
+    for (const Entry& e : kRequired) {
+      if (e.offset + sizeof(void*) > size)
+        return stop(DLRT_PLUGIN_REFUSED, DLRT_FAILED_PRECONDITION,
+                    fmt::format("plugin {} (ABI {}) has a table of {} bytes that ends before "
+                                "the required entry '{}'",
+                                p_.path, abi_text(p_.abi_major, p_.abi_minor), size, e.name));
+      if (!slot_is_set(api_, e.offset))
+        return stop(DLRT_PLUGIN_REFUSED, DLRT_FAILED_PRECONDITION,
+                    fmt::format("plugin {} leaves the required entry '{}' NULL", p_.path,
+                                e.name));
+    }
+    if (p_.name.empty())
+      return stop(DLRT_PLUGIN_REFUSED, DLRT_FAILED_PRECONDITION,
+                  fmt::format("plugin {} has an empty name; every plugin needs a short unique "
+                              "name such as \"cpu\"",
+                              p_.path));
+    auto taken = names_taken.find(p_.name);
+    if (taken != names_taken.end())
+      return stop(DLRT_PLUGIN_REFUSED, DLRT_ALREADY_EXISTS,
+                  fmt::format("a plugin named '{}' was already loaded from {}; refusing a "
+                              "second one from {}",
+                              p_.name, taken->second, p_.path));
+    return true;
+  }
+
+  bool create(const PluginOptions& all_options, dlrt_plugin** out_instance) {
+    p_.phase = DLRT_PHASE_CREATE;
+    // Options reach the plugin as string attributes; `options` owns what they point to.
+    static const std::vector<std::pair<std::string, std::string>> kNone;
+    auto found = all_options.find(p_.name);
+    const auto& options = found != all_options.end() ? found->second : kNone;
+    std::vector<dlrt_attr> attrs(options.size());
+    std::vector<const dlrt_attr*> ptrs;
+    for (size_t i = 0; i < options.size(); ++i) {
+      attrs[i].struct_size = sizeof(dlrt_attr);
+      attrs[i].name = options[i].first.c_str();
+      attrs[i].type = DLRT_ATTR_STRING;
+      attrs[i].s = options[i].second.c_str();
+      ptrs.push_back(&attrs[i]);
+    }
+    dlrt_plugin_create_args args{};
+    args.struct_size = sizeof args;
+    args.host = host_api();
+    args.num_options = ptrs.size();
+    args.options = ptrs.empty() ? nullptr : ptrs.data();
+    *out_instance = nullptr;
+    StatusValue s = call_plugin("plugin_create", [&] { return api_.plugin_create(&args, out_instance); });
+    if (!s.ok()) {
+      *out_instance = nullptr;  // a failed create released what it built (plugin.h)
+      return stop(DLRT_PLUGIN_FAILED, s.code, "plugin_create failed: " + s.message);
+    }
+    return true;
+  }
+
+  // Never stops the plugin: an error here leaves it LOADED, with fewer (or no) devices.
+  void devices(dlrt_plugin* instance) {
+    p_.phase = DLRT_PHASE_DEVICES;
+    int32_t count = 0;
+    StatusValue s = call_plugin("device_count", [&] { return api_.device_count(instance, &count); });
+    if (s.ok() && (count < 0 || count > 65536))
+      s = {DLRT_INTERNAL, fmt::format("device_count returned {}, expected 0..65536", count)};
+    if (!s.ok()) {
+      p_.code = s.code;
+      p_.error = "no devices: " + s.message;
+      p_.device_count = 0;
+      log(DLRT_LOG_INFO, "loader", "plugin {} ({}) has no devices: {} ({})", p_.name, p_.path,
+          s.message, dlrt_code_name(s.code));
+      return;
+    }
+    p_.device_count = count;
+    for (int32_t ordinal = 0; ordinal < count; ++ordinal) {
+      dlrt_device_desc desc{};
+      desc.struct_size = sizeof desc;
+      s = call_plugin("device_get_desc",
+                      [&] { return api_.device_get_desc(instance, ordinal, &desc); });
+      if (!s.ok()) {
+        // Leave this device out but keep the others; the record says which one and why.
+        p_.code = s.code;
+        p_.error += fmt::format("{}device {} left out: device_get_desc failed: {}",
+                                p_.error.empty() ? "" : "; ", ordinal, s.message);
+        log(DLRT_LOG_WARNING, "loader", "plugin {}: device {} left out: {}", p_.name, ordinal,
+            s.message);
+        continue;
+      }
+      // A plugin that reports a smaller struct_size never wrote the fields past it.
+      if (desc.struct_size >= sizeof(size_t) && desc.struct_size < sizeof desc)
+        std::memset(reinterpret_cast<unsigned char*>(&desc) + desc.struct_size, 0,
+                    sizeof desc - desc.struct_size);
+      p_.devices.push_back(copy_desc(desc, ordinal));
+    }
+    p_.phase = p_.error.empty() ? DLRT_PHASE_READY : DLRT_PHASE_DEVICES;
+  }
+
+ private:
+  bool stop(dlrt_plugin_state state, dlrt_code code, std::string message) {
+    p_.state = state;
+    p_.code = code;
+    p_.error = std::move(message);
+    return false;
+  }
+
+  Plugin& p_;
+  boost::dll::shared_library& library_;
+  dlrt_plugin_api& api_;
+};
+
+const char* state_name(dlrt_plugin_state s) {
+  switch (s) {
+    case DLRT_PLUGIN_LOADED: return "loaded";
+    case DLRT_PLUGIN_REFUSED: return "refused";
+    case DLRT_PLUGIN_FAILED: return "failed";
+  }
+  return "?";
+}
+
+const char* phase_name(dlrt_plugin_phase p) {
+  static const char* kNames[] = {"search", "open", "abi", "create", "devices", "ready"};
+  return p >= 0 && p <= DLRT_PHASE_READY ? kNames[p] : "?";
+}
+
+std::string trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+}  // namespace
+
+PluginOptions parse_plugin_options(std::string_view text) {
+  PluginOptions out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(';', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string item = trim(text.substr(start, end - start));
+    start = end + 1;
+    if (item.empty()) continue;
+    size_t colon = item.find(':');
+    size_t eq = item.find('=');
+    if (colon == std::string::npos || eq == std::string::npos || eq < colon || colon == 0 ||
+        eq == colon + 1)
+      fail(DLRT_INVALID_ARGUMENT,
+           fmt::format("bad plugin option '{}' in '{}': expected <plugin>:<key>=<value> items "
+                       "separated by ';', e.g. cpu:threads=2;reference:num_devices=3",
+                       item, text));
+    std::string plugin = trim(item.substr(0, colon));
+    std::string key = trim(item.substr(colon + 1, eq - colon - 1));
+    std::string value = trim(item.substr(eq + 1));
+    auto& list = out[plugin];
+    for (const auto& [k, v] : list)
+      if (k == key)
+        fail(DLRT_INVALID_ARGUMENT, fmt::format("plugin option '{}:{}' is given twice in '{}'",
+                                                plugin, key, text));
+    list.emplace_back(key, value);
+  }
+  return out;
+}
+
+std::unique_ptr<Plugin> load_plugin(const PluginCandidate& candidate, const PluginOptions& options,
+                                    const std::map<std::string, std::string>& names_taken) {
+  auto p = std::make_unique<Plugin>();
+  p->path = candidate.path;
+  p->origin = candidate.origin;
+  if (candidate.code != DLRT_OK) {  // refused by the search itself
+    p->state = candidate.state;
+    p->code = candidate.code;
+    p->error = candidate.error;
+    p->phase = DLRT_PHASE_SEARCH;
+  } else {
+    Loading loading(*p, p->library_, p->api_);
+    dlrt_plugin* instance = nullptr;
+    if (loading.open() && loading.init(names_taken) && loading.create(options, &instance)) {
+      p->instance_ = instance;
+      p->created_ = true;
+      p->loaded_ = true;
+      loading.devices(instance);
+    }
+  }
+
+  if (p->state == DLRT_PLUGIN_LOADED) {
+    log(DLRT_LOG_INFO, "loader", "loaded plugin {} {} ({}, ABI {}.{}) from {}: {} device(s)",
+        p->name, p->version, p->platform, p->abi_major, p->abi_minor, p->path, p->devices.size());
+  } else {
+    log(DLRT_LOG_WARNING, "loader", "plugin {} {} in phase {} ({}): {}", p->path,
+        state_name(p->state), phase_name(p->phase), dlrt_code_name(p->code), p->error);
+    // Nothing of a refused or failed plugin is kept alive but its record.
+    if (p->library_.is_loaded()) p->library_.unload();
+  }
+  return p;
+}
+
+dlrt_device* Plugin::open_device(int32_t ordinal) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!usable()) fail(DLRT_FAILED_PRECONDITION, fmt::format("plugin {} is not loaded", path));
+  auto it = open_devices_.find(ordinal);
+  if (it != open_devices_.end()) return it->second;
+  dlrt_device* device = nullptr;
+  StatusValue s =
+      call_plugin("device_open", [&] { return api_.device_open(instance_, ordinal, &device); });
+  if (!s.ok())
+    fail(s.code, fmt::format("plugin {} could not open device {}: {}", name, ordinal, s.message));
+  open_devices_[ordinal] = device;
+  return device;
+}
+
+Plugin::~Plugin() {
+  // Devices first, then the instance, then the code they all live in.
+  for (auto& [ordinal, device] : open_devices_) {
+    try {
+      api_.device_close(device);
+    } catch (...) {
+      log(DLRT_LOG_ERROR, "loader", "plugin {}: device_close({}) threw; ignoring", name, ordinal);
+    }
+  }
+  open_devices_.clear();
+  if (created_) {
+    try {
+      api_.plugin_destroy(instance_);
+    } catch (...) {
+      log(DLRT_LOG_ERROR, "loader", "plugin {}: plugin_destroy threw; ignoring", name);
+    }
+  }
+  if (library_.is_loaded()) library_.unload();
+}
+
+}  // namespace dlrt::core

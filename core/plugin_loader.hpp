@@ -1,0 +1,108 @@
+// plugin_loader.hpp: loading one plugin, in phases, recording exactly where and why it stopped.
+//
+//   OPEN     dlopen (Boost.DLL, RTLD_NOW | RTLD_LOCAL) and look up dlrt_plugin_init
+//   ABI      call dlrt_plugin_init with the host table; check major, minor >= floor, the
+//            struct_size, the required entries, and that the name is not taken
+//   CREATE   plugin_create with this plugin's options
+//   DEVICES  device_count, then device_get_desc for each device (deep-copied)
+//
+// Every outcome becomes a `Plugin` record (path, name, phase, state, code, message); nothing
+// here throws for a broken plugin, so one broken plugin never stops the others. A plugin that
+// cannot list devices (e.g. CUDA on a machine without a GPU) is LOADED with zero devices and
+// that error as its reason.
+//
+// Ownership: a `Plugin` owns its library handle, its plugin instance and the devices opened on
+// it; its destructor closes the devices, calls plugin_destroy, then unloads the library — in
+// that order, because each needs the one after it still alive.
+#pragma once
+
+#include <dlrt/dlrt.h>
+#include <dlrt/plugin.h>
+
+#include <boost/dll/shared_library.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "plugin_search.hpp"
+
+namespace dlrt::core {
+
+// A dlrt_attr with everything it points to owned by this object (stable address: hold it by
+// unique_ptr, since `attr` points into the strings and vectors beside it).
+struct OwnedAttr {
+  std::string name;
+  std::string s;
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+  dlrt_attr attr{};
+};
+
+// A deep copy of dlrt_device_desc: valid after the plugin is gone, strings never NULL.
+struct DeviceDesc {
+  int32_t device_class = DLRT_DEVICE_CLASS_UNKNOWN;
+  int32_t ordinal = 0;
+  std::string type;  // upper case; derived from the class when the plugin left it empty
+  std::string name, vendor, pci_bus_id, uuid;
+  int32_t compute_capability_major = 0, compute_capability_minor = 0, core_count = 0;
+  uint64_t memory_total = 0;
+  std::string driver_version, library_versions;
+  double peak_gflops = 0, memory_bandwidth_gbps = 0, launch_overhead_us = 0;
+  std::vector<std::unique_ptr<OwnedAttr>> attrs;
+  std::vector<const dlrt_attr*> attr_ptrs;  // what dlrt_device_info.attrs points at
+};
+
+// Options per plugin name, in the order given: "cpu:threads=2;reference:num_devices=3".
+using PluginOptions = std::map<std::string, std::vector<std::pair<std::string, std::string>>>;
+// Throws Error(INVALID_ARGUMENT) naming the malformed item.
+PluginOptions parse_plugin_options(std::string_view text);
+
+class Plugin {
+ public:
+  Plugin() = default;
+  ~Plugin();
+  Plugin(const Plugin&) = delete;
+  Plugin& operator=(const Plugin&) = delete;
+
+  // ---- the record (what dlrt_plugin_info shows) ----
+  std::string path, origin, name, platform, version;
+  dlrt_plugin_state state = DLRT_PLUGIN_LOADED;
+  dlrt_plugin_phase phase = DLRT_PHASE_SEARCH;
+  uint32_t abi_major = 0, abi_minor = 0;
+  dlrt_code code = DLRT_OK;
+  std::string error;
+  int32_t device_count = 0;         // as the plugin reported it
+  std::vector<DeviceDesc> devices;  // the ones it described, in ordinal order
+
+  // ---- the live plugin (LOADED only) ----
+  bool usable() const { return state == DLRT_PLUGIN_LOADED && loaded_; }
+  // The host's copy of the plugin's table: every field past the plugin's struct_size is zero.
+  const dlrt_plugin_api& api() const { return api_; }
+  dlrt_plugin* instance() const { return instance_; }
+  // Opens device `ordinal` on first use and returns the same handle afterwards. Thread-safe.
+  // Throws Error with the plugin's code and message if device_open fails.
+  dlrt_device* open_device(int32_t ordinal);
+
+ private:
+  friend std::unique_ptr<Plugin> load_plugin(const PluginCandidate&, const PluginOptions&,
+                                             const std::map<std::string, std::string>&);
+  boost::dll::shared_library library_;
+  dlrt_plugin_api api_{};
+  dlrt_plugin* instance_ = nullptr;
+  bool created_ = false;
+  bool loaded_ = false;
+  std::mutex mutex_;
+  std::map<int32_t, dlrt_device*> open_devices_;
+};
+
+// Runs the phases for one candidate. `names_taken` maps plugin names already claimed to the
+// path that claimed them (a second plugin of the same name is refused). Never throws for
+// anything the plugin does; may throw std::bad_alloc.
+std::unique_ptr<Plugin> load_plugin(const PluginCandidate& candidate, const PluginOptions& options,
+                                    const std::map<std::string, std::string>& names_taken);
+
+}  // namespace dlrt::core

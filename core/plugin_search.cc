@@ -1,0 +1,174 @@
+// plugin_search.cc: see plugin_search.hpp.
+#include "plugin_search.hpp"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+#include <set>
+
+#include "log.hpp"
+
+namespace dlrt::core {
+namespace {
+
+// realpath(3) into a std::string; "" with errno set on failure.
+std::string canonical(const std::string& path) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf) == nullptr) return "";
+  return buf;
+}
+
+bool starts_with(const std::string& s, const char* prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+bool ends_with(const std::string& s, const char* suffix) {
+  size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+// The plugin files of folder `dir` (canonical), sorted by file name.
+std::vector<std::string> plugin_files_in(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return names;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (starts_with(name, "libdlrt-") && ends_with(name, ".so")) names.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  std::vector<std::string> files;
+  for (const auto& n : names) files.push_back(dir + "/" + n);
+  return files;
+}
+
+std::string owner_and_mode_problem(const std::string& what, const std::string& path,
+                                   const struct stat& st) {
+  uid_t me = ::geteuid();
+  if (st.st_uid != me && st.st_uid != 0)
+    return fmt::format("{} {} is owned by uid {}, not by this user (uid {}) or root", what, path,
+                       st.st_uid, me);
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return fmt::format("{} {} is {}-writable (mode {:o}); plugins and their folders must be "
+                       "writable only by their owner",
+                       what, path, (st.st_mode & S_IWOTH) != 0 ? "world" : "group",
+                       st.st_mode & 07777);
+  return "";
+}
+
+class Collector {
+ public:
+  explicit Collector(std::vector<PluginCandidate>& out) : out_(out) {}
+
+  // One search entry (file or folder). `explicit_entry`: given by the user, so a missing
+  // path is worth recording; the default folder may simply not exist.
+  void add_entry(const std::string& entry, const std::string& origin, bool explicit_entry) {
+    if (entry.empty() || entry[0] != '/') {
+      refuse(entry, origin, DLRT_PLUGIN_REFUSED, DLRT_INVALID_ARGUMENT,
+             fmt::format("{} entry '{}' is a relative path; plugin paths must be absolute "
+                         "(dlrt never loads plugins from the current directory)",
+                         origin, entry));
+      return;
+    }
+    std::string path = canonical(entry);
+    if (path.empty()) {
+      int err = errno;
+      if (explicit_entry)
+        refuse(entry, origin, DLRT_PLUGIN_FAILED, DLRT_NOT_FOUND,
+               fmt::format("{} entry '{}' cannot be used: {}", origin, entry, std::strerror(err)));
+      else
+        log(DLRT_LOG_DEBUG, "loader", "default plugin folder {} is not there ({})", entry,
+            std::strerror(err));
+      return;
+    }
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return;  // vanished between realpath and stat
+    if (S_ISDIR(st.st_mode)) {
+      log(DLRT_LOG_DEBUG, "loader", "searching {} ({})", path, origin);
+      for (const auto& file : plugin_files_in(path)) add_file(canonical(file), origin);
+    } else {
+      add_file(path, origin);
+    }
+  }
+
+ private:
+  void add_file(const std::string& path, const std::string& origin) {
+    if (path.empty()) return;  // a dangling symlink in a folder: nothing to load
+    if (!seen_.insert(path).second) {
+      log(DLRT_LOG_DEBUG, "loader", "{} was already found earlier in the search; skipping", path);
+      return;
+    }
+    PluginCandidate c;
+    c.path = path;
+    c.origin = origin;
+    std::string problem = plugin_permission_problem(path);
+    if (!problem.empty()) {
+      c.state = DLRT_PLUGIN_REFUSED;
+      c.code = DLRT_PERMISSION_DENIED;
+      c.error = "refused: " + problem;
+    }
+    out_.push_back(std::move(c));
+  }
+
+  void refuse(const std::string& entry, const std::string& origin, dlrt_plugin_state state,
+              dlrt_code code, std::string error) {
+    PluginCandidate c;
+    c.path = entry;
+    c.origin = origin;
+    c.state = state;
+    c.code = code;
+    c.error = std::move(error);
+    out_.push_back(std::move(c));
+  }
+
+  std::vector<PluginCandidate>& out_;
+  std::set<std::string> seen_;
+};
+
+}  // namespace
+
+std::string plugin_permission_problem(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return fmt::format("cannot stat plugin {}: {}", path, std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return fmt::format("plugin {} is not a regular file", path);
+  std::string problem = owner_and_mode_problem("plugin", path, st);
+  if (!problem.empty()) return problem;
+  std::string dir = path.substr(0, path.rfind('/'));
+  if (dir.empty()) dir = "/";
+  if (::stat(dir.c_str(), &st) != 0)
+    return fmt::format("cannot stat plugin folder {}: {}", dir, std::strerror(errno));
+  return owner_and_mode_problem("plugin folder", dir, st);
+}
+
+std::vector<PluginCandidate> find_plugin_candidates(const SearchRequest& request) {
+  std::vector<PluginCandidate> out;
+  Collector collector(out);
+  for (const auto& p : request.api_paths) collector.add_entry(p, "plugin_paths", true);
+  for (const auto& p : request.env_paths) collector.add_entry(p, "DLRT_PLUGIN_PATH", true);
+  if (!request.default_dir.empty()) collector.add_entry(request.default_dir, "default", false);
+  return out;
+}
+
+std::string default_plugin_dir() {
+  // this_line_location() is the file of the module this function was compiled into: libdlrt.so
+  // itself (dladdr underneath), wherever it was installed or built.
+  boost::dll::fs::error_code ec;
+  boost::dll::fs::path self = boost::dll::this_line_location(ec);
+  if (ec || self.empty()) {
+    log(DLRT_LOG_WARNING, "loader", "cannot find libdlrt's own location ({}); skipping the "
+        "default plugin folder", ec.message());
+    return "";
+  }
+  return (self.parent_path() / "dlrt" / "plugins").string();
+}
+
+}  // namespace dlrt::core

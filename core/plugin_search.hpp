@@ -1,0 +1,53 @@
+// plugin_search.hpp: which plugin files a context loads, in which order, and which it refuses
+// before opening them (DESIGN.md section 3).
+//
+// Order: the context's plugin_paths option, then DLRT_PLUGIN_PATH (colon list), then
+// `<folder of libdlrt.so>/dlrt/plugins`. The build tree mirrors the install tree
+// (build/lib/libdlrt.so, build/lib/dlrt/plugins/), so that one rule finds plugins in both.
+// An entry is a file (loaded as it is) or a folder (every libdlrt-*.so in it, by name).
+//
+// Rules, each with a recorded and logged reason:
+//   - never the current directory: a relative entry is refused;
+//   - paths are canonicalised (symlinks resolved) and a file seen twice is loaded once;
+//   - a plugin file, or the folder holding it, that is group- or world-writable or owned by
+//     someone other than the effective user or root is refused (anyone who can write there
+//     can make this process run their code).
+// The checks run on the canonical file right before it is opened; they narrow but cannot close
+// the window between check and dlopen (as for every loader that trusts the file system).
+#pragma once
+
+#include <dlrt/dlrt.h>
+
+#include <string>
+#include <vector>
+
+namespace dlrt::core {
+
+// One file the loader will try, or an entry refused before any file was opened.
+struct PluginCandidate {
+  std::string path;    // canonical absolute path; the entry as given when it was refused
+  std::string origin;  // where the entry came from: "plugin_paths", "DLRT_PLUGIN_PATH", "default"
+  // When not OK: the search refused or failed this entry; the loader only records it.
+  dlrt_code code = DLRT_OK;
+  dlrt_plugin_state state = DLRT_PLUGIN_LOADED;
+  std::string error;
+};
+
+struct SearchRequest {
+  std::vector<std::string> api_paths;  // options.plugin_paths
+  std::vector<std::string> env_paths;  // DLRT_PLUGIN_PATH entries
+  std::string default_dir;             // default_plugin_dir(), "" to skip
+};
+
+// Candidates in load order. Never throws for a bad entry (it becomes a refused candidate).
+std::vector<PluginCandidate> find_plugin_candidates(const SearchRequest& request);
+
+// `<folder of libdlrt.so>/dlrt/plugins` (or of whatever binary holds the core, when it is
+// linked statically into a test).
+std::string default_plugin_dir();
+
+// "" if the canonical file `path` and its folder pass the ownership and write-permission
+// rules; otherwise the reason, naming the file or folder and its mode.
+std::string plugin_permission_problem(const std::string& path);
+
+}  // namespace dlrt::core

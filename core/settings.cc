@@ -1,0 +1,174 @@
+// settings.cc: see settings.hpp. One function per kind of setting keeps the precedence rule
+// (API, then environment, then default) written out once.
+#include "settings.hpp"
+
+#include <cctype>
+#include <cstdint>
+#include <cstdlib>
+
+#include "log.hpp"
+
+namespace dlrt::core {
+
+std::optional<bool> parse_bool(std::string_view text) {
+  std::string lower;
+  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "1" || lower == "true" || lower == "yes" || lower == "on") return true;
+  if (lower == "0" || lower == "false" || lower == "no" || lower == "off") return false;
+  return std::nullopt;
+}
+
+std::vector<std::string> split_nonempty(std::string_view text, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(sep, start);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > start) parts.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+namespace {
+
+// The environment value of `name`, or nullopt when unset. (Set but empty counts as unset:
+// `DLRT_X= prog` is how shells clear a variable for one command.)
+std::optional<std::string> env_value(const EnvLookup& env, const char* name) {
+  const char* v = env(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  return std::string(v);
+}
+
+Setting text_setting(const EnvLookup& env, const char* name, const char* api_value,
+                     std::string help) {
+  Setting s{name, "", DLRT_SOURCE_DEFAULT, std::move(help)};
+  if (api_value != nullptr) {
+    s.value = api_value;
+    s.source = DLRT_SOURCE_API;
+  } else if (auto v = env_value(env, name)) {
+    s.value = *v;
+    s.source = DLRT_SOURCE_ENVIRONMENT;
+  }
+  return s;
+}
+
+// A boolean: api_value -1 means "not given through the API".
+Setting bool_setting(const EnvLookup& env, const char* name, int32_t api_value, bool fallback,
+                     std::string help) {
+  Setting s{name, fallback ? "1" : "0", DLRT_SOURCE_DEFAULT, std::move(help)};
+  if (api_value >= 0) {
+    s.value = api_value != 0 ? "1" : "0";
+    s.source = DLRT_SOURCE_API;
+  } else if (auto v = env_value(env, name)) {
+    if (auto b = parse_bool(*v)) {
+      s.value = *b ? "1" : "0";
+      s.source = DLRT_SOURCE_ENVIRONMENT;
+    } else {
+      log(DLRT_LOG_WARNING, "settings",
+          "{}='{}' is not a boolean; expected 1/0, true/false, yes/no or on/off; using {}", name,
+          *v, s.value);
+    }
+  }
+  return s;
+}
+
+// A non-negative integer from the environment only; "" (unset) by default.
+Setting count_setting(const EnvLookup& env, const char* name, std::string help) {
+  Setting s{name, "", DLRT_SOURCE_DEFAULT, std::move(help)};
+  if (auto v = env_value(env, name)) {
+    char* end = nullptr;
+    unsigned long long n = std::strtoull(v->c_str(), &end, 10);
+    if (!v->empty() && std::isdigit(static_cast<unsigned char>((*v)[0])) && *end == '\0') {
+      s.value = std::to_string(n);
+      s.source = DLRT_SOURCE_ENVIRONMENT;
+    } else {
+      log(DLRT_LOG_WARNING, "settings",
+          "{}='{}' is not a non-negative integer; ignoring it (no limit)", name, *v);
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+Settings Settings::resolve(const dlrt_context_options& options,
+                           const std::string& default_plugin_dir, const EnvLookup& env) {
+  Settings out;
+
+  // DLRT_PLUGIN_PATH: shown as the whole effective search list, in search order.
+  {
+    Setting s{"DLRT_PLUGIN_PATH", "", DLRT_SOURCE_DEFAULT,
+              "plugin files or folders searched after API paths (colon list, absolute paths)"};
+    std::string list;
+    auto add = [&list](const std::string& p) { list += (list.empty() ? "" : ":") + p; };
+    for (size_t i = 0; i < options.num_plugin_paths; ++i)
+      if (options.plugin_paths != nullptr && options.plugin_paths[i] != nullptr)
+        add(options.plugin_paths[i]);
+    if (!list.empty()) s.source = DLRT_SOURCE_API;
+    if (options.search_default_paths != 0) {
+      if (auto v = env_value(env, "DLRT_PLUGIN_PATH")) {
+        out.env_plugin_path_ = split_nonempty(*v, ':');
+        for (const auto& p : out.env_plugin_path_) add(p);
+        if (s.source == DLRT_SOURCE_DEFAULT) s.source = DLRT_SOURCE_ENVIRONMENT;
+      }
+      add(default_plugin_dir);
+    }
+    s.value = list;
+    out.settings_.push_back(std::move(s));
+  }
+
+  out.settings_.push_back(text_setting(
+      env, "DLRT_VISIBLE_DEVICES", options.visible_devices,
+      "devices to expose, e.g. CPU:0,GPU:1 or GPU; renumbered per type in list order"));
+
+  // DLRT_LOG_LEVEL: the logger reads the variable itself (it must work before any context);
+  // here we only report what applies, and the API value when one was given.
+  {
+    Setting s{"DLRT_LOG_LEVEL", "warning", DLRT_SOURCE_DEFAULT,
+              "error, warning, info or debug (or 0-3)"};
+    out.log_level_ = DLRT_LOG_WARNING;
+    if (options.log_level >= DLRT_LOG_ERROR && options.log_level <= DLRT_LOG_DEBUG) {
+      out.log_level_ = static_cast<dlrt_log_level>(options.log_level);
+      s.source = DLRT_SOURCE_API;
+    } else if (auto v = env_value(env, "DLRT_LOG_LEVEL")) {
+      if (auto level = parse_log_level(*v)) {
+        out.log_level_ = *level;
+        s.source = DLRT_SOURCE_ENVIRONMENT;
+      }
+    }
+    s.value = log_level_name(out.log_level_);
+    out.settings_.push_back(std::move(s));
+  }
+
+  out.settings_.push_back(bool_setting(env, "DLRT_LOG_DEVICE_PLACEMENT",
+                                       options.log_device_placement, false,
+                                       "log which device runs each op"));
+  out.settings_.push_back(bool_setting(env, "DLRT_GPU_ALLOW_GROWTH", -1, false,
+                                       "grow GPU memory on demand instead of reserving it"));
+  out.settings_.push_back(count_setting(env, "DLRT_GPU_MEMORY_LIMIT_MB",
+                                        "cap on the memory dlrt takes per GPU, in MiB"));
+  out.settings_.push_back(bool_setting(env, "DLRT_CHECK_NUMERICS", -1, false,
+                                       "fail on NaN or Inf in op outputs"));
+  out.settings_.push_back(
+      text_setting(env, "DLRT_TRACE_FILE", nullptr, "write a Chrome trace of execution here"));
+  out.settings_.push_back(text_setting(env, "DLRT_PLUGIN_OPTIONS", options.plugin_options,
+                                       "per-plugin options, e.g. cpu:threads=2;reference:num_devices=3"));
+  out.settings_.push_back(text_setting(env, "CUDA_VISIBLE_DEVICES", nullptr,
+                                       "GPUs the CUDA runtime shows (read by the CUDA plugin)"));
+  return out;
+}
+
+const Setting* Settings::find(std::string_view name) const {
+  for (const auto& s : settings_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+const std::string& Settings::value(std::string_view name) const {
+  static const std::string kEmpty;
+  const Setting* s = find(name);
+  return s != nullptr ? s->value : kEmpty;
+}
+
+}  // namespace dlrt::core

@@ -1,0 +1,66 @@
+// settings.hpp: the effective configuration of one context, and where each value came from.
+//
+// DESIGN.md section 8: API options first, then environment variables, then defaults. Every
+// variable of that section is here (plus DLRT_PLUGIN_OPTIONS and CUDA_VISIBLE_DEVICES), so
+// `dlprobe --env` (dlrt_context_setting*) can show them all. Values are normalised: booleans
+// become "1"/"0", log levels their name; an environment value that does not parse is logged
+// and the default used instead (a typo in a variable must not stop a program, but it must not
+// go unnoticed either).
+//
+// This is not the place that acts on the settings: the loader, registry and (later) executor
+// read the typed accessors below.
+#pragma once
+
+#include <dlrt/dlrt.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dlrt::core {
+
+struct Setting {
+  std::string name;
+  std::string value;  // effective value as text; "" when unset
+  dlrt_setting_source source = DLRT_SOURCE_DEFAULT;
+  std::string help;
+};
+
+// getenv, or a stand-in for tests. Returns NULL for unset.
+using EnvLookup = std::function<const char*(const char*)>;
+
+class Settings {
+ public:
+  // `options` must already be complete (defaults filled past the caller's struct_size).
+  // `default_plugin_dir` is `<folder of libdlrt.so>/dlrt/plugins`, shown as the last entry of
+  // the effective DLRT_PLUGIN_PATH when default paths are searched.
+  static Settings resolve(const dlrt_context_options& options,
+                          const std::string& default_plugin_dir, const EnvLookup& env);
+
+  const std::vector<Setting>& all() const { return settings_; }
+  // The setting called `name`; nullptr if there is none.
+  const Setting* find(std::string_view name) const;
+  // Its value; "" if unknown.
+  const std::string& value(std::string_view name) const;
+
+  // Typed views used by the rest of the core.
+  dlrt_log_level log_level() const { return log_level_; }
+  bool log_device_placement() const { return value("DLRT_LOG_DEVICE_PLACEMENT") == "1"; }
+  // DLRT_PLUGIN_PATH split on ':' (environment only; API paths are kept apart by the caller).
+  const std::vector<std::string>& env_plugin_path() const { return env_plugin_path_; }
+
+ private:
+  std::vector<Setting> settings_;
+  dlrt_log_level log_level_ = DLRT_LOG_WARNING;
+  std::vector<std::string> env_plugin_path_;
+};
+
+// "1"/"true"/"yes"/"on" -> true, "0"/"false"/"no"/"off" -> false (any case); nullopt otherwise.
+std::optional<bool> parse_bool(std::string_view text);
+
+// Splits `text` on `sep`, dropping empty pieces ("a::b:" -> {"a", "b"}).
+std::vector<std::string> split_nonempty(std::string_view text, char sep);
+
+}  // namespace dlrt::core
