@@ -1,0 +1,208 @@
+// core/ops/infer_conv_pool.cc: conv2d, conv2d_bias_act, max/avg_pool2d and their backward
+// ops. Images are NHWC (N,H,W,C) unless data_format="NCHW" (N,C,H,W); filters are HWIO
+// (KH,KW,Ci,Co) in both formats. Spatial sizes follow TF's SAME/VALID (shape_util.hpp).
+#include <fmt/format.h>
+
+#include "infer_common.hpp"
+
+namespace dlrt::ops {
+namespace {
+using detail::image_axes;
+using detail::ImageAxes;
+using detail::in;
+using detail::in_const;
+using detail::make_image;
+using detail::out;
+
+// One spatial axis of a window op: H or W.
+//   in: input length, k: taps, stride, dilation -> the output length, or an error when
+//   VALID leaves nothing ("VALID output height would be 0 (input 1, ksize 2, stride 2)").
+Result<int64_t> spatial_out(const InferContext& ctx, Padding padding, const char* axis_name,
+                            int64_t in_len, int64_t k, int64_t stride, int64_t dilation,
+                            bool is_pool) {
+  const int64_t o = window_output_size(padding, in_len, k, stride, dilation);
+  if (o >= 1) return o;
+  if (is_pool)
+    return ctx.error("VALID output {} would be 0 (input {}, ksize {}, stride {})", axis_name,
+                     in_len, k, stride);
+  return ctx.error("VALID output {} would be 0 (input {}, kernel {}, dilation {}, stride {})",
+                   axis_name, in_len, k, dilation, stride);
+}
+
+// conv2d's output dims from x (image) and w (KH,KW,Ci,Co). x_what/w_what say where the two
+// shapes came from, for messages: "input 0 (x)" or "attribute 'input_shape'".
+Result<Dims> conv_output(const InferContext& ctx, const Dims& x, const std::string& x_what,
+                         const Dims& w, const std::string& w_what) {
+  const ImageAxes ax = image_axes(ctx.attr_string("data_format"));
+  const Padding padding = *parse_padding(ctx.attr_string("padding"));
+  const Ints& strides = ctx.attr_ints("strides");
+  const Ints& dilations = ctx.attr_ints("dilations");
+  // w: (KH,KW,Ci,Co)
+  if (w[2] != x[ax.c])
+    return ctx.error("{} has {} channels in dim 2 (Ci), expected {} to match {} dim {}", w_what,
+                     w[2], x[ax.c], x_what, ax.c);
+  Result<int64_t> oh = spatial_out(ctx, padding, "height", x[ax.h], w[0], strides[0], dilations[0], false);
+  if (!oh.ok()) return oh.status();
+  Result<int64_t> ow = spatial_out(ctx, padding, "width", x[ax.w], w[1], strides[1], dilations[1], false);
+  if (!ow.ok()) return ow.status();
+  return make_image(ax, x[ax.n], *oh, *ow, w[3]);
+}
+
+// x: image, w: (KH,KW,Ci,Co) -> y: image (N,OH,OW,Co)
+Status infer_conv2d(InferContext& ctx) {
+  const char* doc = image_axes(ctx.attr_string("data_format")).dims_doc;
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(0, 4, doc));
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(1, 4, "(KH,KW,Ci,Co)"));
+  Result<Dims> y = conv_output(ctx, ctx.dims(0), ctx.label(0), ctx.dims(1), ctx.label(1));
+  if (!y.ok()) return y.status();
+  ctx.add_output(ctx.input(0).dtype, std::move(*y));
+  return Status();
+}
+
+// conv2d plus b: (Co)
+Status infer_conv2d_bias_act(InferContext& ctx) {
+  DLRT_OPS_RETURN_IF_ERROR(infer_conv2d(ctx));
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(2, 1, "(Co)"));
+  if (ctx.dims(2)[0] != ctx.dims(1)[3])
+    return ctx.error("{} has {} elements, expected {} to match input 1 (w) dim 3 (Co)",
+                     ctx.label(2), ctx.dims(2)[0], ctx.dims(1)[3]);
+  return Status();
+}
+
+// dy: (N,OH,OW,Co), w: (KH,KW,Ci,Co) -> dx: input_shape (N,H,W,Ci)
+Status infer_conv2d_backward_data(InferContext& ctx) {
+  const char* doc = image_axes(ctx.attr_string("data_format")).dims_doc;
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(0, 4, doc));
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(1, 4, "(KH,KW,Ci,Co)"));
+  const Ints& x = ctx.attr_ints("input_shape");
+  const std::string x_what = fmt::format("attribute 'input_shape' {}", format_dims(x));
+  Result<Dims> y = conv_output(ctx, x, x_what, ctx.dims(1), ctx.label(1));
+  if (!y.ok()) return y.status();
+  if (*y != ctx.dims(0))
+    return ctx.error("{} has dims {}, expected {}: conv2d of input_shape {} with w {}",
+                     ctx.label(0), format_dims(ctx.dims(0)), format_dims(*y), format_dims(x),
+                     format_dims(ctx.dims(1)));
+  ctx.add_output(ctx.input(0).dtype, x);
+  return Status();
+}
+
+// x: (N,H,W,Ci), dy: (N,OH,OW,Co) -> dw: filter_shape (KH,KW,Ci,Co)
+Status infer_conv2d_backward_filter(InferContext& ctx) {
+  const char* doc = image_axes(ctx.attr_string("data_format")).dims_doc;
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(0, 4, doc));
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(1, 4, doc));
+  const Ints& w = ctx.attr_ints("filter_shape");
+  const std::string w_what = fmt::format("attribute 'filter_shape' {}", format_dims(w));
+  Result<Dims> y = conv_output(ctx, ctx.dims(0), ctx.label(0), w, w_what);
+  if (!y.ok()) return y.status();
+  if (*y != ctx.dims(1))
+    return ctx.error("{} has dims {}, expected {}: conv2d of x {} with filter_shape {}",
+                     ctx.label(1), format_dims(ctx.dims(1)), format_dims(*y),
+                     format_dims(ctx.dims(0)), format_dims(w));
+  ctx.add_output(ctx.input(0).dtype, w);
+  return Status();
+}
+
+// Pool output dims of image x: (N,OH,OW,C).
+Result<Dims> pool_output(const InferContext& ctx, const Dims& x) {
+  const ImageAxes ax = image_axes(ctx.attr_string("data_format"));
+  const Padding padding = *parse_padding(ctx.attr_string("padding"));
+  const Ints& k = ctx.attr_ints("ksize");
+  const Ints& s = ctx.attr_ints("strides");
+  Result<int64_t> oh = spatial_out(ctx, padding, "height", x[ax.h], k[0], s[0], 1, true);
+  if (!oh.ok()) return oh.status();
+  Result<int64_t> ow = spatial_out(ctx, padding, "width", x[ax.w], k[1], s[1], 1, true);
+  if (!ow.ok()) return ow.status();
+  return make_image(ax, x[ax.n], *oh, *ow, x[ax.c]);
+}
+
+// x: (N,H,W,C) -> y: (N,OH,OW,C)
+Status infer_pool2d(InferContext& ctx) {
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(0, 4, image_axes(ctx.attr_string("data_format")).dims_doc));
+  Result<Dims> y = pool_output(ctx, ctx.dims(0));
+  if (!y.ok()) return y.status();
+  ctx.add_output(ctx.input(0).dtype, std::move(*y));
+  return Status();
+}
+
+// x: (N,H,W,C), dy: (N,OH,OW,C) -> dx: (N,H,W,C)
+Status infer_max_pool2d_backward(InferContext& ctx) {
+  DLRT_OPS_RETURN_IF_ERROR(infer_pool2d(ctx));  // the forward output, which dy must match
+  const Dims expected = ctx.outputs()[0].dims;
+  if (ctx.dims(1) != expected)
+    return ctx.error("{} has dims {}, expected {} (max_pool2d of input 0 (x) {})", ctx.label(1),
+                     format_dims(ctx.dims(1)), format_dims(expected), format_dims(ctx.dims(0)));
+  ctx.outputs()[0].dims = ctx.dims(0);
+  return Status();
+}
+
+// dy: (N,OH,OW,C) -> dx: input_shape (N,H,W,C)
+Status infer_avg_pool2d_backward(InferContext& ctx) {
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(0, 4, image_axes(ctx.attr_string("data_format")).dims_doc));
+  const Ints& x = ctx.attr_ints("input_shape");
+  Result<Dims> y = pool_output(ctx, x);
+  if (!y.ok()) return y.status();
+  if (*y != ctx.dims(0))
+    return ctx.error("{} has dims {}, expected {} (avg_pool2d of input_shape {})", ctx.label(0),
+                     format_dims(ctx.dims(0)), format_dims(*y), format_dims(x));
+  ctx.add_output(ctx.input(0).dtype, x);
+  return Status();
+}
+
+std::vector<AttrSpec> conv_attrs() {
+  return {optional_attr("strides", Ints{1, 1}).exactly(2).at_least(1),
+          detail::padding_attr(),
+          optional_attr("dilations", Ints{1, 1}).exactly(2).at_least(1),
+          detail::data_format_attr()};
+}
+std::vector<AttrSpec> pool_attrs() {
+  return {optional_attr("ksize", Ints{2, 2}).exactly(2).at_least(1),
+          optional_attr("strides", Ints{2, 2}).exactly(2).at_least(1),
+          detail::padding_attr(), detail::data_format_attr()};
+}
+template <typename... More>
+std::vector<AttrSpec> plus(std::vector<AttrSpec> base, More... more) {
+  (base.push_back(std::move(more)), ...);
+  return base;
+}
+
+}  // namespace
+
+std::vector<OpDef> conv_pool_ops() {
+  const DtypeSet& F = kFloatTypes;
+  std::vector<OpDef> ops;
+  ops.push_back({"conv2d", "conv_pool", "2-D cross-correlation, as TF's conv2d",
+                 {in("x", F, "(N,H,W,Ci)"), in("w", F, "(KH,KW,Ci,Co)")},
+                 {out("y", "(N,OH,OW,Co)")}, conv_attrs(), infer_conv2d, {}});
+  ops.push_back({"conv2d_bias_act", "conv_pool", "fused y = act(conv2d(x, w) + b)",
+                 {in("x", F, "(N,H,W,Ci)"), in("w", F, "(KH,KW,Ci,Co)"), in("b", F, "(Co)")},
+                 {out("y", "(N,OH,OW,Co)")}, plus(conv_attrs(), detail::activation_attr()),
+                 infer_conv2d_bias_act, {}});
+  ops.push_back({"max_pool2d", "conv_pool", "max over each window; padded cells are -inf",
+                 {in("x", F, "(N,H,W,C)")}, {out("y", "(N,OH,OW,C)")}, pool_attrs(),
+                 infer_pool2d, {}});
+  ops.push_back({"avg_pool2d", "conv_pool", "mean over each window; padded cells not counted",
+                 {in("x", F, "(N,H,W,C)")}, {out("y", "(N,OH,OW,C)")}, pool_attrs(),
+                 infer_pool2d, {}});
+  // Backward ops: autodiff emits them; they are not differentiated again (first order only).
+  ops.push_back({"conv2d_backward_data", "conv_pool", "gradient of conv2d with respect to x",
+                 {in_const("dy", F, "(N,OH,OW,Co)"), in_const("w", F, "(KH,KW,Ci,Co)")},
+                 {out("dx", "(N,H,W,Ci)")},
+                 plus(conv_attrs(), required_attr("input_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
+                 infer_conv2d_backward_data, {}});
+  ops.push_back({"conv2d_backward_filter", "conv_pool", "gradient of conv2d with respect to w",
+                 {in_const("x", F, "(N,H,W,Ci)"), in_const("dy", F, "(N,OH,OW,Co)")},
+                 {out("dw", "(KH,KW,Ci,Co)")},
+                 plus(conv_attrs(), required_attr("filter_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
+                 infer_conv2d_backward_filter, {}});
+  ops.push_back({"max_pool2d_backward", "conv_pool", "routes dy to the first max of each window",
+                 {in_const("x", F, "(N,H,W,C)"), in_const("dy", F, "(N,OH,OW,C)")},
+                 {out("dx", "(N,H,W,C)")}, pool_attrs(), infer_max_pool2d_backward, {}});
+  ops.push_back({"avg_pool2d_backward", "conv_pool", "spreads dy evenly over each window",
+                 {in_const("dy", F, "(N,OH,OW,C)")}, {out("dx", "(N,H,W,C)")},
+                 plus(pool_attrs(), required_attr("input_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
+                 infer_avg_pool2d_backward, {}});
+  return ops;
+}
+
+}  // namespace dlrt::ops

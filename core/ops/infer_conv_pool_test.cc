@@ -1,0 +1,107 @@
+// Shape inference of conv2d, pools and their backward ops.
+#include <gtest/gtest.h>
+
+#include "ops_test_util.hpp"
+
+namespace dlrt::ops {
+namespace {
+using testing::f32;
+using testing::invalid;
+using testing::out_dims;
+
+TEST(InferConvPool, Conv2dValid) {
+  // The reference workload's first layer: 28x28x1 -> 26x26x32.
+  EXPECT_EQ(out_dims("conv2d", {f32({64, 28, 28, 1}), f32({3, 3, 1, 32})}), (Dims{64, 26, 26, 32}));
+}
+
+TEST(InferConvPool, Conv2dSameStride2OddSizes) {
+  // ceil(7/2) = 4, ceil(5/2) = 3
+  EXPECT_EQ(out_dims("conv2d", {f32({1, 7, 5, 3}), f32({3, 3, 3, 8})},
+                     {{"padding", "SAME"}, {"strides", {2, 2}}}),
+            (Dims{1, 4, 3, 8}));
+}
+
+TEST(InferConvPool, Conv2dDilationsAndNchw) {
+  // dilated 3x3 with dilation 2 spans 5: 9 - 5 + 1 = 5
+  EXPECT_EQ(out_dims("conv2d", {f32({1, 9, 9, 2}), f32({3, 3, 2, 4})}, {{"dilations", {2, 2}}}),
+            (Dims{1, 5, 5, 4}));
+  // NCHW: x (N,C,H,W), y (N,Co,OH,OW); w stays HWIO.
+  EXPECT_EQ(out_dims("conv2d", {f32({2, 3, 10, 8}), f32({3, 3, 3, 16})}, {{"data_format", "NCHW"}}),
+            (Dims{2, 16, 8, 6}));
+}
+
+TEST(InferConvPool, Conv2dErrors) {
+  EXPECT_TRUE(invalid("conv2d", {f32({1, 8, 8, 4}), f32({3, 3, 3, 8})}, {},
+                      {"conv2d: input 1 (w) has 3 channels in dim 2 (Ci), expected 4 to match "
+                       "input 0 (x) dim 3"}));
+  EXPECT_TRUE(invalid("conv2d", {f32({8, 8, 4}), f32({3, 3, 4, 8})}, {},
+                      {"conv2d: input 0 (x) must have rank 4 (N,H,W,C), got rank 3"}));
+  EXPECT_TRUE(invalid("conv2d", {f32({1, 8, 8, 4}), f32({3, 4, 8})}, {},
+                      {"conv2d: input 1 (w) must have rank 4 (KH,KW,Ci,Co), got rank 3"}));
+  EXPECT_TRUE(invalid("conv2d", {f32({1, 2, 8, 4}), f32({3, 3, 4, 8})}, {},
+                      {"conv2d: VALID output height would be 0 (input 2, kernel 3, dilation 1, stride 1)"}));
+  EXPECT_TRUE(invalid("conv2d", {f32({1, 8, 8, 4}), f32({3, 3, 4, 8})}, {{"stride", {2, 2}}},
+                      {"conv2d: unknown attribute 'stride' (accepted: data_format, dilations, "
+                       "padding, strides)"}));
+  EXPECT_TRUE(invalid("conv2d", {f32({1, 8, 8, 4}), f32({3, 3, 4, 8})}, {{"padding", "FULL"}},
+                      {"conv2d: attribute 'padding' is \"FULL\""}));
+  EXPECT_TRUE(invalid("conv2d", {f32({1, 8, 8, 4}), f32({3, 3, 4, 8})}, {{"strides", {0, 1}}},
+                      {"conv2d: attribute 'strides' (0,1) has 0 at index 0, expected >= 1"}));
+}
+
+TEST(InferConvPool, Conv2dBiasAct) {
+  EXPECT_EQ(out_dims("conv2d_bias_act", {f32({1, 5, 5, 2}), f32({3, 3, 2, 6}), f32({6})},
+                     {{"activation", "relu"}}),
+            (Dims{1, 3, 3, 6}));
+  EXPECT_TRUE(invalid("conv2d_bias_act", {f32({1, 5, 5, 2}), f32({3, 3, 2, 6}), f32({5})}, {},
+                      {"conv2d_bias_act: input 2 (b) has 5 elements, expected 6"}));
+  EXPECT_TRUE(invalid("conv2d_bias_act", {f32({1, 5, 5, 2}), f32({3, 3, 2, 6}), f32({6})},
+                      {{"activation", "gelu"}}, {"'activation' is \"gelu\""}));
+}
+
+TEST(InferConvPool, MaxPoolValidAndSame) {
+  EXPECT_EQ(out_dims("max_pool2d", {f32({64, 26, 26, 32})}), (Dims{64, 13, 13, 32}));
+  EXPECT_EQ(out_dims("max_pool2d", {f32({64, 11, 11, 64})}), (Dims{64, 5, 5, 64}));
+  EXPECT_EQ(out_dims("max_pool2d", {f32({1, 11, 11, 2})}, {{"padding", "SAME"}}), (Dims{1, 6, 6, 2}));
+  EXPECT_EQ(out_dims("avg_pool2d", {f32({1, 9, 9, 1})}, {{"ksize", {3, 3}}, {"strides", {1, 1}}}),
+            (Dims{1, 7, 7, 1}));
+  EXPECT_EQ(out_dims("avg_pool2d", {f32({1, 4, 9, 9})}, {{"data_format", "NCHW"}}), (Dims{1, 4, 4, 4}));
+}
+
+TEST(InferConvPool, PoolErrors) {
+  EXPECT_TRUE(invalid("max_pool2d", {f32({1, 1, 4, 3})}, {},
+                      {"max_pool2d: VALID output height would be 0 (input 1, ksize 2, stride 2)"}));
+  EXPECT_TRUE(invalid("avg_pool2d", {f32({1, 4, 4})}, {},
+                      {"avg_pool2d: input 0 (x) must have rank 4 (N,H,W,C), got rank 3"}));
+  EXPECT_TRUE(invalid("max_pool2d", {f32({1, 4, 4, 1})}, {{"ksize", {2}}},
+                      {"max_pool2d: attribute 'ksize' (2) has 1 values, expected 2"}));
+}
+
+TEST(InferConvPool, Conv2dBackward) {
+  EXPECT_EQ(out_dims("conv2d_backward_data", {f32({2, 26, 26, 32}), f32({3, 3, 1, 32})},
+                     {{"input_shape", {2, 28, 28, 1}}}),
+            (Dims{2, 28, 28, 1}));
+  EXPECT_EQ(out_dims("conv2d_backward_filter", {f32({2, 28, 28, 1}), f32({2, 26, 26, 32})},
+                     {{"filter_shape", {3, 3, 1, 32}}}),
+            (Dims{3, 3, 1, 32}));
+  EXPECT_TRUE(invalid("conv2d_backward_data", {f32({2, 25, 26, 32}), f32({3, 3, 1, 32})},
+                      {{"input_shape", {2, 28, 28, 1}}},
+                      {"conv2d_backward_data: input 0 (dy) has dims (2,25,26,32), expected (2,26,26,32)"}));
+  EXPECT_TRUE(invalid("conv2d_backward_data", {f32({2, 26, 26, 32}), f32({3, 3, 1, 32})}, {},
+                      {"conv2d_backward_data: missing required attribute 'input_shape' (ints)"}));
+  EXPECT_TRUE(invalid("conv2d_backward_filter", {f32({2, 28, 28, 2}), f32({2, 26, 26, 32})},
+                      {{"filter_shape", {3, 3, 1, 32}}},
+                      {"attribute 'filter_shape' (3,3,1,32) has 1 channels in dim 2 (Ci), expected 2"}));
+}
+
+TEST(InferConvPool, PoolBackward) {
+  EXPECT_EQ(out_dims("max_pool2d_backward", {f32({1, 26, 26, 3}), f32({1, 13, 13, 3})}),
+            (Dims{1, 26, 26, 3}));
+  EXPECT_EQ(out_dims("avg_pool2d_backward", {f32({1, 13, 13, 3})}, {{"input_shape", {1, 27, 27, 3}}}),
+            (Dims{1, 27, 27, 3}));
+  EXPECT_TRUE(invalid("max_pool2d_backward", {f32({1, 26, 26, 3}), f32({1, 12, 13, 3})}, {},
+                      {"max_pool2d_backward: input 1 (dy) has dims (1,12,13,3), expected (1,13,13,3)"}));
+}
+
+}  // namespace
+}  // namespace dlrt::ops

@@ -1,0 +1,102 @@
+// core/ops/infer_elementwise.cc: unary and binary elementwise ops, bias_add and the
+// activation gradients. Unary ops keep their input's type; binary ops broadcast with
+// NumPy's rules ((3,1,5) + (4,5) -> (3,4,5)).
+#include "infer_common.hpp"
+
+namespace dlrt::ops {
+
+Status detail::infer_same_as_input0(InferContext& ctx) {
+  ctx.add_output(ctx.input(0).dtype, ctx.dims(0));
+  return Status();
+}
+
+namespace {
+using detail::in;
+using detail::in_const;
+using detail::out;
+
+// a, b -> c: broadcast(a, b)
+Status infer_broadcast_binary(InferContext& ctx) {
+  const Broadcast r = broadcast_shapes(ctx.dims(0), ctx.dims(1));
+  if (!r.ok())
+    return ctx.error("cannot broadcast a {} with b {}: a dim {} is {} and b dim {} is {}",
+                     format_dims(ctx.dims(0)), format_dims(ctx.dims(1)), r.conflict_a,
+                     ctx.dims(0)[r.conflict_a], r.conflict_b, ctx.dims(1)[r.conflict_b]);
+  ctx.add_output(ctx.input(0).dtype, r.dims);
+  return Status();
+}
+
+// Channel axis of bias_add / bias_add_grad: last for NHWC-style (...,C), dim 1 for NCHW.
+Result<int> channel_axis(const InferContext& ctx, int input) {
+  const bool nchw = ctx.attr_string("data_format") == "NCHW";
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_min_rank(input, nchw ? 2 : 1));
+  return nchw ? 1 : ctx.rank(input) - 1;
+}
+
+// x: (...,C), b: (C) -> y: x's type
+Status infer_bias_add(InferContext& ctx) {
+  Result<int> c = channel_axis(ctx, 0);
+  if (!c.ok()) return c.status();
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(1, 1, "(C)"));
+  if (ctx.dims(1)[0] != ctx.dims(0)[*c])
+    return ctx.error("{} has {} elements, expected {} to match input 0 (x) dim {} (C, {})",
+                     ctx.label(1), ctx.dims(1)[0], ctx.dims(0)[*c], *c,
+                     ctx.attr_string("data_format"));
+  return detail::infer_same_as_input0(ctx);
+}
+
+// dy: (...,C) -> db: (C)
+Status infer_bias_add_grad(InferContext& ctx) {
+  Result<int> c = channel_axis(ctx, 0);
+  if (!c.ok()) return c.status();
+  ctx.add_output(ctx.input(0).dtype, {ctx.dims(0)[*c]});
+  return Status();
+}
+
+// dy, x (or y) of one shape -> dx of that shape
+Status infer_activation_grad(InferContext& ctx) {
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_same_dims(0, 1));
+  return detail::infer_same_as_input0(ctx);
+}
+
+OpDef unary(const char* name, const char* doc) {
+  return {name, "elementwise", doc, {in("x", kFloatTypes)}, {out("y")}, {},
+          detail::infer_same_as_input0, {}};
+}
+OpDef binary(const char* name, const char* doc) {
+  return {name, "elementwise", doc, {in("a", kFloatTypes), in("b", kFloatTypes)}, {out("c")},
+          {}, infer_broadcast_binary, {}};
+}
+OpDef activation_grad(const char* name, const char* second, const char* doc) {
+  return {name, "elementwise", doc, {in_const("dy", kFloatTypes), in_const(second, kFloatTypes)},
+          {out("dx")}, {}, infer_activation_grad, {}};
+}
+
+}  // namespace
+
+std::vector<OpDef> elementwise_ops() {
+  return {
+      unary("relu", "y = max(x, 0)"),
+      unary("sigmoid", "y = 1 / (1 + exp(-x))"),
+      unary("tanh", "y = tanh(x)"),
+      unary("neg", "y = -x"),
+      unary("exp", "y = exp(x)"),
+      unary("log", "y = log(x); NaN for negatives"),
+      unary("sqrt", "y = sqrt(x); NaN for negatives"),
+      binary("add", "c = a + b, broadcasting"),
+      binary("sub", "c = a - b, broadcasting"),
+      binary("mul", "c = a * b, broadcasting"),
+      binary("div", "c = a / b, broadcasting"),
+      {"bias_add", "elementwise", "y = x + b along the channel axis",
+       {in("x", kFloatTypes, "(...,C)"), in("b", kFloatTypes, "(C)")}, {out("y", "(...,C)")},
+       {detail::data_format_attr()}, infer_bias_add, {}},
+      {"bias_add_grad", "elementwise", "db = dy summed over every axis but the channel axis",
+       {in_const("dy", kFloatTypes, "(...,C)")}, {out("db", "(C)")},
+       {detail::data_format_attr()}, infer_bias_add_grad, {}},
+      activation_grad("relu_grad", "x", "dx = dy where x > 0, else 0"),
+      activation_grad("sigmoid_grad", "y", "dx = dy * y * (1 - y)"),
+      activation_grad("tanh_grad", "y", "dx = dy * (1 - y^2)"),
+  };
+}
+
+}  // namespace dlrt::ops

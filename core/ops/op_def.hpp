@@ -1,0 +1,137 @@
+// core/ops/op_def.hpp: what the registry knows about one op.
+//
+// An OpDef is the machine-readable form of one row of docs/ops.md: the op's name, its
+// inputs (name, allowed dtypes, the shape it expects), its outputs, its attributes with
+// defaults, which inputs are differentiable, which outputs may alias which inputs, and the
+// function that infers output types from input types and (complete) attributes.
+// The OpDefs themselves live in the infer_*.cc files, one per op family.
+#pragma once
+
+#include <dlrt/types.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attrs.hpp"
+#include "shape_util.hpp"
+#include "status.hpp"
+
+namespace dlrt::ops {
+
+// The static type of a value in a graph: element type and dense dims.
+struct TensorType {
+  dlrt_dtype dtype = DLRT_DTYPE_INVALID;
+  Dims dims;
+
+  int rank() const { return static_cast<int>(dims.size()); }
+  int64_t num_elements() const { return ops::num_elements(dims); }
+  friend bool operator==(const TensorType& a, const TensorType& b) {
+    return a.dtype == b.dtype && a.dims == b.dims;
+  }
+  friend bool operator!=(const TensorType& a, const TensorType& b) { return !(a == b); }
+};
+std::string to_string(const TensorType& t);  // "f32(1,28,28,1)"
+
+using DtypeSet = std::vector<dlrt_dtype>;
+// Float operands: f32 everywhere, f16/bf16 where a device supports them (its op_supported
+// says no otherwise; the registry accepts them).
+inline const DtypeSet kFloatTypes = {DLRT_F32, DLRT_F16, DLRT_BF16};
+// Labels and indices.
+inline const DtypeSet kIndexTypes = {DLRT_I32, DLRT_I64};
+// Data-movement operands (copy, reshape, gather_rows, cast, ...): any dtype.
+inline const DtypeSet kAllTypes = {DLRT_F32, DLRT_F16, DLRT_BF16, DLRT_F64, DLRT_I32,
+                                   DLRT_I64, DLRT_U8,  DLRT_I8,   DLRT_BOOL};
+
+struct InputSpec {
+  std::string name;   // "x"
+  DtypeSet dtypes;    // allowed element types
+  std::string shape;  // for docs and messages: "(N,H,W,C)"; "" when any shape
+  // Inputs sharing a non-zero type variable must have the same dtype (ONNX's "T").
+  char type_var = 'T';
+  bool differentiable = true;  // autodiff propagates a gradient to this input
+};
+
+struct OutputSpec {
+  std::string name;
+  std::string shape;  // for docs: "(N,OH,OW,Co)"
+};
+
+// Output `output` may share its buffer with input `input` (optimizer updates).
+struct InPlace {
+  int output;
+  int input;
+  friend bool operator==(InPlace a, InPlace b) { return a.output == b.output && a.input == b.input; }
+};
+
+class InferContext;
+// Fills ctx's outputs, or explains (via ctx.error) why the inputs/attributes do not fit.
+// Runs after the generic checks: input count, dtypes, type variables, dims >= 1, and a
+// complete, type-checked attribute set.
+using InferFn = Status (*)(InferContext& ctx);
+
+struct OpDef {
+  std::string name;
+  std::string family;  // "conv_pool", "elementwise", "reduce_shape", "misc", "train"
+  std::string doc;     // one line, for dlprobe --ops
+  std::vector<InputSpec> inputs;
+  std::vector<OutputSpec> outputs;
+  std::vector<AttrSpec> attrs;
+  InferFn infer = nullptr;
+  std::vector<InPlace> in_place;
+
+  const AttrSpec* find_attr(std::string_view attr) const;
+  int input_index(std::string_view input) const;  // -1 when absent
+  // One line: "conv2d(x: f32|f16|bf16 (N,H,W,C), w: ...) -> y; strides: ints = (1,1), ..."
+  std::string signature() const;
+};
+
+// What an InferFn sees: the op, its input types and its complete attributes. Gives typed
+// attribute access (safe: the attributes were resolved against the OpDef) and builds
+// messages with the registry's conventions: "<op>: input 1 (w) ...".
+class InferContext {
+ public:
+  InferContext(const OpDef& def, const std::vector<TensorType>& inputs, const AttrMap& attrs)
+      : def_(def), inputs_(inputs), attrs_(attrs) {}
+
+  const OpDef& def() const { return def_; }
+  const std::string& op() const { return def_.name; }
+  const TensorType& input(int i) const { return inputs_[i]; }
+  const Dims& dims(int i) const { return inputs_[i].dims; }
+  int rank(int i) const { return inputs_[i].rank(); }
+  // "input 1 (w)"
+  std::string label(int i) const;
+
+  int64_t attr_int(std::string_view n) const { return attr(n).as_int(); }
+  double attr_float(std::string_view n) const { return attr(n).as_float(); }
+  bool attr_bool(std::string_view n) const { return attr(n).as_bool(); }
+  const std::string& attr_string(std::string_view n) const { return attr(n).as_string(); }
+  const Ints& attr_ints(std::string_view n) const { return attr(n).as_ints(); }
+  dlrt_dtype attr_dtype(std::string_view n) const { return attr(n).as_dtype(); }
+  const AttrMap& attrs() const { return attrs_; }
+
+  // INVALID_ARGUMENT "<op>: <formatted text>".
+  template <typename... Args>
+  Status error(fmt::format_string<Args...> format, Args&&... args) const {
+    return Status(DLRT_INVALID_ARGUMENT,
+                  def_.name + ": " + fmt::format(format, std::forward<Args>(args)...));
+  }
+  // "conv2d: input 0 (x) must have rank 4 (N,H,W,C), got rank 3"; `dims_doc` may be "".
+  Status expect_rank(int i, int rank, std::string_view dims_doc = "") const;
+  Status expect_min_rank(int i, int min_rank) const;
+  // Input j has exactly the dims of input i.
+  Status expect_same_dims(int i, int j) const;
+
+  void add_output(dlrt_dtype dtype, Dims dims) { outputs_.push_back({dtype, std::move(dims)}); }
+  std::vector<TensorType>& outputs() { return outputs_; }
+
+ private:
+  const AttrValue& attr(std::string_view n) const;
+
+  const OpDef& def_;
+  const std::vector<TensorType>& inputs_;
+  const AttrMap& attrs_;
+  std::vector<TensorType> outputs_;
+};
+
+}  // namespace dlrt::ops

@@ -1,0 +1,28 @@
+// core/ops/op_registry.hpp: the op set of docs/ops.md, by name.
+//
+// The registry is built once, on first use (thread-safe), from the per-family tables in
+// infer_*.cc, and is immutable afterwards: the OpDef pointers it hands out live as long as
+// the process.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "op_def.hpp"
+
+namespace dlrt::ops {
+
+// The op named `name`, or nullptr.
+const OpDef* find_op(std::string_view name);
+
+// Every op, sorted by name.
+std::vector<const OpDef*> all_ops();
+
+// Per-family tables (infer_*.cc); all_ops() is their union. Exposed for tests.
+std::vector<OpDef> conv_pool_ops();
+std::vector<OpDef> elementwise_ops();
+std::vector<OpDef> reduce_shape_ops();
+std::vector<OpDef> misc_ops();
+std::vector<OpDef> train_ops();
+
+}  // namespace dlrt::ops
