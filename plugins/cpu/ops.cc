@@ -1,6 +1,5 @@
 // ops.cc: op_supported and the kernel_* entries of the cpu plugin, over the kernel table below.
-// The table is empty for now, so every op is answered UNIMPLEMENTED "no oneDNN kernel for op
-// 'X' yet"; the ops issue adds one row per op (ops.hpp) and nothing else here changes.
+// An op without a row is answered UNIMPLEMENTED "no oneDNN kernel for op 'X' yet".
 #include <string>
 #include <vector>
 
@@ -18,7 +17,12 @@ namespace {
 
 // The kernel table: one row per op, pointing at functions in kernels/<family>.cc.
 const std::vector<KernelDef>& kernel_table() {
-  static const std::vector<KernelDef> table = {};
+  static const std::vector<KernelDef> table = [] {
+    std::vector<KernelDef> t = primitive_kernel_defs();
+    const std::vector<KernelDef>& loops = loop_kernel_defs();
+    t.insert(t.end(), loops.begin(), loops.end());
+    return t;
+  }();
   return table;
 }
 

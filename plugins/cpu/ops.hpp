@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "cpu.hpp"
 
@@ -36,5 +37,11 @@ struct KernelDef {
   // Builds the primitive(s) for exactly this instance (check has passed).
   std::unique_ptr<Kernel> (*create)(const dlrt_plugin& plugin, const plugin::OpView& op);
 };
+
+// The two halves of the kernel table, concatenated by ops.cc:
+// ops backed by oneDNN primitives (kernels/primitive_table.cc) and ops written as
+// vectorisable loops parallelised over the cores (kernels/loop_table.cc).
+const std::vector<KernelDef>& primitive_kernel_defs();
+const std::vector<KernelDef>& loop_kernel_defs();
 
 }  // namespace dlrt::cpu
