@@ -37,11 +37,12 @@ namespace {
 
 // One line about a plugin that could have offered `platform` but offers no visible device.
 std::string why_not(const dlrt::PluginInfo& p, size_t visible) {
-  std::string who = "plugin '" + (p.name.empty() ? p.path : p.name) + "' (" + p.path + ")";
+  const std::string who =
+      "plugin " + (p.name.empty() ? p.path : "'" + p.name + "' (" + p.path + ")");
   if (!p.loaded()) {
-    return who + " was " + dlrt::plugin_state_name(p.state) + " at phase " +
-           dlrt::plugin_phase_name(p.phase) + ": " + dlrt::code_name(p.error_code) + ": " +
-           p.error;
+    return who + (p.state == DLRT_PLUGIN_REFUSED ? " was refused" : " failed") +
+           " in phase " + dlrt::plugin_phase_name(p.phase) + ": " +
+           dlrt::code_name(p.error_code) + ": " + p.error;
   }
   if (p.device_count > 0 && visible == 0) {
     return who + " has " + std::to_string(p.device_count) +
