@@ -1,0 +1,78 @@
+// What the C API does not show, checked on the core's C++ classes: the host's copy of a
+// plugin's table (fields past an older plugin's struct_size read as NULL, a newer plugin's
+// larger size is clamped) and the device handle shared by logical devices.
+#include <dlrt/dlrt.h>
+#include <gtest/gtest.h>
+
+#include <cstddef>
+
+#include "context.hpp"
+#include "status.hpp"
+#include "test_util.hpp"
+
+namespace dlrt::testing {
+namespace {
+
+std::unique_ptr<dlrt_context> make(std::vector<std::string> paths, const char* plugin_options,
+                                   std::vector<dlrt_logical_device_config> logical = {}) {
+  std::vector<const char*> ptrs;
+  for (const auto& p : paths) ptrs.push_back(p.c_str());
+  dlrt_context_options o;
+  dlrt_context_options_init(&o);
+  o.plugin_paths = ptrs.data();
+  o.num_plugin_paths = ptrs.size();
+  o.search_default_paths = 0;
+  o.plugin_options = plugin_options;
+  o.logical_devices = logical.empty() ? nullptr : logical.data();
+  o.num_logical_devices = logical.size();
+  return std::make_unique<dlrt_context>(&o);
+}
+
+TEST(LoaderInternal, OlderMinorOptionalTablesReadAsAbsent) {
+  auto ctx = make({case_dir("old_minor")}, nullptr);
+  ASSERT_EQ(ctx->plugins().size(), 1u);
+  const core::Plugin& p = *ctx->plugins()[0];
+  ASSERT_TRUE(p.usable()) << p.error;
+  EXPECT_EQ(p.api().struct_size, offsetof(dlrt_plugin_api, capture));
+  // The plugin wrote junk there, past its struct_size: the host must see NULL.
+  EXPECT_EQ(p.api().capture, nullptr);
+  EXPECT_EQ(p.api().collectives, nullptr);
+  EXPECT_EQ(ctx->registry().devices().size(), 2u);
+}
+
+TEST(LoaderInternal, NewerMinorIsClampedToTheHostsTable) {
+  auto ctx = make({case_dir("new_minor")}, nullptr);
+  const core::Plugin& p = *ctx->plugins()[0];
+  ASSERT_TRUE(p.usable()) << p.error;
+  EXPECT_EQ(p.abi_minor, 7u);
+  EXPECT_EQ(p.api().struct_size, sizeof(dlrt_plugin_api));
+  EXPECT_NE(p.api().kernel_destroy, nullptr);
+}
+
+TEST(LoaderInternal, LogicalDevicesShareOneOpenedDevice) {
+  dlrt_logical_device_config split{};
+  split.struct_size = sizeof split;
+  split.physical_device = "CPU:1";
+  split.count = 3;
+  auto ctx = make({case_dir("good")}, nullptr, {split});
+  ASSERT_EQ(ctx->registry().devices().size(), 4u);
+  auto [api0, dev0] = ctx->device_handle(0);
+  auto [api1, dev1] = ctx->device_handle(1);
+  auto [api3, dev3] = ctx->device_handle(3);
+  EXPECT_NE(dev0, dev1);  // CPU:0 and the first split of CPU:1
+  EXPECT_EQ(dev1, dev3);  // all splits of CPU:1
+  EXPECT_EQ(api0, api1);
+  EXPECT_THROW(ctx->device_handle(4), core::Error);
+}
+
+TEST(LoaderInternal, RefusedAndFailedPluginsKeepNoLibraryOpen) {
+  auto ctx = make({case_dir("wrong_major"), case_dir("create_fails")}, nullptr);
+  ASSERT_EQ(ctx->plugins().size(), 2u);
+  for (const auto& p : ctx->plugins()) {
+    EXPECT_FALSE(p->usable());
+    EXPECT_EQ(p->instance(), nullptr);
+  }
+}
+
+}  // namespace
+}  // namespace dlrt::testing

@@ -1,0 +1,274 @@
+// test_plugin.cc: one small, working plugin, compiled once per loader-test case with a macro
+// that breaks it in exactly one way (tests/loader/CMakeLists.txt lists the cases):
+//
+//   (none)                 good: `devices` host-memory devices (option devices=N, default 2;
+//                          type=, class=cpu|gpu|accel, memory_mb=)
+//   CASE_WRONG_MAJOR       declares ABI 2.0
+//   CASE_OLD_MINOR         declares minor 0 and a struct_size that stops before `capture`,
+//                          with junk written past it (the host must read those as absent)
+//   CASE_NEW_MINOR         declares 1.7 with a larger table (two extra trailing entries)
+//   CASE_NO_ENTRY          exports no dlrt_plugin_init at all
+//   CASE_INIT_ERROR        dlrt_plugin_init returns an error
+//   CASE_INIT_THROWS       dlrt_plugin_init throws a C++ exception (what plugins must not do)
+//   CASE_CREATE_FAILS      plugin_create returns INVALID_ARGUMENT
+//   CASE_NULL_ENTRY        leaves the required device_open NULL
+//   CASE_COUNT_FAILS       device_count returns UNAVAILABLE (like CUDA without a GPU)
+//
+// Devices are plain host memory with synchronous "streams": enough for the loader, registry
+// and memory queries, nothing more (no ops: op_supported says UNIMPLEMENTED).
+#include <dlrt/plugin.h>
+#include <plugin_support.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#ifndef TEST_PLUGIN_NAME
+#define TEST_PLUGIN_NAME "loader_good"
+#endif
+
+using dlrt::plugin::Error;
+using dlrt::plugin::fail;
+using dlrt::plugin::guard;
+
+struct dlrt_plugin {
+  int32_t count = 2;
+  std::string type = "CPU";
+  int32_t device_class = DLRT_DEVICE_CLASS_CPU;
+  uint64_t memory_bytes = 64ull << 20;
+  std::vector<std::string> names;
+  dlrt_attr attr{};  // one attribute per plugin, to test that attrs are copied
+  const dlrt_attr* attr_list[1] = {&attr};
+};
+struct dlrt_device {
+  dlrt_plugin* plugin;
+  int32_t ordinal;
+  std::atomic<uint64_t> used{0};
+};
+struct dlrt_stream {
+  dlrt_device* device;
+};
+struct dlrt_event {
+  dlrt_device* device;
+};
+
+namespace {
+
+dlrt_status* plugin_create(const dlrt_plugin_create_args* args, dlrt_plugin** out) {
+  *out = nullptr;
+  return guard([&] {
+#ifdef CASE_CREATE_FAILS
+    fail(DLRT_INVALID_ARGUMENT, "loader_create_fails: this plugin always fails to create");
+#endif
+    dlrt::plugin::Options o(args, {"devices", "type", "class", "memory_mb"});
+    auto p = std::make_unique<dlrt_plugin>();
+    p->count = static_cast<int32_t>(o.get_int("devices", 2, 0, 64));
+    p->type = o.get("type", "CPU");
+    std::string cls = o.get("class", "cpu");
+    if (cls == "cpu") p->device_class = DLRT_DEVICE_CLASS_CPU;
+    else if (cls == "gpu") p->device_class = DLRT_DEVICE_CLASS_GPU;
+    else if (cls == "accel") p->device_class = DLRT_DEVICE_CLASS_ACCEL;
+    else fail(DLRT_INVALID_ARGUMENT, "option 'class' is '" + cls + "', expected cpu, gpu or accel");
+    p->memory_bytes = static_cast<uint64_t>(o.get_int("memory_mb", 64, 1, 1 << 20)) << 20;
+    for (int32_t i = 0; i < p->count; ++i)
+      p->names.push_back(std::string(TEST_PLUGIN_NAME) + " device " + std::to_string(i));
+    p->attr.struct_size = sizeof(dlrt_attr);
+    p->attr.name = "test_attr";
+    p->attr.type = DLRT_ATTR_STRING;
+    p->attr.s = "hello";
+    *out = p.release();
+  });
+}
+
+void plugin_destroy(dlrt_plugin* p) { delete p; }
+
+dlrt_status* device_count(dlrt_plugin* p, int32_t* out) {
+  *out = 0;
+#ifdef CASE_COUNT_FAILS
+  (void)p;
+  return dlrt::plugin::make_status(DLRT_UNAVAILABLE, "no test hardware in this machine");
+#else
+  *out = p->count;
+  return nullptr;
+#endif
+}
+
+dlrt_status* device_get_desc(dlrt_plugin* p, int32_t ordinal, dlrt_device_desc* out) {
+  return guard([&] {
+    if (ordinal < 0 || ordinal >= p->count) fail(DLRT_OUT_OF_RANGE, "no such device");
+    dlrt_device_desc d{};
+    d.struct_size = sizeof d;
+    d.device_class = p->device_class;
+    d.ordinal = ordinal;
+    d.type = p->type.c_str();
+    d.name = p->names[ordinal].c_str();
+    d.vendor = "dlrt tests";
+    d.core_count = 1;
+    d.memory_total = p->memory_bytes;
+    d.num_attrs = 1;
+    d.attrs = p->attr_list;  // lives until plugin_destroy, as plugin.h requires
+    size_t n = out->struct_size < sizeof d ? out->struct_size : sizeof d;
+    std::memcpy(reinterpret_cast<char*>(out) + sizeof(size_t),
+                reinterpret_cast<const char*>(&d) + sizeof(size_t), n - sizeof(size_t));
+  });
+}
+
+dlrt_status* device_open(dlrt_plugin* p, int32_t ordinal, dlrt_device** out) {
+  *out = nullptr;
+  return guard([&] {
+    if (ordinal < 0 || ordinal >= p->count) fail(DLRT_OUT_OF_RANGE, "no such device");
+    *out = new dlrt_device{p, ordinal};
+  });
+}
+void device_close(dlrt_device* d) { delete d; }
+
+dlrt_status* memory_info(dlrt_device* d, uint64_t* out_free, uint64_t* out_total) {
+  *out_total = d->plugin->memory_bytes;
+  *out_free = d->plugin->memory_bytes - d->used.load();
+  return nullptr;
+}
+// Each block keeps its size just before the returned pointer (aligned to 4096).
+dlrt_status* mem_alloc(dlrt_device* d, size_t bytes, size_t alignment, void** out) {
+  *out = nullptr;
+  (void)alignment;
+  if (d->used.load() + bytes > d->plugin->memory_bytes)
+    return dlrt::plugin::make_status(DLRT_RESOURCE_EXHAUSTED, "test device is full");
+  void* base = std::aligned_alloc(4096, 4096 + ((bytes + 4095) / 4096) * 4096);
+  if (base == nullptr) return dlrt::plugin::make_status(DLRT_RESOURCE_EXHAUSTED, "malloc failed");
+  std::memcpy(base, &bytes, sizeof bytes);
+  d->used += bytes;
+  *out = static_cast<char*>(base) + 4096;
+  return nullptr;
+}
+void mem_free(dlrt_device* d, void* ptr) {
+  if (ptr == nullptr) return;
+  char* base = static_cast<char*>(ptr) - 4096;
+  size_t bytes;
+  std::memcpy(&bytes, base, sizeof bytes);
+  d->used -= bytes;
+  std::free(base);
+}
+dlrt_status* copy(dlrt_device*, void* dst, const void* src, size_t bytes, dlrt_stream*) {
+  std::memcpy(dst, src, bytes);
+  return nullptr;
+}
+dlrt_status* fill(dlrt_device*, void* dst, int32_t value, size_t bytes, dlrt_stream*) {
+  std::memset(dst, value, bytes);
+  return nullptr;
+}
+dlrt_status* stream_create(dlrt_device* d, dlrt_stream** out) {
+  *out = new dlrt_stream{d};
+  return nullptr;
+}
+void stream_destroy(dlrt_stream* s) { delete s; }
+dlrt_status* stream_synchronize(dlrt_stream*) { return nullptr; }
+dlrt_status* event_create(dlrt_device* d, dlrt_event** out) {
+  *out = new dlrt_event{d};
+  return nullptr;
+}
+void event_destroy(dlrt_event* e) { delete e; }
+dlrt_status* event_record(dlrt_event*, dlrt_stream*) { return nullptr; }
+dlrt_status* stream_wait_event(dlrt_stream*, dlrt_event*) { return nullptr; }
+dlrt_status* event_synchronize(dlrt_event*) { return nullptr; }
+dlrt_status* op_supported(dlrt_plugin*, int32_t, const dlrt_op_desc*, dlrt_op_cost*) {
+  return dlrt::plugin::make_status(DLRT_UNIMPLEMENTED, "the loader test plugin runs no ops");
+}
+dlrt_status* kernel_create(dlrt_device*, const dlrt_op_desc*, dlrt_kernel** out, size_t* ws) {
+  *out = nullptr;
+  *ws = 0;
+  return dlrt::plugin::make_status(DLRT_UNIMPLEMENTED, "the loader test plugin runs no ops");
+}
+dlrt_status* kernel_run(dlrt_kernel*, dlrt_stream*, const dlrt_kernel_args*) {
+  return dlrt::plugin::make_status(DLRT_UNIMPLEMENTED, "the loader test plugin runs no ops");
+}
+void kernel_destroy(dlrt_kernel*) {}
+
+// A table as a newer minor would have it: ours, plus entries appended at the end.
+struct plugin_api_v1_7 {
+  dlrt_plugin_api base;
+  void* future_entry_a;
+  void* future_entry_b;
+};
+
+}  // namespace
+
+#ifndef CASE_NO_ENTRY
+extern "C" DLRT_PLUGIN_EXPORT dlrt_status* dlrt_plugin_init(const dlrt_host_api* host,
+                                                            dlrt_plugin_api* api) {
+  dlrt::plugin::g_host = host;
+  dlrt::plugin::g_plugin_name = TEST_PLUGIN_NAME;
+#ifdef CASE_INIT_THROWS
+  throw std::runtime_error("loader_init_throws: thrown on purpose");
+#endif
+#ifdef CASE_INIT_ERROR
+  return host->status_create(DLRT_INTERNAL, "loader_init_error: this plugin refuses to start");
+#endif
+  plugin_api_v1_7 t{};
+  dlrt_plugin_api& a = t.base;
+  a.struct_size = sizeof(dlrt_plugin_api);
+  a.abi_major = DLRT_ABI_MAJOR;
+  a.abi_minor = DLRT_ABI_MINOR;
+  a.name = TEST_PLUGIN_NAME;
+  a.platform = "loader-test";
+  a.version = "0.0.1";
+  a.plugin_create = plugin_create;
+  a.plugin_destroy = plugin_destroy;
+  a.device_count = device_count;
+  a.device_get_desc = device_get_desc;
+  a.device_open = device_open;
+  a.device_close = device_close;
+  a.memory_info = memory_info;
+  a.mem_alloc = mem_alloc;
+  a.mem_free = mem_free;
+  a.memcpy_h2d = copy;
+  a.memcpy_d2h = copy;
+  a.memcpy_d2d = copy;
+  a.memset = fill;
+  a.stream_create = stream_create;
+  a.stream_destroy = stream_destroy;
+  a.stream_synchronize = stream_synchronize;
+  a.event_create = event_create;
+  a.event_destroy = event_destroy;
+  a.event_record = event_record;
+  a.stream_wait_event = stream_wait_event;
+  a.event_synchronize = event_synchronize;
+  a.op_supported = op_supported;
+  a.kernel_create = kernel_create;
+  a.kernel_run = kernel_run;
+  a.kernel_destroy = kernel_destroy;
+#ifdef CASE_WRONG_MAJOR
+  a.abi_major = 2;
+  a.abi_minor = 0;
+#endif
+#ifdef CASE_NULL_ENTRY
+  a.device_open = nullptr;
+#endif
+#ifdef CASE_OLD_MINOR
+  // Built before `capture`/`collectives` existed: junk where they would be, which the host
+  // must never read because it lies past our struct_size.
+  a.abi_minor = 0;
+  a.capture = reinterpret_cast<const dlrt_capture_api*>(0x1);
+  a.collectives = reinterpret_cast<const dlrt_collective_api*>(0x1);
+  std::memcpy(reinterpret_cast<char*>(api) + sizeof(size_t), reinterpret_cast<char*>(&a) + sizeof(size_t),
+              sizeof(dlrt_plugin_api) - sizeof(size_t));
+  api->struct_size = offsetof(dlrt_plugin_api, capture);
+  return nullptr;
+#endif
+#ifdef CASE_NEW_MINOR
+  a.abi_minor = 7;
+  a.struct_size = sizeof(plugin_api_v1_7);
+  t.future_entry_a = reinterpret_cast<void*>(&plugin_destroy);
+  t.future_entry_b = reinterpret_cast<void*>(&plugin_destroy);
+#endif
+  // Writes min(host size, our size) and reports it: the contract's helper.
+  dlrt_plugin_api_fill(api, &a);
+  return nullptr;
+}
+#else
+// Looks like a plugin but exports no entry point (cmake/plugin.map hides everything else).
+extern "C" int loader_no_entry_marker(void) { return 42; }
+#endif
