@@ -1,10 +1,40 @@
-// primitive_table.cc: the cpu plugin's kernel rows for ops built from oneDNN primitives.
+// primitive_table.cc: the cpu plugin's kernel rows for ops built from oneDNN primitives, one
+// row per op name of docs/ops.md; the kernels live in kernels/prim_<family>.cc.
 #include "../ops.hpp"
+#include "prim_conv.hpp"
+#include "prim_eltwise.hpp"
+#include "prim_matmul.hpp"
+#include "prim_pool.hpp"
+#include "prim_softmax_reduce.hpp"
 
 namespace dlrt::cpu {
 
 const std::vector<KernelDef>& primitive_kernel_defs() {
-  static const std::vector<KernelDef> defs = {};
+  using namespace prim;
+  static const std::vector<KernelDef> defs = {
+      {"conv2d", conv_check, conv_create},
+      {"conv2d_bias_act", conv_check, conv_create},
+      {"conv2d_backward_data", conv_check, conv_create},
+      {"conv2d_backward_filter", conv_check, conv_create},
+      {"max_pool2d", pool_check, pool_create},
+      {"max_pool2d_backward", pool_check, pool_create},
+      {"avg_pool2d", pool_check, pool_create},
+      {"avg_pool2d_backward", pool_check, pool_create},
+      {"matmul", matmul_check, matmul_create},
+      {"matmul_bias_act", matmul_check, matmul_create},
+      {"relu", eltwise_check, eltwise_create},
+      {"sigmoid", eltwise_check, eltwise_create},
+      {"tanh", eltwise_check, eltwise_create},
+      {"relu_grad", eltwise_check, eltwise_create},
+      {"sigmoid_grad", eltwise_check, eltwise_create},
+      {"tanh_grad", eltwise_check, eltwise_create},
+      {"bias_add", bias_add_check, bias_add_create},
+      {"softmax", softmax_check, softmax_create},
+      {"log_softmax", softmax_check, softmax_create},
+      {"reduce_sum", reduce_check, reduce_create},
+      {"reduce_mean", reduce_check, reduce_create},
+      {"reduce_max", reduce_check, reduce_create},
+  };
   return defs;
 }
 

@@ -1,0 +1,231 @@
+// prim_common.hpp: what the cpu plugin's oneDNN-primitive kernels (kernels/prim_*.cc) share:
+// operand checks for `check`, memory descriptors for dlrt's dense tensors, the cost
+// estimate, and PrimKernel, the Kernel made of a fixed sequence of primitives.
+//
+// What it is not: a graph of primitives or a layout planner. Activations stay in dlrt's plain
+// row-major layouts (nhwc/nchw, HWIO filters); a primitive that prefers another layout (a
+// blocked weight layout) gets an owned buffer and a reorder step, made in create.
+//
+// How a PrimKernel runs (DESIGN.md section 9: made once, run many times, nothing allocated):
+//   create: build each primitive_desc with scratchpad_mode::user, the primitive, and its args
+//           map over dnnl::memory objects made now with no data handle (DNNL_MEMORY_NONE) for
+//           the host's buffers, owned memory for internal buffers (reorders, pool workspace);
+//   run:    set_data_handle on the input/output/scratchpad memories (no copies: device memory
+//           is host memory) and execute the steps in order on the stream.
+// The scratchpad of every step lives in the host's workspace (the steps run one after the
+// other, so the workspace is the largest scratchpad, not the sum). Owned buffers make a
+// kernel stateful; plugin.h has kernels externally synchronised, so that is allowed.
+//
+// Threads: the plugin's `threads` option (cpu.hpp) is applied around each run with
+// omp_set_num_threads on the calling thread, and the previous value restored afterwards, so
+// the rest of the host's threading is untouched (oneDNN here uses the OpenMP runtime).
+#pragma once
+
+#include <omp.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "../dnnl_status.hpp"
+#include "../ops.hpp"
+
+namespace dlrt::cpu::prim {
+
+using dnnl::memory;
+using plugin::OpView;
+using plugin::TensorView;
+using Tag = memory::format_tag;
+
+// ---- check helpers -----------------------------------------------------------------------
+
+// INVALID_ARGUMENT unless the op has exactly `n_in` inputs and `n_out` outputs.
+inline void require_arity(const OpView& op, size_t n_in, size_t n_out) {
+  if (op.num_inputs() != n_in || op.num_outputs() != n_out)
+    op.invalid("has " + std::to_string(op.num_inputs()) + " inputs and " +
+               std::to_string(op.num_outputs()) + " outputs, expected " + std::to_string(n_in) +
+               " and " + std::to_string(n_out));
+}
+
+// UNIMPLEMENTED unless every operand is dense f32: "cpu: conv2d supports f32 only, got f16
+// (input 0)".
+inline void require_f32(const OpView& op) {
+  auto one = [&](const TensorView& t, const char* what, size_t i) {
+    const std::string where = std::string(" (") + what + " " + std::to_string(i) + ")";
+    if (t.dtype != DLRT_F32)
+      plugin::fail(DLRT_UNIMPLEMENTED, prefix() + op.name() + " supports f32 only, got " +
+                                           plugin::dtype_name(t.dtype) + where);
+    if (!t.dense())
+      plugin::fail(DLRT_UNIMPLEMENTED, prefix() + op.name() + " supports the dense layout only, got layout " +
+                                           std::to_string(t.layout) + where);
+  };
+  for (size_t i = 0; i < op.num_inputs(); ++i) one(op.input(i), "input", i);
+  for (size_t i = 0; i < op.num_outputs(); ++i) one(op.output(i), "output", i);
+}
+
+// INVALID_ARGUMENT unless output `i` has dims `want` (what this kernel will compute).
+inline void require_output_dims(const OpView& op, size_t i, const std::vector<int64_t>& want) {
+  if (op.output(i).dims != want)
+    op.invalid("output " + std::to_string(i) + " has dims " + plugin::dims_string(op.output(i).dims) +
+               ", expected " + plugin::dims_string(want));
+}
+
+// flops given; bytes = every operand read or written once; estimated_us from the device's
+// peak (an arithmetic floor: memory-bound ops will take longer, the bandwidth is unknown).
+inline void fill_cost(const OpView& op, const dlrt_plugin& p, double flops, dlrt_op_cost* cost) {
+  double bytes = 0;
+  for (const auto& t : op.inputs()) bytes += static_cast<double>(t.bytes);
+  for (const auto& t : op.outputs()) bytes += static_cast<double>(t.bytes);
+  cost->flops = flops;
+  cost->bytes = bytes;
+  const double peak = p.info.desc.peak_gflops;
+  cost->estimated_us = peak > 0 ? flops / (peak * 1e3) : 0.0;
+}
+
+// "none" | "relu" | "sigmoid" | "tanh" (the fused ops' `activation`); INVALID_ARGUMENT
+// otherwise. Returns false for "none", else the eltwise algorithm in *alg.
+inline bool activation(const OpView& op, dnnl::algorithm* alg) {
+  const std::string& a = op.get_string("activation");
+  if (a == "none") return false;
+  if (a == "relu") *alg = dnnl::algorithm::eltwise_relu;
+  else if (a == "sigmoid") *alg = dnnl::algorithm::eltwise_logistic;
+  else if (a == "tanh") *alg = dnnl::algorithm::eltwise_tanh;
+  else op.invalid("activation is '" + a + "', expected \"none\", \"relu\", \"sigmoid\" or \"tanh\"");
+  return true;
+}
+
+// ---- memory descriptors ------------------------------------------------------------------
+
+inline memory::dims to_dims(const std::vector<int64_t>& d) { return memory::dims(d.begin(), d.end()); }
+
+// A dense row-major f32 tensor of these dims; a scalar (rank 0) is seen as (1).
+inline memory::desc plain_md(const std::vector<int64_t>& dims) {
+  if (dims.empty()) return memory::desc({1}, memory::data_type::f32, Tag::a);
+  return memory::desc(to_dims(dims), memory::data_type::f32, to_dims(plugin::row_major_strides(dims)));
+}
+
+// The same elements seen as one flat vector (element-wise ops don't care about shape).
+inline memory::desc flat_md(const TensorView& t) {
+  return memory::desc({t.numel}, memory::data_type::f32, Tag::a);
+}
+
+// An image: oneDNN orders the dims (N,C,H,W) whatever the layout; the tag says how it is stored.
+inline memory::desc image_md(const plugin::ImageShape& s) {
+  return memory::desc({s.n, s.c, s.h, s.w}, memory::data_type::f32, s.nchw ? Tag::nchw : Tag::nhwc);
+}
+
+// A filter stored HWIO (KH,KW,Ci,Co): oneDNN's dims are (O,I,H,W), its tag `hwio`. `any` lets
+// the primitive choose its own (blocked) layout; the kernel then reorders.
+inline memory::desc filter_md(int64_t kh, int64_t kw, int64_t ci, int64_t co, Tag tag = Tag::hwio) {
+  return memory::desc({co, ci, kh, kw}, memory::data_type::f32, tag);
+}
+
+// primitive_attr with the scratchpad in the host's workspace.
+inline dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// ---- the kernel --------------------------------------------------------------------------
+
+// Sets omp's thread count for the scope and restores it.
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads) : saved_(omp_get_max_threads()), set_(threads > 0 && threads != saved_) {
+    if (set_) omp_set_num_threads(threads);
+  }
+  ~ThreadScope() {
+    if (set_) omp_set_num_threads(saved_);
+  }
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ private:
+  int saved_;
+  bool set_;
+};
+
+// A kernel made of primitives executed in order. Subclasses build everything in their
+// constructor through input()/output()/owned()/add_step()/reorder_*.
+class PrimKernel : public Kernel {
+ public:
+  PrimKernel(const dlrt_plugin& p, const OpView& op)
+      : engine_(p.engine), threads_(p.threads), inputs_(op.num_inputs()), outputs_(op.num_outputs()) {}
+
+  size_t workspace_bytes() const override { return scratch_bytes_; }
+
+  void run(dnnl::stream& stream, const dlrt_kernel_args& args) override {
+    ThreadScope threads(threads_);
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      if (inputs_[i]) inputs_[i].set_data_handle(const_cast<void*>(args.inputs[i]));
+    for (size_t i = 0; i < outputs_.size(); ++i)
+      if (outputs_[i]) outputs_[i].set_data_handle(args.outputs[i]);
+    for (memory& m : scratch_) m.set_data_handle(args.workspace);
+    for (Step& s : steps_) s.prim.execute(stream, s.args);
+  }
+
+ protected:
+  // The memory of input/output `i`, seen with `md`; its data handle is set in run.
+  memory input(size_t i, const memory::desc& md) { return inputs_.at(i) = unbound(md); }
+  memory output(size_t i, const memory::desc& md) { return outputs_.at(i) = unbound(md); }
+  // A buffer the kernel owns (allocated now, by oneDNN, freed with the kernel).
+  memory owned(const memory::desc& md) const { return memory(md, engine_); }
+
+  // Appends a step; its scratchpad (if any) is bound to the host's workspace.
+  void add_step(const dnnl::primitive& prim, std::unordered_map<int, memory> args,
+                const memory::desc& scratchpad) {
+    if (scratchpad.get_size() > 0) {
+      memory m = unbound(scratchpad);
+      scratch_.push_back(m);
+      args.emplace(DNNL_ARG_SCRATCHPAD, m);
+      scratch_bytes_ = std::max(scratch_bytes_, scratchpad.get_size());
+    }
+    steps_.push_back({prim, std::move(args)});
+  }
+
+  // `user` as the layout `want` a primitive chose: `user` itself when the layouts agree,
+  // otherwise an owned buffer that a reorder step (added now, so it runs before the primitive
+  // added next) fills from `user` on every run.
+  memory reorder_in(const memory& user, const memory::desc& want) {
+    if (user.get_desc() == want) return user;
+    memory m = owned(want);
+    add_reorder(user, m);
+    return m;
+  }
+  // A buffer of layout `have` for a primitive to write, which finish_reorder_out copies into
+  // `user` (call it after adding the primitive's step); `user` itself when the layouts agree.
+  memory reorder_out_buffer(const memory& user, const memory::desc& have) const {
+    return user.get_desc() == have ? user : owned(have);
+  }
+  void finish_reorder_out(const memory& buffer, const memory& user) {
+    if (buffer.get() != user.get()) add_reorder(buffer, user);
+  }
+
+  dnnl::engine engine_;
+
+ private:
+  struct Step {
+    dnnl::primitive prim;
+    std::unordered_map<int, memory> args;
+  };
+
+  memory unbound(const memory::desc& md) const { return memory(md, engine_, DNNL_MEMORY_NONE); }
+  void add_reorder(const memory& from, const memory& to) {
+    dnnl::reorder::primitive_desc pd(engine_, from.get_desc(), engine_, to.get_desc(), user_scratchpad());
+    add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}, pd.scratchpad_desc());
+  }
+
+  int threads_;
+  std::vector<memory> inputs_, outputs_, scratch_;
+  std::vector<Step> steps_;
+  size_t scratch_bytes_ = 0;
+};
+
+}  // namespace dlrt::cpu::prim

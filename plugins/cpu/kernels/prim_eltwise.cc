@@ -1,0 +1,133 @@
+// prim_eltwise.cc: activations and bias_add on oneDNN's eltwise and binary primitives.
+//
+//   relu | sigmoid | tanh   x (any shape)          -> y (same)     eltwise forward
+//   relu_grad               dy, x                  -> dx = dy where x > 0, else 0
+//   sigmoid_grad            dy, y                  -> dx = dy * y * (1-y)
+//   tanh_grad               dy, y                  -> dx = dy * (1-y²)
+//   bias_add                x (...,C), b (C)       -> y = x + b    (NCHW: b along dim 1)
+//
+// Element-wise ops see every tensor as one flat vector (its shape does not matter). The
+// gradients are eltwise backward primitives: relu_grad reads x (eltwise_relu), sigmoid_grad
+// and tanh_grad read the forward output y (eltwise_*_use_dst_for_bwd), which is exactly what
+// the ops are given. bias_add is a binary add whose b operand has dims 1 except C
+// (oneDNN broadcasts it).
+#include "prim_eltwise.hpp"
+
+#include "prim_common.hpp"
+
+namespace dlrt::cpu::prim {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+
+struct EltwiseInfo {
+  algorithm alg;
+  bool backward;
+  double flops_per_element;
+};
+
+EltwiseInfo eltwise_info(const OpView& op) {
+  const std::string& n = op.name();
+  if (n == "relu") return {algorithm::eltwise_relu, false, 1};
+  if (n == "sigmoid") return {algorithm::eltwise_logistic, false, 10};
+  if (n == "tanh") return {algorithm::eltwise_tanh, false, 10};
+  if (n == "relu_grad") return {algorithm::eltwise_relu, true, 1};
+  if (n == "sigmoid_grad") return {algorithm::eltwise_logistic_use_dst_for_bwd, true, 3};
+  if (n == "tanh_grad") return {algorithm::eltwise_tanh_use_dst_for_bwd, true, 3};
+  op.unimplemented("not an eltwise op of the cpu plugin");
+}
+
+void check_eltwise_shapes(const OpView& op, const EltwiseInfo& e) {
+  require_arity(op, e.backward ? 2 : 1, 1);
+  const auto& dims = op.input(0).dims;
+  if (e.backward && op.input(1).dims != dims)
+    op.invalid("input 1 has dims " + plugin::dims_string(op.input(1).dims) + ", expected those of dy " +
+               plugin::dims_string(dims));
+  require_output_dims(op, 0, dims);
+}
+
+class EltwiseForward : public PrimKernel {
+ public:
+  EltwiseForward(const dlrt_plugin& p, const OpView& op, const EltwiseInfo& e) : PrimKernel(p, op) {
+    const memory::desc md = flat_md(op.input(0));
+    dnnl::eltwise_forward::primitive_desc pd(
+        dnnl::eltwise_forward::desc(prop_kind::forward_inference, e.alg, md, 0.0f, 0.0f), user_scratchpad(), engine_);
+    add_step(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, input(0, md)}, {DNNL_ARG_DST, output(0, md)}},
+             pd.scratchpad_desc());
+  }
+};
+
+class EltwiseBackward : public PrimKernel {
+ public:
+  EltwiseBackward(const dlrt_plugin& p, const OpView& op, const EltwiseInfo& e) : PrimKernel(p, op) {
+    const memory::desc md = flat_md(op.input(0));
+    dnnl::eltwise_forward::primitive_desc hint(
+        dnnl::eltwise_forward::desc(prop_kind::forward_training, e.alg, md, 0.0f, 0.0f), engine_);
+    dnnl::eltwise_backward::primitive_desc pd(dnnl::eltwise_backward::desc(e.alg, md, md, 0.0f, 0.0f),
+                                              user_scratchpad(), engine_, hint);
+    // Input 1 is x for relu_grad (oneDNN's SRC) and y for the *_use_dst_for_bwd algorithms (DST).
+    const int data_arg = e.alg == algorithm::eltwise_relu ? DNNL_ARG_SRC : DNNL_ARG_DST;
+    add_step(dnnl::eltwise_backward(pd),
+             {{DNNL_ARG_DIFF_DST, input(0, md)}, {data_arg, input(1, md)}, {DNNL_ARG_DIFF_SRC, output(0, md)}},
+             pd.scratchpad_desc());
+  }
+};
+
+// The axis of x that b adds along.
+int bias_axis(const OpView& op) {
+  require_arity(op, 2, 1);
+  const TensorView& x = op.input(0);
+  const bool nchw = plugin::is_nchw(op.get_string("data_format"), op.name());
+  if (x.rank() < (nchw ? 2 : 1))
+    op.invalid(std::string("input 0 (x) must have rank >= ") + (nchw ? "2 with NCHW" : "1") + ", has dims " +
+               plugin::dims_string(x.dims));
+  const int axis = nchw ? 1 : x.rank() - 1;
+  if (op.input(1).dims != std::vector<int64_t>{x.dims[axis]})
+    op.invalid("input 1 (b) has dims " + plugin::dims_string(op.input(1).dims) + ", expected (" +
+               std::to_string(x.dims[axis]) + ",)");
+  require_output_dims(op, 0, x.dims);
+  return axis;
+}
+
+class BiasAdd : public PrimKernel {
+ public:
+  BiasAdd(const dlrt_plugin& p, const OpView& op, int axis) : PrimKernel(p, op) {
+    const std::vector<int64_t>& dims = op.input(0).dims;
+    std::vector<int64_t> bdims(dims.size(), 1);
+    bdims[axis] = dims[axis];
+    const memory::desc x = plain_md(dims), b = plain_md(bdims);
+    dnnl::binary::primitive_desc pd(dnnl::binary::desc(algorithm::binary_add, x, b, x), user_scratchpad(), engine_);
+    add_step(dnnl::binary(pd),
+             {{DNNL_ARG_SRC_0, input(0, x)}, {DNNL_ARG_SRC_1, input(1, b)}, {DNNL_ARG_DST, output(0, x)}},
+             pd.scratchpad_desc());
+  }
+};
+
+}  // namespace
+
+void eltwise_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
+  const EltwiseInfo e = eltwise_info(op);
+  require_f32(op);
+  check_eltwise_shapes(op, e);
+  fill_cost(op, p, e.flops_per_element * static_cast<double>(op.input(0).numel), cost);
+}
+
+std::unique_ptr<Kernel> eltwise_create(const dlrt_plugin& p, const OpView& op) {
+  const EltwiseInfo e = eltwise_info(op);
+  check_eltwise_shapes(op, e);
+  if (e.backward) return std::make_unique<EltwiseBackward>(p, op, e);
+  return std::make_unique<EltwiseForward>(p, op, e);
+}
+
+void bias_add_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
+  require_f32(op);
+  bias_axis(op);
+  fill_cost(op, p, static_cast<double>(op.input(0).numel), cost);
+}
+
+std::unique_ptr<Kernel> bias_add_create(const dlrt_plugin& p, const OpView& op) {
+  return std::make_unique<BiasAdd>(p, op, bias_axis(op));
+}
+
+}  // namespace dlrt::cpu::prim

@@ -1,0 +1,95 @@
+// prim_matmul.cc: matmul on oneDNN's matmul primitive.
+//
+//   matmul           a (M,K), b (K,N)            -> c (M,N)
+//   matmul_bias_act  a, b, bias (N)              -> c = act(a·b + bias)
+// transpose_a: a is stored (K,M); transpose_b: b is stored (N,K).
+//
+// A transpose costs nothing: the memory descriptor keeps the logical dims oneDNN wants,
+// (M,K) and (K,N), and its strides say how the buffer is stored — a stored (K,M) is (M,K) with
+// strides (1,M). The bias is a (1,N) operand broadcast over the rows, the activation an
+// eltwise post-op, so the fused op is one pass over c.
+#include "prim_matmul.hpp"
+
+#include "prim_common.hpp"
+
+namespace dlrt::cpu::prim {
+namespace {
+
+struct MatmulGeom {
+  int64_t m = 0, k = 0, n = 0;
+  bool ta = false, tb = false;
+};
+
+MatmulGeom matmul_geom(const OpView& op) {
+  const bool fused = op.name() == "matmul_bias_act";
+  require_arity(op, fused ? 3 : 2, 1);
+  const TensorView& a = op.input(0);
+  const TensorView& b = op.input(1);
+  if (a.rank() != 2) op.invalid("input 0 (a) must have rank 2, has dims " + plugin::dims_string(a.dims));
+  if (b.rank() != 2) op.invalid("input 1 (b) must have rank 2, has dims " + plugin::dims_string(b.dims));
+  MatmulGeom g;
+  g.ta = op.get_bool("transpose_a");
+  g.tb = op.get_bool("transpose_b");
+  g.m = g.ta ? a.dims[1] : a.dims[0];
+  g.k = g.ta ? a.dims[0] : a.dims[1];
+  const int64_t kb = g.tb ? b.dims[1] : b.dims[0];
+  g.n = g.tb ? b.dims[0] : b.dims[1];
+  if (kb != g.k)
+    op.invalid("a " + plugin::dims_string(a.dims) + " and b " + plugin::dims_string(b.dims) +
+               " do not multiply (K = " + std::to_string(g.k) + " vs " + std::to_string(kb) + ")");
+  if (fused && op.input(2).dims != std::vector<int64_t>{g.n})
+    op.invalid("input 2 (bias) has dims " + plugin::dims_string(op.input(2).dims) + ", expected (" +
+               std::to_string(g.n) + ",)");
+  require_output_dims(op, 0, {g.m, g.n});
+  return g;
+}
+
+// Logical (rows, cols), stored transposed or not.
+memory::desc matrix_md(int64_t rows, int64_t cols, bool transposed) {
+  return memory::desc({rows, cols}, memory::data_type::f32,
+                      transposed ? memory::dims{1, rows} : memory::dims{cols, 1});
+}
+
+class Matmul : public PrimKernel {
+ public:
+  Matmul(const dlrt_plugin& p, const OpView& op, const MatmulGeom& g) : PrimKernel(p, op) {
+    const bool fused = op.num_inputs() == 3;
+    const memory::desc a = matrix_md(g.m, g.k, g.ta), b = matrix_md(g.k, g.n, g.tb), c = matrix_md(g.m, g.n, false);
+    dnnl::primitive_attr attr = user_scratchpad();
+    dnnl::algorithm act{};
+    if (fused && activation(op, &act)) {
+      dnnl::post_ops po;
+      po.append_eltwise(1.0f, act, 0.0f, 0.0f);
+      attr.set_post_ops(po);
+    }
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, input(0, a)}, {DNNL_ARG_WEIGHTS, input(1, b)}, {DNNL_ARG_DST, output(0, c)}};
+    dnnl::matmul::primitive_desc pd;
+    if (fused) {
+      const memory::desc bias = matrix_md(1, g.n, false);
+      pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, bias, c), attr, engine_);
+      args.emplace(DNNL_ARG_BIAS, input(2, bias));
+    } else {
+      pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, engine_);
+    }
+    add_step(dnnl::matmul(pd), std::move(args), pd.scratchpad_desc());
+  }
+};
+
+}  // namespace
+
+void matmul_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
+  require_f32(op);
+  const MatmulGeom g = matmul_geom(op);
+  if (op.name() == "matmul_bias_act") {
+    dnnl::algorithm unused{};
+    activation(op, &unused);
+  }
+  fill_cost(op, p, 2.0 * g.m * g.n * g.k, cost);
+}
+
+std::unique_ptr<Kernel> matmul_create(const dlrt_plugin& p, const OpView& op) {
+  return std::make_unique<Matmul>(p, op, matmul_geom(op));
+}
+
+}  // namespace dlrt::cpu::prim

@@ -1,0 +1,12 @@
+// prim_matmul.hpp: matmul and matmul_bias_act on oneDNN's matmul primitive (rows in
+// primitive_table.cc; semantics in docs/ops.md).
+#pragma once
+
+#include "../ops.hpp"
+
+namespace dlrt::cpu::prim {
+
+void matmul_check(const plugin::OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost);
+std::unique_ptr<Kernel> matmul_create(const dlrt_plugin& p, const plugin::OpView& op);
+
+}  // namespace dlrt::cpu::prim

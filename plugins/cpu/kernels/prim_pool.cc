@@ -1,0 +1,133 @@
+// prim_pool.cc: the pooling family on oneDNN's pooling primitives.
+//
+//   max_pool2d           x (N,H,W,C)       -> y (N,OH,OW,C)   padded cells are -inf
+//   avg_pool2d           x                 -> y               padded cells excluded from the count
+//   max_pool2d_backward  x, dy (N,OH,OW,C) -> dx (shape of x) gradient to the first max
+//   avg_pool2d_backward  dy                -> dx (input_shape)
+// (NCHW images when data_format is "NCHW".)
+//
+// SAME/VALID become explicit padding_l/padding_r (docs/ops.md: before = total/2). TF's SAME
+// average counts only the cells inside the image: oneDNN's pooling_avg_exclude_padding. oneDNN's
+// max pooling ignores padded cells, which is the spec's -inf.
+//
+// max_pool2d_backward: oneDNN's backward max pooling reads the forward pass's workspace (the
+// argmax of each window), and the op's inputs are (x, dy) (docs/ops.md), so the kernel runs the
+// forward pass first, into a y and a workspace it owns (allocated in create), then the backward
+// pass. oneDNN keeps the first max of a window on ties (strict > while scanning the window in
+// row-major order), as the spec asks; primitive_kernels_test checks it.
+#include "prim_pool.hpp"
+
+#include "prim_common.hpp"
+
+namespace dlrt::cpu::prim {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::pooling_backward;
+using dnnl::pooling_forward;
+using dnnl::prop_kind;
+using plugin::ImageShape;
+using plugin::Window1D;
+
+struct PoolGeom {
+  ImageShape x, y;
+  Window1D h, w;
+  bool max = true;
+  bool backward = false;
+
+  memory::dims strides() const { return {h.stride, w.stride}; }
+  memory::dims kernel() const { return {h.k, w.k}; }
+  memory::dims pad_l() const { return {h.pad_before, w.pad_before}; }
+  memory::dims pad_r() const { return {h.pad_after, w.pad_after}; }
+  algorithm alg() const { return max ? algorithm::pooling_max : algorithm::pooling_avg_exclude_padding; }
+  double flops() const { return static_cast<double>(y.numel()) * h.k * w.k; }
+};
+
+PoolGeom pool_geom(const OpView& op) {
+  PoolGeom g;
+  g.max = op.name() == "max_pool2d" || op.name() == "max_pool2d_backward";
+  g.backward = op.name() == "max_pool2d_backward" || op.name() == "avg_pool2d_backward";
+  require_arity(op, op.name() == "max_pool2d_backward" ? 2 : 1, 1);
+  const bool nchw = plugin::is_nchw(op.get_string("data_format"), op.name());
+  const auto& ksize = op.get_ints("ksize", 2);
+  const auto& strides = op.get_ints("strides", 2);
+  const std::string& padding = op.get_string("padding");
+  if (op.name() == "avg_pool2d_backward")
+    g.x = plugin::image_shape(op.get_ints("input_shape", 4), nchw, op.name(), "input_shape");
+  else
+    g.x = plugin::image_shape(op.input(0).dims, nchw, op.name(), "input 0 (x)");
+  g.h = plugin::window_1d(g.x.h, ksize[0], strides[0], 1, padding, op.name(), "h");
+  g.w = plugin::window_1d(g.x.w, ksize[1], strides[1], 1, padding, op.name(), "w");
+  g.y = plugin::image_shape(g.x.n, g.h.out, g.w.out, g.x.c, nchw);
+  if (!g.backward) {
+    require_output_dims(op, 0, g.y.dims());
+  } else {
+    const size_t dy = op.num_inputs() - 1;
+    if (op.input(dy).dims != g.y.dims())
+      op.invalid("input " + std::to_string(dy) + " (dy) has dims " + plugin::dims_string(op.input(dy).dims) +
+                 ", expected " + plugin::dims_string(g.y.dims()));
+    require_output_dims(op, 0, g.x.dims());
+  }
+  return g;
+}
+
+pooling_forward::desc forward_desc(prop_kind prop, const PoolGeom& g) {
+  return pooling_forward::desc(prop, g.alg(), image_md(g.x), image_md(g.y), g.strides(), g.kernel(), g.pad_l(),
+                               g.pad_r());
+}
+
+class PoolForward : public PrimKernel {
+ public:
+  PoolForward(const dlrt_plugin& p, const OpView& op, const PoolGeom& g) : PrimKernel(p, op) {
+    pooling_forward::primitive_desc pd(forward_desc(prop_kind::forward_inference, g), user_scratchpad(), engine_);
+    add_step(pooling_forward(pd), {{DNNL_ARG_SRC, input(0, image_md(g.x))}, {DNNL_ARG_DST, output(0, image_md(g.y))}},
+             pd.scratchpad_desc());
+  }
+};
+
+class MaxPoolBackward : public PrimKernel {
+ public:
+  MaxPoolBackward(const dlrt_plugin& p, const OpView& op, const PoolGeom& g) : PrimKernel(p, op) {
+    pooling_forward::primitive_desc fwd(forward_desc(prop_kind::forward_training, g), user_scratchpad(), engine_);
+    pooling_backward::desc d(g.alg(), image_md(g.x), image_md(g.y), g.strides(), g.kernel(), g.pad_l(), g.pad_r());
+    pooling_backward::primitive_desc bwd(d, user_scratchpad(), engine_, fwd);
+    // The forward pass's y and argmax workspace, owned by the kernel (allocated here, once).
+    memory y = owned(fwd.dst_desc());
+    memory ws = owned(fwd.workspace_desc());
+    add_step(pooling_forward(fwd), {{DNNL_ARG_SRC, input(0, image_md(g.x))}, {DNNL_ARG_DST, y}, {DNNL_ARG_WORKSPACE, ws}},
+             fwd.scratchpad_desc());
+    add_step(pooling_backward(bwd),
+             {{DNNL_ARG_DIFF_DST, input(1, image_md(g.y))}, {DNNL_ARG_WORKSPACE, ws},
+              {DNNL_ARG_DIFF_SRC, output(0, image_md(g.x))}},
+             bwd.scratchpad_desc());
+  }
+};
+
+class AvgPoolBackward : public PrimKernel {
+ public:
+  AvgPoolBackward(const dlrt_plugin& p, const OpView& op, const PoolGeom& g) : PrimKernel(p, op) {
+    pooling_forward::primitive_desc hint(forward_desc(prop_kind::forward_training, g), engine_);
+    pooling_backward::desc d(g.alg(), image_md(g.x), image_md(g.y), g.strides(), g.kernel(), g.pad_l(), g.pad_r());
+    pooling_backward::primitive_desc pd(d, user_scratchpad(), engine_, hint);
+    add_step(pooling_backward(pd),
+             {{DNNL_ARG_DIFF_DST, input(0, image_md(g.y))}, {DNNL_ARG_DIFF_SRC, output(0, image_md(g.x))}},
+             pd.scratchpad_desc());
+  }
+};
+
+}  // namespace
+
+void pool_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
+  require_f32(op);
+  const PoolGeom g = pool_geom(op);
+  fill_cost(op, p, g.flops(), cost);
+}
+
+std::unique_ptr<Kernel> pool_create(const dlrt_plugin& p, const OpView& op) {
+  const PoolGeom g = pool_geom(op);
+  if (!g.backward) return std::make_unique<PoolForward>(p, op, g);
+  if (g.max) return std::make_unique<MaxPoolBackward>(p, op, g);
+  return std::make_unique<AvgPoolBackward>(p, op, g);
+}
+
+}  // namespace dlrt::cpu::prim

@@ -1,0 +1,15 @@
+// prim_softmax_reduce.hpp: softmax, log_softmax and reduce_sum/mean/max on oneDNN's softmax,
+// logsoftmax and reduction primitives (rows in primitive_table.cc; semantics in docs/ops.md).
+#pragma once
+
+#include "../ops.hpp"
+
+namespace dlrt::cpu::prim {
+
+void softmax_check(const plugin::OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost);
+std::unique_ptr<Kernel> softmax_create(const dlrt_plugin& p, const plugin::OpView& op);
+
+void reduce_check(const plugin::OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost);
+std::unique_ptr<Kernel> reduce_create(const dlrt_plugin& p, const plugin::OpView& op);
+
+}  // namespace dlrt::cpu::prim

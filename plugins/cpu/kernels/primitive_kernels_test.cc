@@ -1,0 +1,435 @@
+// primitive_kernels_test.cc: the cpu plugin's oneDNN-primitive kernels (kernels/prim_*.cc)
+// against the reference kernels, through the plugin's C table (dlopened by the fake host).
+//
+// Each case instantiates the op with the core's registry (dlrt::ops::instantiate: defaults
+// filled, outputs inferred, as the core hands it over), asks op_supported, creates the kernel,
+// fills the inputs with random numbers, poisons the outputs with NaN, runs it twice (fresh
+// inputs the second time: a kernel is made once and run many times) and compares each run
+// with dlrt::reference::run on the same inputs, with docs/ops.md's tolerance:
+// max|out - ref| / max(1, max|ref|). Shapes cover batch 1, odd sizes, channels that are not a
+// multiple of 8, SAME and VALID, stride 2, dilation, both transpose flags, NCHW. Each family
+// also has a case the plugin must refuse (UNIMPLEMENTED for f16, INVALID_ARGUMENT for a
+// descriptor whose shapes disagree), with a message that names the op.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/op_instance.hpp"
+#include "reference_kernels.hpp"
+#include "testing/fake_host.hpp"
+
+namespace {
+
+using dlrt::ops::AttrMap;
+using dlrt::ops::Dims;
+using dlrt::ops::TensorType;
+using dlrt::testing::LoadedPlugin;
+using dlrt::testing::take_status;
+
+constexpr double kConvTol = 1e-3;  // conv/matmul and their gradients
+constexpr double kElemTol = 1e-5;  // element-wise
+constexpr double kReduceTol = 1e-4;  // reductions, softmax
+
+TensorType f32(Dims d) { return {DLRT_F32, std::move(d)}; }
+TensorType f16(Dims d) { return {DLRT_F16, std::move(d)}; }
+
+#define ASSERT_OK(expr)                            \
+  do {                                             \
+    auto [c_, m_] = take_status(expr);             \
+    ASSERT_EQ(c_, DLRT_OK) << #expr << ": " << m_; \
+  } while (0)
+
+// One plugin instance, device and stream for the whole test program.
+struct Cpu {
+  Cpu() : lib(DLRT_PLUGIN_FILE) {
+    if (!lib.ok()) return;
+    inst = lib.create();
+    if (inst == nullptr) return;
+    if (take_status(api().device_open(inst, 0, &dev)).first != DLRT_OK) return;
+    take_status(api().stream_create(dev, &stream));
+  }
+  const dlrt_plugin_api& api() const { return lib.api(); }
+  LoadedPlugin lib;
+  dlrt_plugin* inst = nullptr;
+  dlrt_device* dev = nullptr;
+  dlrt_stream* stream = nullptr;
+};
+
+Cpu& cpu() {
+  static Cpu* c = new Cpu();  // never destroyed: oneDNN dislikes teardown at exit
+  return *c;
+}
+
+// Uniform in [lo, hi), or small integers (many ties) when `integers`.
+struct Fill {
+  float lo = -1.0f, hi = 1.0f;
+  bool integers = false;
+};
+
+std::vector<float> random_values(int64_t n, const Fill& f, std::mt19937& rng) {
+  std::vector<float> v(static_cast<size_t>(n));
+  std::uniform_real_distribution<float> u(f.lo, f.hi);
+  std::uniform_int_distribution<int> k(0, 2);
+  for (float& x : v) x = f.integers ? static_cast<float>(k(rng)) : u(rng);
+  return v;
+}
+
+dlrt::ops::OpInstance instance(const std::string& op, const std::vector<TensorType>& inputs, const AttrMap& attrs) {
+  auto r = dlrt::ops::instantiate(op, inputs, attrs);
+  if (!r.ok()) throw std::runtime_error(r.status().to_string());
+  return std::move(r).value();
+}
+
+// Runs `op` on the cpu plugin and on the reference kernels; returns nothing, fails the test.
+void check_op(const std::string& op, const std::vector<TensorType>& inputs, const AttrMap& attrs, double tol,
+              const Fill& fill = {}) {
+  SCOPED_TRACE(op);
+  Cpu& c = cpu();
+  ASSERT_NE(c.stream, nullptr) << c.lib.error();
+  const dlrt::ops::OpInstance in = instance(op, inputs, attrs);
+  const dlrt_op_desc& desc = in.desc();
+  const dlrt::plugin::OpView view(&desc);
+
+  dlrt_op_cost cost{};
+  cost.struct_size = sizeof(cost);
+  ASSERT_OK(c.api().op_supported(c.inst, 0, &desc, &cost));
+  EXPECT_GT(cost.bytes, 0.0);
+  EXPECT_GT(cost.flops, 0.0);
+  dlrt_kernel* kernel = nullptr;
+  size_t ws_bytes = 0;
+  ASSERT_OK(c.api().kernel_create(c.dev, &desc, &kernel, &ws_bytes));
+
+  std::vector<void*> d_in(view.num_inputs()), d_out(view.num_outputs());
+  for (size_t i = 0; i < d_in.size(); ++i) ASSERT_OK(c.api().mem_alloc(c.dev, view.input(i).bytes, 64, &d_in[i]));
+  for (size_t i = 0; i < d_out.size(); ++i) ASSERT_OK(c.api().mem_alloc(c.dev, view.output(i).bytes, 64, &d_out[i]));
+  void* ws = nullptr;
+  if (ws_bytes > 0) ASSERT_OK(c.api().mem_alloc(c.dev, ws_bytes, 64, &ws));
+
+  std::mt19937 rng(12345);
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE("run " + std::to_string(round));
+    std::vector<std::vector<float>> h_in, h_out, h_ref;
+    std::vector<const void*> in_ptrs;
+    std::vector<void*> ref_ptrs;
+    for (size_t i = 0; i < d_in.size(); ++i) {
+      h_in.push_back(random_values(view.input(i).numel, fill, rng));
+      ASSERT_OK(c.api().memcpy_h2d(c.dev, d_in[i], h_in[i].data(), view.input(i).bytes, nullptr));
+    }
+    for (size_t i = 0; i < d_out.size(); ++i) {
+      std::vector<float> nan(static_cast<size_t>(view.output(i).numel), std::numeric_limits<float>::quiet_NaN());
+      ASSERT_OK(c.api().memcpy_h2d(c.dev, d_out[i], nan.data(), view.output(i).bytes, nullptr));
+      h_out.push_back(nan);
+      h_ref.push_back(nan);
+    }
+    for (auto& v : h_in) in_ptrs.push_back(v.data());
+    for (auto& v : h_ref) ref_ptrs.push_back(v.data());
+
+    dlrt_kernel_args args{};
+    args.struct_size = sizeof(args);
+    args.num_inputs = d_in.size();
+    args.inputs = const_cast<const void* const*>(d_in.data());
+    args.num_outputs = d_out.size();
+    args.outputs = d_out.data();
+    args.workspace = ws;
+    args.workspace_bytes = ws_bytes;
+    ASSERT_OK(c.api().kernel_run(kernel, c.stream, &args));
+    ASSERT_OK(c.api().stream_synchronize(c.stream));
+    for (size_t i = 0; i < d_out.size(); ++i)
+      ASSERT_OK(c.api().memcpy_d2h(c.dev, h_out[i].data(), d_out[i], view.output(i).bytes, nullptr));
+
+    dlrt::reference::run(view, in_ptrs.data(), ref_ptrs.data(), 0);
+    for (size_t i = 0; i < d_out.size(); ++i) {
+      double scale = 1.0, err = 0.0;
+      size_t worst = 0;
+      for (float r : h_ref[i]) scale = std::max(scale, std::fabs(static_cast<double>(r)));
+      for (size_t j = 0; j < h_out[i].size(); ++j) {
+        const float o = h_out[i][j], r = h_ref[i][j];  // NaN on either side (poison left) fails
+        const double e = std::isnan(o) || std::isnan(r) ? INFINITY : std::fabs(static_cast<double>(o) - r);
+        if (e > err) err = e, worst = j;
+      }
+      EXPECT_LE(err / scale, tol) << "output " << i << " of " << dlrt::plugin::dims_string(view.output(i).dims)
+                                  << ": element " << worst << " is " << h_out[i][worst] << ", reference "
+                                  << h_ref[i][worst];
+    }
+  }
+  for (void* p : d_in) c.api().mem_free(c.dev, p);
+  for (void* p : d_out) c.api().mem_free(c.dev, p);
+  if (ws != nullptr) c.api().mem_free(c.dev, ws);
+  c.api().kernel_destroy(kernel);
+}
+
+// op_supported's answer for an instance the plugin must refuse.
+void expect_refused(const dlrt_op_desc& desc, dlrt_code code, const std::string& op,
+                    const std::string& part = "") {
+  Cpu& c = cpu();
+  ASSERT_NE(c.inst, nullptr) << c.lib.error();
+  auto [got, msg] = take_status(c.api().op_supported(c.inst, 0, &desc, nullptr));
+  EXPECT_EQ(got, code) << msg;
+  EXPECT_NE(msg.find(op), std::string::npos) << msg;
+  EXPECT_NE(msg.find(part), std::string::npos) << msg;
+  dlrt_kernel* k = nullptr;
+  size_t ws = 0;
+  auto [got2, msg2] = take_status(c.api().kernel_create(c.dev, &desc, &k, &ws));
+  EXPECT_EQ(got2, code) << msg2;
+  EXPECT_EQ(k, nullptr);
+}
+
+void expect_f16_refused(const std::string& op, const std::vector<TensorType>& inputs, const AttrMap& attrs = {}) {
+  const dlrt::ops::OpInstance in = instance(op, inputs, attrs);
+  expect_refused(in.desc(), DLRT_UNIMPLEMENTED, "cpu: " + op, "f32 only, got f16");
+}
+
+// The instance's descriptor with input/output `which` given other dims.
+struct Mutated {
+  Mutated(const dlrt_op_desc& d, bool output, size_t which, Dims dims) : desc(d) {
+    in.assign(d.inputs, d.inputs + d.num_inputs);
+    out.assign(d.outputs, d.outputs + d.num_outputs);
+    t = *(output ? out : in)[which];
+    t.rank = static_cast<int32_t>(dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i];
+    (output ? out : in)[which] = &t;
+    desc.inputs = in.data();
+    desc.outputs = out.data();
+  }
+  dlrt_op_desc desc;
+  std::vector<const dlrt_tensor_desc*> in, out;
+  dlrt_tensor_desc t;
+};
+
+Dims out_dims(const std::string& op, const std::vector<TensorType>& inputs, const AttrMap& attrs) {
+  return instance(op, inputs, attrs).output(0).dims;
+}
+
+// ---- convolution -------------------------------------------------------------------------
+
+struct ConvCase {
+  Dims x, w;
+  AttrMap attrs;
+};
+
+std::vector<ConvCase> conv_cases() {
+  return {
+      {{1, 5, 5, 3}, {3, 3, 3, 4}, {}},
+      {{2, 7, 6, 5}, {3, 3, 5, 7}, {{"padding", "SAME"}, {"strides", {2, 2}}}},
+      {{2, 8, 8, 1}, {3, 3, 1, 32}, {}},  // the MNIST CNN's first layer (Ci = 1)
+      {{2, 9, 7, 3}, {2, 3, 3, 10}, {{"padding", "SAME"}, {"dilations", {2, 1}}}},
+      {{1, 6, 9, 4}, {1, 1, 4, 3}, {{"padding", "VALID"}, {"strides", {2, 2}}}},
+      {{2, 10, 10, 16}, {3, 3, 16, 24}, {{"padding", "SAME"}}},
+      {{2, 3, 6, 7}, {3, 3, 3, 5}, {{"data_format", "NCHW"}, {"padding", "SAME"}, {"strides", {2, 1}}}},
+      {{1, 4, 7, 6}, {2, 2, 4, 9}, {{"data_format", "NCHW"}, {"strides", {2, 2}}}},
+  };
+}
+
+TEST(PrimitiveKernels, Conv2d) {
+  for (const auto& c : conv_cases()) check_op("conv2d", {f32(c.x), f32(c.w)}, c.attrs, kConvTol);
+}
+
+TEST(PrimitiveKernels, Conv2dBiasAct) {
+  const char* acts[] = {"none", "relu", "sigmoid", "tanh"};
+  int i = 0;
+  for (const auto& c : conv_cases()) {
+    AttrMap attrs = c.attrs;
+    attrs["activation"] = acts[i++ % 4];
+    check_op("conv2d_bias_act", {f32(c.x), f32(c.w), f32({c.w[3]})}, attrs, kConvTol);
+  }
+}
+
+TEST(PrimitiveKernels, Conv2dBackwardData) {
+  for (const auto& c : conv_cases()) {
+    AttrMap attrs = c.attrs;
+    attrs["input_shape"] = dlrt::ops::Ints(c.x.begin(), c.x.end());
+    check_op("conv2d_backward_data", {f32(out_dims("conv2d", {f32(c.x), f32(c.w)}, c.attrs)), f32(c.w)}, attrs,
+             kConvTol);
+  }
+}
+
+TEST(PrimitiveKernels, Conv2dBackwardFilter) {
+  for (const auto& c : conv_cases()) {
+    AttrMap attrs = c.attrs;
+    attrs["filter_shape"] = dlrt::ops::Ints(c.w.begin(), c.w.end());
+    check_op("conv2d_backward_filter", {f32(c.x), f32(out_dims("conv2d", {f32(c.x), f32(c.w)}, c.attrs))}, attrs,
+             kConvTol);
+  }
+}
+
+TEST(PrimitiveKernels, ConvRefusals) {
+  expect_f16_refused("conv2d", {f16({1, 5, 5, 3}), f16({3, 3, 3, 4})});
+  expect_f16_refused("conv2d_backward_filter", {f16({1, 5, 5, 3}), f16({1, 3, 3, 4})},
+                     {{"filter_shape", {3, 3, 3, 4}}});
+  const auto in = instance("conv2d", {f32({1, 5, 5, 3}), f32({3, 3, 3, 4})}, {});
+  Mutated bad(in.desc(), true, 0, {1, 4, 4, 4});
+  expect_refused(bad.desc, DLRT_INVALID_ARGUMENT, "conv2d", "(1, 3, 3, 4)");
+  const auto fused = instance("conv2d_bias_act", {f32({1, 5, 5, 3}), f32({3, 3, 3, 4}), f32({4})}, {});
+  Mutated bad_bias(fused.desc(), false, 2, {5});
+  expect_refused(bad_bias.desc, DLRT_INVALID_ARGUMENT, "conv2d_bias_act", "input 2 (b)");
+}
+
+// ---- pooling -----------------------------------------------------------------------------
+
+struct PoolCase {
+  Dims x;
+  AttrMap attrs;
+};
+
+std::vector<PoolCase> pool_cases() {
+  return {
+      {{1, 5, 5, 3}, {}},
+      {{2, 7, 6, 10}, {{"ksize", {3, 3}}, {"strides", {2, 2}}, {"padding", "SAME"}}},
+      {{2, 6, 6, 32}, {}},
+      {{1, 5, 7, 3}, {{"ksize", {2, 3}}, {"strides", {1, 2}}, {"padding", "SAME"}}},
+      {{2, 3, 7, 5}, {{"data_format", "NCHW"}, {"strides", {1, 1}}, {"padding", "SAME"}}},
+      {{1, 4, 9, 9}, {{"data_format", "NCHW"}, {"ksize", {3, 3}}, {"strides", {2, 2}}}},
+  };
+}
+
+TEST(PrimitiveKernels, Pool2d) {
+  for (const char* op : {"max_pool2d", "avg_pool2d"})
+    for (const auto& c : pool_cases()) check_op(op, {f32(c.x)}, c.attrs, kElemTol);
+}
+
+TEST(PrimitiveKernels, MaxPool2dBackward) {
+  for (const auto& c : pool_cases())
+    check_op("max_pool2d_backward", {f32(c.x), f32(out_dims("max_pool2d", {f32(c.x)}, c.attrs))}, c.attrs,
+             kElemTol);
+}
+
+TEST(PrimitiveKernels, MaxPool2dBackwardTiesGoToTheFirstMax) {
+  Fill ties;
+  ties.integers = true;  // x in {0, 1, 2}: most windows have several maxima
+  for (const auto& c : pool_cases())
+    check_op("max_pool2d_backward", {f32(c.x), f32(out_dims("max_pool2d", {f32(c.x)}, c.attrs))}, c.attrs,
+             kElemTol, ties);
+}
+
+TEST(PrimitiveKernels, AvgPool2dBackward) {
+  for (const auto& c : pool_cases()) {
+    AttrMap attrs = c.attrs;
+    attrs["input_shape"] = dlrt::ops::Ints(c.x.begin(), c.x.end());
+    check_op("avg_pool2d_backward", {f32(out_dims("avg_pool2d", {f32(c.x)}, c.attrs))}, attrs, kElemTol);
+  }
+}
+
+TEST(PrimitiveKernels, PoolRefusals) {
+  expect_f16_refused("max_pool2d", {f16({1, 4, 4, 3})});
+  expect_f16_refused("avg_pool2d_backward", {f16({1, 2, 2, 3})}, {{"input_shape", {1, 4, 4, 3}}});
+  const auto in = instance("max_pool2d", {f32({1, 4, 4, 3})}, {});
+  Mutated bad(in.desc(), true, 0, {1, 3, 3, 3});
+  expect_refused(bad.desc, DLRT_INVALID_ARGUMENT, "max_pool2d", "(1, 2, 2, 3)");
+}
+
+// ---- matmul ------------------------------------------------------------------------------
+
+struct MatmulCase {
+  int64_t m, k, n;
+  bool ta, tb;
+};
+
+std::vector<MatmulCase> matmul_cases() {
+  return {{1, 1, 1, false, false}, {3, 5, 7, false, false}, {3, 5, 7, true, false}, {3, 5, 7, false, true},
+          {3, 5, 7, true, true},   {64, 576, 64, false, false}, {64, 64, 10, true, false}, {17, 33, 9, false, true}};
+}
+
+std::vector<TensorType> matmul_inputs(const MatmulCase& c) {
+  return {f32(c.ta ? Dims{c.k, c.m} : Dims{c.m, c.k}), f32(c.tb ? Dims{c.n, c.k} : Dims{c.k, c.n})};
+}
+
+TEST(PrimitiveKernels, Matmul) {
+  for (const auto& c : matmul_cases())
+    check_op("matmul", matmul_inputs(c), {{"transpose_a", c.ta}, {"transpose_b", c.tb}}, kConvTol);
+}
+
+TEST(PrimitiveKernels, MatmulBiasAct) {
+  const char* acts[] = {"none", "relu", "sigmoid", "tanh"};
+  int i = 0;
+  for (const auto& c : matmul_cases()) {
+    auto inputs = matmul_inputs(c);
+    inputs.push_back(f32({c.n}));
+    check_op("matmul_bias_act", inputs, {{"transpose_a", c.ta}, {"transpose_b", c.tb}, {"activation", acts[i++ % 4]}},
+             kConvTol);
+  }
+}
+
+TEST(PrimitiveKernels, MatmulRefusals) {
+  expect_f16_refused("matmul", {f16({3, 5}), f16({5, 7})});
+  const auto in = instance("matmul", {f32({3, 5}), f32({5, 7})}, {});
+  Mutated bad(in.desc(), false, 1, {4, 7});
+  expect_refused(bad.desc, DLRT_INVALID_ARGUMENT, "matmul", "do not multiply");
+}
+
+// ---- element-wise ------------------------------------------------------------------------
+
+std::vector<Dims> eltwise_shapes() { return {{}, {1}, {7}, {2, 3, 5}, {2, 5, 5, 33}}; }
+
+TEST(PrimitiveKernels, Activations) {
+  const Fill wide{-5.0f, 5.0f};
+  for (const char* op : {"relu", "sigmoid", "tanh"})
+    for (const auto& d : eltwise_shapes()) check_op(op, {f32(d)}, {}, kElemTol, wide);
+}
+
+TEST(PrimitiveKernels, ActivationGradients) {
+  for (const auto& d : eltwise_shapes()) {
+    check_op("relu_grad", {f32(d), f32(d)}, {}, kElemTol);
+    check_op("sigmoid_grad", {f32(d), f32(d)}, {}, kElemTol, Fill{0.0f, 1.0f});  // y in (0,1)
+    check_op("tanh_grad", {f32(d), f32(d)}, {}, kElemTol);                      // y in (-1,1)
+  }
+}
+
+TEST(PrimitiveKernels, BiasAdd) {
+  check_op("bias_add", {f32({7}), f32({7})}, {}, kElemTol);
+  check_op("bias_add", {f32({3, 10}), f32({10})}, {}, kElemTol);
+  check_op("bias_add", {f32({2, 5, 5, 33}), f32({33})}, {}, kElemTol);
+  check_op("bias_add", {f32({2, 33, 5, 3}), f32({33})}, {{"data_format", "NCHW"}}, kElemTol);
+  check_op("bias_add", {f32({4, 6}), f32({6})}, {{"data_format", "NCHW"}}, kElemTol);
+}
+
+TEST(PrimitiveKernels, EltwiseRefusals) {
+  expect_f16_refused("relu", {f16({2, 3})});
+  expect_f16_refused("tanh_grad", {f16({2, 3}), f16({2, 3})});
+  expect_f16_refused("bias_add", {f16({2, 3}), f16({3})});
+  const auto in = instance("relu_grad", {f32({2, 3}), f32({2, 3})}, {});
+  Mutated bad(in.desc(), false, 1, {3, 2});
+  expect_refused(bad.desc, DLRT_INVALID_ARGUMENT, "relu_grad", "input 1");
+}
+
+// ---- softmax and reductions --------------------------------------------------------------
+
+TEST(PrimitiveKernels, Softmax) {
+  const Fill wide{-10.0f, 10.0f};
+  for (const char* op : {"softmax", "log_softmax"}) {
+    check_op(op, {f32({4, 10})}, {}, kReduceTol, wide);
+    check_op(op, {f32({1, 1})}, {}, kReduceTol, wide);
+    check_op(op, {f32({7})}, {}, kReduceTol, wide);
+    check_op(op, {f32({2, 3, 5})}, {{"axis", 1}}, kReduceTol, wide);
+    check_op(op, {f32({3, 4, 5})}, {{"axis", 0}}, kReduceTol, wide);
+  }
+}
+
+TEST(PrimitiveKernels, Reductions) {
+  for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max"}) {
+    SCOPED_TRACE(op);
+    check_op(op, {f32({3, 4, 5})}, {}, kReduceTol);
+    check_op(op, {f32({3, 4, 5})}, {{"axes", {1}}, {"keepdims", true}}, kReduceTol);
+    check_op(op, {f32({3, 4, 5})}, {{"axes", {0, 2}}}, kReduceTol);
+    check_op(op, {f32({64, 10})}, {{"axes", {-1}}}, kReduceTol);
+    check_op(op, {f32({1, 4})}, {{"axes", {0}}}, kReduceTol);  // nothing shrinks: a copy
+    check_op(op, {f32({})}, {}, kReduceTol);                   // a scalar
+    check_op(op, {f32({1000})}, {}, kReduceTol);
+  }
+}
+
+TEST(PrimitiveKernels, SoftmaxReduceRefusals) {
+  expect_f16_refused("softmax", {f16({2, 3})});
+  expect_f16_refused("reduce_sum", {f16({2, 3})});
+  const auto in = instance("reduce_mean", {f32({2, 3})}, {{"axes", {1}}});
+  Mutated bad(in.desc(), true, 0, {3});
+  expect_refused(bad.desc, DLRT_INVALID_ARGUMENT, "reduce_mean", "expected (2,)");
+}
+
+}  // namespace
