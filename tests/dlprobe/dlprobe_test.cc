@@ -68,15 +68,24 @@ ProbeRun dlprobe(const std::string& args, const std::string& env = "") {
   return r;
 }
 
-// `dlprobe --json <args>`, parsed; fails the test if it does not exit 0 with valid JSON.
+// `dlprobe --json <args>`, parsed; fails the test if it does not exit 0 with valid JSON, and
+// then returns an empty report (so the caller's lookups fail as assertions, not aborts).
 json probe_json(const std::string& args = "", const std::string& env = "") {
   const ProbeRun r = dlprobe("--json " + args, env);
   EXPECT_EQ(r.exit_code, 0) << r.err;
+  const json empty = {{"plugins", json::array()}, {"devices", json::array()},
+                      {"settings", json::array()}, {"abi", json::object()}};
   try {
-    return json::parse(r.out);
+    json j = json::parse(r.out);
+    for (const char* key : {"plugins", "devices"})
+      if (!j.contains(key) || !j[key].is_array()) {
+        ADD_FAILURE() << "dlprobe --json has no \"" << key << "\" array:\n" << r.out;
+        return empty;
+      }
+    return j;
   } catch (const json::exception& e) {
     ADD_FAILURE() << "dlprobe --json printed invalid JSON (" << e.what() << "):\n" << r.out;
-    return json::object();
+    return empty;
   }
 }
 
@@ -108,6 +117,7 @@ TEST(Dlprobe, JsonHasSchemaAndLibraryVersions) {
   const json j = probe_json();
   EXPECT_EQ(j.value("schema_version", 0), 1);
   EXPECT_FALSE(j.value("dlrt_version", "").empty());
+  ASSERT_TRUE(j.contains("abi") && j["abi"].is_object()) << j.dump(2);
   EXPECT_EQ(j["abi"].value("major", 0u), static_cast<unsigned>(DLRT_ABI_MAJOR));
   EXPECT_EQ(j["abi"].value("minor", 99u), static_cast<unsigned>(DLRT_ABI_MINOR));
   EXPECT_TRUE(j["plugins"].is_array());
@@ -122,7 +132,7 @@ TEST(Dlprobe, JsonListsTheRealPluginsAsLoaded) {
     ASSERT_NE(p, nullptr) << name << " plugin missing from:\n" << j["plugins"].dump(2);
     EXPECT_EQ(p->value("status", ""), "loaded") << p->dump(2);
     EXPECT_EQ(p->value("abi", ""), kBuiltAbi) << p->dump(2);
-    EXPECT_EQ(p->value("path", "").front(), '/') << "paths are absolute: " << p->dump(2);
+    EXPECT_EQ(p->value("path", "").rfind('/', 0), 0u) << "paths are absolute: " << p->dump(2);
   }
 }
 
@@ -204,11 +214,13 @@ TEST(Dlprobe, EnvListsLogLevelWithItsSource) {
   EXPECT_NE(plain.out.find("DLRT_LOG_LEVEL"), std::string::npos) << plain.out;
 
   const json deflt = probe_json("--env");
+  ASSERT_TRUE(deflt.contains("settings")) << "--env --json has no settings";
   const json* s = find_by(deflt["settings"], "name", "DLRT_LOG_LEVEL");
   ASSERT_NE(s, nullptr) << deflt["settings"].dump(2);
   EXPECT_EQ(s->value("source", ""), "default");
 
   const json env = probe_json("--env", "DLRT_LOG_LEVEL=error");
+  ASSERT_TRUE(env.contains("settings"));
   s = find_by(env["settings"], "name", "DLRT_LOG_LEVEL");
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->value("source", ""), "environment") << s->dump(2);
