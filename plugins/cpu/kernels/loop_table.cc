@@ -1,10 +1,25 @@
-// loop_table.cc: the cpu plugin's kernel rows for ops built from plain loops parallelised over the cores.
+// loop_table.cc: the cpu plugin's kernel rows for ops built from plain loops parallelised over
+// the cores with OpenMP (kernels/loop_*.cc; shared machinery in kernels/loop_util.hpp).
+//
+//   loop_elementwise.cc  add sub mul div neg exp log sqrt bias_add_grad reduce_max_grad
+//   loop_shape.cc        copy reshape flatten transpose broadcast_to cast fill
+//   loop_random.cc       random_uniform random_normal dropout
+//   loop_train.cc        sparse_softmax_cross_entropy argmax equal_count gather_rows
+//                        sgd_update adam_update
 #include "../ops.hpp"
+#include "loop_util.hpp"
 
 namespace dlrt::cpu {
 
 const std::vector<KernelDef>& loop_kernel_defs() {
-  static const std::vector<KernelDef> defs = {};
+  static const std::vector<KernelDef> defs = [] {
+    std::vector<KernelDef> t;
+    loops::add_elementwise_defs(t);
+    loops::add_shape_defs(t);
+    loops::add_random_defs(t);
+    loops::add_train_defs(t);
+    return t;
+  }();
   return defs;
 }
 

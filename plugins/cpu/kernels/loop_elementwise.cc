@@ -1,0 +1,342 @@
+// loop_elementwise.cc: the cpu plugin's element-wise loop kernels: add/sub/mul/div with NumPy
+// broadcasting, neg/exp/log/sqrt, and the two gradients that are sums or masks over a shape:
+// bias_add_grad and reduce_max_grad. f32 and f64.
+//
+// Binary ops run on a collapsed Walk (loop_util.hpp): equal shapes are one flat loop, a
+// trailing-vector broadcast (N,C)+(C) is rows of a contiguous loop against the vector, a scalar
+// operand is a loop against a constant; the inner loop is instantiated per (stride_a, stride_b)
+// in {0,1}^2 so each form vectorises. Every output element reads only its own input elements,
+// so an output may alias a same-shaped input.
+#include <cmath>
+
+#include "loop_util.hpp"
+
+namespace dlrt::cpu::loops {
+namespace {
+
+// ---- binary ------------------------------------------------------------------------------
+
+enum class BinOp { kAdd, kSub, kMul, kDiv };
+
+BinOp binop_of(const std::string& name) {
+  return name == "add" ? BinOp::kAdd : name == "sub" ? BinOp::kSub : name == "mul" ? BinOp::kMul : BinOp::kDiv;
+}
+
+void check_binary(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_arity(op, 2, 1);
+  const TensorView &a = op.input(0), &b = op.input(1), &c = op.output(0);
+  expect_float(op, a);
+  expect_same_dtype(op, a, "a", b, "b");
+  expect_same_dtype(op, a, "a", c, "c");
+  std::vector<int64_t> dims;
+  if (!plugin::try_broadcast_shape(a.dims, b.dims, &dims))
+    invalid(op, "shapes " + plugin::dims_string(a.dims) + " and " + plugin::dims_string(b.dims) + " do not broadcast");
+  expect_dims(op, c, dims, "c");
+  fill_cost(op, 1, cost);
+}
+
+// c[i] = a[i*SA] (op) b[i*SB] for i < n: SA, SB in {0, 1}.
+template <BinOp O, int SA, int SB, typename T>
+void binary_row(const T* a, const T* b, T* c, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const T x = a[i * SA], y = b[i * SB];
+    if constexpr (O == BinOp::kAdd) c[i] = x + y;
+    else if constexpr (O == BinOp::kSub) c[i] = x - y;
+    else if constexpr (O == BinOp::kMul) c[i] = x * y;
+    else c[i] = x / y;  // IEEE: x/0 is +-inf or NaN
+  }
+}
+
+// a: A, b: B -> c: broadcast(A, B)
+class BinaryKernel : public LoopKernel {
+ public:
+  BinaryKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p), op_(binop_of(op.name())), dtype_(op.input(0).dtype) {
+    const auto& dims = op.output(0).dims;
+    walk_ = make_walk<2>(dims, {plugin::broadcast_strides(op.input(0).dims, dims, op.name()),
+                                plugin::broadcast_strides(op.input(1).dims, dims, op.name())});
+  }
+
+  void execute(const dlrt_kernel_args& args) override {
+    with_float(dtype_, [&](auto t) {
+      using T = decltype(t);
+      switch (op_) {
+        case BinOp::kAdd: run_op<BinOp::kAdd, T>(args); break;
+        case BinOp::kSub: run_op<BinOp::kSub, T>(args); break;
+        case BinOp::kMul: run_op<BinOp::kMul, T>(args); break;
+        case BinOp::kDiv: run_op<BinOp::kDiv, T>(args); break;
+      }
+    });
+  }
+
+ private:
+  template <BinOp O, typename T>
+  void run_op(const dlrt_kernel_args& args) {
+    const int64_t sa = walk_.inner_stride(0), sb = walk_.inner_stride(1);
+    if (sa == 1 && sb == 1) run_strided<O, 1, 1, T>(args);
+    else if (sa == 1) run_strided<O, 1, 0, T>(args);
+    else if (sb == 1) run_strided<O, 0, 1, T>(args);
+    else run_strided<O, 0, 0, T>(args);  // only when c has one element
+  }
+
+  template <BinOp O, int SA, int SB, typename T>
+  void run_strided(const dlrt_kernel_args& args) {
+    const T* a = static_cast<const T*>(args.inputs[0]);
+    const T* b = static_cast<const T*>(args.inputs[1]);
+    T* c = static_cast<T*>(args.outputs[0]);
+    parallel_for(walk_.numel, kGrainCheap, threads_, [&](int64_t begin, int64_t end) {
+      for_each_segment(walk_, begin, end, [&](int64_t i, const int64_t* off, int64_t len) {
+        binary_row<O, SA, SB>(a + off[0], b + off[1], c + i, len);
+      });
+    });
+  }
+
+  BinOp op_;
+  int32_t dtype_;
+  Walk<2> walk_;
+};
+
+// ---- unary -------------------------------------------------------------------------------
+
+enum class UnOp { kNeg, kExp, kLog, kSqrt };
+
+void check_unary(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_arity(op, 1, 1);
+  expect_float(op, op.input(0));
+  expect_same_dtype(op, op.input(0), "x", op.output(0), "y");
+  expect_dims(op, op.output(0), op.input(0).dims, "y");
+  fill_cost(op, op.name() == "neg" ? 1 : 10, cost);
+}
+
+template <UnOp O, typename T>
+void unary_row(const T* x, T* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (O == UnOp::kNeg) y[i] = -x[i];
+    else if constexpr (O == UnOp::kExp) y[i] = std::exp(x[i]);
+    else if constexpr (O == UnOp::kLog) y[i] = std::log(x[i]);  // NaN below 0, -inf at 0
+    else y[i] = std::sqrt(x[i]);                                  // NaN below 0
+  }
+}
+
+// x: any -> y: same shape
+class UnaryKernel : public LoopKernel {
+ public:
+  UnaryKernel(const dlrt_plugin& p, const OpView& op) : LoopKernel(p), dtype_(op.input(0).dtype), n_(op.input(0).numel) {
+    const std::string& name = op.name();
+    op_ = name == "neg" ? UnOp::kNeg : name == "exp" ? UnOp::kExp : name == "log" ? UnOp::kLog : UnOp::kSqrt;
+  }
+
+  void execute(const dlrt_kernel_args& args) override {
+    with_float(dtype_, [&](auto t) {
+      using T = decltype(t);
+      switch (op_) {
+        case UnOp::kNeg: run_op<UnOp::kNeg, T>(args, kGrainCheap); break;
+        case UnOp::kExp: run_op<UnOp::kExp, T>(args, kGrainHeavy); break;
+        case UnOp::kLog: run_op<UnOp::kLog, T>(args, kGrainHeavy); break;
+        case UnOp::kSqrt: run_op<UnOp::kSqrt, T>(args, kGrainCheap); break;
+      }
+    });
+  }
+
+ private:
+  template <UnOp O, typename T>
+  void run_op(const dlrt_kernel_args& args, int64_t grain) {
+    const T* x = static_cast<const T*>(args.inputs[0]);
+    T* y = static_cast<T*>(args.outputs[0]);
+    parallel_for(n_, grain, threads_, [&](int64_t b, int64_t e) { unary_row<O>(x + b, y + b, e - b); });
+  }
+
+  UnOp op_;
+  int32_t dtype_;
+  int64_t n_;
+};
+
+// ---- bias_add_grad -----------------------------------------------------------------------
+
+// dy viewed as (outer, C, inner): NHWC has inner = 1, NCHW has outer = N and inner = H*W...
+struct ChannelGeom {
+  int64_t outer = 1, channels = 1, inner = 1;
+};
+
+ChannelGeom channel_geom(const OpView& op, const TensorView& dy) {
+  const std::string& format = op.get_string("data_format");
+  if (format != "NHWC" && format != "NCHW")
+    invalid(op, "data_format is '" + format + "', expected \"NHWC\" or \"NCHW\"");
+  const bool nchw = format == "NCHW";
+  if (dy.rank() < (nchw ? 2 : 1))
+    invalid(op, "dy has dims " + plugin::dims_string(dy.dims) + ", too few for data_format " + format);
+  const int cd = nchw ? 1 : dy.rank() - 1;
+  ChannelGeom g;
+  g.channels = dy.dims[cd];
+  for (int d = 0; d < cd; ++d) g.outer *= dy.dims[d];
+  for (int d = cd + 1; d < dy.rank(); ++d) g.inner *= dy.dims[d];
+  return g;
+}
+
+void check_bias_add_grad(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_arity(op, 1, 1);
+  expect_float(op, op.input(0));
+  expect_same_dtype(op, op.input(0), "dy", op.output(0), "db");
+  expect_dims(op, op.output(0), {channel_geom(op, op.input(0)).channels}, "db");
+  fill_cost(op, 1, cost);
+}
+
+// dy: (...,C) [NCHW: (N,C,...)] -> db: (C), the sum over every other dim, accumulated in double.
+// NHWC: each thread sums a block of rows into its own C partial sums (contiguous, vectorised),
+// then the partials are added. NCHW: threads split the channels, each summing contiguous runs.
+class BiasAddGradKernel : public LoopKernel {
+ public:
+  BiasAddGradKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p), dtype_(op.input(0).dtype), g_(channel_geom(op, op.input(0))) {
+    if (g_.inner == 1) partial_.assign(static_cast<size_t>(threads_ * g_.channels), 0.0);
+  }
+
+  void execute(const dlrt_kernel_args& args) override {
+    with_float(dtype_, [&](auto t) {
+      using T = decltype(t);
+      const T* dy = static_cast<const T*>(args.inputs[0]);
+      T* db = static_cast<T*>(args.outputs[0]);
+      const int64_t C = g_.channels;
+      if (g_.inner == 1) {
+        // dy: (R, C)
+        std::fill(partial_.begin(), partial_.end(), 0.0);
+        const int64_t rows = g_.outer;
+        int used = 1;
+        parallel_for(rows, std::max<int64_t>(1, kGrainCheap / C), threads_, [&](int64_t b, int64_t e) {
+          const int tid = omp_in_parallel() ? omp_get_thread_num() : 0;
+          if (tid == 0) used = omp_in_parallel() ? omp_get_num_threads() : 1;
+          double* acc = partial_.data() + tid * C;
+          for (int64_t r = b; r < e; ++r) {
+            const T* row = dy + r * C;
+            for (int64_t c = 0; c < C; ++c) acc[c] += static_cast<double>(row[c]);
+          }
+        });
+        for (int64_t c = 0; c < C; ++c) {
+          double s = 0;
+          for (int t = 0; t < used; ++t) s += partial_[t * C + c];
+          db[c] = static_cast<T>(s);
+        }
+      } else {
+        // dy: (outer, C, inner)
+        const int64_t outer = g_.outer, inner = g_.inner;
+        parallel_for(C, std::max<int64_t>(1, kGrainCheap / (outer * inner)), threads_, [&](int64_t b, int64_t e) {
+          for (int64_t c = b; c < e; ++c) {
+            double s = 0;
+            for (int64_t o = 0; o < outer; ++o) {
+              const T* run = dy + (o * C + c) * inner;
+              for (int64_t i = 0; i < inner; ++i) s += static_cast<double>(run[i]);
+            }
+            db[c] = static_cast<T>(s);
+          }
+        });
+      }
+    });
+  }
+
+ private:
+  int32_t dtype_;
+  ChannelGeom g_;
+  std::vector<double> partial_;  // (threads, C) per-thread sums, NHWC only
+};
+
+// ---- reduce_max_grad ---------------------------------------------------------------------
+
+// reduce_max's output dims (keepdims applied) and, per input dim, the stride into y (0 if
+// reduced).
+struct ReduceGeom {
+  std::vector<int64_t> out_dims;
+  std::vector<int64_t> y_strides;  // one per input dim
+  int64_t out_numel = 1;
+};
+
+ReduceGeom reduce_geom(const OpView& op, const std::vector<int64_t>& in) {
+  const int rank = static_cast<int>(in.size());
+  const auto& axes = op.get_ints("axes");
+  std::vector<bool> reduced(in.size(), axes.empty());
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank) invalid(op, "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+    const int d = static_cast<int>(a < 0 ? a + rank : a);
+    if (reduced[d]) invalid(op, "axis " + std::to_string(a) + " is given twice");
+    reduced[d] = true;
+  }
+  const bool keepdims = op.get_bool("keepdims");
+  ReduceGeom g;
+  std::vector<int64_t> kept;
+  for (int d = 0; d < rank; ++d) kept.push_back(reduced[d] ? 1 : in[d]);
+  const std::vector<int64_t> s = plugin::row_major_strides(kept);
+  for (int d = 0; d < rank; ++d) {
+    g.y_strides.push_back(reduced[d] ? 0 : s[d]);
+    if (keepdims || !reduced[d]) g.out_dims.push_back(kept[d]);
+  }
+  g.out_numel = plugin::product(kept);
+  return g;
+}
+
+void check_reduce_max_grad(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_arity(op, 3, 1);
+  const TensorView &x = op.input(0), &y = op.input(1), &dy = op.input(2), &dx = op.output(0);
+  expect_float(op, x);
+  expect_same_dtype(op, x, "x", y, "y");
+  expect_same_dtype(op, x, "x", dy, "dy");
+  expect_same_dtype(op, x, "x", dx, "dx");
+  const ReduceGeom g = reduce_geom(op, x.dims);
+  expect_dims(op, y, g.out_dims, "y");
+  expect_dims(op, dy, g.out_dims, "dy");
+  expect_dims(op, dx, x.dims, "dx");
+  fill_cost(op, 2, cost);
+}
+
+// x: any, y = reduce_max(x), dy: shape of y -> dx: shape of x
+// dx[i] = dy[o] / (number of maxima of group o) where x[i] == y[o], else 0.
+// Pass 1 counts the maxima per group (one thread: groups interleave arbitrarily with the
+// axes); pass 2, parallel, writes dx. dx may alias x (each element reads its own x first).
+class ReduceMaxGradKernel : public LoopKernel {
+ public:
+  ReduceMaxGradKernel(const dlrt_plugin& p, const OpView& op) : LoopKernel(p), dtype_(op.input(0).dtype) {
+    const ReduceGeom g = reduce_geom(op, op.input(0).dims);
+    walk_ = make_walk<2>(op.input(0).dims, {plugin::row_major_strides(op.input(0).dims), g.y_strides});
+    ties_.assign(static_cast<size_t>(g.out_numel), 0);
+  }
+
+  void execute(const dlrt_kernel_args& args) override {
+    with_float(dtype_, [&](auto t) {
+      using T = decltype(t);
+      const T* x = static_cast<const T*>(args.inputs[0]);
+      const T* y = static_cast<const T*>(args.inputs[1]);
+      const T* dy = static_cast<const T*>(args.inputs[2]);
+      T* dx = static_cast<T*>(args.outputs[0]);
+      const int64_t sy = walk_.inner_stride(1);
+      std::fill(ties_.begin(), ties_.end(), 0);
+      for_each_segment(walk_, 0, walk_.numel, [&](int64_t, const int64_t* off, int64_t len) {
+        const T* xs = x + off[0];
+        for (int64_t j = 0; j < len; ++j) ties_[off[1] + j * sy] += xs[j] == y[off[1] + j * sy];
+      });
+      parallel_for(walk_.numel, kGrainCheap, threads_, [&](int64_t b, int64_t e) {
+        for_each_segment(walk_, b, e, [&](int64_t, const int64_t* off, int64_t len) {
+          const T* xs = x + off[0];
+          T* dxs = dx + off[0];
+          for (int64_t j = 0; j < len; ++j) {
+            const int64_t o = off[1] + j * sy;
+            dxs[j] = xs[j] == y[o] ? static_cast<T>(static_cast<double>(dy[o]) / static_cast<double>(ties_[o])) : T(0);
+          }
+        });
+      });
+    });
+  }
+
+ private:
+  int32_t dtype_;
+  Walk<2> walk_;               // over x (dense) with y's strides
+  std::vector<int64_t> ties_;  // maxima per output group
+};
+
+}  // namespace
+
+void add_elementwise_defs(std::vector<KernelDef>& t) {
+  for (const char* name : {"add", "sub", "mul", "div"}) t.push_back({name, check_binary, make<BinaryKernel>});
+  for (const char* name : {"neg", "exp", "log", "sqrt"}) t.push_back({name, check_unary, make<UnaryKernel>});
+  t.push_back({"bias_add_grad", check_bias_add_grad, make<BiasAddGradKernel>});
+  t.push_back({"reduce_max_grad", check_reduce_max_grad, make<ReduceMaxGradKernel>});
+}
+
+}  // namespace dlrt::cpu::loops

@@ -1,0 +1,676 @@
+// loop_kernels_test.cc: the cpu plugin's loop kernels (kernels/loop_*.cc) against the reference
+// kernels, through the plugin's C table as the host drives it: op_supported, kernel_create,
+// kernel_run on device memory. Descriptors come from core/ops' instantiate (defaults filled,
+// outputs inferred); inputs are random, outputs are poisoned with NaN bytes first, and results
+// are compared with dlrt::reference::run under docs/ops.md's tolerances (random ops, cast,
+// fill, argmax and equal_count exactly). Shapes cover scalars, size 1, odd sizes, broadcasting
+// both ways and sizes large enough to run on several threads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/op_instance.hpp"
+#include "reference_kernels.hpp"
+#include "testing/fake_host.hpp"
+
+namespace {
+
+using dlrt::ops::AttrMap;
+using dlrt::ops::Dims;
+using dlrt::ops::OpInstance;
+using dlrt::ops::TensorType;
+using dlrt::testing::LoadedPlugin;
+using dlrt::testing::take_status;
+using Bytes = std::vector<unsigned char>;
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// One plugin instance, its device and a stream, shared by the tests of one `threads` option.
+struct Cpu {
+  explicit Cpu(const std::map<std::string, std::string>& options) : lib(DLRT_PLUGIN_FILE) {
+    if (!lib.ok()) return;
+    inst = lib.create(options);
+    if (inst == nullptr) return;
+    if (take_status(api().device_open(inst, 0, &dev)).first != DLRT_OK) return;
+    take_status(api().stream_create(dev, &stream));
+  }
+  const dlrt_plugin_api& api() const { return lib.api(); }
+  bool ok() const { return stream != nullptr; }
+
+  LoadedPlugin lib;
+  dlrt_plugin* inst = nullptr;
+  dlrt_device* dev = nullptr;
+  dlrt_stream* stream = nullptr;
+};
+
+Cpu& cpu() {
+  static Cpu* c = new Cpu(std::map<std::string, std::string>{});  // every core; leaked: the plugin outlives the tests
+  return *c;
+}
+Cpu& cpu1() {
+  static Cpu* c = new Cpu(std::map<std::string, std::string>{{"threads", "1"}});
+  return *c;
+}
+
+// ---- descriptors -------------------------------------------------------------------------
+
+// A descriptor copied from an OpInstance with every f32 operand turned into `dtype` (the
+// registry takes f32/f16/bf16 floats; the kernels also run f64). Attributes point into `inst`.
+struct RetypedDesc {
+  RetypedDesc(const OpInstance& inst, int32_t dtype) : d(inst.desc()) {
+    for (size_t i = 0; i < d.num_inputs; ++i) in.push_back(*d.inputs[i]);
+    for (size_t i = 0; i < d.num_outputs; ++i) out.push_back(*d.outputs[i]);
+    for (auto* list : {&in, &out})
+      for (auto& t : *list)
+        if (t.dtype == DLRT_F32) t.dtype = dtype;
+    for (auto& t : in) in_ptrs.push_back(&t);
+    for (auto& t : out) out_ptrs.push_back(&t);
+    d.inputs = in_ptrs.data();
+    d.outputs = out_ptrs.data();
+  }
+  dlrt_op_desc d;
+  std::vector<dlrt_tensor_desc> in, out;
+  std::vector<const dlrt_tensor_desc*> in_ptrs, out_ptrs;
+};
+
+OpInstance instance(const std::string& op, const std::vector<TensorType>& inputs, const AttrMap& attrs) {
+  auto r = dlrt::ops::instantiate(op, inputs, attrs);
+  if (!r.ok()) throw std::runtime_error(r.status().to_string());
+  return std::move(r).value();
+}
+
+size_t bytes_of(const dlrt_tensor_desc& t) {
+  size_t n = dlrt::plugin::dtype_size(t.dtype);
+  for (int i = 0; i < t.rank; ++i) n *= static_cast<size_t>(t.dims[i]);
+  return n;
+}
+int64_t numel_of(const dlrt_tensor_desc& t) {
+  int64_t n = 1;
+  for (int i = 0; i < t.rank; ++i) n *= t.dims[i];
+  return n;
+}
+
+// ---- random inputs -----------------------------------------------------------------------
+
+struct Range {
+  double lo = -2, hi = 2;
+};
+
+Bytes random_tensor(const dlrt_tensor_desc& t, Range r, std::mt19937_64& rng) {
+  const int64_t n = numel_of(t);
+  Bytes b(bytes_of(t));
+  std::uniform_real_distribution<double> real(r.lo, r.hi);
+  std::uniform_int_distribution<int64_t> integer(static_cast<int64_t>(r.lo), static_cast<int64_t>(r.hi));
+  for (int64_t i = 0; i < n; ++i) {
+    switch (t.dtype) {
+      case DLRT_F32: reinterpret_cast<float*>(b.data())[i] = static_cast<float>(real(rng)); break;
+      case DLRT_F64: reinterpret_cast<double*>(b.data())[i] = real(rng); break;
+      case DLRT_I32: reinterpret_cast<int32_t*>(b.data())[i] = static_cast<int32_t>(integer(rng)); break;
+      case DLRT_I64: reinterpret_cast<int64_t*>(b.data())[i] = integer(rng); break;
+      case DLRT_U8: b[i] = static_cast<uint8_t>(integer(rng)); break;
+      case DLRT_I8: reinterpret_cast<int8_t*>(b.data())[i] = static_cast<int8_t>(integer(rng)); break;
+      case DLRT_BOOL: b[i] = static_cast<uint8_t>(integer(rng) != 0); break;
+      default: {  // f16/bf16: random bit patterns (shape ops only move them)
+        for (size_t k = 0; k < 2; ++k) b[2 * i + k] = static_cast<uint8_t>(rng());
+      }
+    }
+  }
+  return b;
+}
+
+// ---- running -----------------------------------------------------------------------------
+
+// Runs `d` on the plugin. Inputs are copied to device memory, outputs poisoned with 0xFF (NaN
+// for floats). `alias[o] = i` makes output o use input i's buffer (in-place updates).
+std::vector<Bytes> run_plugin(Cpu& c, const dlrt_op_desc& d, const std::vector<Bytes>& inputs, uint64_t rng_offset,
+                              const std::map<size_t, size_t>& alias = {}) {
+  const dlrt_plugin_api& api = c.api();
+  dlrt_kernel* k = nullptr;
+  size_t ws = 0;
+  auto [code, msg] = take_status(api.kernel_create(c.dev, &d, &k, &ws));
+  EXPECT_EQ(code, DLRT_OK) << d.op << ": kernel_create: " << msg;
+  if (code != DLRT_OK) return {};
+  auto alloc = [&](size_t bytes) {
+    void* p = nullptr;
+    EXPECT_EQ(take_status(api.mem_alloc(c.dev, std::max<size_t>(bytes, 1), 64, &p)).first, DLRT_OK);
+    return p;
+  };
+  std::vector<void*> in(d.num_inputs), out(d.num_outputs);
+  for (size_t i = 0; i < d.num_inputs; ++i) {
+    in[i] = alloc(inputs[i].size());
+    if (!inputs[i].empty()) take_status(api.memcpy_h2d(c.dev, in[i], inputs[i].data(), inputs[i].size(), nullptr));
+  }
+  std::vector<bool> owned(d.num_outputs, true);
+  for (size_t o = 0; o < d.num_outputs; ++o) {
+    auto it = alias.find(o);
+    if (it != alias.end()) {
+      out[o] = in[it->second];
+      owned[o] = false;
+    } else {
+      out[o] = alloc(bytes_of(*d.outputs[o]));
+      take_status(api.memset(c.dev, out[o], 0xFF, bytes_of(*d.outputs[o]), nullptr));
+    }
+  }
+  void* workspace = ws > 0 ? alloc(ws) : nullptr;
+  dlrt_kernel_args args{sizeof(dlrt_kernel_args), in.size(), in.data(), out.size(), out.data(), workspace, ws,
+                        rng_offset};
+  auto [rc, rmsg] = take_status(api.kernel_run(k, c.stream, &args));
+  EXPECT_EQ(rc, DLRT_OK) << d.op << ": kernel_run: " << rmsg;
+  take_status(api.stream_synchronize(c.stream));
+  std::vector<Bytes> result(d.num_outputs);
+  for (size_t o = 0; o < d.num_outputs; ++o) {
+    result[o].resize(bytes_of(*d.outputs[o]));
+    take_status(api.memcpy_d2h(c.dev, result[o].data(), out[o], result[o].size(), nullptr));
+  }
+  api.kernel_destroy(k);
+  for (void* p : in) api.mem_free(c.dev, p);
+  for (size_t o = 0; o < d.num_outputs; ++o)
+    if (owned[o]) api.mem_free(c.dev, out[o]);
+  if (workspace != nullptr) api.mem_free(c.dev, workspace);
+  return result;
+}
+
+std::vector<Bytes> run_reference(const dlrt_op_desc& d, const std::vector<Bytes>& inputs, uint64_t rng_offset) {
+  dlrt::plugin::OpView op(&d);
+  dlrt::reference::check_supported(op);
+  std::vector<const void*> in;
+  for (const Bytes& b : inputs) in.push_back(b.data());
+  std::vector<Bytes> out(d.num_outputs);
+  std::vector<void*> out_ptrs;
+  for (size_t o = 0; o < d.num_outputs; ++o) {
+    out[o].assign(bytes_of(*d.outputs[o]), 0xFF);
+    out_ptrs.push_back(out[o].data());
+  }
+  dlrt::reference::run(op, in.data(), out_ptrs.data(), rng_offset);
+  return out;
+}
+
+// Relative-to-scale error max|out - ref| / max(1, max|ref|) of a float output; NaN and inf
+// must sit where the reference has them. Other dtypes: exact bytes.
+void expect_close(const dlrt_tensor_desc& t, const Bytes& out, const Bytes& ref, double tol, const std::string& what) {
+  ASSERT_EQ(out.size(), ref.size()) << what;
+  if (t.dtype != DLRT_F32 && t.dtype != DLRT_F64) {
+    if (out != ref) {
+      size_t i = 0;
+      while (out[i] == ref[i]) ++i;
+      ADD_FAILURE() << what << ": bytes differ first at byte " << i;
+    }
+    return;
+  }
+  const int64_t n = numel_of(t);
+  auto at = [&](const Bytes& b, int64_t i) {
+    return t.dtype == DLRT_F32 ? double(reinterpret_cast<const float*>(b.data())[i])
+                               : reinterpret_cast<const double*>(b.data())[i];
+  };
+  double scale = 1, err = 0;
+  int64_t worst = -1;
+  for (int64_t i = 0; i < n; ++i)
+    if (std::isfinite(at(ref, i))) scale = std::max(scale, std::fabs(at(ref, i)));
+  for (int64_t i = 0; i < n; ++i) {
+    const double o = at(out, i), r = at(ref, i);
+    if (std::isnan(r) || std::isinf(r)) {
+      if (!(std::isnan(r) ? std::isnan(o) : o == r)) {
+        ADD_FAILURE() << what << ": element " << i << " is " << o << ", reference " << r;
+        return;
+      }
+      continue;
+    }
+    const double e = std::isnan(o) ? INFINITY : std::fabs(o - r);
+    if (e > err) err = e, worst = i;
+  }
+  if (tol == 0) {
+    EXPECT_EQ(err, 0.0) << what << ": element " << worst << " is " << at(out, worst) << ", reference "
+                        << at(ref, worst) << " (exact expected)";
+  } else {
+    EXPECT_LE(err / scale, tol) << what << ": element " << worst << " is " << at(out, worst) << ", reference "
+                                << at(ref, worst);
+  }
+}
+
+struct Case {
+  std::string op;
+  std::vector<TensorType> inputs;
+  AttrMap attrs;
+  double tol = 1e-5;
+  std::vector<Range> ranges;  // per input; default [-2, 2]
+  uint64_t rng_offset = 0;
+  std::vector<int32_t> dtypes = {DLRT_F32};  // float dtypes to run (f32 operands retyped)
+};
+
+std::string describe(const Case& c, int32_t dtype) {
+  std::string s = c.op + "[" + dlrt::plugin::dtype_name(dtype) + "](";
+  for (size_t i = 0; i < c.inputs.size(); ++i) s += (i ? ", " : "") + dlrt::ops::to_string(c.inputs[i]);
+  return s + ")";
+}
+
+// Runs one case on `c` (and on the threads=1 plugin) and compares with the reference.
+void check(const Case& k, Cpu& c = cpu()) {
+  ASSERT_TRUE(c.ok());
+  OpInstance inst = instance(k.op, k.inputs, k.attrs);
+  for (int32_t dtype : k.dtypes) {
+    RetypedDesc rd(inst, dtype);
+    const dlrt_op_desc& d = rd.d;
+    const std::string what = describe(k, dtype);
+    dlrt_op_cost cost{};
+    cost.struct_size = sizeof(cost);
+    auto [code, msg] = take_status(c.api().op_supported(c.inst, 0, &d, &cost));
+    ASSERT_EQ(code, DLRT_OK) << what << ": " << msg;
+    EXPECT_GT(cost.bytes, 0) << what;
+    std::mt19937_64 rng(std::hash<std::string>()(what));
+    std::vector<Bytes> inputs;
+    for (size_t i = 0; i < d.num_inputs; ++i)
+      inputs.push_back(random_tensor(*d.inputs[i], i < k.ranges.size() ? k.ranges[i] : Range{}, rng));
+    const std::vector<Bytes> ref = run_reference(d, inputs, k.rng_offset);
+    const std::vector<Bytes> out = run_plugin(c, d, inputs, k.rng_offset);
+    ASSERT_EQ(out.size(), ref.size()) << what;
+    for (size_t o = 0; o < out.size(); ++o)
+      expect_close(*d.outputs[o], out[o], ref[o], k.tol, what + " output " + std::to_string(o));
+  }
+}
+
+const double kElementwise = 1e-5, kReduction = 1e-4, kExact = 0;
+const std::vector<int32_t> kBoth = {DLRT_F32, DLRT_F64};
+
+TensorType f32(Dims d) { return {DLRT_F32, std::move(d)}; }
+TensorType of(dlrt_dtype t, Dims d) { return {t, std::move(d)}; }
+
+// ---- element-wise ------------------------------------------------------------------------
+
+TEST(LoopKernels, BinaryEqualShapes) {
+  for (const char* op : {"add", "sub", "mul", "div"})
+    for (Dims d : {Dims{}, Dims{1}, Dims{7}, Dims{3, 5}, Dims{2, 3, 4, 5}, Dims{300001}})
+      check({op, {f32(d), f32(d)}, {}, kElementwise, {}, 0, kBoth});
+}
+
+TEST(LoopKernels, BinaryBroadcasting) {
+  const std::vector<std::pair<Dims, Dims>> shapes = {
+      {{5, 7}, {7}},           // trailing vector
+      {{7}, {5, 7}},           // the other way round
+      {{4, 3}, {}},            // scalar
+      {{}, {4, 3}},            //
+      {{1}, {9}},              // size 1 stretches
+      {{5, 1}, {1, 6}},        // both stretch
+      {{2, 3, 1, 5}, {3, 4, 1}},
+      {{6, 1, 3}, {6, 4, 3}},  // middle dim
+      {{1000, 129}, {129}},    // large enough to go parallel
+      {{129, 1}, {129, 1000}},
+      {{3, 100000}, {3, 1}},
+  };
+  for (const char* op : {"add", "sub", "mul", "div"})
+    for (const auto& [a, b] : shapes) check({op, {f32(a), f32(b)}, {}, kElementwise, {}, 0, kBoth});
+}
+
+TEST(LoopKernels, Unary) {
+  for (Dims d : {Dims{}, Dims{1}, Dims{13}, Dims{4, 5, 6}, Dims{200003}}) {
+    check({"neg", {f32(d)}, {}, kElementwise, {}, 0, kBoth});
+    check({"exp", {f32(d)}, {}, kElementwise, {{-5, 5}}, 0, kBoth});
+    // log/sqrt of negatives give NaN, of 0 -inf/0: the range includes them.
+    check({"log", {f32(d)}, {}, kElementwise, {{-0.5, 8}}, 0, kBoth});
+    check({"sqrt", {f32(d)}, {}, kElementwise, {{-0.5, 8}}, 0, kBoth});
+  }
+}
+
+TEST(LoopKernels, BiasAddGrad) {
+  for (Dims d : {Dims{1}, Dims{7}, Dims{5, 3}, Dims{64, 26, 26, 32}, Dims{3, 1, 1, 10}, Dims{100000, 3}})
+    check({"bias_add_grad", {f32(d)}, {{"data_format", "NHWC"}}, kReduction, {}, 0, kBoth});
+  for (Dims d : {Dims{2, 3}, Dims{4, 5, 6, 7}, Dims{64, 32, 26, 26}, Dims{1, 1, 1}})
+    check({"bias_add_grad", {f32(d)}, {{"data_format", "NCHW"}}, kReduction, {}, 0, kBoth});
+}
+
+TEST(LoopKernels, ReduceMaxGrad) {
+  struct R {
+    Dims x;
+    dlrt::ops::Ints axes;
+    bool keepdims;
+  };
+  for (const R& r : std::vector<R>{{{5}, {}, false},
+                                   {{4, 6}, {1}, false},
+                                   {{4, 6}, {0}, true},
+                                   {{3, 4, 5}, {0, 2}, false},
+                                   {{3, 1, 5}, {1}, true},
+                                   {{2, 3, 4, 5}, {-1, 1}, true},
+                                   {{512, 300}, {1}, false}}) {
+    OpInstance fwd = instance("reduce_max", {f32(r.x)}, {{"axes", r.axes}, {"keepdims", r.keepdims}});
+    const Dims y = fwd.output(0).dims;
+    // Integer-valued x makes ties: the gradient is split among them.
+    check({"reduce_max_grad", {f32(r.x), f32(y), f32(y)}, {{"axes", r.axes}, {"keepdims", r.keepdims}}, kElementwise,
+           {{-3, 3}}, 0, {}});
+  }
+}
+
+// reduce_max_grad with y really being reduce_max(x) and integer x (ties), so the split matters.
+TEST(LoopKernels, ReduceMaxGradWithTies) {
+  OpInstance inst = instance("reduce_max_grad", {f32({64, 50}), f32({64}), f32({64})}, {{"axes", {1}}});
+  const dlrt_op_desc& d = inst.desc();
+  std::mt19937_64 rng(7);
+  Bytes x = random_tensor(*d.inputs[0], {-3, 3}, rng);
+  for (size_t i = 0; i < 64 * 50; ++i) {
+    float* f = reinterpret_cast<float*>(x.data());
+    f[i] = std::round(f[i]);
+  }
+  Bytes y(64 * 4);
+  for (int r = 0; r < 64; ++r) {
+    float m = -INFINITY;
+    for (int j = 0; j < 50; ++j) m = std::max(m, reinterpret_cast<float*>(x.data())[r * 50 + j]);
+    reinterpret_cast<float*>(y.data())[r] = m;
+  }
+  Bytes dy = random_tensor(*d.inputs[2], {}, rng);
+  const std::vector<Bytes> in = {x, y, dy};
+  auto out = run_plugin(cpu(), d, in, 0);
+  auto ref = run_reference(d, in, 0);
+  ASSERT_EQ(out.size(), 1u);
+  expect_close(*d.outputs[0], out[0], ref[0], kElementwise, "reduce_max_grad ties");
+}
+
+// ---- shapes, cast, fill ------------------------------------------------------------------
+
+TEST(LoopKernels, CopyReshapeFlatten) {
+  for (dlrt_dtype t : {DLRT_F32, DLRT_U8, DLRT_I64, DLRT_F16}) {
+    for (Dims d : {Dims{}, Dims{1}, Dims{7}, Dims{3, 5, 2}, Dims{1000, 333}}) {
+      check({"copy", {of(t, d)}, {}, kExact});
+      if (!d.empty()) check({"flatten", {of(t, d)}, {}, kExact});
+      check({"reshape", {of(t, d)}, {{"shape", dlrt::ops::Ints{-1}}}, kExact});
+    }
+    check({"reshape", {of(t, {6, 4})}, {{"shape", dlrt::ops::Ints{2, -1, 3}}}, kExact});
+  }
+}
+
+TEST(LoopKernels, Transpose) {
+  struct T {
+    Dims x;
+    dlrt::ops::Ints perm;
+  };
+  for (dlrt_dtype t : {DLRT_F32, DLRT_U8, DLRT_F64, DLRT_BF16})
+    for (const T& c : std::vector<T>{{{}, {}},
+                                     {{5}, {0}},
+                                     {{3, 4}, {1, 0}},
+                                     {{1, 7}, {1, 0}},
+                                     {{2, 3, 4}, {2, 0, 1}},
+                                     {{2, 3, 4, 5}, {0, 3, 1, 2}},
+                                     {{2, 3, 4, 5}, {0, 1, 3, 2}},
+                                     {{512, 513}, {1, 0}},
+                                     {{64, 7, 7, 64}, {0, 3, 1, 2}}})
+      check({"transpose", {of(t, c.x)}, {{"perm", c.perm}}, kExact});
+}
+
+TEST(LoopKernels, BroadcastTo) {
+  struct B {
+    Dims x, shape;
+  };
+  for (dlrt_dtype t : {DLRT_F32, DLRT_I32, DLRT_BOOL})
+    for (const B& c : std::vector<B>{{{}, {}},
+                                     {{}, {5}},
+                                     {{1}, {3, 4}},
+                                     {{4}, {3, 4}},
+                                     {{3, 1}, {3, 4}},
+                                     {{2, 1, 3}, {4, 2, 5, 3}},
+                                     {{1000}, {300, 1000}},
+                                     {{300, 1}, {300, 1000}}})
+      check({"broadcast_to", {of(t, c.x)}, {{"shape", dlrt::ops::Ints(c.shape)}}, kExact, {{0, 1}}});
+}
+
+TEST(LoopKernels, CastEveryPair) {
+  const std::vector<dlrt_dtype> types = {DLRT_F32, DLRT_F64, DLRT_I32, DLRT_I64, DLRT_U8, DLRT_I8, DLRT_BOOL};
+  for (dlrt_dtype from : types)
+    for (dlrt_dtype to : types)
+      for (Dims d : {Dims{}, Dims{9}, Dims{300, 301}}) {
+        // Floats cover saturation, truncation toward zero and negatives; integers their range.
+        Range r = dlrt::plugin::dtype_is_float(from) ? Range{-300.7, 300.7}
+                  : from == DLRT_U8                  ? Range{0, 255}
+                  : from == DLRT_BOOL                ? Range{0, 1}
+                                                     : Range{-128, 300};
+        check({"cast", {of(from, d)}, {{"dtype", to}}, kExact, {r}});
+      }
+}
+
+TEST(LoopKernels, CastOfNanAndHugeValues) {
+  OpInstance inst = instance("cast", {f32({6})}, {{"dtype", DLRT_I32}});
+  const float v[6] = {NAN, 1e20f, -1e20f, 2.9f, -2.9f, INFINITY};
+  Bytes x(sizeof v);
+  std::memcpy(x.data(), v, sizeof v);
+  for (dlrt_dtype to : {DLRT_I32, DLRT_I64, DLRT_U8, DLRT_I8, DLRT_BOOL, DLRT_F64}) {
+    OpInstance i2 = instance("cast", {f32({6})}, {{"dtype", to}});
+    auto out = run_plugin(cpu(), i2.desc(), {x}, 0);
+    auto ref = run_reference(i2.desc(), {x}, 0);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0], ref[0]) << "cast f32 -> " << dlrt::plugin::dtype_name(to);
+  }
+}
+
+TEST(LoopKernels, Fill) {
+  for (dlrt_dtype t : {DLRT_F32, DLRT_F64, DLRT_I32, DLRT_I64, DLRT_U8, DLRT_I8, DLRT_BOOL})
+    for (Dims d : {Dims{}, Dims{1}, Dims{5, 3}, Dims{1000, 1001}})
+      for (double v : {0.0, -2.75, 300.5})
+        check({"fill", {}, {{"shape", dlrt::ops::Ints(d)}, {"value", v}, {"dtype", t}}, kExact});
+}
+
+// ---- random ------------------------------------------------------------------------------
+
+TEST(LoopKernels, RandomOpsEqualTheReferenceBitForBit) {
+  for (Dims d : {Dims{}, Dims{1}, Dims{3}, Dims{5}, Dims{7, 9}, Dims{1001, 999}})
+    for (uint64_t off : {uint64_t{0}, uint64_t{3}, uint64_t{1} << 40}) {
+      for (int64_t seed : {int64_t{0}, int64_t{42}, int64_t{-1}}) {
+        check({"random_uniform", {}, {{"shape", dlrt::ops::Ints(d)}, {"seed", seed}, {"minval", -0.5}, {"maxval", 2.0}},
+               kExact, {}, off});
+        check({"random_normal", {}, {{"shape", dlrt::ops::Ints(d)}, {"seed", seed}, {"mean", 1.0}, {"stddev", 0.3}},
+               kExact, {}, off});
+      }
+      for (double rate : {0.0, 0.25, 0.9})
+          check({"dropout", {f32(d)}, {{"rate", rate}, {"seed", int64_t{7}}}, kExact, {}, off, kBoth});
+    }
+}
+
+// ---- training ----------------------------------------------------------------------------
+
+TEST(LoopKernels, SparseSoftmaxCrossEntropy) {
+  for (dlrt_dtype lt : {DLRT_I32, DLRT_I64})
+    for (Dims d : {Dims{1, 1}, Dims{1, 10}, Dims{7, 3}, Dims{64, 10}, Dims{4096, 10}, Dims{33, 1000}}) {
+      // Labels run one past each end: those rows are NaN.
+      check({"sparse_softmax_cross_entropy", {f32(d), of(lt, {d[0]})}, {}, kReduction,
+             {{-8, 8}, {-1, static_cast<double>(d[1])}}, 0, kBoth});
+    }
+}
+
+TEST(LoopKernels, Argmax) {
+  for (dlrt_dtype ot : {DLRT_I32, DLRT_I64})
+    for (const auto& [d, axis] : std::vector<std::pair<Dims, int64_t>>{{{1}, 0},
+                                                                      {{7}, 0},
+                                                                      {{64, 10}, -1},
+                                                                      {{64, 10}, 0},
+                                                                      {{3, 4, 5}, 1},
+                                                                      {{5000, 10}, 1},
+                                                                      {{2, 3000, 7}, 1}})
+      check({"argmax", {f32(d)}, {{"axis", axis}, {"output_type", ot}}, kExact, {{-3, 3}}, 0, kBoth});
+}
+
+TEST(LoopKernels, ArgmaxNanAndTies) {
+  OpInstance inst = instance("argmax", {f32({3, 4})}, {});
+  const float v[12] = {1, 3, 3, 0, 2, NAN, 5, NAN, -1, -1, -1, -1};
+  Bytes x(sizeof v);
+  std::memcpy(x.data(), v, sizeof v);
+  auto out = run_plugin(cpu(), inst.desc(), {x}, 0);
+  ASSERT_EQ(out.size(), 1u);
+  const int32_t* y = reinterpret_cast<const int32_t*>(out[0].data());
+  EXPECT_EQ(y[0], 1);
+  EXPECT_EQ(y[1], 1);
+  EXPECT_EQ(y[2], 0);
+}
+
+TEST(LoopKernels, EqualCount) {
+  for (dlrt_dtype a : {DLRT_I32, DLRT_I64})
+    for (dlrt_dtype b : {DLRT_I32, DLRT_I64})
+      for (Dims d : {Dims{1}, Dims{64}, Dims{100001}})
+        check({"equal_count", {of(a, d), of(b, d)}, {}, kExact, {{0, 3}, {0, 3}}});
+}
+
+TEST(LoopKernels, GatherRows) {
+  for (dlrt_dtype it : {DLRT_I32, DLRT_I64})
+    for (dlrt_dtype pt : {DLRT_F32, DLRT_U8, DLRT_F64})
+      for (const auto& [p, b] : std::vector<std::pair<Dims, int64_t>>{
+               {{1}, 1}, {{10}, 3}, {{10, 3}, 7}, {{100, 28, 28, 1}, 64}, {{60, 5}, 20000}})
+        // Indices run one past each end: those rows are zero.
+        check({"gather_rows", {of(pt, p), of(it, {b})}, {}, kExact, {{0, 255}, {-1, static_cast<double>(p[0])}}});
+}
+
+// ---- optimizer updates -------------------------------------------------------------------
+
+TEST(LoopKernels, SgdUpdate) {
+  for (Dims d : {Dims{}, Dims{1}, Dims{13}, Dims{3, 3, 1, 32}, Dims{300007}})
+    for (double mom : {0.0, 0.9})
+      for (bool nesterov : {false, true})
+        check({"sgd_update", {f32(d), f32(d), f32(d)},
+               {{"learning_rate", 0.01}, {"momentum", mom}, {"nesterov", nesterov}}, kElementwise, {}, 0, kBoth});
+}
+
+TEST(LoopKernels, AdamUpdate) {
+  for (Dims d : {Dims{}, Dims{1}, Dims{13}, Dims{3, 3, 1, 32}, Dims{300007}}) {
+    // step is the 1-based step number: one run with step 1 and one with step 1000.
+    for (double step : {1.0, 1000.0}) {
+      OpInstance inst = instance("adam_update", {f32(d), f32(d), f32(d), f32(d), f32({})}, {});
+      for (int32_t dtype : kBoth) {
+        RetypedDesc rd(inst, dtype);
+        std::mt19937_64 rng(static_cast<uint64_t>(step) + d.size());
+        std::vector<Bytes> in;
+        for (size_t i = 0; i < 4; ++i) in.push_back(random_tensor(rd.in[i], i == 3 ? Range{0, 1} : Range{}, rng));
+        Bytes s(dtype == DLRT_F64 ? 8 : 4);
+        if (dtype == DLRT_F64) std::memcpy(s.data(), &step, 8);
+        else {
+          float f = static_cast<float>(step);
+          std::memcpy(s.data(), &f, 4);
+        }
+        in.push_back(s);
+        auto ref = run_reference(rd.d, in, 0);
+        auto out = run_plugin(cpu(), rd.d, in, 0);
+        ASSERT_EQ(out.size(), 3u);
+        for (size_t o = 0; o < 3; ++o)
+          expect_close(rd.out[o], out[o], ref[o], kElementwise, "adam_update output " + std::to_string(o));
+      }
+    }
+  }
+}
+
+// The executor runs updates in place: outputs given the inputs' buffers give the same bits as
+// separate outputs.
+TEST(LoopKernels, UpdatesInPlaceEqualOutOfPlace) {
+  for (Dims d : {Dims{1}, Dims{37}, Dims{300007}}) {
+    OpInstance adam = instance("adam_update", {f32(d), f32(d), f32(d), f32(d), f32({})}, {});
+    std::mt19937_64 rng(11);
+    std::vector<Bytes> in;
+    for (size_t i = 0; i < 4; ++i) in.push_back(random_tensor(*adam.desc().inputs[i], i == 3 ? Range{0, 1} : Range{}, rng));
+    Bytes s(4);
+    const float step = 3;
+    std::memcpy(s.data(), &step, 4);
+    in.push_back(s);
+    auto separate = run_plugin(cpu(), adam.desc(), in, 0);
+    auto inplace = run_plugin(cpu(), adam.desc(), in, 0, {{0, 0}, {1, 2}, {2, 3}});
+    ASSERT_EQ(separate.size(), 3u);
+    ASSERT_EQ(inplace.size(), 3u);
+    for (size_t o = 0; o < 3; ++o) EXPECT_EQ(inplace[o], separate[o]) << "adam output " << o;
+    auto ref = run_reference(adam.desc(), in, 0);
+    expect_close(*adam.desc().outputs[0], inplace[0], ref[0], kElementwise, "adam in place");
+
+    OpInstance sgd = instance("sgd_update", {f32(d), f32(d), f32(d)}, {{"learning_rate", 0.1}, {"momentum", 0.9}});
+    std::vector<Bytes> sin(in.begin(), in.begin() + 3);
+    auto s_sep = run_plugin(cpu(), sgd.desc(), sin, 0);
+    auto s_in = run_plugin(cpu(), sgd.desc(), sin, 0, {{0, 0}, {1, 2}});
+    ASSERT_EQ(s_in.size(), 2u);
+    for (size_t o = 0; o < 2; ++o) EXPECT_EQ(s_in[o], s_sep[o]) << "sgd output " << o;
+  }
+}
+
+// Element-wise ops may be given an output equal to an input too.
+TEST(LoopKernels, ElementwiseInPlace) {
+  OpInstance inst = instance("mul", {f32({1000, 100}), f32({100})}, {});
+  std::mt19937_64 rng(3);
+  std::vector<Bytes> in = {random_tensor(*inst.desc().inputs[0], {}, rng), random_tensor(*inst.desc().inputs[1], {}, rng)};
+  auto ref = run_reference(inst.desc(), in, 0);
+  auto out = run_plugin(cpu(), inst.desc(), in, 0, {{0, 0}});
+  ASSERT_EQ(out.size(), 1u);
+  expect_close(*inst.desc().outputs[0], out[0], ref[0], kElementwise, "mul in place");
+}
+
+// ---- threads -----------------------------------------------------------------------------
+
+TEST(LoopKernels, OneThreadGivesTheSameResults) {
+  ASSERT_TRUE(cpu1().ok());
+  check({"add", {f32({1000, 333}), f32({333})}, {}, kElementwise}, cpu1());
+  check({"bias_add_grad", {f32({5000, 32})}, {{"data_format", "NHWC"}}, kReduction}, cpu1());
+  check({"random_normal", {}, {{"shape", dlrt::ops::Ints{100001}}}, kExact}, cpu1());
+  check({"sparse_softmax_cross_entropy", {f32({4096, 10}), of(DLRT_I32, {4096})}, {}, kReduction, {{-8, 8}, {0, 9}}},
+        cpu1());
+}
+
+// ---- what the loops refuse ---------------------------------------------------------------
+
+TEST(LoopKernels, UnsupportedDtypesAreUnimplementedNamingTheOp) {
+  Cpu& c = cpu();
+  ASSERT_TRUE(c.ok());
+  struct Bad {
+    std::string op;
+    std::vector<TensorType> inputs;
+    AttrMap attrs;
+    std::string part;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {"add", {of(DLRT_F16, {3}), of(DLRT_F16, {3})}, {}, "cpu: add supports f32 and f64, got f16"},
+           {"exp", {of(DLRT_BF16, {3})}, {}, "cpu: exp supports f32 and f64, got bf16"},
+           {"adam_update", {of(DLRT_F16, {3}), of(DLRT_F16, {3}), of(DLRT_F16, {3}), of(DLRT_F16, {3}), f32({})}, {},
+            "cpu: adam_update supports f32 and f64, got f16"},
+           {"cast", {of(DLRT_F16, {3})}, {{"dtype", DLRT_F32}}, "cpu: cast supports f32, f64, i32, i64, u8, i8 and bool"},
+           {"fill", {}, {{"shape", dlrt::ops::Ints{2}}, {"dtype", DLRT_BF16}}, "cpu: fill supports"},
+       }) {
+    OpInstance inst = instance(b.op, b.inputs, b.attrs);
+    auto [code, msg] = take_status(c.api().op_supported(c.inst, 0, &inst.desc(), nullptr));
+    EXPECT_EQ(code, DLRT_UNIMPLEMENTED) << b.op << ": " << msg;
+    EXPECT_TRUE(contains(msg, b.part)) << msg;
+    dlrt_kernel* k = nullptr;
+    size_t ws = 0;
+    auto [kc, kmsg] = take_status(c.api().kernel_create(c.dev, &inst.desc(), &k, &ws));
+    EXPECT_EQ(kc, DLRT_UNIMPLEMENTED) << kmsg;
+    EXPECT_EQ(k, nullptr);
+  }
+}
+
+TEST(LoopKernels, MalformedDescriptorsAreInvalidNamingTheOp) {
+  Cpu& c = cpu();
+  ASSERT_TRUE(c.ok());
+  // add whose c does not have the broadcast shape.
+  OpInstance add = instance("add", {f32({4, 3}), f32({3})}, {});
+  RetypedDesc bad(add, DLRT_F32);
+  bad.out[0].dims[0] = 5;
+  auto [code, msg] = take_status(c.api().op_supported(c.inst, 0, &bad.d, nullptr));
+  EXPECT_EQ(code, DLRT_INVALID_ARGUMENT) << msg;
+  EXPECT_TRUE(contains(msg, "cpu: add:")) << msg;
+  // sgd_update with a velocity of another shape.
+  OpInstance sgd = instance("sgd_update", {f32({4}), f32({4}), f32({4})}, {{"learning_rate", 0.1}});
+  RetypedDesc bad2(sgd, DLRT_F32);
+  bad2.in[2].dims[0] = 3;
+  std::tie(code, msg) = take_status(c.api().op_supported(c.inst, 0, &bad2.d, nullptr));
+  EXPECT_EQ(code, DLRT_INVALID_ARGUMENT) << msg;
+  EXPECT_TRUE(contains(msg, "cpu: sgd_update:")) << msg;
+  // gather_rows with f32 indices.
+  OpInstance g = instance("gather_rows", {f32({4, 2}), of(DLRT_I32, {3})}, {});
+  RetypedDesc bad3(g, DLRT_F32);
+  bad3.in[1].dtype = DLRT_F32;
+  std::tie(code, msg) = take_status(c.api().op_supported(c.inst, 0, &bad3.d, nullptr));
+  EXPECT_EQ(code, DLRT_INVALID_ARGUMENT) << msg;
+  EXPECT_TRUE(contains(msg, "cpu: gather_rows: indices is f32")) << msg;
+}
+
+TEST(LoopKernels, CostIsFilled) {
+  Cpu& c = cpu();
+  ASSERT_TRUE(c.ok());
+  OpInstance inst = instance("add", {f32({10, 10}), f32({10})}, {});
+  dlrt_op_cost cost{};
+  cost.struct_size = sizeof(cost);
+  EXPECT_EQ(take_status(c.api().op_supported(c.inst, 0, &inst.desc(), &cost)).first, DLRT_OK);
+  EXPECT_EQ(cost.flops, 100);
+  EXPECT_EQ(cost.bytes, (100 + 10 + 100) * 4);
+}
+
+}  // namespace

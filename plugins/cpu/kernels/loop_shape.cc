@@ -1,0 +1,262 @@
+// loop_shape.cc: the cpu plugin's data-movement loop kernels: copy, reshape, flatten (a byte
+// copy, skipped when the buffers coincide), transpose and broadcast_to (a strided gather on a
+// collapsed Walk), cast between f32/f64/i32/i64/u8/i8/bool, and fill. Shape ops move elements
+// of any dtype as 1/2/4/8-byte words, f16/bf16 included.
+#include <cmath>
+#include <limits>
+
+#include "loop_util.hpp"
+
+namespace dlrt::cpu::loops {
+namespace {
+
+// ---- copy, reshape, flatten --------------------------------------------------------------
+
+void check_bytes(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_arity(op, 1, 1);
+  const TensorView &x = op.input(0), &y = op.output(0);
+  expect_same_dtype(op, x, "x", y, "y");
+  if (op.name() == "copy") {
+    expect_dims(op, y, x.dims, "y");
+  } else if (op.name() == "flatten") {
+    if (x.rank() < 1) invalid(op, "x is a scalar; flatten needs a batch dim");
+    expect_dims(op, y, {x.dims[0], x.numel / x.dims[0]}, "y");
+  } else if (y.numel != x.numel) {  // reshape: the core resolved the -1 into y's dims
+    invalid(op, "y has dims " + plugin::dims_string(y.dims) + ", " + std::to_string(y.numel) + " elements; x has " +
+                    std::to_string(x.numel));
+  }
+  fill_cost(op, 0, cost);
+}
+
+// x -> y: the same bytes (y == x in place: nothing to do)
+class CopyKernel : public LoopKernel {
+ public:
+  CopyKernel(const dlrt_plugin& p, const OpView& op) : LoopKernel(p), bytes_(static_cast<int64_t>(op.output(0).bytes)) {}
+
+  void execute(const dlrt_kernel_args& args) override {
+    const auto* src = static_cast<const unsigned char*>(args.inputs[0]);
+    auto* dst = static_cast<unsigned char*>(args.outputs[0]);
+    if (src == dst) return;
+    if (src < dst + bytes_ && dst < src + bytes_) {  // partial overlap: one ordered move
+      std::memmove(dst, src, static_cast<size_t>(bytes_));
+      return;
+    }
+    parallel_for(bytes_, kGrainCheap * 8, threads_,
+                 [&](int64_t b, int64_t e) { std::memcpy(dst + b, src + b, static_cast<size_t>(e - b)); });
+  }
+
+ private:
+  int64_t bytes_;
+};
+
+// ---- transpose, broadcast_to: y[i] = x[offset(i)] ----------------------------------------
+
+void check_transpose(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_arity(op, 1, 1);
+  const TensorView &x = op.input(0), &y = op.output(0);
+  expect_same_dtype(op, x, "x", y, "y");
+  const auto& perm = op.get_ints("perm");
+  if (static_cast<int>(perm.size()) != x.rank())
+    invalid(op, "perm has " + std::to_string(perm.size()) + " entries, x has rank " + std::to_string(x.rank()));
+  std::vector<bool> seen(perm.size(), false);
+  std::vector<int64_t> dims;
+  for (int64_t v : perm) {
+    if (v < 0 || v >= x.rank() || seen[v]) invalid(op, "perm " + plugin::dims_string(perm) + " is not a permutation");
+    seen[v] = true;
+    dims.push_back(x.dims[v]);
+  }
+  expect_dims(op, y, dims, "y");
+  fill_cost(op, 0, cost);
+}
+
+void check_broadcast_to(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_arity(op, 1, 1);
+  const TensorView &x = op.input(0), &y = op.output(0);
+  expect_same_dtype(op, x, "x", y, "y");
+  expect_dims(op, y, op.get_ints("shape"), "y (shape)");
+  std::vector<int64_t> dims;
+  if (x.rank() > y.rank() || !plugin::try_broadcast_shape(x.dims, y.dims, &dims) || dims != y.dims)
+    invalid(op, plugin::dims_string(x.dims) + " does not broadcast to " + plugin::dims_string(y.dims));
+  fill_cost(op, 0, cost);
+}
+
+// x: X -> y: Y, y[i] = x[source(i)] with per-dim source strides (a permutation of x's strides
+// for transpose, 0 along stretched dims for broadcast_to). y must not overlap x.
+class GatherKernel : public LoopKernel {
+ public:
+  GatherKernel(const dlrt_plugin& p, const OpView& op) : LoopKernel(p), esize_(plugin::dtype_size(op.input(0).dtype)) {
+    const auto& y = op.output(0).dims;
+    std::vector<int64_t> src;
+    if (op.name() == "transpose") {
+      const std::vector<int64_t> xs = plugin::row_major_strides(op.input(0).dims);
+      for (int64_t d : op.get_ints("perm")) src.push_back(xs[d]);
+    } else {
+      src = plugin::broadcast_strides(op.input(0).dims, y, op.name());
+    }
+    walk_ = make_walk<1>(y, {src});
+  }
+
+  void execute(const dlrt_kernel_args& args) override {
+    with_bytes(esize_, [&](auto t) {
+      using U = decltype(t);
+      const U* x = static_cast<const U*>(args.inputs[0]);
+      U* y = static_cast<U*>(args.outputs[0]);
+      const int64_t s = walk_.inner_stride(0);
+      parallel_for(walk_.numel, kGrainCheap, threads_, [&](int64_t b, int64_t e) {
+        for_each_segment(walk_, b, e, [&](int64_t i, const int64_t* off, int64_t len) {
+          const U* xs = x + off[0];
+          U* ys = y + i;
+          if (s == 1) std::memcpy(ys, xs, static_cast<size_t>(len) * sizeof(U));
+          else if (s == 0) std::fill(ys, ys + len, *xs);
+          else
+            for (int64_t j = 0; j < len; ++j) ys[j] = xs[j * s];
+        });
+      });
+    });
+  }
+
+ private:
+  size_t esize_;
+  Walk<1> walk_;
+};
+
+// ---- cast and fill -----------------------------------------------------------------------
+
+template <typename T>
+constexpr bool is_bool8 = std::is_same_v<T, Bool8>;
+
+// v saturated to integer type To.
+template <typename To>
+To saturate(int64_t v) {
+  if constexpr (std::is_same_v<To, int64_t>) {
+    return v;
+  } else {
+    constexpr int64_t lo = static_cast<int64_t>(std::numeric_limits<To>::min());
+    constexpr int64_t hi = static_cast<int64_t>(std::numeric_limits<To>::max());
+    return static_cast<To>(v < lo ? lo : v > hi ? hi : v);
+  }
+}
+
+// docs/ops.md's cast, exactly as the reference kernels do it: float -> float rounds to nearest;
+// float -> int truncates toward zero and saturates (NaN gives 0); int -> int saturates;
+// anything -> bool is != 0 (NaN gives true); bool reads as 0/1.
+template <typename To, typename From>
+To convert(From x) {
+  if constexpr (is_bool8<From>) {
+    return convert<To>(static_cast<uint8_t>(x.v != 0 ? 1 : 0));
+  } else if constexpr (is_bool8<To>) {
+    return To{static_cast<uint8_t>(x != 0 ? 1 : 0)};
+  } else if constexpr (std::is_floating_point_v<To>) {
+    return static_cast<To>(x);
+  } else if constexpr (std::is_floating_point_v<From>) {
+    const double t = std::trunc(static_cast<double>(x));
+    const int64_t v = std::isnan(t) ? 0
+                      : t >= 9223372036854775807.0 ? INT64_MAX
+                      : t <= -9223372036854775808.0 ? INT64_MIN
+                                                     : static_cast<int64_t>(t);
+    return saturate<To>(v);
+  } else {
+    return saturate<To>(static_cast<int64_t>(x));
+  }
+}
+
+void expect_plain(const OpView& op, const TensorView& t) {
+  if (!is_plain_dtype(t.dtype))
+    unimplemented(op, std::string("supports f32, f64, i32, i64, u8, i8 and bool, got ") + plugin::dtype_name(t.dtype));
+}
+
+void check_cast(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_arity(op, 1, 1);
+  const TensorView &x = op.input(0), &y = op.output(0);
+  expect_plain(op, x);
+  expect_plain(op, y);
+  if (op.get_dtype("dtype") != y.dtype)
+    invalid(op, std::string("dtype attribute is ") + plugin::dtype_name(op.get_dtype("dtype")) + ", y is " +
+                    plugin::dtype_name(y.dtype));
+  expect_dims(op, y, x.dims, "y");
+  fill_cost(op, 1, cost);
+}
+
+// x: any dims, dtype From -> y: same dims, dtype To. In place only when sizes match (the
+// element-by-element loop reads x[i] before writing y[i]).
+class CastKernel : public LoopKernel {
+ public:
+  CastKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p), from_(op.input(0).dtype), to_(op.output(0).dtype), n_(op.input(0).numel) {}
+
+  void execute(const dlrt_kernel_args& args) override {
+    if (from_ == to_) {
+      if (args.inputs[0] != args.outputs[0])
+        std::memmove(args.outputs[0], args.inputs[0], static_cast<size_t>(n_) * plugin::dtype_size(to_));
+      return;
+    }
+    with_plain(from_, [&](auto f) {
+      with_plain(to_, [&](auto t) {
+        using From = decltype(f);
+        using To = decltype(t);
+        const From* x = static_cast<const From*>(args.inputs[0]);
+        To* y = static_cast<To*>(args.outputs[0]);
+        parallel_for(n_, kGrainCheap, threads_, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) y[i] = convert<To>(x[i]);
+        });
+      });
+    });
+  }
+
+ private:
+  int32_t from_, to_;
+  int64_t n_;
+};
+
+void check_fill(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_arity(op, 0, 1);
+  const TensorView& y = op.output(0);
+  if (op.get_dtype("dtype") != y.dtype)
+    invalid(op, std::string("dtype attribute is ") + plugin::dtype_name(op.get_dtype("dtype")) + ", y is " +
+                    plugin::dtype_name(y.dtype));
+  expect_plain(op, y);
+  expect_dims(op, y, op.get_ints("shape"), "y (shape)");
+  op.get_float("value");
+  fill_cost(op, 0, cost);
+}
+
+// -> y: shape, every element `value` converted as cast converts a double (made once, in create)
+class FillKernel : public LoopKernel {
+ public:
+  FillKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p), dtype_(op.output(0).dtype), n_(op.output(0).numel) {
+    const double v = op.get_float("value");
+    with_plain(dtype_, [&](auto t) {
+      using T = decltype(t);
+      const T c = convert<T>(v);
+      std::memcpy(value_, &c, sizeof(T));
+    });
+  }
+
+  void execute(const dlrt_kernel_args& args) override {
+    with_plain(dtype_, [&](auto t) {
+      using T = decltype(t);
+      T c;
+      std::memcpy(&c, value_, sizeof(T));
+      T* y = static_cast<T*>(args.outputs[0]);
+      parallel_for(n_, kGrainCheap, threads_, [&](int64_t b, int64_t e) { std::fill(y + b, y + e, c); });
+    });
+  }
+
+ private:
+  int32_t dtype_;
+  int64_t n_;
+  unsigned char value_[8] = {};
+};
+
+}  // namespace
+
+void add_shape_defs(std::vector<KernelDef>& t) {
+  for (const char* name : {"copy", "reshape", "flatten"}) t.push_back({name, check_bytes, make<CopyKernel>});
+  t.push_back({"transpose", check_transpose, make<GatherKernel>});
+  t.push_back({"broadcast_to", check_broadcast_to, make<GatherKernel>});
+  t.push_back({"cast", check_cast, make<CastKernel>});
+  t.push_back({"fill", check_fill, make<FillKernel>});
+}
+
+}  // namespace dlrt::cpu::loops

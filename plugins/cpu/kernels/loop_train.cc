@@ -1,0 +1,440 @@
+// loop_train.cc: the cpu plugin's loop kernels of a training step around the layers: the fused
+// sparse softmax cross-entropy (loss and backprop in one sweep per row), argmax and equal_count
+// (accuracy), gather_rows (batches from an on-device dataset), and the fused optimizer updates
+// sgd_update and adam_update, which the executor runs in place.
+#include <cmath>
+#include <limits>
+
+#include "loop_util.hpp"
+
+namespace dlrt::cpu::loops {
+namespace {
+
+// ---- sparse_softmax_cross_entropy --------------------------------------------------------
+
+void check_sparse_xent(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_arity(op, 2, 2);
+  const TensorView &logits = op.input(0), &labels = op.input(1), &loss = op.output(0), &backprop = op.output(1);
+  expect_float(op, logits);
+  expect_index(op, labels, "labels");
+  expect_same_dtype(op, logits, "logits", loss, "loss");
+  expect_same_dtype(op, logits, "logits", backprop, "backprop");
+  if (logits.rank() != 2) invalid(op, "logits has dims " + plugin::dims_string(logits.dims) + ", expected (N,K)");
+  expect_dims(op, labels, {logits.dims[0]}, "labels");
+  expect_dims(op, loss, {logits.dims[0]}, "loss");
+  expect_dims(op, backprop, logits.dims, "backprop");
+  fill_cost(op, 15, cost);
+}
+
+// logits: (N,K), labels: (N) i32|i64 -> loss: (N), backprop: (N,K)
+//   loss[n] = max + log(sum_j exp(x_j - max)) - x[label];  backprop[n] = softmax(x) - onehot(label)
+// Per row: the max, then exp(x_j - max) written into backprop while summing (in double), then
+// one scaling pass. A label outside [0,K) makes the loss and the backprop row NaN. backprop may
+// alias logits (x[label] is read before the row is overwritten).
+class SparseXentKernel : public LoopKernel {
+ public:
+  SparseXentKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p), dtype_(op.input(0).dtype), label_dtype_(op.input(1).dtype), n_(op.input(0).dims[0]),
+        k_(op.input(0).dims[1]) {}
+
+  void execute(const dlrt_kernel_args& args) override {
+    with_float(dtype_, [&](auto t) {
+      with_index(label_dtype_, [&](auto l) {
+        using T = decltype(t);
+        using L = decltype(l);
+        run_typed<T, L>(static_cast<const T*>(args.inputs[0]), static_cast<const L*>(args.inputs[1]),
+                        static_cast<T*>(args.outputs[0]), static_cast<T*>(args.outputs[1]));
+      });
+    });
+  }
+
+ private:
+  template <typename T, typename L>
+  void run_typed(const T* logits, const L* labels, T* loss, T* backprop) {
+    const int64_t K = k_;
+    parallel_for(n_, std::max<int64_t>(1, kGrainHeavy / K), threads_, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const T* x = logits + r * K;
+        T* bp = backprop + r * K;
+        const int64_t label = static_cast<int64_t>(labels[r]);
+        if (label < 0 || label >= K) {
+          loss[r] = std::numeric_limits<T>::quiet_NaN();
+          std::fill(bp, bp + K, std::numeric_limits<T>::quiet_NaN());
+          continue;
+        }
+        T mx = x[0];
+        for (int64_t j = 1; j < K; ++j) mx = std::fmax(mx, x[j]);
+        const T x_label = x[label];
+        double sum = 0;
+        for (int64_t j = 0; j < K; ++j) {
+          const T ej = std::exp(x[j] - mx);
+          bp[j] = ej;
+          sum += static_cast<double>(ej);
+        }
+        loss[r] = static_cast<T>(static_cast<double>(mx) + std::log(sum) - static_cast<double>(x_label));
+        const T inv = static_cast<T>(1.0 / sum);
+        for (int64_t j = 0; j < K; ++j) bp[j] *= inv;
+        bp[label] -= T(1);
+      }
+    });
+  }
+
+  int32_t dtype_, label_dtype_;
+  int64_t n_, k_;
+};
+
+// ---- argmax ------------------------------------------------------------------------------
+
+void check_argmax(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_arity(op, 1, 1);
+  const TensorView &x = op.input(0), &y = op.output(0);
+  expect_float(op, x);
+  if (x.rank() < 1) invalid(op, "x is a scalar");
+  const int64_t a = op.get_int("axis");
+  if (a < -x.rank() || a >= x.rank())
+    invalid(op, "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(x.rank()));
+  const int32_t output_type = op.get_dtype("output_type");
+  if (output_type != DLRT_I32 && output_type != DLRT_I64) invalid(op, "output_type must be i32 or i64");
+  if (y.dtype != output_type)
+    invalid(op, std::string("y is ") + plugin::dtype_name(y.dtype) + ", output_type is " + plugin::dtype_name(output_type));
+  std::vector<int64_t> dims = x.dims;
+  dims.erase(dims.begin() + (a < 0 ? a + x.rank() : a));
+  expect_dims(op, y, dims, "y");
+  fill_cost(op, 1, cost);
+}
+
+// x: (outer, K, inner) around axis -> y: (outer, inner), the first index of the max along K;
+// a NaN counts as the max and its first occurrence wins (NumPy, and the reference).
+class ArgmaxKernel : public LoopKernel {
+ public:
+  ArgmaxKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p), dtype_(op.input(0).dtype), out_dtype_(op.output(0).dtype) {
+    const TensorView& x = op.input(0);
+    const int64_t a = op.get_int("axis");
+    const int axis = static_cast<int>(a < 0 ? a + x.rank() : a);
+    k_ = x.dims[axis];
+    for (int d = 0; d < axis; ++d) outer_ *= x.dims[d];
+    for (int d = axis + 1; d < x.rank(); ++d) inner_ *= x.dims[d];
+  }
+
+  void execute(const dlrt_kernel_args& args) override {
+    with_float(dtype_, [&](auto t) {
+      with_index(out_dtype_, [&](auto o) {
+        using T = decltype(t);
+        using I = decltype(o);
+        const T* x = static_cast<const T*>(args.inputs[0]);
+        I* y = static_cast<I*>(args.outputs[0]);
+        const int64_t K = k_, inner = inner_;
+        parallel_for(outer_ * inner, std::max<int64_t>(1, kGrainCheap / K), threads_, [&](int64_t b, int64_t e) {
+          for (int64_t r = b; r < e; ++r) {
+            const int64_t o = inner == 1 ? r : r / inner, i = inner == 1 ? 0 : r % inner;
+            const T* row = x + o * K * inner + i;  // stride `inner` along K
+            int64_t best = 0;
+            T best_v = row[0];
+            for (int64_t j = 1; j < K && !std::isnan(best_v); ++j) {
+              const T v = row[j * inner];
+              if (v > best_v || std::isnan(v)) best = j, best_v = v;
+            }
+            y[r] = static_cast<I>(best);
+          }
+        });
+      });
+    });
+  }
+
+ private:
+  int32_t dtype_, out_dtype_;
+  int64_t outer_ = 1, k_ = 1, inner_ = 1;
+};
+
+// ---- equal_count -------------------------------------------------------------------------
+
+void check_equal_count(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_arity(op, 2, 1);
+  const TensorView &a = op.input(0), &b = op.input(1), &count = op.output(0);
+  expect_index(op, a, "a");
+  expect_index(op, b, "b");
+  if (a.rank() != 1) invalid(op, "a has dims " + plugin::dims_string(a.dims) + ", expected rank 1");
+  expect_dims(op, b, a.dims, "b");
+  if (count.dtype != DLRT_F32) invalid(op, std::string("count is ") + plugin::dtype_name(count.dtype) + ", expected f32");
+  expect_dims(op, count, {}, "count");
+  fill_cost(op, 1, cost);
+}
+
+// a: (N), b: (N), i32|i64 each -> count: () f32, the number of i with a[i] == b[i]
+class EqualCountKernel : public LoopKernel {
+ public:
+  EqualCountKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p), da_(op.input(0).dtype), db_(op.input(1).dtype), n_(op.input(0).numel) {}
+
+  void execute(const dlrt_kernel_args& args) override {
+    int64_t total = 0;
+    with_index(da_, [&](auto ta) {
+      with_index(db_, [&](auto tb) {
+        using A = decltype(ta);
+        using B = decltype(tb);
+        const A* a = static_cast<const A*>(args.inputs[0]);
+        const B* b = static_cast<const B*>(args.inputs[1]);
+        const int64_t n = n_;
+        if (n < kGrainCheap || threads_ == 1) {
+          for (int64_t i = 0; i < n; ++i) total += static_cast<int64_t>(a[i]) == static_cast<int64_t>(b[i]);
+        } else {
+#pragma omp parallel for num_threads(threads_) reduction(+ : total) schedule(static)
+          for (int64_t i = 0; i < n; ++i) total += static_cast<int64_t>(a[i]) == static_cast<int64_t>(b[i]);
+        }
+      });
+    });
+    *static_cast<float*>(args.outputs[0]) = static_cast<float>(total);
+  }
+
+ private:
+  int32_t da_, db_;
+  int64_t n_;
+};
+
+// ---- gather_rows -------------------------------------------------------------------------
+
+void check_gather_rows(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_arity(op, 2, 1);
+  const TensorView &params = op.input(0), &indices = op.input(1), &y = op.output(0);
+  expect_index(op, indices, "indices");
+  expect_same_dtype(op, params, "params", y, "y");
+  if (params.rank() < 1) invalid(op, "params is a scalar");
+  if (indices.rank() != 1) invalid(op, "indices has dims " + plugin::dims_string(indices.dims) + ", expected rank 1");
+  std::vector<int64_t> dims = params.dims;
+  dims[0] = indices.dims[0];
+  expect_dims(op, y, dims, "y");
+  fill_cost(op, 0, cost);
+}
+
+// params: (R,...), indices: (B) -> y: (B,...); y[b] = params[indices[b]], a zero row when the
+// index is outside [0,R). Any params dtype (rows are bytes).
+class GatherRowsKernel : public LoopKernel {
+ public:
+  GatherRowsKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p), index_dtype_(op.input(1).dtype), rows_(op.input(0).dims[0]), batch_(op.input(1).dims[0]),
+        row_bytes_(op.input(0).bytes / static_cast<size_t>(op.input(0).dims[0])) {}
+
+  void execute(const dlrt_kernel_args& args) override {
+    with_index(index_dtype_, [&](auto t) {
+      using I = decltype(t);
+      const auto* src = static_cast<const unsigned char*>(args.inputs[0]);
+      const I* idx = static_cast<const I*>(args.inputs[1]);
+      auto* dst = static_cast<unsigned char*>(args.outputs[0]);
+      const int64_t grain = std::max<int64_t>(1, kGrainCheap * 8 / static_cast<int64_t>(row_bytes_));
+      parallel_for(batch_, grain, threads_, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const int64_t r = static_cast<int64_t>(idx[i]);
+          if (r >= 0 && r < rows_) std::memcpy(dst + i * row_bytes_, src + r * row_bytes_, row_bytes_);
+          else std::memset(dst + i * row_bytes_, 0, row_bytes_);
+        }
+      });
+    });
+  }
+
+ private:
+  int32_t index_dtype_;
+  int64_t rows_, batch_;
+  size_t row_bytes_;
+};
+
+// ---- optimizer updates -------------------------------------------------------------------
+
+// param, grad, ... : the same float dtype and dims; `scalar_input` (adam's step) is ().
+void check_update(const OpView& op, size_t num_inputs, size_t num_outputs, int scalar_input) {
+  expect_arity(op, num_inputs, num_outputs);
+  const TensorView& p = op.input(0);
+  expect_float(op, p);
+  for (size_t i = 0; i < num_inputs; ++i) {
+    if (static_cast<int>(i) == scalar_input) {
+      if (op.input(i).dtype != DLRT_F32 && op.input(i).dtype != p.dtype)
+        invalid(op, std::string("step is ") + plugin::dtype_name(op.input(i).dtype) + ", expected f32");
+      expect_dims(op, op.input(i), {}, "step");
+      continue;
+    }
+    expect_same_dtype(op, p, "param", op.input(i), "an input");
+    expect_dims(op, op.input(i), p.dims, "an input");
+  }
+  for (size_t o = 0; o < num_outputs; ++o) {
+    expect_same_dtype(op, p, "param", op.output(o), "an output");
+    expect_dims(op, op.output(o), p.dims, "an output");
+  }
+}
+
+void check_sgd(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  check_update(op, 3, 2, -1);
+  op.get_float("learning_rate");
+  op.get_float("momentum");
+  op.get_bool("nesterov");
+  fill_cost(op, 5, cost);
+}
+
+// One SGD element (Keras): v = momentum*v - lr*g; p += nesterov ? momentum*v - lr*g : v.
+template <typename T>
+struct SgdStep {
+  T lr, mom;
+  bool nesterov;
+  void operator()(T& p, T g, T& v) const {
+    const T v_new = mom * v - lr * g;
+    p = p + (nesterov ? mom * v_new - lr * g : v_new);
+    v = v_new;
+  }
+};
+
+// One Adam element (Keras), lr_t folding in the bias corrections of this step.
+template <typename T>
+struct AdamStep {
+  T lr_t, b1, b2, eps;
+  void operator()(T& p, T g, T& m, T& v) const {
+    const T m_new = b1 * m + (T(1) - b1) * g;
+    const T v_new = b2 * v + (T(1) - b2) * g * g;
+    p = p - lr_t * m_new / (std::sqrt(v_new) + eps);
+    m = m_new;
+    v = v_new;
+  }
+};
+
+// The executor runs updates in place (outputs == inputs); any other aliasing is element-wise too.
+// Three loops: in place (restrict per array: each is reached through one pointer), disjoint
+// (restrict everywhere), and anything else (no restrict: every element reads its inputs before
+// writing, so any same-index aliasing stays correct).
+template <typename T, typename Step>
+void sgd_loop(const Step& step, const T* p, const T* g, const T* v, T* po, T* vo, int64_t b, int64_t e) {
+  for (int64_t i = b; i < e; ++i) {
+    T pi = p[i], vi = v[i];
+    step(pi, g[i], vi);
+    po[i] = pi;
+    vo[i] = vi;
+  }
+}
+template <typename T, typename Step>
+void sgd_inplace(const Step& step, T* __restrict p, const T* __restrict g, T* __restrict v, int64_t b, int64_t e) {
+  for (int64_t i = b; i < e; ++i) step(p[i], g[i], v[i]);
+}
+template <typename T, typename Step>
+void sgd_disjoint(const Step& step, const T* __restrict p, const T* __restrict g, const T* __restrict v,
+                  T* __restrict po, T* __restrict vo, int64_t b, int64_t e) {
+  sgd_loop(step, p, g, v, po, vo, b, e);
+}
+
+template <typename T, typename Step>
+void adam_loop(const Step& step, const T* p, const T* g, const T* m, const T* v, T* po, T* mo, T* vo, int64_t b,
+               int64_t e) {
+  for (int64_t i = b; i < e; ++i) {
+    T pi = p[i], mi = m[i], vi = v[i];
+    step(pi, g[i], mi, vi);
+    po[i] = pi;
+    mo[i] = mi;
+    vo[i] = vi;
+  }
+}
+template <typename T, typename Step>
+void adam_inplace(const Step& step, T* __restrict p, const T* __restrict g, T* __restrict m, T* __restrict v,
+                  int64_t b, int64_t e) {
+  for (int64_t i = b; i < e; ++i) step(p[i], g[i], m[i], v[i]);
+}
+template <typename T, typename Step>
+void adam_disjoint(const Step& step, const T* __restrict p, const T* __restrict g, const T* __restrict m,
+                   const T* __restrict v, T* __restrict po, T* __restrict mo, T* __restrict vo, int64_t b, int64_t e) {
+  adam_loop(step, p, g, m, v, po, mo, vo, b, e);
+}
+
+// True when no two of the byte ranges [ptr, ptr+bytes) overlap.
+inline bool disjoint(std::initializer_list<const void*> ptrs, size_t bytes) {
+  for (auto a = ptrs.begin(); a != ptrs.end(); ++a)
+    for (auto b = a + 1; b != ptrs.end(); ++b) {
+      const auto* x = static_cast<const unsigned char*>(*a);
+      const auto* y = static_cast<const unsigned char*>(*b);
+      if (x < y + bytes && y < x + bytes) return false;
+    }
+  return true;
+}
+
+// param, grad, velocity -> param, velocity (in place)
+class SgdKernel : public LoopKernel {
+ public:
+  SgdKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p), dtype_(op.input(0).dtype), n_(op.input(0).numel), bytes_(op.input(0).bytes),
+        lr_(op.get_float("learning_rate")), mom_(op.get_float("momentum")), nesterov_(op.get_bool("nesterov")) {}
+
+  void execute(const dlrt_kernel_args& args) override {
+    with_float(dtype_, [&](auto t) {
+      using T = decltype(t);
+      const T *p = static_cast<const T*>(args.inputs[0]), *g = static_cast<const T*>(args.inputs[1]),
+              *v = static_cast<const T*>(args.inputs[2]);
+      T *po = static_cast<T*>(args.outputs[0]), *vo = static_cast<T*>(args.outputs[1]);
+      const SgdStep<T> step{static_cast<T>(lr_), static_cast<T>(mom_), nesterov_};
+      const bool inplace = po == p && vo == v && disjoint({p, g, v}, bytes_);
+      const bool separate = disjoint({p, g, v, po, vo}, bytes_);
+      parallel_for(n_, kGrainCheap, threads_, [&](int64_t b, int64_t e) {
+        if (inplace) sgd_inplace(step, po, g, vo, b, e);
+        else if (separate) sgd_disjoint(step, p, g, v, po, vo, b, e);
+        else sgd_loop(step, p, g, v, po, vo, b, e);
+      });
+    });
+  }
+
+ private:
+  int32_t dtype_;
+  int64_t n_;
+  size_t bytes_;
+  double lr_, mom_;
+  bool nesterov_;
+};
+
+void check_adam(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  check_update(op, 5, 3, 4);
+  for (const char* a : {"learning_rate", "beta1", "beta2", "epsilon"}) op.get_float(a);
+  fill_cost(op, 12, cost);
+}
+
+// param, grad, m, v: same shape, step: () f32 -> param, m, v (in place)
+//   lr_t = lr * sqrt(1 - beta2^step) / (1 - beta1^step)   (in double, once per run)
+//   m = beta1*m + (1-beta1)*g;  v = beta2*v + (1-beta2)*g^2;  p -= lr_t * m / (sqrt(v) + epsilon)
+class AdamKernel : public LoopKernel {
+ public:
+  AdamKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p), dtype_(op.input(0).dtype), step_dtype_(op.input(4).dtype), n_(op.input(0).numel),
+        bytes_(op.input(0).bytes), lr_(op.get_float("learning_rate")), b1_(op.get_float("beta1")),
+        b2_(op.get_float("beta2")), eps_(op.get_float("epsilon")) {}
+
+  void execute(const dlrt_kernel_args& args) override {
+    const double step_no = step_dtype_ == DLRT_F64 ? *static_cast<const double*>(args.inputs[4])
+                                                   : static_cast<double>(*static_cast<const float*>(args.inputs[4]));
+    const double lr_t = lr_ * std::sqrt(1.0 - std::pow(b2_, step_no)) / (1.0 - std::pow(b1_, step_no));
+    with_float(dtype_, [&](auto t) {
+      using T = decltype(t);
+      const T *p = static_cast<const T*>(args.inputs[0]), *g = static_cast<const T*>(args.inputs[1]),
+              *m = static_cast<const T*>(args.inputs[2]), *v = static_cast<const T*>(args.inputs[3]);
+      T *po = static_cast<T*>(args.outputs[0]), *mo = static_cast<T*>(args.outputs[1]),
+        *vo = static_cast<T*>(args.outputs[2]);
+      const AdamStep<T> step{static_cast<T>(lr_t), static_cast<T>(b1_), static_cast<T>(b2_), static_cast<T>(eps_)};
+      const bool inplace = po == p && mo == m && vo == v && disjoint({p, g, m, v}, bytes_);
+      const bool separate = disjoint({p, g, m, v, po, mo, vo}, bytes_);
+      parallel_for(n_, kGrainCheap / 2, threads_, [&](int64_t b, int64_t e) {
+        if (inplace) adam_inplace(step, po, g, mo, vo, b, e);
+        else if (separate) adam_disjoint(step, p, g, m, v, po, mo, vo, b, e);
+        else adam_loop(step, p, g, m, v, po, mo, vo, b, e);
+      });
+    });
+  }
+
+ private:
+  int32_t dtype_, step_dtype_;
+  int64_t n_;
+  size_t bytes_;
+  double lr_, b1_, b2_, eps_;
+};
+
+}  // namespace
+
+void add_train_defs(std::vector<KernelDef>& t) {
+  t.push_back({"sparse_softmax_cross_entropy", check_sparse_xent, make<SparseXentKernel>});
+  t.push_back({"argmax", check_argmax, make<ArgmaxKernel>});
+  t.push_back({"equal_count", check_equal_count, make<EqualCountKernel>});
+  t.push_back({"gather_rows", check_gather_rows, make<GatherRowsKernel>});
+  t.push_back({"sgd_update", check_sgd, make<SgdKernel>});
+  t.push_back({"adam_update", check_adam, make<AdamKernel>});
+}
+
+}  // namespace dlrt::cpu::loops

@@ -1,0 +1,269 @@
+// loop_util.hpp: what the cpu plugin's loop kernels (kernels/loop_*.cc) share: the OpenMP
+// parallel-for with a grain size, the strided "segment" walker that broadcasting, transpose and
+// reduce_max_grad run on, dtype dispatch, and the checks that turn an op the loops do not handle
+// into UNIMPLEMENTED (or a malformed one into INVALID_ARGUMENT), naming the op.
+//
+// How a loop kernel runs: `create` resolves everything from the descriptor (collapsed shapes,
+// strides, constants, scratch) so `run` only walks memory; `run` splits the element range into
+// one contiguous chunk per thread (at most `threads`, fewer when the tensor is small) and each
+// chunk runs a plain inner loop the compiler vectorises. No allocation, no virtual call and no
+// div/mod per element.
+//
+// What it is not: the oneDNN-primitive ops (kernels/prim_*.cc), nor a general tensor library.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "../ops.hpp"
+
+namespace dlrt::cpu::loops {
+
+using plugin::OpView;
+using plugin::TensorView;
+
+// ---- threads -----------------------------------------------------------------------------
+
+// Elements per thread below which splitting costs more than it saves (a rough cost model:
+// ~32K cheap float ops, or a few thousand transcendental/Philox ones).
+constexpr int64_t kGrainCheap = 1 << 15;
+constexpr int64_t kGrainHeavy = 1 << 12;
+
+// Calls fn(begin, end) over [0, n) in at most `threads` contiguous chunks of at least `grain`
+// elements; on the calling thread alone when one chunk suffices or we already run in parallel.
+template <typename Fn>
+void parallel_for(int64_t n, int64_t grain, int threads, Fn&& fn) {
+  if (n <= 0) return;
+  int64_t chunks = std::max<int64_t>(1, n / std::max<int64_t>(1, grain));
+  const int nt = static_cast<int>(std::min<int64_t>(std::max(threads, 1), chunks));
+  if (nt <= 1 || omp_in_parallel()) {
+    fn(int64_t{0}, n);
+    return;
+  }
+#pragma omp parallel num_threads(nt)
+  {
+    const int64_t t = omp_get_thread_num(), k = omp_get_num_threads();
+    const int64_t begin = n * t / k, end = n * (t + 1) / k;
+    if (begin < end) fn(begin, end);
+  }
+}
+
+// ---- strided walks -----------------------------------------------------------------------
+
+// The iteration space of a kernel that writes a dense output and reads K operands through
+// per-dim element strides (0 along stretched dims): dims of size 1 dropped, adjacent dims merged
+// when every operand is contiguous across them. Equal shapes collapse to rank 1; a trailing-
+// vector broadcast (N,C)+(C) to rank 2 with strides (C,1) and (0,1).
+template <int K>
+struct Walk {
+  int rank = 1;
+  int64_t dims[DLRT_MAX_RANK] = {1};
+  int64_t strides[K][DLRT_MAX_RANK] = {};
+  int64_t numel = 1;
+
+  // Stride of operand k along the innermost dim.
+  int64_t inner_stride(int k) const { return strides[k][rank - 1]; }
+};
+
+template <int K>
+Walk<K> make_walk(const std::vector<int64_t>& out_dims, const std::vector<std::vector<int64_t>>& op_strides) {
+  Walk<K> w;
+  int r = 0;
+  for (size_t d = 0; d < out_dims.size(); ++d) {
+    if (out_dims[d] == 1) continue;
+    bool merge = r > 0;
+    for (int k = 0; k < K && merge; ++k)
+      merge = w.strides[k][r - 1] == op_strides[k][d] * out_dims[d];
+    if (merge) {
+      w.dims[r - 1] *= out_dims[d];
+      for (int k = 0; k < K; ++k) w.strides[k][r - 1] = op_strides[k][d];
+    } else {
+      w.dims[r] = out_dims[d];
+      for (int k = 0; k < K; ++k) w.strides[k][r] = op_strides[k][d];
+      ++r;
+    }
+  }
+  if (r == 0) {  // every dim is 1: one element
+    w.dims[0] = 1;
+    for (int k = 0; k < K; ++k) w.strides[k][0] = 0;
+    r = 1;
+  }
+  w.rank = r;
+  w.numel = plugin::product(out_dims);
+  return w;
+}
+
+// Calls fn(i, off, len) for each run of output elements [i, i+len) in [begin, end) that lies in
+// one innermost row; off[k] is operand k's element offset at i (operand k then advances by
+// w.inner_stride(k) per element). One div/mod per dim at `begin`, an odometer afterwards.
+template <int K, typename Fn>
+void for_each_segment(const Walk<K>& w, int64_t begin, int64_t end, Fn&& fn) {
+  const int r = w.rank;
+  int64_t coord[DLRT_MAX_RANK];
+  int64_t off[K] = {};
+  int64_t rem = begin;
+  for (int d = r - 1; d >= 0; --d) {
+    coord[d] = rem % w.dims[d];
+    rem /= w.dims[d];
+    for (int k = 0; k < K; ++k) off[k] += coord[d] * w.strides[k][d];
+  }
+  const int64_t inner = w.dims[r - 1];
+  for (int64_t i = begin; i < end;) {
+    const int64_t len = std::min(inner - coord[r - 1], end - i);
+    fn(i, static_cast<const int64_t*>(off), len);
+    i += len;
+    coord[r - 1] += len;
+    for (int k = 0; k < K; ++k) off[k] += len * w.strides[k][r - 1];
+    for (int d = r - 1; d > 0 && coord[d] == w.dims[d]; --d) {
+      for (int k = 0; k < K; ++k) off[k] += w.strides[k][d - 1] - coord[d] * w.strides[k][d];
+      coord[d] = 0;
+      ++coord[d - 1];
+    }
+  }
+}
+
+// ---- dtypes ------------------------------------------------------------------------------
+
+// A bool element: one byte, any non-zero value is true (never read through C++ bool).
+struct Bool8 {
+  uint8_t v;
+};
+
+// fn(T{}) with T = float or double (checked before).
+template <typename Fn>
+void with_float(int32_t dtype, Fn&& fn) {
+  if (dtype == DLRT_F64) fn(double{});
+  else fn(float{});
+}
+
+// fn(T{}) with T = int32_t or int64_t.
+template <typename Fn>
+void with_index(int32_t dtype, Fn&& fn) {
+  if (dtype == DLRT_I64) fn(int64_t{});
+  else fn(int32_t{});
+}
+
+// fn(T{}) for the dtypes cast and fill handle.
+template <typename Fn>
+void with_plain(int32_t dtype, Fn&& fn) {
+  switch (dtype) {
+    case DLRT_F32: fn(float{}); break;
+    case DLRT_F64: fn(double{}); break;
+    case DLRT_I32: fn(int32_t{}); break;
+    case DLRT_I64: fn(int64_t{}); break;
+    case DLRT_U8: fn(uint8_t{}); break;
+    case DLRT_I8: fn(int8_t{}); break;
+    default: fn(Bool8{}); break;
+  }
+}
+
+// fn(U{}) with an unsigned type of `bytes` bytes (1, 2, 4 or 8): shape ops move elements as such.
+template <typename Fn>
+void with_bytes(size_t bytes, Fn&& fn) {
+  switch (bytes) {
+    case 1: fn(uint8_t{}); break;
+    case 2: fn(uint16_t{}); break;
+    case 4: fn(uint32_t{}); break;
+    default: fn(uint64_t{}); break;
+  }
+}
+
+inline bool is_plain_dtype(int32_t d) {
+  return d == DLRT_F32 || d == DLRT_F64 || d == DLRT_I32 || d == DLRT_I64 || d == DLRT_U8 ||
+         d == DLRT_I8 || d == DLRT_BOOL;
+}
+
+// ---- checks (throw plugin::Error "cpu: <op>: ...") ----------------------------------------
+
+[[noreturn]] inline void unimplemented(const OpView& op, const std::string& why) {
+  plugin::fail(DLRT_UNIMPLEMENTED, prefix() + op.name() + " " + why);
+}
+[[noreturn]] inline void invalid(const OpView& op, const std::string& why) {
+  plugin::fail(DLRT_INVALID_ARGUMENT, prefix() + op.name() + ": " + why);
+}
+
+// Operand counts; every operand dense with a known dtype.
+inline void expect_arity(const OpView& op, size_t num_inputs, size_t num_outputs) {
+  if (op.num_inputs() != num_inputs || op.num_outputs() != num_outputs)
+    invalid(op, "takes " + std::to_string(num_inputs) + " inputs and " + std::to_string(num_outputs) +
+                    " outputs, got " + std::to_string(op.num_inputs()) + " and " +
+                    std::to_string(op.num_outputs()));
+  for (const auto* list : {&op.inputs(), &op.outputs()})
+    for (const TensorView& t : *list) {
+      if (!t.dense()) unimplemented(op, "supports dense layouts only, got layout " + std::to_string(t.layout));
+      if (plugin::dtype_size(t.dtype) == 0) invalid(op, "dtype " + std::to_string(t.dtype) + " is not a dtype");
+    }
+}
+
+// "cpu: add supports f32 and f64, got i32"
+inline void expect_float(const OpView& op, const TensorView& t) {
+  if (t.dtype != DLRT_F32 && t.dtype != DLRT_F64)
+    unimplemented(op, std::string("supports f32 and f64, got ") + plugin::dtype_name(t.dtype));
+}
+
+inline void expect_index(const OpView& op, const TensorView& t, const char* what) {
+  if (t.dtype != DLRT_I32 && t.dtype != DLRT_I64)
+    invalid(op, std::string(what) + " is " + plugin::dtype_name(t.dtype) + ", expected i32 or i64");
+}
+
+inline void expect_same_dtype(const OpView& op, const TensorView& a, const char* what_a, const TensorView& b,
+                              const char* what_b) {
+  if (a.dtype != b.dtype)
+    invalid(op, std::string(what_a) + " is " + plugin::dtype_name(a.dtype) + " but " + what_b + " is " +
+                    plugin::dtype_name(b.dtype));
+}
+
+inline void expect_dims(const OpView& op, const TensorView& t, const std::vector<int64_t>& dims, const char* what) {
+  if (t.dims != dims)
+    invalid(op, std::string(what) + " has dims " + plugin::dims_string(t.dims) + ", expected " +
+                    plugin::dims_string(dims));
+}
+
+// flops and bytes for the cost estimate: `flops_per_element` times the largest operand, and
+// every operand's bytes once.
+inline void fill_cost(const OpView& op, double flops_per_element, dlrt_op_cost* cost) {
+  if (cost == nullptr) return;
+  double bytes = 0, n = 0;
+  for (const auto* list : {&op.inputs(), &op.outputs()})
+    for (const TensorView& t : *list) {
+      bytes += static_cast<double>(t.bytes);
+      n = std::max(n, static_cast<double>(t.numel));
+    }
+  cost->flops = flops_per_element * n;
+  cost->bytes = bytes;
+}
+
+// ---- kernels -----------------------------------------------------------------------------
+
+// The base of every loop kernel: the thread count it was made with (the plugin's `threads`).
+class LoopKernel : public Kernel {
+ public:
+  explicit LoopKernel(const dlrt_plugin& p) : threads_(std::max(1, p.threads)) {}
+  void run(dnnl::stream&, const dlrt_kernel_args& args) final { execute(args); }
+  // Runs on the calling thread (and its OpenMP team); work is complete when it returns.
+  virtual void execute(const dlrt_kernel_args& args) = 0;
+
+ protected:
+  int threads_;
+};
+
+// A KernelDef's create for a kernel class constructible from (plugin, op).
+template <typename K>
+std::unique_ptr<Kernel> make(const dlrt_plugin& p, const OpView& op) {
+  return std::make_unique<K>(p, op);
+}
+
+// The rows each loop_*.cc contributes to loop_kernel_defs().
+void add_elementwise_defs(std::vector<KernelDef>& t);  // loop_elementwise.cc
+void add_shape_defs(std::vector<KernelDef>& t);        // loop_shape.cc
+void add_random_defs(std::vector<KernelDef>& t);       // loop_random.cc
+void add_train_defs(std::vector<KernelDef>& t);        // loop_train.cc
+
+}  // namespace dlrt::cpu::loops
