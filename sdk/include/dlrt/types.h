@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 /* Fill a versioned struct's size field the way every caller must: the size *it* was built with.
- * e.g. `dlrt_tensor_desc d = {DLRT_STRUCT_SIZE(dlrt_tensor_desc)};` */
+ * e.g. `dlrt_tensor_desc d = {.struct_size = DLRT_STRUCT_SIZE(dlrt_tensor_desc)};` */
 #define DLRT_STRUCT_SIZE(type) sizeof(type)
 
 /* True when a struct of declared size `struct_size` contains `field` of `type`: the only
