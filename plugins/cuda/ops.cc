@@ -1,5 +1,6 @@
 // ops.cc: op_supported and the kernel_* entries, dispatching through the op table.
-// See ops.hpp for how a kernel joins the table. No op has a CUDA kernel yet.
+// See ops.hpp for how a kernel joins the table; op_support.hpp for what every check does.
+// Every op of docs/ops.md has a row (README.md lists them with their implementation).
 #include "ops.hpp"
 
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "cuda_plugin.hpp"
+#include "op_support.hpp"
 
 struct dlrt_kernel {
   dlrt_device* device = nullptr;
@@ -18,9 +20,22 @@ struct dlrt_kernel {
 namespace dlrt::cuda {
 namespace {
 
-// The op table: one line per op, e.g. {"relu", &relu_check, &relu_create}.
+// The op table, one family per file.
 const std::vector<OpEntry>& op_table() {
-  static const std::vector<OpEntry> table = {};
+  static const std::vector<OpEntry> table = [] {
+    std::vector<OpEntry> t;
+    add_conv_ops(t);
+    add_pool_ops(t);
+    add_matmul_ops(t);
+    add_cudnn_act_ops(t);
+    add_elementwise_ops(t);
+    add_reduce_ops(t);
+    add_softmax_loss_ops(t);
+    add_update_ops(t);
+    add_random_ops(t);
+    add_misc_ops(t);
+    return t;
+  }();
   return table;
 }
 

@@ -115,17 +115,23 @@ TEST(CudaPlugin, DeviceCountCountsOrSaysWhy) {
   EXPECT_EQ(dev, nullptr);
 }
 
-TEST(CudaPlugin, OpsAreUnimplementedForNow) {
+TEST(CudaPlugin, UnknownOpsAreUnimplemented) {
   LoadedPlugin p(DLRT_CUDA_PLUGIN_PATH);
   ASSERT_TRUE(p.ok()) << p.error();
   dlrt_plugin* inst = p.create();
   ASSERT_NE(inst, nullptr) << p.error();
   dlrt_op_desc op{};
   op.struct_size = sizeof op;
-  op.op = "relu";
+  op.op = "conv3d";
   auto [code, msg] = take_status(p.api().op_supported(inst, 0, &op, nullptr));
   EXPECT_EQ(code, DLRT_UNIMPLEMENTED);
-  EXPECT_EQ(msg, "cuda: no kernel for op 'relu' yet");
+  EXPECT_EQ(msg, "cuda: no kernel for op 'conv3d' yet");
+
+  // An op with a kernel is then a question for the device: without a GPU, UNAVAILABLE.
+  op.op = "relu";
+  int32_t count = 0;
+  if (take_status(p.api().device_count(inst, &count)).first != DLRT_OK)
+    EXPECT_EQ(take_status(p.api().op_supported(inst, 0, &op, nullptr)).first, DLRT_UNAVAILABLE);
 
   op.op = nullptr;
   EXPECT_EQ(take_status(p.api().op_supported(inst, 0, &op, nullptr)).first, DLRT_INVALID_ARGUMENT);

@@ -1,0 +1,278 @@
+// conv.cc: conv2d, conv2d_bias_act, conv2d_backward_data and conv2d_backward_filter through
+// cuDNN's legacy (v7-style) descriptor API. f32, NHWC or NCHW, any stride and dilation,
+// VALID or SAME.
+//
+// Decisions:
+//   - Filters. dlrt's filters are HWIO (KH,KW,Ci,Co) in both data formats; cuDNN wants KRSC
+//     (Co,KH,KW,Ci) for NHWC and KCRS (Co,Ci,KH,KW) for NCHW. Every run transposes the filter
+//     into the workspace with the strided-copy kernel (misc.cu) and, for the filter gradient,
+//     transposes cuDNN's result back into the HWIO output. Filters are small (the reference
+//     model's largest is 74 KB), so this costs one tiny launch, and keeps the op stateless.
+//   - SAME padding. cuDNN pads both sides alike; TensorFlow puts the odd cell after. When
+//     before != after on an axis, the image is grown by one zero row/column after it in the
+//     workspace (pad kernel) and cuDNN pads `before` on both sides, which gives exactly TF's
+//     output; the data gradient is computed at the grown size and cropped back.
+//   - Algorithms. Chosen once in create by cudnnGet*Algorithm_v7 (heuristics, no benchmark),
+//     first candidate that reports success and whose workspace query succeeds; logged at info.
+//     Math is CUDNN_FMA_MATH: no TF32 tensor-core rounding, so f32 results meet the 1e-3
+//     conformance tolerance by construction.
+//   - conv2d_bias_act with relu runs cudnnConvolutionBiasActivationForward (z = y with
+//     alpha2 = 0, so y is never read). "none", "sigmoid" and "tanh" run the convolution and
+//     then one bias+activation kernel (elementwise.cu): cuDNN's fused call allows IDENTITY only
+//     with IMPLICIT_PRECOMP_GEMM, and has no sigmoid/tanh epilogue that is exact.
+//
+// Workspace: [filter in cuDNN layout][grown image, when padding is asymmetric][cuDNN's own].
+#include <string>
+
+#include "cudnn_util.hpp"
+
+namespace dlrt::cuda {
+namespace {
+
+enum class Dir { kForward, kBackwardData, kBackwardFilter };
+
+struct ConvGeom {
+  bool nchw = false;
+  int64_t n = 0, h = 0, w = 0, ci = 0, co = 0, kh = 0, kw = 0, oh = 0, ow = 0;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t pad_h = 0, pad_w = 0;      // cuDNN's symmetric padding (TF's `before`)
+  int64_t extra_h = 0, extra_w = 0;  // TF's after - before: rows/columns grown after the image
+  int64_t hp() const { return h + extra_h; }
+  int64_t wp() const { return w + extra_w; }
+  bool grown() const { return extra_h > 0 || extra_w > 0; }
+};
+
+ConvGeom conv_geom(const OpView& op, Dir dir) {
+  ConvGeom g;
+  g.nchw = plugin::is_nchw(op.get_string("data_format"), op.name());
+  std::vector<int64_t> x_dims = dir == Dir::kBackwardData ? op.get_ints("input_shape", 4) : op.input(0).dims;
+  std::vector<int64_t> w_dims = dir == Dir::kBackwardFilter ? op.get_ints("filter_shape", 4) : op.input(1).dims;
+  plugin::ImageShape x = plugin::image_shape(x_dims, g.nchw, op.name(), "x");
+  g.n = x.n, g.h = x.h, g.w = x.w, g.ci = x.c;
+  g.kh = w_dims[0], g.kw = w_dims[1], g.co = w_dims[3];
+  const auto& s = op.get_ints("strides", 2);
+  const auto& d = op.get_ints("dilations", 2);
+  g.sh = s[0], g.sw = s[1], g.dh = d[0], g.dw = d[1];
+  const std::string& padding = op.get_string("padding");
+  plugin::Window1D wh = plugin::window_1d(g.h, g.kh, g.sh, g.dh, padding, op.name(), "h");
+  plugin::Window1D ww = plugin::window_1d(g.w, g.kw, g.sw, g.dw, padding, op.name(), "w");
+  g.oh = wh.out, g.ow = ww.out;
+  g.pad_h = wh.pad_before, g.pad_w = ww.pad_before;
+  g.extra_h = wh.pad_after - wh.pad_before, g.extra_w = ww.pad_after - ww.pad_before;
+  return g;
+}
+
+void check_conv(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
+  OpView op(&d);
+  require_f32(op);
+  check_semantics(op);
+  const Dir dir = op.name() == "conv2d_backward_data"     ? Dir::kBackwardData
+                  : op.name() == "conv2d_backward_filter" ? Dir::kBackwardFilter
+                                                          : Dir::kForward;
+  ConvGeom g = conv_geom(op, dir);
+  const std::string& name = op.name();
+  for (int64_t v : {g.n, g.hp(), g.wp(), g.ci, g.co, g.kh, g.kw, g.oh, g.ow}) to_int(v, name);
+  fill_cost(cost, dev, 2.0 * double(g.n * g.oh * g.ow * g.co) * double(g.kh * g.kw * g.ci), operand_bytes(op));
+}
+
+const char* math_name(cudnnMathType_t m) {
+  return m == CUDNN_FMA_MATH ? "fma" : m == CUDNN_DEFAULT_MATH ? "default" : "tensor-op";
+}
+
+class ConvKernel final : public Kernel {
+ public:
+  ConvKernel(const OpView& op, Dir dir) : name_(op.name()), dir_(dir), g_(conv_geom(op, dir)) {
+    const ConvGeom& g = g_;
+    if (op.name() == "conv2d_bias_act") {
+      act_ = parse_act(op);
+      fused_relu_ = act_ == math::Act::kRelu;
+      has_bias_ = true;
+    }
+    set_image_desc(x_desc_, g.nchw, g.n, g.ci, g.hp(), g.wp(), name_);
+    set_image_desc(y_desc_, g.nchw, g.n, g.co, g.oh, g.ow, name_);
+    CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_desc_, CUDNN_DATA_FLOAT, g.nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC,
+                                           to_int(g.co, name_), to_int(g.ci, name_), to_int(g.kh, name_),
+                                           to_int(g.kw, name_)));
+    CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv_desc_, to_int(g.pad_h + 1, name_) - 1,
+                                                to_int(g.pad_w + 1, name_) - 1, to_int(g.sh, name_),
+                                                to_int(g.sw, name_), to_int(g.dh, name_), to_int(g.dw, name_),
+                                                CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CUDNN_CHECK(cudnnSetConvolutionMathType(conv_desc_, CUDNN_FMA_MATH));
+    int on = 0, oc = 0, ooh = 0, oow = 0;
+    CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv_desc_, x_desc_, w_desc_, &on, &oc, &ooh, &oow));
+    if (on != g.n || oc != g.co || ooh != g.oh || oow != g.ow)
+      plugin::fail(DLRT_INTERNAL, "cuda: " + name_ + ": cuDNN's output (" + std::to_string(ooh) + "x" +
+                                      std::to_string(oow) + ") differs from TensorFlow's (" + std::to_string(g.oh) +
+                                      "x" + std::to_string(g.ow) + ")");
+    if (has_bias_) {
+      CUDNN_CHECK(cudnnSetTensor4dDescriptor(b_desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, to_int(g.co, name_), 1, 1));
+      CUDNN_CHECK(cudnnSetActivationDescriptor(act_desc_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    }
+    choose_algorithm();
+    filter_off_ = plan_.add(static_cast<size_t>(g.kh * g.kw * g.ci * g.co) * sizeof(float));
+    if (g.grown()) grown_off_ = plan_.add(static_cast<size_t>(g.n * g.hp() * g.wp() * g.ci) * sizeof(float));
+    cudnn_off_ = plan_.add(cudnn_bytes_);
+    // The strided views between HWIO and cuDNN's filter layout.
+    const std::vector<int64_t> hwio = {g.kh, g.kw, g.ci, g.co};
+    to_cudnn_ = transpose_view(hwio, g.nchw ? std::vector<int64_t>{3, 2, 0, 1} : std::vector<int64_t>{3, 0, 1, 2});
+    const std::vector<int64_t> cudnn_dims =
+        g.nchw ? std::vector<int64_t>{g.co, g.ci, g.kh, g.kw} : std::vector<int64_t>{g.co, g.kh, g.kw, g.ci};
+    from_cudnn_ = transpose_view(cudnn_dims, g.nchw ? std::vector<int64_t>{2, 3, 1, 0} : std::vector<int64_t>{1, 2, 3, 0});
+    // The crop of a grown data gradient back to the image: dims of dx as stored, strides of
+    // the grown buffer.
+    const std::vector<int64_t> grown_dims = plugin::image_shape(g.n, g.hp(), g.wp(), g.ci, g.nchw).dims();
+    const std::vector<int64_t> grown_strides = plugin::row_major_strides(grown_dims);
+    const std::vector<int64_t> dx_dims = plugin::image_shape(g.n, g.h, g.w, g.ci, g.nchw).dims();
+    crop_.rank = 4;
+    for (int k = 0; k < 4; ++k) crop_.dims[k] = dx_dims[k], crop_.stride[0][k] = grown_strides[k];
+  }
+
+  size_t workspace_bytes() const { return plan_.bytes; }
+
+  void run(cudaStream_t stream, const dlrt_kernel_args& a) override {
+    const ConvGeom& g = g_;
+    check_args(a, dir_ == Dir::kForward ? (has_bias_ ? 3 : 2) : 2, 1, plan_.bytes, name_);
+    CUDNN_CHECK(cudnnSetStream(handle_, stream));
+    float* wbuf = static_cast<float*>(at(a.workspace, filter_off_));
+    float* grown = g.grown() ? static_cast<float*>(at(a.workspace, grown_off_)) : nullptr;
+    void* ws = cudnn_bytes_ > 0 ? at(a.workspace, cudnn_off_) : nullptr;
+    const int64_t filter_elems = g.kh * g.kw * g.ci * g.co;
+    const float one = 1.0f, zero = 0.0f;
+
+    if (dir_ == Dir::kForward) {
+      const float* x = in<float>(a, 0);
+      float* y = out<float>(a, 0);
+      launch_strided_copy(stream, in(a, 1), wbuf, filter_elems, sizeof(float), to_cudnn_);
+      if (grown != nullptr) {
+        launch_pad_image(stream, x, grown, g.nchw, g.n, g.h, g.w, g.ci, g.extra_h, g.extra_w);
+        x = grown;
+      }
+      if (fused_relu_) {
+        CUDNN_CHECK(cudnnConvolutionBiasActivationForward(handle_, &one, x_desc_, x, w_desc_, wbuf, conv_desc_, fwd_,
+                                                          ws, cudnn_bytes_, &zero, y_desc_, y, b_desc_,
+                                                          in<float>(a, 2), act_desc_, y_desc_, y));
+      } else {
+        CUDNN_CHECK(cudnnConvolutionForward(handle_, &one, x_desc_, x, w_desc_, wbuf, conv_desc_, fwd_, ws,
+                                            cudnn_bytes_, &zero, y_desc_, y));
+        if (has_bias_)
+          launch_bias_act(stream, y, in<float>(a, 2), g.n * g.oh * g.ow * g.co, g.co, g.nchw ? g.oh * g.ow : 1, act_);
+      }
+    } else if (dir_ == Dir::kBackwardData) {
+      // dy: input 0, w: input 1 -> dx
+      launch_strided_copy(stream, in(a, 1), wbuf, filter_elems, sizeof(float), to_cudnn_);
+      float* dx = grown != nullptr ? grown : out<float>(a, 0);
+      CUDNN_CHECK(cudnnConvolutionBackwardData(handle_, &one, w_desc_, wbuf, y_desc_, in(a, 0), conv_desc_, bwd_data_,
+                                               ws, cudnn_bytes_, &zero, x_desc_, dx));
+      if (grown != nullptr)
+        launch_strided_copy(stream, grown, out(a, 0), g.n * g.h * g.w * g.ci, sizeof(float), crop_);
+    } else {
+      // x: input 0, dy: input 1 -> dw (HWIO)
+      const float* x = in<float>(a, 0);
+      if (grown != nullptr) {
+        launch_pad_image(stream, x, grown, g.nchw, g.n, g.h, g.w, g.ci, g.extra_h, g.extra_w);
+        x = grown;
+      }
+      CUDNN_CHECK(cudnnConvolutionBackwardFilter(handle_, &one, x_desc_, x, y_desc_, in(a, 1), conv_desc_, bwd_filter_,
+                                                 ws, cudnn_bytes_, &zero, w_desc_, wbuf));
+      launch_strided_copy(stream, wbuf, out(a, 0), filter_elems, sizeof(float), from_cudnn_);
+    }
+  }
+
+ private:
+  // Picks the first heuristic candidate that succeeds, is not a tensor-op (TF32) kernel, and
+  // whose workspace query succeeds.
+  void choose_algorithm() {
+    constexpr int kMax = 16;
+    int returned = 0;
+    std::string chosen;
+    auto usable = [](cudnnStatus_t st, cudnnMathType_t m) {
+      return st == CUDNN_STATUS_SUCCESS && m != CUDNN_TENSOR_OP_MATH && m != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+    };
+    if (dir_ == Dir::kForward) {
+      cudnnConvolutionFwdAlgoPerf_t perf[kMax];
+      CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle_, x_desc_, w_desc_, conv_desc_, y_desc_, kMax,
+                                                         &returned, perf));
+      for (int i = 0; i < returned && chosen.empty(); ++i) {
+        if (!usable(perf[i].status, perf[i].mathType)) continue;
+        size_t bytes = 0;
+        if (cudnnGetConvolutionForwardWorkspaceSize(handle_, x_desc_, w_desc_, conv_desc_, y_desc_, perf[i].algo,
+                                                    &bytes) != CUDNN_STATUS_SUCCESS)
+          continue;
+        fwd_ = perf[i].algo, cudnn_bytes_ = bytes;
+        chosen = "forward algorithm " + std::to_string(int(fwd_)) + " (" + math_name(perf[i].mathType) + ")";
+      }
+    } else if (dir_ == Dir::kBackwardData) {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
+      CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle_, w_desc_, y_desc_, conv_desc_, x_desc_, kMax,
+                                                              &returned, perf));
+      for (int i = 0; i < returned && chosen.empty(); ++i) {
+        if (!usable(perf[i].status, perf[i].mathType)) continue;
+        size_t bytes = 0;
+        if (cudnnGetConvolutionBackwardDataWorkspaceSize(handle_, w_desc_, y_desc_, conv_desc_, x_desc_, perf[i].algo,
+                                                         &bytes) != CUDNN_STATUS_SUCCESS)
+          continue;
+        bwd_data_ = perf[i].algo, cudnn_bytes_ = bytes;
+        chosen = "backward-data algorithm " + std::to_string(int(bwd_data_)) + " (" + math_name(perf[i].mathType) + ")";
+      }
+    } else {
+      cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
+      CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle_, x_desc_, y_desc_, conv_desc_, w_desc_, kMax,
+                                                                &returned, perf));
+      for (int i = 0; i < returned && chosen.empty(); ++i) {
+        if (!usable(perf[i].status, perf[i].mathType)) continue;
+        size_t bytes = 0;
+        if (cudnnGetConvolutionBackwardFilterWorkspaceSize(handle_, x_desc_, y_desc_, conv_desc_, w_desc_, perf[i].algo,
+                                                           &bytes) != CUDNN_STATUS_SUCCESS)
+          continue;
+        bwd_filter_ = perf[i].algo, cudnn_bytes_ = bytes;
+        chosen =
+            "backward-filter algorithm " + std::to_string(int(bwd_filter_)) + " (" + math_name(perf[i].mathType) + ")";
+      }
+    }
+    if (chosen.empty())
+      plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + name_ + ": cuDNN offers no f32 (non-TF32) algorithm for this shape");
+    const ConvGeom& g = g_;
+    plugin::log(DLRT_LOG_INFO, "cuda: " + name_ + " x (" + std::to_string(g.n) + "," + std::to_string(g.h) + "," +
+                                   std::to_string(g.w) + "," + std::to_string(g.ci) + ") " + (g.nchw ? "NCHW" : "NHWC") +
+                                   ", filter " + std::to_string(g.kh) + "x" + std::to_string(g.kw) + "x" +
+                                   std::to_string(g.co) + ": " + chosen + ", cuDNN workspace " +
+                                   std::to_string(cudnn_bytes_) + " bytes" + (fused_relu_ ? ", fused bias+relu" : ""));
+  }
+
+  std::string name_;
+  Dir dir_;
+  ConvGeom g_;
+  math::Act act_ = math::Act::kNone;
+  bool fused_relu_ = false, has_bias_ = false;
+  CudnnHandle handle_;
+  TensorDesc x_desc_, y_desc_, b_desc_;
+  FilterDesc w_desc_;
+  ConvDesc conv_desc_;
+  ActDesc act_desc_;
+  cudnnConvolutionFwdAlgo_t fwd_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  cudnnConvolutionBwdDataAlgo_t bwd_data_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter_ = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0;
+  size_t cudnn_bytes_ = 0;
+  WorkspacePlan plan_;
+  size_t filter_off_ = 0, grown_off_ = 0, cudnn_off_ = 0;
+  math::Strided to_cudnn_, from_cudnn_, crop_;
+};
+
+template <Dir D>
+std::unique_ptr<Kernel> create_conv(const dlrt_op_desc& d, const dlrt_device_desc&, size_t* workspace) {
+  OpView op(&d);
+  auto k = std::make_unique<ConvKernel>(op, D);
+  *workspace = k->workspace_bytes();
+  return k;
+}
+
+}  // namespace
+
+void add_conv_ops(std::vector<OpEntry>& t) {
+  t.push_back({"conv2d", &check_conv, &create_conv<Dir::kForward>});
+  t.push_back({"conv2d_bias_act", &check_conv, &create_conv<Dir::kForward>});
+  t.push_back({"conv2d_backward_data", &check_conv, &create_conv<Dir::kBackwardData>});
+  t.push_back({"conv2d_backward_filter", &check_conv, &create_conv<Dir::kBackwardFilter>});
+}
+
+}  // namespace dlrt::cuda

@@ -1,0 +1,371 @@
+// kernel_math.hpp: the per-element arithmetic and index math of the CUDA plugin's own kernels,
+// written once as `__host__ __device__` inline functions. The .cu files call them from device
+// code; kernel_math_test.cc calls the very same functions on the host and compares them with
+// the reference kernels (docs/ops.md as plain loops), so what a GPU computes per element is
+// tested on machines without one.
+//
+// What it is not: launch code (grids, streams) nor op checking; those live in the .cu files
+// and in op_support.hpp. Nothing here allocates or calls into std:: beyond <math.h>, so the
+// same source compiles for the device.
+//
+// Conventions: element indices and offsets are int64_t; a "Strided" view has rank <= 8
+// (DLRT_MAX_RANK) and fixed-size arrays, so it travels to a kernel by value.
+#pragma once
+
+#include <math.h>
+#include <stdint.h>
+
+#include "philox.hpp"
+
+#if defined(__CUDACC__)
+#define DLRT_HD __host__ __device__ inline
+#else
+#define DLRT_HD inline
+#endif
+
+namespace dlrt::cuda::math {
+
+constexpr int kMaxRank = 8;  // DLRT_MAX_RANK
+
+// ---- index math ---------------------------------------------------------------------------
+
+// An output of dims `dims` (row-major) reading its elements from up to two sources at per-dim
+// element strides `stride[s][d]` (0 where a source is broadcast along d). Covers broadcasting
+// binary ops (two sources), broadcast_to and transpose (one source with permuted strides).
+struct Strided {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t stride[2][kMaxRank] = {};
+};
+
+// Offset into source `s` of output element `i`.
+DLRT_HD int64_t source_offset(const Strided& v, int s, int64_t i) {
+  int64_t off = 0;
+  for (int d = v.rank - 1; d >= 0; --d) {
+    const int64_t c = i % v.dims[d];
+    i /= v.dims[d];
+    off += c * v.stride[s][d];
+  }
+  return off;
+}
+
+// Both source offsets in one pass (binary ops).
+DLRT_HD void source_offsets(const Strided& v, int64_t i, int64_t* a, int64_t* b) {
+  int64_t oa = 0, ob = 0;
+  for (int d = v.rank - 1; d >= 0; --d) {
+    const int64_t c = i % v.dims[d];
+    i /= v.dims[d];
+    oa += c * v.stride[0][d];
+    ob += c * v.stride[1][d];
+  }
+  *a = oa;
+  *b = ob;
+}
+
+// A reduction seen as (kept dims) x (reduced dims): output element o = one combination of the
+// kept coordinates, reduced over the `group` combinations of the reduced ones. Input offset of
+// (o, g) = base(o) + within(g). Used by reduce_*, reduce_max_grad and bias_add_grad.
+struct Reduction {
+  int kept_rank = 0, red_rank = 0;
+  int64_t kept_dims[kMaxRank] = {}, kept_strides[kMaxRank] = {};  // strides in the input
+  int64_t red_dims[kMaxRank] = {}, red_strides[kMaxRank] = {};
+  int64_t outputs = 1;  // product of kept dims
+  int64_t group = 1;    // product of reduced dims
+};
+
+DLRT_HD int64_t reduction_base(const Reduction& r, int64_t o) {
+  int64_t off = 0;
+  for (int d = r.kept_rank - 1; d >= 0; --d) {
+    off += (o % r.kept_dims[d]) * r.kept_strides[d];
+    o /= r.kept_dims[d];
+  }
+  return off;
+}
+
+DLRT_HD int64_t reduction_within(const Reduction& r, int64_t g) {
+  int64_t off = 0;
+  for (int d = r.red_rank - 1; d >= 0; --d) {
+    off += (g % r.red_dims[d]) * r.red_strides[d];
+    g /= r.red_dims[d];
+  }
+  return off;
+}
+
+// TensorFlow's SAME padding along one axis (docs/ops.md): out = ceil(in/stride),
+// total = max((out-1)*stride + (k-1)*dilation + 1 - in, 0), before = total/2.
+struct Padding1D {
+  int64_t out, before, after;
+};
+DLRT_HD Padding1D same_padding(int64_t in, int64_t k, int64_t stride, int64_t dilation) {
+  Padding1D p;
+  p.out = (in + stride - 1) / stride;
+  int64_t total = (p.out - 1) * stride + (k - 1) * dilation + 1 - in;
+  if (total < 0) total = 0;
+  p.before = total / 2;
+  p.after = total - p.before;
+  return p;
+}
+
+// Filters are HWIO (KH,KW,Ci,Co) in dlrt; cuDNN wants KRSC (Co,KH,KW,Ci) for NHWC and KCRS
+// (Co,Ci,KH,KW) for NCHW. Offset in the HWIO buffer of element (o,i,j,c).
+DLRT_HD int64_t hwio_offset(int64_t kh, int64_t kw, int64_t ci, int64_t co, int64_t i, int64_t j,
+                            int64_t c, int64_t o) {
+  (void)kh;
+  return ((i * kw + j) * ci + c) * co + o;
+}
+DLRT_HD int64_t krsc_offset(int64_t kh, int64_t kw, int64_t ci, int64_t i, int64_t j, int64_t c,
+                            int64_t o) {
+  return ((o * kh + i) * kw + j) * ci + c;
+}
+DLRT_HD int64_t kcrs_offset(int64_t kh, int64_t kw, int64_t ci, int64_t i, int64_t j, int64_t c,
+                            int64_t o) {
+  return ((o * ci + c) * kh + i) * kw + j;
+}
+
+// A 2-D pooling window over an NHWC or NCHW image: sizes, strides, and the padding before
+// (top/left); padded cells are outside [0,h) x [0,w) and never read.
+struct Pool2D {
+  bool nchw = false;
+  int64_t n = 1, h = 1, w = 1, c = 1;  // input
+  int64_t oh = 1, ow = 1;              // output
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, pad_top = 0, pad_left = 0;
+};
+DLRT_HD int64_t image_offset(bool nchw, int64_t h, int64_t w, int64_t c, int64_t in, int64_t ih, int64_t iw,
+                             int64_t ic) {
+  return nchw ? ((in * c + ic) * h + ih) * w + iw : ((in * h + ih) * w + iw) * c + ic;
+}
+// Decomposes a flat index of an (n, h, w, c) image stored as NHWC or NCHW.
+DLRT_HD void image_coords(bool nchw, int64_t h, int64_t w, int64_t c, int64_t i, int64_t* n, int64_t* y,
+                          int64_t* x, int64_t* ch) {
+  if (nchw) {
+    *x = i % w, i /= w;
+    *y = i % h, i /= h;
+    *ch = i % c, *n = i / c;
+  } else {
+    *ch = i % c, i /= c;
+    *x = i % w, i /= w;
+    *y = i % h, *n = i / h;
+  }
+}
+// Offset in x of the first maximum of output (n, oh, ow, c)'s window, rows first; a NaN is
+// larger than everything (its first occurrence wins). -1 only for a window with no cell.
+DLRT_HD int64_t pool_argmax(const Pool2D& g, const float* x, int64_t n, int64_t oh, int64_t ow, int64_t c) {
+  int64_t best = -1;
+  float best_v = 0.0f;
+  for (int64_t i = 0; i < g.kh; ++i) {
+    const int64_t ih = oh * g.sh - g.pad_top + i;
+    if (ih < 0 || ih >= g.h) continue;
+    for (int64_t j = 0; j < g.kw; ++j) {
+      const int64_t iw = ow * g.sw - g.pad_left + j;
+      if (iw < 0 || iw >= g.w) continue;
+      const int64_t k = image_offset(g.nchw, g.h, g.w, g.c, n, ih, iw, c);
+      const float v = x[k];
+      if (best >= 0 && best_v != best_v) return best;
+      if (best < 0 || v > best_v || v != v) best = k, best_v = v;
+    }
+  }
+  return best;
+}
+// Number of in-bounds cells of output (oh, ow)'s window (average pooling's divisor).
+DLRT_HD int64_t pool_count(const Pool2D& g, int64_t oh, int64_t ow) {
+  int64_t top = oh * g.sh - g.pad_top, left = ow * g.sw - g.pad_left;
+  int64_t rows = (top + g.kh < g.h ? top + g.kh : g.h) - (top > 0 ? top : 0);
+  int64_t cols = (left + g.kw < g.w ? left + g.kw : g.w) - (left > 0 ? left : 0);
+  return rows * cols;
+}
+// The outputs whose windows cover input row/column `i` along one axis: [*lo, *hi).
+DLRT_HD void covering_outputs(int64_t i, int64_t pad, int64_t k, int64_t stride, int64_t out, int64_t* lo,
+                              int64_t* hi) {
+  // o covers i iff o*stride - pad <= i <= o*stride - pad + k - 1
+  const int64_t a = i + pad - k + 1;  // o*stride >= a
+  int64_t l = a <= 0 ? 0 : (a + stride - 1) / stride;
+  int64_t h = (i + pad) / stride + 1;  // o*stride <= i + pad (i + pad >= 0 always)
+  *lo = l;
+  *hi = h < out ? h : out;
+}
+
+// ---- element-wise ops ---------------------------------------------------------------------
+
+enum class Unary : int { kNeg, kExp, kLog, kSqrt, kRelu, kSigmoid, kTanh };
+enum class Binary : int { kAdd, kSub, kMul, kDiv };
+enum class ActGrad : int { kRelu, kSigmoid, kTanh };
+enum class Act : int { kNone, kRelu, kSigmoid, kTanh };
+
+DLRT_HD float unary(Unary op, float x) {
+  switch (op) {
+    case Unary::kNeg: return -x;
+    case Unary::kExp: return expf(x);
+    case Unary::kLog: return logf(x);    // NaN for x < 0, -inf for 0 (IEEE)
+    case Unary::kSqrt: return sqrtf(x);  // NaN for x < 0
+    case Unary::kRelu: return x > 0.0f ? x : 0.0f;
+    case Unary::kSigmoid: return 1.0f / (1.0f + expf(-x));
+    default: return tanhf(x);
+  }
+}
+
+DLRT_HD float binary(Binary op, float a, float b) {
+  switch (op) {
+    case Binary::kAdd: return a + b;
+    case Binary::kSub: return a - b;
+    case Binary::kMul: return a * b;
+    default: return a / b;  // IEEE: x/0 is +-inf or NaN
+  }
+}
+
+// relu_grad(dy, x): dy where x > 0; sigmoid_grad(dy, y): dy*y*(1-y); tanh_grad(dy, y): dy*(1-y^2).
+DLRT_HD float act_grad(ActGrad op, float dy, float xy) {
+  switch (op) {
+    case ActGrad::kRelu: return xy > 0.0f ? dy : 0.0f;
+    case ActGrad::kSigmoid: return dy * xy * (1.0f - xy);
+    default: return dy * (1.0f - xy * xy);
+  }
+}
+
+// The activation of the fused ops, applied after the bias.
+DLRT_HD float activate(Act act, float x) {
+  switch (act) {
+    case Act::kRelu: return x > 0.0f ? x : 0.0f;
+    case Act::kSigmoid: return 1.0f / (1.0f + expf(-x));
+    case Act::kTanh: return tanhf(x);
+    default: return x;
+  }
+}
+
+// The channel of element i of a tensor whose channel dim has `channels` entries and
+// `inner` elements between consecutive channels (NHWC: inner = 1; NCHW: H*W).
+DLRT_HD int64_t channel_of(int64_t i, int64_t channels, int64_t inner) { return (i / inner) % channels; }
+
+// ---- reductions ---------------------------------------------------------------------------
+
+// reduce_max's combine: a NaN wins (and the first NaN stays), otherwise the larger.
+DLRT_HD double max_combine(double acc, double v) {
+  if (acc != acc) return acc;
+  if (v != v) return v;
+  return v > acc ? v : acc;
+}
+
+// ---- softmax cross-entropy, one row ---------------------------------------------------------
+
+// loss = logsumexp(row) - row[label] with logsumexp = mx + log(sum), sum = sum(exp(row - mx));
+// backprop[j] = exp(row[j] - mx)/sum - (j == label). A label outside [0,K) gives NaN.
+DLRT_HD bool label_valid(int64_t label, int64_t k) { return label >= 0 && label < k; }
+DLRT_HD double xent_loss(double mx, double sum, double logit_at_label) {
+  return mx + log(sum) - logit_at_label;
+}
+DLRT_HD double xent_backprop(double logit, double mx, double sum, bool is_label) {
+  return exp(logit - mx) / sum - (is_label ? 1.0 : 0.0);
+}
+
+// ---- optimizer updates (Keras), in double like the reference ---------------------------------
+
+struct SgdStep {
+  double param, velocity;
+};
+// v = momentum*v - lr*g; p += nesterov ? momentum*v - lr*g : v
+DLRT_HD SgdStep sgd_step(double p, double g, double v, double lr, double momentum, bool nesterov) {
+  SgdStep s;
+  s.velocity = momentum * v - lr * g;
+  s.param = p + (nesterov ? momentum * s.velocity - lr * g : s.velocity);
+  return s;
+}
+
+// lr_t = lr * sqrt(1 - beta2^step) / (1 - beta1^step), step 1-based (already advanced).
+DLRT_HD double adam_lr_t(double lr, double beta1, double beta2, double step) {
+  return lr * sqrt(1.0 - pow(beta2, step)) / (1.0 - pow(beta1, step));
+}
+struct AdamStep {
+  double param, m, v;
+};
+// m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2; p -= lr_t * m / (sqrt(v) + eps)
+DLRT_HD AdamStep adam_step(double p, double g, double m, double v, double lr_t, double beta1,
+                           double beta2, double epsilon) {
+  AdamStep s;
+  s.m = beta1 * m + (1.0 - beta1) * g;
+  s.v = beta2 * v + (1.0 - beta2) * g * g;
+  s.param = p - lr_t * s.m / (sqrt(s.v) + epsilon);
+  return s;
+}
+
+// ---- random ops (plugins/common/philox.hpp's stream), formed in double like the reference ---
+
+DLRT_HD float uniform_value(uint64_t seed, uint64_t rng_offset, uint64_t i, double lo, double hi) {
+  return static_cast<float>(lo + (hi - lo) * static_cast<double>(philox::uniform(seed, rng_offset, i)));
+}
+DLRT_HD float normal_value(uint64_t seed, uint64_t rng_offset, uint64_t i, double mean, double stddev) {
+  return static_cast<float>(mean + stddev * philox::normal(seed, rng_offset, i));
+}
+// mask = u >= rate ? keep : 0 with keep = float(1/(1-rate)); y = float(double(x)*double(mask)).
+DLRT_HD float dropout_mask(uint64_t seed, uint64_t rng_offset, uint64_t i, double rate, float keep) {
+  return static_cast<double>(philox::uniform(seed, rng_offset, i)) >= rate ? keep : 0.0f;
+}
+
+// ---- cast (every pair of f32/f64/i32/i64/u8/i8/bool), as the reference casts ---------------
+
+// dtype codes are dlrt_dtype's values (types.h), repeated so this header needs no C header.
+enum : int32_t { kF32 = 1, kF64 = 4, kI32 = 5, kI64 = 6, kU8 = 7, kI8 = 8, kBool = 9 };
+
+DLRT_HD bool is_float_code(int32_t d) { return d == kF32 || d == kF64; }
+
+DLRT_HD double load_as_double(const void* p, int32_t d, int64_t i) {
+  switch (d) {
+    case kF32: return static_cast<const float*>(p)[i];
+    case kF64: return static_cast<const double*>(p)[i];
+    case kI32: return static_cast<const int32_t*>(p)[i];
+    case kI64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case kU8: return static_cast<const uint8_t*>(p)[i];
+    case kI8: return static_cast<const int8_t*>(p)[i];
+    default: return static_cast<const uint8_t*>(p)[i] != 0 ? 1.0 : 0.0;
+  }
+}
+DLRT_HD int64_t load_as_int(const void* p, int32_t d, int64_t i) {
+  switch (d) {
+    case kI32: return static_cast<const int32_t*>(p)[i];
+    case kI64: return static_cast<const int64_t*>(p)[i];
+    case kU8: return static_cast<const uint8_t*>(p)[i];
+    case kI8: return static_cast<const int8_t*>(p)[i];
+    default: return static_cast<const uint8_t*>(p)[i] != 0 ? 1 : 0;
+  }
+}
+DLRT_HD int64_t saturate(int64_t v, int32_t d) {
+  int64_t lo = INT64_MIN, hi = INT64_MAX;
+  if (d == kI32) lo = INT32_MIN, hi = INT32_MAX;
+  if (d == kU8) lo = 0, hi = 255;
+  if (d == kI8) lo = -128, hi = 127;
+  return v < lo ? lo : v > hi ? hi : v;
+}
+DLRT_HD void store_int(void* p, int32_t d, int64_t i, int64_t v) {
+  switch (d) {
+    case kF32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
+    case kF64: static_cast<double*>(p)[i] = static_cast<double>(v); break;
+    case kI32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(saturate(v, d)); break;
+    case kI64: static_cast<int64_t*>(p)[i] = v; break;
+    case kU8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(saturate(v, d)); break;
+    case kI8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(saturate(v, d)); break;
+    default: static_cast<uint8_t*>(p)[i] = v != 0 ? 1 : 0;
+  }
+}
+// float -> float rounds to nearest; float -> int truncates toward zero and saturates, NaN -> 0;
+// -> bool is v != 0 (NaN gives 1).
+DLRT_HD void store_double(void* p, int32_t d, int64_t i, double v) {
+  if (d == kF32) {
+    static_cast<float*>(p)[i] = static_cast<float>(v);
+  } else if (d == kF64) {
+    static_cast<double*>(p)[i] = v;
+  } else if (d == kBool) {
+    static_cast<uint8_t*>(p)[i] = v != 0.0 ? 1 : 0;
+  } else {
+    const double t = trunc(v);
+    const int64_t iv = t != t ? 0
+                       : t >= 9223372036854775807.0  ? INT64_MAX
+                       : t <= -9223372036854775808.0 ? INT64_MIN
+                                                     : static_cast<int64_t>(t);
+    store_int(p, d, i, iv);
+  }
+}
+// Element i of `in` (dtype `from`) converted into element i of `out` (dtype `to`).
+DLRT_HD void cast_element(const void* in, int32_t from, void* out, int32_t to, int64_t i) {
+  if (is_float_code(from)) store_double(out, to, i, load_as_double(in, from, i));
+  else store_int(out, to, i, load_as_int(in, from, i));
+}
+
+}  // namespace dlrt::cuda::math

@@ -1,0 +1,420 @@
+// kernel_math_test.cc: the per-element arithmetic and index math of the CUDA plugin's own
+// kernels (kernel_math.hpp, op_support.cc's index builders), run on the host and compared
+// with the reference kernels on the same inputs. No GPU and no CUDA runtime calls: what runs
+// here is the exact source the .cu files run per element; only the launch differs.
+//
+// Each test builds its op through the core's registry (dlrt::ops::instantiate, so the
+// descriptor is complete, as the plugin receives it), runs dlrt::reference::run, then
+// replays the CUDA kernel's loop on the host with the kernel_math functions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernel_math.hpp"
+#include "op_support.hpp"
+#include "ops/op_instance.hpp"
+#include "reference_kernels.hpp"
+
+namespace dlrt::cuda {
+namespace {
+
+using ops::AttrMap;
+using ops::TensorType;
+
+ops::OpInstance make(const std::string& name, const std::vector<TensorType>& inputs, const AttrMap& attrs = {}) {
+  auto r = ops::instantiate(name, inputs, attrs);
+  EXPECT_TRUE(r.ok()) << name << ": " << r.status().to_string();
+  return std::move(r).value();
+}
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -2.f, float hi = 2.f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(gen);
+  return v;
+}
+
+// Runs the reference kernel of `inst` on host buffers.
+void reference_run(const ops::OpInstance& inst, const std::vector<const void*>& in, const std::vector<void*>& out,
+                   uint64_t rng_offset = 0) {
+  OpView op(&inst.desc());
+  reference::check_supported(op);
+  reference::run(op, in.data(), out.data(), rng_offset);
+}
+
+// ---- optimizer updates ------------------------------------------------------------------
+
+TEST(KernelMath, SgdStepMatchesReference) {
+  for (bool nesterov : {false, true})
+    for (double momentum : {0.0, 0.9}) {
+      const size_t n = 37;
+      auto p = random_floats(n, 1), g = random_floats(n, 2), v = random_floats(n, 3);
+      auto inst = make("sgd_update", {{DLRT_F32, {37}}, {DLRT_F32, {37}}, {DLRT_F32, {37}}},
+                       {{"learning_rate", 0.01}, {"momentum", momentum}, {"nesterov", nesterov}});
+      std::vector<float> rp(n), rv(n);
+      reference_run(inst, {p.data(), g.data(), v.data()}, {rp.data(), rv.data()});
+      for (size_t i = 0; i < n; ++i) {
+        math::SgdStep s = math::sgd_step(p[i], g[i], v[i], 0.01, momentum, nesterov);
+        EXPECT_EQ(float(s.param), rp[i]) << i;
+        EXPECT_EQ(float(s.velocity), rv[i]) << i;
+      }
+    }
+}
+
+TEST(KernelMath, AdamStepMatchesReference) {
+  const size_t n = 41;
+  auto p = random_floats(n, 4), g = random_floats(n, 5), m = random_floats(n, 6);
+  auto v = random_floats(n, 7, 0.f, 1.f);
+  for (float step : {1.f, 2.f, 1000.f}) {
+    auto inst = make("adam_update", {{DLRT_F32, {41}}, {DLRT_F32, {41}}, {DLRT_F32, {41}}, {DLRT_F32, {41}}, {DLRT_F32, {}}});
+    std::vector<float> rp(n), rm(n), rv(n);
+    reference_run(inst, {p.data(), g.data(), m.data(), v.data(), &step}, {rp.data(), rm.data(), rv.data()});
+    const double lr_t = math::adam_lr_t(0.001, 0.9, 0.999, step);
+    for (size_t i = 0; i < n; ++i) {
+      math::AdamStep s = math::adam_step(p[i], g[i], m[i], v[i], lr_t, 0.9, 0.999, 1e-7);
+      EXPECT_EQ(float(s.param), rp[i]) << i;
+      EXPECT_EQ(float(s.m), rm[i]) << i;
+      EXPECT_EQ(float(s.v), rv[i]) << i;
+    }
+  }
+}
+
+// ---- sparse softmax cross-entropy -----------------------------------------------------------
+
+TEST(KernelMath, CrossEntropyRowMatchesReference) {
+  const int64_t n = 5, k = 7;
+  auto logits = random_floats(n * k, 8, -5.f, 5.f);
+  std::vector<int32_t> labels = {0, 6, 3, 7, -1};  // the last two are out of range: NaN rows
+  auto inst = make("sparse_softmax_cross_entropy", {{DLRT_F32, {n, k}}, {DLRT_I32, {n}}});
+  std::vector<float> loss(n), bp(n * k);
+  reference_run(inst, {logits.data(), labels.data()}, {loss.data(), bp.data()});
+  for (int64_t r = 0; r < n; ++r) {
+    const float* x = logits.data() + r * k;
+    double mx = -INFINITY, sum = 0.0;
+    for (int64_t j = 0; j < k; ++j) mx = math::max_combine(mx, x[j]);
+    for (int64_t j = 0; j < k; ++j) sum += std::exp(double(x[j]) - mx);
+    const bool valid = math::label_valid(labels[r], k);
+    if (!valid) {
+      EXPECT_TRUE(std::isnan(loss[r]));
+      continue;
+    }
+    EXPECT_NEAR(float(math::xent_loss(mx, sum, x[labels[r]])), loss[r], 1e-6) << r;
+    for (int64_t j = 0; j < k; ++j)
+      EXPECT_NEAR(float(math::xent_backprop(x[j], mx, sum, j == labels[r])), bp[r * k + j], 1e-7) << r << "," << j;
+  }
+}
+
+// ---- random ops: Philox, bit for bit ---------------------------------------------------------
+
+TEST(KernelMath, PhiloxValuesMatchReferenceExactly) {
+  const int64_t n = 1031;  // not a multiple of 4: the last block is partial
+  const uint64_t seed = 0x123456789abcdefULL, offset = 77;
+  {
+    auto inst = make("random_uniform", {}, {{"shape", ops::Ints{n}}, {"minval", -3.0}, {"maxval", 5.0},
+                                            {"seed", int64_t(seed)}});
+    std::vector<float> ref(n);
+    reference_run(inst, {}, {ref.data()}, offset);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(math::uniform_value(seed, offset, i, -3.0, 5.0), ref[i]) << i;
+  }
+  {
+    auto inst = make("random_normal", {}, {{"shape", ops::Ints{n}}, {"mean", 1.0}, {"stddev", 2.0},
+                                           {"seed", int64_t(seed)}});
+    std::vector<float> ref(n);
+    reference_run(inst, {}, {ref.data()}, offset);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(math::normal_value(seed, offset, i, 1.0, 2.0), ref[i]) << i;
+  }
+  {
+    const double rate = 0.3;
+    auto x = random_floats(n, 9);
+    auto inst = make("dropout", {{DLRT_F32, {n}}}, {{"rate", rate}, {"seed", int64_t(seed)}});
+    std::vector<float> y(n), mask(n);
+    reference_run(inst, {x.data()}, {y.data(), mask.data()}, offset);
+    const float keep = float(1.0 / (1.0 - rate));
+    int kept = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float m = math::dropout_mask(seed, offset, i, rate, keep);
+      ASSERT_EQ(m, mask[i]) << i;
+      ASSERT_EQ(float(double(x[i]) * double(m)), y[i]) << i;
+      kept += m != 0.0f;
+    }
+    EXPECT_GT(kept, n / 2);
+  }
+}
+
+// ---- index math --------------------------------------------------------------------------
+
+TEST(KernelMath, BroadcastOffsetsMatchReference) {
+  struct Case {
+    ops::Dims a, b;
+  };
+  for (const Case& c : {Case{{2, 1, 3}, {4, 1}}, Case{{5}, {3, 1}}, Case{{2, 3}, {2, 3}}, Case{{1}, {2, 2, 2}},
+                        Case{{3, 1, 4, 1}, {1, 5, 1, 6}}, Case{{}, {3}}}) {
+    auto inst = make("sub", {{DLRT_F32, c.a}, {DLRT_F32, c.b}});
+    const auto& out_dims = inst.output(0).dims;
+    auto a = random_floats(size_t(ops::num_elements(c.a)), 10), b = random_floats(size_t(ops::num_elements(c.b)), 11);
+    std::vector<float> ref(size_t(ops::num_elements(out_dims)));
+    reference_run(inst, {a.data(), b.data()}, {ref.data()});
+    math::Strided v = broadcast_view(c.a, c.b, out_dims, "sub");
+    for (size_t i = 0; i < ref.size(); ++i) {
+      int64_t oa, ob;
+      math::source_offsets(v, int64_t(i), &oa, &ob);
+      ASSERT_EQ(math::binary(math::Binary::kSub, a[oa], b[ob]), ref[i]) << i;
+    }
+  }
+}
+
+TEST(KernelMath, TransposeAndBroadcastToMatchReference) {
+  const ops::Dims x_dims = {2, 3, 4, 5};
+  auto x = random_floats(120, 12);
+  for (const ops::Ints& perm : {ops::Ints{0, 1, 2, 3}, ops::Ints{3, 2, 1, 0}, ops::Ints{1, 3, 0, 2}}) {
+    auto inst = make("transpose", {{DLRT_F32, x_dims}}, {{"perm", perm}});
+    std::vector<float> ref(120);
+    reference_run(inst, {x.data()}, {ref.data()});
+    math::Strided v = transpose_view(x_dims, perm);
+    for (int64_t i = 0; i < 120; ++i) ASSERT_EQ(x[math::source_offset(v, 0, i)], ref[i]);
+  }
+  auto inst = make("broadcast_to", {{DLRT_F32, {3, 1}}}, {{"shape", ops::Ints{2, 3, 4}}});
+  std::vector<float> ref(24);
+  reference_run(inst, {x.data()}, {ref.data()});
+  math::Strided v = broadcast_view({3, 1}, {3, 1}, {2, 3, 4}, "broadcast_to");
+  for (int64_t i = 0; i < 24; ++i) ASSERT_EQ(x[math::source_offset(v, 0, i)], ref[i]);
+}
+
+// The reduce kernels' loop (one output at a time, over its group) on the host.
+TEST(KernelMath, ReductionsMatchReference) {
+  const ops::Dims dims = {3, 4, 5};
+  auto x = random_floats(60, 13);
+  x[7] = x[9];  // a tie in reduce_max_grad's groups, for the split
+  for (const ops::Ints& axes : {ops::Ints{}, ops::Ints{1}, ops::Ints{0, 2}, ops::Ints{-1}}) {
+    for (const char* name : {"reduce_sum", "reduce_mean", "reduce_max"}) {
+      auto inst = make(name, {{DLRT_F32, dims}}, {{"axes", axes}, {"keepdims", true}});
+      OpView op(&inst.desc());
+      math::Reduction r = reduction(dims, reduced_axes(op, dims));
+      std::vector<float> ref(size_t(r.outputs));
+      reference_run(inst, {x.data()}, {ref.data()});
+      const bool is_max = std::string(name) == "reduce_max";
+      for (int64_t o = 0; o < r.outputs; ++o) {
+        double acc = is_max ? -INFINITY : 0.0;
+        for (int64_t g = 0; g < r.group; ++g) {
+          double v = x[math::reduction_base(r, o) + math::reduction_within(r, g)];
+          acc = is_max ? math::max_combine(acc, v) : acc + v;
+        }
+        if (std::string(name) == "reduce_mean") acc /= double(r.group);
+        EXPECT_NEAR(float(acc), ref[o], 1e-6) << name << " o=" << o;
+      }
+    }
+  }
+  // bias_add_grad, NCHW: every dim but 1 reduced.
+  auto inst = make("bias_add_grad", {{DLRT_F32, dims}}, {{"data_format", "NCHW"}});
+  OpView op(&inst.desc());
+  std::vector<bool> reduced = {true, false, true};
+  ASSERT_EQ(bias_channel_dim(op, 3), 1);
+  math::Reduction r = reduction(dims, reduced);
+  std::vector<float> ref(4);
+  reference_run(inst, {x.data()}, {ref.data()});
+  for (int64_t o = 0; o < 4; ++o) {
+    double acc = 0;
+    for (int64_t g = 0; g < r.group; ++g) acc += x[math::reduction_base(r, o) + math::reduction_within(r, g)];
+    EXPECT_NEAR(float(acc), ref[o], 1e-6);
+  }
+}
+
+TEST(KernelMath, SamePaddingMatchesTheSpec) {
+  for (int64_t in = 1; in <= 12; ++in)
+    for (int64_t k = 1; k <= 5; ++k)
+      for (int64_t s = 1; s <= 3; ++s)
+        for (int64_t d = 1; d <= 2; ++d) {
+          math::Padding1D p = math::same_padding(in, k, s, d);
+          plugin::Window1D w = plugin::window_1d(in, k, s, d, "SAME", "test", "h");
+          ASSERT_EQ(p.out, w.out);
+          ASSERT_EQ(p.before, w.pad_before);
+          ASSERT_EQ(p.after, w.pad_after);
+          // The conv's trick for before != after: grow the input by (after - before) and pad
+          // `before` on both sides; cuDNN's output size then equals TensorFlow's.
+          const int64_t grown = in + (p.after - p.before);
+          ASSERT_EQ(1 + (grown + 2 * p.before - ((k - 1) * d + 1)) / s, p.out);
+        }
+}
+
+// conv.cc moves HWIO filters to cuDNN's KRSC (NHWC) / KCRS (NCHW) and back with strided views.
+TEST(KernelMath, FilterLayoutViewsMapHwioToCudnn) {
+  const int64_t kh = 3, kw = 2, ci = 4, co = 5;
+  const std::vector<int64_t> hwio = {kh, kw, ci, co};
+  math::Strided krsc = transpose_view(hwio, {3, 0, 1, 2});
+  math::Strided kcrs = transpose_view(hwio, {3, 2, 0, 1});
+  math::Strided krsc_back = transpose_view({co, kh, kw, ci}, {1, 2, 3, 0});
+  math::Strided kcrs_back = transpose_view({co, ci, kh, kw}, {2, 3, 1, 0});
+  for (int64_t o = 0; o < co; ++o)
+    for (int64_t i = 0; i < kh; ++i)
+      for (int64_t j = 0; j < kw; ++j)
+        for (int64_t c = 0; c < ci; ++c) {
+          const int64_t h = math::hwio_offset(kh, kw, ci, co, i, j, c, o);
+          const int64_t r = math::krsc_offset(kh, kw, ci, i, j, c, o);
+          const int64_t q = math::kcrs_offset(kh, kw, ci, i, j, c, o);
+          ASSERT_EQ(math::source_offset(krsc, 0, r), h);
+          ASSERT_EQ(math::source_offset(kcrs, 0, q), h);
+          ASSERT_EQ(math::source_offset(krsc_back, 0, h), r);
+          ASSERT_EQ(math::source_offset(kcrs_back, 0, h), q);
+        }
+}
+
+// pool.cu's forward and gather-style backward loops, replayed on the host.
+TEST(KernelMath, OwnPoolingMatchesReference) {
+  struct Case {
+    ops::Dims x;
+    ops::Ints k, s;
+    const char* padding;
+    const char* format;
+  };
+  for (const Case& c : {Case{{2, 7, 6, 3}, {3, 3}, {2, 2}, "SAME", "NHWC"}, Case{{1, 3, 8, 5}, {2, 2}, {2, 2}, "SAME", "NCHW"},
+                        Case{{2, 6, 6, 2}, {3, 2}, {1, 2}, "VALID", "NHWC"}, Case{{1, 2, 5, 5}, {2, 3}, {1, 1}, "SAME", "NCHW"}}) {
+    const int64_t nx = ops::num_elements(c.x);
+    auto x = random_floats(size_t(nx), 14);
+    x[0] = x[1];  // a tie: the gradient goes to the first maximum
+    AttrMap attrs = {{"ksize", c.k}, {"strides", c.s}, {"padding", c.padding}, {"data_format", c.format}};
+    for (bool is_max : {true, false}) {
+      auto fwd = make(is_max ? "max_pool2d" : "avg_pool2d", {{DLRT_F32, c.x}}, attrs);
+      OpView op(&fwd.desc());
+      const bool nchw = std::string(c.format) == "NCHW";
+      plugin::ImageShape xs = plugin::image_shape(c.x, nchw, "t", "x");
+      plugin::Window1D wh = plugin::window_1d(xs.h, c.k[0], c.s[0], 1, c.padding, "t", "h");
+      plugin::Window1D ww = plugin::window_1d(xs.w, c.k[1], c.s[1], 1, c.padding, "t", "w");
+      math::Pool2D g;
+      g.nchw = nchw, g.n = xs.n, g.h = xs.h, g.w = xs.w, g.c = xs.c, g.oh = wh.out, g.ow = ww.out;
+      g.kh = c.k[0], g.kw = c.k[1], g.sh = c.s[0], g.sw = c.s[1], g.pad_top = wh.pad_before, g.pad_left = ww.pad_before;
+      const int64_t ny = fwd.output(0).num_elements();
+      std::vector<float> ref(size_t(ny));
+      reference_run(fwd, {x.data()}, {ref.data()});
+      for (int64_t i = 0; i < ny; ++i) {
+        int64_t n, oh, ow, ch;
+        math::image_coords(nchw, g.oh, g.ow, g.c, i, &n, &oh, &ow, &ch);
+        if (is_max) {
+          ASSERT_EQ(x[math::pool_argmax(g, x.data(), n, oh, ow, ch)], ref[i]);
+        } else {
+          double sum = 0;
+          int64_t count = 0;
+          for (int64_t a = 0; a < g.kh; ++a)
+            for (int64_t b = 0; b < g.kw; ++b) {
+              int64_t ih = oh * g.sh - g.pad_top + a, iw = ow * g.sw - g.pad_left + b;
+              if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w)
+                sum += x[math::image_offset(nchw, g.h, g.w, g.c, n, ih, iw, ch)], ++count;
+            }
+          ASSERT_EQ(count, math::pool_count(g, oh, ow));
+          ASSERT_NEAR(float(sum / double(count)), ref[i], 1e-6);
+        }
+      }
+      // Backward: gather per input cell over the covering outputs.
+      auto dy = random_floats(size_t(ny), 15);
+      AttrMap battrs = attrs;
+      std::vector<float> dref(size_t(nx));
+      if (is_max) {
+        auto bwd = make("max_pool2d_backward", {{DLRT_F32, c.x}, {DLRT_F32, fwd.output(0).dims}}, battrs);
+        reference_run(bwd, {x.data(), dy.data()}, {dref.data()});
+      } else {
+        battrs["input_shape"] = ops::Ints(c.x.begin(), c.x.end());
+        auto bwd = make("avg_pool2d_backward", {{DLRT_F32, fwd.output(0).dims}}, battrs);
+        reference_run(bwd, {dy.data()}, {dref.data()});
+      }
+      for (int64_t i = 0; i < nx; ++i) {
+        int64_t n, ih, iw, ch, oh0, oh1, ow0, ow1;
+        math::image_coords(nchw, g.h, g.w, g.c, i, &n, &ih, &iw, &ch);
+        math::covering_outputs(ih, g.pad_top, g.kh, g.sh, g.oh, &oh0, &oh1);
+        math::covering_outputs(iw, g.pad_left, g.kw, g.sw, g.ow, &ow0, &ow1);
+        double acc = 0;
+        for (int64_t oh = oh0; oh < oh1; ++oh)
+          for (int64_t ow = ow0; ow < ow1; ++ow) {
+            double d = dy[math::image_offset(nchw, g.oh, g.ow, g.c, n, oh, ow, ch)];
+            if (is_max) acc += math::pool_argmax(g, x.data(), n, oh, ow, ch) == i ? d : 0.0;
+            else acc += d / double(math::pool_count(g, oh, ow));
+          }
+        ASSERT_NEAR(float(acc), dref[i], 1e-6) << (is_max ? "max" : "avg") << " " << c.padding << " i=" << i;
+      }
+    }
+  }
+}
+
+// ---- cast and fill -----------------------------------------------------------------------------
+
+TEST(KernelMath, CastMatchesReferenceForEveryPair) {
+  const std::vector<dlrt_dtype> types = {DLRT_F32, DLRT_F64, DLRT_I32, DLRT_I64, DLRT_U8, DLRT_I8, DLRT_BOOL};
+  const std::vector<double> values = {0.0, -0.0, 1.5, -1.5, 2.7, -2.7, 127.9, 128.0, 255.5, 256.0, -129.0, 3e9, -3e9,
+                                      1e20, -1e20, std::numeric_limits<double>::quiet_NaN(), INFINITY, -INFINITY};
+  for (dlrt_dtype from : types) {
+    // Inputs: the values above, stored in `from` the way fill stores them.
+    const size_t esize = plugin::dtype_size(from);
+    std::vector<uint8_t> x(values.size() * esize);
+    for (size_t i = 0; i < values.size(); ++i) math::store_double(x.data(), from, int64_t(i), values[i]);
+    for (dlrt_dtype to : types) {
+      auto inst = make("cast", {{from, {int64_t(values.size())}}}, {{"dtype", to}});
+      const size_t osize = plugin::dtype_size(to);
+      std::vector<uint8_t> ref(values.size() * osize), got(values.size() * osize);
+      reference_run(inst, {x.data()}, {ref.data()});
+      if (from == to) got = x;
+      else
+        for (size_t i = 0; i < values.size(); ++i) math::cast_element(x.data(), from, got.data(), to, int64_t(i));
+      for (size_t i = 0; i < values.size(); ++i)
+        ASSERT_EQ(std::memcmp(&got[i * osize], &ref[i * osize], osize), 0)
+            << plugin::dtype_name(from) << " -> " << plugin::dtype_name(to) << " value " << values[i];
+    }
+  }
+  // fill's value pattern is the same conversion.
+  for (dlrt_dtype to : types) {
+    auto inst = make("fill", {}, {{"shape", ops::Ints{3}}, {"value", -2.5}, {"dtype", to}});
+    std::vector<uint8_t> ref(3 * plugin::dtype_size(to));
+    reference_run(inst, {}, {ref.data()});
+    uint64_t pattern = 0;
+    math::store_double(&pattern, to, 0, -2.5);
+    EXPECT_EQ(std::memcmp(&pattern, ref.data(), plugin::dtype_size(to)), 0) << plugin::dtype_name(to);
+  }
+}
+
+// ---- element-wise -----------------------------------------------------------------------------
+
+TEST(KernelMath, ElementwiseMatchReference) {
+  auto x = random_floats(64, 16, -3.f, 3.f);
+  x[0] = 0.0f, x[1] = -1.0f;
+  const std::vector<int64_t> dims = {64};
+  struct U {
+    const char* name;
+    math::Unary op;
+  };
+  for (const U& u : {U{"neg", math::Unary::kNeg}, U{"exp", math::Unary::kExp}, U{"log", math::Unary::kLog},
+                     U{"sqrt", math::Unary::kSqrt}, U{"relu", math::Unary::kRelu},
+                     U{"sigmoid", math::Unary::kSigmoid}, U{"tanh", math::Unary::kTanh}}) {
+    auto inst = make(u.name, {{DLRT_F32, dims}});
+    std::vector<float> ref(64);
+    reference_run(inst, {x.data()}, {ref.data()});
+    for (int i = 0; i < 64; ++i) {
+      float got = math::unary(u.op, x[i]);
+      if (std::isnan(ref[i])) EXPECT_TRUE(std::isnan(got)) << u.name;
+      else EXPECT_NEAR(got, ref[i], 1e-5 * std::max(1.0f, std::fabs(ref[i]))) << u.name << " " << x[i];
+    }
+  }
+  auto dy = random_floats(64, 17);
+  struct G {
+    const char* name;
+    math::ActGrad op;
+  };
+  for (const G& g : {G{"relu_grad", math::ActGrad::kRelu}, G{"sigmoid_grad", math::ActGrad::kSigmoid},
+                     G{"tanh_grad", math::ActGrad::kTanh}}) {
+    auto inst = make(g.name, {{DLRT_F32, dims}, {DLRT_F32, dims}});
+    std::vector<float> ref(64);
+    reference_run(inst, {dy.data(), x.data()}, {ref.data()});
+    for (int i = 0; i < 64; ++i) EXPECT_NEAR(math::act_grad(g.op, dy[i], x[i]), ref[i], 1e-5) << g.name;
+  }
+  // bias_add + activation epilogue, NCHW: channel_of with inner = H*W.
+  auto b = random_floats(3, 18);
+  auto inst = make("bias_add", {{DLRT_F32, {2, 3, 2, 5}}, {DLRT_F32, {3}}}, {{"data_format", "NCHW"}});
+  std::vector<float> ref(60);
+  reference_run(inst, {x.data(), b.data()}, {ref.data()});
+  for (int64_t i = 0; i < 60; ++i) EXPECT_EQ(math::activate(math::Act::kNone, x[i] + b[math::channel_of(i, 3, 10)]), ref[i]);
+}
+
+}  // namespace
+}  // namespace dlrt::cuda

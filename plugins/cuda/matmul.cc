@@ -1,0 +1,135 @@
+// matmul.cc: matmul and matmul_bias_act through cuBLASLt, f32 (CUBLAS_COMPUTE_32F: no TF32).
+//
+// Row-major to column-major: cuBLAS(Lt) is column-major, dlrt is row-major. A row-major (R,C)
+// buffer is the column-major (C,R) matrix, its transpose; so c = a.b (row-major, M x N) is
+// computed as c^T = b^T . a^T (column-major, N x M) with b's buffer as the first operand and
+// a's as the second, no copies:
+//   first  = b buffer: col-major (N,K) ld N (op N) or, with transpose_b, (K,N) ld K (op T);
+//   second = a buffer: col-major (K,M) ld K (op N) or, with transpose_a, (M,K) ld M (op T);
+//   result = c buffer: col-major (N,M) ld N.
+// The bias (N) indexes the rows of c^T, which is what cuBLASLt's BIAS epilogue adds.
+// Epilogues: "none" BIAS, "relu" RELU_BIAS; "sigmoid"/"tanh" BIAS then one activation kernel.
+// The algorithm comes from cublasLtMatmulAlgoGetHeuristic once in create (up to 32 MiB of
+// workspace, pointers assumed only 4-byte aligned since the executor may hand out offsets).
+#include <cublasLt.h>
+
+#include <string>
+
+#include "op_support.hpp"
+
+namespace dlrt::cuda {
+namespace {
+
+constexpr size_t kMaxWorkspace = size_t(32) << 20;
+
+void check_matmul(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
+  OpView op(&d);
+  require_f32(op);
+  check_semantics(op);
+  const auto& c = op.output(0);
+  const auto& a = op.input(0);
+  const int64_t k = op.get_bool("transpose_a") ? a.dims[0] : a.dims[1];
+  fill_cost(cost, dev, 2.0 * double(c.dims[0]) * double(c.dims[1]) * double(k), operand_bytes(op));
+}
+
+class MatmulKernel final : public Kernel {
+ public:
+  explicit MatmulKernel(const OpView& op) : name_(op.name()) {
+    const bool ta = op.get_bool("transpose_a"), tb = op.get_bool("transpose_b");
+    const auto& a = op.input(0);
+    m_ = op.output(0).dims[0], n_ = op.output(0).dims[1];
+    const int64_t k = ta ? a.dims[0] : a.dims[1];
+    has_bias_ = name_ == "matmul_bias_act";
+    if (has_bias_) act_ = parse_act(op);
+    CUBLAS_CHECK(cublasLtCreate(&lt_));
+    CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    cublasOperation_t op_first = tb ? CUBLAS_OP_T : CUBLAS_OP_N, op_second = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof op_first));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof op_second));
+    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
+    if (has_bias_) epi = act_ == math::Act::kRelu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+    if (has_bias_) {
+      cudaDataType_t bias_type = CUDA_R_32F;
+      CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                                  sizeof bias_type));
+    }
+    // Stored (column-major) shapes: first = b, second = a, result = c^T.
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&first_, CUDA_R_32F, tb ? k : n_, tb ? n_ : k, tb ? k : n_));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&second_, CUDA_R_32F, ta ? m_ : k, ta ? k : m_, ta ? m_ : k));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&result_, CUDA_R_32F, n_, m_, n_));
+
+    cublasLtMatmulPreference_t pref = nullptr;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    uint32_t align = 4;
+    size_t max_ws = kMaxWorkspace;
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws,
+                                                             sizeof max_ws);
+    for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+      if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align);
+    if (st == CUBLAS_STATUS_SUCCESS)
+      st = cublasLtMatmulAlgoGetHeuristic(lt_, desc_, first_, second_, result_, result_, pref, 1, &result, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    CUBLAS_CHECK(st);
+    if (found < 1 || result.state != CUBLAS_STATUS_SUCCESS)
+      plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + name_ + ": cuBLASLt has no algorithm for this shape");
+    algo_ = result.algo;
+    workspace_ = result.workspaceSize;
+    plugin::log(DLRT_LOG_INFO, "cuda: " + name_ + " (" + std::to_string(m_) + "x" + std::to_string(k) + ")x(" +
+                                   std::to_string(k) + "x" + std::to_string(n_) + ")" + (ta ? " ta" : "") +
+                                   (tb ? " tb" : "") + ": cuBLASLt heuristic algorithm, workspace " +
+                                   std::to_string(workspace_) + " bytes");
+  }
+  ~MatmulKernel() override {
+    if (result_ != nullptr) cublasLtMatrixLayoutDestroy(result_);
+    if (second_ != nullptr) cublasLtMatrixLayoutDestroy(second_);
+    if (first_ != nullptr) cublasLtMatrixLayoutDestroy(first_);
+    if (desc_ != nullptr) cublasLtMatmulDescDestroy(desc_);
+    if (lt_ != nullptr) cublasLtDestroy(lt_);
+  }
+
+  size_t workspace_bytes() const { return workspace_; }
+
+  void run(cudaStream_t stream, const dlrt_kernel_args& a) override {
+    check_args(a, has_bias_ ? 3 : 2, 1, workspace_, name_);
+    if (has_bias_) {
+      const void* bias = in(a, 2);
+      CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    }
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_CHECK(cublasLtMatmul(lt_, desc_, &one, in(a, 1), first_, in(a, 0), second_, &zero, out(a, 0), result_,
+                                out(a, 0), result_, &algo_, workspace_ > 0 ? a.workspace : nullptr, workspace_,
+                                stream));
+    if (has_bias_ && (act_ == math::Act::kSigmoid || act_ == math::Act::kTanh))
+      launch_act(stream, out<float>(a, 0), m_ * n_, act_);
+  }
+
+ private:
+  std::string name_;
+  int64_t m_ = 0, n_ = 0;
+  bool has_bias_ = false;
+  math::Act act_ = math::Act::kNone;
+  cublasLtHandle_t lt_ = nullptr;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t first_ = nullptr, second_ = nullptr, result_ = nullptr;
+  cublasLtMatmulAlgo_t algo_{};
+  size_t workspace_ = 0;
+};
+
+std::unique_ptr<Kernel> create_matmul(const dlrt_op_desc& d, const dlrt_device_desc&, size_t* workspace) {
+  auto k = std::make_unique<MatmulKernel>(OpView(&d));
+  *workspace = k->workspace_bytes();
+  return k;
+}
+
+}  // namespace
+
+void add_matmul_ops(std::vector<OpEntry>& t) {
+  t.push_back({"matmul", &check_matmul, &create_matmul});
+  t.push_back({"matmul_bias_act", &check_matmul, &create_matmul});
+}
+
+}  // namespace dlrt::cuda
