@@ -3,6 +3,7 @@
 #   lib/cmake/dlrt/dlrtConfig.cmake (targets dlrt::dlrt, dlrt::sdk), lib/pkgconfig/dlrt.pc
 include(CMakePackageConfigHelpers)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/sdk/include/dlrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+set_target_properties(dlrt_sdk PROPERTIES EXPORT_NAME sdk)
 install(TARGETS dlrt_sdk EXPORT dlrtTargets)
 install(EXPORT dlrtTargets NAMESPACE dlrt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/dlrt)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/dlrtConfig.cmake.in
