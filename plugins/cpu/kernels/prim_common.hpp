@@ -16,9 +16,10 @@
 // other, so the workspace is the largest scratchpad, not the sum). Owned buffers make a
 // kernel stateful; plugin.h has kernels externally synchronised, so that is allowed.
 //
-// Threads: the plugin's `threads` option (cpu.hpp) is applied around each run with
-// omp_set_num_threads on the calling thread, and the previous value restored afterwards, so
-// the rest of the host's threading is untouched (oneDNN here uses the OpenMP runtime).
+// Threads: the plugin's `threads` option (cpu.hpp) is applied around each create and each run
+// with omp_set_num_threads on the calling thread, and the previous value restored afterwards,
+// so the rest of the host's threading is untouched (oneDNN here uses the OpenMP runtime).
+// Create needs it too: oneDNN sizes the scratchpad for the thread count it sees then.
 #pragma once
 
 #include <omp.h>
@@ -28,6 +29,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -151,6 +153,15 @@ class ThreadScope {
   int saved_;
   bool set_;
 };
+
+// Builds kernel K under the plugin's thread count: oneDNN sizes a primitive's scratchpad for
+// the threads it may use at execution, read when the primitive_desc is made, so create and
+// run must see the same count (a larger count at run than at create would overrun it).
+template <typename K, typename... Args>
+std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, Args&&... args) {
+  ThreadScope threads(p.threads);
+  return std::make_unique<K>(p, std::forward<Args>(args)...);
+}
 
 // A kernel made of primitives executed in order. Subclasses build everything in their
 // constructor through input()/output()/owned()/add_step()/reorder_*.

@@ -200,11 +200,11 @@ void conv_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
 std::unique_ptr<Kernel> conv_create(const dlrt_plugin& p, const OpView& op) {
   const ConvGeom g = conv_geom(op);
   switch (kind_of(op)) {
-    case ConvKind::backward_data: return std::make_unique<ConvBackwardData>(p, op, g);
-    case ConvKind::backward_filter: return std::make_unique<ConvBackwardFilter>(p, op, g);
+    case ConvKind::backward_data: return make_kernel<ConvBackwardData>(p, op, g);
+    case ConvKind::backward_filter: return make_kernel<ConvBackwardFilter>(p, op, g);
     case ConvKind::forward: break;
   }
-  return std::make_unique<ConvForward>(p, op, g);
+  return make_kernel<ConvForward>(p, op, g);
 }
 
 }  // namespace dlrt::cpu::prim

@@ -116,8 +116,8 @@ void eltwise_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
 std::unique_ptr<Kernel> eltwise_create(const dlrt_plugin& p, const OpView& op) {
   const EltwiseInfo e = eltwise_info(op);
   check_eltwise_shapes(op, e);
-  if (e.backward) return std::make_unique<EltwiseBackward>(p, op, e);
-  return std::make_unique<EltwiseForward>(p, op, e);
+  if (e.backward) return make_kernel<EltwiseBackward>(p, op, e);
+  return make_kernel<EltwiseForward>(p, op, e);
 }
 
 void bias_add_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
@@ -127,7 +127,7 @@ void bias_add_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) 
 }
 
 std::unique_ptr<Kernel> bias_add_create(const dlrt_plugin& p, const OpView& op) {
-  return std::make_unique<BiasAdd>(p, op, bias_axis(op));
+  return make_kernel<BiasAdd>(p, op, bias_axis(op));
 }
 
 }  // namespace dlrt::cpu::prim

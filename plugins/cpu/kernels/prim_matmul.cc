@@ -89,7 +89,7 @@ void matmul_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
 }
 
 std::unique_ptr<Kernel> matmul_create(const dlrt_plugin& p, const OpView& op) {
-  return std::make_unique<Matmul>(p, op, matmul_geom(op));
+  return make_kernel<Matmul>(p, op, matmul_geom(op));
 }
 
 }  // namespace dlrt::cpu::prim

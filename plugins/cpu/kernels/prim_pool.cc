@@ -125,9 +125,9 @@ void pool_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
 
 std::unique_ptr<Kernel> pool_create(const dlrt_plugin& p, const OpView& op) {
   const PoolGeom g = pool_geom(op);
-  if (!g.backward) return std::make_unique<PoolForward>(p, op, g);
-  if (g.max) return std::make_unique<MaxPoolBackward>(p, op, g);
-  return std::make_unique<AvgPoolBackward>(p, op, g);
+  if (!g.backward) return make_kernel<PoolForward>(p, op, g);
+  if (g.max) return make_kernel<MaxPoolBackward>(p, op, g);
+  return make_kernel<AvgPoolBackward>(p, op, g);
 }
 
 }  // namespace dlrt::cpu::prim

@@ -91,7 +91,7 @@ void softmax_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
 }
 
 std::unique_ptr<Kernel> softmax_create(const dlrt_plugin& p, const OpView& op) {
-  return std::make_unique<Softmax>(p, op, softmax_axis(op));
+  return make_kernel<Softmax>(p, op, softmax_axis(op));
 }
 
 void reduce_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
@@ -101,7 +101,7 @@ void reduce_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
 }
 
 std::unique_ptr<Kernel> reduce_create(const dlrt_plugin& p, const OpView& op) {
-  return std::make_unique<Reduce>(p, op, reduced_dims(op));
+  return make_kernel<Reduce>(p, op, reduced_dims(op));
 }
 
 }  // namespace dlrt::cpu::prim

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -48,9 +49,9 @@ TensorType f16(Dims d) { return {DLRT_F16, std::move(d)}; }
 
 // One plugin instance, device and stream for the whole test program.
 struct Cpu {
-  Cpu() : lib(DLRT_PLUGIN_FILE) {
+  explicit Cpu(const std::map<std::string, std::string>& options = {}) : lib(DLRT_PLUGIN_FILE) {
     if (!lib.ok()) return;
-    inst = lib.create();
+    inst = lib.create(options);
     if (inst == nullptr) return;
     if (take_status(api().device_open(inst, 0, &dev)).first != DLRT_OK) return;
     take_status(api().stream_create(dev, &stream));
@@ -64,6 +65,14 @@ struct Cpu {
 
 Cpu& cpu() {
   static Cpu* c = new Cpu();  // never destroyed: oneDNN dislikes teardown at exit
+  return *c;
+}
+
+// A plugin instance with the `threads` option set.
+Cpu& cpu_with_threads(int threads) {
+  static std::map<int, Cpu*> instances;
+  Cpu*& c = instances[threads];
+  if (c == nullptr) c = new Cpu({{"threads", std::to_string(threads)}});
   return *c;
 }
 
@@ -89,9 +98,8 @@ dlrt::ops::OpInstance instance(const std::string& op, const std::vector<TensorTy
 
 // Runs `op` on the cpu plugin and on the reference kernels; returns nothing, fails the test.
 void check_op(const std::string& op, const std::vector<TensorType>& inputs, const AttrMap& attrs, double tol,
-              const Fill& fill = {}) {
+              const Fill& fill = {}, Cpu& c = cpu()) {
   SCOPED_TRACE(op);
-  Cpu& c = cpu();
   ASSERT_NE(c.stream, nullptr) << c.lib.error();
   const dlrt::ops::OpInstance in = instance(op, inputs, attrs);
   const dlrt_op_desc& desc = in.desc();
@@ -269,6 +277,20 @@ TEST(PrimitiveKernels, ConvRefusals) {
   const auto fused = instance("conv2d_bias_act", {f32({1, 5, 5, 3}), f32({3, 3, 3, 4}), f32({4})}, {});
   Mutated bad_bias(fused.desc(), false, 2, {5});
   expect_refused(bad_bias.desc, DLRT_INVALID_ARGUMENT, "conv2d_bias_act", "input 2 (b)");
+}
+
+// The `threads` option: one thread, and more threads than cores (oneDNN sizes the
+// scratchpad of backward filter's reduction across threads for the count in force at create).
+TEST(PrimitiveKernels, ThreadsOption) {
+  for (int threads : {1, 5}) {
+    SCOPED_TRACE("threads=" + std::to_string(threads));
+    const Dims x = {8, 12, 12, 16}, w = {3, 3, 16, 24};
+    check_op("conv2d_backward_filter", {f32(x), f32(out_dims("conv2d", {f32(x), f32(w)}, {}))},
+             {{"filter_shape", {3, 3, 16, 24}}}, kConvTol, {}, cpu_with_threads(threads));
+    check_op("conv2d_bias_act", {f32(x), f32(w), f32({24})}, {{"activation", "relu"}}, kConvTol, {},
+             cpu_with_threads(threads));
+    check_op("matmul", {f32({64, 576}), f32({576, 64})}, {}, kConvTol, {}, cpu_with_threads(threads));
+  }
 }
 
 // ---- pooling -----------------------------------------------------------------------------
