@@ -1,0 +1,54 @@
+// executable.hpp: a compiled subgraph (DESIGN.md section 4, "Executor").
+//
+// compile: choose the nodes the fetches and the touched assigns need; place them
+// (core/placement); place and initialise new variables; plan buffers per device by liveness
+// (values whose lifetimes do not overlap share memory; in-place updates write into their
+// variable); create every kernel and workspace; create a stream per device and the events
+// that order cross-device copies. run: copy feeds in, enqueue every kernel in order on its
+// device's stream (waiting on events where a copy crosses devices), apply assigns, copy
+// fetches out, synchronise only what the fetches need. No allocation and no kernel creation
+// inside run. Where every device of the executable offers capture (plugin.h's capture
+// table), runs from the second on replay the captured step instead of enqueuing.
+#pragma once
+
+#include <dlrt/dlrt.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.hpp"
+#include "placement/placement.hpp"
+
+namespace dlrt::core {
+
+struct CompileOptions {
+  bool soft_placement = true;
+  bool log_device_placement = false;
+  bool use_capture = true;
+};
+
+class Executable {
+ public:
+  static std::unique_ptr<Executable> compile(Graph& graph, const std::vector<ValueRef>& feeds,
+                                             const std::vector<ValueRef>& fetches,
+                                             const CompileOptions& options);
+  virtual ~Executable() = default;
+
+  // feeds/fetches as in dlrt_executable_run.
+  virtual void run(const std::vector<const dlrt_tensor*>& feeds,
+                   std::vector<dlrt_tensor*>& fetches) = 0;
+
+  virtual const Graph& graph() const = 0;
+  virtual const PlacedGraph& placed() const = 0;
+  // Statistics for tests and dlbench: kernels created at compile, plugin mem_alloc calls
+  // made by run() so far (must stay 0), runs replayed from a captured graph.
+  struct Stats {
+    size_t kernels = 0;
+    size_t run_allocations = 0;
+    size_t captured_replays = 0;
+  };
+  virtual Stats stats() const = 0;
+};
+
+}  // namespace dlrt::core
