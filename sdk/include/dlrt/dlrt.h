@@ -213,6 +213,71 @@ DLRT_API size_t dlrt_context_setting_count(const dlrt_context* context);
 DLRT_API dlrt_status* dlrt_context_setting(const dlrt_context* context, size_t index,
                                            dlrt_setting* out);
 
+/* ==========================================================================================
+ * Graphs, variables, gradients, placement and executables (section added by the graph issue).
+ *
+ * A dlrt_graph is a dataflow graph built op by op with shape inference at build time. Values
+ * are named by dlrt_value handles (plain integers, valid for their graph). A graph also owns
+ * its variables' storage: variables are placed and initialised on their device the first time
+ * an executable that uses them is compiled, and every later executable of the same graph
+ * shares them (a training step and an evaluation step see the same weights).
+ *
+ * An executable is a compiled subgraph: placed, partitioned per device, its buffers planned by
+ * liveness and every kernel created once. Running it allocates nothing and creates nothing.
+ *
+ * Threads: a graph and its executables are used by one thread at a time.
+ */
+typedef struct dlrt_graph dlrt_graph;
+typedef struct dlrt_executable dlrt_executable;
+/* (node index << 32) | output index. DLRT_INVALID_VALUE is no value. */
+typedef uint64_t dlrt_value;
+#define DLRT_INVALID_VALUE ((dlrt_value)UINT64_MAX)
+
+/* ---- compiling and running ------------------------------------------------------------- */
+
+typedef struct dlrt_compile_options {
+  size_t struct_size;
+  /* -1 (default): the context's setting (on unless the context says strict). 0 strict, 1 soft. */
+  int32_t soft_placement;
+  /* -1 (default): the context's setting / DLRT_LOG_DEVICE_PLACEMENT. 0 off, 1 print the
+   * placement log to stderr when compiling. */
+  int32_t log_device_placement;
+  /* -1 (default): replay a captured step where every device of the executable offers capture
+   * (from the second run on). 0 never. 1 same as -1. */
+  int32_t use_capture;
+  int32_t reserved0;
+} dlrt_compile_options;
+
+/* Placement of every node of the executable, for users and tests. */
+typedef struct dlrt_node_placement {
+  size_t struct_size;
+  const char* name;      /* node name */
+  const char* op;        /* op name, or "placeholder" / "constant" / "variable" / "copy" */
+  const char* requested; /* the device spec requested ("" = none) */
+  const char* assigned;  /* full device name, "/job:localhost/replica:0/task:0/device:CPU:0" */
+  const char* reason;    /* "explicit", "colocated", "default-priority", "follows-input",
+                            "fallback:no-kernel", "fallback:device-missing", "inserted-copy",
+                            "variable-placed" (kept from an earlier compile) */
+  const char* detail;    /* human words for the reason ("GPU:0 has no kernel: ...") or "" */
+} dlrt_node_placement;
+
+typedef enum dlrt_dump_format {
+  DLRT_DUMP_LOG = 0,  /* TensorFlow's placement log lines */
+  DLRT_DUMP_JSON = 1, /* the placed graph as JSON */
+  DLRT_DUMP_DOT = 2   /* Graphviz, one colour per device */
+} dlrt_dump_format;
+
+/* ---- device memory --------------------------------------------------------------------- */
+
+typedef struct dlrt_memory_stats {
+  size_t struct_size;
+  uint64_t in_use;      /* bytes held by live tensors, buffers and kernels' workspaces */
+  uint64_t peak;        /* highest in_use so far */
+  uint64_t reserved;    /* bytes taken from the plugin (>= in_use) */
+  uint64_t limit;       /* 0 = none */
+  uint64_t num_allocs;  /* calls into the plugin's mem_alloc so far */
+} dlrt_memory_stats;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
