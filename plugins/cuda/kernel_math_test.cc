@@ -158,7 +158,7 @@ TEST(KernelMath, BroadcastOffsetsMatchReference) {
     auto inst = make("sub", {{DLRT_F32, c.a}, {DLRT_F32, c.b}});
     const auto& out_dims = inst.output(0).dims;
     auto a = random_floats(size_t(ops::num_elements(c.a)), 10), b = random_floats(size_t(ops::num_elements(c.b)), 11);
-    std::vector<float> ref(size_t(ops::num_elements(out_dims)));
+    std::vector<float> ref(static_cast<size_t>(ops::num_elements(out_dims)));
     reference_run(inst, {a.data(), b.data()}, {ref.data()});
     math::Strided v = broadcast_view(c.a, c.b, out_dims, "sub");
     for (size_t i = 0; i < ref.size(); ++i) {
@@ -196,7 +196,7 @@ TEST(KernelMath, ReductionsMatchReference) {
       auto inst = make(name, {{DLRT_F32, dims}}, {{"axes", axes}, {"keepdims", true}});
       OpView op(&inst.desc());
       math::Reduction r = reduction(dims, reduced_axes(op, dims));
-      std::vector<float> ref(size_t(r.outputs));
+      std::vector<float> ref(static_cast<size_t>(r.outputs));
       reference_run(inst, {x.data()}, {ref.data()});
       const bool is_max = std::string(name) == "reduce_max";
       for (int64_t o = 0; o < r.outputs; ++o) {
@@ -289,7 +289,7 @@ TEST(KernelMath, OwnPoolingMatchesReference) {
       g.nchw = nchw, g.n = xs.n, g.h = xs.h, g.w = xs.w, g.c = xs.c, g.oh = wh.out, g.ow = ww.out;
       g.kh = c.k[0], g.kw = c.k[1], g.sh = c.s[0], g.sw = c.s[1], g.pad_top = wh.pad_before, g.pad_left = ww.pad_before;
       const int64_t ny = fwd.output(0).num_elements();
-      std::vector<float> ref(size_t(ny));
+      std::vector<float> ref(static_cast<size_t>(ny));
       reference_run(fwd, {x.data()}, {ref.data()});
       for (int64_t i = 0; i < ny; ++i) {
         int64_t n, oh, ow, ch;
@@ -312,7 +312,7 @@ TEST(KernelMath, OwnPoolingMatchesReference) {
       // Backward: gather per input cell over the covering outputs.
       auto dy = random_floats(size_t(ny), 15);
       AttrMap battrs = attrs;
-      std::vector<float> dref(size_t(nx));
+      std::vector<float> dref(static_cast<size_t>(nx));
       if (is_max) {
         auto bwd = make("max_pool2d_backward", {{DLRT_F32, c.x}, {DLRT_F32, fwd.output(0).dims}}, battrs);
         reference_run(bwd, {x.data(), dy.data()}, {dref.data()});
@@ -393,6 +393,7 @@ TEST(KernelMath, ElementwiseMatchReference) {
     for (int i = 0; i < 64; ++i) {
       float got = math::unary(u.op, x[i]);
       if (std::isnan(ref[i])) EXPECT_TRUE(std::isnan(got)) << u.name;
+      else if (std::isinf(ref[i])) EXPECT_EQ(got, ref[i]) << u.name;
       else EXPECT_NEAR(got, ref[i], 1e-5 * std::max(1.0f, std::fabs(ref[i]))) << u.name << " " << x[i];
     }
   }
