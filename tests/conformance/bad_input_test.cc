@@ -170,6 +170,12 @@ TEST_F(BadInput, UnknownAttribute) {
                   DLRT_INVALID_ARGUMENT, {"relu", "alpha"});
 }
 
+TEST_F(BadInput, AttributeGivenTwice) {
+  expect_rejected("conv2d", {desc(DLRT_F32, {1, 5, 5, 3}), desc(DLRT_F32, {3, 3, 3, 4})},
+                  {a_str("padding", "SAME"), a_str("padding", "VALID")}, DLRT_INVALID_ARGUMENT,
+                  {"conv2d", "padding"});
+}
+
 TEST_F(BadInput, AttributeOfTheWrongType) {
   expect_rejected("conv2d", {desc(DLRT_F32, {1, 5, 5, 3}), desc(DLRT_F32, {3, 3, 3, 4})},
                   {a_int("padding", 1)}, DLRT_INVALID_ARGUMENT, {"conv2d", "padding"});

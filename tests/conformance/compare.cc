@@ -59,6 +59,8 @@ std::string Comparison::text(const HostTensor& ref, const Tolerance& tol) const 
   if (where >= 0)
     os << " at " << ref.index_text(where) << " (flat " << where << "): expected " << expected
        << " got " << got;
+  if (where >= 0 && std::isnan(got) && !std::isnan(expected))
+    os << " (NaN is the poison written before the run: an element never written?)";
   os << "; " << mismatches << " of " << ref.size() << " elements over";
   return os.str();
 }

@@ -98,10 +98,10 @@ struct DeviceRun {
 //   poison: outputs are created by the caller and filled with 0xFF bytes first; otherwise
 //           dlrt_op_run creates them (NULL slots), which exercises that path on the oracle.
 //   in_place: (output, input) pairs whose output is written into the input tensor.
-DeviceRun run_on(const Device& device, const Case& c, const std::vector<HostTensor>& inputs,
-           const std::vector<dlrt_tensor_desc>& out_descs, bool poison,
-           const std::vector<std::pair<int, int>>& in_place) {
-  dlrt_context* ctx = state().context.get();
+DeviceRun run_on(dlrt_context* ctx, const Device& device, const Case& c,
+                 const std::vector<HostTensor>& inputs,
+                 const std::vector<dlrt_tensor_desc>& out_descs, bool poison,
+                 const std::vector<std::pair<int, int>>& in_place) {
   DeviceRun run;
   CallArgs args(c, inputs);
   std::vector<TensorPtr> in(inputs.size());
@@ -109,7 +109,7 @@ DeviceRun run_on(const Device& device, const Case& c, const std::vector<HostTens
     dlrt_tensor* t = nullptr;
     StatusPtr s(dlrt_tensor_create(ctx, device.index, &args.descs[i], &t));
     in[i].reset(t);
-    if (s) s.reset(dlrt_tensor_write(t, inputs[i].bytes.data(), inputs[i].bytes.size()));
+    if (!s) s.reset(dlrt_tensor_write(t, inputs[i].bytes.data(), inputs[i].bytes.size()));
     if (s) {
       run.error = "input " + std::to_string(i) + " (" + c.inputs[i].name + "): " + status_text(s.get());
       return run;
@@ -176,6 +176,20 @@ DeviceRun run_on(const Device& device, const Case& c, const std::vector<HostTens
   return run;
 }
 
+// The random ops: their numbers depend on the run's rng offset as well as on the seed.
+bool draws_random(const std::string& op) {
+  return op == "random_uniform" || op == "random_normal" || op == "dropout";
+}
+
+// A context made as the shared one is (default options), with `device`'s index in it.
+std::string fresh_context(ContextPtr& out, Device& device) {
+  dlrt_context* c = nullptr;
+  StatusPtr s(dlrt_context_create(nullptr, &c));
+  out.reset(c);
+  if (!s) s.reset(dlrt_context_find_device(c, device.name.c_str(), &device.index));
+  return s ? "a fresh context for " + device.name + ": " + status_text(s.get()) : "";
+}
+
 class OpOnDevice : public ::testing::Test {
  public:
   OpOnDevice(std::string op, Device device) : op_(std::move(op)), device_(std::move(device)) {}
@@ -238,12 +252,26 @@ class OpOnDevice : public ::testing::Test {
       }
       const std::vector<dlrt_tensor_desc> out_descs(outs, outs + num_outputs);
 
-      const DeviceRun ref = run_on(env.reference, c, inputs, out_descs, /*poison=*/false, {});
+      // Random ops draw with an offset the context advances on every dlrt_op_run (dlrt.h), so
+      // the two runs must each be the first run of a fresh context to draw the same numbers.
+      ContextPtr ref_ctx, dev_ctx;
+      Device ref_dev = env.reference, dev = device_;
+      if (draws_random(op_)) {
+        std::string err = fresh_context(ref_ctx, ref_dev);
+        if (err.empty()) err = fresh_context(dev_ctx, dev);
+        if (!err.empty()) {
+          ADD_FAILURE() << where << "\n" << err;
+          continue;
+        }
+      }
+      const DeviceRun ref = run_on(ref_ctx ? ref_ctx.get() : ctx, ref_dev, c, inputs, out_descs,
+                                   /*poison=*/false, {});
       if (!ref.error.empty()) {
         ADD_FAILURE() << where << "\nreference run failed: " << ref.error;
         continue;
       }
-      const DeviceRun got = run_on(device_, c, inputs, out_descs, /*poison=*/true, c.in_place);
+      const DeviceRun got = run_on(dev_ctx ? dev_ctx.get() : ctx, dev, c, inputs, out_descs,
+                                   /*poison=*/true, c.in_place);
       if (!got.error.empty()) {
         ADD_FAILURE() << where << "\n" << device_.name << " run failed: " << got.error;
         continue;
