@@ -1,0 +1,169 @@
+// rules_nn.cc: gradient rules of the network ops — convolution, pooling, matmul, bias,
+// activations, softmax, cross-entropy, dropout.
+//
+// Most map onto the backward ops of docs/ops.md; softmax and log_softmax are written with
+// forward ops (there is no softmax_grad op); the fused ops are split back into their parts.
+#include <fmt/format.h>
+
+#include "rules.hpp"
+#include "status.hpp"
+
+namespace dlrt::core::autodiff {
+namespace {
+
+ops::Ints ints_of(const ops::Dims& d) { return ops::Ints(d.begin(), d.end()); }
+
+// y = conv2d(x, w) with dy at y: dx = conv2d_backward_data(dy, w), dw =
+// conv2d_backward_filter(x, dy); both take the forward attributes (strides, padding,
+// dilations, data_format) plus the shape they produce.
+void conv_backward(GradContext& c, ValueRef dy, const ops::AttrMap& conv_attrs) {
+  if (c.needs(0)) {
+    ops::AttrMap a = conv_attrs;
+    a["input_shape"] = ints_of(c.in_dims(0));
+    c.set_dx(0, c.emit("conv2d_backward_data", "backward_data", {dy, c.input(1)}, a));
+  }
+  if (c.needs(1)) {
+    ops::AttrMap a = conv_attrs;
+    a["filter_shape"] = ints_of(c.in_dims(1));
+    c.set_dx(1, c.emit("conv2d_backward_filter", "backward_filter", {c.input(0), dy}, a));
+  }
+}
+
+void conv2d_rule(GradContext& c) { conv_backward(c, *c.dy(0), c.attrs()); }
+
+// y = act(conv2d(x, w) + b): dz = act'(dy), db = bias_add_grad(dz), then conv2d's rule on dz.
+void conv2d_bias_act_rule(GradContext& c) {
+  ValueRef dz = activation_input_grad(c, *c.dy(0), c.output(0));
+  if (c.needs(2))
+    c.set_dx(2, c.emit("bias_add_grad", "bias_grad", {dz},
+                       {{"data_format", c.attr("data_format")}}));
+  conv_backward(c, dz, c.attrs_without({"activation"}));
+}
+
+// max: dy goes to the first max of each window (the op needs x to find it).
+void max_pool2d_rule(GradContext& c) {
+  c.set_dx(0, c.emit("max_pool2d_backward", "backward", {c.input(0), *c.dy(0)}, c.attrs()));
+}
+
+// avg: dy spread evenly over each window's counted cells; needs only x's shape.
+void avg_pool2d_rule(GradContext& c) {
+  ops::AttrMap a = c.attrs();
+  a["input_shape"] = ints_of(c.in_dims(0));
+  c.set_dx(0, c.emit("avg_pool2d_backward", "backward", {*c.dy(0)}, a));
+}
+
+// C = op(A) . op(B), op = transpose when asked. With dC (M,N):
+//   ta tb | dA                      | dB
+//   F  F  | dC . B^T                | A^T . dC
+//   F  T  | dC . B                  | dC^T . A
+//   T  F  | B . dC^T                | A . dC
+//   T  T  | B^T . dC^T              | dC^T . A^T
+void matmul_backward(GradContext& c, ValueRef dc) {
+  const bool ta = c.attr("transpose_a").as_bool(), tb = c.attr("transpose_b").as_bool();
+  auto mm = [&](const char* what, ValueRef x, ValueRef y, bool tx, bool ty) {
+    return c.emit("matmul", what, {x, y}, {{"transpose_a", tx}, {"transpose_b", ty}});
+  };
+  const ValueRef a = c.input(0), b = c.input(1);
+  if (c.needs(0))
+    c.set_dx(0, !ta ? mm("da", dc, b, false, !tb) : tb ? mm("da", b, dc, true, true)
+                                                        : mm("da", b, dc, false, true));
+  if (c.needs(1))
+    c.set_dx(1, !tb ? mm("db", a, dc, !ta, false) : ta ? mm("db", dc, a, true, true)
+                                                        : mm("db", dc, a, true, false));
+}
+
+void matmul_rule(GradContext& c) { matmul_backward(c, *c.dy(0)); }
+
+// c = act(a . b + bias): dz = act'(dc), dbias = bias_add_grad(dz) (bias is along the last
+// dim), then matmul's rule on dz.
+void matmul_bias_act_rule(GradContext& c) {
+  ValueRef dz = activation_input_grad(c, *c.dy(0), c.output(0));
+  if (c.needs(2)) c.set_dx(2, c.emit("bias_add_grad", "bias_grad", {dz}));
+  matmul_backward(c, dz);
+}
+
+// y = x + b along the channel axis: dx = dy, db = dy summed over every other axis.
+void bias_add_rule(GradContext& c) {
+  ValueRef dy = *c.dy(0);
+  if (c.needs(0)) c.set_dx(0, dy);
+  if (c.needs(1)) c.set_dx(1, c.emit("bias_add_grad", "bias_grad", {dy}, c.attrs()));
+}
+
+void relu_rule(GradContext& c) {
+  c.set_dx(0, c.emit("relu_grad", "relu_grad", {*c.dy(0), c.input(0)}));
+}
+// sigmoid'/tanh' are functions of the output: the grad ops take y.
+void sigmoid_rule(GradContext& c) {
+  c.set_dx(0, c.emit("sigmoid_grad", "sigmoid_grad", {*c.dy(0), c.output(0)}));
+}
+void tanh_rule(GradContext& c) {
+  c.set_dx(0, c.emit("tanh_grad", "tanh_grad", {*c.dy(0), c.output(0)}));
+}
+
+// The softmax Jacobian-vector product: s * (g - sum(g * s, axis, keepdims)).
+ValueRef softmax_jvp(GradContext& c, ValueRef s, ValueRef g, int64_t axis, const std::string& what) {
+  ValueRef gs = c.emit("mul", what + "_gs", {g, s});
+  ValueRef sum = c.emit("reduce_sum", what + "_sum", {gs}, {{"axes", ops::Ints{axis}}, {"keepdims", true}});
+  ValueRef centred = c.emit("sub", what + "_centred", {g, sum});
+  return c.emit("mul", what, {s, centred});
+}
+
+// y = softmax(x): dx = y * (dy - sum(dy * y)).
+void softmax_rule(GradContext& c) {
+  c.set_dx(0, softmax_jvp(c, c.output(0), *c.dy(0), c.attr("axis").as_int(), "dx"));
+}
+
+// y = x - logsumexp(x): dx = dy - softmax(x) * sum(dy).
+void log_softmax_rule(GradContext& c) {
+  const int64_t axis = c.attr("axis").as_int();
+  ValueRef dy = *c.dy(0);
+  ValueRef s = c.emit("softmax", "softmax", {c.input(0)}, {{"axis", axis}});
+  ValueRef sum = c.emit("reduce_sum", "dy_sum", {dy}, {{"axes", ops::Ints{axis}}, {"keepdims", true}});
+  ValueRef ssum = c.emit("mul", "softmax_dy_sum", {s, sum});
+  c.set_dx(0, c.emit("sub", "dx", {dy, ssum}));
+}
+
+// loss (N) = logsumexp(logits) - logits[label], backprop (N,K) = softmax(logits) - onehot.
+// d logits = backprop * dloss[:, None]; should backprop itself be used downstream, its
+// gradient g adds the softmax Jacobian-vector product s * (g - sum(g * s)). Labels get none.
+void sparse_xent_rule(GradContext& c) {
+  std::optional<ValueRef> dlogits;
+  if (c.dy(0)) {
+    const int64_t n = c.in_dims(0)[0];
+    ValueRef dloss = c.reshape_to(*c.dy(0), {n, 1}, "dloss_column");
+    dlogits = c.emit("mul", "dlogits", {c.output(1), dloss});
+  }
+  if (c.dy(1)) {
+    ValueRef s = c.emit("softmax", "softmax", {c.input(0)}, {{"axis", int64_t{-1}}});
+    ValueRef j = softmax_jvp(c, s, *c.dy(1), -1, "dlogits_from_backprop");
+    dlogits = dlogits ? c.emit("add", "dlogits_sum", {*dlogits, j}) : j;
+  }
+  c.set_dx(0, *dlogits);
+}
+
+// y = x * mask: dx = dy * mask. The mask depends on the seed only, so it passes nothing back.
+void dropout_rule(GradContext& c) {
+  if (!c.dy(0)) return;
+  c.set_dx(0, c.emit("mul", "dx", {*c.dy(0), c.output(1)}));
+}
+
+}  // namespace
+
+void add_nn_rules(RuleTable& t) {
+  t["conv2d"] = conv2d_rule;
+  t["conv2d_bias_act"] = conv2d_bias_act_rule;
+  t["max_pool2d"] = max_pool2d_rule;
+  t["avg_pool2d"] = avg_pool2d_rule;
+  t["matmul"] = matmul_rule;
+  t["matmul_bias_act"] = matmul_bias_act_rule;
+  t["bias_add"] = bias_add_rule;
+  t["relu"] = relu_rule;
+  t["sigmoid"] = sigmoid_rule;
+  t["tanh"] = tanh_rule;
+  t["softmax"] = softmax_rule;
+  t["log_softmax"] = log_softmax_rule;
+  t["sparse_softmax_cross_entropy"] = sparse_xent_rule;
+  t["dropout"] = dropout_rule;
+}
+
+}  // namespace dlrt::core::autodiff

@@ -1,0 +1,163 @@
+// rules_test.cc: every gradient rule against central finite differences.
+//
+// Each test builds x -> op -> loss = sum(op(x) * r) (r a random constant, see grad_check.hpp),
+// asks gradients() for d loss / d x, and compares each element with the slope of the loss,
+// all evaluated in f64 by the reference kernels. Attributes cover the cases a rule branches
+// on: padding, strides, dilations, data formats, transpose flags, activations, broadcasting,
+// reduced axes and keepdims.
+#include <gtest/gtest.h>
+
+#include "autodiff/grad_check.hpp"
+
+namespace dlrt::core::testing {
+namespace {
+
+const dlrt_dtype F = DLRT_F32;
+
+// One op on float inputs of the given dims (values of the given kind), projected; checked.
+void check_op(const std::string& op, const std::vector<ops::Dims>& inputs, const ops::AttrMap& attrs = {},
+              Values kind = Values::kSigned) {
+  SCOPED_TRACE(op);
+  GradCheck c;
+  std::vector<ValueRef> xs;
+  for (size_t i = 0; i < inputs.size(); ++i) xs.push_back(c.input("x" + std::to_string(i), {F, inputs[i]}, kind));
+  c.check(c.project(c.op_all(op, xs, attrs)));
+}
+
+// ---- conv_pool ------------------------------------------------------------------------------
+
+TEST(GradientRules, Conv2d) {
+  check_op("conv2d", {{1, 4, 4, 2}, {2, 2, 2, 3}});
+  check_op("conv2d", {{2, 5, 5, 1}, {3, 3, 1, 2}}, {{"strides", {2, 2}}, {"padding", "SAME"}});
+  check_op("conv2d", {{1, 5, 6, 1}, {2, 2, 1, 2}}, {{"dilations", {2, 2}}});
+  check_op("conv2d", {{1, 2, 4, 5}, {2, 3, 2, 2}},
+           {{"data_format", "NCHW"}, {"padding", "SAME"}, {"strides", {1, 2}}});
+}
+
+TEST(GradientRules, Conv2dBiasAct) {
+  for (const char* act : {"none", "relu", "sigmoid", "tanh"}) {
+    SCOPED_TRACE(act);
+    check_op("conv2d_bias_act", {{1, 4, 4, 2}, {2, 2, 2, 3}, {3}}, {{"activation", act}});
+  }
+  check_op("conv2d_bias_act", {{1, 3, 4, 4}, {3, 3, 3, 2}, {2}},
+           {{"activation", "tanh"}, {"data_format", "NCHW"}, {"padding", "SAME"}});
+}
+
+TEST(GradientRules, Pooling) {
+  for (const char* op : {"max_pool2d", "avg_pool2d"}) {
+    check_op(op, {{1, 4, 4, 2}});
+    check_op(op, {{2, 5, 5, 2}}, {{"ksize", {3, 3}}, {"strides", {2, 2}}, {"padding", "SAME"}});
+    check_op(op, {{1, 2, 5, 4}}, {{"data_format", "NCHW"}, {"strides", {1, 1}}});
+  }
+}
+
+// ---- matmul and bias ------------------------------------------------------------------------
+
+TEST(GradientRules, MatmulAllTransposeCases) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      SCOPED_TRACE(std::string("transpose_a=") + (ta ? "1" : "0") + " transpose_b=" + (tb ? "1" : "0"));
+      const ops::Dims a = ta ? ops::Dims{4, 3} : ops::Dims{3, 4};
+      const ops::Dims b = tb ? ops::Dims{2, 4} : ops::Dims{4, 2};
+      check_op("matmul", {a, b}, {{"transpose_a", ta}, {"transpose_b", tb}});
+    }
+}
+
+TEST(GradientRules, MatmulBiasAct) {
+  for (const char* act : {"none", "relu", "sigmoid", "tanh"}) {
+    SCOPED_TRACE(act);
+    check_op("matmul_bias_act", {{3, 4}, {4, 5}, {5}}, {{"activation", act}});
+  }
+  check_op("matmul_bias_act", {{4, 3}, {5, 4}, {5}},
+           {{"activation", "sigmoid"}, {"transpose_a", true}, {"transpose_b", true}});
+}
+
+TEST(GradientRules, BiasAdd) {
+  check_op("bias_add", {{2, 3, 4}, {4}});
+  check_op("bias_add", {{2, 3, 2, 2}, {3}}, {{"data_format", "NCHW"}});
+}
+
+// ---- activations, softmax, losses, dropout ----------------------------------------------
+
+TEST(GradientRules, Activations) {
+  check_op("relu", {{3, 4}}, {}, Values::kAwayFromZero);
+  check_op("sigmoid", {{3, 4}});
+  check_op("tanh", {{2, 3, 2}});
+}
+
+TEST(GradientRules, Softmax) {
+  check_op("softmax", {{3, 5}});
+  check_op("softmax", {{3, 5}}, {{"axis", 0}});
+  check_op("log_softmax", {{3, 5}});
+  check_op("log_softmax", {{2, 3, 4}}, {{"axis", 1}});
+}
+
+// Both outputs are projected: the loss path (backprop * dloss) and the path through the
+// backprop output (the softmax Jacobian).
+TEST(GradientRules, SparseSoftmaxCrossEntropy) {
+  for (dlrt_dtype label_type : {DLRT_I32, DLRT_I64}) {
+    GradCheck c;
+    ValueRef logits = c.input("logits", {F, {3, 4}});
+    ValueRef labels = c.index_input("labels", {label_type, {3}}, {2, 0, 3});
+    c.check(c.project(c.op_all("sparse_softmax_cross_entropy", {logits, labels})));
+  }
+  // Only the loss output used, as in training.
+  GradCheck c;
+  ValueRef logits = c.input("logits", {F, {4, 3}});
+  ValueRef labels = c.index_input("labels", {DLRT_I32, {4}}, {1, 0, 2, 1});
+  ValueRef loss = c.op_all("sparse_softmax_cross_entropy", {logits, labels}).at(0);
+  c.check(c.op("reduce_mean", {loss}));
+}
+
+TEST(GradientRules, Dropout) {
+  check_op("dropout", {{4, 5}}, {{"rate", 0.5}, {"seed", 11}});
+  check_op("dropout", {{3, 3}}, {{"rate", 0.0}});
+}
+
+// ---- elementwise with broadcasting ----------------------------------------------------------
+
+TEST(GradientRules, BinaryElementwise) {
+  const std::vector<std::vector<ops::Dims>> shapes = {
+      {{2, 3}, {2, 3}},     // same shape
+      {{2, 3, 4}, {3, 1}},  // b stretched along a leading axis and its own 1
+      {{1, 4}, {3, 1}},     // both stretched
+      {{3}, {2, 3}},        // a has fewer dims
+      {{2, 3}, {}},         // b a scalar
+  };
+  for (const char* op : {"add", "sub", "mul"})
+    for (const auto& s : shapes) check_op(op, s);
+  for (const auto& s : shapes) check_op("div", s, {}, Values::kPositive);
+}
+
+TEST(GradientRules, UnaryElementwise) {
+  check_op("neg", {{2, 3}});
+  check_op("exp", {{2, 3}});
+  check_op("log", {{2, 3}}, {}, Values::kPositive);
+  check_op("sqrt", {{2, 3}}, {}, Values::kPositive);
+}
+
+// ---- reductions and shapes ------------------------------------------------------------------
+
+TEST(GradientRules, Reductions) {
+  const std::vector<ops::AttrMap> cases = {
+      {},                                        // every axis
+      {{"axes", ops::Ints{1}}},                  // one axis, dims dropped
+      {{"axes", ops::Ints{0, 2}}, {"keepdims", true}},
+      {{"axes", ops::Ints{-1}}},                 // counted from the end
+  };
+  for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max"})
+    for (const auto& a : cases) check_op(op, {{2, 3, 4}}, a);
+}
+
+TEST(GradientRules, Shapes) {
+  check_op("broadcast_to", {{3, 1}}, {{"shape", ops::Ints{2, 3, 4}}});
+  check_op("broadcast_to", {{4}}, {{"shape", ops::Ints{3, 4}}});
+  check_op("reshape", {{2, 6}}, {{"shape", ops::Ints{3, -1}}});
+  check_op("flatten", {{2, 3, 2}});
+  check_op("transpose", {{2, 3, 4}}, {{"perm", ops::Ints{2, 0, 1}}});
+  check_op("copy", {{2, 3}});
+  check_op("cast", {{2, 3}}, {{"dtype", DLRT_F32}});
+}
+
+}  // namespace
+}  // namespace dlrt::core::testing
