@@ -233,6 +233,86 @@ typedef struct dlrt_executable dlrt_executable;
 typedef uint64_t dlrt_value;
 #define DLRT_INVALID_VALUE ((dlrt_value)UINT64_MAX)
 
+DLRT_API dlrt_status* dlrt_graph_create(dlrt_context* context, dlrt_graph** out_graph);
+/* Frees the graph and its variables' storage. Executables of the graph must be destroyed
+ * first; the graph must be destroyed before its context. NULL accepted. */
+DLRT_API void dlrt_graph_destroy(dlrt_graph* graph);
+
+/* Names: a node name is unique in its graph (ALREADY_EXISTS otherwise) and contains no ':'
+ * (dlrt_graph_find reads "name:k" as output k). An empty name "" makes a unique one from the
+ * op ("relu", "relu_1", ...; "placeholder", "constant", "variable" for the others).
+ * Every builder leaves the graph unchanged when it fails, and sets *out_value to
+ * DLRT_INVALID_VALUE on entry. Descriptors are dense (DLRT_LAYOUT_DENSE), every dim >= 1. */
+
+/* A value fed at every run. */
+DLRT_API dlrt_status* dlrt_graph_placeholder(dlrt_graph* graph, const char* name,
+                                             const dlrt_tensor_desc* desc, dlrt_value* out_value);
+/* A constant; `bytes` (== the desc's byte size) are copied from `data`. */
+DLRT_API dlrt_status* dlrt_graph_constant(dlrt_graph* graph, const char* name,
+                                          const dlrt_tensor_desc* desc, const void* data,
+                                          size_t bytes, dlrt_value* out_value);
+/* A variable, initialised by running `init_op` (an op of docs/ops.md with no inputs, e.g.
+ * "fill" or "random_uniform"; its "shape" and "dtype" attributes are set from `desc`: giving
+ * them with other values is INVALID_ARGUMENT) once on the variable's device. The init op and
+ * its attributes are checked now (NOT_FOUND for an unknown op, INVALID_ARGUMENT for an op
+ * with inputs or bad attributes). Random init ops draw with rng_offset 0, so a variable's
+ * first value depends on its attributes only (seed included), on every device. `trainable`
+ * marks it for dlrt_graph_trainable_variables. */
+DLRT_API dlrt_status* dlrt_graph_variable(dlrt_graph* graph, const char* name,
+                                          const dlrt_tensor_desc* desc, const char* init_op,
+                                          const dlrt_attr* const* init_attrs, size_t num_init_attrs,
+                                          int32_t trainable, dlrt_value* out_value);
+/* Add one op (docs/ops.md). `name` may be NULL (a unique name is made: "conv2d_3"). Shape
+ * inference runs now: errors name the op, the input index, the axis and what was expected
+ * (NOT_FOUND for an unknown op). `outputs` has room for `max_outputs` values (fewer than the
+ * op's outputs is INVALID_ARGUMENT, and nothing is added); *out_num_outputs is the op's
+ * output count. */
+DLRT_API dlrt_status* dlrt_graph_op(dlrt_graph* graph, const char* op, const char* name,
+                                    const dlrt_value* inputs, size_t num_inputs,
+                                    const dlrt_attr* const* attrs, size_t num_attrs,
+                                    dlrt_value* outputs, size_t max_outputs,
+                                    size_t* out_num_outputs);
+/* After every run of an executable that includes it, variable `variable` holds `value`
+ * (same dtype and dims, else INVALID_ARGUMENT). One assign per variable (ALREADY_EXISTS for
+ * a second). Optimizer updates (sgd_update/adam_update) assigned to their own inputs run in
+ * place. */
+DLRT_API dlrt_status* dlrt_graph_assign(dlrt_graph* graph, dlrt_value variable, dlrt_value value);
+
+/* Device scopes (TensorFlow's `with tf.device(...)`): ops, variables and constants created
+ * while a scope is pushed request that device. `spec` uses the grammar of dlrt_device_spec
+ * (INVALID_ARGUMENT when malformed); an empty string clears the request inside the scope.
+ * Scopes nest and merge as TensorFlow's: the inner spec's parts override the outer's and the
+ * parts it leaves out are inherited ("/job:localhost" then "/GPU:0" requests
+ * "/job:localhost/device:GPU:0"); the device type and index go together. A partial spec
+ * ("/GPU") leaves the index to placement. Popping with nothing pushed is FAILED_PRECONDITION. */
+DLRT_API dlrt_status* dlrt_graph_push_device(dlrt_graph* graph, const char* spec);
+DLRT_API dlrt_status* dlrt_graph_pop_device(dlrt_graph* graph);
+/* Colocation hint: the nodes producing `a` and `b` are placed on the same device (groups
+ * join: colocating a with b and b with c puts all three together). Variables are already
+ * colocated with their assigns and with the optimizer updates that read them. */
+DLRT_API dlrt_status* dlrt_graph_colocate(dlrt_graph* graph, dlrt_value a, dlrt_value b);
+
+/* Value queries. value_desc writes as far as out_desc->struct_size (set by the caller) reaches. */
+DLRT_API dlrt_status* dlrt_graph_value_desc(const dlrt_graph* graph, dlrt_value value,
+                                            dlrt_tensor_desc* out_desc);
+/* The value of node `name`'s output 0 (or "name:k" for output k). NOT_FOUND otherwise. */
+DLRT_API dlrt_status* dlrt_graph_find(const dlrt_graph* graph, const char* name,
+                                      dlrt_value* out_value);
+
+/* Trainable variables in creation order: writes up to `max` values, returns the count
+ * (0 for a NULL graph). */
+DLRT_API size_t dlrt_graph_trainable_variables(const dlrt_graph* graph, dlrt_value* out_values,
+                                               size_t max);
+/* Read or overwrite a variable's current contents (host bytes == the desc's byte size). A
+ * variable that was never placed is placed and initialised first (on its requested device,
+ * NOT_FOUND when no device matches the request; else the first device, GPU before ACCEL
+ * before CPU, whose plugin runs its init op). For checkpoints. */
+DLRT_API dlrt_status* dlrt_graph_variable_read(dlrt_graph* graph, dlrt_value variable,
+                                               void* dst, size_t bytes);
+DLRT_API dlrt_status* dlrt_graph_variable_write(dlrt_graph* graph, dlrt_value variable,
+                                                const void* src, size_t bytes);
+
+
 /* ---- compiling and running ------------------------------------------------------------- */
 
 typedef struct dlrt_compile_options {

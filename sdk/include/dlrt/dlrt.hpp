@@ -22,9 +22,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -61,6 +64,8 @@ namespace detail {
 struct Deleter {
   void operator()(dlrt_status* s) const noexcept { dlrt_status_free(s); }
   void operator()(dlrt_context* c) const noexcept { dlrt_context_destroy(c); }
+  void operator()(dlrt_tensor* t) const noexcept { dlrt_tensor_destroy(t); }
+  void operator()(dlrt_graph* g) const noexcept { dlrt_graph_destroy(g); }
 };
 
 template <typename T>
@@ -475,6 +480,135 @@ class ContextOptions {
 };
 
 // ------------------------------------------------------------------------------------------
+// Op attributes, shared by eager ops (Context::run_op) and the graph builders.
+
+// One op attribute for the builders: {"padding", "SAME"}, {"strides", {2, 2}}, {"seed", 7},
+// {"learning_rate", 0.01}, {"transpose_b", true}, {"dtype", DLRT_I32}. Float lists take an
+// explicit std::vector<double>. Owns its values; c() views them as a dlrt_attr.
+class OpAttr {
+ public:
+  template <typename I, typename std::enable_if<std::is_integral<I>::value &&
+                                                    !std::is_same<I, bool>::value,
+                                                int>::type = 0>
+  OpAttr(std::string name, I value) : name_(std::move(name)), type_(DLRT_ATTR_INT), i_(value) {}
+  OpAttr(std::string name, double value) : name_(std::move(name)), type_(DLRT_ATTR_FLOAT), f_(value) {}
+  OpAttr(std::string name, bool value)
+      : name_(std::move(name)), type_(DLRT_ATTR_BOOL), i_(value ? 1 : 0) {}
+  OpAttr(std::string name, const char* value)
+      : name_(std::move(name)), type_(DLRT_ATTR_STRING), s_(value != nullptr ? value : "") {}
+  OpAttr(std::string name, std::string value)
+      : name_(std::move(name)), type_(DLRT_ATTR_STRING), s_(std::move(value)) {}
+  OpAttr(std::string name, std::initializer_list<int64_t> value)
+      : name_(std::move(name)), type_(DLRT_ATTR_INTS), ints_(value) {}
+  OpAttr(std::string name, std::vector<int64_t> value)
+      : name_(std::move(name)), type_(DLRT_ATTR_INTS), ints_(std::move(value)) {}
+  OpAttr(std::string name, std::vector<double> value)
+      : name_(std::move(name)), type_(DLRT_ATTR_FLOATS), floats_(std::move(value)) {}
+  OpAttr(std::string name, dlrt_dtype value)
+      : name_(std::move(name)), type_(DLRT_ATTR_DTYPE), i_(value) {}
+
+  // Points into this object: valid while it lives and is not changed.
+  dlrt_attr c() const {
+    dlrt_attr a{};
+    a.struct_size = DLRT_STRUCT_SIZE(dlrt_attr);
+    a.name = name_.c_str();
+    a.type = type_;
+    a.i = i_;
+    a.f = f_;
+    a.s = s_.c_str();
+    a.ints = ints_.data();
+    a.floats = floats_.data();
+    a.count = type_ == DLRT_ATTR_INTS ? ints_.size() : type_ == DLRT_ATTR_FLOATS ? floats_.size() : 0;
+    return a;
+  }
+
+ private:
+  std::string name_;
+  dlrt_attr_type type_;
+  int64_t i_ = 0;
+  double f_ = 0.0;
+  std::string s_;
+  std::vector<int64_t> ints_;
+  std::vector<double> floats_;
+};
+using OpAttrs = std::vector<OpAttr>;
+
+namespace detail {
+
+// C views of a list of attributes, alive as long as this object (and the OpAttrs).
+struct CAttrs {
+  explicit CAttrs(const OpAttrs& attrs) {
+    values.reserve(attrs.size());
+    for (const OpAttr& a : attrs) values.push_back(a.c());
+    for (const dlrt_attr& a : values) pointers.push_back(&a);
+  }
+  const dlrt_attr* const* data() const { return pointers.empty() ? nullptr : pointers.data(); }
+  size_t size() const { return pointers.size(); }
+  std::vector<dlrt_attr> values;
+  std::vector<const dlrt_attr*> pointers;
+};
+
+inline dlrt_tensor_desc dense_desc(dlrt_dtype dtype, const std::vector<int64_t>& dims) {
+  dlrt_tensor_desc d{};
+  d.struct_size = DLRT_STRUCT_SIZE(dlrt_tensor_desc);
+  d.dtype = dtype;
+  d.rank = static_cast<int32_t>(dims.size());
+  // A rank above DLRT_MAX_RANK is passed on as is, and the library rejects it by name.
+  for (size_t i = 0; i < dims.size() && i < DLRT_MAX_RANK; ++i) d.dims[i] = dims[i];
+  d.layout = DLRT_LAYOUT_DENSE;
+  return d;
+}
+
+// The dlrt_dtype of a C++ element type.
+template <typename T> struct CDtype;
+template <> struct CDtype<float> { static constexpr dlrt_dtype value = DLRT_F32; };
+template <> struct CDtype<double> { static constexpr dlrt_dtype value = DLRT_F64; };
+template <> struct CDtype<int32_t> { static constexpr dlrt_dtype value = DLRT_I32; };
+template <> struct CDtype<int64_t> { static constexpr dlrt_dtype value = DLRT_I64; };
+template <> struct CDtype<uint8_t> { static constexpr dlrt_dtype value = DLRT_U8; };
+template <> struct CDtype<int8_t> { static constexpr dlrt_dtype value = DLRT_I8; };
+
+}  // namespace detail
+
+class Tensor;
+
+// A device's answer to "can you run this op?": supported, or the code and reason it gave
+// (UNIMPLEMENTED with the plugin's words; NOT_FOUND for an unknown op).
+struct OpSupport {
+  bool supported = true;
+  dlrt_code code = DLRT_OK;
+  std::string reason;  // "" when supported
+
+  explicit operator bool() const noexcept { return supported; }
+
+  // Takes (and frees) a status from dlrt_op_supported / dlrt_op_probe: NULL is "yes".
+  static OpSupport from_status(dlrt_status* status) {
+    OpSupport s;
+    if (status == nullptr) return s;
+    detail::Owner<dlrt_status> owned(status);
+    s.supported = false;
+    s.code = dlrt_status_code(owned.get());
+    s.reason = detail::str(dlrt_status_message(owned.get()));
+    return s;
+  }
+};
+
+// One op the library knows (docs/ops.md): its name and one-line doc.
+struct OpInfo {
+  std::string name;
+  std::string doc;
+};
+
+// Every op, sorted by name (dlrt_op_count / dlrt_op_name / dlrt_op_doc).
+inline std::vector<OpInfo> ops() {
+  std::vector<OpInfo> out;
+  const size_t n = dlrt_op_count();
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) out.push_back({detail::str(dlrt_op_name(i)), detail::str(dlrt_op_doc(i))});
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------
 // Context: owns the loaded plugins and the device registry (dlrt_context). Move-only.
 // Queries are thread-safe, as in the C API.
 
@@ -550,6 +684,53 @@ class Context {
     return free_bytes;
   }
 
+  // ---- eager ops (dlrt_op_*; defined after Tensor) ----
+  // Runs `op` once on device `device` and returns its outputs, new tensors on that device:
+  //   auto y = ctx.run_op("conv2d", cpu, {x, w}, {{"padding", "SAME"}})[0];
+  // Two C calls: dlrt_op_infer (for the output count), then dlrt_op_run.
+  std::vector<Tensor> run_op(const std::string& op, size_t device,
+                             const std::vector<std::reference_wrapper<const Tensor>>& inputs,
+                             const OpAttrs& attrs = {}) const;
+  // Runs `op` writing into `outputs` (one per output of the op, each of the inferred desc;
+  // an optimizer update may name its own inputs). One C call.
+  void run_op_into(const std::string& op, size_t device,
+                   const std::vector<std::reference_wrapper<const Tensor>>& inputs,
+                   const std::vector<std::reference_wrapper<Tensor>>& outputs,
+                   const OpAttrs& attrs = {}) const;
+  // Can `device` run `op` on inputs of these descs? A "no" is an answer, not an exception;
+  // a malformed call (unknown op, bad shapes, bad device index) throws Error.
+  OpSupport op_supported(const std::string& op, size_t device,
+                         const std::vector<dlrt_tensor_desc>& inputs,
+                         const OpAttrs& attrs = {}) const {
+    std::vector<const dlrt_tensor_desc*> ptrs;
+    for (const dlrt_tensor_desc& d : inputs) ptrs.push_back(&d);
+    detail::CAttrs c(attrs);
+    OpSupport s = OpSupport::from_status(dlrt_op_supported(
+        get(), op.c_str(), device, ptrs.empty() ? nullptr : ptrs.data(), ptrs.size(), c.data(),
+        c.size()));
+    if (!s.supported && s.code != DLRT_UNIMPLEMENTED) throw Error(s.code, s.reason);
+    return s;
+  }
+  // The same on the op's example operands (what `dlprobe --ops` shows). Never throws for a
+  // "no"; the reason says why (NOT_FOUND for an unknown op, OUT_OF_RANGE for a bad device).
+  OpSupport op_probe(const std::string& op, size_t device) const {
+    return OpSupport::from_status(dlrt_op_probe(get(), op.c_str(), device));
+  }
+  // Output descriptors of `op` for inputs of these descs, without running anything.
+  std::vector<dlrt_tensor_desc> op_infer(const std::string& op,
+                                         const std::vector<dlrt_tensor_desc>& inputs,
+                                         const OpAttrs& attrs = {}) const {
+    std::vector<const dlrt_tensor_desc*> ptrs;
+    for (const dlrt_tensor_desc& d : inputs) ptrs.push_back(&d);
+    detail::CAttrs c(attrs);
+    std::vector<dlrt_tensor_desc> out(8, detail::dense_desc(DLRT_DTYPE_INVALID, {}));
+    size_t n = 0;
+    check(dlrt_op_infer(get(), op.c_str(), ptrs.empty() ? nullptr : ptrs.data(), ptrs.size(),
+                        c.data(), c.size(), out.data(), out.size(), &n));
+    out.resize(n);
+    return out;
+  }
+
   // ---- settings ----
   size_t setting_count() const { return dlrt_context_setting_count(get()); }
   Setting setting(size_t index) const {
@@ -569,6 +750,291 @@ class Context {
 
  private:
   detail::Owner<dlrt_context> handle_;
+};
+
+// ------------------------------------------------------------------------------------------
+// Tensor: a buffer on one device of a context (dlrt_tensor). Move-only; destroy it (let it go
+// out of scope) before its Context.
+//
+//   dlrt::Tensor x = dlrt::Tensor::create(ctx, cpu, DLRT_F32, {2, 3});
+//   x.write(std::vector<float>{1, -2, 3, -4, 5, -6});
+//   std::vector<float> y = ctx.run_op("relu", cpu, {x})[0].read<float>();
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Adopts a tensor made through the C API; it is destroyed with this object.
+  explicit Tensor(dlrt_tensor* adopted) noexcept : handle_(adopted) {}
+
+  // An uninitialised dense tensor on visible device `device`.
+  static Tensor create(const Context& context, size_t device, dlrt_dtype dtype,
+                       const std::vector<int64_t>& dims) {
+    const dlrt_tensor_desc d = detail::dense_desc(dtype, dims);
+    dlrt_tensor* raw = nullptr;
+    check(dlrt_tensor_create(context.get(), device, &d, &raw));
+    return Tensor(raw);
+  }
+
+  Tensor(Tensor&&) noexcept = default;
+  Tensor& operator=(Tensor&&) noexcept = default;
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+
+  dlrt_tensor* get() const noexcept { return handle_.get(); }
+  dlrt_tensor* release() noexcept { return handle_.release(); }
+  explicit operator bool() const noexcept { return handle_ != nullptr; }
+
+  dlrt_tensor_desc desc() const {
+    dlrt_tensor_desc d{};
+    d.struct_size = DLRT_STRUCT_SIZE(dlrt_tensor_desc);
+    check(dlrt_tensor_get_desc(get(), &d));
+    return d;
+  }
+  dlrt_dtype dtype() const { return static_cast<dlrt_dtype>(desc().dtype); }
+  std::vector<int64_t> dims() const {
+    const dlrt_tensor_desc d = desc();
+    return std::vector<int64_t>(d.dims, d.dims + d.rank);
+  }
+  size_t device() const noexcept { return dlrt_tensor_device_index(get()); }
+  size_t byte_size() const noexcept { return dlrt_tensor_byte_size(get()); }
+
+  // Copies all of `values` in (their count must match the tensor's elements). T is the
+  // tensor's element type (float for f32, int32_t for i32, ...).
+  template <typename T>
+  void write(const std::vector<T>& values) {
+    check(dlrt_tensor_write(get(), values.data(), values.size() * sizeof(T)));
+  }
+  // The tensor's elements as T (byte_size() must be a multiple of sizeof(T)).
+  template <typename T>
+  std::vector<T> read() const {
+    std::vector<T> values(byte_size() / sizeof(T));
+    check(dlrt_tensor_read(get(), values.data(), values.size() * sizeof(T)));
+    return values;
+  }
+
+ private:
+  detail::Owner<dlrt_tensor> handle_;
+};
+
+inline std::vector<Tensor> Context::run_op(
+    const std::string& op, size_t device,
+    const std::vector<std::reference_wrapper<const Tensor>>& inputs, const OpAttrs& attrs) const {
+  std::vector<const dlrt_tensor*> in;
+  std::vector<dlrt_tensor_desc> descs;
+  for (const Tensor& t : inputs) {
+    in.push_back(t.get());
+    descs.push_back(t.desc());
+  }
+  const size_t n = op_infer(op, descs, attrs).size();
+  detail::CAttrs c(attrs);
+  std::vector<dlrt_tensor*> out(n, nullptr);
+  check(dlrt_op_run(get(), op.c_str(), device, in.empty() ? nullptr : in.data(), in.size(),
+                    c.data(), c.size(), out.empty() ? nullptr : out.data(), out.size()));
+  std::vector<Tensor> result;
+  result.reserve(n);
+  for (dlrt_tensor* t : out) result.emplace_back(t);
+  return result;
+}
+
+inline void Context::run_op_into(const std::string& op, size_t device,
+                                 const std::vector<std::reference_wrapper<const Tensor>>& inputs,
+                                 const std::vector<std::reference_wrapper<Tensor>>& outputs,
+                                 const OpAttrs& attrs) const {
+  std::vector<const dlrt_tensor*> in;
+  for (const Tensor& t : inputs) in.push_back(t.get());
+  std::vector<dlrt_tensor*> out;
+  for (Tensor& t : outputs) out.push_back(t.get());
+  detail::CAttrs c(attrs);
+  check(dlrt_op_run(get(), op.c_str(), device, in.empty() ? nullptr : in.data(), in.size(),
+                    c.data(), c.size(), out.empty() ? nullptr : out.data(), out.size()));
+}
+
+// ------------------------------------------------------------------------------------------
+// Graphs: build a dataflow graph op by op, with shape inference at build time (dlrt_graph_*).
+//
+//   dlrt::Graph g(ctx);
+//   dlrt::Value x = g.placeholder("x", DLRT_F32, {64, 28, 28, 1});
+//   dlrt::Value w = g.variable("w", DLRT_F32, {3, 3, 1, 32}, "random_uniform",
+//                              {{"minval", -0.1}, {"maxval", 0.1}, {"seed", 1}});
+//   {
+//     dlrt::DeviceScope on_gpu(g, "/GPU:0");   // TensorFlow's `with tf.device('/GPU:0'):`
+//     dlrt::Value y = g.op1("relu", {g.op1("conv2d", {x, w}, {{"padding", "SAME"}})});
+//   }
+//
+// Values are small copyable handles (the graph's C pointer + a dlrt_value); they stay valid
+// as long as their Graph.
+
+
+// A value of a graph: one output of one node. Non-owning; valid while its Graph lives.
+class Value {
+ public:
+  Value() = default;
+  Value(dlrt_graph* graph, dlrt_value value) noexcept : graph_(graph), value_(value) {}
+
+  dlrt_value get() const noexcept { return value_; }
+  dlrt_graph* graph() const noexcept { return graph_; }
+  explicit operator bool() const noexcept { return value_ != DLRT_INVALID_VALUE; }
+  // Node index and output index (the two halves of dlrt_value).
+  uint32_t node() const noexcept { return static_cast<uint32_t>(value_ >> 32); }
+  uint32_t output() const noexcept { return static_cast<uint32_t>(value_ & 0xffffffffu); }
+
+  // Its inferred type: dtype, rank, dims (dense).
+  dlrt_tensor_desc desc() const {
+    dlrt_tensor_desc d{};
+    d.struct_size = DLRT_STRUCT_SIZE(dlrt_tensor_desc);
+    check(dlrt_graph_value_desc(graph_, value_, &d));
+    return d;
+  }
+  dlrt_dtype dtype() const { return static_cast<dlrt_dtype>(desc().dtype); }
+  std::vector<int64_t> dims() const {
+    const dlrt_tensor_desc d = desc();
+    return std::vector<int64_t>(d.dims, d.dims + d.rank);
+  }
+
+  friend bool operator==(const Value& a, const Value& b) noexcept {
+    return a.graph_ == b.graph_ && a.value_ == b.value_;
+  }
+  friend bool operator!=(const Value& a, const Value& b) noexcept { return !(a == b); }
+
+ private:
+  dlrt_graph* graph_ = nullptr;
+  dlrt_value value_ = DLRT_INVALID_VALUE;
+};
+
+// A dataflow graph and its variables' storage (dlrt_graph). Move-only; destroy it before its
+// Context, and after its executables. Every builder throws Error and leaves the graph as it
+// was; a name "" makes a unique one ("relu", "relu_1", ...).
+class Graph {
+ public:
+  explicit Graph(const Context& context) {
+    dlrt_graph* raw = nullptr;
+    check(dlrt_graph_create(context.get(), &raw));
+    handle_.reset(raw);
+  }
+  // Adopts a graph made through the C API; it is destroyed with this object.
+  explicit Graph(dlrt_graph* adopted) noexcept : handle_(adopted) {}
+
+  Graph(Graph&&) noexcept = default;
+  Graph& operator=(Graph&&) noexcept = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  dlrt_graph* get() const noexcept { return handle_.get(); }
+  dlrt_graph* release() noexcept { return handle_.release(); }
+  explicit operator bool() const noexcept { return handle_ != nullptr; }
+
+  // ---- building ----
+  Value placeholder(const std::string& name, dlrt_dtype dtype, const std::vector<int64_t>& dims) {
+    const dlrt_tensor_desc d = detail::dense_desc(dtype, dims);
+    dlrt_value v = DLRT_INVALID_VALUE;
+    check(dlrt_graph_placeholder(get(), name.c_str(), &d, &v));
+    return Value(get(), v);
+  }
+  // `data` holds the elements, row-major; their count must match `dims`.
+  template <typename T>
+  Value constant(const std::string& name, const std::vector<int64_t>& dims,
+                 const std::vector<T>& data) {
+    const dlrt_tensor_desc d = detail::dense_desc(detail::CDtype<T>::value, dims);
+    dlrt_value v = DLRT_INVALID_VALUE;
+    check(dlrt_graph_constant(get(), name.c_str(), &d, data.data(), data.size() * sizeof(T), &v));
+    return Value(get(), v);
+  }
+  // Initialised once on its device by `init_op` ("fill", "random_uniform", "random_normal")
+  // with `init_attrs`; shape and dtype come from `dtype`/`dims`.
+  Value variable(const std::string& name, dlrt_dtype dtype, const std::vector<int64_t>& dims,
+                 const std::string& init_op, const OpAttrs& init_attrs = {},
+                 bool trainable = true) {
+    const dlrt_tensor_desc d = detail::dense_desc(dtype, dims);
+    const detail::CAttrs attrs(init_attrs);
+    dlrt_value v = DLRT_INVALID_VALUE;
+    check(dlrt_graph_variable(get(), name.c_str(), &d, init_op.c_str(), attrs.data(),
+                              attrs.size(), trainable ? 1 : 0, &v));
+    return Value(get(), v);
+  }
+  // Adds op `op` (docs/ops.md) and returns all its outputs. `name` "" makes a unique one.
+  std::vector<Value> op(const std::string& op, const std::vector<Value>& inputs,
+                        const OpAttrs& attrs = {}, const std::string& name = "") {
+    std::vector<dlrt_value> in;
+    in.reserve(inputs.size());
+    for (const Value& i : inputs) in.push_back(i.get());
+    const detail::CAttrs c_attrs(attrs);
+    dlrt_value out[8];  // no op of docs/ops.md has more than 3 outputs
+    size_t n = 0;
+    check(dlrt_graph_op(get(), op.c_str(), name.c_str(), in.empty() ? nullptr : in.data(),
+                        in.size(), c_attrs.data(), c_attrs.size(), out, 8, &n));
+    std::vector<Value> values;
+    for (size_t k = 0; k < n; ++k) values.push_back(Value(get(), out[k]));
+    return values;
+  }
+  // The first (for most ops the only) output of op().
+  Value op1(const std::string& op_name, const std::vector<Value>& inputs, const OpAttrs& attrs = {},
+            const std::string& name = "") {
+    return op(op_name, inputs, attrs, name).at(0);
+  }
+  // After each run of an executable that includes it, `variable` holds `value`.
+  void assign(Value variable, Value value) {
+    check(dlrt_graph_assign(get(), variable.get(), value.get()));
+  }
+  // The producers of `a` and `b` are placed on one device.
+  void colocate(Value a, Value b) { check(dlrt_graph_colocate(get(), a.get(), b.get())); }
+  // Prefer DeviceScope, which pops for you.
+  void push_device(const std::string& spec) { check(dlrt_graph_push_device(get(), spec.c_str())); }
+  void pop_device() { check(dlrt_graph_pop_device(get())); }
+
+  // ---- queries ----
+  // "name" (output 0) or "name:k"; Error(DLRT_NOT_FOUND) when there is none.
+  Value find(const std::string& name) const {
+    dlrt_value v = DLRT_INVALID_VALUE;
+    check(dlrt_graph_find(get(), name.c_str(), &v));
+    return Value(get(), v);
+  }
+  std::vector<Value> trainable_variables() const {
+    std::vector<dlrt_value> raw(dlrt_graph_trainable_variables(get(), nullptr, 0));
+    raw.resize(dlrt_graph_trainable_variables(get(), raw.data(), raw.size()));
+    std::vector<Value> out;
+    for (dlrt_value v : raw) out.push_back(Value(get(), v));
+    return out;
+  }
+
+  // ---- variables' contents (checkpoints); T must match the variable's dtype ----
+  template <typename T>
+  std::vector<T> read_variable(Value variable) {
+    const dlrt_tensor_desc d = variable.desc();
+    size_t count = 1;
+    for (int32_t i = 0; i < d.rank; ++i) count *= static_cast<size_t>(d.dims[i]);
+    if (d.dtype != detail::CDtype<T>::value)
+      throw Error(DLRT_INVALID_ARGUMENT, "read_variable: the element type does not match the "
+                                         "variable's dtype " +
+                                             dtype_name(static_cast<dlrt_dtype>(d.dtype)));
+    std::vector<T> out(count);
+    check(dlrt_graph_variable_read(get(), variable.get(), out.data(), count * sizeof(T)));
+    return out;
+  }
+  template <typename T>
+  void write_variable(Value variable, const std::vector<T>& data) {
+    check(dlrt_graph_variable_write(get(), variable.get(), data.data(), data.size() * sizeof(T)));
+  }
+
+  // ---- compiling and running: the executor's wrappers (dlrt_graph_compile) go here ----
+
+ private:
+  detail::Owner<dlrt_graph> handle_;
+};
+
+// TensorFlow's `with tf.device(spec):` — ops, variables and constants built while it lives
+// request `spec`; scopes nest (the inner one's parts override the outer's). Not copyable or
+// movable: it pops exactly what it pushed, when its block ends.
+class DeviceScope {
+ public:
+  DeviceScope(Graph& graph, const std::string& spec) : graph_(graph.get()) {
+    check(dlrt_graph_push_device(graph_, spec.c_str()));
+  }
+  ~DeviceScope() { dlrt_status_free(dlrt_graph_pop_device(graph_)); }  // paired: cannot fail
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  dlrt_graph* graph_;
 };
 
 }  // namespace dlrt

@@ -1,0 +1,253 @@
+// variable_store.cc: placing and initialising a graph's variables (see variable_store.hpp).
+//
+// A variable is initialised by running its init op (fill, random_uniform, ...) once on its own
+// device, so a GPU variable never crosses the bus to be born. The kernel runs with rng_offset
+// 0: a variable's first value depends on its init attributes alone (seed included), and is the
+// same on every device, since every backend draws the same Philox stream. Two variables with
+// equal init attributes therefore start equal; give each its own seed.
+//
+// When the chosen device has no kernel for the init op (a plugin with a subset of ops), the op
+// runs on the best device that has one and the bytes are copied over through the host.
+//
+// Interim paths, each behind one function so it switches in one place:
+//   - memory comes from the plugin (allocate_variable) until the memory arena lands;
+//   - the init kernel is created, run and destroyed here (run_generator) until the eager
+//     path's kernel cache lands.
+#include "graph/variable_store.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "context.hpp"
+#include "ops/op_instance.hpp"
+#include "status.hpp"
+
+namespace dlrt::core {
+
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+// Calls a plugin entry and turns its status into an Error prefixed with `what`.
+template <typename Fn>
+void call(const std::string& what, Fn&& entry) {
+  StatusValue s;
+  try {
+    s = take_status(entry());
+  } catch (...) {
+    fail(DLRT_INTERNAL, what + ": the plugin threw an exception (plugins must return a status)");
+  }
+  if (!s.ok()) fail(s.code, what + ": " + s.message);
+}
+
+const std::string& device_name(Context& ctx, size_t device) {
+  return ctx.registry().devices().at(device).name;
+}
+
+size_t byte_size(const ops::TensorType& t) {
+  size_t element = 0;
+  switch (t.dtype) {
+    case DLRT_F64: case DLRT_I64: element = 8; break;
+    case DLRT_F32: case DLRT_I32: element = 4; break;
+    case DLRT_F16: case DLRT_BF16: element = 2; break;
+    case DLRT_U8: case DLRT_I8: case DLRT_BOOL: element = 1; break;
+    case DLRT_DTYPE_INVALID: break;
+  }
+  return static_cast<size_t>(t.num_elements()) * element;
+}
+
+VariableBuffer allocate_variable(Context& ctx, size_t device, size_t bytes, const Node& var) {
+  auto [api, handle] = ctx.device_handle(device);
+  void* data = nullptr;
+  call(fmt::format("variable '{}' on {}: allocating {} bytes", var.name, device_name(ctx, device),
+                   bytes),
+       [&] { return api->mem_alloc(handle, bytes, kAlignment, &data); });
+  return VariableBuffer(api, handle, data, bytes);
+}
+
+// The plugin's op_supported answer for `inst` on registry device `device`: "" = supported,
+// else the plugin's reason.
+std::string unsupported_reason(Context& ctx, size_t device, const ops::OpInstance& inst) {
+  const Plugin& plugin = ctx.plugin_of(device);
+  const int32_t ordinal = ctx.registry().physical()[ctx.registry().devices()[device].physical].ordinal;
+  StatusValue s;
+  try {
+    s = take_status(plugin.api().op_supported(plugin.instance(), ordinal, &inst.desc(), nullptr));
+  } catch (...) {
+    return "op_supported threw an exception";
+  }
+  return s.ok() ? "" : std::string(dlrt_code_name(s.code)) + ": " + s.message;
+}
+
+// Runs generator `inst` (no inputs, one output) on `device` into device memory `out`, and
+// waits for it. Every handle it makes is released on every path.
+void run_generator(Context& ctx, size_t device, const ops::OpInstance& inst, void* out,
+                   const std::string& who) {
+  auto [api, handle] = ctx.device_handle(device);
+  const std::string where = fmt::format("{} on {}", who, device_name(ctx, device));
+  struct Handles {
+    const dlrt_plugin_api* api;
+    dlrt_device* device;
+    dlrt_kernel* kernel = nullptr;
+    dlrt_stream* stream = nullptr;
+    void* workspace = nullptr;
+    ~Handles() {
+      if (stream) api->stream_destroy(stream);
+      if (workspace) api->mem_free(device, workspace);
+      if (kernel) api->kernel_destroy(kernel);
+    }
+  } h{api, handle};
+  size_t workspace_bytes = 0;
+  call(where + ": kernel_create",
+       [&] { return api->kernel_create(handle, &inst.desc(), &h.kernel, &workspace_bytes); });
+  if (workspace_bytes > 0)
+    call(where + ": allocating the workspace",
+         [&] { return api->mem_alloc(handle, workspace_bytes, kAlignment, &h.workspace); });
+  call(where + ": stream_create", [&] { return api->stream_create(handle, &h.stream); });
+  void* outputs[] = {out};
+  dlrt_kernel_args args{};
+  args.struct_size = sizeof args;
+  args.num_inputs = 0;
+  args.inputs = nullptr;
+  args.num_outputs = 1;
+  args.outputs = outputs;
+  args.workspace = h.workspace;
+  args.workspace_bytes = workspace_bytes;
+  args.rng_offset = 0;
+  call(where + ": kernel_run", [&] { return api->kernel_run(h.kernel, h.stream, &args); });
+  call(where + ": stream_synchronize", [&] { return api->stream_synchronize(h.stream); });
+}
+
+// Registry devices in placement priority: GPU, ACCEL, CPU, anything else; registry order within.
+std::vector<size_t> by_priority(Context& ctx) {
+  auto rank = [&](size_t d) {
+    switch (ctx.desc_of(d).device_class) {
+      case DLRT_DEVICE_CLASS_GPU: return 0;
+      case DLRT_DEVICE_CLASS_ACCEL: return 1;
+      case DLRT_DEVICE_CLASS_CPU: return 2;
+      default: return 3;
+    }
+  };
+  std::vector<size_t> out(ctx.registry().devices().size());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = i;
+  std::stable_sort(out.begin(), out.end(), [&](size_t a, size_t b) { return rank(a) < rank(b); });
+  return out;
+}
+
+// The first device by priority whose plugin supports `inst`; throws FAILED_PRECONDITION listing
+// each device's reason when none does.
+size_t best_device_for(Context& ctx, const ops::OpInstance& inst, const std::string& who) {
+  std::string reasons;
+  for (size_t d : by_priority(ctx)) {
+    std::string why = unsupported_reason(ctx, d, inst);
+    if (why.empty()) return d;
+    reasons += fmt::format("; {}: {}", device_name(ctx, d), why);
+  }
+  fail(DLRT_FAILED_PRECONDITION,
+       fmt::format("{}: no device can run its init op '{}' ({} device(s){})", who, inst.name(),
+                   ctx.registry().devices().size(), reasons));
+}
+
+}  // namespace
+
+VariableBuffer& VariableBuffer::operator=(VariableBuffer&& other) noexcept {
+  if (this != &other) {
+    reset();
+    api_ = std::exchange(other.api_, nullptr);
+    device_ = std::exchange(other.device_, nullptr);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+void VariableBuffer::reset() noexcept {
+  if (data_ != nullptr && api_ != nullptr) {
+    try {
+      api_->mem_free(device_, data_);
+    } catch (...) {  // plugins must not throw; a cleanup path must not either
+    }
+  }
+  data_ = nullptr;
+  size_ = 0;
+}
+
+VariableSlot* VariableStore::find(NodeId id) {
+  auto it = slots_.find(id);
+  return it == slots_.end() ? nullptr : &it->second;
+}
+
+VariableSlot& VariableStore::place_and_init(NodeId id, size_t device) {
+  const Node& var = graph_->node(id);
+  const std::string who = fmt::format("variable '{}'", var.name);
+  if (var.kind != NodeKind::kVariable)
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("node '{}' is not a variable", var.name));
+  Context& ctx = graph_->context();
+  if (VariableSlot* slot = find(id)) {
+    if (slot->device == device) return *slot;
+    fail(DLRT_FAILED_PRECONDITION,
+         fmt::format("{} is already placed on {}; it cannot move to {} (a variable keeps its "
+                     "device for the graph's life)",
+                     who, device_name(ctx, slot->device),
+                     device < ctx.registry().devices().size() ? device_name(ctx, device)
+                                                              : fmt::format("device {}", device)));
+  }
+  if (device >= ctx.registry().devices().size())
+    fail(DLRT_OUT_OF_RANGE, fmt::format("{}: device index {} is out of range; the context has {} "
+                                        "device(s)",
+                                        who, device, ctx.registry().devices().size()));
+
+  // The graph checked the init op when the variable was added, so this cannot fail.
+  ops::Result<ops::OpInstance> inst = ops::instantiate(var.init_op, {}, var.init_attrs);
+  if (!inst.ok()) fail(DLRT_INTERNAL, fmt::format("{}: {}", who, inst.status().message()));
+
+  const size_t bytes = byte_size(var.outputs[0]);
+  VariableSlot slot;
+  slot.device = device;
+  slot.buffer = allocate_variable(ctx, device, bytes, var);
+  if (unsupported_reason(ctx, device, *inst).empty()) {
+    run_generator(ctx, device, *inst, slot.buffer.data(), who);
+  } else {
+    // Born elsewhere, copied here through the host.
+    const size_t helper = best_device_for(ctx, *inst, who);
+    VariableBuffer staging = allocate_variable(ctx, helper, bytes, var);
+    run_generator(ctx, helper, *inst, staging.data(), who);
+    std::vector<uint8_t> host(bytes);
+    auto [helper_api, helper_handle] = ctx.device_handle(helper);
+    call(fmt::format("{}: copying its initial value from {}", who, device_name(ctx, helper)),
+         [&] { return helper_api->memcpy_d2h(helper_handle, host.data(), staging.data(), bytes,
+                                             nullptr); });
+    auto [api, handle] = ctx.device_handle(device);
+    call(fmt::format("{}: copying its initial value to {}", who, device_name(ctx, device)),
+         [&] { return api->memcpy_h2d(handle, slot.buffer.data(), host.data(), bytes, nullptr); });
+  }
+  slot.initialized = true;
+  return slots_.emplace(id, std::move(slot)).first->second;
+}
+
+VariableSlot& VariableStore::ensure(NodeId id) {
+  if (VariableSlot* slot = find(id)) return *slot;
+  const Node& var = graph_->node(id);
+  if (var.kind != NodeKind::kVariable)
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("node '{}' is not a variable", var.name));
+  Context& ctx = graph_->context();
+  const std::string who = fmt::format("variable '{}'", var.name);
+  // A device asked for by name that is missing is an error, never a silent switch.
+  if (var.requested && !var.requested->type.empty()) {
+    size_t device = 0;
+    try {
+      device = ctx.registry().find(var.requested_device);
+    } catch (const Error& e) {
+      fail(e.code(), fmt::format("{} requests device '{}': {}", who, var.requested_device,
+                                 e.message()));
+    }
+    return place_and_init(id, device);
+  }
+  ops::Result<ops::OpInstance> inst = ops::instantiate(var.init_op, {}, var.init_attrs);
+  if (!inst.ok()) fail(DLRT_INTERNAL, fmt::format("{}: {}", who, inst.status().message()));
+  return place_and_init(id, best_device_for(ctx, *inst, who));
+}
+
+}  // namespace dlrt::core
