@@ -141,6 +141,7 @@ Settings Settings::resolve(const dlrt_context_options& options,
     out.settings_.push_back(std::move(s));
   }
 
+  out.soft_placement_ = options.soft_placement != 0;
   out.settings_.push_back(bool_setting(env, "DLRT_LOG_DEVICE_PLACEMENT",
                                        options.log_device_placement, false,
                                        "log which device runs each op"));

@@ -48,12 +48,15 @@ class Settings {
   // Typed views used by the rest of the core.
   dlrt_log_level log_level() const { return log_level_; }
   bool log_device_placement() const { return value("DLRT_LOG_DEVICE_PLACEMENT") == "1"; }
+  // The context option soft_placement (no environment variable): true unless it is 0.
+  bool soft_placement() const { return soft_placement_; }
   // DLRT_PLUGIN_PATH split on ':' (environment only; API paths are kept apart by the caller).
   const std::vector<std::string>& env_plugin_path() const { return env_plugin_path_; }
 
  private:
   std::vector<Setting> settings_;
   dlrt_log_level log_level_ = DLRT_LOG_WARNING;
+  bool soft_placement_ = true;
   std::vector<std::string> env_plugin_path_;
 };
 
