@@ -35,6 +35,24 @@ TEST(Gradients, SmallMlpMatchesFiniteDifferences) {
   c.check(c.op("reduce_mean", {xent}));
 }
 
+// The reference workload's shape in small: conv2d_bias_act(relu) -> max_pool2d -> flatten ->
+// dropout -> matmul_bias_act -> cross-entropy -> mean.
+TEST(Gradients, SmallCnnMatchesFiniteDifferences) {
+  GradCheck c;
+  ValueRef x = c.data("images", {F, {2, 6, 6, 1}});
+  ValueRef k = c.variable("kernel", {F, {3, 3, 1, 2}});
+  ValueRef kb = c.variable("kernel_bias", {F, {2}});
+  ValueRef w = c.variable("dense", {F, {8, 3}});
+  ValueRef wb = c.variable("dense_bias", {F, {3}});
+  ValueRef labels = c.index_input("labels", {DLRT_I32, {2}}, {1, 2});
+  ValueRef h = c.op("conv2d_bias_act", {x, k, kb}, {{"activation", "relu"}});  // (2,4,4,2)
+  h = c.op("flatten", {c.op("max_pool2d", {h})});                              // (2,8)
+  h = c.op("dropout", {h}, {{"rate", 0.25}, {"seed", 5}});
+  ValueRef logits = c.op("matmul_bias_act", {h, w, wb});
+  ValueRef xent = c.op_all("sparse_softmax_cross_entropy", {logits, labels}).at(0);
+  c.check(c.op("reduce_mean", {xent}));
+}
+
 // x feeds three consumers; its gradient is the sum of three contributions.
 TEST(Gradients, FanOutAccumulates) {
   GradCheck c;

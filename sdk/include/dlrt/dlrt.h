@@ -299,6 +299,18 @@ DLRT_API dlrt_status* dlrt_graph_value_desc(const dlrt_graph* graph, dlrt_value 
 DLRT_API dlrt_status* dlrt_graph_find(const dlrt_graph* graph, const char* name,
                                       dlrt_value* out_value);
 
+/* Gradients of scalar `loss` with respect to each of `wrt` (variables or any float values),
+ * built as ops in the same graph by each op's gradient rule (nodes named
+ * "gradients/<op node>/...", requesting the device of the op they differentiate). A value
+ * `loss` does not depend on gets a zero gradient (a fill). An op without a gradient rule on
+ * the path from `wrt` to `loss` (argmax, equal_count, gather_rows w.r.t. params, backward ops,
+ * optimizer updates) is UNIMPLEMENTED naming it; a loss that is not a float scalar (rank 0 or
+ * every dim 1), or an integer wrt, is INVALID_ARGUMENT. The graph is unchanged on failure.
+ * `out_grads` has room for `num_wrt` values (each set to DLRT_INVALID_VALUE on entry). */
+DLRT_API dlrt_status* dlrt_graph_gradients(dlrt_graph* graph, dlrt_value loss,
+                                           const dlrt_value* wrt, size_t num_wrt,
+                                           dlrt_value* out_grads);
+
 /* Trainable variables in creation order: writes up to `max` values, returns the count
  * (0 for a NULL graph). */
 DLRT_API size_t dlrt_graph_trainable_variables(const dlrt_graph* graph, dlrt_value* out_values,
