@@ -11,6 +11,7 @@
 
 #include <cstring>
 
+#include "c_api_util.hpp"
 #include "context.hpp"
 #include "device_spec.hpp"
 #include "status.hpp"
@@ -20,33 +21,9 @@ using dlrt::core::fail;
 
 namespace {
 
-template <typename Fn>
-dlrt_status* guarded(Fn&& body) noexcept {
-  try {
-    body();
-    return nullptr;
-  } catch (...) {
-    return dlrt::core::status_from_current_exception();
-  }
-}
-
-template <typename T>
-T* require(T* p, const char* what) {
-  if (p == nullptr) fail(DLRT_INVALID_ARGUMENT, fmt::format("{} is NULL", what));
-  return p;
-}
-
-// Copies `full` into `out` as far as out->struct_size reaches (keeping out->struct_size).
-template <typename T>
-void write_out(T* out, const T& full, const char* what) {
-  size_t n = out->struct_size;
-  if (n < sizeof(size_t))
-    fail(DLRT_INVALID_ARGUMENT,
-         fmt::format("{}->struct_size is {}; set it with DLRT_STRUCT_SIZE", what, n));
-  if (n > sizeof(T)) n = sizeof(T);
-  std::memcpy(reinterpret_cast<unsigned char*>(out) + sizeof(size_t),
-              reinterpret_cast<const unsigned char*>(&full) + sizeof(size_t), n - sizeof(size_t));
-}
+using dlrt::core::guarded;
+using dlrt::core::require;
+using dlrt::core::write_out;
 
 void check_index(size_t index, size_t count, const char* what) {
   if (index >= count)

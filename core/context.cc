@@ -9,6 +9,7 @@
 #include <cstring>
 #include <set>
 
+#include "eager.hpp"
 #include "log.hpp"
 #include "plugin_search.hpp"
 #include "status.hpp"
@@ -111,11 +112,20 @@ Context::Context(const dlrt_context_options* given, const EnvLookup& env_in) {
   }
   registry_ = DeviceRegistry::build(std::move(physical), settings_.value("DLRT_VISIBLE_DEVICES"),
                                     splits);
+  eager_ = std::make_unique<Eager>(*this);
   log(DLRT_LOG_INFO, "context", "{} plugin(s) found, {} device(s): {}", plugins_.size(),
       registry_.devices().size(), registry_.names());
 }
 
 Context::~Context() {
+  if (eager_) {
+    // Tensors hold a pointer to this context; they cannot be freed from here without the
+    // caller's handles, so say so (their memory goes with the devices).
+    if (size_t live = eager_->live_tensors(); live > 0)
+      log(DLRT_LOG_WARNING, "context", "destroyed with {} tensor(s) still alive; destroy tensors "
+          "before their context (their handles are now invalid)", live);
+    eager_.reset();  // kernels, workspaces, streams: before the devices close
+  }
   // Reverse load order, as for any stack of libraries that may depend on each other.
   while (!plugins_.empty()) plugins_.pop_back();
 }
@@ -131,11 +141,19 @@ const DeviceDesc& Context::desc_of(size_t index) const {
   fail(DLRT_INTERNAL, fmt::format("device {} has no description", index));
 }
 
-std::pair<const dlrt_plugin_api*, dlrt_device*> Context::device_handle(size_t index) {
+void Context::check_device(size_t index) const {
   if (index >= registry_.devices().size())
     fail(DLRT_OUT_OF_RANGE, fmt::format("device index {} is out of range; the context has {} "
-                                        "device(s)",
-                                        index, registry_.devices().size()));
+                                        "device(s): {}",
+                                        index, registry_.devices().size(), registry_.names()));
+}
+
+const std::string& Context::device_name(size_t index) const {
+  return registry_.devices().at(index).name;
+}
+
+std::pair<const dlrt_plugin_api*, dlrt_device*> Context::device_handle(size_t index) {
+  check_device(index);
   const PhysicalDevice& ph = registry_.physical()[registry_.devices()[index].physical];
   Plugin& plugin = *plugins_[ph.plugin];
   return {&plugin.api(), plugin.open_device(ph.ordinal)};

@@ -5,7 +5,11 @@
 // dlrt_context_destroy. Plugins are destroyed in reverse load order.
 //
 // Threads: after create, the context is read-only except for lazily opened devices, which the
-// Plugin guards with its own mutex; so queries may come from any thread.
+// Plugin guards with its own mutex, and its Eager state (tensor memory, kernel caches,
+// streams), which guards itself (see eager.hpp); so queries may come from any thread.
+//
+// Destruction: the Eager state first (kernels, workspaces, streams), then the plugins (each
+// closes its devices before plugin_destroy). Tensors must be gone by then.
 #pragma once
 
 #include <dlrt/dlrt.h>
@@ -25,6 +29,8 @@ namespace dlrt::core {
 // dlrt_context_options with every field present: the caller's fields (as far as its
 // struct_size reaches) over the defaults. Throws INVALID_ARGUMENT for a bad struct_size.
 dlrt_context_options complete_options(const dlrt_context_options* options);
+
+class Eager;
 
 class Context {
  public:
@@ -48,10 +54,19 @@ class Context {
   // one physical device share one handle. Throws OUT_OF_RANGE, or the plugin's open error.
   std::pair<const dlrt_plugin_api*, dlrt_device*> device_handle(size_t index);
 
+  // OUT_OF_RANGE unless `index` names a visible device.
+  void check_device(size_t index) const;
+  // "/device:CPU:0" for registry device `index` (< device count).
+  const std::string& device_name(size_t index) const;
+
+  // Eager execution and tensor memory (eager.hpp).
+  Eager& eager() { return *eager_; }
+
  private:
   Settings settings_;
   std::vector<std::unique_ptr<Plugin>> plugins_;
   DeviceRegistry registry_;
+  std::unique_ptr<Eager> eager_;  // after registry_: built from it, destroyed before plugins_
 };
 
 }  // namespace dlrt::core

@@ -214,6 +214,100 @@ DLRT_API dlrt_status* dlrt_context_setting(const dlrt_context* context, size_t i
                                            dlrt_setting* out);
 
 /* ==========================================================================================
+ * Tensors and eager ops.
+ *
+ * A dlrt_tensor is a buffer on one visible device plus its descriptor. Eager execution runs
+ * one op on a named device, synchronously: when dlrt_op_run returns, the outputs hold the
+ * result. Every op is validated and shape-inferred by the core's op registry (docs/ops.md)
+ * before a plugin sees it, with errors that name the op, the operand and what was expected.
+ *
+ * Kernels are cached per (physical device, complete op descriptor: op name, every operand's
+ * dtype, dims and layout, every attribute value), so repeated calls with the same shapes and
+ * attributes never re-create primitives; a kernel's workspace is allocated once with it. The
+ * cache lives until dlrt_context_destroy.
+ *
+ * Threads: tensors may be created and destroyed from any thread; one tensor is written by one
+ * thread at a time. dlrt_op_run calls of one context are serialised by a context-wide lock
+ * (eager state is shared); dlrt_op_infer, dlrt_op_supported and dlrt_op_probe are
+ * thread-safe and take no lock.
+ */
+typedef struct dlrt_tensor dlrt_tensor;
+
+/* Allocate an uninitialised tensor on visible device `device_index`. `desc` must be dense
+ * (DLRT_LAYOUT_DENSE), of a valid dtype, rank 0..DLRT_MAX_RANK, every dim >= 1; anything
+ * else is INVALID_ARGUMENT. A device index out of range is OUT_OF_RANGE. Out of memory (the
+ * plugin's, or over a logical device's memory limit) is RESOURCE_EXHAUSTED naming the device
+ * and the request. The tensor is owned by the caller: free it with dlrt_tensor_destroy. */
+DLRT_API dlrt_status* dlrt_tensor_create(dlrt_context* context, size_t device_index,
+                                         const dlrt_tensor_desc* desc, dlrt_tensor** out_tensor);
+/* Free the tensor's memory. NULL accepted. Tensors must be destroyed before their context. */
+DLRT_API void dlrt_tensor_destroy(dlrt_tensor* tensor);
+/* The tensor's descriptor, copied into *out as far as out->struct_size (set by the caller)
+ * reaches. */
+DLRT_API dlrt_status* dlrt_tensor_get_desc(const dlrt_tensor* tensor, dlrt_tensor_desc* out);
+/* The visible device the tensor lives on (0 for NULL). */
+DLRT_API size_t dlrt_tensor_device_index(const dlrt_tensor* tensor);
+/* Bytes of its data: element size times the product of the dims (0 for NULL). */
+DLRT_API size_t dlrt_tensor_byte_size(const dlrt_tensor* tensor);
+/* Synchronous copies of the whole tensor from host memory `src` into it, and from it into
+ * host memory `dst`. `bytes` must equal dlrt_tensor_byte_size (else INVALID_ARGUMENT). */
+DLRT_API dlrt_status* dlrt_tensor_write(dlrt_tensor* tensor, const void* src, size_t bytes);
+DLRT_API dlrt_status* dlrt_tensor_read(const dlrt_tensor* tensor, void* dst, size_t bytes);
+
+/* Infer the output descriptors of `op` for the given input descriptors (dense) and
+ * attributes, without running anything. Attributes not given take their defaults.
+ * `out_descs` has room for `max_outputs` descriptors, each with struct_size set by the
+ * caller; *out_num_outputs is set to the op's output count, also when that exceeds
+ * max_outputs (then INVALID_ARGUMENT and nothing is written: call again with more room).
+ * Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT naming the op, the input, the axis or
+ * the attribute and what was expected. `attrs` may be NULL when num_attrs is 0; likewise
+ * `inputs`. */
+DLRT_API dlrt_status* dlrt_op_infer(dlrt_context* context, const char* op,
+                                    const dlrt_tensor_desc* const* inputs, size_t num_inputs,
+                                    const dlrt_attr* const* attrs, size_t num_attrs,
+                                    dlrt_tensor_desc* out_descs, size_t max_outputs,
+                                    size_t* out_num_outputs);
+
+/* Can device `device_index` run `op` for these inputs/attributes? NULL = yes. Otherwise the
+ * validation error (NOT_FOUND / INVALID_ARGUMENT, as dlrt_op_infer), OUT_OF_RANGE for a bad
+ * device index, or the plugin's answer (UNIMPLEMENTED: no kernel for this op, dtype, shape or
+ * attribute) with its reason, prefixed "<op> on <device name>: ". Does not open the device. */
+DLRT_API dlrt_status* dlrt_op_supported(dlrt_context* context, const char* op,
+                                        size_t device_index,
+                                        const dlrt_tensor_desc* const* inputs, size_t num_inputs,
+                                        const dlrt_attr* const* attrs, size_t num_attrs);
+
+/* Run `op` once on device `device_index` and wait for it. Every input must live on that
+ * device (else INVALID_ARGUMENT naming the input and both devices). `num_outputs` must be the
+ * op's output count. For each output slot: if outputs[i] is non-NULL, that tensor is written
+ * in place; it must be on the same device and have exactly the inferred descriptor (else
+ * INVALID_ARGUMENT naming the output, expected vs got), and it may be the same tensor as an
+ * input only where docs/ops.md says the op updates in place (optimizer updates). If
+ * outputs[i] is NULL, a new tensor is created and stored there, owned by the caller.
+ * A device that cannot run the op answers as dlrt_op_supported does (UNIMPLEMENTED with its
+ * reason); nothing falls back to another device. Random ops draw with an offset the context
+ * advances on every run. On error, tensors created by this call are freed and their slots
+ * left NULL; caller-provided outputs stay the caller's (their contents are then undefined). */
+DLRT_API dlrt_status* dlrt_op_run(dlrt_context* context, const char* op, size_t device_index,
+                                  const dlrt_tensor* const* inputs, size_t num_inputs,
+                                  const dlrt_attr* const* attrs, size_t num_attrs,
+                                  dlrt_tensor** outputs, size_t num_outputs);
+
+/* The ops the core knows (docs/ops.md), sorted by name, for listings such as
+ * `dlprobe --ops`. Needs no context. */
+DLRT_API size_t dlrt_op_count(void);
+/* Name and one-line doc of op `index` (static strings); NULL for an index out of range. */
+DLRT_API const char* dlrt_op_name(size_t index);
+DLRT_API const char* dlrt_op_doc(size_t index);
+
+/* Ask device `device_index` whether it runs `op` on the op registry's example operands (f32
+ * where the op takes floats, small shapes such as conv2d x (1,8,8,3), w (3,3,3,4); default
+ * attributes but the required ones): what `dlprobe --ops` shows. NULL = yes; otherwise the
+ * reason, as dlrt_op_supported gives it (NOT_FOUND for an unknown op). A yes here does not
+ * promise every shape, dtype or attribute: ask dlrt_op_supported with the real operands. */
+DLRT_API dlrt_status* dlrt_op_probe(dlrt_context* context, const char* op, size_t device_index);
+
+/* ==========================================================================================
  * Graphs, variables, gradients, placement and executables (section added by the graph issue).
  *
  * A dlrt_graph is a dataflow graph built op by op with shape inference at build time. Values

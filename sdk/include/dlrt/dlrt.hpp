@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -63,6 +64,7 @@ namespace detail {
 struct Deleter {
   void operator()(dlrt_status* s) const noexcept { dlrt_status_free(s); }
   void operator()(dlrt_context* c) const noexcept { dlrt_context_destroy(c); }
+  void operator()(dlrt_tensor* t) const noexcept { dlrt_tensor_destroy(t); }
   void operator()(dlrt_graph* g) const noexcept { dlrt_graph_destroy(g); }
 };
 
@@ -478,116 +480,7 @@ class ContextOptions {
 };
 
 // ------------------------------------------------------------------------------------------
-// Context: owns the loaded plugins and the device registry (dlrt_context). Move-only.
-// Queries are thread-safe, as in the C API.
-
-class Context {
- public:
-  // Loads plugins as `options` say. A plugin that fails to load does not make this throw
-  // (see plugins()); malformed options do (Error with DLRT_INVALID_ARGUMENT).
-  explicit Context(const ContextOptions& options = ContextOptions()) {
-    ContextOptions::CView view;
-    options.to_c(&view);
-    dlrt_context* raw = nullptr;
-    check(dlrt_context_create(&view.options, &raw));
-    handle_.reset(raw);
-  }
-  // Adopts a context made through the C API; it is destroyed with this object.
-  explicit Context(dlrt_context* adopted) noexcept : handle_(adopted) {}
-
-  Context(Context&&) noexcept = default;
-  Context& operator=(Context&&) noexcept = default;
-  Context(const Context&) = delete;
-  Context& operator=(const Context&) = delete;
-
-  // The C handle, still owned by this object; NULL after a move.
-  dlrt_context* get() const noexcept { return handle_.get(); }
-  // Gives up ownership: the caller now calls dlrt_context_destroy.
-  dlrt_context* release() noexcept { return handle_.release(); }
-  explicit operator bool() const noexcept { return handle_ != nullptr; }
-
-  // ---- plugins ----
-  size_t plugin_count() const { return dlrt_context_plugin_count(get()); }
-  PluginInfo plugin(size_t index) const {
-    dlrt_plugin_info c{};
-    c.struct_size = DLRT_STRUCT_SIZE(dlrt_plugin_info);
-    check(dlrt_context_plugin_info(get(), index, &c));
-    return PluginInfo::from_c(c);
-  }
-  // Every plugin file found, in search order, whatever its state.
-  std::vector<PluginInfo> plugins() const {
-    std::vector<PluginInfo> out;
-    const size_t n = plugin_count();
-    out.reserve(n);
-    for (size_t i = 0; i < n; ++i) out.push_back(plugin(i));
-    return out;
-  }
-
-  // ---- devices ----
-  size_t device_count() const { return dlrt_context_device_count(get()); }
-  DeviceInfo device(size_t index) const {
-    dlrt_device_info c{};
-    c.struct_size = DLRT_STRUCT_SIZE(dlrt_device_info);
-    check(dlrt_context_device_info(get(), index, &c));
-    return DeviceInfo::from_c(c);
-  }
-  // Every visible device, in registry order (index i is device(i)).
-  std::vector<DeviceInfo> devices() const {
-    std::vector<DeviceInfo> out;
-    const size_t n = device_count();
-    out.reserve(n);
-    for (size_t i = 0; i < n; ++i) out.push_back(device(i));
-    return out;
-  }
-  // The index of the device matching `spec` ("GPU:0", "cpu"); Error(DLRT_NOT_FOUND) lists
-  // the devices there are.
-  size_t find_device(const std::string& spec) const {
-    size_t index = 0;
-    check(dlrt_context_find_device(get(), spec.c_str(), &index));
-    return index;
-  }
-  // Free bytes of device `index`'s physical device, asked of its plugin now.
-  uint64_t device_memory_free(size_t index) const {
-    uint64_t free_bytes = 0;
-    check(dlrt_context_device_memory_free(get(), index, &free_bytes));
-    return free_bytes;
-  }
-
-  // ---- settings ----
-  size_t setting_count() const { return dlrt_context_setting_count(get()); }
-  Setting setting(size_t index) const {
-    dlrt_setting c{};
-    c.struct_size = DLRT_STRUCT_SIZE(dlrt_setting);
-    check(dlrt_context_setting(get(), index, &c));
-    return Setting::from_c(c);
-  }
-  // Every setting with its effective value and source.
-  std::vector<Setting> settings() const {
-    std::vector<Setting> out;
-    const size_t n = setting_count();
-    out.reserve(n);
-    for (size_t i = 0; i < n; ++i) out.push_back(setting(i));
-    return out;
-  }
-
- private:
-  detail::Owner<dlrt_context> handle_;
-};
-
-// ------------------------------------------------------------------------------------------
-// Graphs: build a dataflow graph op by op, with shape inference at build time (dlrt_graph_*).
-//
-//   dlrt::Graph g(ctx);
-//   dlrt::Value x = g.placeholder("x", DLRT_F32, {64, 28, 28, 1});
-//   dlrt::Value w = g.variable("w", DLRT_F32, {3, 3, 1, 32}, "random_uniform",
-//                              {{"minval", -0.1}, {"maxval", 0.1}, {"seed", 1}});
-//   {
-//     dlrt::DeviceScope on_gpu(g, "/GPU:0");   // TensorFlow's `with tf.device('/GPU:0'):`
-//     dlrt::Value y = g.op1("relu", {g.op1("conv2d", {x, w}, {{"padding", "SAME"}})});
-//   }
-//
-// Values are small copyable handles (the graph's C pointer + a dlrt_value); they stay valid
-// as long as their Graph.
+// Op attributes, shared by eager ops (Context::run_op) and the graph builders.
 
 // One op attribute for the builders: {"padding", "SAME"}, {"strides", {2, 2}}, {"seed", 7},
 // {"learning_rate", 0.01}, {"transpose_b", true}, {"dtype", DLRT_I32}. Float lists take an
@@ -676,6 +569,301 @@ template <> struct CDtype<uint8_t> { static constexpr dlrt_dtype value = DLRT_U8
 template <> struct CDtype<int8_t> { static constexpr dlrt_dtype value = DLRT_I8; };
 
 }  // namespace detail
+
+class Tensor;
+
+// A device's answer to "can you run this op?": supported, or the code and reason it gave
+// (UNIMPLEMENTED with the plugin's words; NOT_FOUND for an unknown op).
+struct OpSupport {
+  bool supported = true;
+  dlrt_code code = DLRT_OK;
+  std::string reason;  // "" when supported
+
+  explicit operator bool() const noexcept { return supported; }
+
+  // Takes (and frees) a status from dlrt_op_supported / dlrt_op_probe: NULL is "yes".
+  static OpSupport from_status(dlrt_status* status) {
+    OpSupport s;
+    if (status == nullptr) return s;
+    detail::Owner<dlrt_status> owned(status);
+    s.supported = false;
+    s.code = dlrt_status_code(owned.get());
+    s.reason = detail::str(dlrt_status_message(owned.get()));
+    return s;
+  }
+};
+
+// One op the library knows (docs/ops.md): its name and one-line doc.
+struct OpInfo {
+  std::string name;
+  std::string doc;
+};
+
+// Every op, sorted by name (dlrt_op_count / dlrt_op_name / dlrt_op_doc).
+inline std::vector<OpInfo> ops() {
+  std::vector<OpInfo> out;
+  const size_t n = dlrt_op_count();
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) out.push_back({detail::str(dlrt_op_name(i)), detail::str(dlrt_op_doc(i))});
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------
+// Context: owns the loaded plugins and the device registry (dlrt_context). Move-only.
+// Queries are thread-safe, as in the C API.
+
+class Context {
+ public:
+  // Loads plugins as `options` say. A plugin that fails to load does not make this throw
+  // (see plugins()); malformed options do (Error with DLRT_INVALID_ARGUMENT).
+  explicit Context(const ContextOptions& options = ContextOptions()) {
+    ContextOptions::CView view;
+    options.to_c(&view);
+    dlrt_context* raw = nullptr;
+    check(dlrt_context_create(&view.options, &raw));
+    handle_.reset(raw);
+  }
+  // Adopts a context made through the C API; it is destroyed with this object.
+  explicit Context(dlrt_context* adopted) noexcept : handle_(adopted) {}
+
+  Context(Context&&) noexcept = default;
+  Context& operator=(Context&&) noexcept = default;
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  // The C handle, still owned by this object; NULL after a move.
+  dlrt_context* get() const noexcept { return handle_.get(); }
+  // Gives up ownership: the caller now calls dlrt_context_destroy.
+  dlrt_context* release() noexcept { return handle_.release(); }
+  explicit operator bool() const noexcept { return handle_ != nullptr; }
+
+  // ---- plugins ----
+  size_t plugin_count() const { return dlrt_context_plugin_count(get()); }
+  PluginInfo plugin(size_t index) const {
+    dlrt_plugin_info c{};
+    c.struct_size = DLRT_STRUCT_SIZE(dlrt_plugin_info);
+    check(dlrt_context_plugin_info(get(), index, &c));
+    return PluginInfo::from_c(c);
+  }
+  // Every plugin file found, in search order, whatever its state.
+  std::vector<PluginInfo> plugins() const {
+    std::vector<PluginInfo> out;
+    const size_t n = plugin_count();
+    out.reserve(n);
+    for (size_t i = 0; i < n; ++i) out.push_back(plugin(i));
+    return out;
+  }
+
+  // ---- devices ----
+  size_t device_count() const { return dlrt_context_device_count(get()); }
+  DeviceInfo device(size_t index) const {
+    dlrt_device_info c{};
+    c.struct_size = DLRT_STRUCT_SIZE(dlrt_device_info);
+    check(dlrt_context_device_info(get(), index, &c));
+    return DeviceInfo::from_c(c);
+  }
+  // Every visible device, in registry order (index i is device(i)).
+  std::vector<DeviceInfo> devices() const {
+    std::vector<DeviceInfo> out;
+    const size_t n = device_count();
+    out.reserve(n);
+    for (size_t i = 0; i < n; ++i) out.push_back(device(i));
+    return out;
+  }
+  // The index of the device matching `spec` ("GPU:0", "cpu"); Error(DLRT_NOT_FOUND) lists
+  // the devices there are.
+  size_t find_device(const std::string& spec) const {
+    size_t index = 0;
+    check(dlrt_context_find_device(get(), spec.c_str(), &index));
+    return index;
+  }
+  // Free bytes of device `index`'s physical device, asked of its plugin now.
+  uint64_t device_memory_free(size_t index) const {
+    uint64_t free_bytes = 0;
+    check(dlrt_context_device_memory_free(get(), index, &free_bytes));
+    return free_bytes;
+  }
+
+  // ---- eager ops (dlrt_op_*; defined after Tensor) ----
+  // Runs `op` once on device `device` and returns its outputs, new tensors on that device:
+  //   auto y = ctx.run_op("conv2d", cpu, {x, w}, {{"padding", "SAME"}})[0];
+  // Two C calls: dlrt_op_infer (for the output count), then dlrt_op_run.
+  std::vector<Tensor> run_op(const std::string& op, size_t device,
+                             const std::vector<std::reference_wrapper<const Tensor>>& inputs,
+                             const OpAttrs& attrs = {}) const;
+  // Runs `op` writing into `outputs` (one per output of the op, each of the inferred desc;
+  // an optimizer update may name its own inputs). One C call.
+  void run_op_into(const std::string& op, size_t device,
+                   const std::vector<std::reference_wrapper<const Tensor>>& inputs,
+                   const std::vector<std::reference_wrapper<Tensor>>& outputs,
+                   const OpAttrs& attrs = {}) const;
+  // Can `device` run `op` on inputs of these descs? A "no" is an answer, not an exception;
+  // a malformed call (unknown op, bad shapes, bad device index) throws Error.
+  OpSupport op_supported(const std::string& op, size_t device,
+                         const std::vector<dlrt_tensor_desc>& inputs,
+                         const OpAttrs& attrs = {}) const {
+    std::vector<const dlrt_tensor_desc*> ptrs;
+    for (const dlrt_tensor_desc& d : inputs) ptrs.push_back(&d);
+    detail::CAttrs c(attrs);
+    OpSupport s = OpSupport::from_status(dlrt_op_supported(
+        get(), op.c_str(), device, ptrs.empty() ? nullptr : ptrs.data(), ptrs.size(), c.data(),
+        c.size()));
+    if (!s.supported && s.code != DLRT_UNIMPLEMENTED) throw Error(s.code, s.reason);
+    return s;
+  }
+  // The same on the op's example operands (what `dlprobe --ops` shows). Never throws for a
+  // "no"; the reason says why (NOT_FOUND for an unknown op, OUT_OF_RANGE for a bad device).
+  OpSupport op_probe(const std::string& op, size_t device) const {
+    return OpSupport::from_status(dlrt_op_probe(get(), op.c_str(), device));
+  }
+  // Output descriptors of `op` for inputs of these descs, without running anything.
+  std::vector<dlrt_tensor_desc> op_infer(const std::string& op,
+                                         const std::vector<dlrt_tensor_desc>& inputs,
+                                         const OpAttrs& attrs = {}) const {
+    std::vector<const dlrt_tensor_desc*> ptrs;
+    for (const dlrt_tensor_desc& d : inputs) ptrs.push_back(&d);
+    detail::CAttrs c(attrs);
+    std::vector<dlrt_tensor_desc> out(8, detail::dense_desc(DLRT_DTYPE_INVALID, {}));
+    size_t n = 0;
+    check(dlrt_op_infer(get(), op.c_str(), ptrs.empty() ? nullptr : ptrs.data(), ptrs.size(),
+                        c.data(), c.size(), out.data(), out.size(), &n));
+    out.resize(n);
+    return out;
+  }
+
+  // ---- settings ----
+  size_t setting_count() const { return dlrt_context_setting_count(get()); }
+  Setting setting(size_t index) const {
+    dlrt_setting c{};
+    c.struct_size = DLRT_STRUCT_SIZE(dlrt_setting);
+    check(dlrt_context_setting(get(), index, &c));
+    return Setting::from_c(c);
+  }
+  // Every setting with its effective value and source.
+  std::vector<Setting> settings() const {
+    std::vector<Setting> out;
+    const size_t n = setting_count();
+    out.reserve(n);
+    for (size_t i = 0; i < n; ++i) out.push_back(setting(i));
+    return out;
+  }
+
+ private:
+  detail::Owner<dlrt_context> handle_;
+};
+
+// ------------------------------------------------------------------------------------------
+// Tensor: a buffer on one device of a context (dlrt_tensor). Move-only; destroy it (let it go
+// out of scope) before its Context.
+//
+//   dlrt::Tensor x = dlrt::Tensor::create(ctx, cpu, DLRT_F32, {2, 3});
+//   x.write(std::vector<float>{1, -2, 3, -4, 5, -6});
+//   std::vector<float> y = ctx.run_op("relu", cpu, {x})[0].read<float>();
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Adopts a tensor made through the C API; it is destroyed with this object.
+  explicit Tensor(dlrt_tensor* adopted) noexcept : handle_(adopted) {}
+
+  // An uninitialised dense tensor on visible device `device`.
+  static Tensor create(const Context& context, size_t device, dlrt_dtype dtype,
+                       const std::vector<int64_t>& dims) {
+    const dlrt_tensor_desc d = detail::dense_desc(dtype, dims);
+    dlrt_tensor* raw = nullptr;
+    check(dlrt_tensor_create(context.get(), device, &d, &raw));
+    return Tensor(raw);
+  }
+
+  Tensor(Tensor&&) noexcept = default;
+  Tensor& operator=(Tensor&&) noexcept = default;
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+
+  dlrt_tensor* get() const noexcept { return handle_.get(); }
+  dlrt_tensor* release() noexcept { return handle_.release(); }
+  explicit operator bool() const noexcept { return handle_ != nullptr; }
+
+  dlrt_tensor_desc desc() const {
+    dlrt_tensor_desc d{};
+    d.struct_size = DLRT_STRUCT_SIZE(dlrt_tensor_desc);
+    check(dlrt_tensor_get_desc(get(), &d));
+    return d;
+  }
+  dlrt_dtype dtype() const { return static_cast<dlrt_dtype>(desc().dtype); }
+  std::vector<int64_t> dims() const {
+    const dlrt_tensor_desc d = desc();
+    return std::vector<int64_t>(d.dims, d.dims + d.rank);
+  }
+  size_t device() const noexcept { return dlrt_tensor_device_index(get()); }
+  size_t byte_size() const noexcept { return dlrt_tensor_byte_size(get()); }
+
+  // Copies all of `values` in (their count must match the tensor's elements). T is the
+  // tensor's element type (float for f32, int32_t for i32, ...).
+  template <typename T>
+  void write(const std::vector<T>& values) {
+    check(dlrt_tensor_write(get(), values.data(), values.size() * sizeof(T)));
+  }
+  // The tensor's elements as T (byte_size() must be a multiple of sizeof(T)).
+  template <typename T>
+  std::vector<T> read() const {
+    std::vector<T> values(byte_size() / sizeof(T));
+    check(dlrt_tensor_read(get(), values.data(), values.size() * sizeof(T)));
+    return values;
+  }
+
+ private:
+  detail::Owner<dlrt_tensor> handle_;
+};
+
+inline std::vector<Tensor> Context::run_op(
+    const std::string& op, size_t device,
+    const std::vector<std::reference_wrapper<const Tensor>>& inputs, const OpAttrs& attrs) const {
+  std::vector<const dlrt_tensor*> in;
+  std::vector<dlrt_tensor_desc> descs;
+  for (const Tensor& t : inputs) {
+    in.push_back(t.get());
+    descs.push_back(t.desc());
+  }
+  const size_t n = op_infer(op, descs, attrs).size();
+  detail::CAttrs c(attrs);
+  std::vector<dlrt_tensor*> out(n, nullptr);
+  check(dlrt_op_run(get(), op.c_str(), device, in.empty() ? nullptr : in.data(), in.size(),
+                    c.data(), c.size(), out.empty() ? nullptr : out.data(), out.size()));
+  std::vector<Tensor> result;
+  result.reserve(n);
+  for (dlrt_tensor* t : out) result.emplace_back(t);
+  return result;
+}
+
+inline void Context::run_op_into(const std::string& op, size_t device,
+                                 const std::vector<std::reference_wrapper<const Tensor>>& inputs,
+                                 const std::vector<std::reference_wrapper<Tensor>>& outputs,
+                                 const OpAttrs& attrs) const {
+  std::vector<const dlrt_tensor*> in;
+  for (const Tensor& t : inputs) in.push_back(t.get());
+  std::vector<dlrt_tensor*> out;
+  for (Tensor& t : outputs) out.push_back(t.get());
+  detail::CAttrs c(attrs);
+  check(dlrt_op_run(get(), op.c_str(), device, in.empty() ? nullptr : in.data(), in.size(),
+                    c.data(), c.size(), out.empty() ? nullptr : out.data(), out.size()));
+}
+
+// ------------------------------------------------------------------------------------------
+// Graphs: build a dataflow graph op by op, with shape inference at build time (dlrt_graph_*).
+//
+//   dlrt::Graph g(ctx);
+//   dlrt::Value x = g.placeholder("x", DLRT_F32, {64, 28, 28, 1});
+//   dlrt::Value w = g.variable("w", DLRT_F32, {3, 3, 1, 32}, "random_uniform",
+//                              {{"minval", -0.1}, {"maxval", 0.1}, {"seed", 1}});
+//   {
+//     dlrt::DeviceScope on_gpu(g, "/GPU:0");   // TensorFlow's `with tf.device('/GPU:0'):`
+//     dlrt::Value y = g.op1("relu", {g.op1("conv2d", {x, w}, {{"padding", "SAME"}})});
+//   }
+//
+// Values are small copyable handles (the graph's C pointer + a dlrt_value); they stay valid
+// as long as their Graph.
+
 
 // A value of a graph: one output of one node. Non-owning; valid while its Graph lives.
 class Value {

@@ -1,0 +1,98 @@
+// tensor.cc: see tensor.hpp.
+#include "tensor.hpp"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "context.hpp"
+#include "eager.hpp"
+#include "ops/shape_util.hpp"
+#include "plugin_call.hpp"
+#include "status.hpp"
+
+namespace dlrt::core {
+
+size_t dtype_size(dlrt_dtype dtype) {
+  switch (dtype) {
+    case DLRT_F32: return 4;
+    case DLRT_F16: return 2;
+    case DLRT_BF16: return 2;
+    case DLRT_F64: return 8;
+    case DLRT_I32: return 4;
+    case DLRT_I64: return 8;
+    case DLRT_U8: return 1;
+    case DLRT_I8: return 1;
+    case DLRT_BOOL: return 1;
+    case DLRT_DTYPE_INVALID: break;
+  }
+  return 0;
+}
+
+size_t dense_byte_size(const ops::TensorType& type) {
+  size_t bytes = dtype_size(type.dtype);
+  if (bytes == 0)
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("{} is not a valid dtype", ops::dtype_name(type.dtype)));
+  for (int64_t d : type.dims) {
+    if (d < 1 || __builtin_mul_overflow(bytes, static_cast<size_t>(d), &bytes))
+      fail(DLRT_INVALID_ARGUMENT, fmt::format("a tensor of {} does not fit in memory",
+                                              ops::to_string(type)));
+  }
+  return bytes;
+}
+
+ops::TensorType tensor_type_for_create(const char* who, const dlrt_tensor_desc& desc) {
+  ops::Result<ops::TensorType> t = ops::tensor_type_from_c(who, "desc", desc);
+  if (!t.ok()) fail(t.status().code(), t.status().message());
+  if (!ops::is_valid_dtype(t->dtype))
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: desc has dtype {}, not a valid dlrt_dtype", who,
+                                            static_cast<int32_t>(t->dtype)));
+  for (int a = 0; a < t->rank(); ++a)
+    if (t->dims[a] < 1)
+      fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: desc has dim {} = {} in {}, expected >= 1 "
+                                              "(dlrt has no empty tensors)",
+                                              who, a, t->dims[a], ops::format_dims(t->dims)));
+  if (DLRT_HAS_FIELD(dlrt_tensor_desc, layout, desc.struct_size) &&
+      desc.layout != DLRT_LAYOUT_DENSE)
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: desc has layout {}; tensors made through the "
+                                            "API are dense (DLRT_LAYOUT_DENSE)",
+                                            who, desc.layout));
+  dense_byte_size(*t);  // throws when it overflows
+  return std::move(*t);
+}
+
+Tensor::Tensor(Context& context, size_t device, ops::TensorType type)
+    : context_(&context), device_(device), type_(std::move(type)) {
+  bytes_ = dense_byte_size(type_);
+  desc_.struct_size = sizeof desc_;
+  desc_.dtype = type_.dtype;
+  desc_.rank = type_.rank();
+  for (int a = 0; a < type_.rank(); ++a) desc_.dims[a] = type_.dims[a];
+  desc_.layout = DLRT_LAYOUT_DENSE;
+  auto [api, handle] = context.device_handle(device);
+  api_ = api;
+  handle_ = handle;
+  data_ = context.eager().allocate(device, bytes_);
+}
+
+Tensor::~Tensor() { context_->eager().release(device_, data_, bytes_); }
+
+void Tensor::write(const void* src, size_t bytes) {
+  if (bytes != bytes_)
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("dlrt_tensor_write: {} bytes given, the tensor {} "
+                                            "holds {}",
+                                            bytes, ops::to_string(type_), bytes_));
+  plugin_call(fmt::format("dlrt_tensor_write to {}: memcpy_h2d", context_->device_name(device_)),
+              [&] { return api_->memcpy_h2d(handle_, data_, src, bytes, nullptr); });
+}
+
+void Tensor::read(void* dst, size_t bytes) const {
+  if (bytes != bytes_)
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("dlrt_tensor_read: {} bytes asked for, the tensor "
+                                            "{} holds {}",
+                                            bytes, ops::to_string(type_), bytes_));
+  plugin_call(fmt::format("dlrt_tensor_read from {}: memcpy_d2h", context_->device_name(device_)),
+              [&] { return api_->memcpy_d2h(handle_, dst, data_, bytes, nullptr); });
+}
+
+}  // namespace dlrt::core
