@@ -5,7 +5,8 @@
 // depend on the caller's shell; a test that wants a variable sets it on the command line.
 // Nothing here assumes hardware beyond "some CPU": the CUDA expectations branch on whether
 // the machine has an NVIDIA GPU (the driver's /proc or /dev entries), never on what the
-// plugin says.
+// plugin says. The binary links libdlrt only for the op list (dlrt_op_count/dlrt_op_name),
+// which `--ops` must show in full.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "dlrt/dlrt.h"
 #include "dlrt/plugin.h"
 
 #ifndef DLPROBE_PATH
@@ -293,6 +295,99 @@ TEST(Dlprobe, HelpAndVersionExitZero) {
   const ProbeRun version = dlprobe("--version");
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_NE(version.out.find("plugin ABI " + kBuiltAbi), std::string::npos) << version.out;
+}
+
+// ---- --ops: the op x device matrix ----------------------------------------------------------
+
+// The "ops" array of `dlprobe --json --ops <args>`, or an empty array (after a failure).
+json ops_of(const json& report) {
+  if (!report.contains("ops") || !report["ops"].is_array()) {
+    ADD_FAILURE() << "no \"ops\" array in:\n" << report.dump(2).substr(0, 2000);
+    return json::array();
+  }
+  return report["ops"];
+}
+
+// Every op whose entry for `device` is not {"supported": true}, with its reason.
+std::string unsupported_on(const json& ops, const std::string& device) {
+  std::string out;
+  for (const json& op : ops) {
+    const json& d = op["devices"];
+    if (!d.contains(device)) {
+      out += "  " + op.value("op", "?") + ": device missing\n";
+    } else if (!d[device].value("supported", false)) {
+      out += "  " + op.value("op", "?") + ": " + d[device].value("reason", "(no reason)") + "\n";
+    }
+  }
+  return out;
+}
+
+TEST(DlprobeOps, OpsOnlyWithTheFlag) {
+  EXPECT_FALSE(probe_json().contains("ops"));
+}
+
+TEST(DlprobeOps, JsonListsEveryOpWithEveryDevice) {
+  const json j = probe_json("--ops");
+  const json ops = ops_of(j);
+  ASSERT_EQ(ops.size(), dlrt_op_count());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    EXPECT_EQ(ops[i].value("op", ""), dlrt_op_name(i));
+    EXPECT_FALSE(ops[i].value("doc", "").empty()) << ops[i].dump();
+    ASSERT_TRUE(ops[i].contains("devices") && ops[i]["devices"].is_object()) << ops[i].dump();
+    EXPECT_EQ(ops[i]["devices"].size(), j["devices"].size()) << ops[i].dump();
+    for (const json& d : j["devices"]) {
+      const std::string name = d.value("name", "");
+      ASSERT_TRUE(ops[i]["devices"].contains(name)) << name << " missing: " << ops[i].dump();
+      const json& a = ops[i]["devices"][name];
+      ASSERT_TRUE(a.contains("supported") && a["supported"].is_boolean()) << a.dump();
+      if (!a["supported"].get<bool>()) {
+        EXPECT_FALSE(a.value("reason", "").empty()) << "a \"no\" needs a reason: " << a.dump();
+        EXPECT_FALSE(a.value("code", "").empty()) << a.dump();
+      }
+    }
+  }
+}
+
+// The CPU plugin implements every op in f32: a ✗ here is a missing kernel, reported by name.
+TEST(DlprobeOps, CpuDeviceRunsEveryOp) {
+  const json ops = ops_of(probe_json("--ops"));
+  ASSERT_EQ(ops.size(), dlrt_op_count());
+  const std::string missing = unsupported_on(ops, "/device:CPU:0");
+  EXPECT_TRUE(missing.empty()) << "/device:CPU:0 does not run:\n" << missing;
+}
+
+TEST(DlprobeOps, ReferenceDeviceRunsEveryOp) {
+  const json ops = ops_of(probe_json("--ops"));
+  ASSERT_EQ(ops.size(), dlrt_op_count());
+  const std::string missing = unsupported_on(ops, "/device:REF:0");
+  EXPECT_TRUE(missing.empty()) << "/device:REF:0 does not run:\n" << missing;
+}
+
+TEST(DlprobeOps, ARestrictedDeviceSaysNoWithItsReason) {
+  const json ops = ops_of(probe_json("--ops --plugin-options 'reference:ops=relu'"));
+  const json* relu = find_by(ops, "op", "relu");
+  const json* conv = find_by(ops, "op", "conv2d");
+  ASSERT_NE(relu, nullptr);
+  ASSERT_NE(conv, nullptr);
+  EXPECT_TRUE((*relu)["devices"]["/device:REF:0"].value("supported", false)) << relu->dump(2);
+  const json& no = (*conv)["devices"]["/device:REF:0"];
+  EXPECT_FALSE(no.value("supported", true)) << no.dump(2);
+  EXPECT_EQ(no.value("code", ""), "UNIMPLEMENTED") << no.dump(2);
+  EXPECT_NE(no.value("reason", "").find("conv2d on /device:REF:0"), std::string::npos) << no.dump(2);
+  EXPECT_NE(no.value("reason", "").find("restricted"), std::string::npos) << no.dump(2);
+}
+
+TEST(DlprobeOps, TextShowsTheMatrixAndOneReasonPerNo) {
+  const ProbeRun r = dlprobe("--ops --visible-devices REF:0 --plugin-options 'reference:ops=relu'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Ops ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/device:REF:0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("✓"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("✗"), std::string::npos) << r.out;
+  // Every op but relu says no, each on its own line with the plugin's reason.
+  EXPECT_NE(r.out.find("Not supported (" + std::to_string(dlrt_op_count() - 1) + ")"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("UNIMPLEMENTED: conv2d on /device:REF:0: "), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -20,7 +20,14 @@
 //     "memory_limit",                                   // bytes; 0 = none
 //     "attributes": {every dlrt_device_info field, then every plugin attribute by name}
 //   }],
-//   "settings": [{"name", "value", "source", "help"}]  // only with --env
+//   "settings": [{"name", "value", "source", "help"}], // only with --env
+//   "ops": [{                                          // only with --ops
+//     "op": "conv2d", "doc": "...",
+//     "devices": {                                     // every device, by name
+//       "/device:CPU:0": {"supported": true},
+//       "/device:REF:0": {"supported": false, "code": "UNIMPLEMENTED", "reason": "..."}
+//     }
+//   }]
 // }
 // Adding a key is not a schema change; renaming or retyping one bumps schema_version.
 #include <string>
@@ -123,6 +130,21 @@ json render_json(const Snapshot& s, bool with_settings) {
                                {"value", st.value},
                                {"source", dlrt::setting_source_name(st.source)},
                                {"help", st.help}});
+  }
+  if (s.with_ops) {
+    j["ops"] = json::array();
+    for (const OpRow& op : s.ops) {
+      json devices = json::object();
+      for (size_t i = 0; i < op.devices.size() && i < s.devices.size(); ++i) {
+        const dlrt::OpSupport& a = op.devices[i];
+        devices[s.devices[i].info.name] =
+            a.supported ? json{{"supported", true}}
+                        : json{{"supported", false},
+                               {"code", dlrt::code_name(a.code)},
+                               {"reason", a.reason}};
+      }
+      j["ops"].push_back({{"op", op.name}, {"doc", op.doc}, {"devices", std::move(devices)}});
+    }
   }
   return j;
 }

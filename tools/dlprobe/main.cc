@@ -6,6 +6,7 @@
 //   dlprobe                      plugins and devices, as tables
 //   dlprobe --json               the same as JSON (schema in json.cc)
 //   dlprobe --env                also every setting, its value and where it came from
+//   dlprobe --ops                also the op x device matrix (with --json: an "ops" array)
 //   dlprobe --require cuda       exit 1, saying why, unless a cuda device is usable
 //
 // Exit status: 0 fine; 1 a --require is not met; 2 bad command line, or options libdlrt
@@ -33,6 +34,7 @@ struct Args {
   bool json = false;
   bool env = false;
   bool quiet = false;
+  bool ops = false;
   bool no_default_paths = false;
   std::vector<std::string> require;
   std::vector<std::string> plugin_paths;
@@ -63,7 +65,7 @@ int run(const Args& args) {
     return kExitUsage;
   }
 
-  const dlprobe::Snapshot snapshot = dlprobe::collect(*context, args.env);
+  const dlprobe::Snapshot snapshot = dlprobe::collect(*context, args.env, args.ops);
 
   if (!args.quiet) {
     if (args.json)
@@ -71,9 +73,6 @@ int run(const Args& args) {
     else
       std::cout << dlprobe::render_text(snapshot, args.env);
   }
-
-  // --ops (next issue): the op x device matrix is one more section of the snapshot and of
-  // both renderers, filled from op_supported through libdlrt; it is not offered until then.
 
   int rc = kExitOk;
   for (const std::string& platform : args.require) {
@@ -91,7 +90,7 @@ int run(const Args& args) {
 int main(int argc, char** argv) {
   CLI::App app{
       "dlprobe: list the dlrt plugins found (loaded or not, and why), the devices they offer, "
-      "and the settings in effect."};
+      "the ops each device runs (--ops) and the settings in effect."};
   Args args;
   app.add_flag("--json", args.json, "Print the report as JSON (schema_version 1)");
   app.add_flag("--env", args.env,
@@ -116,7 +115,9 @@ int main(int argc, char** argv) {
                      "Per-plugin options \"cpu:threads=2;reference:num_devices=3\" "
                      "(overrides DLRT_PLUGIN_OPTIONS)")
           ->type_name("OPTIONS");
-  // --ops is reserved for the op x device matrix (next issue).
+  app.add_flag("--ops", args.ops,
+               "Also ask every device about every op (on the op's small f32 example) and show "
+               "the op x device matrix with the reason for every \"no\"");
   app.set_version_flag("--version", [] {
     const dlrt::AbiVersion abi = dlrt::abi_version();
     return "dlprobe (dlrt " + dlrt::version() + ", plugin ABI " + std::to_string(abi.major) +

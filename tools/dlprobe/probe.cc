@@ -6,7 +6,7 @@
 
 namespace dlprobe {
 
-Snapshot collect(const dlrt::Context& context, bool with_settings) {
+Snapshot collect(const dlrt::Context& context, bool with_settings, bool with_ops) {
   Snapshot s;
   s.dlrt_version = dlrt::version();
   s.abi = dlrt::abi_version();
@@ -25,6 +25,14 @@ Snapshot collect(const dlrt::Context& context, bool with_settings) {
     s.devices.push_back(std::move(d));
   }
   if (with_settings) s.settings = context.settings();
+  if (with_ops) {
+    s.with_ops = true;
+    for (const dlrt::OpInfo& op : dlrt::ops()) {
+      OpRow row{op.name, op.doc, {}};
+      for (size_t i = 0; i < n; ++i) row.devices.push_back(context.op_probe(op.name, i));
+      s.ops.push_back(std::move(row));
+    }
+  }
   return s;
 }
 

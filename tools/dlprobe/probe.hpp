@@ -1,6 +1,7 @@
 // probe.hpp: what dlprobe learns from one dlrt::Context, and the ways it reports it.
 //
-// collect() asks the context everything once (plugins, devices, free memory, settings) and
+// collect() asks the context everything once (plugins, devices, free memory, settings and,
+// with --ops, every op on every device) and
 // keeps the answers as plain values; the renderers (text.cc, json.cc) and the --require
 // check only read that snapshot, so every output of one run describes the same state.
 // Not a library: internal to tools/dlprobe.
@@ -23,22 +24,35 @@ struct Device {
   std::string memory_free_error;        // why it could not ("" otherwise)
 };
 
+// One op of the registry and each device's answer for it (dlrt_op_probe: the op on its
+// example operands), in the order of Snapshot::devices.
+struct OpRow {
+  std::string name;
+  std::string doc;
+  std::vector<dlrt::OpSupport> devices;
+};
+
 struct Snapshot {
   std::string dlrt_version;
   dlrt::AbiVersion abi;
   std::vector<dlrt::PluginInfo> plugins;
   std::vector<Device> devices;
   std::vector<dlrt::Setting> settings;  // filled only when asked for (--env)
+  bool with_ops = false;                // --ops: `ops` is filled and the renderers show it
+  std::vector<OpRow> ops;
 };
 
 // Queries `context`. Throws dlrt::Error only for a failure of the library itself (an index
 // it just counted being out of range); a device whose free memory cannot be read is recorded.
-Snapshot collect(const dlrt::Context& context, bool with_settings);
+// With `with_ops`, asks every device about every op (a "no" is recorded with its reason).
+Snapshot collect(const dlrt::Context& context, bool with_settings, bool with_ops = false);
 
-// The human-readable report: plugins, devices and, when `with_settings`, settings.
+// The human-readable report: plugins, devices, the op x device matrix when the snapshot has
+// ops, and, when `with_settings`, settings.
 std::string render_text(const Snapshot& snapshot, bool with_settings);
 
-// The machine-readable report (schema_version 1, see json.cc for every field).
+// The machine-readable report (schema_version 1, see json.cc for every field); "ops" only
+// when the snapshot has them.
 nlohmann::ordered_json render_json(const Snapshot& snapshot, bool with_settings);
 
 // --require PLATFORM: "" when at least one visible device runs on `platform`, otherwise a

@@ -1,6 +1,7 @@
-// text.cc: dlprobe's default, human-readable report. Three sections:
+// text.cc: dlprobe's default, human-readable report. Up to four sections:
 //   Plugins   one row per plugin file found (loaded or not), its reason on the next line
 //   Devices   one row per visible device, with memory and the capabilities that matter
+//   Ops       (--ops) op x device matrix, ✓ or ✗, then one line per ✗ with the device's reason
 //   Settings  (--env) every setting, its effective value and where that came from
 // The layout is for people; scripts use --json, whose schema is versioned.
 #include <fmt/format.h>
@@ -27,14 +28,14 @@ class Table {
     std::vector<size_t> width;
     for (const auto& row : rows_) {
       if (width.size() < row.size()) width.resize(row.size(), 0);
-      for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+      for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], columns(row[c]));
     }
     std::string out;
     for (size_t r = 0; r < rows_.size(); ++r) {
       std::string line = indent;
       for (size_t c = 0; c < rows_[r].size(); ++c) {
         line += rows_[r][c];
-        if (c + 1 < rows_[r].size()) line += std::string(width[c] - rows_[r][c].size() + 2, ' ');
+        if (c + 1 < rows_[r].size()) line += std::string(width[c] - columns(rows_[r][c]) + 2, ' ');
       }
       while (!line.empty() && line.back() == ' ') line.pop_back();
       out += line + "\n";
@@ -46,6 +47,13 @@ class Table {
   }
 
  private:
+  // Terminal columns of UTF-8 text: one per code point (the marks ✓ ✗ are three bytes).
+  static size_t columns(const std::string& s) {
+    size_t n = 0;
+    for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
+    return n;
+  }
+
   std::vector<std::vector<std::string>> rows_;
   std::map<size_t, std::vector<std::string>> notes_;
 };
@@ -93,6 +101,34 @@ std::string capabilities_text(const dlrt::DeviceInfo& d) {
 
 std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 
+// The op x device matrix: ✓ where the device runs the op on its example operands, ✗ where
+// it does not, and below the table one line per ✗ with the device's own reason.
+std::string render_ops(const Snapshot& s) {
+  std::string out = fmt::format("\nOps ({} ops x {} devices; ✓ runs the op's f32 example, ✗ "
+                                "does not)\n", s.ops.size(), s.devices.size());
+  if (s.devices.empty()) return out + "  no device to ask\n";
+  std::vector<std::string> header = {"OP"};
+  for (const Device& d : s.devices) header.push_back(d.info.name);
+  Table t(std::move(header));
+  std::vector<std::string> reasons;
+  for (const OpRow& op : s.ops) {
+    std::vector<std::string> row = {op.name};
+    for (size_t i = 0; i < op.devices.size(); ++i) {
+      const dlrt::OpSupport& a = op.devices[i];
+      row.push_back(a.supported ? "✓" : "✗");
+      // The library's reason already starts "<op> on <device>: " for a plugin's "no".
+      if (!a.supported) reasons.push_back(dlrt::code_name(a.code) + ": " + a.reason);
+    }
+    t.add(std::move(row));
+  }
+  out += t.render("  ");
+  if (!reasons.empty()) {
+    out += fmt::format("  Not supported ({}):\n", reasons.size());
+    for (const std::string& r : reasons) out += "    " + r + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_text(const Snapshot& s, bool with_settings) {
@@ -130,8 +166,7 @@ std::string render_text(const Snapshot& s, bool with_settings) {
     out += t.render("  ");
   }
 
-  // --ops (next issue) goes here: an op x device matrix asking each device's plugin
-  // op_supported for every op of the registry, with the reason for every "no".
+  if (s.with_ops) out += render_ops(s);
 
   if (with_settings) {
     out += fmt::format("\nSettings ({})\n", s.settings.size());
