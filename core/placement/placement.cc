@@ -12,8 +12,8 @@
 //   3. follow     an unconstrained op whose placed inputs all sit on one device moves there
 //                 when that device runs it (no copy needed);
 //   4. float      a floating placeholder/constant goes to its first consumer's device;
-//   5. copies     PlacedGraph in topological order, a copy before the first consumer that
-//                 needs a value on another device, reused by later consumers there.
+//   5. copies     (copies.cc) PlacedGraph in topological order, a copy before the first
+//                 consumer that needs a value on another device, reused by later consumers.
 #include "placement/placement.hpp"
 
 #include <fmt/format.h>
@@ -27,6 +27,7 @@
 
 #include "graph/variable_store.hpp"
 #include "ops/op_registry.hpp"
+#include "placement/copies.hpp"
 #include "placement/support.hpp"
 #include "status.hpp"
 
@@ -378,51 +379,11 @@ class Placer {
     }
   }
 
+  // Pass 5, in copies.cc.
   PlacedGraph build_placed() {
-    PlacedGraph out;
-    std::vector<size_t> index_of(device_.size(), kUnplaced);
-    // The node that provides `v` on device `d`: its producer, or a copy made on first need.
-    auto available_on = [&](ValueRef v, size_t d) -> size_t {
-      auto it = out.available.find({v, d});
-      if (it != out.available.end()) return it->second;
-      PlacedNode c;
-      c.source = v.node;
-      c.is_copy = true;
-      c.copied_output = v.output;
-      c.device = d;
-      c.reason = PlacementReason::kInsertedCopy;
-      c.detail = fmt::format("{} from {} to {}", v.output == 0 ? node(v.node).name
-                             : fmt::format("{}:{}", node(v.node).name, v.output),
-                             devices_[device_[v.node]].name, devices_[d].name);
-      c.inputs.push_back({index_of[v.node], v.output});
-      std::string target = fmt::format("{}_{}", devices_[d].type, devices_[d].index);
-      c.name = v.output == 0 ? fmt::format("{}/copy_to_{}", node(v.node).name, target)
-                             : fmt::format("{}/copy_{}_to_{}", node(v.node).name, v.output, target);
-      out.nodes.push_back(std::move(c));
-      return out.available[{v, d}] = out.nodes.size() - 1;
-    };
-    for (NodeId id : needed_) {
-      const Node& n = node(id);
-      PlacedNode p;
-      p.source = id;
-      p.device = device_[id];
-      p.reason = reason_[id];
-      p.detail = detail_[id];
-      p.name = n.name;
-      for (ValueRef v : n.inputs) {
-        if (device_[v.node] == p.device) p.inputs.push_back({index_of[v.node], v.output});
-        else p.inputs.push_back({available_on(v, p.device), 0});  // a copy has one output
-      }
-      out.nodes.push_back(std::move(p));
-      index_of[id] = out.nodes.size() - 1;
-      for (uint32_t o = 0; o < n.outputs.size(); ++o)
-        out.available[{ValueRef{id, o}, device_[id]}] = index_of[id];
-    }
-    // An assigned value must reach its variable's device (the write happens there).
-    for (const Assign& a : graph_.assigns())
-      if (in_needed_[a.variable] && in_needed_[a.value.node])
-        available_on(a.value, device_[a.variable]);
-    return out;
+    std::vector<placement::Decision> decided(device_.size());
+    for (NodeId id : needed_) decided[id] = {device_[id], reason_[id], detail_[id]};
+    return placement::insert_copies(graph_, needed_, decided);
   }
 
   Graph& graph_;

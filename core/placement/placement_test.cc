@@ -62,6 +62,27 @@ TEST_F(Placement, PriorityPutsUnconstrainedOpsOnTheBestDeviceThatRunsThem) {
   EXPECT_EQ(copies(p), 0u);
 }
 
+TEST_F(Placement, AcceleratorsComeBeforeCpus) {
+  ctx_ = make_context("reference:device_type=ACC;reference:device_class=accel");
+  g_ = std::make_unique<Graph>(*ctx_);
+  op("matmul", "m", {g_->add_placeholder("x", kVec), g_->add_placeholder("y", kVec)});
+  PlacedGraph p = place_all();
+  EXPECT_EQ(by_name(p, "m").device, ctx_->registry().find("ACC:0"));
+  EXPECT_EQ(by_name(p, "m").reason, PlacementReason::kDefaultPriority);
+}
+
+TEST_F(Placement, PartialSpecNoDeviceOfWhichRunsTheOpGivesEachOnesReason) {
+  ValueRef x = g_->add_placeholder("x", kVec);
+  g_->push_device("/GPU");
+  op("sigmoid", "s", {x});
+  PlacedGraph p = place_all();
+  const PlacedNode& s = by_name(p, "s");
+  EXPECT_EQ(s.device, dev("CPU:0"));
+  EXPECT_EQ(s.reason, PlacementReason::kFallbackNoKernel);
+  EXPECT_EQ(s.detail.rfind("requested /GPU which cannot run it (GPU:0: ", 0), 0u) << s.detail;
+  EXPECT_NE(s.detail.find("; GPU:1: "), std::string::npos) << s.detail;
+}
+
 TEST_F(Placement, SoftFallbackWhenTheRequestedDeviceLacksTheKernel) {
   ValueRef x = g_->add_placeholder("x", kVec);
   g_->push_device("/GPU:0");
