@@ -365,18 +365,18 @@ class Placer {
   // Pass 4. A placeholder or constant nobody asked to place is only bytes: it goes where it
   // is first used (as input of an op, else as the value assigned to a variable).
   void place_floating() {
-    for (NodeId f : floating_) {
-      for (NodeId id : needed_)
-        for (ValueRef v : node(id).inputs)
-          if (v.node == f && device_[f] == kUnplaced)
-            set(f, device_[id], PlacementReason::kFollowsInput,
-                fmt::format("first consumer {}", node(id).name));
-      for (const Assign& a : graph_.assigns())
-        if (a.value.node == f && in_needed_[a.variable] && device_[f] == kUnplaced)
-          set(f, device_[a.variable], PlacementReason::kFollowsInput,
-              fmt::format("assigned to {}", node(a.variable).name));
+    // One pass over the edges in topological order: the first consumer seen is the first.
+    for (NodeId id : needed_)
+      for (ValueRef v : node(id).inputs)
+        if (device_[v.node] == kUnplaced)  // only floating nodes are unplaced by now
+          set(v.node, device_[id], PlacementReason::kFollowsInput,
+              fmt::format("first consumer {}", node(id).name));
+    for (const Assign& a : graph_.assigns())
+      if (in_needed_[a.variable] && in_needed_[a.value.node] && device_[a.value.node] == kUnplaced)
+        set(a.value.node, device_[a.variable], PlacementReason::kFollowsInput,
+            fmt::format("assigned to {}", node(a.variable).name));
+    for (NodeId f : floating_)  // used by nothing placed here (fetched directly, say)
       if (device_[f] == kUnplaced) set(f, oracle_.by_priority()[0], PlacementReason::kDefaultPriority);
-    }
   }
 
   // Pass 5, in copies.cc.

@@ -194,6 +194,21 @@ TEST_F(Placement, AnAssignedValueIsCopiedToItsVariablesDevice) {
   EXPECT_EQ(p.nodes.at(p.producer(r, dev("CPU:0"))).name, "r/copy_to_CPU_0");
 }
 
+TEST_F(Placement, ValuesNoOpConsumesGoToTheirVariableOrByPriority) {
+  g_->push_device("/CPU:0");
+  ValueRef w = g_->add_variable("w", kVec, "fill", {}, false);
+  g_->pop_device();
+  g_->add_assign(w, g_->add_constant("c", kVec, std::vector<uint8_t>(16, 0)));
+  g_->add_placeholder("unused", kVec);
+  PlacedGraph p = place_all();
+  EXPECT_EQ(by_name(p, "c").device, dev("CPU:0"));
+  EXPECT_EQ(by_name(p, "c").reason, PlacementReason::kFollowsInput);
+  EXPECT_EQ(by_name(p, "c").detail, "assigned to w");
+  EXPECT_EQ(by_name(p, "unused").device, dev("GPU:0"));
+  EXPECT_EQ(by_name(p, "unused").reason, PlacementReason::kDefaultPriority);
+  EXPECT_EQ(copies(p), 0u);
+}
+
 TEST_F(Placement, LogLinesHaveTensorFlowsFormat) {
   ValueRef x = g_->add_placeholder("x", kVec);
   g_->push_device("/CPU:0");
