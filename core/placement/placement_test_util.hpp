@@ -24,11 +24,15 @@ inline constexpr const char* kMockGpus =
     "reference:num_devices=2;reference:device_type=GPU;reference:device_class=gpu;"
     "reference:ops=matmul,relu,fill";
 
-inline std::unique_ptr<Context> make_context(const char* plugin_options, const char* visible = nullptr) {
-  const char* paths[] = {DLRT_TEST_PLUGIN_DIR};
+inline std::unique_ptr<Context> make_context(const char* plugin_options,
+                                             const char* visible = nullptr) {
+  // The two plugin files, not their folder: a build with CUDA on a GPU machine must not add
+  // its real GPUs to the mock ones.
+  const char* paths[] = {DLRT_TEST_PLUGIN_DIR "/libdlrt-cpu.so",
+                         DLRT_TEST_PLUGIN_DIR "/libdlrt-reference.so"};
   dlrt_context_options o = complete_options(nullptr);
   o.plugin_paths = paths;
-  o.num_plugin_paths = 1;
+  o.num_plugin_paths = 2;
   o.search_default_paths = 0;
   o.plugin_options = plugin_options;
   o.visible_devices = visible;
