@@ -418,7 +418,6 @@ DLRT_API dlrt_status* dlrt_graph_variable_read(dlrt_graph* graph, dlrt_value var
 DLRT_API dlrt_status* dlrt_graph_variable_write(dlrt_graph* graph, dlrt_value variable,
                                                 const void* src, size_t bytes);
 
-
 /* ---- compiling and running ------------------------------------------------------------- */
 
 typedef struct dlrt_compile_options {
@@ -434,6 +433,33 @@ typedef struct dlrt_compile_options {
   int32_t reserved0;
 } dlrt_compile_options;
 
+/* Fill `options` with the defaults (including struct_size): every field -1. */
+DLRT_API void dlrt_compile_options_init(dlrt_compile_options* options);
+
+/* Compile the subgraph that computes `fetches` and every assign whose variable or value it
+ * touches, fed by `feeds` (placeholders; every placeholder the subgraph needs must be fed,
+ * else INVALID_ARGUMENT naming it). Places every node (see docs/placement.md), places and
+ * initialises new variables, inserts copies between devices, plans memory by liveness and
+ * creates every kernel. Strict placement failures are INVALID_ARGUMENT naming the op, the
+ * requested device and the devices that could run it. `options` may be NULL (defaults).
+ * The executable must be destroyed before its graph. */
+DLRT_API dlrt_status* dlrt_graph_compile(dlrt_graph* graph, const dlrt_value* feeds,
+                                         size_t num_feeds, const dlrt_value* fetches,
+                                         size_t num_fetches, const dlrt_compile_options* options,
+                                         dlrt_executable** out_executable);
+/* NULL accepted. */
+DLRT_API void dlrt_executable_destroy(dlrt_executable* executable);
+
+/* Run once. feeds[i] (any device; copied in when it is not where the placeholder was placed)
+ * in the order given to compile; its desc must equal the placeholder's (INVALID_ARGUMENT
+ * naming it otherwise). fetches[i]: non-NULL tensors are written (any device, desc must
+ * match: then the run allocates nothing); NULL slots receive new tensors on the fetch's
+ * device, owned by the caller. A fetched variable shows its value at the start of the run.
+ * Returns when fetched values are ready and assigns are complete. */
+DLRT_API dlrt_status* dlrt_executable_run(dlrt_executable* executable,
+                                          const dlrt_tensor* const* feeds, size_t num_feeds,
+                                          dlrt_tensor** fetches, size_t num_fetches);
+
 /* Placement of every node of the executable, for users and tests. */
 typedef struct dlrt_node_placement {
   size_t struct_size;
@@ -447,11 +473,23 @@ typedef struct dlrt_node_placement {
   const char* detail;    /* human words for the reason ("GPU:0 has no kernel: ...") or "" */
 } dlrt_node_placement;
 
+/* Placed nodes of the executable (graph nodes it runs plus inserted copies), in run order. */
+DLRT_API size_t dlrt_executable_node_count(const dlrt_executable* executable);
+/* OUT_OF_RANGE if index >= count; `out->struct_size` set by the caller. Strings are owned by
+ * the executable and live until dlrt_executable_destroy. */
+DLRT_API dlrt_status* dlrt_executable_node_placement(const dlrt_executable* executable,
+                                                     size_t index, dlrt_node_placement* out);
+
 typedef enum dlrt_dump_format {
   DLRT_DUMP_LOG = 0,  /* TensorFlow's placement log lines */
   DLRT_DUMP_JSON = 1, /* the placed graph as JSON */
   DLRT_DUMP_DOT = 2   /* Graphviz, one colour per device */
 } dlrt_dump_format;
+
+/* Write the dump into buf (NUL-terminated, truncated to buf_size) and its full length
+ * (without the NUL) into *out_length; call with buf NULL to size it. */
+DLRT_API dlrt_status* dlrt_executable_dump(const dlrt_executable* executable, int32_t format,
+                                           char* buf, size_t buf_size, size_t* out_length);
 
 /* ---- device memory --------------------------------------------------------------------- */
 

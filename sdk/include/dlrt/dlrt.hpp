@@ -66,6 +66,7 @@ struct Deleter {
   void operator()(dlrt_context* c) const noexcept { dlrt_context_destroy(c); }
   void operator()(dlrt_tensor* t) const noexcept { dlrt_tensor_destroy(t); }
   void operator()(dlrt_graph* g) const noexcept { dlrt_graph_destroy(g); }
+  void operator()(dlrt_executable* e) const noexcept { dlrt_executable_destroy(e); }
 };
 
 template <typename T>
@@ -901,6 +902,88 @@ class Value {
   dlrt_value value_ = DLRT_INVALID_VALUE;
 };
 
+// Options of Graph::compile; an unset field takes the context's setting (dlrt_compile_options).
+struct CompileOptions {
+  std::optional<bool> soft_placement;        // false: strict placement
+  std::optional<bool> log_device_placement;  // print TensorFlow's placement log at compile
+  std::optional<bool> use_capture;           // replay a captured step where devices offer it
+
+  dlrt_compile_options c() const {
+    dlrt_compile_options o;
+    dlrt_compile_options_init(&o);
+    if (soft_placement) o.soft_placement = *soft_placement ? 1 : 0;
+    if (log_device_placement) o.log_device_placement = *log_device_placement ? 1 : 0;
+    if (use_capture) o.use_capture = *use_capture ? 1 : 0;
+    return o;
+  }
+};
+
+// Where one node of an executable runs (dlrt_node_placement, copied out).
+struct NodePlacement {
+  std::string name, op, requested, assigned, reason, detail;
+};
+
+// A compiled subgraph (dlrt_executable): placed, memory planned, kernels created. Move-only;
+// destroy it before its Graph. Running it allocates nothing when every fetch has a tensor.
+class Executable {
+ public:
+  Executable() = default;
+  explicit Executable(dlrt_executable* adopted) noexcept : handle_(adopted) {}
+  Executable(Executable&&) noexcept = default;
+  Executable& operator=(Executable&&) noexcept = default;
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+
+  dlrt_executable* get() const noexcept { return handle_.get(); }
+  explicit operator bool() const noexcept { return handle_ != nullptr; }
+
+  // `feeds` in the order given to compile. `fetches` has one Tensor per fetch: a tensor that
+  // holds one is written (its desc must match); an empty one receives a new tensor.
+  void run(const std::vector<const Tensor*>& feeds, std::vector<Tensor>& fetches) {
+    std::vector<const dlrt_tensor*> in;
+    for (const Tensor* t : feeds) in.push_back(t != nullptr ? t->get() : nullptr);
+    std::vector<dlrt_tensor*> out;
+    for (Tensor& t : fetches) out.push_back(t.get());
+    const bool had_all = [&] {
+      for (dlrt_tensor* t : out)
+        if (t == nullptr) return false;
+      return true;
+    }();
+    check(dlrt_executable_run(get(), in.empty() ? nullptr : in.data(), in.size(),
+                              out.empty() ? nullptr : out.data(), out.size()));
+    if (!had_all)
+      for (size_t i = 0; i < out.size(); ++i)
+        if (!fetches[i]) fetches[i] = Tensor(out[i]);
+  }
+  // The same, with a new tensor for every fetch.
+  std::vector<Tensor> run(const std::vector<const Tensor*>& feeds, size_t num_fetches) {
+    std::vector<Tensor> out(num_fetches);
+    run(feeds, out);
+    return out;
+  }
+
+  size_t node_count() const { return dlrt_executable_node_count(get()); }
+  NodePlacement node_placement(size_t index) const {
+    dlrt_node_placement c{};
+    c.struct_size = DLRT_STRUCT_SIZE(dlrt_node_placement);
+    check(dlrt_executable_node_placement(get(), index, &c));
+    return {detail::str(c.name),     detail::str(c.op),     detail::str(c.requested),
+            detail::str(c.assigned), detail::str(c.reason), detail::str(c.detail)};
+  }
+  // DLRT_DUMP_LOG, DLRT_DUMP_JSON or DLRT_DUMP_DOT.
+  std::string dump(dlrt_dump_format format) const {
+    size_t n = 0;
+    check(dlrt_executable_dump(get(), format, nullptr, 0, &n));
+    std::string text(n + 1, '\0');
+    check(dlrt_executable_dump(get(), format, &text[0], text.size(), &n));
+    text.resize(n);
+    return text;
+  }
+
+ private:
+  detail::Owner<dlrt_executable> handle_;
+};
+
 // A dataflow graph and its variables' storage (dlrt_graph). Move-only; destroy it before its
 // Context, and after its executables. Every builder throws Error and leaves the graph as it
 // was; a name "" makes a unique one ("relu", "relu_1", ...).
@@ -1015,7 +1098,19 @@ class Graph {
     check(dlrt_graph_variable_write(get(), variable.get(), data.data(), data.size() * sizeof(T)));
   }
 
-  // ---- compiling and running: the executor's wrappers (dlrt_graph_compile) go here ----
+  // ---- compiling ----
+  // The subgraph computing `fetches` (and the assigns it touches), fed by `feeds`.
+  Executable compile(const std::vector<Value>& feeds, const std::vector<Value>& fetches,
+                     const CompileOptions& options = {}) {
+    std::vector<dlrt_value> in, out;
+    for (const Value& v : feeds) in.push_back(v.get());
+    for (const Value& v : fetches) out.push_back(v.get());
+    const dlrt_compile_options c = options.c();
+    dlrt_executable* raw = nullptr;
+    check(dlrt_graph_compile(get(), in.empty() ? nullptr : in.data(), in.size(),
+                             out.empty() ? nullptr : out.data(), out.size(), &c, &raw));
+    return Executable(raw);
+  }
 
  private:
   detail::Owner<dlrt_graph> handle_;

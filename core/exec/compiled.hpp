@@ -1,0 +1,123 @@
+// compiled.hpp: the data of a compiled executable — what compile.cc builds once and run.cc
+// walks on every run. Internal to core/exec.
+//
+// Everything a run touches is resolved to raw device pointers at compile time: planned
+// values are offsets into one arena block per device, variables are their VariableStore
+// buffers, constants have blocks of their own. A run therefore only enqueues work.
+//
+// Ownership: the executable owns its streams, events, kernels, blocks and staging buffers,
+// and releases them (kernels, events and streams first, then memory) when destroyed; the
+// graph and its context must outlive it.
+#pragma once
+
+#include <dlrt/plugin.h>
+
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "exec/device_memory.hpp"
+#include "exec/executable.hpp"
+
+namespace dlrt::core::exec {
+
+// One device the executable uses, with its stream and memory. Indexed by "local device"
+// (position in CompiledExecutable::devices), not by registry index.
+struct DeviceRes {
+  size_t registry = 0;  // registry index
+  size_t plugin = 0;    // the plugin's index in the context (same plugin => d2d copies)
+  std::string name;     // "/device:CPU:0"
+  const dlrt_plugin_api* api = nullptr;
+  dlrt_device* handle = nullptr;
+  dlrt_stream* stream = nullptr;
+  dlrt_event* done = nullptr;   // recorded after the step, when assigns must wait on it
+  DeviceMemory values;          // the planned values (memory_plan.hpp)
+  DeviceMemory workspace;       // the largest workspace of this device's kernels
+  std::vector<DeviceMemory> constants;
+};
+
+// A copy of `bytes` from local device `src` to `dst`. `direct` (same plugin): wait for the
+// source stream's event, then memcpy_d2d on the destination stream. Otherwise staged through
+// host memory: d2h on the source stream, wait for it, h2d on the destination stream.
+struct Transfer {
+  size_t src = 0, dst = 0;
+  const void* from = nullptr;
+  void* to = nullptr;
+  size_t bytes = 0;
+  bool direct = true;
+  dlrt_event* event = nullptr;  // created on the source device; NULL when src == dst
+  HostStaging staging;          // when !direct
+};
+
+struct KernelStep {
+  size_t device = 0;  // local
+  std::string name;   // graph node name, for errors
+  dlrt_kernel* kernel = nullptr;
+  std::vector<const void*> inputs;
+  std::vector<void*> outputs;
+  dlrt_kernel_args args{};  // points into inputs/outputs; rng_offset set per run
+};
+
+struct CopyStep {
+  std::string name;
+  Transfer transfer;
+};
+
+using Step = std::variant<KernelStep, CopyStep>;
+
+// A feed: the caller's tensor is copied into the placeholder's buffer.
+struct FeedSlot {
+  std::string name;  // the placeholder
+  size_t device = 0; // local
+  void* to = nullptr;
+  ops::TensorType type;
+  size_t bytes = 0;
+  HostStaging staging;  // for a feed tensor on another plugin's device
+};
+
+// A fetch: the value's buffer is copied to the caller's tensor (or a new one).
+struct FetchSlot {
+  std::string name;
+  size_t device = 0;  // local device holding the value
+  const void* from = nullptr;
+  ops::TensorType type;
+  size_t bytes = 0;
+  HostStaging staging;  // for a fetch tensor on another plugin's device
+};
+
+class CompiledExecutable final : public Executable {
+ public:
+  CompiledExecutable(Graph& graph, const CompileOptions& options)
+      : graph_(&graph), options_(options) {}
+  ~CompiledExecutable() override;
+
+  void run(const std::vector<const dlrt_tensor*>& feeds,
+           std::vector<dlrt_tensor*>& fetches) override;
+  const Graph& graph() const override { return *graph_; }
+  const PlacedGraph& placed() const override { return placed_; }
+  Stats stats() const override { return stats_; }
+
+  // ---- built by compile.cc ----
+  Graph* graph_;
+  CompileOptions options_;
+  PlacedGraph placed_;
+  std::vector<DeviceRes> devices;
+  std::vector<Step> steps;
+  std::vector<FeedSlot> feeds;
+  std::vector<FetchSlot> fetches;
+  std::vector<Transfer> assign_copies;  // assigns that did not run in place
+  size_t in_place_assigns = 0;          // for tests and logs
+  bool capture_allowed = false;         // single device offering capture, no random ops
+  Stats stats_;
+
+ private:
+  void enqueue_steps();
+  void enqueue(Transfer& t);
+  void release_capture() noexcept;
+
+  uint64_t runs_ = 0;
+  dlrt_graph_exec* captured_ = nullptr;
+};
+
+}  // namespace dlrt::core::exec

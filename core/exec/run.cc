@@ -1,0 +1,211 @@
+// run.cc: CompiledExecutable::run and teardown. A run only enqueues work on the streams made
+// at compile time, into buffers made at compile time:
+//   1. feeds: the caller's tensors are copied into the placeholders' buffers;
+//   2. the steps, in placed order: kernels on their device's stream, copies ordered by events
+//      (or, from the second run of a capturable executable, one replay of the captured step);
+//   3. fetches are copied out (so a fetched variable shows its value at the start of the run),
+//      then assigns that did not run in place copy their value into the variable;
+//   4. every stream is synchronised: fetched values are ready and assigns complete before
+//      the next run may overwrite any buffer.
+#include <fmt/format.h>
+
+#include "context.hpp"
+#include "exec/compiled.hpp"
+#include "plugin_call.hpp"
+#include "tensor.hpp"
+
+namespace dlrt::core::exec {
+
+CompiledExecutable::~CompiledExecutable() {
+  release_capture();
+  for (Step& s : steps) {
+    if (auto* k = std::get_if<KernelStep>(&s); k != nullptr && k->kernel != nullptr)
+      plugin_call_noexcept([&] { devices[k->device].api->kernel_destroy(k->kernel); });
+    if (auto* c = std::get_if<CopyStep>(&s); c != nullptr && c->transfer.event != nullptr)
+      plugin_call_noexcept(
+          [&] { devices[c->transfer.src].api->event_destroy(c->transfer.event); });
+  }
+  for (Transfer& t : assign_copies)
+    if (t.event != nullptr) plugin_call_noexcept([&] { devices[t.src].api->event_destroy(t.event); });
+  for (DeviceRes& d : devices) {
+    if (d.done != nullptr) plugin_call_noexcept([&] { d.api->event_destroy(d.done); });
+    if (d.stream != nullptr) plugin_call_noexcept([&] { d.api->stream_destroy(d.stream); });
+  }
+  // Device blocks (values, workspaces, constants) are released by their members.
+}
+
+void CompiledExecutable::release_capture() noexcept {
+  if (captured_ == nullptr) return;
+  const dlrt_capture_api* cap = devices[0].api->capture;
+  plugin_call_noexcept([&] { cap->graph_destroy(captured_); });
+  captured_ = nullptr;
+}
+
+void CompiledExecutable::enqueue(Transfer& t) {
+  DeviceRes& s = devices[t.src];
+  DeviceRes& d = devices[t.dst];
+  const std::string what = fmt::format("copy {} -> {}", s.name, d.name);
+  if (t.direct) {
+    if (t.src != t.dst) {
+      plugin_call(what, [&] { return s.api->event_record(t.event, s.stream); });
+      plugin_call(what, [&] { return d.api->stream_wait_event(d.stream, t.event); });
+    }
+    plugin_call(what,
+                [&] { return d.api->memcpy_d2d(d.handle, t.to, t.from, t.bytes, d.stream); });
+    return;
+  }
+  // Different plugins: no common address space, so through host memory.
+  void* host = t.staging.data();
+  plugin_call(what, [&] { return s.api->memcpy_d2h(s.handle, host, t.from, t.bytes, s.stream); });
+  plugin_call(what, [&] { return s.api->event_record(t.event, s.stream); });
+  plugin_call(what, [&] { return s.api->event_synchronize(t.event); });
+  plugin_call(what, [&] { return d.api->memcpy_h2d(d.handle, t.to, host, t.bytes, d.stream); });
+}
+
+void CompiledExecutable::enqueue_steps() {
+  for (Step& s : steps) {
+    if (auto* c = std::get_if<CopyStep>(&s)) {
+      enqueue(c->transfer);
+      continue;
+    }
+    auto& k = std::get<KernelStep>(s);
+    DeviceRes& d = devices[k.device];
+    k.args.rng_offset = runs_;
+    plugin_call(fmt::format("{} on {}: kernel_run", k.name, d.name),
+                [&] { return d.api->kernel_run(k.kernel, d.stream, &k.args); });
+  }
+}
+
+namespace {
+
+// The check a caller's tensor must pass against what compile expects.
+void check_type(const char* role, const std::string& name, const ops::TensorType& want,
+                const dlrt_tensor& t) {
+  if (t.type() != want)
+    fail(DLRT_INVALID_ARGUMENT,
+         fmt::format("{} '{}': expected a tensor of {}, got {}", role, name,
+                     ops::to_string(want), ops::to_string(t.type())));
+}
+
+}  // namespace
+
+void CompiledExecutable::run(const std::vector<const dlrt_tensor*>& in,
+                             std::vector<dlrt_tensor*>& out) {
+  if (in.size() != feeds.size() || out.size() != fetches.size())
+    fail(DLRT_INVALID_ARGUMENT,
+         fmt::format("run: compiled with {} feeds and {} fetches, got {} and {}", feeds.size(),
+                     fetches.size(), in.size(), out.size()));
+  Context& ctx = graph_->context();
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == nullptr)
+      fail(DLRT_INVALID_ARGUMENT, fmt::format("feed {} ('{}') is NULL", i, feeds[i].name));
+    check_type("feed", feeds[i].name, feeds[i].type, *in[i]);
+  }
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i] != nullptr) check_type("fetch", fetches[i].name, fetches[i].type, *out[i]);
+
+  // New fetch tensors are the caller's choice to allocate; make them before counting.
+  std::vector<std::unique_ptr<dlrt_tensor>> made(out.size());
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i] == nullptr)
+      made[i] = std::make_unique<dlrt_tensor>(ctx, devices[fetches[i].device].registry,
+                                              fetches[i].type);
+  const uint64_t allocs_before = device_allocations();
+
+  // 1. feeds
+  for (size_t i = 0; i < in.size(); ++i) {
+    FeedSlot& f = feeds[i];
+    if (f.to == nullptr) continue;
+    DeviceRes& d = devices[f.device];
+    const dlrt_tensor& t = *in[i];
+    const std::string what = fmt::format("feeding '{}' to {}", f.name, d.name);
+    const size_t src_plugin =
+        ctx.registry().physical()[ctx.registry().devices()[t.device()].physical].plugin;
+    if (src_plugin == d.plugin) {
+      plugin_call(what, [&] { return d.api->memcpy_d2d(d.handle, f.to, t.data(), f.bytes, d.stream); });
+    } else {
+      t.read(f.staging.data(), f.bytes);  // synchronous d2h on the feed's own device
+      plugin_call(what, [&] {
+        return d.api->memcpy_h2d(d.handle, f.to, f.staging.data(), f.bytes, d.stream);
+      });
+    }
+  }
+
+  // 2. steps (capture: record the second run, replay it from then on)
+  const dlrt_capture_api* cap = capture_allowed ? devices[0].api->capture : nullptr;
+  if (cap != nullptr && captured_ != nullptr) {
+    plugin_call("replaying the captured step",
+                [&] { return cap->graph_launch(captured_, devices[0].stream); });
+    ++stats_.captured_replays;
+  } else if (cap != nullptr && runs_ >= 1) {
+    plugin_call("capture_begin", [&] { return cap->capture_begin(devices[0].stream); });
+    try {
+      enqueue_steps();
+    } catch (...) {
+      dlrt_graph_exec* discard = nullptr;
+      plugin_call_noexcept([&] { take_status(cap->capture_end(devices[0].stream, &discard)); });
+      if (discard != nullptr) plugin_call_noexcept([&] { cap->graph_destroy(discard); });
+      throw;
+    }
+    plugin_call("capture_end", [&] { return cap->capture_end(devices[0].stream, &captured_); });
+    plugin_call("launching the captured step",
+                [&] { return cap->graph_launch(captured_, devices[0].stream); });
+  } else {
+    enqueue_steps();
+  }
+
+  // 3. fetches, then assigns
+  for (size_t i = 0; i < out.size(); ++i) {
+    FetchSlot& f = fetches[i];
+    dlrt_tensor& t = out[i] != nullptr ? *out[i] : *made[i];
+    DeviceRes& d = devices[f.device];
+    const size_t dst_plugin =
+        ctx.registry().physical()[ctx.registry().devices()[t.device()].physical].plugin;
+    const std::string what = fmt::format("fetching '{}' from {}", f.name, d.name);
+    if (dst_plugin == d.plugin)
+      plugin_call(what, [&] { return d.api->memcpy_d2d(d.handle, t.data(), f.from, f.bytes, d.stream); });
+    else
+      plugin_call(what, [&] {
+        return d.api->memcpy_d2h(d.handle, f.staging.data(), f.from, f.bytes, d.stream);
+      });
+  }
+  if (devices.size() > 1 && !assign_copies.empty()) {
+    // A variable's old value may still be read by a copy on another stream: each stream that
+    // writes a variable first waits for every other stream's end of step (on the device when
+    // both belong to one plugin, else on the host).
+    for (DeviceRes& d : devices)
+      plugin_call("end-of-step event", [&] { return d.api->event_record(d.done, d.stream); });
+    std::vector<bool> waited(devices.size(), false);
+    for (Transfer& t : assign_copies) {
+      if (waited[t.dst]) continue;
+      waited[t.dst] = true;
+      DeviceRes& w = devices[t.dst];
+      for (DeviceRes& d : devices) {
+        if (&d == &w) continue;
+        if (d.plugin == w.plugin)
+          plugin_call("assign wait", [&] { return w.api->stream_wait_event(w.stream, d.done); });
+        else
+          plugin_call("assign wait", [&] { return d.api->event_synchronize(d.done); });
+      }
+    }
+  }
+  for (Transfer& t : assign_copies) enqueue(t);
+
+  // 4. completion
+  for (DeviceRes& d : devices)
+    plugin_call(fmt::format("synchronising {}", d.name),
+                [&] { return d.api->stream_synchronize(d.stream); });
+  for (size_t i = 0; i < out.size(); ++i) {
+    dlrt_tensor& t = out[i] != nullptr ? *out[i] : *made[i];
+    const size_t dst_plugin =
+        ctx.registry().physical()[ctx.registry().devices()[t.device()].physical].plugin;
+    if (dst_plugin != devices[fetches[i].device].plugin)
+      t.write(fetches[i].staging.data(), fetches[i].bytes);
+  }
+  stats_.run_allocations += device_allocations() - allocs_before;
+  ++runs_;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (made[i] != nullptr) out[i] = made[i].release();
+}
+
+}  // namespace dlrt::core::exec

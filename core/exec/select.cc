@@ -1,0 +1,83 @@
+// select.cc: see select.hpp.
+#include "exec/select.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "status.hpp"
+
+namespace dlrt::core::exec {
+
+namespace {
+
+// Marks `root` and everything it depends on. Inputs always precede their node, so one
+// backwards sweep over ids from the highest marked node suffices.
+void mark_ancestors(const Graph& graph, NodeId root, std::vector<bool>& needed) {
+  if (needed[root]) return;
+  needed[root] = true;
+  for (NodeId id = root + 1; id-- > 0;) {
+    if (!needed[id]) continue;
+    for (ValueRef in : graph.node(id).inputs) needed[in.node] = true;
+  }
+}
+
+}  // namespace
+
+Selection select_nodes(const Graph& graph, const std::vector<ValueRef>& feeds,
+                       const std::vector<ValueRef>& fetches) {
+  const size_t n = graph.nodes().size();
+  std::set<NodeId> fed;
+  for (ValueRef f : feeds) {
+    graph.type_of(f);  // INVALID_ARGUMENT for a value that is not in the graph
+    const Node& node = graph.node(f.node);
+    if (node.kind != NodeKind::kPlaceholder)
+      fail(DLRT_INVALID_ARGUMENT,
+           fmt::format("feed '{}' is not a placeholder: only placeholders can be fed", node.name));
+    if (!fed.insert(f.node).second)
+      fail(DLRT_INVALID_ARGUMENT, fmt::format("placeholder '{}' is fed twice", node.name));
+  }
+  if (fetches.empty()) fail(DLRT_INVALID_ARGUMENT, "compile: no fetches given");
+
+  std::vector<bool> needed(n, false);
+  for (ValueRef f : fetches) {
+    graph.type_of(f);
+    mark_ancestors(graph, f.node, needed);
+  }
+
+  // Assigns: include those touching the needed set until a fixpoint.
+  const std::vector<Assign>& all = graph.assigns();
+  std::vector<bool> taken(all.size(), false);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t a = 0; a < all.size(); ++a) {
+      if (taken[a] || !(needed[all[a].variable] || needed[all[a].value.node])) continue;
+      taken[a] = changed = true;
+      mark_ancestors(graph, all[a].variable, needed);
+      mark_ancestors(graph, all[a].value.node, needed);
+    }
+  }
+
+  Selection sel;
+  std::set<NodeId> assigned;
+  for (size_t a = 0; a < all.size(); ++a) {
+    if (!taken[a]) continue;
+    if (!assigned.insert(all[a].variable).second)
+      fail(DLRT_INVALID_ARGUMENT,
+           fmt::format("variable '{}' has two assigns in one executable; only one value can "
+                       "become its next value", graph.node(all[a].variable).name));
+    sel.assigns.push_back(all[a]);
+  }
+  for (NodeId id = 0; id < n; ++id) {
+    if (!needed[id]) continue;
+    const Node& node = graph.node(id);
+    if (node.kind == NodeKind::kPlaceholder && fed.count(id) == 0)
+      fail(DLRT_INVALID_ARGUMENT,
+           fmt::format("placeholder '{}' ({}) is needed by the fetches but not fed", node.name,
+                       ops::to_string(node.outputs[0])));
+    sel.nodes.push_back(id);
+  }
+  return sel;
+}
+
+}  // namespace dlrt::core::exec
