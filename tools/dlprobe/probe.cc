@@ -27,7 +27,7 @@ Snapshot collect(const dlrt::Context& context, bool with_settings, bool with_ops
   if (with_settings) s.settings = context.settings();
   if (with_ops) {
     s.with_ops = true;
-    for (const dlrt::OpInfo& op : dlrt::ops()) {
+    for (const dlrt::OpInfo& op : dlrt::op_list()) {
       OpRow row{op.name, op.doc, {}};
       for (size_t i = 0; i < n; ++i) row.devices.push_back(context.op_probe(op.name, i));
       s.ops.push_back(std::move(row));

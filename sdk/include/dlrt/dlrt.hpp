@@ -601,7 +601,7 @@ struct OpInfo {
 };
 
 // Every op, sorted by name (dlrt_op_count / dlrt_op_name / dlrt_op_doc).
-inline std::vector<OpInfo> ops() {
+inline std::vector<OpInfo> op_list() {
   std::vector<OpInfo> out;
   const size_t n = dlrt_op_count();
   out.reserve(n);
