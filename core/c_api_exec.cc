@@ -1,5 +1,5 @@
-// c_api_exec.cc: compiling and running graphs (dlrt_graph_compile, dlrt_executable_*) and
-// dlrt_compile_options_init. Thin shells over core/exec, as in c_api.cc: NULL checks, the
+// c_api_exec.cc: compiling, running and profiling graphs (dlrt_graph_compile,
+// dlrt_executable_*) and dlrt_compile_options_init. Thin shells over core/exec, as in c_api.cc: NULL checks, the
 // caller's options read through the ABI rules (nothing past struct_size), exceptions turned
 // into statuses, out-parameters reset on entry.
 #include <dlrt/dlrt.h>
@@ -51,6 +51,12 @@ dlrt::core::CompileOptions resolve_options(const dlrt::core::Context& ctx,
   out.log_device_placement =
       o.log_device_placement < 0 ? ctx.settings().log_device_placement() : o.log_device_placement != 0;
   out.use_capture = o.use_capture != 0;
+  if (o.run_assigns < -1 || o.run_assigns > 1)
+    fail(DLRT_INVALID_ARGUMENT,
+         fmt::format("dlrt_graph_compile: options->run_assigns is {}; expected 0 (no assigns: "
+                     "evaluation, prediction), 1 (every assign: a training step) or -1 (default, "
+                     "0)", o.run_assigns));
+  out.run_assigns = o.run_assigns == 1;
   return out;
 }
 
@@ -85,6 +91,7 @@ DLRT_API void dlrt_compile_options_init(dlrt_compile_options* options) {
   options->soft_placement = -1;
   options->log_device_placement = -1;
   options->use_capture = -1;
+  options->run_assigns = -1;
 }
 
 DLRT_API dlrt_status* dlrt_graph_compile(dlrt_graph* graph, const dlrt_value* feeds,
@@ -117,6 +124,23 @@ DLRT_API dlrt_status* dlrt_executable_run(dlrt_executable* executable,
     std::vector<dlrt_tensor*> out(fetches, fetches + num_fetches);
     executable->impl->run(in, out);
     for (size_t i = 0; i < num_fetches; ++i) fetches[i] = out[i];
+  });
+}
+
+DLRT_API dlrt_status* dlrt_executable_set_profiling(dlrt_executable* executable,
+                                                    int32_t enabled) {
+  return guarded([&] {
+    require(executable, "dlrt_executable_set_profiling: executable");
+    executable->impl->set_profiling(enabled != 0);
+  });
+}
+
+DLRT_API dlrt_status* dlrt_executable_write_trace(const dlrt_executable* executable,
+                                                  const char* path) {
+  return guarded([&] {
+    require(executable, "dlrt_executable_write_trace: executable");
+    require(path, "dlrt_executable_write_trace: path");
+    executable->impl->write_trace(path);
   });
 }
 

@@ -73,6 +73,7 @@ TEST_F(CApiExec, CompileRunAndPlacement) {
   EXPECT_EQ(opts.struct_size, sizeof(dlrt_compile_options));
   EXPECT_EQ(opts.soft_placement, -1);
   EXPECT_EQ(opts.use_capture, -1);
+  EXPECT_EQ(opts.run_assigns, -1);
   opts.log_device_placement = 1;
   dlrt_executable* raw = nullptr;
   ::testing::internal::CaptureStderr();

@@ -239,7 +239,7 @@ void Compiler::create_kernels() {
       const PlacedInput& in = p.inputs.at(0);
       size_t src_dev = locs_[in.node][in.output].device;
       ex_.steps.push_back(exec::CopyStep{
-          p.name, make_transfer(src_dev, dev, pointer_of(in.node, in.output), pointer_of(i, 0),
+          i, p.name, make_transfer(src_dev, dev, pointer_of(in.node, in.output), pointer_of(i, 0),
                                 locs_[i][0].bytes)});
       continue;
     }
@@ -253,6 +253,7 @@ void Compiler::create_kernels() {
     DeviceRes& d = ex_.devices[dev];
     exec::KernelStep k;
     k.device = dev;
+    k.placed = i;
     k.name = p.name;
     size_t ws = 0;
     plugin_call(fmt::format("{} ({}) on {}: kernel_create", p.name, node.op, d.name), [&] {
@@ -319,12 +320,12 @@ void Compiler::build_io(const std::vector<ValueRef>& feeds, const std::vector<Va
     auto [ps, po] = assign_source(a);
     const ValueLoc& from = locs_[ps][po];
     ex_.assign_copies.push_back(
-        make_transfer(from.device, to.device, pointer(from), pointer(to), to.bytes));
+        {a.variable, make_transfer(from.device, to.device, pointer(from), pointer(to), to.bytes)});
   }
 }
 
 void Compiler::run(const std::vector<ValueRef>& feeds, const std::vector<ValueRef>& fetches) {
-  exec::Selection sel = exec::select_nodes(g_, feeds, fetches);
+  exec::Selection sel = exec::select_nodes(g_, feeds, fetches, ex_.options_.run_assigns);
   PlacementOptions popts;
   popts.soft = ex_.options_.soft_placement;
   ex_.placed_ = place(g_, sel.nodes, popts);
@@ -353,6 +354,12 @@ void Compiler::run(const std::vector<ValueRef>& feeds, const std::vector<ValueRe
     for (DeviceRes& d : ex_.devices)
       plugin_call(fmt::format("creating an event on {}", d.name),
                   [&] { return d.api->event_create(d.handle, &d.done); });
+
+  // DLRT_TRACE_FILE: profile every run, write the trace when the executable is destroyed.
+  if (const std::string& path = ctx_.settings().value("DLRT_TRACE_FILE"); !path.empty()) {
+    ex_.trace_file = exec::next_trace_file(path);
+    ex_.set_profiling(true);
+  }
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 
 #include "exec/device_memory.hpp"
 #include "exec/executable.hpp"
+#include "exec/trace.hpp"
 
 namespace dlrt::core::exec {
 
@@ -52,6 +53,7 @@ struct Transfer {
 
 struct KernelStep {
   size_t device = 0;  // local
+  size_t placed = 0;  // index in placed_.nodes (for the trace's op and shapes)
   std::string name;   // graph node name, for errors
   dlrt_kernel* kernel = nullptr;
   std::vector<const void*> inputs;
@@ -60,7 +62,14 @@ struct KernelStep {
 };
 
 struct CopyStep {
+  size_t placed = 0;  // index in placed_.nodes
   std::string name;
+  Transfer transfer;
+};
+
+// An assign that did not run in place: after the step, its value is copied into `variable`.
+struct AssignCopy {
+  NodeId variable = 0;
   Transfer transfer;
 };
 
@@ -97,6 +106,8 @@ class CompiledExecutable final : public Executable {
   const Graph& graph() const override { return *graph_; }
   const PlacedGraph& placed() const override { return placed_; }
   Stats stats() const override { return stats_; }
+  void set_profiling(bool enabled) override;
+  void write_trace(const std::string& path) const override { write_trace_file(*this, path); }
 
   // ---- built by compile.cc ----
   Graph* graph_;
@@ -106,18 +117,23 @@ class CompiledExecutable final : public Executable {
   std::vector<Step> steps;
   std::vector<FeedSlot> feeds;
   std::vector<FetchSlot> fetches;
-  std::vector<Transfer> assign_copies;  // assigns that did not run in place
+  std::vector<AssignCopy> assign_copies;  // assigns that did not run in place
   size_t in_place_assigns = 0;          // for tests and logs
   bool capture_allowed = false;         // single device offering capture, no random ops
   Stats stats_;
+  Profiler profiler;
+  std::string trace_file;  // DLRT_TRACE_FILE: written when destroyed ("" = none)
 
  private:
   void enqueue_steps();
+  void profile_steps();
   void enqueue(Transfer& t);
+  void synchronize(size_t device);
   void release_capture() noexcept;
 
   uint64_t runs_ = 0;
   dlrt_graph_exec* captured_ = nullptr;
+  std::vector<char> waited_;  // run(): streams that already waited before an assign copy
 };
 
 }  // namespace dlrt::core::exec

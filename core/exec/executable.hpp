@@ -1,6 +1,7 @@
 // executable.hpp: a compiled subgraph (DESIGN.md section 4, "Executor").
 //
-// compile: choose the nodes the fetches and the touched assigns need; place them
+// compile: choose the nodes the fetches need (and, with run_assigns, every assign of the
+// graph: a training step; without, none: evaluation and prediction); place them
 // (core/placement); place and initialise new variables; plan buffers per device by liveness
 // (values whose lifetimes do not overlap share memory; in-place updates write into their
 // variable); create every kernel and workspace; create a stream per device and the events
@@ -26,6 +27,8 @@ struct CompileOptions {
   bool soft_placement = true;
   bool log_device_placement = false;
   bool use_capture = true;
+  // Apply every assign of the graph at the end of each run (a training step); false: none.
+  bool run_assigns = false;
 };
 
 class Executable {
@@ -49,6 +52,13 @@ class Executable {
     size_t captured_replays = 0;
   };
   virtual Stats stats() const = 0;
+
+  // Profiling (trace.hpp): while enabled, each run times every kernel and copy, synchronising
+  // its stream after each one (so timings are real on asynchronous devices, and runs are
+  // slower). write_trace writes what was recorded so far as Chrome trace-event JSON,
+  // atomically; throws naming `path` when it cannot be written.
+  virtual void set_profiling(bool enabled) = 0;
+  virtual void write_trace(const std::string& path) const = 0;
 };
 
 }  // namespace dlrt::core

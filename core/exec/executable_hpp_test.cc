@@ -39,7 +39,8 @@ TEST(ExecutableHpp, TrainsAcrossTwoLogicalDevices) {
   g.assign(w, upd[0]);
   g.assign(vel, upd[1]);
 
-  dlrt::Executable step = g.compile({x, target}, {loss});
+  dlrt::Executable step =
+      g.compile({x, target}, {loss}, dlrt::CompileOptions().with_run_assigns(true));
   // x . (1, 2) = target: the loss falls towards 0.
   dlrt::Tensor xt = dlrt::Tensor::create(ctx, 0, DLRT_F32, {4, 2});
   xt.write(std::vector<float>{1, 0, 0, 1, 1, 1, 2, 1});

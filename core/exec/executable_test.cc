@@ -1,7 +1,8 @@
 // executable_test.cc: compiled graphs on this build tree's real plugins (cpu, reference):
 // results equal eager execution, one device equals two logical devices (copies inserted),
 // an MLP trains through autodiff and in-place optimizer updates, runs allocate and create
-// nothing, feeds and fetches on other devices, feed errors, variables seen across runs.
+// nothing, feeds and fetches on other devices, feed errors, variables seen across runs and
+// executables (run_assigns_test.cc: training and evaluation executables of one graph).
 #include "exec/executable.hpp"
 
 #include <gtest/gtest.h>
@@ -17,101 +18,15 @@
 #include "context.hpp"
 #include "eager.hpp"
 #include "exec/compiled.hpp"
+#include "exec/exec_test_util.hpp"
 #include "graph/variable_store.hpp"
 #include "status.hpp"
 #include "tensor.hpp"
 
-#ifndef DLRT_TEST_PLUGIN_DIR
-#error "DLRT_TEST_PLUGIN_DIR (the build tree's plugin folder) must be defined by the build"
-#endif
-
 namespace dlrt::core {
 namespace {
 
-using ops::TensorType;
-using TensorPtr = std::unique_ptr<dlrt_tensor>;
-
-// A context on the build tree's plugins, environment ignored. `split_cpu` > 1 splits CPU:0
-// into that many logical devices.
-std::unique_ptr<dlrt_context> make_context(const char* visible, int split_cpu = 1) {
-  dlrt_context_options o;
-  dlrt_context_options_init(&o);
-  const char* paths[] = {DLRT_TEST_PLUGIN_DIR};
-  o.plugin_paths = paths;
-  o.num_plugin_paths = 1;
-  o.search_default_paths = 0;
-  o.visible_devices = visible;
-  o.plugin_options = "";
-  dlrt_logical_device_config split{};
-  split.struct_size = sizeof(split);
-  split.physical_device = "CPU:0";
-  split.count = split_cpu;
-  if (split_cpu > 1) {
-    o.logical_devices = &split;
-    o.num_logical_devices = 1;
-  }
-  return std::make_unique<dlrt_context>(&o, [](const char*) -> const char* { return nullptr; });
-}
-
-template <typename Fn>
-std::pair<dlrt_code, std::string> error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return {e.code(), e.message()};
-  }
-  return {DLRT_OK, ""};
-}
-
-TensorPtr tensor(Context& ctx, size_t device, TensorType type, const std::vector<float>& data) {
-  auto t = std::make_unique<dlrt_tensor>(ctx, device, std::move(type));
-  t->write(data.data(), data.size() * sizeof(float));
-  return t;
-}
-
-template <typename T = float>
-std::vector<T> read(const dlrt_tensor& t) {
-  std::vector<T> v(t.byte_size() / sizeof(T));
-  t.read(v.data(), t.byte_size());
-  return v;
-}
-
-std::vector<float> random_floats(size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(gen);
-  return v;
-}
-
-std::vector<uint8_t> bytes_of(const std::vector<float>& v) {
-  std::vector<uint8_t> b(v.size() * sizeof(float));
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
-// x(4,3) -> matmul w(3,5) -> bias_add b(5) -> relu -> matmul w2(5,2); the two layers may be
-// put on different devices by scope.
-struct TwoLayers {
-  std::vector<float> w = random_floats(15, 1), b = random_floats(5, 2), w2 = random_floats(10, 3);
-  ValueRef x, h, y;
-  void build(Graph& g, const std::string& dev1 = "", const std::string& dev2 = "") {
-    x = g.add_placeholder("x", {DLRT_F32, {4, 3}});
-    if (!dev1.empty()) g.push_device(dev1);
-    ValueRef wv = g.add_constant("w", {DLRT_F32, {3, 5}}, bytes_of(w));
-    ValueRef bv = g.add_constant("b", {DLRT_F32, {5}}, bytes_of(b));
-    ValueRef mm = g.add_op("matmul", "mm", {x, wv}, {}).at(0);
-    ValueRef ba = g.add_op("bias_add", "ba", {mm, bv}, {}).at(0);
-    h = g.add_op("relu", "h", {ba}, {}).at(0);
-    if (!dev1.empty()) g.pop_device();
-    if (!dev2.empty()) g.push_device(dev2);
-    ValueRef w2v = g.add_constant("w2", {DLRT_F32, {5, 2}}, bytes_of(w2));
-    y = g.add_op("matmul", "y", {h, w2v}, {}).at(0);
-    if (!dev2.empty()) g.pop_device();
-  }
-};
-
-const std::vector<float> kX = random_floats(12, 4);
+using namespace exec_test;  // NOLINT: the shared test helpers
 
 TEST(Executable, MatchesEagerOps) {
   auto ctx = make_context("CPU");
@@ -177,69 +92,6 @@ TEST(Executable, OneDeviceEqualsTwoLogicalDevices) {
   EXPECT_EQ(ex2->stats().run_allocations, 0u);
 }
 
-// An MLP 4 -> 16 -> 3 on a separable toy problem, trained with gradients from autodiff and
-// an optimizer update assigned back to each variable (in place).
-struct Mlp {
-  ValueRef x, labels, loss;
-  std::vector<ValueRef> vars;
-  void build(Graph& g, const std::string& optimizer, int batch) {
-    x = g.add_placeholder("x", {DLRT_F32, {batch, 4}});
-    labels = g.add_placeholder("labels", {DLRT_I32, {batch}});
-    auto var = [&](const char* name, ops::Dims dims, int seed) {
-      ValueRef v = g.add_variable(name, {DLRT_F32, dims}, "random_uniform",
-                                  {{"minval", -0.5}, {"maxval", 0.5}, {"seed", seed}}, true);
-      vars.push_back(v);
-      return v;
-    };
-    ValueRef w1 = var("w1", {4, 16}, 1), b1 = var("b1", {16}, 2);
-    ValueRef w2 = var("w2", {16, 3}, 3), b2 = var("b2", {3}, 4);
-    ValueRef h = g.add_op("relu", "h", {g.add_op("bias_add", "", {g.add_op("matmul", "", {x, w1}, {})[0], b1}, {})[0]}, {})[0];
-    ValueRef logits = g.add_op("bias_add", "logits", {g.add_op("matmul", "", {h, w2}, {})[0], b2}, {})[0];
-    ValueRef xent = g.add_op("sparse_softmax_cross_entropy", "xent", {logits, labels}, {})[0];
-    loss = g.add_op("reduce_mean", "loss", {xent}, {})[0];
-    std::vector<ValueRef> grads = gradients(g, loss, vars);
-    ValueRef step;
-    if (optimizer == "adam") {
-      ValueRef one = g.add_constant("one", {DLRT_F32, {}}, bytes_of({1.f}));
-      ValueRef counter = g.add_variable("step", {DLRT_F32, {}}, "fill", {{"value", 0.0}}, false);
-      step = g.add_op("add", "next_step", {counter, one}, {})[0];
-      g.add_assign(counter, step);
-    }
-    for (size_t i = 0; i < vars.size(); ++i) {
-      const TensorType& t = g.type_of(vars[i]);
-      auto slot = [&](const char* what) {
-        return g.add_variable(g.node(vars[i].node).name + "/" + what, t, "fill", {}, false);
-      };
-      if (optimizer == "adam") {
-        ValueRef m = slot("m"), v = slot("v");
-        auto out = g.add_op("adam_update", "", {vars[i], grads[i], m, v, step},
-                            {{"learning_rate", 0.02}});
-        g.add_assign(vars[i], out[0]);
-        g.add_assign(m, out[1]);
-        g.add_assign(v, out[2]);
-      } else {
-        ValueRef vel = slot("velocity");
-        auto out = g.add_op("sgd_update", "", {vars[i], grads[i], vel},
-                            {{"learning_rate", 0.2}, {"momentum", 0.9}});
-        g.add_assign(vars[i], out[0]);
-        g.add_assign(vel, out[1]);
-      }
-    }
-  }
-};
-
-// Class = which of three fixed directions x is closest to.
-void toy_batch(int batch, unsigned seed, std::vector<float>& x, std::vector<int32_t>& y) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> noise(0.f, 0.3f);
-  const float centres[3][4] = {{1, 0, 0, 1}, {0, 1, 1, 0}, {-1, -1, 0, 0}};
-  x.resize(batch * 4);
-  y.resize(batch);
-  for (int n = 0; n < batch; ++n) {
-    y[n] = n % 3;
-    for (int k = 0; k < 4; ++k) x[n * 4 + k] = centres[y[n]][k] + noise(gen);
-  }
-}
 
 void train_lowers_loss(const std::string& optimizer) {
   auto ctx = make_context("CPU");
@@ -247,7 +99,7 @@ void train_lowers_loss(const std::string& optimizer) {
   Mlp mlp;
   const int batch = 30;
   mlp.build(g, optimizer, batch);
-  auto ex = Executable::compile(g, {mlp.x, mlp.labels}, {mlp.loss}, {});
+  auto ex = Executable::compile(g, {mlp.x, mlp.labels}, {mlp.loss}, kTrain);
   auto* compiled = dynamic_cast<exec::CompiledExecutable*>(ex.get());
   ASSERT_NE(compiled, nullptr);
   // Every optimizer output goes straight into its variable (adam's step counter is an add,
@@ -282,7 +134,7 @@ TEST(Executable, RunsAllocateAndCreateNothing) {
   Graph g(*ctx);
   Mlp mlp;
   mlp.build(g, "sgd", 6);
-  auto ex = Executable::compile(g, {mlp.x, mlp.labels}, {mlp.loss}, {});
+  auto ex = Executable::compile(g, {mlp.x, mlp.labels}, {mlp.loss}, kTrain);
   const size_t kernels = ex->stats().kernels;
   EXPECT_GT(kernels, 10u);
   TensorPtr x = tensor(*ctx, 0, {DLRT_F32, {6, 4}}, random_floats(24, 9));
@@ -358,7 +210,7 @@ TEST(Executable, FetchedVariableShowsAssignOnNextRun) {
   ValueRef c = g.add_constant("c", {DLRT_F32, {3}}, bytes_of({1.f, 2.f, 3.f}));
   ValueRef next = g.add_op("add", "next", {v, c}, {})[0];
   g.add_assign(v, next);
-  auto ex = Executable::compile(g, {}, {v, next}, {});
+  auto ex = Executable::compile(g, {}, {v, next}, kTrain);
   std::vector<std::vector<float>> seen;
   for (int run = 0; run < 3; ++run) {
     std::vector<dlrt_tensor*> out{nullptr, nullptr};
@@ -371,17 +223,24 @@ TEST(Executable, FetchedVariableShowsAssignOnNextRun) {
   EXPECT_EQ(seen[0], (std::vector<float>{1, 1, 1}));
   EXPECT_EQ(seen[1], (std::vector<float>{2, 3, 4}));
   EXPECT_EQ(seen[2], (std::vector<float>{3, 5, 7}));
-  // A second executable of the same graph sees the same storage.
-  // An executable that does not touch v leaves it alone; one that reads v applies its assign.
-  auto read_only = Executable::compile(g, {}, {c}, {});
+  // A second executable of the same graph sees the same storage. Without run_assigns it
+  // applies no assign, even one whose variable it reads; with it, every assign, even one its
+  // fetches do not read.
+  auto read_only = Executable::compile(g, {}, {v}, {});
+  for (int run = 0; run < 2; ++run) {
+    std::vector<dlrt_tensor*> out{nullptr};
+    read_only->run({}, out);
+    TensorPtr r(out[0]);
+    EXPECT_EQ(read(*r), (std::vector<float>{4, 7, 10}));
+  }
+  auto step_only = Executable::compile(g, {}, {c}, kTrain);
   std::vector<dlrt_tensor*> out{nullptr};
-  read_only->run({}, out);
+  step_only->run({}, out);
   delete out[0];
-  auto again = Executable::compile(g, {}, {v}, {});
   out = {nullptr};
-  again->run({}, out);
+  read_only->run({}, out);
   TensorPtr r(out[0]);
-  EXPECT_EQ(read(*r), (std::vector<float>{4, 7, 10}));
+  EXPECT_EQ(read(*r), (std::vector<float>{5, 9, 13}));
 }
 
 }  // namespace

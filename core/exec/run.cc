@@ -7,16 +7,52 @@
 //      then assigns that did not run in place copy their value into the variable;
 //   4. every stream is synchronised: fetched values are ready and assigns complete before
 //      the next run may overwrite any buffer.
+// With profiling on (trace.hpp) step 2 never replays a capture: every kernel, copy and assign
+// copy is enqueued alone, its stream synchronised and its time recorded.
+//
+// Nothing here allocates when every fetch has a tensor and profiling is off: error messages
+// are built only on failure (call() below), so the per-step path formats no string.
 #include <fmt/format.h>
 
 #include "context.hpp"
 #include "exec/compiled.hpp"
+#include "log.hpp"
 #include "plugin_call.hpp"
 #include "tensor.hpp"
 
 namespace dlrt::core::exec {
 
+namespace {
+
+// plugin_call with the message made only when the entry fails: `what` returns it.
+template <typename What, typename Fn>
+void call(What&& what, Fn&& entry) {
+  dlrt_status* status = nullptr;
+  try {
+    status = entry();
+  } catch (...) {
+    fail(DLRT_INTERNAL, fmt::format("{}: the plugin threw an exception (plugins must return a "
+                                    "status)", what()));
+  }
+  if (status == nullptr) return;
+  StatusValue s = take_status(status);
+  if (!s.ok()) fail(s.code, fmt::format("{}: {}", what(), s.message));
+}
+
+}  // namespace
+
 CompiledExecutable::~CompiledExecutable() {
+  if (!trace_file.empty()) {
+    try {
+      write_trace_file(*this, trace_file);
+      log(DLRT_LOG_INFO, "exec", "DLRT_TRACE_FILE: wrote {} events to {}",
+          profiler.events().size(), trace_file);
+    } catch (const Error& e) {  // a destructor cannot fail; say why the file is missing
+      log(DLRT_LOG_WARNING, "exec", "DLRT_TRACE_FILE: {}", e.message());
+    } catch (...) {
+      log(DLRT_LOG_WARNING, "exec", "DLRT_TRACE_FILE: writing {} failed", trace_file);
+    }
+  }
   release_capture();
   for (Step& s : steps) {
     if (auto* k = std::get_if<KernelStep>(&s); k != nullptr && k->kernel != nullptr)
@@ -25,8 +61,9 @@ CompiledExecutable::~CompiledExecutable() {
       plugin_call_noexcept(
           [&] { devices[c->transfer.src].api->event_destroy(c->transfer.event); });
   }
-  for (Transfer& t : assign_copies)
-    if (t.event != nullptr) plugin_call_noexcept([&] { devices[t.src].api->event_destroy(t.event); });
+  for (AssignCopy& a : assign_copies)
+    if (a.transfer.event != nullptr)
+      plugin_call_noexcept([&] { devices[a.transfer.src].api->event_destroy(a.transfer.event); });
   for (DeviceRes& d : devices) {
     if (d.done != nullptr) plugin_call_noexcept([&] { d.api->event_destroy(d.done); });
     if (d.stream != nullptr) plugin_call_noexcept([&] { d.api->stream_destroy(d.stream); });
@@ -44,22 +81,27 @@ void CompiledExecutable::release_capture() noexcept {
 void CompiledExecutable::enqueue(Transfer& t) {
   DeviceRes& s = devices[t.src];
   DeviceRes& d = devices[t.dst];
-  const std::string what = fmt::format("copy {} -> {}", s.name, d.name);
+  auto what = [&] { return fmt::format("copy {} -> {}", s.name, d.name); };
   if (t.direct) {
     if (t.src != t.dst) {
-      plugin_call(what, [&] { return s.api->event_record(t.event, s.stream); });
-      plugin_call(what, [&] { return d.api->stream_wait_event(d.stream, t.event); });
+      call(what, [&] { return s.api->event_record(t.event, s.stream); });
+      call(what, [&] { return d.api->stream_wait_event(d.stream, t.event); });
     }
-    plugin_call(what,
-                [&] { return d.api->memcpy_d2d(d.handle, t.to, t.from, t.bytes, d.stream); });
+    call(what, [&] { return d.api->memcpy_d2d(d.handle, t.to, t.from, t.bytes, d.stream); });
     return;
   }
   // Different plugins: no common address space, so through host memory.
   void* host = t.staging.data();
-  plugin_call(what, [&] { return s.api->memcpy_d2h(s.handle, host, t.from, t.bytes, s.stream); });
-  plugin_call(what, [&] { return s.api->event_record(t.event, s.stream); });
-  plugin_call(what, [&] { return s.api->event_synchronize(t.event); });
-  plugin_call(what, [&] { return d.api->memcpy_h2d(d.handle, t.to, host, t.bytes, d.stream); });
+  call(what, [&] { return s.api->memcpy_d2h(s.handle, host, t.from, t.bytes, s.stream); });
+  call(what, [&] { return s.api->event_record(t.event, s.stream); });
+  call(what, [&] { return s.api->event_synchronize(t.event); });
+  call(what, [&] { return d.api->memcpy_h2d(d.handle, t.to, host, t.bytes, d.stream); });
+}
+
+void CompiledExecutable::synchronize(size_t device) {
+  DeviceRes& d = devices[device];
+  call([&] { return fmt::format("synchronising {}", d.name); },
+       [&] { return d.api->stream_synchronize(d.stream); });
 }
 
 void CompiledExecutable::enqueue_steps() {
@@ -71,9 +113,38 @@ void CompiledExecutable::enqueue_steps() {
     auto& k = std::get<KernelStep>(s);
     DeviceRes& d = devices[k.device];
     k.args.rng_offset = runs_;
-    plugin_call(fmt::format("{} on {}: kernel_run", k.name, d.name),
-                [&] { return d.api->kernel_run(k.kernel, d.stream, &k.args); });
+    call([&] { return fmt::format("{} on {}: kernel_run", k.name, d.name); },
+         [&] { return d.api->kernel_run(k.kernel, d.stream, &k.args); });
   }
+}
+
+// The steps one at a time, each timed from before its enqueue to the end of its stream's
+// synchronisation (a copy: its destination stream, where it was enqueued; its source's work
+// finished with the previous step). The feeds, enqueued before, are waited for first so the
+// first step does not carry their time.
+void CompiledExecutable::profile_steps() {
+  for (size_t d = 0; d < devices.size(); ++d) synchronize(d);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const int64_t start = trace_now_ns();
+    size_t device = 0;
+    if (auto* c = std::get_if<CopyStep>(&steps[i])) {
+      enqueue(c->transfer);
+      device = c->transfer.dst;
+    } else {
+      auto& k = std::get<KernelStep>(steps[i]);
+      DeviceRes& d = devices[k.device];
+      k.args.rng_offset = runs_;
+      call([&] { return fmt::format("{} on {}: kernel_run", k.name, d.name); },
+           [&] { return d.api->kernel_run(k.kernel, d.stream, &k.args); });
+      device = k.device;
+    }
+    synchronize(device);
+    profiler.record(uint32_t(i), uint32_t(runs_), start, trace_now_ns());
+  }
+}
+
+void CompiledExecutable::set_profiling(bool enabled) {
+  profiler.set_enabled(enabled, steps.size() + assign_copies.size());
 }
 
 namespace {
@@ -104,12 +175,15 @@ void CompiledExecutable::run(const std::vector<const dlrt_tensor*>& in,
   for (size_t i = 0; i < out.size(); ++i)
     if (out[i] != nullptr) check_type("fetch", fetches[i].name, fetches[i].type, *out[i]);
 
-  // New fetch tensors are the caller's choice to allocate; make them before counting.
-  std::vector<std::unique_ptr<dlrt_tensor>> made(out.size());
+  // New fetch tensors are the caller's choice to allocate; make them before counting. (With
+  // a tensor for every fetch, `made` stays empty and allocates nothing.)
+  std::vector<std::unique_ptr<dlrt_tensor>> made;
   for (size_t i = 0; i < out.size(); ++i)
-    if (out[i] == nullptr)
+    if (out[i] == nullptr) {
+      made.resize(out.size());
       made[i] = std::make_unique<dlrt_tensor>(ctx, devices[fetches[i].device].registry,
                                               fetches[i].type);
+    }
   const uint64_t allocs_before = device_allocations();
 
   // 1. feeds
@@ -118,22 +192,25 @@ void CompiledExecutable::run(const std::vector<const dlrt_tensor*>& in,
     if (f.to == nullptr) continue;
     DeviceRes& d = devices[f.device];
     const dlrt_tensor& t = *in[i];
-    const std::string what = fmt::format("feeding '{}' to {}", f.name, d.name);
+    auto what = [&] { return fmt::format("feeding '{}' to {}", f.name, d.name); };
     const size_t src_plugin =
         ctx.registry().physical()[ctx.registry().devices()[t.device()].physical].plugin;
     if (src_plugin == d.plugin) {
-      plugin_call(what, [&] { return d.api->memcpy_d2d(d.handle, f.to, t.data(), f.bytes, d.stream); });
+      call(what, [&] { return d.api->memcpy_d2d(d.handle, f.to, t.data(), f.bytes, d.stream); });
     } else {
       t.read(f.staging.data(), f.bytes);  // synchronous d2h on the feed's own device
-      plugin_call(what, [&] {
+      call(what, [&] {
         return d.api->memcpy_h2d(d.handle, f.to, f.staging.data(), f.bytes, d.stream);
       });
     }
   }
 
-  // 2. steps (capture: record the second run, replay it from then on)
+  // 2. steps (capture: record the second run, replay it from then on; profiling: one by one)
+  const bool profiling = profiler.enabled();
   const dlrt_capture_api* cap = capture_allowed ? devices[0].api->capture : nullptr;
-  if (cap != nullptr && captured_ != nullptr) {
+  if (profiling) {
+    profile_steps();
+  } else if (cap != nullptr && captured_ != nullptr) {
     plugin_call("replaying the captured step",
                 [&] { return cap->graph_launch(captured_, devices[0].stream); });
     ++stats_.captured_replays;
@@ -161,11 +238,11 @@ void CompiledExecutable::run(const std::vector<const dlrt_tensor*>& in,
     DeviceRes& d = devices[f.device];
     const size_t dst_plugin =
         ctx.registry().physical()[ctx.registry().devices()[t.device()].physical].plugin;
-    const std::string what = fmt::format("fetching '{}' from {}", f.name, d.name);
+    auto what = [&] { return fmt::format("fetching '{}' from {}", f.name, d.name); };
     if (dst_plugin == d.plugin)
-      plugin_call(what, [&] { return d.api->memcpy_d2d(d.handle, t.data(), f.from, f.bytes, d.stream); });
+      call(what, [&] { return d.api->memcpy_d2d(d.handle, t.data(), f.from, f.bytes, d.stream); });
     else
-      plugin_call(what, [&] {
+      call(what, [&] {
         return d.api->memcpy_d2h(d.handle, f.staging.data(), f.from, f.bytes, d.stream);
       });
   }
@@ -175,11 +252,11 @@ void CompiledExecutable::run(const std::vector<const dlrt_tensor*>& in,
     // both belong to one plugin, else on the host).
     for (DeviceRes& d : devices)
       plugin_call("end-of-step event", [&] { return d.api->event_record(d.done, d.stream); });
-    std::vector<bool> waited(devices.size(), false);
-    for (Transfer& t : assign_copies) {
-      if (waited[t.dst]) continue;
-      waited[t.dst] = true;
-      DeviceRes& w = devices[t.dst];
+    waited_.assign(devices.size(), 0);  // allocates on the first run only
+    for (AssignCopy& a : assign_copies) {
+      if (waited_[a.transfer.dst]) continue;
+      waited_[a.transfer.dst] = 1;
+      DeviceRes& w = devices[a.transfer.dst];
       for (DeviceRes& d : devices) {
         if (&d == &w) continue;
         if (d.plugin == w.plugin)
@@ -189,12 +266,16 @@ void CompiledExecutable::run(const std::vector<const dlrt_tensor*>& in,
       }
     }
   }
-  for (Transfer& t : assign_copies) enqueue(t);
+  for (size_t i = 0; i < assign_copies.size(); ++i) {
+    const int64_t start = profiling ? trace_now_ns() : 0;
+    enqueue(assign_copies[i].transfer);
+    if (!profiling) continue;
+    synchronize(assign_copies[i].transfer.dst);
+    profiler.record(uint32_t(steps.size() + i), uint32_t(runs_), start, trace_now_ns());
+  }
 
   // 4. completion
-  for (DeviceRes& d : devices)
-    plugin_call(fmt::format("synchronising {}", d.name),
-                [&] { return d.api->stream_synchronize(d.stream); });
+  for (size_t d = 0; d < devices.size(); ++d) synchronize(d);
   for (size_t i = 0; i < out.size(); ++i) {
     dlrt_tensor& t = out[i] != nullptr ? *out[i] : *made[i];
     const size_t dst_plugin =
@@ -205,7 +286,7 @@ void CompiledExecutable::run(const std::vector<const dlrt_tensor*>& in,
   stats_.run_allocations += device_allocations() - allocs_before;
   ++runs_;
   for (size_t i = 0; i < out.size(); ++i)
-    if (made[i] != nullptr) out[i] = made[i].release();
+    if (!made.empty() && made[i] != nullptr) out[i] = made[i].release();
 }
 
 }  // namespace dlrt::core::exec

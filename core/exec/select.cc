@@ -25,7 +25,7 @@ void mark_ancestors(const Graph& graph, NodeId root, std::vector<bool>& needed) 
 }  // namespace
 
 Selection select_nodes(const Graph& graph, const std::vector<ValueRef>& feeds,
-                       const std::vector<ValueRef>& fetches) {
+                       const std::vector<ValueRef>& fetches, bool run_assigns) {
   const size_t n = graph.nodes().size();
   std::set<NodeId> fed;
   for (ValueRef f : feeds) {
@@ -45,23 +45,18 @@ Selection select_nodes(const Graph& graph, const std::vector<ValueRef>& feeds,
     mark_ancestors(graph, f.node, needed);
   }
 
-  // Assigns: include those touching the needed set until a fixpoint.
+  // Assigns: all of them or none (select.hpp). Each is applied at the end of the run, so it
+  // needs its value computed and its variable placed.
   const std::vector<Assign>& all = graph.assigns();
-  std::vector<bool> taken(all.size(), false);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t a = 0; a < all.size(); ++a) {
-      if (taken[a] || !(needed[all[a].variable] || needed[all[a].value.node])) continue;
-      taken[a] = changed = true;
-      mark_ancestors(graph, all[a].variable, needed);
-      mark_ancestors(graph, all[a].value.node, needed);
+  if (run_assigns)
+    for (const Assign& a : all) {
+      mark_ancestors(graph, a.variable, needed);
+      mark_ancestors(graph, a.value.node, needed);
     }
-  }
 
   Selection sel;
   std::set<NodeId> assigned;
-  for (size_t a = 0; a < all.size(); ++a) {
-    if (!taken[a]) continue;
+  for (size_t a = 0; run_assigns && a < all.size(); ++a) {
     if (!assigned.insert(all[a].variable).second)
       fail(DLRT_INVALID_ARGUMENT,
            fmt::format("variable '{}' has two assigns in one executable; only one value can "
@@ -73,8 +68,9 @@ Selection select_nodes(const Graph& graph, const std::vector<ValueRef>& feeds,
     const Node& node = graph.node(id);
     if (node.kind == NodeKind::kPlaceholder && fed.count(id) == 0)
       fail(DLRT_INVALID_ARGUMENT,
-           fmt::format("placeholder '{}' ({}) is needed by the fetches but not fed", node.name,
-                       ops::to_string(node.outputs[0])));
+           fmt::format("placeholder '{}' ({}) is needed by the fetches{} but not fed",
+                       node.name, ops::to_string(node.outputs[0]),
+                       run_assigns ? " or the assigns (run_assigns is on)" : ""));
     sel.nodes.push_back(id);
   }
   return sel;

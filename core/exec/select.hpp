@@ -12,12 +12,15 @@ struct Selection {
   std::vector<Assign> assigns;    // the graph's assigns that this executable applies
 };
 
-// The ancestors of `fetches`, then every assign whose variable or value lies in that set
-// (with the ancestors of its value), repeated until nothing changes: so fetching a loss
-// brings in the optimizer updates of the variables the loss reads.
+// The ancestors of `fetches`; with `run_assigns`, also every assign of the graph with the
+// ancestors of its variable and value (a training step: the optimizer updates and whatever
+// they read, such as the labels behind the loss gradient). Without it no assign is taken,
+// whatever the fetches read: an evaluation or prediction executable only reads variables,
+// so it needs no label feed and changes nothing. The choice is the caller's
+// (dlrt_compile_options::run_assigns), not guessed from what the fetches touch.
 // Throws INVALID_ARGUMENT: a feed that is not a placeholder (or fed twice), a needed
 // placeholder that is not fed (naming it), two assigns of one variable.
 Selection select_nodes(const Graph& graph, const std::vector<ValueRef>& feeds,
-                       const std::vector<ValueRef>& fetches);
+                       const std::vector<ValueRef>& fetches, bool run_assigns);
 
 }  // namespace dlrt::core::exec

@@ -430,15 +430,23 @@ typedef struct dlrt_compile_options {
   /* -1 (default): replay a captured step where every device of the executable offers capture
    * (from the second run on). 0 never. 1 same as -1. */
   int32_t use_capture;
-  int32_t reserved0;
+  /* Which assigns (dlrt_graph_assign) the executable applies, chosen by the caller:
+   * 0 none: an evaluation or prediction step (reads variables, changes none, needs no
+   *   placeholder that only the assigns read, such as labels);
+   * 1 every assign of the graph, at the end of each run: a training step;
+   * -1 (default): 0. Anything else is INVALID_ARGUMENT.
+   * (This field was reserved0 before; callers that zeroed it get 0.) */
+  int32_t run_assigns;
 } dlrt_compile_options;
 
 /* Fill `options` with the defaults (including struct_size): every field -1. */
 DLRT_API void dlrt_compile_options_init(dlrt_compile_options* options);
 
-/* Compile the subgraph that computes `fetches` and every assign whose variable or value it
- * touches, fed by `feeds` (placeholders; every placeholder the subgraph needs must be fed,
- * else INVALID_ARGUMENT naming it). Places every node (see docs/placement.md), places and
+/* Compile the subgraph that computes `fetches` (and, with options->run_assigns 1, every
+ * assign of the graph: their values and whatever those read), fed by `feeds` (placeholders;
+ * every placeholder the subgraph needs must be fed, else INVALID_ARGUMENT naming it). Every
+ * executable of a graph shares its variables: a training executable (run_assigns 1) and an
+ * evaluation one (run_assigns 0) compiled from the same graph see the same weights. Places every node (see docs/placement.md), places and
  * initialises new variables, inserts copies between devices, plans memory by liveness and
  * creates every kernel. Strict placement failures are INVALID_ARGUMENT naming the op, the
  * requested device and the devices that could run it. `options` may be NULL (defaults).
@@ -459,6 +467,27 @@ DLRT_API void dlrt_executable_destroy(dlrt_executable* executable);
 DLRT_API dlrt_status* dlrt_executable_run(dlrt_executable* executable,
                                           const dlrt_tensor* const* feeds, size_t num_feeds,
                                           dlrt_tensor** fetches, size_t num_fetches);
+
+/* Profiling. While enabled (off by default), every run records, for each kernel, copy
+ * between devices and assign copy, its host time from enqueue to the end of a
+ * synchronisation of its stream: profiled runs synchronise after every node, which makes
+ * durations real on asynchronous devices but serialises the devices and slows the run (and
+ * never replays a captured step). Nothing is recorded (and nothing allocated) while off.
+ * If the context's DLRT_TRACE_FILE is set, every executable profiles all its runs from
+ * compile and writes its trace when destroyed: the first executable of the process to
+ * the path itself, later ones to the path with ".1", ".2", ... inserted before the
+ * extension; a failure to write is logged (warning), not returned. */
+DLRT_API dlrt_status* dlrt_executable_set_profiling(dlrt_executable* executable,
+                                                    int32_t enabled);
+/* Write what was recorded so far as Chrome trace-event JSON (open it in ui.perfetto.dev or
+ * chrome://tracing): pid 1, one row (tid, named "<device> stream" by a thread_name metadata
+ * event) per device stream, one complete event ("ph":"X") per node and run with name = node
+ * name, cat = op ("copy", "assign"), ts/dur in microseconds, args {op, device, shapes, run}.
+ * Never profiled: a valid file whose traceEvents array is empty. Written atomically (a
+ * temporary file renamed over `path`); an error names `path` (NOT_FOUND when its folder
+ * does not exist, PERMISSION_DENIED, else UNAVAILABLE). */
+DLRT_API dlrt_status* dlrt_executable_write_trace(const dlrt_executable* executable,
+                                                  const char* path);
 
 /* Placement of every node of the executable, for users and tests. */
 typedef struct dlrt_node_placement {

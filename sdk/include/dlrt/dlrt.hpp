@@ -907,6 +907,15 @@ struct CompileOptions {
   std::optional<bool> soft_placement;        // false: strict placement
   std::optional<bool> log_device_placement;  // print TensorFlow's placement log at compile
   std::optional<bool> use_capture;           // replay a captured step where devices offer it
+  // true: every assign of the graph runs at the end of each run (a training step); false or
+  // unset: none (evaluation, prediction).
+  std::optional<bool> run_assigns;
+
+  // Chainable setter: g.compile(feeds, fetches, CompileOptions().with_run_assigns(true)).
+  CompileOptions& with_run_assigns(bool on) {
+    run_assigns = on;
+    return *this;
+  }
 
   dlrt_compile_options c() const {
     dlrt_compile_options o;
@@ -914,6 +923,7 @@ struct CompileOptions {
     if (soft_placement) o.soft_placement = *soft_placement ? 1 : 0;
     if (log_device_placement) o.log_device_placement = *log_device_placement ? 1 : 0;
     if (use_capture) o.use_capture = *use_capture ? 1 : 0;
+    if (run_assigns) o.run_assigns = *run_assigns ? 1 : 0;
     return o;
   }
 };
@@ -978,6 +988,13 @@ class Executable {
     check(dlrt_executable_dump(get(), format, &text[0], text.size(), &n));
     text.resize(n);
     return text;
+  }
+
+  // Profiling (dlrt_executable_set_profiling): later runs time every node, synchronising
+  // after each; write_trace writes Chrome trace-event JSON (opens in Perfetto).
+  void set_profiling(bool enabled) { check(dlrt_executable_set_profiling(get(), enabled ? 1 : 0)); }
+  void write_trace(const std::string& path) const {
+    check(dlrt_executable_write_trace(get(), path.c_str()));
   }
 
  private:
@@ -1099,7 +1116,8 @@ class Graph {
   }
 
   // ---- compiling ----
-  // The subgraph computing `fetches` (and the assigns it touches), fed by `feeds`.
+  // The subgraph computing `fetches`, fed by `feeds`; with options.run_assigns, also every
+  // assign of the graph (a training step).
   Executable compile(const std::vector<Value>& feeds, const std::vector<Value>& fetches,
                      const CompileOptions& options = {}) {
     std::vector<dlrt_value> in, out;
