@@ -531,6 +531,104 @@ typedef struct dlrt_memory_stats {
   uint64_t num_allocs;  /* calls into the plugin's mem_alloc so far */
 } dlrt_memory_stats;
 
+/* ==========================================================================================
+ * Data files and checkpoints (section added by the training issue).
+ *
+ * IDX (the files of MNIST and Fashion-MNIST): a 4-byte magic 0x0000TTRR (TT the element
+ * type: 0x08 u8, 0x09 i8, 0x0C i32, 0x0D f32, 0x0E f64; 0x0B i16 is UNIMPLEMENTED), RR
+ * big-endian u32 dims, then the elements row-major, big-endian. A file starting with the
+ * gzip magic 1f 8b is decompressed as it is read.
+ *
+ * safetensors (Hugging Face's checkpoint format): an 8-byte little-endian header length N, N
+ * bytes of JSON {"__metadata__": {string: string}, "<name>": {"dtype": "F32", "shape": [..],
+ * "data_offsets": [begin, end]}, ...}, then the tensors' little-endian bytes. dtype names:
+ * F32, F16, BF16, F64, I32, I64, U8, I8, BOOL. Other dtypes of the format (I16, U16, U32,
+ * U64, F8_*) are UNIMPLEMENTED naming the dtype.
+ *
+ * Readers are strict: a malformed file is DATA_LOSS (or UNIMPLEMENTED, above) with a message
+ * naming the path, the field or tensor, what it holds and what was expected; a missing file
+ * is NOT_FOUND naming the path. Nothing here needs a context; every function is thread-safe
+ * on distinct objects.
+ */
+
+/* One IDX array, in host byte order. */
+typedef struct dlrt_idx_array {
+  size_t struct_size;          /* set by the caller (DLRT_STRUCT_SIZE) */
+  int32_t dtype;               /* out: dlrt_dtype: U8, I8, I32, F32 or F64 */
+  int32_t rank;                /* out: 1..DLRT_MAX_RANK */
+  int64_t dims[DLRT_MAX_RANK]; /* out: dims[0..rank); each 0..2^32-1 */
+  void* data;                  /* out: `bytes` bytes, row-major, malloc-aligned; owned by the
+                                  library until dlrt_idx_free (never NULL after a success) */
+  size_t bytes;                /* out: element size × product of dims */
+} dlrt_idx_array;
+
+/* Read the IDX file at `path` into *out (struct_size set by the caller; every other field is
+ * cleared on entry). DATA_LOSS names what is wrong: "bad IDX magic 0x..., expected
+ * 0x0000TTRR", rank 0, dims whose product overflows, "header says 60000×28×28 = 47040000
+ * bytes of data, file has 47039990 ...", trailing bytes, a truncated or corrupt gzip stream.
+ * UNIMPLEMENTED for type i16 or rank > DLRT_MAX_RANK. A gzipped file is decompressed into a
+ * buffer that grows only as data arrives and never past the size the header states. */
+DLRT_API dlrt_status* dlrt_idx_read(const char* path, dlrt_idx_array* out);
+/* Free out->data and clear data/bytes. NULL and an already-freed array are accepted. */
+DLRT_API void dlrt_idx_free(dlrt_idx_array* array);
+
+/* An opened safetensors file: header validated and every tensor's bytes read into memory. */
+typedef struct dlrt_safetensors dlrt_safetensors;
+
+/* One tensor of a safetensors file (read), or one to write. */
+typedef struct dlrt_safetensors_entry {
+  size_t struct_size;          /* set by the caller (DLRT_STRUCT_SIZE) */
+  const char* name;            /* read: owned by the handle, lives until close */
+  int32_t dtype;               /* dlrt_dtype */
+  int32_t rank;                /* 0..DLRT_MAX_RANK */
+  int64_t dims[DLRT_MAX_RANK]; /* dims[0..rank), each >= 0 */
+  const void* data;            /* read: owned by the handle, lives until close; aligned to
+                                  16 bytes plus the tensor's offset in the data section */
+  size_t bytes;                /* element size × product of dims */
+} dlrt_safetensors_entry;
+
+/* Open and validate the whole file: header length (not past the file, at most 100000000),
+ * header JSON (an object), each tensor's dtype, shape (a list of non-negative integers whose
+ * product does not overflow), data_offsets ([begin, end], begin <= end, end - begin == the
+ * shape's byte size), offsets contiguous from 0 without gap or overlap, no data past the end,
+ * no trailing bytes after the last tensor, no duplicate names, __metadata__ a string→string
+ * map. Each problem is its own DATA_LOSS message naming the tensor and the field. The handle
+ * is the caller's: free it with dlrt_safetensors_close. */
+DLRT_API dlrt_status* dlrt_safetensors_open(const char* path, dlrt_safetensors** out_handle);
+/* NULL accepted. */
+DLRT_API void dlrt_safetensors_close(dlrt_safetensors* handle);
+/* Number of tensors (0 for NULL). Tensors are indexed in the order of their data in the file
+ * (for files this library wrote: the order they were written). */
+DLRT_API size_t dlrt_safetensors_count(const dlrt_safetensors* handle);
+/* Tensor `index` into *out, as far as out->struct_size (set by the caller) reaches.
+ * OUT_OF_RANGE if index >= count. */
+DLRT_API dlrt_status* dlrt_safetensors_get(const dlrt_safetensors* handle, size_t index,
+                                           dlrt_safetensors_entry* out);
+/* The index of tensor `name`; NOT_FOUND naming it otherwise. */
+DLRT_API dlrt_status* dlrt_safetensors_find(const dlrt_safetensors* handle, const char* name,
+                                            size_t* out_index);
+/* The __metadata__ value of `key`, or NULL when absent. Owned by the handle. */
+DLRT_API const char* dlrt_safetensors_metadata(const dlrt_safetensors* handle, const char* key);
+/* The metadata entries in header order: count, and key `index` (NULL when out of range). */
+DLRT_API size_t dlrt_safetensors_metadata_count(const dlrt_safetensors* handle);
+DLRT_API const char* dlrt_safetensors_metadata_key(const dlrt_safetensors* handle,
+                                                   size_t index);
+
+/* Write a safetensors file: entries[i] (name, dtype, rank, dims, data, bytes; caller-owned,
+ * only read) in this order with contiguous offsets from 0, and metadata pairs
+ * meta_keys[i] = meta_values[i] (no "__metadata__" when num_meta is 0). The header is compact
+ * JSON padded with spaces to a multiple of 8 bytes, as the reference implementation writes
+ * it, so the same tensors give the same bytes. Everything is validated first
+ * (INVALID_ARGUMENT naming the entry: duplicate or reserved name, bad dtype or dims, bytes !=
+ * element size × product of dims, NULL data; duplicate metadata keys; strings not UTF-8).
+ * Written atomically: a temp file in the same folder, fsynced, renamed over `path`, then the
+ * folder fsynced; on any failure `path` is untouched and the temp file removed. A folder as
+ * `path` is INVALID_ARGUMENT; a missing folder NOT_FOUND. */
+DLRT_API dlrt_status* dlrt_safetensors_write(const char* path,
+                                             const dlrt_safetensors_entry* const* entries,
+                                             size_t num_entries, const char* const* meta_keys,
+                                             const char* const* meta_values, size_t num_meta);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

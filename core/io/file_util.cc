@@ -1,0 +1,125 @@
+// io/file_util.cc: see file_util.hpp.
+#include "io/file_util.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace dlrt::core::io {
+
+Error errno_error(int err, const std::string& what) {
+  dlrt_code code = DLRT_UNKNOWN;
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR: code = DLRT_NOT_FOUND; break;
+    case EACCES:
+    case EPERM:
+    case EROFS: code = DLRT_PERMISSION_DENIED; break;
+    case ENOSPC:
+    case EDQUOT:
+    case ENOMEM: code = DLRT_RESOURCE_EXHAUSTED; break;
+    case EISDIR:
+    case ENAMETOOLONG: code = DLRT_INVALID_ARGUMENT; break;
+    case EIO: code = DLRT_DATA_LOSS; break;
+    default: break;
+  }
+  return Error(code, fmt::format("{}: {}", what, std::strerror(err)));
+}
+
+// ---- File -------------------------------------------------------------------------------
+
+File::File(const std::string& path) : path_(path) {
+  f_ = std::fopen(path.c_str(), "rb");
+  if (f_ == nullptr) throw errno_error(errno, fmt::format("cannot open '{}'", path));
+  struct stat st {};
+  if (fstat(fileno(f_), &st) != 0) {
+    int err = errno;
+    std::fclose(f_);
+    f_ = nullptr;
+    throw errno_error(err, fmt::format("cannot stat '{}'", path));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    std::fclose(f_);
+    f_ = nullptr;
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("'{}' is a folder, not a file", path));
+  }
+  size_ = static_cast<uint64_t>(st.st_size);
+}
+
+File::~File() {
+  if (f_ != nullptr) std::fclose(f_);
+}
+
+size_t File::read(void* dst, size_t n) {
+  size_t got = std::fread(dst, 1, n, f_);
+  if (got < n && std::ferror(f_))
+    throw errno_error(errno != 0 ? errno : EIO, fmt::format("read error in '{}'", path_));
+  return got;
+}
+
+// ---- AtomicFileWriter -------------------------------------------------------------------
+
+AtomicFileWriter::AtomicFileWriter(const std::string& path) : path_(path) {
+  if (path.empty()) fail(DLRT_INVALID_ARGUMENT, "checkpoint path is empty");
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    fail(DLRT_INVALID_ARGUMENT,
+         fmt::format("cannot write '{}': it is a folder; expected a file path", path));
+  size_t slash = path.rfind('/');
+  dir_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base.empty())
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("cannot write '{}': it names a folder", path));
+  std::string temp = dir_ + "/." + base + ".tmp.XXXXXX";
+  fd_ = mkstemp(temp.data());
+  if (fd_ < 0)
+    throw errno_error(errno, fmt::format("cannot create a temp file in '{}' to write '{}'",
+                                         dir_, path));
+  temp_path_ = temp;
+  // mkstemp makes 0600; a checkpoint should get the usual umask-based mode like fopen's.
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd_, 0666 & ~mask);
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) close(fd_);
+  if (!committed_ && !temp_path_.empty()) unlink(temp_path_.c_str());
+}
+
+void AtomicFileWriter::write(const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t w = ::write(fd_, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      throw errno_error(errno, fmt::format("write to '{}' failed", temp_path_));
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+void AtomicFileWriter::commit() {
+  if (fsync(fd_) != 0) throw errno_error(errno, fmt::format("fsync of '{}' failed", temp_path_));
+  int fd = fd_;
+  fd_ = -1;
+  if (close(fd) != 0) throw errno_error(errno, fmt::format("close of '{}' failed", temp_path_));
+  if (rename(temp_path_.c_str(), path_.c_str()) != 0)
+    throw errno_error(errno, fmt::format("cannot rename '{}' to '{}'", temp_path_, path_));
+  committed_ = true;
+  // The rename is only durable once the folder's entry is on disk.
+  int dfd = open(dir_.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd < 0) throw errno_error(errno, fmt::format("cannot open folder '{}' to fsync", dir_));
+  int rc = fsync(dfd);
+  int err = errno;
+  close(dfd);
+  if (rc != 0) throw errno_error(err, fmt::format("fsync of folder '{}' failed", dir_));
+}
+
+}  // namespace dlrt::core::io

@@ -1,0 +1,26 @@
+// tests/fuzz/fuzz_targets.hpp: the bodies of the fuzz targets, shared by the libFuzzer
+// entry points (fuzz_idx.cc, fuzz_safetensors.cc; clang only) and by fuzz_corpus_test, the
+// plain driver CTest runs everywhere.
+//
+// Each takes any bytes. A malformed input must come back as a core::Error (the reader's
+// DATA_LOSS and friends) — that is the expected way to fail, and the target returns 0. Any
+// other exception, a crash, or a sanitizer report is a bug: the targets let it escape, so
+// libFuzzer (and the driver) report it. An accepted input must also satisfy the invariants
+// the readers promise (checked below), or the target throws std::logic_error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace dlrt::fuzz {
+
+// parse_idx: on success, bytes == element size × product of dims and data is non-NULL.
+// Returns 1 when the input was accepted, 0 when it was refused with a core::Error.
+int idx_one_input(const uint8_t* data, size_t size);
+
+// parse_safetensors: on success every entry lies inside the input, the entries tile the
+// data section, and writing the parsed header again (safetensors_header_bytes) and parsing
+// that gives the same tensors, dims, data and metadata.
+int safetensors_one_input(const uint8_t* data, size_t size);
+
+}  // namespace dlrt::fuzz
