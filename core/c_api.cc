@@ -92,6 +92,7 @@ DLRT_API void dlrt_context_options_init(dlrt_context_options* options) {
   options->log_level = -1;
   options->log_device_placement = -1;
   options->soft_placement = -1;
+  options->memory_growth = -1;  // memory_fraction 0 (= 0.9) and gpu_memory_limit 0 (= env)
 }
 
 DLRT_API dlrt_status* dlrt_context_create(const dlrt_context_options* options,

@@ -11,6 +11,7 @@
 
 #include "eager.hpp"
 #include "log.hpp"
+#include "plugin_call.hpp"
 #include "plugin_search.hpp"
 #include "status.hpp"
 
@@ -39,6 +40,14 @@ dlrt_context_options complete_options(const dlrt_context_options* options) {
     fail(DLRT_INVALID_ARGUMENT, fmt::format("options.log_level is {}; expected -1 (from "
                                             "DLRT_LOG_LEVEL) or 0 (error) .. 3 (debug)",
                                             out.log_level));
+  if (out.memory_growth < -1 || out.memory_growth > 1)
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("options.memory_growth is {}; expected -1 (from "
+                                            "DLRT_GPU_ALLOW_GROWTH), 0 (off) or 1 (on)",
+                                            out.memory_growth));
+  if (!(out.memory_fraction >= 0.0 && out.memory_fraction <= 1.0))
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("options.memory_fraction is {}; expected 0 (the "
+                                            "default, 0.9) or a fraction in (0, 1]",
+                                            out.memory_fraction));
   return out;
 }
 
@@ -112,6 +121,7 @@ Context::Context(const dlrt_context_options* given, const EnvLookup& env_in) {
   }
   registry_ = DeviceRegistry::build(std::move(physical), settings_.value("DLRT_VISIBLE_DEVICES"),
                                     splits);
+  arenas_.resize(registry_.devices().size());
   eager_ = std::make_unique<Eager>(*this);
   log(DLRT_LOG_INFO, "context", "{} plugin(s) found, {} device(s): {}", plugins_.size(),
       registry_.devices().size(), registry_.names());
@@ -126,6 +136,7 @@ Context::~Context() {
           "before their context (their handles are now invalid)", live);
     eager_.reset();  // kernels, workspaces, streams: before the devices close
   }
+  arenas_.clear();  // what the arenas hold goes back before the devices close
   // Reverse load order, as for any stack of libraries that may depend on each other.
   while (!plugins_.empty()) plugins_.pop_back();
 }
@@ -157,6 +168,44 @@ std::pair<const dlrt_plugin_api*, dlrt_device*> Context::device_handle(size_t in
   const PhysicalDevice& ph = registry_.physical()[registry_.devices()[index].physical];
   Plugin& plugin = *plugins_[ph.plugin];
   return {&plugin.api(), plugin.open_device(ph.ordinal)};
+}
+
+ArenaOptions Context::arena_options(size_t index) const {
+  check_device(index);
+  const LogicalDevice& dev = registry_.devices()[index];
+  ArenaOptions o;
+  o.limit = dev.memory_limit;
+  o.share = dev.logical_count;
+  if (desc_of(index).device_class == DLRT_DEVICE_CLASS_GPU) {
+    o.allow_growth = settings_.gpu_allow_growth();
+    o.preallocate_fraction = settings_.memory_fraction();
+    if (o.limit == 0) o.limit = settings_.gpu_memory_limit();
+  }
+  return o;
+}
+
+DeviceArena& Context::arena(size_t index) {
+  check_device(index);
+  std::lock_guard<std::mutex> lock(arenas_mu_);
+  if (!arenas_[index]) {
+    ArenaOptions options = arena_options(index);
+    auto [api, handle] = device_handle(index);
+    if (!options.allow_growth) {
+      // Measured once per physical device, before any of its logical devices reserves, so
+      // each of them takes the same share.
+      const size_t physical = registry_.devices()[index].physical;
+      auto it = physical_free_.find(physical);
+      if (it == physical_free_.end()) {
+        uint64_t free_bytes = 0, total = 0;
+        plugin_call(fmt::format("{}: memory_info", device_name(index)),
+                    [&] { return api->memory_info(handle, &free_bytes, &total); });
+        it = physical_free_.emplace(physical, free_bytes).first;
+      }
+      options.physical_free = it->second;
+    }
+    arenas_[index] = std::make_unique<DeviceArena>(device_name(index), api, handle, options);
+  }
+  return *arenas_[index];
 }
 
 }  // namespace dlrt::core

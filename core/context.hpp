@@ -8,19 +8,26 @@
 // Plugin guards with its own mutex, and its Eager state (tensor memory, kernel caches,
 // streams), which guards itself (see eager.hpp); so queries may come from any thread.
 //
-// Destruction: the Eager state first (kernels, workspaces, streams), then the plugins (each
-// closes its devices before plugin_destroy). Tensors must be gone by then.
+// Memory: one DeviceArena per registry (logical) device, made at its first use (arena()):
+// every byte the core takes from a device goes through it (memory/arena.hpp).
+//
+// Destruction: the Eager state first (kernels, workspaces, streams), then the arenas (what
+// they still hold goes back to the plugins), then the plugins (each closes its devices before
+// plugin_destroy). Tensors, graphs and executables must be gone by then.
 #pragma once
 
 #include <dlrt/dlrt.h>
 #include <dlrt/plugin.h>
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "device_registry.hpp"
+#include "memory/arena.hpp"
 #include "plugin_loader.hpp"
 #include "settings.hpp"
 
@@ -62,10 +69,22 @@ class Context {
   // Eager execution and tensor memory (eager.hpp).
   Eager& eager() { return *eager_; }
 
+  // The memory arena of registry device `index`, made (and its device opened) on first use.
+  // Its options: CPU-class devices always grow; GPU-class devices follow the settings
+  // (gpu_allow_growth, memory_fraction, gpu_memory_limit); a logical device config's non-zero
+  // limit wins over gpu_memory_limit. Throws OUT_OF_RANGE, or the plugin's open error.
+  // Thread-safe; the reference stays valid until the context is destroyed.
+  DeviceArena& arena(size_t index);
+  // The options arena(index) is (or will be) made with; no device is opened.
+  ArenaOptions arena_options(size_t index) const;
+
  private:
   Settings settings_;
   std::vector<std::unique_ptr<Plugin>> plugins_;
   DeviceRegistry registry_;
+  std::mutex arenas_mu_;
+  std::vector<std::unique_ptr<DeviceArena>> arenas_;  // by registry device; null until used
+  std::map<size_t, uint64_t> physical_free_;  // free bytes per physical device, growth off
   std::unique_ptr<Eager> eager_;  // after registry_: built from it, destroyed before plugins_
 };
 

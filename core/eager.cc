@@ -14,11 +14,7 @@
 
 namespace dlrt::core {
 
-Eager::Eager(Context& context) : context_(context) {
-  const size_t n = context.registry().devices().size();
-  in_use_.assign(n, 0);
-  peak_.assign(n, 0);
-}
+Eager::Eager(Context& context) : context_(context) {}
 
 Eager::~Eager() {
   std::lock_guard<std::mutex> lock(run_mutex_);
@@ -34,61 +30,21 @@ Eager::~Eager() {
 
 // ---- memory -------------------------------------------------------------------------------
 
-void* Eager::allocate(size_t device, size_t bytes) {
-  context_.check_device(device);
-  const uint64_t limit = context_.registry().devices()[device].memory_limit;
-  const std::string& name = context_.device_name(device);
-  {
-    std::lock_guard<std::mutex> lock(memory_mutex_);
-    if (limit != 0 && in_use_[device] + bytes > limit)
-      fail(DLRT_RESOURCE_EXHAUSTED,
-           fmt::format("out of memory on {}: a tensor of {} bytes was requested; {} bytes in "
-                       "use (peak {}), limit {} bytes",
-                       name, bytes, in_use_[device], peak_[device], limit));
-    in_use_[device] += bytes;  // reserved now, so two threads cannot both pass the check
-    peak_[device] = std::max(peak_[device], in_use_[device]);
-    ++live_tensors_;
-  }
-  void* ptr = nullptr;
-  try {
-    auto [api, handle] = context_.device_handle(device);
-    plugin_call(fmt::format("allocating a tensor of {} bytes on {}", bytes, name),
-                [&] { return api->mem_alloc(handle, bytes, 64, &ptr); });
-    if (ptr == nullptr)
-      fail(DLRT_INTERNAL, fmt::format("{}: mem_alloc of {} bytes returned OK and NULL", name,
-                                      bytes));
-  } catch (...) {
-    std::lock_guard<std::mutex> lock(memory_mutex_);
-    in_use_[device] -= bytes;
-    --live_tensors_;
-    throw;
-  }
-  return ptr;
+Buffer Eager::allocate(size_t device, size_t bytes) {
+  Buffer buffer = context_.arena(device).allocate(bytes, "a tensor");
+  ++live_tensors_;
+  return buffer;
 }
 
-void Eager::release(size_t device, void* ptr, size_t bytes) noexcept {
-  if (ptr != nullptr) {
-    try {
-      auto [api, handle] = context_.device_handle(device);
-      plugin_call_noexcept([&] { api->mem_free(handle, ptr); });
-    } catch (...) {  // the device was opened for the allocation; this cannot fail
-    }
-  }
-  std::lock_guard<std::mutex> lock(memory_mutex_);
-  in_use_[device] -= bytes;
+void Eager::release(Buffer& buffer) noexcept {
+  if (buffer.empty()) return;
+  buffer.reset();
   --live_tensors_;
 }
 
-uint64_t Eager::bytes_in_use(size_t device) const {
-  context_.check_device(device);
-  std::lock_guard<std::mutex> lock(memory_mutex_);
-  return in_use_[device];
-}
+uint64_t Eager::bytes_in_use(size_t device) const { return context_.arena(device).stats().in_use; }
 
-size_t Eager::live_tensors() const {
-  std::lock_guard<std::mutex> lock(memory_mutex_);
-  return live_tensors_;
-}
+size_t Eager::live_tensors() const { return live_tensors_.load(); }
 
 // ---- runs ---------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@
 #include <dlrt/dlrt.h>
 #include <dlrt/plugin.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "kernel_cache.hpp"
+#include "memory/arena.hpp"
 #include "ops/op_instance.hpp"
 
 namespace dlrt::core {
@@ -47,10 +49,12 @@ class Eager {
   Eager& operator=(const Eager&) = delete;
 
   // ---- tensor memory, per registry (logical) device ----
-  // mem_alloc(bytes, alignment 64), counted against the device's memory_limit (0 = none).
-  // RESOURCE_EXHAUSTED names the device, the request, the bytes in use, the peak and the limit.
-  void* allocate(size_t device, size_t bytes);
-  void release(size_t device, void* ptr, size_t bytes) noexcept;
+  // From the device's arena (Context::arena), which enforces the limit: RESOURCE_EXHAUSTED
+  // names the device, the request, the bytes in use, the peak and the limit. Eager only
+  // counts the live tensors.
+  Buffer allocate(size_t device, size_t bytes);
+  void release(Buffer& buffer) noexcept;  // gives it back to its arena, uncounted
+  // The arena's in_use: every live allocation of the device (tensors, variables, executables).
   uint64_t bytes_in_use(size_t device) const;
   size_t live_tensors() const;
 
@@ -79,9 +83,7 @@ class Eager {
   std::map<size_t, DeviceState> states_;  // by physical device index
   uint64_t rng_offset_ = 0;
 
-  mutable std::mutex memory_mutex_;
-  std::vector<uint64_t> in_use_, peak_;  // by registry device
-  size_t live_tensors_ = 0;
+  std::atomic<size_t> live_tensors_{0};
 };
 
 // ---- the C API's operations (c_api_eager.cc): each throws Error ----

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "log.hpp"
 
 namespace dlrt::core {
@@ -90,6 +92,34 @@ Setting count_setting(const EnvLookup& env, const char* name, std::string help) 
   return s;
 }
 
+// DLRT_GPU_MEMORY_LIMIT_MB: the API value (bytes, 0 = not given) first, then the variable
+// (MiB). Shown in MiB; *bytes gets the limit (0 = none). A bad variable is logged and ignored.
+Setting memory_limit_setting(const EnvLookup& env, uint64_t api_bytes, uint64_t* bytes) {
+  constexpr uint64_t kMiB = uint64_t{1} << 20;
+  const char* help = "limit on the memory dlrt takes per GPU-class logical device, in MiB "
+                     "(0 or unset: none; a logical device's own limit wins)";
+  *bytes = 0;
+  if (api_bytes != 0) {
+    *bytes = api_bytes;
+    std::string text = api_bytes % kMiB == 0
+                           ? std::to_string(api_bytes / kMiB)
+                           : fmt::format("{:.3f} ({} bytes)",
+                                         static_cast<double>(api_bytes) / kMiB, api_bytes);
+    return Setting{"DLRT_GPU_MEMORY_LIMIT_MB", text, DLRT_SOURCE_API, help};
+  }
+  Setting s = count_setting(env, "DLRT_GPU_MEMORY_LIMIT_MB", help);
+  if (s.source == DLRT_SOURCE_ENVIRONMENT) {
+    const unsigned long long mb = std::strtoull(s.value.c_str(), nullptr, 10);
+    if (mb > UINT64_MAX / kMiB) {
+      log(DLRT_LOG_WARNING, "settings", "DLRT_GPU_MEMORY_LIMIT_MB='{}' does not fit in 64 bits "
+          "of bytes; ignoring it (no limit)", s.value);
+      return Setting{s.name, "", DLRT_SOURCE_DEFAULT, help};
+    }
+    *bytes = mb * kMiB;
+  }
+  return s;
+}
+
 }  // namespace
 
 Settings Settings::resolve(const dlrt_context_options& options,
@@ -145,10 +175,15 @@ Settings Settings::resolve(const dlrt_context_options& options,
   out.settings_.push_back(bool_setting(env, "DLRT_LOG_DEVICE_PLACEMENT",
                                        options.log_device_placement, false,
                                        "log which device runs each op"));
-  out.settings_.push_back(bool_setting(env, "DLRT_GPU_ALLOW_GROWTH", -1, false,
-                                       "grow GPU memory on demand instead of reserving it"));
-  out.settings_.push_back(count_setting(env, "DLRT_GPU_MEMORY_LIMIT_MB",
-                                        "cap on the memory dlrt takes per GPU, in MiB"));
+  // Device memory (the arenas, core/memory): options memory_growth and gpu_memory_limit over
+  // the two variables; memory_fraction has no variable (0 = 0.9).
+  out.settings_.push_back(bool_setting(env, "DLRT_GPU_ALLOW_GROWTH", options.memory_growth, true,
+                                       "grow GPU memory on demand (1, default) or reserve "
+                                       "memory_fraction of it at first use (0)"));
+  out.gpu_allow_growth_ = out.settings_.back().value == "1";
+  out.memory_fraction_ = options.memory_fraction > 0.0 ? options.memory_fraction : 0.9;
+  out.settings_.push_back(memory_limit_setting(env, options.gpu_memory_limit,
+                                               &out.gpu_memory_limit_));
   out.settings_.push_back(bool_setting(env, "DLRT_CHECK_NUMERICS", -1, false,
                                        "fail on NaN or Inf in op outputs"));
   out.settings_.push_back(

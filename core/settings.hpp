@@ -13,6 +13,7 @@
 
 #include <dlrt/dlrt.h>
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -50,6 +51,13 @@ class Settings {
   bool log_device_placement() const { return value("DLRT_LOG_DEVICE_PLACEMENT") == "1"; }
   // The context option soft_placement (no environment variable): true unless it is 0.
   bool soft_placement() const { return soft_placement_; }
+  // Device memory of GPU-class devices: growth on (DLRT_GPU_ALLOW_GROWTH, option
+  // memory_growth; default on), the fraction reserved when it is off (option memory_fraction,
+  // default 0.9), the limit per logical device in bytes (option gpu_memory_limit, else
+  // DLRT_GPU_MEMORY_LIMIT_MB; 0 = none).
+  bool gpu_allow_growth() const { return gpu_allow_growth_; }
+  double memory_fraction() const { return memory_fraction_; }
+  uint64_t gpu_memory_limit() const { return gpu_memory_limit_; }
   // DLRT_PLUGIN_PATH split on ':' (environment only; API paths are kept apart by the caller).
   const std::vector<std::string>& env_plugin_path() const { return env_plugin_path_; }
 
@@ -57,6 +65,9 @@ class Settings {
   std::vector<Setting> settings_;
   dlrt_log_level log_level_ = DLRT_LOG_WARNING;
   bool soft_placement_ = true;
+  bool gpu_allow_growth_ = true;
+  double memory_fraction_ = 0.9;
+  uint64_t gpu_memory_limit_ = 0;
   std::vector<std::string> env_plugin_path_;
 };
 

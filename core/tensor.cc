@@ -72,10 +72,10 @@ Tensor::Tensor(Context& context, size_t device, ops::TensorType type)
   auto [api, handle] = context.device_handle(device);
   api_ = api;
   handle_ = handle;
-  data_ = context.eager().allocate(device, bytes_);
+  buffer_ = context.eager().allocate(device, bytes_);
 }
 
-Tensor::~Tensor() { context_->eager().release(device_, data_, bytes_); }
+Tensor::~Tensor() { context_->eager().release(buffer_); }
 
 void Tensor::write(const void* src, size_t bytes) {
   if (bytes != bytes_)
@@ -83,7 +83,7 @@ void Tensor::write(const void* src, size_t bytes) {
                                             "holds {}",
                                             bytes, ops::to_string(type_), bytes_));
   plugin_call(fmt::format("dlrt_tensor_write to {}: memcpy_h2d", context_->device_name(device_)),
-              [&] { return api_->memcpy_h2d(handle_, data_, src, bytes, nullptr); });
+              [&] { return api_->memcpy_h2d(handle_, buffer_.data(), src, bytes, nullptr); });
 }
 
 void Tensor::read(void* dst, size_t bytes) const {
@@ -92,7 +92,7 @@ void Tensor::read(void* dst, size_t bytes) const {
                                             "{} holds {}",
                                             bytes, ops::to_string(type_), bytes_));
   plugin_call(fmt::format("dlrt_tensor_read from {}: memcpy_d2h", context_->device_name(device_)),
-              [&] { return api_->memcpy_d2h(handle_, dst, data_, bytes, nullptr); });
+              [&] { return api_->memcpy_d2h(handle_, dst, buffer_.data(), bytes, nullptr); });
 }
 
 }  // namespace dlrt::core

@@ -1,8 +1,8 @@
 // tensor.hpp: what a dlrt_tensor is inside: one device buffer and its descriptor.
 //
 // A tensor lives on one visible (possibly logical) device of one context. Its memory comes
-// from the device's plugin (mem_alloc, alignment 64) through the context's Eager state, which
-// counts it against the logical device's memory limit. write/read are synchronous copies
+// from the device's arena (Context::arena: alignment 256, the logical device's limit) through
+// the context's Eager state, which counts live tensors. write/read are synchronous copies
 // (memcpy_h2d / memcpy_d2h with stream NULL).
 //
 // Lifetime: tensors must be destroyed before their context (dlrt.h says so); a context that
@@ -16,6 +16,7 @@
 
 #include <cstddef>
 
+#include "memory/arena.hpp"
 #include "ops/op_def.hpp"
 
 namespace dlrt::core {
@@ -47,7 +48,7 @@ class Tensor {
   const ops::TensorType& type() const { return type_; }
   const dlrt_tensor_desc& desc() const { return desc_; }
   size_t byte_size() const { return bytes_; }
-  void* data() const { return data_; }
+  void* data() const { return buffer_.data(); }
 
   // Synchronous copies of exactly byte_size() bytes; INVALID_ARGUMENT for another count.
   void write(const void* src, size_t bytes);
@@ -61,7 +62,7 @@ class Tensor {
   size_t bytes_ = 0;
   const dlrt_plugin_api* api_ = nullptr;
   dlrt_device* handle_ = nullptr;
-  void* data_ = nullptr;
+  Buffer buffer_;
 };
 
 }  // namespace dlrt::core

@@ -1,8 +1,6 @@
 // device_memory.cc: see device_memory.hpp.
 //
-// allocate_device is the single switch to the context's per-device arena: until that lands,
-// it calls the plugin's mem_alloc directly (no limit accounting); the rest of the executor
-// does not care which.
+// allocate_device is the executor's one door to the context's per-device arenas.
 #include "exec/device_memory.hpp"
 
 #include <fmt/format.h>
@@ -22,23 +20,11 @@ std::atomic<uint64_t> g_device_allocations{0};
 
 uint64_t device_allocations() { return g_device_allocations.load(); }
 
-DeviceMemory::~DeviceMemory() {
-  if (data_ != nullptr) plugin_call_noexcept([&] { api_->mem_free(handle_, data_); });
-}
-
 DeviceMemory allocate_device(Context& context, size_t device, size_t bytes, const char* what) {
   DeviceMemory m;
   if (bytes == 0) return m;
-  auto [api, handle] = context.device_handle(device);
-  const std::string& name = context.registry().devices()[device].name;
-  void* ptr = nullptr;
-  plugin_call(fmt::format("{} on {}: allocating {} bytes", what, name, bytes),
-              [&] { return api->mem_alloc(handle, bytes, 256, &ptr); });
+  m.buffer_ = context.arena(device).allocate(bytes, what);
   ++g_device_allocations;
-  m.api_ = api;
-  m.handle_ = handle;
-  m.data_ = ptr;
-  m.size_ = bytes;
   return m;
 }
 

@@ -1,9 +1,10 @@
 // device_memory.hpp: the executor's allocations — device blocks and host staging buffers.
 //
 // DeviceMemory is one block of device memory owned by an executable (the planned values of
-// one device, a kernel workspace, a constant). Every byte comes from `allocate_device`, the
-// one place that talks to the device's memory manager, so a run can be checked to allocate
-// nothing: `device_allocations()` counts the blocks handed out so far.
+// one device, a kernel workspace, a constant): a Buffer of the device's arena
+// (Context::arena), so it counts against the device's limit and shows in its stats. Every
+// block comes from `allocate_device`, so a run can be checked to allocate nothing:
+// `device_allocations()` counts the blocks handed out so far.
 //
 // HostStaging is host memory for copies between devices of different plugins (and feeds or
 // fetches that cross plugins): page-locked through the plugin when it offers
@@ -17,6 +18,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "memory/arena.hpp"
+
 namespace dlrt::core {
 class Context;
 }
@@ -26,30 +29,13 @@ namespace dlrt::core::exec {
 class DeviceMemory {
  public:
   DeviceMemory() = default;
-  DeviceMemory(DeviceMemory&& other) noexcept { swap(other); }
-  DeviceMemory& operator=(DeviceMemory&& other) noexcept {
-    DeviceMemory tmp(std::move(other));
-    swap(tmp);
-    return *this;
-  }
-  ~DeviceMemory();
-
-  void* data() const { return data_; }
-  size_t size() const { return size_; }
+  void* data() const { return buffer_.data(); }
+  size_t size() const { return buffer_.size(); }
 
  private:
   friend DeviceMemory allocate_device(Context& context, size_t device, size_t bytes,
                                       const char* what);
-  void swap(DeviceMemory& o) noexcept {
-    std::swap(api_, o.api_);
-    std::swap(handle_, o.handle_);
-    std::swap(data_, o.data_);
-    std::swap(size_, o.size_);
-  }
-  const dlrt_plugin_api* api_ = nullptr;
-  dlrt_device* handle_ = nullptr;
-  void* data_ = nullptr;
-  size_t size_ = 0;
+  Buffer buffer_;  // move-only, so DeviceMemory is too
 };
 
 // `bytes` on registry device `device`; `what` names the requester in an out-of-memory error

@@ -9,10 +9,10 @@
 // When the chosen device has no kernel for the init op (a plugin with a subset of ops), the op
 // runs on the best device that has one and the bytes are copied over through the host.
 //
-// Interim paths, each behind one function so it switches in one place:
-//   - memory comes from the plugin (allocate_variable) until the memory arena lands;
-//   - the init kernel is created, run and destroyed here (run_generator) until the eager
-//     path's kernel cache lands.
+// Memory (the variable, its init workspace, a staging copy) comes from the devices' arenas
+// (Context::arena), so it counts against their limits and shows in their stats.
+// Interim: the init kernel is created, run and destroyed here (run_generator) until the eager
+// path's kernel cache lands.
 #include "graph/variable_store.hpp"
 
 #include <fmt/format.h>
@@ -27,8 +27,6 @@
 namespace dlrt::core {
 
 namespace {
-
-constexpr size_t kAlignment = 64;
 
 // Calls a plugin entry and turns its status into an Error prefixed with `what`.
 template <typename Fn>
@@ -58,13 +56,9 @@ size_t byte_size(const ops::TensorType& t) {
   return static_cast<size_t>(t.num_elements()) * element;
 }
 
-VariableBuffer allocate_variable(Context& ctx, size_t device, size_t bytes, const Node& var) {
-  auto [api, handle] = ctx.device_handle(device);
-  void* data = nullptr;
-  call(fmt::format("variable '{}' on {}: allocating {} bytes", var.name, device_name(ctx, device),
-                   bytes),
-       [&] { return api->mem_alloc(handle, bytes, kAlignment, &data); });
-  return VariableBuffer(api, handle, data, bytes);
+Buffer allocate_variable(Context& ctx, size_t device, size_t bytes, const Node& var) {
+  const std::string what = fmt::format("variable '{}'", var.name);
+  return ctx.arena(device).allocate(bytes, what.c_str());
 }
 
 // The plugin's op_supported answer for `inst` on registry device `device`: "" = supported,
@@ -89,22 +83,22 @@ void run_generator(Context& ctx, size_t device, const ops::OpInstance& inst, voi
   const std::string where = fmt::format("{} on {}", who, device_name(ctx, device));
   struct Handles {
     const dlrt_plugin_api* api;
-    dlrt_device* device;
     dlrt_kernel* kernel = nullptr;
     dlrt_stream* stream = nullptr;
-    void* workspace = nullptr;
+    Buffer workspace;  // given back first, while the kernel that used it still exists
     ~Handles() {
+      workspace.reset();
       if (stream) api->stream_destroy(stream);
-      if (workspace) api->mem_free(device, workspace);
       if (kernel) api->kernel_destroy(kernel);
     }
-  } h{api, handle};
+  } h{api, nullptr, nullptr, Buffer()};
   size_t workspace_bytes = 0;
   call(where + ": kernel_create",
        [&] { return api->kernel_create(handle, &inst.desc(), &h.kernel, &workspace_bytes); });
-  if (workspace_bytes > 0)
-    call(where + ": allocating the workspace",
-         [&] { return api->mem_alloc(handle, workspace_bytes, kAlignment, &h.workspace); });
+  if (workspace_bytes > 0) {
+    const std::string what = "the workspace of " + who + "'s init op";
+    h.workspace = ctx.arena(device).allocate(workspace_bytes, what.c_str());
+  }
   call(where + ": stream_create", [&] { return api->stream_create(handle, &h.stream); });
   void* outputs[] = {out};
   dlrt_kernel_args args{};
@@ -113,7 +107,7 @@ void run_generator(Context& ctx, size_t device, const ops::OpInstance& inst, voi
   args.inputs = nullptr;
   args.num_outputs = 1;
   args.outputs = outputs;
-  args.workspace = h.workspace;
+  args.workspace = h.workspace.data();
   args.workspace_bytes = workspace_bytes;
   args.rng_offset = 0;
   call(where + ": kernel_run", [&] { return api->kernel_run(h.kernel, h.stream, &args); });
@@ -151,28 +145,6 @@ size_t best_device_for(Context& ctx, const ops::OpInstance& inst, const std::str
 }
 
 }  // namespace
-
-VariableBuffer& VariableBuffer::operator=(VariableBuffer&& other) noexcept {
-  if (this != &other) {
-    reset();
-    api_ = std::exchange(other.api_, nullptr);
-    device_ = std::exchange(other.device_, nullptr);
-    data_ = std::exchange(other.data_, nullptr);
-    size_ = std::exchange(other.size_, 0);
-  }
-  return *this;
-}
-
-void VariableBuffer::reset() noexcept {
-  if (data_ != nullptr && api_ != nullptr) {
-    try {
-      api_->mem_free(device_, data_);
-    } catch (...) {  // plugins must not throw; a cleanup path must not either
-    }
-  }
-  data_ = nullptr;
-  size_ = 0;
-}
 
 VariableSlot* VariableStore::find(NodeId id) {
   auto it = slots_.find(id);
@@ -212,7 +184,7 @@ VariableSlot& VariableStore::place_and_init(NodeId id, size_t device) {
   } else {
     // Born elsewhere, copied here through the host.
     const size_t helper = best_device_for(ctx, *inst, who);
-    VariableBuffer staging = allocate_variable(ctx, helper, bytes, var);
+    Buffer staging = allocate_variable(ctx, helper, bytes, var);
     run_generator(ctx, helper, *inst, staging.data(), who);
     std::vector<uint8_t> host(bytes);
     auto [helper_api, helper_handle] = ctx.device_handle(helper);

@@ -6,44 +6,15 @@
 #include <cstddef>
 #include <map>
 #include <optional>
-#include <utility>
 
 #include "graph/graph.hpp"
 #include "memory/arena.hpp"
 
 namespace dlrt::core {
 
-// The device bytes of one variable, given back to the device when the slot goes. Move-only.
-// Interim: taken from the plugin directly (mem_alloc/mem_free) until the memory arena lands;
-// then this becomes the arena's core::Buffer (Context's arena of the device), and code that
-// uses data()/size() does not change.
-class VariableBuffer {
- public:
-  VariableBuffer() = default;
-  // Adopts `data` (`size` bytes from api->mem_alloc on `device`).
-  VariableBuffer(const dlrt_plugin_api* api, dlrt_device* device, void* data, size_t size)
-      : api_(api), device_(device), data_(data), size_(size) {}
-  VariableBuffer(VariableBuffer&& other) noexcept { *this = std::move(other); }
-  VariableBuffer& operator=(VariableBuffer&& other) noexcept;
-  VariableBuffer(const VariableBuffer&) = delete;
-  VariableBuffer& operator=(const VariableBuffer&) = delete;
-  ~VariableBuffer() { reset(); }
-
-  void* data() const { return data_; }
-  size_t size() const { return size_; }
-  bool empty() const { return data_ == nullptr; }
-  void reset() noexcept;
-
- private:
-  const dlrt_plugin_api* api_ = nullptr;
-  dlrt_device* device_ = nullptr;
-  void* data_ = nullptr;
-  size_t size_ = 0;
-};
-
 struct VariableSlot {
-  size_t device = 0;      // registry index
-  VariableBuffer buffer;  // dense bytes of the variable's TensorType
+  size_t device = 0;  // registry index
+  Buffer buffer;      // dense bytes of the variable's TensorType, from the device's arena
   bool initialized = false;
 };
 

@@ -11,7 +11,18 @@
 //   - out of memory (limit or plugin) is Error(RESOURCE_EXHAUSTED) naming the device, the
 //     request, in-use, peak and limit; the arena stays usable and a smaller request succeeds.
 //
-// Thread-safe (one mutex per arena).
+// Accounting (ArenaStats, dlrt_memory_stats): `in_use` counts the bytes callers asked for (a
+// tensor of 800 bytes is 800 bytes in use), and the limit applies to it; every block is
+// rounded up to kArenaAlignment inside, which `reserved` shows. Growth on keeps freed blocks
+// in a small exact-size cache (sizes in kArenaAlignment steps, at most kArenaCacheBytes) so a
+// training loop that frees and remakes the same shapes stops calling the plugin; the cache is
+// emptied before the limit or the plugin would refuse a new block.
+//
+// Thread-safe (one mutex per arena). Plugin calls of growth mode run outside the mutex.
+//
+// Lifetime: the Context owns one arena per logical device (Context::arena) and destroys them
+// after everything that holds a Buffer of theirs (eager state, graphs, executables, tensors
+// must be gone by then) and before the devices close.
 #pragma once
 
 #include <dlrt/dlrt.h>
@@ -19,13 +30,24 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 
 namespace dlrt::core {
 
 class DeviceArena;
+
+// Every block starts on this boundary (what cuDNN/cuBLAS and oneDNN like best) and is a
+// multiple of it.
+inline constexpr size_t kArenaAlignment = 256;
+// The most bytes of freed blocks a growing arena keeps for reuse.
+inline constexpr uint64_t kArenaCacheBytes = uint64_t{64} << 20;
+
+// "1572864 bytes (1.50 MiB)", "800 bytes": for messages.
+std::string format_bytes(uint64_t bytes);
 
 // A device allocation owned by its holder; returns to its arena when destroyed. Move-only.
 class Buffer {
@@ -54,6 +76,12 @@ struct ArenaOptions {
   bool allow_growth = true;          // false: preallocate at first use
   double preallocate_fraction = 0.9; // of the physical device's free memory, when growth is off
   uint64_t limit = 0;                // bytes; 0 = none
+  // Growth off only: the logical devices sharing the physical device (each reserves 1/share
+  // of the fraction), and the physical device's free bytes measured before any of them
+  // reserved (0: ask the plugin's memory_info at first use). The reservation is
+  //   min(limit or infinity, preallocate_fraction * physical_free / share).
+  int32_t share = 1;
+  uint64_t physical_free = 0;
 };
 
 struct ArenaStats {
@@ -77,6 +105,9 @@ class DeviceArena {
   // ("tensor", "variable dense/kernel", "workspace of conv2d_1"). Throws RESOURCE_EXHAUSTED.
   Buffer allocate(size_t bytes, const char* what);
   ArenaStats stats() const;
+  const ArenaOptions& options() const { return options_; }
+  // Gives the cached free blocks (growth on) back to the plugin. The pool stays.
+  void trim() noexcept;
   const std::string& device_name() const { return name_; }
   const dlrt_plugin_api* api() const { return api_; }
   dlrt_device* device() const { return device_; }
@@ -85,12 +116,25 @@ class DeviceArena {
   friend class Buffer;
   void release(void* data, size_t size) noexcept;
 
+  void* allocate_growing(size_t bytes, size_t rounded, const char* what);
+  void* allocate_pooled(size_t bytes, size_t rounded, const char* what);  // mu_ held
+  void reserve_pool(size_t bytes, const char* what);                      // mu_ held
+  // Frees every cached block; returns how many bytes went back. mu_ must not be held.
+  uint64_t drop_cache() noexcept;
+  // RESOURCE_EXHAUSTED naming the device, the request, in-use, peak and limit (from `at`, a
+  // snapshot read under mu_), and `why`.
+  [[noreturn]] void out_of_memory(const ArenaStats& at, size_t bytes, const char* what,
+                                  const std::string& why) const;
+
   std::string name_;
   const dlrt_plugin_api* api_;
   dlrt_device* device_;
   ArenaOptions options_;
   mutable std::mutex mu_;
   ArenaStats stats_;
+  // Growth on: freed blocks by their rounded size, kept for reuse; cached_ bytes in all.
+  std::multimap<size_t, void*> cache_;
+  uint64_t cached_ = 0;
   struct Pool;                  // the preallocated block when growth is off
   std::unique_ptr<Pool> pool_;
 };

@@ -224,7 +224,7 @@ PIN_FIELD(dlrt_logical_device_config, reserved0, 20, 4);
 PIN_FIELD(dlrt_logical_device_config, memory_limits, 24, 8);
 
 /* ---- dlrt_context_options (dlrt.h) ---- */
-PIN_SIZE(dlrt_context_options, 72);
+PIN_SIZE(dlrt_context_options, 96);
 PIN_FIELD(dlrt_context_options, struct_size, 0, 8);
 PIN_FIELD(dlrt_context_options, plugin_paths, 8, 8);
 PIN_FIELD(dlrt_context_options, num_plugin_paths, 16, 8);
@@ -236,6 +236,12 @@ PIN_FIELD(dlrt_context_options, logical_devices, 48, 8);
 PIN_FIELD(dlrt_context_options, num_logical_devices, 56, 8);
 PIN_FIELD(dlrt_context_options, log_device_placement, 64, 4);
 PIN_FIELD(dlrt_context_options, soft_placement, 68, 4);
+/* Grown at its end (host-API structs may; the core reads only up to the caller's struct_size):
+ * the device memory options. */
+PIN_FIELD(dlrt_context_options, memory_growth, 72, 4);
+PIN_FIELD(dlrt_context_options, reserved0, 76, 4);
+PIN_FIELD(dlrt_context_options, memory_fraction, 80, 8);
+PIN_FIELD(dlrt_context_options, gpu_memory_limit, 88, 8);
 
 /* ---- dlrt_plugin_info (dlrt.h) ---- */
 PIN_SIZE(dlrt_plugin_info, 72);

@@ -90,6 +90,21 @@ typedef struct dlrt_context_options {
   int32_t log_device_placement;
   /* Soft placement: -1 (default) = on; 0 = strict; 1 = on. */
   int32_t soft_placement;
+  /* ---- device memory (added at the end: read only when struct_size reaches them) ----
+   * Memory growth of GPU-class devices (TensorFlow's set_memory_growth): -1 (default) = from
+   * DLRT_GPU_ALLOW_GROWTH, else on; 1 = on: take memory from the plugin as it is needed;
+   * 0 = off: at a device's first allocation reserve memory_fraction of its physical device's
+   * free memory (split evenly between its logical devices) and serve everything from that.
+   * CPU-class devices always grow. */
+  int32_t memory_growth;
+  int32_t reserved0;  /* 0 */
+  /* With growth off, the fraction of free memory to reserve: (0, 1]; 0 (default) = 0.9. */
+  double memory_fraction;
+  /* Hard limit, in bytes, per GPU-class logical device: 0 (default) = from
+   * DLRT_GPU_MEMORY_LIMIT_MB (MiB), else none. A logical device config's memory_limits entry
+   * (non-zero) wins over it. Out of memory is RESOURCE_EXHAUSTED naming the device, the
+   * request, the bytes in use, the peak and the limit. */
+  uint64_t gpu_memory_limit;
 } dlrt_context_options;
 
 /* Fill `options` with the defaults (including struct_size). */
@@ -530,6 +545,15 @@ typedef struct dlrt_memory_stats {
   uint64_t limit;       /* 0 = none */
   uint64_t num_allocs;  /* calls into the plugin's mem_alloc so far */
 } dlrt_memory_stats;
+
+/* The memory arena of registry (logical) device `device_index`: every byte the context took
+ * on it (tensors, variables, executables' buffers and workspaces). in_use counts the bytes
+ * asked for; reserved what the arena holds from the plugin (blocks are rounded up to 256
+ * bytes; with growth on, freed blocks are kept for reuse up to 64 MiB; with growth off, the
+ * whole reservation). Written as far as out->struct_size (set by the caller) reaches.
+ * OUT_OF_RANGE for a bad index. Thread-safe. */
+DLRT_API dlrt_status* dlrt_context_memory_stats(dlrt_context* context, size_t device_index,
+                                                dlrt_memory_stats* out);
 
 /* ==========================================================================================
  * Data files and checkpoints (section added by the training issue).

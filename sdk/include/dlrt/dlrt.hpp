@@ -295,6 +295,16 @@ struct PluginInfo {
   }
 };
 
+// A device's memory arena (dlrt_memory_stats): bytes asked for by live allocations, their
+// peak, bytes held from the plugin, the limit (0 = none), and mem_alloc calls so far.
+struct MemoryStats {
+  uint64_t in_use = 0;
+  uint64_t peak = 0;
+  uint64_t reserved = 0;
+  uint64_t limit = 0;
+  uint64_t num_allocs = 0;
+};
+
 // One visible (possibly logical) device, with its plugin's description.
 struct DeviceInfo {
   std::string name;       // "/device:GPU:0"
@@ -436,6 +446,19 @@ class ContextOptions {
     soft_placement_ = on ? 1 : 0;
     return *this;
   }
+  // GPU memory (TensorFlow's set_memory_growth / memory_limit): growth on (default) takes
+  // memory as needed; off reserves `fraction` (0 = 0.9) of free memory at first use. Override
+  // DLRT_GPU_ALLOW_GROWTH.
+  ContextOptions& memory_growth(bool on, double fraction = 0.0) {
+    memory_growth_ = on ? 1 : 0;
+    memory_fraction_ = fraction;
+    return *this;
+  }
+  // Limit in bytes per GPU-class logical device; overrides DLRT_GPU_MEMORY_LIMIT_MB.
+  ContextOptions& gpu_memory_limit(uint64_t bytes) {
+    gpu_memory_limit_ = bytes;
+    return *this;
+  }
 
   // The C view: dlrt_context_options pointing into this object and into the view's own
   // arrays, valid while both live and neither changes. Context's constructor uses it.
@@ -468,6 +491,9 @@ class ContextOptions {
     o.num_logical_devices = view->logical.size();
     if (log_device_placement_) o.log_device_placement = *log_device_placement_;
     if (soft_placement_) o.soft_placement = *soft_placement_;
+    if (memory_growth_) o.memory_growth = *memory_growth_;
+    o.memory_fraction = memory_fraction_;
+    o.gpu_memory_limit = gpu_memory_limit_;
   }
 
  private:
@@ -479,6 +505,9 @@ class ContextOptions {
   std::optional<int32_t> log_level_;
   std::optional<int32_t> log_device_placement_;
   std::optional<int32_t> soft_placement_;
+  std::optional<int32_t> memory_growth_;
+  double memory_fraction_ = 0.0;
+  uint64_t gpu_memory_limit_ = 0;
 };
 
 // ------------------------------------------------------------------------------------------
@@ -684,6 +713,13 @@ class Context {
     uint64_t free_bytes = 0;
     check(dlrt_context_device_memory_free(get(), index, &free_bytes));
     return free_bytes;
+  }
+  // The memory arena of device `index` (every byte the context holds there).
+  MemoryStats memory_stats(size_t index) const {
+    dlrt_memory_stats c{};
+    c.struct_size = DLRT_STRUCT_SIZE(dlrt_memory_stats);
+    check(dlrt_context_memory_stats(get(), index, &c));
+    return {c.in_use, c.peak, c.reserved, c.limit, c.num_allocs};
   }
 
   // ---- eager ops (dlrt_op_*; defined after Tensor) ----
