@@ -1,0 +1,112 @@
+// dlrt/nn/callbacks.hpp: hooks into fit() — the Callback base, History and CSVLogger.
+// ModelCheckpoint, which needs the whole model, is in nn/checkpoint.hpp.
+//
+// Order within fit (as Keras): on_train_begin; per epoch on_epoch_begin, on_train_batch_end
+// after every step (logs: the epoch's running loss and metrics), on_epoch_end (logs: the
+// epoch's loss and metrics, then val_* when there is validation data); on_train_end.
+// Epochs are 0-based in callbacks, as in Keras (the progress line prints epoch + 1).
+#ifndef DLRT_NN_CALLBACKS_HPP_
+#define DLRT_NN_CALLBACKS_HPP_
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dlrt/dlrt.hpp"
+#include "dlrt/nn/progress.hpp"
+
+namespace dlrt::nn {
+
+class Sequential;
+
+class Callback {
+ public:
+  virtual ~Callback() = default;
+  virtual void on_train_begin(Sequential&) {}
+  virtual void on_epoch_begin(Sequential&, int64_t /*epoch*/) {}
+  virtual void on_train_batch_end(Sequential&, int64_t /*batch*/, const Logs&) {}
+  virtual void on_epoch_end(Sequential&, int64_t /*epoch*/, const Logs&) {}
+  virtual void on_train_end(Sequential&) {}
+};
+
+// What fit returns: every epoch's logs by name (Keras' History.history).
+struct History {
+  std::vector<int64_t> epoch;                         // 0-based epochs run
+  std::map<std::string, std::vector<double>> history;  // "loss" -> one value per epoch
+
+  void append(int64_t e, const Logs& logs) {
+    epoch.push_back(e);
+    for (const auto& [k, v] : logs) history[k].push_back(v);
+  }
+  // The last value of `key`; NOT_FOUND when it was never logged.
+  double last(const std::string& key) const {
+    auto it = history.find(key);
+    if (it == history.end() || it->second.empty())
+      throw Error(DLRT_NOT_FOUND, "History: no values for '" + key + "'");
+    return it->second.back();
+  }
+};
+
+namespace detail {
+// Python's repr of a float: the shortest text that reads back as the same double, which is
+// what Keras' CSVLogger writes ("0.8181166648864746", "1e-05").
+inline std::string python_repr(double v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, r.ptr);
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";  // 1 -> "1.0", as Python
+  return s;
+}
+}  // namespace detail
+
+// Keras' CSVLogger: a header "epoch,<keys sorted>" (accuracy,loss,val_accuracy,val_loss), then
+// one row per epoch: the 0-based epoch and each value as Python's repr. Rows end in "\r\n"
+// (Python's csv excel dialect, which Keras uses). append: keep an existing file and add rows
+// (the header only when the file was empty), for resumed runs.
+class CSVLogger : public Callback {
+ public:
+  explicit CSVLogger(std::string filename, char separator = ',', bool append = false)
+      : filename_(std::move(filename)), sep_(separator), append_(append) {}
+
+  void on_train_begin(Sequential&) override {
+    bool has_rows = false;
+    if (append_) {
+      std::ifstream in(filename_, std::ios::binary);
+      has_rows = in.good() && in.peek() != std::ifstream::traits_type::eof();
+    }
+    file_.open(filename_, std::ios::binary | (append_ ? std::ios::app : std::ios::trunc));
+    if (!file_)
+      throw Error(DLRT_INVALID_ARGUMENT, "CSVLogger: cannot open '" + filename_ + "' for writing");
+    header_written_ = has_rows;
+  }
+  void on_epoch_end(Sequential&, int64_t epoch, const Logs& logs) override {
+    Logs sorted = logs;
+    std::sort(sorted.begin(), sorted.end());
+    if (!header_written_) {
+      file_ << "epoch";
+      for (const auto& kv : sorted) file_ << sep_ << kv.first;
+      file_ << "\r\n";
+      header_written_ = true;
+    }
+    file_ << epoch;
+    for (const auto& kv : sorted) file_ << sep_ << detail::python_repr(kv.second);
+    file_ << "\r\n" << std::flush;
+    if (!file_) throw Error(DLRT_DATA_LOSS, "CSVLogger: writing '" + filename_ + "' failed");
+  }
+  void on_train_end(Sequential&) override { file_.close(); }
+
+ private:
+  std::string filename_;
+  char sep_;
+  bool append_;
+  bool header_written_ = false;
+  std::ofstream file_;
+};
+
+}  // namespace dlrt::nn
+
+#endif  // DLRT_NN_CALLBACKS_HPP_

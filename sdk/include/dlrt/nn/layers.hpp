@@ -1,0 +1,340 @@
+// dlrt/nn/layers.hpp: Keras' layers as graph builders — Conv2D, MaxPool2D, AvgPool2D,
+// Flatten, Dense, Dropout, and the activations ReLU, Sigmoid, Tanh, Softmax (plus Input, the
+// shape of one sample).
+//
+// A layer is a description, not a place where values live: it says which parameters it needs
+// for an input shape (`params`: kernel (KH,KW,Ci,Co) HWIO and bias (Co) for Conv2D; kernel
+// (in,out) and bias (out) for Dense), what shape it outputs, and how to build its ops on a
+// batch `x` (B, in...) given those parameters as graph variables (`call`). The model creates
+// the variables (named "<layer>/<param>", e.g. "conv2d/kernel") and may build a layer's ops
+// several times in one graph — the training step, evaluation and prediction each get their
+// own ops over the same variables.
+//
+// Ops: Conv2D and Dense with activation none/relu/sigmoid/tanh are one fused op each
+// (conv2d_bias_act, matmul_bias_act), softmax is a separate op; images are NHWC.
+#ifndef DLRT_NN_LAYERS_HPP_
+#define DLRT_NN_LAYERS_HPP_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "dlrt/dlrt.hpp"
+#include "dlrt/nn/data.hpp"
+#include "dlrt/nn/initializers.hpp"
+
+namespace dlrt::nn {
+
+using Size2 = std::array<int64_t, 2>;  // (h, w)
+
+// One parameter of a layer. `name` is the part after the layer's name ("kernel", "bias").
+struct ParamSpec {
+  std::string name;
+  Shape dims;
+  Initializer init;
+  bool trainable;
+};
+
+// What `call` builds with: the graph, whether this is the training step (Dropout is active
+// only there), the model seed (Dropout's mask stream is derive_seed(seed, layer name)) and
+// the prefix of this build's node names ("train/", "eval_64/"), since one layer's ops are
+// built once per executable and node names are unique in a graph.
+struct CallContext {
+  Graph& graph;
+  bool training;
+  uint64_t seed;
+  std::string scope;
+  std::string node(const std::string& layer_name) const { return scope + layer_name; }
+};
+
+// "linear" (or "") = none, "relu", "sigmoid", "tanh", "softmax"; anything else is refused
+// when the layer is made.
+inline std::string check_activation(const std::string& a, const std::string& who) {
+  if (a.empty() || a == "linear") return "none";
+  if (a == "relu" || a == "sigmoid" || a == "tanh" || a == "softmax") return a;
+  throw Error(DLRT_INVALID_ARGUMENT, who + ": unknown activation '" + a +
+                                         "'; expected linear, relu, sigmoid, tanh or softmax");
+}
+
+inline Value apply_activation(Graph& g, Value x, const std::string& act) {
+  if (act == "none") return x;
+  if (act == "softmax") return g.op1("softmax", {x});
+  return g.op1(act, {x});
+}
+
+class Layer {
+ public:
+  virtual ~Layer() = default;
+  virtual std::string type() const = 0;       // the class, as Keras' summary shows it
+  virtual std::string base_name() const = 0;  // the default name before uniquing: "conv2d"
+  // The output shape for input shape `in` (batch dim left out); INVALID_ARGUMENT naming the
+  // layer when `in` does not fit.
+  virtual Shape output_shape(const Shape& in) const = 0;
+  virtual std::vector<ParamSpec> params(const Shape& /*in*/) const { return {}; }
+  // Builds the ops of this layer on x (B, in...); `vars` are the params() in order.
+  virtual Value call(CallContext& c, Value x, const std::vector<Value>& vars) const = 0;
+  virtual bool is_input() const { return false; }
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string n) { name_ = std::move(n); }
+
+ protected:
+  std::string name_;  // set by the model: "conv2d", "conv2d_1", ...
+  Error bad_input(const Shape& in, const std::string& expected) const {
+    return Error(DLRT_INVALID_ARGUMENT, name_ + " (" + type() + "): input shape " +
+                                            shape_string(in) + " does not fit; expected " +
+                                            expected);
+  }
+};
+
+// Holds any layer by value in an initializer list: Sequential(ctx, {Conv2D(...), ...}).
+class LayerRef {
+ public:
+  template <typename L, typename = std::enable_if_t<std::is_base_of_v<Layer, std::decay_t<L>>>>
+  LayerRef(L&& layer)  // NOLINT: implicit on purpose
+      : layer_(std::make_shared<std::decay_t<L>>(std::forward<L>(layer))) {}
+  std::shared_ptr<Layer> get() const { return layer_; }
+
+ private:
+  std::shared_ptr<Layer> layer_;
+};
+
+// keras.Input(shape=...): the shape of one sample, without the batch dim. Not a layer of the
+// summary; it lets the model be built (and summarised) before it sees data.
+class Input : public Layer {
+ public:
+  explicit Input(Shape shape) : shape_(std::move(shape)) {
+    for (int64_t d : shape_)
+      if (d < 1) throw Error(DLRT_INVALID_ARGUMENT, "Input: every dim must be >= 1");
+    if (shape_.empty()) throw Error(DLRT_INVALID_ARGUMENT, "Input: shape must not be empty");
+  }
+  std::string type() const override { return "InputLayer"; }
+  std::string base_name() const override { return "input"; }
+  Shape output_shape(const Shape&) const override { return shape_; }
+  Value call(CallContext&, Value x, const std::vector<Value>&) const override { return x; }
+  bool is_input() const override { return true; }
+  const Shape& shape() const { return shape_; }
+
+ private:
+  Shape shape_;
+};
+
+namespace detail {
+// TensorFlow's output size along one axis (docs/ops.md): VALID floor((in-k)/s)+1, SAME
+// ceil(in/s). 0 or less means the window does not fit.
+inline int64_t window_out(int64_t in, int64_t k, int64_t s, bool same) {
+  return same ? (in + s - 1) / s : (in - k) / s + 1;
+}
+inline bool check_padding(const std::string& p, const std::string& who) {
+  if (p == "valid" || p == "VALID") return false;
+  if (p == "same" || p == "SAME") return true;
+  throw Error(DLRT_INVALID_ARGUMENT, who + ": padding '" + p + "'; expected valid or same");
+}
+inline void check_size2(const Size2& s, const std::string& what, const std::string& who) {
+  if (s[0] < 1 || s[1] < 1) throw Error(DLRT_INVALID_ARGUMENT, who + ": " + what + " must be >= 1");
+}
+}  // namespace detail
+
+// Conv2D(filters, kernel, strides = (1,1), padding = "valid", activation = linear) on NHWC;
+// kernel Glorot-uniform, bias zeros.
+class Conv2D : public Layer {
+ public:
+  Conv2D(int64_t filters, Size2 kernel, Size2 strides, std::string padding,
+         std::string activation = "linear")
+      : filters_(filters), kernel_(kernel), strides_(strides),
+        same_(detail::check_padding(padding, "Conv2D")),
+        activation_(check_activation(activation, "Conv2D")) {
+    if (filters < 1) throw Error(DLRT_INVALID_ARGUMENT, "Conv2D: filters must be >= 1");
+    detail::check_size2(kernel, "kernel", "Conv2D");
+    detail::check_size2(strides, "strides", "Conv2D");
+  }
+  // Conv2D(32, {3, 3}, "relu"): stride 1, valid padding.
+  Conv2D(int64_t filters, Size2 kernel, std::string activation = "linear")
+      : Conv2D(filters, kernel, {1, 1}, "valid", std::move(activation)) {}
+
+  std::string type() const override { return "Conv2D"; }
+  std::string base_name() const override { return "conv2d"; }
+  Shape output_shape(const Shape& in) const override {
+    if (in.size() != 3) throw bad_input(in, "(None, H, W, C)");
+    const int64_t h = detail::window_out(in[0], kernel_[0], strides_[0], same_);
+    const int64_t w = detail::window_out(in[1], kernel_[1], strides_[1], same_);
+    if (h < 1 || w < 1) throw bad_input(in, "H >= kernel and W >= kernel with valid padding");
+    return {h, w, filters_};
+  }
+  std::vector<ParamSpec> params(const Shape& in) const override {
+    return {{"kernel", {kernel_[0], kernel_[1], in.at(2), filters_}, Initializer::glorot_uniform(), true},
+            {"bias", {filters_}, Initializer::zeros(), true}};
+  }
+  Value call(CallContext& c, Value x, const std::vector<Value>& v) const override {
+    const OpAttrs conv = {{"strides", {strides_[0], strides_[1]}},
+                          {"padding", same_ ? "SAME" : "VALID"}};
+    if (activation_ == "softmax") {
+      Value y = c.graph.op1("bias_add", {c.graph.op1("conv2d", {x, v[0]}, conv), v[1]});
+      return apply_activation(c.graph, y, activation_);
+    }
+    OpAttrs fused = conv;
+    fused.emplace_back("activation", activation_);
+    return c.graph.op1("conv2d_bias_act", {x, v[0], v[1]}, fused, c.node(name_));
+  }
+
+ private:
+  int64_t filters_;
+  Size2 kernel_, strides_;
+  bool same_;
+  std::string activation_;
+};
+
+// Dense(units, activation = linear) on flat inputs (None, in); kernel Glorot-uniform.
+class Dense : public Layer {
+ public:
+  explicit Dense(int64_t units, std::string activation = "linear")
+      : units_(units), activation_(check_activation(activation, "Dense")) {
+    if (units < 1) throw Error(DLRT_INVALID_ARGUMENT, "Dense: units must be >= 1");
+  }
+  std::string type() const override { return "Dense"; }
+  std::string base_name() const override { return "dense"; }
+  Shape output_shape(const Shape& in) const override {
+    if (in.size() != 1) throw bad_input(in, "(None, features): put a Flatten before it");
+    return {units_};
+  }
+  std::vector<ParamSpec> params(const Shape& in) const override {
+    return {{"kernel", {in.at(0), units_}, Initializer::glorot_uniform(), true},
+            {"bias", {units_}, Initializer::zeros(), true}};
+  }
+  Value call(CallContext& c, Value x, const std::vector<Value>& v) const override {
+    const std::string fused = activation_ == "softmax" ? "none" : activation_;
+    Value y = c.graph.op1("matmul_bias_act", {x, v[0], v[1]}, {{"activation", fused}}, c.node(name_));
+    return activation_ == "softmax" ? apply_activation(c.graph, y, activation_) : y;
+  }
+
+ private:
+  int64_t units_;
+  std::string activation_;
+};
+
+// MaxPool2D / AvgPool2D(pool = (2,2), strides = pool, padding = "valid").
+class Pool2D : public Layer {
+ public:
+  Shape output_shape(const Shape& in) const override {
+    if (in.size() != 3) throw bad_input(in, "(None, H, W, C)");
+    const int64_t h = detail::window_out(in[0], pool_[0], strides_[0], same_);
+    const int64_t w = detail::window_out(in[1], pool_[1], strides_[1], same_);
+    if (h < 1 || w < 1) throw bad_input(in, "H and W >= the pool size with valid padding");
+    return {h, w, in[2]};
+  }
+  Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
+    return c.graph.op1(op_, {x},
+                       {{"ksize", {pool_[0], pool_[1]}},
+                        {"strides", {strides_[0], strides_[1]}},
+                        {"padding", same_ ? "SAME" : "VALID"}},
+                       c.node(name_));
+  }
+
+ protected:
+  Pool2D(std::string op, Size2 pool, Size2 strides, const std::string& padding)
+      : op_(std::move(op)), pool_(pool), strides_(strides[0] == 0 ? pool : strides),
+        same_(detail::check_padding(padding, op_)) {
+    detail::check_size2(pool_, "pool size", op_);
+    detail::check_size2(strides_, "strides", op_);
+  }
+
+ private:
+  std::string op_;
+  Size2 pool_, strides_;
+  bool same_;
+};
+
+class MaxPool2D : public Pool2D {
+ public:
+  // strides {0, 0}: the pool size (Keras' strides=None).
+  explicit MaxPool2D(Size2 pool = {2, 2}, Size2 strides = {0, 0}, const std::string& padding = "valid")
+      : Pool2D("max_pool2d", pool, strides, padding) {}
+  std::string type() const override { return "MaxPooling2D"; }
+  std::string base_name() const override { return "max_pooling2d"; }
+};
+
+class AvgPool2D : public Pool2D {
+ public:
+  explicit AvgPool2D(Size2 pool = {2, 2}, Size2 strides = {0, 0}, const std::string& padding = "valid")
+      : Pool2D("avg_pool2d", pool, strides, padding) {}
+  std::string type() const override { return "AveragePooling2D"; }
+  std::string base_name() const override { return "average_pooling2d"; }
+};
+
+class Flatten : public Layer {
+ public:
+  std::string type() const override { return "Flatten"; }
+  std::string base_name() const override { return "flatten"; }
+  Shape output_shape(const Shape& in) const override { return {element_count(in)}; }
+  Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
+    return c.graph.op1("flatten", {x}, {}, c.node(name_));
+  }
+};
+
+// Dropout(rate): in the training step y = x * mask, mask = (u >= rate) / (1 - rate); identity
+// in evaluation and prediction. The mask stream is keyed by derive_seed(model seed, name) and
+// the executable's run count (the op's rng_offset), so a resumed run draws fresh masks from
+// step 0 of the new executable: resume is exact only for models without Dropout.
+class Dropout : public Layer {
+ public:
+  explicit Dropout(double rate) : rate_(rate) {
+    if (!(rate >= 0.0 && rate < 1.0))
+      throw Error(DLRT_INVALID_ARGUMENT, "Dropout: rate must be in [0, 1)");
+  }
+  std::string type() const override { return "Dropout"; }
+  std::string base_name() const override { return "dropout"; }
+  Shape output_shape(const Shape& in) const override { return in; }
+  Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
+    if (!c.training || rate_ == 0.0) return x;
+    return c.graph.op1("dropout", {x},
+                       {{"rate", rate_}, {"seed", static_cast<int64_t>(derive_seed(c.seed, name_))}},
+                       c.node(name_));
+  }
+
+ private:
+  double rate_;
+};
+
+// An activation on its own: ReLU(), Sigmoid(), Tanh(), Softmax().
+class ActivationLayer : public Layer {
+ public:
+  Shape output_shape(const Shape& in) const override { return in; }
+  Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
+    return apply_activation(c.graph, x, activation_);
+  }
+  std::string type() const override { return type_; }
+  std::string base_name() const override { return base_; }
+
+ protected:
+  ActivationLayer(std::string activation, std::string type, std::string base)
+      : activation_(std::move(activation)), type_(std::move(type)), base_(std::move(base)) {}
+
+ private:
+  std::string activation_, type_, base_;
+};
+
+class ReLU : public ActivationLayer {
+ public:
+  ReLU() : ActivationLayer("relu", "ReLU", "re_lu") {}
+};
+class Softmax : public ActivationLayer {
+ public:
+  Softmax() : ActivationLayer("softmax", "Softmax", "softmax") {}
+};
+// Keras has no Sigmoid/Tanh layer classes; these are its Activation("sigmoid"/"tanh").
+class Sigmoid : public ActivationLayer {
+ public:
+  Sigmoid() : ActivationLayer("sigmoid", "Activation", "activation") {}
+};
+class Tanh : public ActivationLayer {
+ public:
+  Tanh() : ActivationLayer("tanh", "Activation", "activation") {}
+};
+
+}  // namespace dlrt::nn
+
+#endif  // DLRT_NN_LAYERS_HPP_

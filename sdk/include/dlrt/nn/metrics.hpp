@@ -1,0 +1,55 @@
+// dlrt/nn/metrics.hpp: metrics as graph builders of a per-batch count; the host sums counts
+// over an epoch and divides by the samples seen (what Keras' running mean shows).
+//
+// Accuracy (sparse labels): count = equal_count(argmax(y_pred), labels). When the batch is
+// padded (the last partial batch of an epoch, model.hpp), `valid` (B) f32 is 1 for real rows
+// and 0 for padding; padded rows get the label -1, which no argmax equals:
+//   labels' = cast(cast(labels, f32) * valid + (valid - 1), i32).
+#ifndef DLRT_NN_METRICS_HPP_
+#define DLRT_NN_METRICS_HPP_
+
+#include <memory>
+#include <string>
+
+#include "dlrt/dlrt.hpp"
+
+namespace dlrt::nn {
+
+class Metric {
+ public:
+  virtual ~Metric() = default;
+  virtual std::unique_ptr<Metric> clone() const = 0;
+  virtual std::string name() const = 0;  // the key in logs and History: "accuracy"
+  virtual bool needs_sparse_labels() const = 0;
+  // f32 scalar: how many rows of this batch count as hits. `valid` may be an empty Value
+  // (every row is real).
+  virtual Value count(Graph& g, Value y_pred, Value y_true, Value valid) const = 0;
+};
+
+class Accuracy : public Metric {
+ public:
+  std::unique_ptr<Metric> clone() const override { return std::make_unique<Accuracy>(*this); }
+  std::string name() const override { return "accuracy"; }
+  bool needs_sparse_labels() const override { return true; }
+  Value count(Graph& g, Value y_pred, Value y_true, Value valid) const override {
+    Value predicted = g.op1("argmax", {y_pred}, {{"axis", -1}, {"output_type", DLRT_I32}});
+    Value labels = y_true;
+    if (valid) {
+      Value one = g.constant<float>("", {}, {1.f});
+      Value as_float = g.op1("cast", {y_true}, {{"dtype", DLRT_F32}});
+      Value masked = g.op1("add", {g.op1("mul", {as_float, valid}), g.op1("sub", {valid, one})});
+      labels = g.op1("cast", {masked}, {{"dtype", DLRT_I32}});
+    }
+    return g.op1("equal_count", {predicted, labels});
+  }
+};
+
+// By Keras' name; "accuracy" (or "acc") is the only one so far.
+inline std::unique_ptr<Metric> metric_named(const std::string& name) {
+  if (name == "accuracy" || name == "acc") return std::make_unique<Accuracy>();
+  throw Error(DLRT_INVALID_ARGUMENT, "unknown metric '" + name + "'; expected accuracy");
+}
+
+}  // namespace dlrt::nn
+
+#endif  // DLRT_NN_METRICS_HPP_

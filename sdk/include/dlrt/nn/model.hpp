@@ -1,0 +1,226 @@
+// dlrt/nn/model.hpp: Sequential — Keras' model API over dlrt graphs.
+//
+//   dlrt::nn::Sequential model(ctx, {nn::Input({28, 28, 1}), nn::Conv2D(32, {3, 3}, "relu"),
+//                                    nn::MaxPool2D(), nn::Flatten(), nn::Dense(10)});
+//   model.compile(nn::Adam(1e-3), nn::SparseCategoricalCrossentropy(true), {"accuracy"});
+//   model.summary();
+//   nn::History h = model.fit(x_train, y_train, fit_options);
+//   nn::Logs test = model.evaluate(x_test, y_test, 64);
+//
+// How it runs (session.hpp has the graphs): compile() fixes the plan — layer names, shapes,
+// the state variables (weights, optimizer slots, "optimizer/iterations") and their seeds —
+// and fit() builds one training-step executable over a graph holding the training set on the
+// device; every step feeds only the batch's indices. Evaluation and prediction are further
+// executables of the same graph, sharing its variables.
+//
+// Devices: everything the model builds requests the device of the nn::DeviceScope(s) alive at
+// compile() plus CompileConfig::device (innermost), in the grammar of dlrt device specs; with
+// neither, placement chooses (GPU before CPU). The training set lives there too.
+// Errors are dlrt::Error (INVALID_ARGUMENT for a model or data that does not fit, naming the
+// layer or array and what was expected); nothing aborts.
+#ifndef DLRT_NN_MODEL_HPP_
+#define DLRT_NN_MODEL_HPP_
+
+#include <algorithm>
+#include <cstdint>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dlrt/dlrt.hpp"
+#include "dlrt/nn/callbacks.hpp"
+#include "dlrt/nn/data.hpp"
+#include "dlrt/nn/layers.hpp"
+#include "dlrt/nn/losses.hpp"
+#include "dlrt/nn/metrics.hpp"
+#include "dlrt/nn/optimizers.hpp"
+#include "dlrt/nn/progress.hpp"
+#include "dlrt/nn/session.hpp"
+
+namespace dlrt::nn {
+
+struct CompileConfig {
+  std::string device;                 // e.g. "/CPU:0", "/GPU:0"; "" = scopes / placement
+  uint64_t seed = 0;                  // initial weights (per variable) and shuffling
+  bool log_device_placement = false;  // TensorFlow's placement log, at every compile
+};
+
+// Profile `steps` training steps from global step `first` (0-based, counted in this fit) and
+// write their Chrome trace (Perfetto) to `path`.
+struct TraceOptions {
+  std::string path;  // "" = off
+  int64_t first = 10;
+  int64_t steps = 20;
+};
+
+struct FitOptions {
+  int64_t epochs = 1;         // train epochs [initial_epoch, epochs)
+  int64_t initial_epoch = 0;  // resume: model.epoch() after load_weights
+  int64_t batch_size = 32;
+  const Array* validation_x = nullptr;  // validation data, evaluated after every epoch
+  const Array* validation_y = nullptr;
+  bool shuffle = true;  // epoch e's order is epoch_order(seed, e): resume replays it exactly
+  std::vector<std::shared_ptr<Callback>> callbacks;
+  ProgressOptions progress;
+  TraceOptions trace;
+};
+
+class Sequential {
+ public:
+  explicit Sequential(const Context& ctx, std::initializer_list<LayerRef> layers = {},
+                      std::string name = "sequential")
+      : ctx_(ctx), name_(std::move(name)) {
+    for (const LayerRef& l : layers) add(l);
+  }
+  Sequential(const Sequential&) = delete;
+  Sequential& operator=(const Sequential&) = delete;
+
+  // Appends a layer (named as Keras would: "conv2d", "conv2d_1", ...). Input sets the shape.
+  void add(const LayerRef& ref) {
+    std::shared_ptr<Layer> layer = ref.get();
+    if (plan_) throw Error(DLRT_FAILED_PRECONDITION, "Sequential::add: the model is compiled");
+    if (layer->is_input()) {
+      if (!layers_.empty() || input_)
+        throw Error(DLRT_INVALID_ARGUMENT, "Sequential::add: Input must come first, once");
+      input_ = layer->output_shape({});
+      return;
+    }
+    const int n = counts_[layer->base_name()]++;
+    layer->set_name(n == 0 ? layer->base_name() : layer->base_name() + "_" + std::to_string(n));
+    layers_.push_back(std::move(layer));
+  }
+
+  void compile(const Optimizer& optimizer, const Loss& loss,
+               const std::vector<std::string>& metrics = {}, const CompileConfig& config = {}) {
+    if (layers_.empty()) throw Error(DLRT_FAILED_PRECONDITION, "compile: the model has no layers");
+    optimizer_ = optimizer.clone();
+    loss_ = loss.clone();
+    metrics_.clear();
+    for (const std::string& m : metrics) {
+      metrics_.push_back(metric_named(m));
+      if (metrics_.back()->needs_sparse_labels() && !loss_->sparse_labels())
+        throw Error(DLRT_INVALID_ARGUMENT, "compile: metric '" + m + "' needs class labels; the "
+                                           "loss " + loss_->name() + " takes other targets");
+    }
+    config_ = config;
+    scopes_at_compile_ = scopes_;
+    if (!config.device.empty()) scopes_at_compile_.push_back(config.device);
+    for (const std::string& s : scopes_at_compile_) DeviceSpec::parse(s);  // refuse bad specs now
+    plan_.reset();
+    session_.reset();
+    if (input_) make_plan(*input_);
+  }
+
+  // Keras' summary table (layer, output shape, parameter count, totals).
+  void summary(std::ostream& out = std::cout) const;
+
+  History fit(const Array& x, const Array& y, const FitOptions& options = {});
+  // {"loss", mean loss}, then each metric, over all of x/y.
+  Logs evaluate(const Array& x, const Array& y, int64_t batch_size = 32);
+  // The model's outputs for x, f32 (N, output...).
+  Array predict(const Array& x, int64_t batch_size = 32);
+
+  // ---- state: weights, optimizer slots, the step count ----
+  struct NamedValue {
+    std::string name;
+    Shape dims;
+    std::vector<float> values;
+  };
+  std::vector<NamedValue> state();  // every state variable, in plan order
+  // Overwrites the variables named in `values` (shapes must match; unknown names are refused).
+  void set_state(const std::vector<NamedValue>& values);
+  // Checkpoints (safetensors; nn/checkpoint.hpp): every state variable, and epoch, step and
+  // seed in __metadata__. load_weights restores them all and epoch().
+  void save_weights(const std::string& path);
+  void load_weights(const std::string& path);
+
+  int64_t epoch() const { return epoch_; }  // epochs completed (restored by load_weights)
+  uint64_t seed() const { return config_.seed; }
+  const std::string& name() const { return name_; }
+  const std::vector<std::shared_ptr<Layer>>& layers() const { return layers_; }
+  // The training step's executable (placement dumps, profiling); fit() must have run.
+  Executable& train_executable() {
+    if (!session_ || !session_->has_train())
+      throw Error(DLRT_FAILED_PRECONDITION, "train_executable: fit() has not built a step yet");
+    return session_->train_executable();
+  }
+  const detail::Plan& plan() const {
+    if (!plan_) throw Error(DLRT_FAILED_PRECONDITION, name_ + ": not built: compile() it with an "
+                                                      "Input layer first, or fit() it");
+    return *plan_;
+  }
+
+  // Used by nn::DeviceScope.
+  void push_device(const std::string& spec) { scopes_.push_back(spec); }
+  void pop_device() {
+    if (!scopes_.empty()) scopes_.pop_back();
+  }
+
+ private:
+  void make_plan(const Shape& input);
+  detail::Session& session() {
+    if (!session_) session_ = std::make_unique<detail::Session>(ctx_, plan_);
+    return *session_;
+  }
+  void check_data(const Array& x, const Array* y, const std::string& who) {
+    if (x.empty()) throw Error(DLRT_INVALID_ARGUMENT, who + ": x is empty");
+    if (!plan_) {
+      if (!optimizer_) throw Error(DLRT_FAILED_PRECONDITION, who + ": compile() the model first");
+      make_plan(x.sample_shape());
+    }
+    if (x.sample_shape() != plan_->input)
+      throw Error(DLRT_INVALID_ARGUMENT, who + ": x has samples of shape " +
+                                             shape_string(x.sample_shape()) + "; the model takes " +
+                                             shape_string(plan_->input));
+    if (x.dtype() != DLRT_U8 && x.dtype() != DLRT_F32)
+      throw Error(DLRT_INVALID_ARGUMENT, who + ": x is " + dtype_name(x.dtype()) +
+                                             "; expected u8 (images, scaled by 1/255) or f32");
+    if (y == nullptr) return;
+    if (y->rows() != x.rows())
+      throw Error(DLRT_INVALID_ARGUMENT, who + ": x has " + std::to_string(x.rows()) +
+                                             " samples but y has " + std::to_string(y->rows()));
+    plan_->loss->check_targets(*y, output_shape_);
+  }
+
+  const Context& ctx_;
+  std::string name_;
+  std::vector<std::shared_ptr<Layer>> layers_;
+  std::map<std::string, int> counts_;
+  std::optional<Shape> input_;
+  std::vector<std::string> scopes_, scopes_at_compile_;
+  std::shared_ptr<Optimizer> optimizer_;
+  std::shared_ptr<Loss> loss_;
+  std::vector<std::shared_ptr<Metric>> metrics_;
+  CompileConfig config_;
+  std::shared_ptr<detail::Plan> plan_;
+  Shape output_shape_;
+  std::unique_ptr<detail::Session> session_;
+  int64_t epoch_ = 0;
+};
+
+// TensorFlow's `with tf.device(spec):` for a model: a model compiled while it lives builds
+// everything (variables, the training set, every step) on `spec`. Scopes nest.
+class DeviceScope {
+ public:
+  DeviceScope(Sequential& model, const std::string& spec) : model_(model) {
+    DeviceSpec::parse(spec);  // INVALID_ARGUMENT now for a malformed spec
+    model_.push_device(spec);
+  }
+  ~DeviceScope() { model_.pop_device(); }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  Sequential& model_;
+};
+
+}  // namespace dlrt::nn
+
+#include "dlrt/nn/model_impl.hpp"  // IWYU pragma: export
+
+#endif  // DLRT_NN_MODEL_HPP_

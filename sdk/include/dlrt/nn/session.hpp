@@ -1,0 +1,303 @@
+// dlrt/nn/session.hpp: one graph holding a model's variables and the executables built over
+// them — the training step, and an evaluation and a prediction executable per batch size.
+// An implementation part of model.hpp (namespace nn::detail); users go through Sequential.
+//
+// The training step is one executable of one graph (compiled with run_assigns on):
+//   x_data (N,...) u8|f32, y_data (N[,...])   the training set, uploaded once as
+//                                              non-trainable variables on the model's device
+//   batch_indices (B) i32, valid (B) f32      the only feeds of a step
+//   x = gather_rows(x_data, idx) -> cast f32 -> * 1/255 (u8 images)
+//   y_pred = the layers; per = loss.per_sample(y_pred, y)
+//   loss = sum(per * valid) / sum(valid)       the mean over the batch's real rows
+//   grads = dlrt_graph_gradients(loss, trainable variables)
+//   iterations += 1; optimizer update of every variable, assigned in place
+//   fetches: loss and one count per metric
+// A graph takes one assign per variable, so it holds one training step, built for one batch
+// size: the last partial batch of an epoch runs the same executable with its indices padded
+// (index 0) and `valid` 0 on the padding, which leaves the loss, the gradients and the counts
+// those of the real rows. Training on another set size or batch size builds a new Session
+// and moves the state (weights, slots, iterations) over (model.hpp).
+// Evaluation and prediction take host batches through placeholders, one executable per batch
+// size (a full one and the last partial one), compiled with run_assigns off: they read the
+// variables and change nothing.
+#ifndef DLRT_NN_SESSION_HPP_
+#define DLRT_NN_SESSION_HPP_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dlrt/dlrt.hpp"
+#include "dlrt/nn/data.hpp"
+#include "dlrt/nn/layers.hpp"
+#include "dlrt/nn/losses.hpp"
+#include "dlrt/nn/metrics.hpp"
+#include "dlrt/nn/optimizers.hpp"
+
+namespace dlrt::nn::detail {
+
+// One variable of the model's state: a layer parameter, an optimizer slot or the step count.
+struct StateVar {
+  std::string name;  // "conv2d/kernel", "conv2d/kernel/m", "optimizer/iterations"
+  Shape dims;
+  Initializer init;
+  bool trainable;
+  int64_t owner;  // the index of the trainable variable a slot belongs to; -1 otherwise
+};
+
+// Everything a Session needs, fixed when the model is compiled (graph-independent).
+struct Plan {
+  std::vector<std::shared_ptr<Layer>> layers;
+  Shape input;
+  std::vector<std::vector<size_t>> layer_state;  // per layer: its params' indices in `state`
+  std::vector<StateVar> state;
+  size_t iterations = 0;  // index of "optimizer/iterations" in `state`
+  std::shared_ptr<const Optimizer> optimizer;
+  std::shared_ptr<const Loss> loss;
+  std::vector<std::shared_ptr<const Metric>> metrics;
+  uint64_t seed = 0;
+  std::vector<std::string> device_scopes;  // pushed, outermost first, around every build
+  dlrt::CompileOptions compile;
+};
+
+// Pushes a Plan's device scopes for as long as it lives.
+class Scopes {
+ public:
+  Scopes(Graph& g, const std::vector<std::string>& specs) {
+    for (const std::string& s : specs) scopes_.push_back(std::make_unique<dlrt::DeviceScope>(g, s));
+  }
+  ~Scopes() {
+    while (!scopes_.empty()) scopes_.pop_back();  // innermost first
+  }
+
+ private:
+  std::vector<std::unique_ptr<dlrt::DeviceScope>> scopes_;
+};
+
+// An executable with its feed tensors (made on the device each placeholder was placed on, so
+// a run copies nothing in) and fetch tensors (made by the first run, reused after).
+struct Runner {
+  Executable exe;
+  std::vector<Tensor> feeds;
+  std::vector<Tensor> fetches;
+
+  Runner(const Context& ctx, Graph& g, const std::vector<Value>& placeholders,
+         const std::vector<std::string>& names, const std::vector<Value>& outputs,
+         const dlrt::CompileOptions& options)
+      : exe(g.compile(placeholders, outputs, options)), fetches(outputs.size()) {
+    make_feeds(ctx, placeholders, names);
+  }
+
+  void make_feeds(const Context& ctx, const std::vector<Value>& placeholders,
+                  const std::vector<std::string>& names) {
+    for (size_t i = 0; i < placeholders.size(); ++i) {
+      size_t device = 0;
+      bool found = false;
+      for (size_t n = 0; n < exe.node_count() && !found; ++n) {
+        const NodePlacement p = exe.node_placement(n);
+        if (p.name == names[i]) {
+          device = ctx.find_device(p.assigned);
+          found = true;
+        }
+      }
+      if (!found) throw Error(DLRT_INTERNAL, "nn: placeholder '" + names[i] + "' was not placed");
+      feeds.push_back(Tensor::create(ctx, device, placeholders[i].dtype(), placeholders[i].dims()));
+    }
+  }
+  void run() {
+    std::vector<const Tensor*> in;
+    for (const Tensor& t : feeds) in.push_back(&t);
+    exe.run(in, fetches);
+  }
+  float scalar(size_t fetch) const { return fetches.at(fetch).read<float>().at(0); }
+};
+
+class Session {
+ public:
+  // Makes the graph and every state variable (named as in the plan, under its device scopes).
+  Session(const Context& ctx, std::shared_ptr<const Plan> plan)
+      : ctx_(ctx), plan_(std::move(plan)), graph_(ctx) {
+    Scopes scopes(graph_, plan_->device_scopes);
+    for (const StateVar& s : plan_->state) {
+      auto [op, attrs] = s.init.init_op(s.dims, derive_seed(plan_->seed, s.name));
+      vars_.push_back(graph_.variable(s.name, DLRT_F32, s.dims, op, attrs, s.trainable));
+    }
+  }
+
+  Graph& graph() { return graph_; }
+  const std::vector<Value>& vars() const { return vars_; }
+  const Plan& plan() const { return *plan_; }
+
+  // ---- training ----
+  bool has_train() const { return train_ != nullptr; }
+  bool train_fits(int64_t rows, int64_t batch, const Array& x, const Array& y) const {
+    return train_ && rows_ == rows && batch_ == batch && x_dtype_ == x.dtype() &&
+           y_dtype_ == y.dtype() && y_shape_ == y.sample_shape();
+  }
+  void build_train(const Array& x, const Array& y, int64_t batch) {
+    Graph& g = graph_;
+    Scopes scopes(g, plan_->device_scopes);
+    rows_ = x.rows();
+    batch_ = batch;
+    x_dtype_ = x.dtype();
+    y_dtype_ = y.dtype();
+    y_shape_ = y.sample_shape();
+    x_data_ = g.variable("data/x", x.dtype(), x.dims(), "fill", {}, false);
+    y_data_ = g.variable("data/y", y.dtype(), y.dims(), "fill", {}, false);
+    Value idx = g.placeholder("train/batch_indices", DLRT_I32, {batch});
+    Value valid = g.placeholder("train/valid", DLRT_F32, {batch});
+    CallContext c{g, true, plan_->seed, "train/"};
+    Value y_pred = forward(c, to_float(g, g.op1("gather_rows", {x_data_, idx})));
+    Value y_true = plan_->loss->prepare_targets(g, g.op1("gather_rows", {y_data_, idx}));
+    Value per = plan_->loss->per_sample(g, y_pred, y_true);
+    Value loss = g.op1("div", {g.op1("reduce_sum", {g.op1("mul", {per, valid})}),
+                               g.op1("reduce_sum", {valid})}, {}, "train/loss");
+
+    std::vector<dlrt_value> wrt;
+    std::vector<size_t> trainable;
+    for (size_t i = 0; i < vars_.size(); ++i)
+      if (plan_->state[i].trainable) {
+        wrt.push_back(vars_[i].get());
+        trainable.push_back(i);
+      }
+    std::vector<dlrt_value> grads(wrt.size(), DLRT_INVALID_VALUE);
+    check(dlrt_graph_gradients(g.get(), loss.get(), wrt.data(), wrt.size(), grads.data()));
+
+    Value counter = vars_[plan_->iterations];
+    Value step = g.op1("add", {counter, g.constant<float>("", {}, {1.f})}, {}, "train/step");
+    g.assign(counter, step);
+    for (size_t k = 0; k < trainable.size(); ++k) {
+      std::vector<Value> slots;
+      for (size_t i = 0; i < plan_->state.size(); ++i)
+        if (plan_->state[i].owner == static_cast<int64_t>(trainable[k])) slots.push_back(vars_[i]);
+      plan_->optimizer->apply(g, vars_[trainable[k]], Value(g.get(), grads[k]), slots, step);
+    }
+    std::vector<Value> fetches = {loss};
+    for (const auto& m : plan_->metrics) fetches.push_back(m->count(g, y_pred, y_true, valid));
+
+    dlrt::CompileOptions o = plan_->compile;
+    o.run_assigns = true;
+    train_ = std::make_unique<Runner>(ctx_, g, std::vector<Value>{idx, valid},
+                                      std::vector<std::string>{"train/batch_indices", "train/valid"},
+                                      fetches, o);
+  }
+  // Uploads the training set (once per fit) into the data variables.
+  void upload(const Array& x, const Array& y) {
+    check(dlrt_graph_variable_write(graph_.get(), x_data_.get(), x.data(), x.bytes().size()));
+    check(dlrt_graph_variable_write(graph_.get(), y_data_.get(), y.data(), y.bytes().size()));
+  }
+  int64_t batch() const { return batch_; }
+  // One step on rows `indices` (at most batch() of them). Returns {loss, counts...}.
+  std::vector<double> train_step(const int32_t* indices, int64_t count) {
+    std::vector<int32_t> idx(static_cast<size_t>(batch_), 0);
+    std::vector<float> valid(static_cast<size_t>(batch_), 0.f);
+    for (int64_t i = 0; i < count; ++i) {
+      idx[static_cast<size_t>(i)] = indices[i];
+      valid[static_cast<size_t>(i)] = 1.f;
+    }
+    train_->feeds[0].write(idx);
+    train_->feeds[1].write(valid);
+    train_->run();
+    std::vector<double> out;
+    for (size_t f = 0; f < train_->fetches.size(); ++f) out.push_back(train_->scalar(f));
+    return out;
+  }
+  Executable& train_executable() { return train_->exe; }
+
+  // ---- evaluation and prediction: per batch size ----
+  // {sum of per-sample losses, counts...} over `count` rows of x/y from `first`.
+  std::vector<double> eval_batch(const Array& x, const Array& y, int64_t first, int64_t count) {
+    Runner& r = eval_runner(x, y, count);
+    write_rows(r.feeds[0], x, first, count);
+    write_rows(r.feeds[1], y, first, count);
+    r.run();
+    std::vector<double> out;
+    for (size_t f = 0; f < r.fetches.size(); ++f) out.push_back(r.scalar(f));
+    return out;
+  }
+  // y_pred of `count` rows from `first`, as f32 bytes.
+  std::vector<uint8_t> predict_batch(const Array& x, int64_t first, int64_t count) {
+    auto& slot = predicts_[count];
+    if (!slot) {
+      Graph& g = graph_;
+      Scopes scopes(g, plan_->device_scopes);
+      const std::string scope = "predict_" + std::to_string(count) + "/";
+      Value xp = g.placeholder(scope + "x", x.dtype(), batch_dims(count, x.sample_shape()));
+      CallContext c{g, false, plan_->seed, scope};
+      Value y_pred = forward(c, to_float(g, xp));
+      dlrt::CompileOptions o = plan_->compile;
+      o.run_assigns = false;
+      slot = std::make_unique<Runner>(ctx_, g, std::vector<Value>{xp},
+                                      std::vector<std::string>{scope + "x"},
+                                      std::vector<Value>{y_pred}, o);
+    }
+    write_rows(slot->feeds[0], x, first, count);
+    slot->run();
+    return slot->fetches[0].read<uint8_t>();
+  }
+
+ private:
+  static std::vector<int64_t> batch_dims(int64_t b, const Shape& sample) {
+    std::vector<int64_t> d = {b};
+    d.insert(d.end(), sample.begin(), sample.end());
+    return d;
+  }
+  static void write_rows(Tensor& t, const Array& a, int64_t first, int64_t count) {
+    const size_t rb = a.row_bytes();
+    check(dlrt_tensor_write(t.get(), a.data() + static_cast<size_t>(first) * rb,
+                            static_cast<size_t>(count) * rb));
+  }
+  // u8 images become f32 in [0, 1]; f32 passes; other integers are cast.
+  static Value to_float(Graph& g, Value raw) {
+    if (raw.dtype() == DLRT_F32) return raw;
+    Value f = g.op1("cast", {raw}, {{"dtype", DLRT_F32}});
+    if (raw.dtype() != DLRT_U8) return f;
+    return g.op1("mul", {f, g.constant<float>("", {}, {1.f / 255.f})});
+  }
+  Value forward(CallContext& c, Value x) {
+    for (size_t l = 0; l < plan_->layers.size(); ++l) {
+      std::vector<Value> params;
+      for (size_t i : plan_->layer_state[l]) params.push_back(vars_[i]);
+      x = plan_->layers[l]->call(c, x, params);
+    }
+    return x;
+  }
+  Runner& eval_runner(const Array& x, const Array& y, int64_t count) {
+    auto& slot = evals_[count];
+    if (slot) return *slot;
+    Graph& g = graph_;
+    Scopes scopes(g, plan_->device_scopes);
+    const std::string scope = "eval_" + std::to_string(count) + "/";
+    Value xp = g.placeholder(scope + "x", x.dtype(), batch_dims(count, x.sample_shape()));
+    Value yp = g.placeholder(scope + "y", y.dtype(), batch_dims(count, y.sample_shape()));
+    CallContext c{g, false, plan_->seed, scope};
+    Value y_pred = forward(c, to_float(g, xp));
+    Value y_true = plan_->loss->prepare_targets(g, yp);
+    std::vector<Value> fetches = {g.op1("reduce_sum", {plan_->loss->per_sample(g, y_pred, y_true)})};
+    for (const auto& m : plan_->metrics) fetches.push_back(m->count(g, y_pred, y_true, Value()));
+    dlrt::CompileOptions o = plan_->compile;
+    o.run_assigns = false;
+    slot = std::make_unique<Runner>(ctx_, g, std::vector<Value>{xp, yp},
+                                    std::vector<std::string>{scope + "x", scope + "y"}, fetches, o);
+    return *slot;
+  }
+
+  const Context& ctx_;
+  std::shared_ptr<const Plan> plan_;
+  Graph graph_;
+  std::vector<Value> vars_;
+  // Executables before the graph goes: members are destroyed in reverse order.
+  std::unique_ptr<Runner> train_;
+  std::map<int64_t, std::unique_ptr<Runner>> evals_, predicts_;
+  Value x_data_, y_data_;
+  int64_t rows_ = 0, batch_ = 0;
+  dlrt_dtype x_dtype_ = DLRT_DTYPE_INVALID, y_dtype_ = DLRT_DTYPE_INVALID;
+  Shape y_shape_;
+};
+
+}  // namespace dlrt::nn::detail
+
+#endif  // DLRT_NN_SESSION_HPP_
