@@ -16,12 +16,11 @@
 // backward data) or dw out of one after it (backward filter); oneDNN's gemm-based fallback
 // takes HWIO directly and then no reorder is added.
 //
-// Slow case: Ci = 1 (the first layer of the MNIST CNN, batch 64, 28x28x1 -> 26x26x32). oneDNN
-// 2.6 picks jit:avx2 for it, but one input channel leaves its vectors mostly idle: measured on
-// a busy 2-core AVX2 machine, about 1-2 GFLOP/s for forward, backward data and backward filter,
-// against about 10-13 GFLOP/s for the 32 -> 64 layer. Correct; speeding it up (e.g. an im2col
-// + gemm path for Ci = 1) is left for a later issue. (Training never needs backward data of
-// the first layer: the image has no gradient.)
+// Ci = 1 (the first layer of the MNIST CNN, batch 64, 28x28x1 -> 26x26x32): oneDNN 2.6 picks
+// jit:avx2, and on one thread it runs forward and backward filter at 30-55 GFLOP/s, as fast per
+// FLOP as the 32 -> 64 layer (docs/benchmarks.md; an earlier 1-2 GFLOP/s figure was two threads
+// on a loaded machine). Backward data is slow for it (3-4 GFLOP/s), but training never needs
+// the image's gradient.
 #include "prim_conv.hpp"
 
 #include "prim_common.hpp"

@@ -7,16 +7,15 @@
 // (NCHW images when data_format is "NCHW".)
 //
 // SAME/VALID become explicit padding_l/padding_r (docs/ops.md: before = total/2). TF's SAME
-// average counts only the cells inside the image: oneDNN's pooling_avg_exclude_padding. oneDNN's
-// max pooling ignores padded cells, which is the spec's -inf.
+// average counts only the cells inside the image: oneDNN's pooling_avg_exclude_padding.
 //
-// max_pool2d_backward: oneDNN's backward max pooling reads the forward pass's workspace (the
-// argmax of each window), and the op's inputs are (x, dy) (docs/ops.md), so the kernel runs the
-// forward pass first, into a y and a workspace it owns (allocated in create), then the backward
-// pass. oneDNN keeps the first max of a window on ties (strict > while scanning the window in
-// row-major order), as the spec asks; primitive_kernels_test checks it.
+// Max pooling (forward and backward, both layouts) runs as loops instead (loop_pool.cc): oneDNN
+// 2.6's max pooling lets a NaN lose its window, against the spec, and its backward pass needs
+// the forward pass's workspace, which the op's inputs (x, dy) do not carry, so it cost a
+// forward pass more. Average pooling uses the primitives below.
 #include "prim_pool.hpp"
 
+#include "loop_pool.hpp"
 #include "prim_common.hpp"
 
 namespace dlrt::cpu::prim {
@@ -85,24 +84,6 @@ class PoolForward : public PrimKernel {
   }
 };
 
-class MaxPoolBackward : public PrimKernel {
- public:
-  MaxPoolBackward(const dlrt_plugin& p, const OpView& op, const PoolGeom& g) : PrimKernel(p, op) {
-    pooling_forward::primitive_desc fwd(forward_desc(prop_kind::forward_training, g), user_scratchpad(), engine_);
-    pooling_backward::desc d(g.alg(), image_md(g.x), image_md(g.y), g.strides(), g.kernel(), g.pad_l(), g.pad_r());
-    pooling_backward::primitive_desc bwd(d, user_scratchpad(), engine_, fwd);
-    // The forward pass's y and argmax workspace, owned by the kernel (allocated here, once).
-    memory y = owned(fwd.dst_desc());
-    memory ws = owned(fwd.workspace_desc());
-    add_step(pooling_forward(fwd), {{DNNL_ARG_SRC, input(0, image_md(g.x))}, {DNNL_ARG_DST, y}, {DNNL_ARG_WORKSPACE, ws}},
-             fwd.scratchpad_desc());
-    add_step(pooling_backward(bwd),
-             {{DNNL_ARG_DIFF_DST, input(1, image_md(g.y))}, {DNNL_ARG_WORKSPACE, ws},
-              {DNNL_ARG_DIFF_SRC, output(0, image_md(g.x))}},
-             bwd.scratchpad_desc());
-  }
-};
-
 class AvgPoolBackward : public PrimKernel {
  public:
   AvgPoolBackward(const dlrt_plugin& p, const OpView& op, const PoolGeom& g) : PrimKernel(p, op) {
@@ -125,8 +106,10 @@ void pool_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
 
 std::unique_ptr<Kernel> pool_create(const dlrt_plugin& p, const OpView& op) {
   const PoolGeom g = pool_geom(op);
+  // Max pooling: loops (loop_pool.cc), which follow the spec's NaN rule and need neither a
+  // forward pass nor a workspace for the backward one.
+  if (g.max) return loops::make_max_pool(p, {g.x, g.y, g.h, g.w}, g.backward);
   if (!g.backward) return make_kernel<PoolForward>(p, op, g);
-  if (g.max) return make_kernel<MaxPoolBackward>(p, op, g);
   return make_kernel<AvgPoolBackward>(p, op, g);
 }
 

@@ -80,6 +80,7 @@ Cpu& cpu_with_threads(int threads) {
 struct Fill {
   float lo = -1.0f, hi = 1.0f;
   bool integers = false;
+  int input0_nan_every = 0;  // > 0: every k-th element of input 0 is NaN
 };
 
 std::vector<float> random_values(int64_t n, const Fill& f, std::mt19937& rng) {
@@ -128,6 +129,9 @@ void check_op(const std::string& op, const std::vector<TensorType>& inputs, cons
     std::vector<void*> ref_ptrs;
     for (size_t i = 0; i < d_in.size(); ++i) {
       h_in.push_back(random_values(view.input(i).numel, fill, rng));
+      if (i == 0 && fill.input0_nan_every > 0)
+        for (size_t j = 0; j < h_in[i].size(); j += static_cast<size_t>(fill.input0_nan_every))
+          h_in[i][j] = std::numeric_limits<float>::quiet_NaN();
       ASSERT_OK(c.api().memcpy_h2d(c.dev, d_in[i], h_in[i].data(), view.input(i).bytes, nullptr));
     }
     for (size_t i = 0; i < d_out.size(); ++i) {
@@ -328,6 +332,16 @@ TEST(PrimitiveKernels, MaxPool2dBackwardTiesGoToTheFirstMax) {
   for (const auto& c : pool_cases())
     check_op("max_pool2d_backward", {f32(c.x), f32(out_dims("max_pool2d", {f32(c.x)}, c.attrs))}, c.attrs,
              kElemTol, ties);
+}
+
+// A NaN in x counts as the max of its window (the first NaN when there are several), as in
+// the reference; dx stays finite, so the comparison sees where dy went.
+TEST(PrimitiveKernels, MaxPool2dBackwardNanIsTheMax) {
+  Fill nans;
+  nans.input0_nan_every = 3;
+  for (const auto& c : pool_cases())
+    check_op("max_pool2d_backward", {f32(c.x), f32(out_dims("max_pool2d", {f32(c.x)}, c.attrs))}, c.attrs,
+             kElemTol, nans);
 }
 
 TEST(PrimitiveKernels, AvgPool2dBackward) {

@@ -1,0 +1,21 @@
+// loop_pool.hpp: max pooling over f32 images as loops (loop_pool.cc), used by prim_pool.cc for
+// max_pool2d and max_pool2d_backward (NHWC vectorised, NCHW scalar); see loop_pool.cc for why.
+#pragma once
+
+#include <memory>
+
+#include "../ops.hpp"
+
+namespace dlrt::cpu::loops {
+
+// The checked geometry of one max pooling (prim_pool.cc's pool_geom): x the input image, y
+// the pooled one, h/w the windows along each axis (size, stride, padding).
+struct MaxPoolGeometry {
+  plugin::ImageShape x, y;
+  plugin::Window1D h, w;
+};
+
+// The forward kernel (x -> y) or the backward one (x, dy -> dx). f32 (checked before).
+std::unique_ptr<Kernel> make_max_pool(const dlrt_plugin& p, const MaxPoolGeometry& g, bool backward);
+
+}  // namespace dlrt::cpu::loops
