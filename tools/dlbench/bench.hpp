@@ -1,0 +1,81 @@
+// bench.hpp: what dlbench's modes share: the reference workload's numbers (DESIGN.md §9),
+// timing statistics, and the JSON that says which device and machine a figure came from.
+//
+// What it is not: a profiler. Every figure is wall-clock time around whole calls on the host,
+// taken as the median of several samples because the machines it runs on are shared; the
+// load average before and after is printed with the figures so a reader can judge them.
+#pragma once
+
+#include <dlrt/dlrt.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dlbench {
+
+using json = nlohmann::json;
+
+// ---- the reference workload (DESIGN.md §9) -------------------------------------------------
+// Conv2D(32,3x3,relu) -> MaxPool2 -> Conv2D(64,3x3,relu) -> MaxPool2 -> Conv2D(64,3x3,relu)
+// -> Flatten -> Dense(64,relu) -> Dense(10), NHWC, batch 64, 28x28x1 images, Adam(1e-3).
+namespace workload {
+constexpr int64_t kBatch = 64;
+constexpr int64_t kTrainSamples = 60000;
+constexpr int64_t kTestSamples = 10000;
+constexpr int64_t kParams = 93322;  // 320 + 18,496 + 36,928 + 36,928 + 650
+
+// Multiply-adds x 2 of each layer's forward pass, per sample.
+constexpr double kConv1 = 2.0 * 26 * 26 * 32 * (3 * 3 * 1);
+constexpr double kConv2 = 2.0 * 11 * 11 * 64 * (3 * 3 * 32);
+constexpr double kConv3 = 2.0 * 3 * 3 * 64 * (3 * 3 * 64);
+constexpr double kDense1 = 2.0 * 576 * 64;
+constexpr double kDense2 = 2.0 * 64 * 10;
+constexpr double kForwardPerSample = kConv1 + kConv2 + kConv3 + kDense1 + kDense2;  // ~5.59 MFLOP
+// Backward: a filter gradient and a data gradient per layer (each as costly as the forward
+// pass), except the first conv's data gradient (the image needs none).
+constexpr double kTrainPerSample = 3 * kForwardPerSample - kConv1;  // ~16.4 MFLOP
+}  // namespace workload
+
+// ---- timing --------------------------------------------------------------------------------
+
+inline double now_us() {
+  using namespace std::chrono;
+  return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
+}
+
+struct Stats {
+  double median_us = 0, min_us = 0, mean_us = 0;
+  size_t samples = 0;
+};
+
+Stats stats_of(std::vector<double> samples_us);
+
+// ---- context and device ----------------------------------------------------------------
+
+// A context whose cpu plugin uses `threads` threads (0: the plugin's default, every core).
+dlrt::Context make_context(int threads);
+
+// The device matching `spec`, and its description as JSON: name, model, platform, cores,
+// threads (the cpu plugin's attribute, when present), peak_gflops.
+size_t find_device(const dlrt::Context& ctx, const std::string& spec);
+json device_json(const dlrt::DeviceInfo& d);
+
+// /proc/loadavg's three averages (1, 5, 15 minutes); an empty array where it is unreadable.
+json load_average();
+
+// ---- the modes (ops.cc, train.cc) ---------------------------------------------------------
+
+struct OpsOptions {
+  std::string device = "CPU:0";
+  int repeat = 20;
+  int threads = 0;
+  std::string filter;  // run only cases whose name contains this ("" = all)
+};
+// Returns the JSON document `dlbench ops` prints; throws dlrt::Error or std::runtime_error.
+json run_ops(const OpsOptions& options);
+
+}  // namespace dlbench

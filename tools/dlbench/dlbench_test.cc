@@ -1,0 +1,72 @@
+// dlbench_test: smoke tests of the dlbench binary. It is run as a user runs it (a child
+// process, plugins found from the build tree) and its stdout must be JSON that parses with the
+// fields docs/benchmarks.md reads. Timings are not asserted: the machines are shared.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out;
+};
+
+// Runs `dlbench <args>` and collects its stdout (plus stderr when `with_stderr`).
+Result run(const std::string& args, bool with_stderr = false) {
+  const std::string cmd = std::string(DLBENCH_FILE) + " " + args + (with_stderr ? " 2>&1" : "");
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+TEST(DlbenchOps, PrintsJsonForEveryCaseOnCpu) {
+  const Result r = run("ops --device CPU:0 --repeat 1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json doc;
+  ASSERT_NO_THROW(doc = nlohmann::json::parse(r.out)) << r.out;
+  EXPECT_EQ(doc.at("mode"), "ops");
+  EXPECT_EQ(doc.at("device").at("name"), "/device:CPU:0");
+  EXPECT_GT(doc.at("device").at("peak_gflops").get<double>(), 0.0);
+  const auto& ops = doc.at("ops");
+  ASSERT_TRUE(ops.is_array());
+  bool saw_filter_grad = false, saw_adam = false;
+  for (const auto& op : ops) {
+    SCOPED_TRACE(op.dump());
+    EXPECT_GE(op.at("median_us").get<double>(), 0.0);
+    EXPECT_LE(op.at("min_us").get<double>(), op.at("median_us").get<double>());
+    if (op.at("flops").get<double>() > 0) EXPECT_TRUE(op.contains("peak_fraction"));
+    saw_filter_grad |= op.at("name") == "conv1.backward_filter";
+    saw_adam |= op.at("name") == "adam_update.all_93322";
+  }
+  EXPECT_TRUE(saw_filter_grad);
+  EXPECT_TRUE(saw_adam);
+  EXPECT_GT(doc.at("step_ms").get<double>(), 0.0);
+  EXPECT_NEAR(doc.at("step_flops").get<double>() / 64, 16.4e6, 0.1e6);
+}
+
+TEST(DlbenchOps, FilterRunsOnlyMatchingCases) {
+  const Result r = run("ops --device CPU:0 --repeat 1 --filter pool1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc.at("ops").size(), 2u);
+  for (const auto& op : doc.at("ops")) EXPECT_NE(op.at("name").get<std::string>().find("pool1"), std::string::npos);
+}
+
+TEST(DlbenchOps, MissingDeviceIsAnErrorNamingIt) {
+  const Result r = run("ops --device GPU:7 --repeat 1", true);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("GPU:7"), std::string::npos) << r.out;
+}
+
+}  // namespace

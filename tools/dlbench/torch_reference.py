@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+"""torch_reference.py: the reference workload (DESIGN.md section 9) in PyTorch, timed the way
+`dlbench train` times dlrt, so `dlbench train --compare-torch` can print the ratio.
+
+Same model (Conv2D(32,3x3,relu) -> MaxPool2 -> Conv2D(64,3x3,relu) -> MaxPool2 ->
+Conv2D(64,3x3,relu) -> Flatten -> Dense(64,relu) -> Dense(10)), same data (the IDX files,
+gzip or not, scaled to [0,1]), batch 64, Adam(1e-3, eps 1e-7 as Keras), sparse categorical
+cross-entropy from logits, the same thread count (torch.set_num_threads). PyTorch runs in its
+own best layout (NCHW) with its default kernels; the data set is one in-memory tensor and
+each batch is gathered from it by index, as dlrt gathers batches on the device.
+
+Timing: `--warmup-steps` untimed steps first (allocator and kernel selection warm), then
+each epoch is timed as a whole (every batch of the shuffled training set, the last one
+partial, as Keras does), and the validation pass over the test set (no_grad) separately.
+Prints one JSON object on stdout. Debian: apt-get install python3-torch.
+"""
+import argparse
+import gzip
+import json
+import os
+import statistics
+import struct
+import sys
+import time
+
+
+def read_idx(path):
+    """An IDX file (plain or .gz) as (dims, bytes)."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        data = f.read()
+    zero, dtype, rank = struct.unpack(">HBB", data[:4])
+    if zero != 0 or dtype != 0x08:
+        raise SystemExit(f"{path}: not an IDX file of unsigned bytes (magic {zero:#x} {dtype:#x})")
+    dims = struct.unpack(">" + "I" * rank, data[4:4 + 4 * rank])
+    return dims, data[4 + 4 * rank:]
+
+
+def find(folder, stem):
+    for name in (stem, stem + ".gz"):
+        path = os.path.join(folder, name)
+        if os.path.exists(path):
+            return path
+    raise SystemExit(f"{folder}: neither {stem} nor {stem}.gz exists")
+
+
+def load(torch, folder, split, limit):
+    img_dims, img = read_idx(find(folder, f"{split}-images-idx3-ubyte"))
+    lab_dims, lab = read_idx(find(folder, f"{split}-labels-idx1-ubyte"))
+    n = img_dims[0] if limit <= 0 else min(limit, img_dims[0])
+    x = torch.frombuffer(bytearray(img), dtype=torch.uint8)[: n * 28 * 28]
+    x = x.reshape(n, 1, 28, 28).float().div_(255.0)
+    y = torch.frombuffer(bytearray(lab), dtype=torch.uint8)[:n].long()
+    return x, y
+
+
+def model(torch):
+    nn = torch.nn
+    return nn.Sequential(
+        nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(64, 64, 3), nn.ReLU(),
+        nn.Flatten(), nn.Linear(576, 64), nn.ReLU(), nn.Linear(64, 10))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: every core)")
+    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--warmup-steps", type=int, default=20)
+    ap.add_argument("--limit", type=int, default=0, help="use only the first N training images")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+
+    try:
+        import torch
+    except ImportError:
+        raise SystemExit("torch_reference.py: PyTorch is missing: apt-get install python3-torch")
+    threads = args.threads if args.threads > 0 else (os.cpu_count() or 1)
+    torch.set_num_threads(threads)
+    torch.manual_seed(args.seed)
+
+    x_train, y_train = load(torch, args.data, "train", args.limit)
+    x_test, y_test = load(torch, args.data, "t10k", 0)
+    net = model(torch)
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3, eps=1e-7)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    b = args.batch
+
+    def step(idx):
+        opt.zero_grad(set_to_none=True)
+        logits = net(x_train[idx])
+        loss = loss_fn(logits, y_train[idx])
+        loss.backward()
+        opt.step()
+        return loss, logits
+
+    warm = torch.randperm(x_train.shape[0])
+    for s in range(args.warmup_steps):
+        step(warm[(s * b) % x_train.shape[0]:][:b])
+
+    epochs = []
+    step_ms = []
+    for _ in range(args.epochs):
+        perm = torch.randperm(x_train.shape[0])
+        total_loss, correct, seen = 0.0, 0, 0
+        t0 = time.perf_counter()
+        for start in range(0, x_train.shape[0], b):
+            s0 = time.perf_counter()
+            idx = perm[start:start + b]
+            loss, logits = step(idx)
+            total_loss += loss.item() * idx.shape[0]
+            correct += int((logits.argmax(1) == y_train[idx]).sum())
+            seen += idx.shape[0]
+            step_ms.append((time.perf_counter() - s0) * 1e3)
+        epochs.append(time.perf_counter() - t0)
+
+    net.eval()
+    t0 = time.perf_counter()
+    val_loss, val_correct = 0.0, 0
+    with torch.no_grad():
+        for start in range(0, x_test.shape[0], b):
+            logits = net(x_test[start:start + b])
+            val_loss += float(loss_fn(logits, y_test[start:start + b])) * logits.shape[0]
+            val_correct += int((logits.argmax(1) == y_test[start:start + b]).sum())
+    val_seconds = time.perf_counter() - t0
+
+    n_train = x_train.shape[0]
+    print(json.dumps({
+        "framework": "pytorch",
+        "torch_version": torch.__version__,
+        "threads": threads,
+        "epochs": args.epochs,
+        "batch": b,
+        "train_samples": n_train,
+        "warmup_steps": args.warmup_steps,
+        "train_seconds_per_epoch": statistics.median(epochs),
+        "val_seconds": val_seconds,
+        "ms_per_step": statistics.median(step_ms),
+        "samples_per_second": n_train / statistics.median(epochs),
+        "loss": total_loss / seen,
+        "accuracy": correct / seen,
+        "val_loss": val_loss / x_test.shape[0],
+        "val_accuracy": val_correct / x_test.shape[0],
+    }))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
