@@ -22,8 +22,11 @@ configure: deps $(BUILD_DIR)/build.ninja
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# Probe the devices, then train the reference CNN (samples/mnist_cnn, DESIGN.md section 9) for
+# 5 epochs on Fashion-MNIST on the best device (a GPU if there is one, else the CPU).
 run: build
 	$(BUILD_DIR)/bin/dlprobe
+	$(BUILD_DIR)/bin/mnist_cnn --epochs 5 --device auto
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)

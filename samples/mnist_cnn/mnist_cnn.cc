@@ -1,0 +1,198 @@
+// samples/mnist_cnn: the reference workload (DESIGN.md section 9) — the classic Keras MNIST
+// CNN on Fashion-MNIST (or any folder in MNIST's layout), trained with dlrt::nn.
+//
+//   Conv2D(32,3x3,relu) -> MaxPool2 -> Conv2D(64,3x3,relu) -> MaxPool2 -> Conv2D(64,3x3,relu)
+//   -> Flatten -> Dense(64,relu) -> Dense(10); 93,322 parameters; Adam(1e-3); sparse
+//   categorical cross-entropy from logits; batch 64.
+//
+// It prints the summary, Keras' progress per epoch (validated on the test set) and, last,
+// "test_accuracy: X". The training set is uploaded to the device once; each step feeds only
+// the batch's indices (dlrt/nn/session.hpp).
+//
+//   mnist_cnn                                  5 epochs on the best device
+//   mnist_cnn --limit 2048 --epochs 1          a quick run
+//   mnist_cnn --checkpoint ck.safetensors      save after every epoch; add --resume to go on
+//   mnist_cnn --device CPU:0 --log-device-placement --csv-log log.csv --trace step.json
+// Errors (bad flags, missing or malformed data, an unknown device) print one line and exit 1.
+#include <dlrt/dlrt.hpp>
+#include <dlrt/nn.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nn = dlrt::nn;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Flags {
+  std::string data = "/usr/share/datasets/fashion-mnist";
+  int64_t epochs = 5;
+  int64_t batch = 64;
+  std::string device = "auto";
+  int64_t limit = 0;
+  uint64_t seed = 42;
+  bool log_placement = false;
+  std::string checkpoint;
+  bool resume = false;
+  std::string csv_log;
+  std::string trace;
+  double expect_accuracy = -1;
+};
+
+// "<dir>/<name>", or "<dir>/<name>.gz" when only that exists.
+std::string data_file(const std::string& dir, const std::string& name) {
+  const fs::path plain = fs::path(dir) / name;
+  if (fs::exists(plain)) return plain.string();
+  const fs::path gz = fs::path(dir) / (name + ".gz");
+  if (fs::exists(gz)) return gz.string();
+  throw dlrt::Error(DLRT_NOT_FOUND, "--data " + dir + ": no " + name + " or " + name +
+                                        ".gz there (expected MNIST's file layout)");
+}
+
+// Images (N,H,W) u8 -> (N,H,W,1); labels (N) u8.
+nn::Array load(const std::string& path, bool images) {
+  dlrt::IdxArray a = dlrt::read_idx(path);
+  std::vector<int64_t> dims = a.dims();
+  if (a.dtype() != DLRT_U8 || dims.size() != (images ? 3u : 1u))
+    throw dlrt::Error(DLRT_INVALID_ARGUMENT,
+                      path + ": holds " + dlrt::dtype_name(a.dtype()) + " of rank " +
+                          std::to_string(dims.size()) + "; expected u8 " +
+                          (images ? "images (N, H, W)" : "labels (N)"));
+  if (images) dims.push_back(1);
+  const auto* p = static_cast<const uint8_t*>(a.data());
+  return nn::Array(DLRT_U8, dims, std::vector<uint8_t>(p, p + a.bytes()));
+}
+
+// "auto": the first GPU-class device, else CPU:0 (the oneDNN plugin; the reference plugin's
+// devices are CPU-class too, but they are the slow oracle), else any CPU-class device.
+// Anything else must name a visible device (NOT_FOUND lists them).
+std::string pick_device(const dlrt::Context& ctx, const std::string& requested) {
+  if (requested != "auto") {
+    const dlrt::DeviceInfo d = ctx.device(ctx.find_device(requested));
+    return d.name;
+  }
+  const std::vector<dlrt::DeviceInfo> devices = ctx.devices();
+  for (const dlrt::DeviceInfo& d : devices)
+    if (d.device_class == DLRT_DEVICE_CLASS_GPU) return d.name;
+  for (const dlrt::DeviceInfo& d : devices)
+    if (d.type == "CPU") return d.name;
+  for (const dlrt::DeviceInfo& d : devices)
+    if (d.device_class == DLRT_DEVICE_CLASS_CPU) return d.name;
+  throw dlrt::Error(DLRT_UNAVAILABLE, "--device auto: no GPU or CPU device is visible "
+                                      "(dlprobe says why)");
+}
+
+int run(const Flags& f) {
+  dlrt::Context ctx;
+  const std::string device = pick_device(ctx, f.device);
+
+  nn::Array x_train = load(data_file(f.data, "train-images-idx3-ubyte"), true);
+  nn::Array y_train = load(data_file(f.data, "train-labels-idx1-ubyte"), false);
+  nn::Array x_test = load(data_file(f.data, "t10k-images-idx3-ubyte"), true);
+  nn::Array y_test = load(data_file(f.data, "t10k-labels-idx1-ubyte"), false);
+  if (f.limit > 0) {
+    x_train = x_train.head(f.limit);
+    y_train = y_train.head(f.limit);
+  }
+  std::cout << "Data: " << f.data << ": " << x_train.rows() << " training and " << x_test.rows()
+            << " test images of " << nn::dims_string(x_train.sample_shape()) << "\n"
+            << "Device: " << device << "\n";
+
+  nn::Sequential model(ctx, {nn::Input(x_train.sample_shape()),
+                             nn::Conv2D(32, {3, 3}, "relu"),
+                             nn::MaxPool2D({2, 2}),
+                             nn::Conv2D(64, {3, 3}, "relu"),
+                             nn::MaxPool2D({2, 2}),
+                             nn::Conv2D(64, {3, 3}, "relu"),
+                             nn::Flatten(),
+                             nn::Dense(64, "relu"),
+                             nn::Dense(10)});
+  nn::CompileConfig config;
+  config.device = device;
+  config.seed = f.seed;
+  config.log_device_placement = f.log_placement;
+  model.compile(nn::Adam(1e-3), nn::SparseCategoricalCrossentropy(/*from_logits=*/true),
+                {"accuracy"}, config);
+  model.summary();
+
+  nn::FitOptions fit;
+  fit.epochs = f.epochs;
+  fit.batch_size = f.batch;
+  fit.validation_x = &x_test;
+  fit.validation_y = &y_test;
+  fit.trace.path = f.trace;
+  bool resumed = false;
+  if (f.resume && fs::exists(f.checkpoint)) {
+    model.load_weights(f.checkpoint);
+    fit.initial_epoch = std::min(model.epoch(), f.epochs);
+    resumed = true;
+    std::cout << "Resumed from " << f.checkpoint << " after epoch " << model.epoch()
+              << " (seed " << model.seed() << ")\n";
+  }
+  if (!f.checkpoint.empty())
+    fit.callbacks.push_back(std::make_shared<nn::ModelCheckpoint>(f.checkpoint));
+  if (!f.csv_log.empty())
+    fit.callbacks.push_back(std::make_shared<nn::CSVLogger>(f.csv_log, ',', /*append=*/resumed));
+  model.fit(x_train, y_train, fit);
+
+  const nn::Logs test = model.evaluate(x_test, y_test, f.batch);
+  std::printf("test_loss: %.4f\ntest_accuracy: %.4f\n", test[0].second, test[1].second);
+  if (f.expect_accuracy >= 0 && test[1].second < f.expect_accuracy) {
+    std::fprintf(stderr, "mnist_cnn: test_accuracy %.4f is below --expect-accuracy %.4f\n",
+                 test[1].second, f.expect_accuracy);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags f;
+  CLI::App app{"Train the reference CNN (DESIGN.md section 9) on an MNIST-format data set"};
+  app.add_option("--data", f.data, "folder with train-images-idx3-ubyte(.gz), "
+                 "train-labels-idx1-ubyte(.gz), t10k-...")->capture_default_str();
+  app.add_option("--epochs", f.epochs, "epochs to train")->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--batch", f.batch, "batch size")->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--device", f.device, "device spec (CPU:0, /GPU:0, ...) or auto: a GPU if "
+                 "there is one, else the CPU")->capture_default_str();
+  app.add_option("--limit", f.limit, "train on the first N training images only")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app.add_option("--seed", f.seed, "seed of the initial weights and the shuffles")
+      ->capture_default_str();
+  app.add_flag("--log-device-placement", f.log_placement, "print where every op runs");
+  app.add_option("--checkpoint", f.checkpoint, "save weights and optimizer state here "
+                 "(safetensors) after every epoch");
+  app.add_flag("--resume", f.resume, "continue from --checkpoint when it exists");
+  app.add_option("--csv-log", f.csv_log, "write Keras' CSVLogger file here");
+  app.add_option("--trace", f.trace, "write a Chrome trace (Perfetto) of training steps 10-29");
+  app.add_option("--expect-accuracy", f.expect_accuracy,
+                 "exit 1 when the final test accuracy is below this (for tests)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 1;
+  }
+  if (f.resume && f.checkpoint.empty()) {
+    std::fprintf(stderr, "mnist_cnn: error: --resume needs --checkpoint PATH\n");
+    return 1;
+  }
+  try {
+    return run(f);
+  } catch (const dlrt::Error& e) {
+    std::fprintf(stderr, "mnist_cnn: error: %s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mnist_cnn: error: %s\n", e.what());
+  }
+  return 1;
+}
