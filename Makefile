@@ -33,3 +33,15 @@ test: build
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# Time one epoch of the reference workload on the CPU with dlbench (tools/dlbench, JSON out)
+# beside the same model in PyTorch; docs/benchmarks.md says how to read it. Installs Debian's
+# python3-torch first when it is missing (needs root or sudo, as tools/install-deps.sh).
+.PHONY: bench
+bench: build
+	@if ! dpkg-query -W -f='$${Status}' python3-torch 2>/dev/null | grep -q "install ok installed"; then \
+	  sudo=""; if [ "$$(id -u)" -ne 0 ]; then sudo="sudo"; fi; \
+	  $$sudo apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends python3-torch; \
+	fi
+	$(BUILD_DIR)/bin/dlbench train --device CPU:0 --epochs 1 --compare-torch

@@ -78,4 +78,20 @@ struct OpsOptions {
 // Returns the JSON document `dlbench ops` prints; throws dlrt::Error or std::runtime_error.
 json run_ops(const OpsOptions& options);
 
+struct TrainOptions {
+  std::string device = "CPU:0";
+  int64_t epochs = 1;
+  int64_t warmup_steps = 20;
+  int64_t limit = 0;  // train on the first N images only (0: all 60,000)
+  int64_t batch = workload::kBatch;
+  int threads = 0;    // cpu plugin threads and torch.set_num_threads (0: every core)
+  uint64_t seed = 42;
+  bool compare_torch = false;
+  std::string data = "/usr/share/datasets/fashion-mnist";
+  std::string python = "/usr/bin/python3";  // runs torch_reference.py for --compare-torch
+};
+// Returns the JSON document `dlbench train` prints (train.cc); throws dlrt::Error or
+// std::runtime_error (missing data, device or torch, with what to do about it).
+json run_train(const TrainOptions& options);
+
 }  // namespace dlbench

@@ -1,4 +1,4 @@
-// dlbench_test: smoke tests of the dlbench binary. It is run as a user runs it (a child
+// dlbench_test: smoke tests of the dlbench binary (ops and train modes). It is run as a user runs it (a child
 // process, plugins found from the build tree) and its stdout must be JSON that parses with the
 // fields docs/benchmarks.md reads. Timings are not asserted: the machines are shared.
 #include <gtest/gtest.h>
@@ -67,6 +67,49 @@ TEST(DlbenchOps, MissingDeviceIsAnErrorNamingIt) {
   const Result r = run("ops --device GPU:7 --repeat 1", true);
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("GPU:7"), std::string::npos) << r.out;
+}
+
+// `dlbench train` on 640 images: the whole path (data, nn model, warm-up, timed epoch,
+// validation) runs and every field a reader of docs/benchmarks.md uses is there and sane.
+TEST(DlbenchTrain, SmallRunPrintsEveryField) {
+  const Result r = run("train --device CPU:0 --limit 640 --epochs 1 --warmup-steps 2 --threads 1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json doc;
+  ASSERT_NO_THROW(doc = nlohmann::json::parse(r.out)) << r.out;
+  EXPECT_EQ(doc.at("mode"), "train");
+  EXPECT_EQ(doc.at("device").at("name"), "/device:CPU:0");
+  EXPECT_EQ(doc.at("parameters"), 93322);  // DESIGN.md section 9, from the layers' shapes
+  EXPECT_EQ(doc.at("train_samples"), 640);
+  EXPECT_EQ(doc.at("steps_per_epoch"), 10);
+  EXPECT_EQ(doc.at("epoch_seconds").size(), 1u);
+  for (const char* k : {"train_seconds_per_epoch", "val_seconds", "ms_per_step",
+                        "samples_per_second", "achieved_gflops", "peak_gflops", "floor_fraction",
+                        "compile_seconds"})
+    EXPECT_GT(doc.at(k).get<double>(), 0.0) << k;
+  EXPECT_NEAR(doc.at("flop_per_sample").get<double>(), 16.4e6, 0.1e6);
+  EXPECT_DOUBLE_EQ(doc.at("flop_per_epoch").get<double>(),
+                   640 * doc.at("flop_per_sample").get<double>());
+  for (const char* k : {"accuracy", "val_accuracy"}) {
+    EXPECT_GE(doc.at(k).get<double>(), 0.0) << k;
+    EXPECT_LE(doc.at(k).get<double>(), 1.0) << k;
+  }
+  EXPECT_GT(doc.at("loss").get<double>(), 0.0);
+  EXPECT_GT(doc.at("val_loss").get<double>(), 0.0);
+  EXPECT_TRUE(doc.at("load_average_before").is_array());
+  EXPECT_FALSE(doc.contains("torch"));
+}
+
+TEST(DlbenchTrain, CompareTorchWithoutTorchNamesThePackage) {
+  const Result r = run("train --device CPU:0 --limit 64 --compare-torch --python /nonexistent/python3",
+                       true);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("apt-get install python3-torch"), std::string::npos) << r.out;
+}
+
+TEST(DlbenchTrain, MissingDataFolderIsAnErrorNamingIt) {
+  const Result r = run("train --device CPU:0 --data /nonexistent/mnist", true);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("/nonexistent/mnist"), std::string::npos) << r.out;
 }
 
 }  // namespace

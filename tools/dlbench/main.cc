@@ -3,6 +3,10 @@
 //
 //   dlbench ops --device CPU:0 [--repeat N] [--threads T] [--filter conv2]
 //       micro-benchmarks of the reference workload's ops at its exact shapes (ops.cc)
+//   dlbench train --device CPU:0 --epochs N [--warmup-steps K] [--limit N] [--threads T]
+//                 [--compare-torch] [--data DIR]
+//       whole epochs of the reference model through dlrt/nn.hpp, optionally beside PyTorch
+//       (train.cc)
 //
 // Links only libdlrt (plus header-only CLI11 and nlohmann-json); plugins are found at run time.
 #include <CLI/CLI.hpp>
@@ -23,10 +27,32 @@ int main(int argc, char** argv) {
   ops_cmd->add_option("--threads", ops.threads, "cpu plugin threads (0: every core)")->capture_default_str();
   ops_cmd->add_option("--filter", ops.filter, "only the cases whose name contains this text");
 
+  dlbench::TrainOptions train;
+  CLI::App* train_cmd = app.add_subcommand("train", "time whole epochs of the reference model "
+                                                    "(dlrt/nn.hpp), optionally beside PyTorch");
+  train_cmd->add_option("--device", train.device, "device spec, e.g. CPU:0, /GPU:0")->capture_default_str();
+  train_cmd->add_option("--epochs", train.epochs, "timed epochs")->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  train_cmd->add_option("--warmup-steps", train.warmup_steps, "untimed training steps first")
+      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  train_cmd->add_option("--limit", train.limit, "train on the first N training images only")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  train_cmd->add_option("--batch", train.batch, "batch size")->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  train_cmd->add_option("--threads", train.threads, "cpu plugin threads and torch threads (0: every core)")
+      ->capture_default_str()->check(CLI::Range(0, 4096));
+  train_cmd->add_option("--seed", train.seed, "initial weights and shuffles")->capture_default_str();
+  train_cmd->add_flag("--compare-torch", train.compare_torch,
+                      "also run torch_reference.py with the same data, limit, batch, epochs, threads");
+  train_cmd->add_option("--data", train.data, "folder in MNIST's file layout")->capture_default_str();
+  train_cmd->add_option("--python", train.python, "python with torch, for --compare-torch")
+      ->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
   try {
     dlbench::json doc;
     if (ops_cmd->parsed()) doc = dlbench::run_ops(ops);
+    if (train_cmd->parsed()) doc = dlbench::run_train(train);
     std::cout << doc.dump(2) << std::endl;
     return 0;
   } catch (const std::exception& e) {

@@ -1,0 +1,290 @@
+// train.cc: `dlbench train` — whole epochs of the reference workload (DESIGN.md §9) through the
+// Keras-style layer (dlrt/nn.hpp), built exactly as samples/mnist_cnn builds it, and optionally
+// the same run in PyTorch (torch_reference.py) for the ratio the target is stated in.
+//
+// What is timed, and how (wall clock on the host, steady_clock):
+//   compile_seconds   model.compile() (the layer plan), then the first fit's set-up: the graph,
+//                     the training step's executable (placement, buffers, kernels) and the
+//                     upload of the training set; then evaluate's executables (full and last
+//                     partial batch), compiled by evaluating a slice of the test set.
+//   warm-up           --warmup-steps training steps, not timed (a fit stopped from a callback).
+//   epochs            every epoch from on_epoch_begin to on_epoch_end (fit has no validation
+//                     data here, so nothing else runs between them); ms_per_step is the median
+//                     of the gaps between consecutive on_train_batch_end calls.
+//   val_seconds       model.evaluate over the whole test set, batch 64, executables warm.
+// The warm-up steps train the model too (as torch_reference.py's do), so the final figures
+// are those of N epochs plus K steps.
+#include <dlrt/nn.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <unistd.h>
+
+#include "bench.hpp"
+
+namespace dlbench {
+namespace {
+
+namespace nn = dlrt::nn;
+namespace fs = std::filesystem;
+
+// "<dir>/<name>", or "<dir>/<name>.gz" when only that exists (MNIST's file layout).
+std::string data_file(const std::string& dir, const std::string& name) {
+  for (const std::string& n : {name, name + ".gz"})
+    if (fs::exists(fs::path(dir) / n)) return (fs::path(dir) / n).string();
+  throw std::runtime_error("--data " + dir + ": no " + name + " or " + name +
+                           ".gz there (expected MNIST's file layout)");
+}
+
+// Images (N,H,W) u8 -> (N,H,W,1); labels (N) u8.
+nn::Array load(const std::string& path, bool images) {
+  dlrt::IdxArray a = dlrt::read_idx(path);
+  std::vector<int64_t> dims = a.dims();
+  if (a.dtype() != DLRT_U8 || dims.size() != (images ? 3u : 1u))
+    throw std::runtime_error(path + ": holds " + dlrt::dtype_name(a.dtype()) + " of rank " +
+                             std::to_string(dims.size()) + "; expected u8 " +
+                             (images ? "images (N, H, W)" : "labels (N)"));
+  if (images) dims.push_back(1);
+  const auto* p = static_cast<const uint8_t*>(a.data());
+  return nn::Array(DLRT_U8, dims, std::vector<uint8_t>(p, p + a.bytes()));
+}
+
+// Training FLOP per sample from the layers' shapes: a layer with a "kernel" (Conv2D, Dense)
+// does 2 x (output elements) x (kernel elements per output channel) in its forward pass, and
+// as much again for each of its two gradients (filter and data) — except that the first such
+// layer needs no data gradient when it is the model's first layer (the images take none).
+// Pooling, activations, the loss and Adam are left out, as in DESIGN.md's 16.4 MFLOP.
+double train_flop_per_sample(const nn::Sequential& model, nn::Shape shape) {
+  double total = 0;
+  bool first = true;
+  for (const auto& layer : model.layers()) {
+    const nn::Shape out = layer->output_shape(shape);
+    for (const nn::ParamSpec& p : layer->params(shape)) {
+      if (p.name != "kernel" || p.dims.empty()) continue;
+      double outs = 1, kernel = 1;
+      for (int64_t d : out) outs *= static_cast<double>(d);
+      for (int64_t d : p.dims) kernel *= static_cast<double>(d);
+      const double fwd = 2.0 * outs * kernel / static_cast<double>(p.dims.back());
+      total += (first ? 2.0 : 3.0) * fwd;
+    }
+    first = false;
+    shape = out;
+  }
+  return total;
+}
+
+// Thrown by the warm-up callback to end fit after K steps (nn has no stop_training flag). fit
+// leaves the model usable: the step ran completely, and epoch() stays 0.
+struct WarmupDone {};
+
+// Records when fit finished its set-up, each step's end and each epoch's span.
+class Timer : public nn::Callback {
+ public:
+  explicit Timer(int64_t stop_after) : stop_after_(stop_after) {}
+  double fit_called = 0, train_begin = 0;
+  std::vector<double> epoch_us, step_us;
+
+  void on_train_begin(nn::Sequential&) override { train_begin = now_us(); }
+  void on_epoch_begin(nn::Sequential&, int64_t) override { last_ = epoch_start_ = now_us(); }
+  void on_train_batch_end(nn::Sequential&, int64_t batch, const nn::Logs&) override {
+    const double t = now_us();
+    step_us.push_back(t - last_);
+    last_ = t;
+    if (stop_after_ > 0 && batch + 1 >= stop_after_) throw WarmupDone{};
+  }
+  void on_epoch_end(nn::Sequential&, int64_t, const nn::Logs&) override {
+    epoch_us.push_back(now_us() - epoch_start_);
+  }
+
+ private:
+  int64_t stop_after_;
+  double last_ = 0, epoch_start_ = 0;
+};
+
+// The directory of this executable (torch_reference.py is copied next to it).
+fs::path own_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::current_path() : exe.parent_path();
+}
+
+// Runs `cmd` and returns its stdout; throws naming the command when it fails.
+std::string run_command(const std::string& cmd) {
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) throw std::runtime_error("cannot run: " + cmd);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int st = pclose(p);
+  if (st != 0) throw std::runtime_error("'" + cmd + "' failed (status " + std::to_string(st) + ")");
+  return out;
+}
+
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Checked before dlrt trains, so a missing torch costs no wait. Returns the script's path.
+fs::path check_torch(const TrainOptions& o) {
+  if (std::system((quoted(o.python) + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0)
+    throw std::runtime_error("--compare-torch: " + o.python + " cannot import torch; install it "
+                             "with: apt-get install python3-torch (or pass --python)");
+  fs::path script = own_dir() / "dlbench_torch_reference.py";
+  if (!fs::exists(script))
+    throw std::runtime_error("--compare-torch: " + script.string() + " is missing (it is copied "
+                             "next to dlbench by the build and the install)");
+  return script;
+}
+
+json run_torch(const TrainOptions& o, const fs::path& script, int64_t warmup) {
+  const std::string py = quoted(o.python);
+  const std::string cmd = py + " " + quoted(script.string()) + " --data " + quoted(o.data) +
+                          " --threads " + std::to_string(o.threads) + " --epochs " +
+                          std::to_string(o.epochs) + " --batch " + std::to_string(o.batch) +
+                          " --warmup-steps " + std::to_string(warmup) + " --limit " +
+                          std::to_string(o.limit);
+  const std::string out = run_command(cmd);
+  try {
+    return json::parse(out);
+  } catch (const json::exception& e) {
+    throw std::runtime_error("--compare-torch: torch_reference.py printed no JSON (" +
+                             std::string(e.what()) + "): " + out.substr(0, 200));
+  }
+}
+
+}  // namespace
+
+json run_train(const TrainOptions& o) {
+  json doc;
+  doc["mode"] = "train";
+  const fs::path torch_script = o.compare_torch ? check_torch(o) : fs::path();
+  doc["load_average_before"] = load_average();
+  dlrt::Context ctx = make_context(o.threads);
+  const dlrt::DeviceInfo info = ctx.device(find_device(ctx, o.device));
+  doc["device"] = device_json(info);
+  doc["threads"] = o.threads;
+  doc["epochs"] = o.epochs;
+  doc["batch"] = o.batch;
+
+  nn::Array x_train = load(data_file(o.data, "train-images-idx3-ubyte"), true);
+  nn::Array y_train = load(data_file(o.data, "train-labels-idx1-ubyte"), false);
+  const nn::Array x_test = load(data_file(o.data, "t10k-images-idx3-ubyte"), true);
+  const nn::Array y_test = load(data_file(o.data, "t10k-labels-idx1-ubyte"), false);
+  if (o.limit > 0 && o.limit < x_train.rows()) {
+    x_train = x_train.head(o.limit);
+    y_train = y_train.head(o.limit);
+  }
+  const int64_t n = x_train.rows(), batch = std::min<int64_t>(o.batch, n);
+  const int64_t steps = (n + batch - 1) / batch;
+  const int64_t warmup = std::min<int64_t>(o.warmup_steps, steps);
+  doc["data"] = o.data;
+  doc["train_samples"] = n;
+  doc["test_samples"] = x_test.rows();
+  doc["steps_per_epoch"] = steps;
+  doc["warmup_steps"] = warmup;
+
+  // The reference workload, as samples/mnist_cnn builds it.
+  const double t0 = now_us();
+  nn::Sequential model(ctx, {nn::Input(x_train.sample_shape()), nn::Conv2D(32, {3, 3}, "relu"),
+                             nn::MaxPool2D({2, 2}), nn::Conv2D(64, {3, 3}, "relu"),
+                             nn::MaxPool2D({2, 2}), nn::Conv2D(64, {3, 3}, "relu"),
+                             nn::Flatten(), nn::Dense(64, "relu"), nn::Dense(10)});
+  nn::CompileConfig config;
+  config.device = info.name;
+  config.seed = o.seed;
+  model.compile(nn::Adam(1e-3), nn::SparseCategoricalCrossentropy(/*from_logits=*/true),
+                {"accuracy"}, config);
+  const double plan_us = now_us() - t0;
+  int64_t params = 0;  // trainable parameters, from the layers' shapes (93,322 expected)
+  {
+    nn::Shape shape = x_train.sample_shape();
+    for (const auto& layer : model.layers()) {
+      for (const nn::ParamSpec& p : layer->params(shape)) {
+        int64_t k = 1;
+        for (int64_t d : p.dims) k *= d;
+        if (p.trainable) params += k;
+      }
+      shape = layer->output_shape(shape);
+    }
+  }
+  doc["parameters"] = params;
+
+  nn::FitOptions fit;
+  fit.epochs = 1;
+  fit.batch_size = batch;
+  fit.progress.verbose = 0;  // stdout carries the JSON only
+  // Warm-up fit: its set-up (graph, step executable, upload) is the compile time.
+  auto warm = std::make_shared<Timer>(warmup > 0 ? warmup : 1);
+  fit.callbacks = {warm};
+  double setup_us = 0;
+  {
+    const double t = now_us();
+    try {
+      model.fit(x_train, y_train, fit);
+    } catch (const WarmupDone&) {
+    }
+    setup_us = warm->train_begin - t;
+  }
+  // evaluate's executables (one per batch size: the full one and the last partial one).
+  const double te = now_us();
+  const int64_t nt = x_test.rows(), vb = std::min<int64_t>(o.batch, nt);
+  model.evaluate(x_test.head(std::min(nt, vb + nt % vb)), y_test.head(std::min(nt, vb + nt % vb)),
+                 o.batch);
+  const double eval_compile_us = now_us() - te;
+  doc["compile_seconds"] = (plan_us + setup_us + eval_compile_us) * 1e-6;
+  doc["compile_parts_seconds"] = {{"plan", plan_us * 1e-6},
+                                  {"train_step_and_upload", setup_us * 1e-6},
+                                  {"evaluate", eval_compile_us * 1e-6}};
+
+  // The timed epochs.
+  auto timer = std::make_shared<Timer>(0);
+  fit.epochs = o.epochs;
+  fit.callbacks = {timer};
+  const double tf = now_us();
+  const nn::History h = model.fit(x_train, y_train, fit);
+  doc["upload_seconds"] = (timer->train_begin - tf) * 1e-6;  // set-up of a fit already compiled
+  const double tv = now_us();
+  const nn::Logs val = model.evaluate(x_test, y_test, o.batch);
+  const double val_us = now_us() - tv;
+
+  const double epoch_s = stats_of(timer->epoch_us).median_us * 1e-6;
+  const double flop_sample = train_flop_per_sample(model, x_train.sample_shape());
+  json epochs = json::array();
+  for (double us : timer->epoch_us) epochs.push_back(us * 1e-6);
+  doc["epoch_seconds"] = epochs;
+  doc["train_seconds_per_epoch"] = epoch_s;
+  doc["val_seconds"] = val_us * 1e-6;
+  doc["ms_per_step"] = stats_of(timer->step_us).median_us * 1e-3;
+  doc["ms_per_step_source"] = "median of the gaps between on_train_batch_end callbacks";
+  doc["samples_per_second"] = static_cast<double>(n) / epoch_s;
+  doc["flop_per_sample"] = flop_sample;
+  doc["flop_per_epoch"] = flop_sample * static_cast<double>(n);
+  const double gflops = flop_sample * static_cast<double>(n) / epoch_s * 1e-9;
+  doc["achieved_gflops"] = gflops;
+  doc["peak_gflops"] = info.peak_gflops;
+  // The arithmetic floor of an epoch (its FLOP at peak) over the measured epoch time.
+  doc["floor_fraction"] = info.peak_gflops > 0 ? gflops / info.peak_gflops : 0.0;
+  doc["loss"] = h.last("loss");
+  doc["accuracy"] = h.last("accuracy");
+  doc["val_loss"] = val[0].second;
+  doc["val_accuracy"] = val[1].second;
+  doc["load_average_after"] = load_average();
+
+  if (o.compare_torch) {
+    doc["load_average_before_torch"] = load_average();
+    const json t = run_torch(o, torch_script, warmup);
+    doc["torch"] = t;
+    doc["load_average_after_torch"] = load_average();
+    // dlrt / torch: below 1 means dlrt is faster; the target is epoch <= 1/3.
+    doc["ratio"] = {{"epoch", epoch_s / t.at("train_seconds_per_epoch").get<double>()},
+                    {"validation", val_us * 1e-6 / t.at("val_seconds").get<double>()}};
+  }
+  return doc;
+}
+
+}  // namespace dlbench
