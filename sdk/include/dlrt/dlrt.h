@@ -514,7 +514,7 @@ typedef struct dlrt_node_placement {
   const char* reason;    /* "explicit", "colocated", "default-priority", "follows-input",
                             "fallback:no-kernel", "fallback:device-missing", "inserted-copy",
                             "variable-placed" (kept from an earlier compile) */
-  const char* detail;    /* human words for the reason ("GPU:0 has no kernel: ...") or "" */
+  const char* detail;    /* human words for the reason ("requested /GPU:0 which cannot run it (...)") or "" */
 } dlrt_node_placement;
 
 /* Placed nodes of the executable (graph nodes it runs plus inserted copies), in run order. */
