@@ -461,8 +461,8 @@ DLRT_API void dlrt_compile_options_init(dlrt_compile_options* options);
  * assign of the graph: their values and whatever those read), fed by `feeds` (placeholders;
  * every placeholder the subgraph needs must be fed, else INVALID_ARGUMENT naming it). Every
  * executable of a graph shares its variables: a training executable (run_assigns 1) and an
- * evaluation one (run_assigns 0) compiled from the same graph see the same weights. Places every node (see docs/placement.md), places and
- * initialises new variables, inserts copies between devices, plans memory by liveness and
+ * evaluation one (run_assigns 0) compiled from the same graph see the same weights.
+ * Places every node (see docs/placement.md), places and initialises new variables, inserts copies between devices, plans memory by liveness and
  * creates every kernel. Strict placement failures are INVALID_ARGUMENT naming the op, the
  * requested device and the devices that could run it. `options` may be NULL (defaults).
  * The executable must be destroyed before its graph. */
@@ -514,7 +514,8 @@ typedef struct dlrt_node_placement {
   const char* reason;    /* "explicit", "colocated", "default-priority", "follows-input",
                             "fallback:no-kernel", "fallback:device-missing", "inserted-copy",
                             "variable-placed" (kept from an earlier compile) */
-  const char* detail;    /* human words for the reason ("requested /GPU:0 which cannot run it (...)") or "" */
+  const char* detail;    /* human words for the reason, or "": e.g.
+                            "requested /GPU:0 which cannot run it (...)" */
 } dlrt_node_placement;
 
 /* Placed nodes of the executable (graph nodes it runs plus inserted copies), in run order. */
