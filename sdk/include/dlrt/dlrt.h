@@ -463,8 +463,9 @@ DLRT_API void dlrt_compile_options_init(dlrt_compile_options* options);
  * executable of a graph shares its variables: a training executable (run_assigns 1) and an
  * evaluation one (run_assigns 0) compiled from the same graph see the same weights.
  * Places every node (see docs/placement.md), places and initialises new variables, inserts
- * copies between devices, plans memory by liveness and creates every kernel. Strict placement failures are INVALID_ARGUMENT naming the op, the
- * requested device and the devices that could run it. `options` may be NULL (defaults).
+ * copies between devices, plans memory by liveness and creates every kernel. Strict
+ * placement failures are INVALID_ARGUMENT naming the op, the requested device and the
+ * devices that could run it. `options` may be NULL (defaults).
  * The executable must be destroyed before its graph. */
 DLRT_API dlrt_status* dlrt_graph_compile(dlrt_graph* graph, const dlrt_value* feeds,
                                          size_t num_feeds, const dlrt_value* fetches,
