@@ -96,6 +96,24 @@ T* require(T* p, const char* what) {
   return p;
 }
 
+// The checks every kernel_run starts with: `args` is present and at least as large as the
+// ABI 1.0 dlrt_kernel_args (so rng_offset is there to read), and it carries exactly the
+// operand counts of the descriptor the kernel was made for. `op` names the op in messages.
+inline void check_kernel_args(const std::string& op, size_t num_inputs, size_t num_outputs,
+                              const dlrt_kernel_args* args) {
+  require(args, "args");
+  if (!DLRT_HAS_FIELD(dlrt_kernel_args, rng_offset, args->struct_size))
+    fail(DLRT_INVALID_ARGUMENT, std::string(g_plugin_name) + ": kernel_run args struct_size is " +
+                                    std::to_string(args->struct_size) + ", expected at least " +
+                                    std::to_string(sizeof(dlrt_kernel_args)));
+  if (args->num_inputs != num_inputs || args->num_outputs != num_outputs)
+    fail(DLRT_INVALID_ARGUMENT,
+         std::string(g_plugin_name) + ": kernel_run of '" + op + "' got " +
+             std::to_string(args->num_inputs) + " inputs and " + std::to_string(args->num_outputs) +
+             " outputs, expected " + std::to_string(num_inputs) + " and " +
+             std::to_string(num_outputs));
+}
+
 // Options given to plugin_create, as key -> value. `known` lists the keys this plugin takes;
 // any other key is an INVALID_ARGUMENT that names it and the accepted ones.
 class Options {

@@ -77,18 +77,9 @@ dlrt_status* kernel_create(dlrt_device* device, const dlrt_op_desc* op, dlrt_ker
 dlrt_status* kernel_run(dlrt_kernel* kernel, dlrt_stream* stream, const dlrt_kernel_args* args) {
   return guard([&] {
     plugin::require(kernel, "kernel");
-    plugin::require(args, "args");
     check_stream_device(stream, kernel->device, "kernel_run");
-    if (!DLRT_HAS_FIELD(dlrt_kernel_args, rng_offset, args->struct_size))
-      fail(DLRT_INVALID_ARGUMENT, prefix() + "kernel_run args struct_size is " +
-                                      std::to_string(args->struct_size) + ", expected " +
-                                      std::to_string(sizeof(dlrt_kernel_args)));
     const OpView& op = kernel->op;
-    if (args->num_inputs != op.num_inputs() || args->num_outputs != op.num_outputs())
-      fail(DLRT_INVALID_ARGUMENT,
-           prefix() + "kernel_run of '" + op.name() + "' got " + std::to_string(args->num_inputs) +
-               " inputs and " + std::to_string(args->num_outputs) + " outputs, expected " +
-               std::to_string(op.num_inputs()) + " and " + std::to_string(op.num_outputs()));
+    plugin::check_kernel_args(op.name(), op.num_inputs(), op.num_outputs(), args);
     if (args->workspace_bytes < kernel->workspace_bytes)
       fail(DLRT_INVALID_ARGUMENT, prefix() + "kernel_run of '" + op.name() +
                                       "' got a workspace of " + std::to_string(args->workspace_bytes) +

@@ -14,6 +14,8 @@
 struct dlrt_kernel {
   dlrt_device* device = nullptr;
   std::string op;
+  size_t num_inputs = 0;   // operand counts of the descriptor, checked on every run
+  size_t num_outputs = 0;
   std::unique_ptr<dlrt::cuda::Kernel> impl;
 };
 
@@ -82,6 +84,8 @@ dlrt_status* kernel_create(dlrt_device* device, const dlrt_op_desc* op, dlrt_ker
     auto k = std::make_unique<dlrt_kernel>();
     k->device = device;
     k->op = op->op;
+    k->num_inputs = op->num_inputs;
+    k->num_outputs = op->num_outputs;
     size_t workspace = 0;
     k->impl = e.create(*op, desc, &workspace);
     *out_kernel = k.release();
@@ -94,7 +98,7 @@ dlrt_status* kernel_run(dlrt_kernel* kernel, dlrt_stream* stream,
   return plugin::guard([&] {
     plugin::require(kernel, "kernel");
     plugin::require(stream, "stream");
-    plugin::require(args, "args");
+    plugin::check_kernel_args(kernel->op, kernel->num_inputs, kernel->num_outputs, args);
     check_same_device(kernel->device, stream, "kernel_run");
     set_device(kernel->device->ordinal);
     kernel->impl->run(stream->stream, *args);
