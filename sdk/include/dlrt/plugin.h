@@ -184,6 +184,12 @@ typedef struct dlrt_capture_api {
 /* ==========================================================================================
  * Optional: collectives (NCCL-like). NULL table = not offered. Buffers are device memory of
  * the communicator's device; work is enqueued on `stream`.
+ *
+ * Host-memory communicators (a transport such as MPI that owns no device): comm_create is
+ * called with device NULL, buffers are host memory, every call is given stream NULL and
+ * returns when its work is complete. A plugin that cannot make one returns UNIMPLEMENTED.
+ * Every blocking call honours the communicator's timeout_ms: DEADLINE_EXCEEDED naming the
+ * rank(s) still awaited; a peer the transport sees fail is UNAVAILABLE naming it.
  */
 #define DLRT_COMM_ID_BYTES 128
 
