@@ -135,6 +135,14 @@ DLRT_API dlrt_status* dlrt_executable_set_profiling(dlrt_executable* executable,
   });
 }
 
+DLRT_API dlrt_status* dlrt_executable_set_run_count(dlrt_executable* executable,
+                                                    uint64_t next_run) {
+  return guarded([&] {
+    require(executable, "dlrt_executable_set_run_count: executable");
+    executable->impl->set_run_count(next_run);
+  });
+}
+
 DLRT_API dlrt_status* dlrt_executable_write_trace(const dlrt_executable* executable,
                                                   const char* path) {
   return guarded([&] {

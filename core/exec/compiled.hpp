@@ -108,6 +108,7 @@ class CompiledExecutable final : public Executable {
   Stats stats() const override { return stats_; }
   void set_profiling(bool enabled) override;
   void write_trace(const std::string& path) const override { write_trace_file(*this, path); }
+  void set_run_count(uint64_t next_run) override { runs_ = next_run; }
 
   // ---- built by compile.cc ----
   Graph* graph_;

@@ -59,6 +59,9 @@ class Executable {
   // atomically; throws naming `path` when it cannot be written.
   virtual void set_profiling(bool enabled) = 0;
   virtual void write_trace(const std::string& path) const = 0;
+  // The run count the next run starts from: random ops draw with rng_offset = run count, so a
+  // resumed training loop sets it to the steps already taken (dlrt_executable_set_run_count).
+  virtual void set_run_count(uint64_t next_run) = 0;
 };
 
 }  // namespace dlrt::core

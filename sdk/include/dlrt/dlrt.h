@@ -484,6 +484,14 @@ DLRT_API dlrt_status* dlrt_executable_run(dlrt_executable* executable,
                                           const dlrt_tensor* const* feeds, size_t num_feeds,
                                           dlrt_tensor** fetches, size_t num_fetches);
 
+/* Random ops (dropout, random_uniform, ...) draw with rng_offset = the number of runs so far
+ * (docs/ops.md): run k of an executable draws the same numbers on every device and in every
+ * process. Set the count the next run uses; later runs count up from it. A training loop
+ * resumed from a checkpoint sets it to the steps already taken, so its dropout masks are
+ * those of the uninterrupted run. */
+DLRT_API dlrt_status* dlrt_executable_set_run_count(dlrt_executable* executable,
+                                                    uint64_t next_run);
+
 /* Profiling. While enabled (off by default), every run records, for each kernel, copy
  * between devices and assign copy, its host time from enqueue to the end of a
  * synchronisation of its stream: profiled runs synchronise after every node, which makes

@@ -1030,6 +1030,8 @@ class Executable {
   // Profiling (dlrt_executable_set_profiling): later runs time every node, synchronising
   // after each; write_trace writes Chrome trace-event JSON (opens in Perfetto).
   void set_profiling(bool enabled) { check(dlrt_executable_set_profiling(get(), enabled ? 1 : 0)); }
+  // The run count the next run starts from (random ops draw with it; dlrt_executable_set_run_count).
+  void set_run_count(uint64_t next_run) { check(dlrt_executable_set_run_count(get(), next_run)); }
   void write_trace(const std::string& path) const {
     check(dlrt_executable_write_trace(get(), path.c_str()));
   }
