@@ -3,12 +3,14 @@
 #include "settings.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "log.hpp"
+#include "status.hpp"
 
 namespace dlrt::core {
 
@@ -18,6 +20,18 @@ std::optional<bool> parse_bool(std::string_view text) {
   if (lower == "1" || lower == "true" || lower == "yes" || lower == "on") return true;
   if (lower == "0" || lower == "false" || lower == "no" || lower == "off") return false;
   return std::nullopt;
+}
+
+std::optional<int64_t> parse_timeout_seconds(std::string_view text) {
+  const std::string s(text);
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return std::nullopt;
+  char* end = nullptr;
+  const double seconds = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || *end != '\0' || !std::isfinite(seconds) || seconds <= 0.0 ||
+      seconds > 1e9)
+    return std::nullopt;
+  const auto ms = static_cast<int64_t>(std::llround(seconds * 1000.0));
+  return ms < 1 ? 1 : ms;
 }
 
 std::vector<std::string> split_nonempty(std::string_view text, char sep) {
@@ -120,6 +134,27 @@ Setting memory_limit_setting(const EnvLookup& env, uint64_t api_bytes, uint64_t*
   return s;
 }
 
+// DLRT_COLLECTIVE_TIMEOUT: the environment or 300 s; *ms gets the value. Unlike the others, a
+// bad value is an error (settings.hpp says why).
+Setting collective_timeout_setting(const EnvLookup& env, int64_t* ms) {
+  Setting s{"DLRT_COLLECTIVE_TIMEOUT", "300", DLRT_SOURCE_DEFAULT,
+            "seconds a collective of a strategy waits for its peers before failing with "
+            "DEADLINE_EXCEEDED (decimals allowed; a strategy's timeout_ms wins)"};
+  *ms = kDefaultCollectiveTimeoutMs;
+  if (auto v = env_value(env, "DLRT_COLLECTIVE_TIMEOUT")) {
+    std::optional<int64_t> parsed = parse_timeout_seconds(*v);
+    if (!parsed)
+      fail(DLRT_INVALID_ARGUMENT,
+           fmt::format("DLRT_COLLECTIVE_TIMEOUT='{}' is not a timeout; expected seconds > 0 "
+                       "(decimals allowed, e.g. 30 or 0.5), at most 1e9",
+                       *v));
+    *ms = *parsed;
+    s.value = *v;
+    s.source = DLRT_SOURCE_ENVIRONMENT;
+  }
+  return s;
+}
+
 }  // namespace
 
 Settings Settings::resolve(const dlrt_context_options& options,
@@ -192,6 +227,7 @@ Settings Settings::resolve(const dlrt_context_options& options,
                                        "per-plugin options, e.g. cpu:threads=2;reference:num_devices=3"));
   out.settings_.push_back(text_setting(env, "CUDA_VISIBLE_DEVICES", nullptr,
                                        "GPUs the CUDA runtime shows (read by the CUDA plugin)"));
+  out.settings_.push_back(collective_timeout_setting(env, &out.collective_timeout_ms_));
   return out;
 }
 

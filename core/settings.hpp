@@ -7,6 +7,11 @@
 // and the default used instead (a typo in a variable must not stop a program, but it must not
 // go unnoticed either).
 //
+// One exception to "logged and ignored": DLRT_COLLECTIVE_TIMEOUT. A bad value there fails
+// context creation (INVALID_ARGUMENT naming the variable), because the fallback would be to
+// wait 300 s for a dead worker when the user asked for, say, 10: a setting that exists to
+// bound failures must not silently stop doing so.
+//
 // This is not the place that acts on the settings: the loader, registry and (later) executor
 // read the typed accessors below.
 #pragma once
@@ -21,6 +26,10 @@
 #include <vector>
 
 namespace dlrt::core {
+
+// DLRT_COLLECTIVE_TIMEOUT's default: 300 s, as NCCL's and torch.distributed's watchdogs are
+// of that order (long enough for a slow first step, short enough to notice a dead worker).
+inline constexpr int64_t kDefaultCollectiveTimeoutMs = 300'000;
 
 struct Setting {
   std::string name;
@@ -58,6 +67,10 @@ class Settings {
   bool gpu_allow_growth() const { return gpu_allow_growth_; }
   double memory_fraction() const { return memory_fraction_; }
   uint64_t gpu_memory_limit() const { return gpu_memory_limit_; }
+  // How long a collective of a strategy (core/distribute) may wait for its peers, in
+  // milliseconds: DLRT_COLLECTIVE_TIMEOUT (seconds, decimals allowed, > 0), else 300 s. A
+  // strategy's own options->timeout_ms wins over it.
+  int64_t collective_timeout_ms() const { return collective_timeout_ms_; }
   // DLRT_PLUGIN_PATH split on ':' (environment only; API paths are kept apart by the caller).
   const std::vector<std::string>& env_plugin_path() const { return env_plugin_path_; }
 
@@ -68,11 +81,16 @@ class Settings {
   bool gpu_allow_growth_ = true;
   double memory_fraction_ = 0.9;
   uint64_t gpu_memory_limit_ = 0;
+  int64_t collective_timeout_ms_ = kDefaultCollectiveTimeoutMs;
   std::vector<std::string> env_plugin_path_;
 };
 
 // "1"/"true"/"yes"/"on" -> true, "0"/"false"/"no"/"off" -> false (any case); nullopt otherwise.
 std::optional<bool> parse_bool(std::string_view text);
+
+// DLRT_COLLECTIVE_TIMEOUT's text (seconds: "30", "0.5", "1e3") as milliseconds, rounded to
+// the nearest and at least 1; nullopt unless it is a finite number > 0 of at most 10^9 s.
+std::optional<int64_t> parse_timeout_seconds(std::string_view text);
 
 // Splits `text` on `sep`, dropping empty pieces ("a::b:" -> {"a", "b"}).
 std::vector<std::string> split_nonempty(std::string_view text, char sep);

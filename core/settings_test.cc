@@ -1,5 +1,6 @@
 // Unit tests of settings.cc: precedence (API > environment > default), normalisation, and
-// that a bad environment value falls back to the default instead of failing.
+// that a bad environment value falls back to the default instead of failing (except
+// DLRT_COLLECTIVE_TIMEOUT's, which fails).
 #include "settings.hpp"
 
 #include <dlrt/dlrt.h>
@@ -7,6 +8,8 @@
 
 #include <map>
 #include <string>
+
+#include "status.hpp"
 
 namespace dlrt::core {
 namespace {
@@ -33,7 +36,8 @@ TEST(Settings, EveryDesignVariableIsListed) {
   for (const char* name :
        {"DLRT_PLUGIN_PATH", "DLRT_VISIBLE_DEVICES", "DLRT_LOG_LEVEL", "DLRT_LOG_DEVICE_PLACEMENT",
         "DLRT_GPU_ALLOW_GROWTH", "DLRT_GPU_MEMORY_LIMIT_MB", "DLRT_CHECK_NUMERICS",
-        "DLRT_TRACE_FILE", "DLRT_PLUGIN_OPTIONS", "CUDA_VISIBLE_DEVICES"}) {
+        "DLRT_TRACE_FILE", "DLRT_PLUGIN_OPTIONS", "CUDA_VISIBLE_DEVICES",
+        "DLRT_COLLECTIVE_TIMEOUT"}) {
     const Setting* setting = s.find(name);
     ASSERT_NE(setting, nullptr) << name;
     EXPECT_EQ(setting->source, DLRT_SOURCE_DEFAULT) << name;
@@ -103,12 +107,51 @@ TEST(Settings, BadEnvironmentValuesFallBackToDefaults) {
   EXPECT_EQ(s.value("DLRT_GPU_MEMORY_LIMIT_MB"), "");
 }
 
+TEST(Settings, CollectiveTimeoutIsSecondsFromTheEnvironment) {
+  FakeEnv env;
+  Settings s = Settings::resolve(defaults(), "/d", env.lookup());
+  EXPECT_EQ(s.collective_timeout_ms(), 300000);
+  EXPECT_EQ(s.value("DLRT_COLLECTIVE_TIMEOUT"), "300");
+  EXPECT_EQ(s.find("DLRT_COLLECTIVE_TIMEOUT")->source, DLRT_SOURCE_DEFAULT);
+
+  env.vars = {{"DLRT_COLLECTIVE_TIMEOUT", "0.25"}};
+  s = Settings::resolve(defaults(), "/d", env.lookup());
+  EXPECT_EQ(s.collective_timeout_ms(), 250);
+  EXPECT_EQ(s.value("DLRT_COLLECTIVE_TIMEOUT"), "0.25");
+  EXPECT_EQ(s.find("DLRT_COLLECTIVE_TIMEOUT")->source, DLRT_SOURCE_ENVIRONMENT);
+
+  env.vars = {{"DLRT_COLLECTIVE_TIMEOUT", "45"}};
+  EXPECT_EQ(Settings::resolve(defaults(), "/d", env.lookup()).collective_timeout_ms(), 45000);
+}
+
+// Unlike the other variables, a bad timeout fails (settings.hpp: a bound on failures must not
+// silently become another one).
+TEST(Settings, BadCollectiveTimeoutIsAnErrorNamingTheVariable) {
+  for (const char* bad : {"0", "-3", "ten", "5s", " 5", "nan", "inf", "1e10"}) {
+    FakeEnv env;
+    env.vars = {{"DLRT_COLLECTIVE_TIMEOUT", bad}};
+    try {
+      Settings::resolve(defaults(), "/d", env.lookup());
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), DLRT_INVALID_ARGUMENT) << bad;
+      EXPECT_NE(e.message().find("DLRT_COLLECTIVE_TIMEOUT='"), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find("seconds > 0"), std::string::npos) << e.message();
+    }
+  }
+}
+
 TEST(Settings, Helpers) {
   EXPECT_EQ(parse_bool("ON"), true);
   EXPECT_EQ(parse_bool("no"), false);
   EXPECT_EQ(parse_bool("2"), std::nullopt);
   EXPECT_EQ(split_nonempty("a::b:", ':'), (std::vector<std::string>{"a", "b"}));
   EXPECT_TRUE(split_nonempty("", ':').empty());
+  EXPECT_EQ(parse_timeout_seconds("1.5"), 1500);
+  EXPECT_EQ(parse_timeout_seconds("0.0001"), 1);  // rounded up to the smallest wait
+  EXPECT_EQ(parse_timeout_seconds("1e3"), 1000000);
+  EXPECT_EQ(parse_timeout_seconds(""), std::nullopt);
+  EXPECT_EQ(parse_timeout_seconds("-1"), std::nullopt);
 }
 
 }  // namespace
