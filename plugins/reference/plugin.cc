@@ -11,6 +11,8 @@
 //                 Names are not checked against the op registry (the plugin has none).
 //   memory_mb     1.., default the host's MemTotal: per-device memory limit; an allocation
 //                 past it is RESOURCE_EXHAUSTED.
+//   collective_fault  <timeout|unavailable>:<n>, default none: the n-th collective call of
+//                 the instance fails, for tests of the host's error handling (collectives.cc).
 #include <cctype>
 #include <cstdlib>
 #include <memory>
@@ -35,7 +37,7 @@ constexpr const char* kEnvVar = "DLRT_REFERENCE_OPTIONS";
 
 const std::set<std::string>& known_options() {
   static const std::set<std::string> known = {"num_devices", "device_type", "device_class", "ops",
-                                              "memory_mb"};
+                                              "memory_mb", "collective_fault"};
   return known;
 }
 
@@ -161,6 +163,7 @@ Config parse_config(const dlrt_plugin_create_args* args) {
     // No /proc/meminfo (unusual container): no limit rather than a made-up one.
     if (c.memory_limit == 0) c.memory_limit = UINT64_MAX;
   }
+  c.collective_fault = parse_collective_fault(o.get("collective_fault", ""));
   return c;
 }
 
@@ -235,7 +238,7 @@ extern "C" DLRT_PLUGIN_EXPORT dlrt_status* dlrt_plugin_init(const dlrt_host_api*
         .kernel_run = r::kernel_run,
         .kernel_destroy = r::kernel_destroy,
         .capture = nullptr,      // no graph capture: streams run work at enqueue time
-        .collectives = nullptr,  // no collectives (yet)
+        .collectives = r::collective_table(),  // an in-process NCCL test double
     };
     dlrt_plugin_api_fill(api, &filled);
   });

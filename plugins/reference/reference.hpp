@@ -7,7 +7,9 @@
 //
 // It is also the mock device. Options make it N devices of any type and class ("GPU" devices
 // for placement tests), with a per-device memory limit and a restricted op set, so multi-device
-// and placement logic can be tested without hardware (see plugin.cc for the options).
+// and placement logic can be tested without hardware (see plugin.cc for the options). Its
+// collectives table (collectives.cc) is an in-process NCCL double, so the core's
+// device-collectives path is tested without GPUs.
 //
 // What it is not: fast, or a model of asynchrony. Because work completes before the enqueueing
 // call returns, events are complete as soon as they are recorded and waits never block.
@@ -19,6 +21,7 @@
 
 #include <dlrt/plugin.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -32,6 +35,12 @@
 
 namespace dlrt::reference {
 
+// Option collective_fault=<kind>:<n> (collectives.cc): the n-th collective call fails.
+struct CollectiveFault {
+  std::string kind;  // "" (no fault), "timeout" or "unavailable"
+  int64_t at = 0;
+};
+
 // Plugin options after parsing and validation (plugin.cc).
 struct Config {
   int32_t num_devices = 1;
@@ -42,6 +51,7 @@ struct Config {
   std::set<std::string> ops;    // when restricted: the only ops op_supported may accept
   uint64_t memory_limit = 0;    // bytes per device
   bool memory_limit_from_option = false;  // false: the limit is the host's MemTotal
+  CollectiveFault collective_fault;       // option collective_fault (collectives.cc)
 };
 
 // One device: its description (built once in plugin_create; every pointer in `desc` points
@@ -80,6 +90,7 @@ struct dlrt_plugin {
   dlrt::reference::Config config;
   std::vector<std::unique_ptr<dlrt::reference::Device>> devices;  // index = ordinal
   std::string ops_text;  // "{add, matmul}": the restricted op set for messages
+  std::atomic<int64_t> collective_calls{0};  // collectives.cc counts them for collective_fault
 };
 
 struct dlrt_device {
@@ -150,5 +161,10 @@ dlrt_status* kernel_create(dlrt_device* device, const dlrt_op_desc* op, dlrt_ker
                            size_t* out_workspace_bytes);
 dlrt_status* kernel_run(dlrt_kernel* kernel, dlrt_stream* stream, const dlrt_kernel_args* args);
 void kernel_destroy(dlrt_kernel* kernel);
+
+// collectives.cc: the in-process NCCL test double (see that file).
+const dlrt_collective_api* collective_table();
+// Option collective_fault: "" or <timeout|unavailable>:<n>; INVALID_ARGUMENT otherwise.
+CollectiveFault parse_collective_fault(const std::string& text);
 
 }  // namespace dlrt::reference
