@@ -663,6 +663,107 @@ DLRT_API dlrt_status* dlrt_safetensors_write(const char* path,
                                              size_t num_entries, const char* const* meta_keys,
                                              const char* const* meta_values, size_t num_meta);
 
+/* ==========================================================================================
+ * Distribution: data parallel over several devices and several processes (DESIGN §7;
+ * section added by the multi-device issue).
+ *
+ * A strategy is this process's share of a data-parallel group: its local replicas (one per
+ * device) and, in a multi-worker job started by mpirun, its rank among the workers. Every
+ * replica of every worker runs the same step on its slice of the global batch; the strategy
+ * sums their gradients (all-reduce) so that each applies the same update and the weights stay
+ * identical everywhere.
+ *
+ * How the sum travels (chosen once, when the strategy is made):
+ * - Devices whose plugin offers collectives (NCCL on CUDA; the reference plugin's in-process
+ *   double): one communicator per local device, over every device of every worker (rank 0
+ *   makes the id and broadcasts it over MPI); the tensors are packed into one flat device
+ *   buffer per replica (taken from the device's memory once, kept) and reduced in one call.
+ *   This needs every replica on one plugin and on its own physical device.
+ * - Otherwise (CPU logical devices, a mix of devices, logical splits of one GPU): a reduction
+ *   on the host, in replica order, in f32; then, between workers, MPI through the "mpi" plugin
+ *   (libdlrt-mpi.so), which folds the workers' sums in rank order.
+ * Every replica of every worker ends with the same bits.
+ *
+ * Workers: rank, size and local rank come from OpenMPI's environment (OMPI_COMM_WORLD_RANK,
+ * OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK), else torchrun's (RANK, WORLD_SIZE,
+ * LOCAL_RANK), else the process is worker 0 of 1. The MPI transport checks them against
+ * MPI's own view (INVALID_ARGUMENT when they disagree).
+ *
+ * Timeouts: a collective that has not completed after the timeout (options->timeout_ms, else
+ * DLRT_COLLECTIVE_TIMEOUT in seconds, else 300 s) fails with DEADLINE_EXCEEDED naming the
+ * rank(s) it was waiting for; a peer that the transport sees fail gives UNAVAILABLE naming
+ * it. After such an error (or any other failure once a collective has started) the strategy
+ * is broken: its communicators are aborted (never waited for) and every later call returns
+ * FAILED_PRECONDITION repeating the first error; make a new strategy on every worker. An
+ * INVALID_ARGUMENT about the caller's tensors is reported before anything is sent and breaks
+ * nothing.
+ *
+ * Threads: one thread at a time per strategy (calls are serialised). The tensors must be
+ * ready when a call is made (every dlrt call that wrote them has returned).
+ */
+typedef struct dlrt_strategy dlrt_strategy;
+
+typedef struct dlrt_strategy_options {
+  size_t struct_size;
+  /* Local replica devices, as device specs ("/GPU:0", "/device:CPU:1", "CPU:2"); one replica
+   * per entry, no device twice. NULL or 0 entries: every GPU-class device of the context,
+   * else every device of type CPU (the CPU backend's logical devices), else every CPU-class
+   * device such as REF (DLRT_VISIBLE_DEVICES and logical device configs apply). */
+  const char* const* devices;
+  size_t num_devices;
+  /* 0: this process only (MirroredStrategy): the worker environment is not read, and the
+   * strategy is worker 0 of 1. 1: every worker of the job (MultiWorkerMirroredStrategy);
+   * with one worker it is the same as 0. */
+  int32_t multi_worker;
+  int32_t reserved0;
+  /* > 0: the collective timeout in milliseconds; 0: DLRT_COLLECTIVE_TIMEOUT or 300 s. */
+  int64_t timeout_ms;
+} dlrt_strategy_options;
+
+/* Fill `options` with the defaults (including struct_size): no devices listed, single
+ * process, timeout 0. */
+DLRT_API void dlrt_strategy_options_init(dlrt_strategy_options* options);
+
+/* Make the strategy: resolve the devices (INVALID_ARGUMENT naming a spec that matches no
+ * device, or a device given twice; NOT_FOUND when the default finds no device), read the
+ * worker environment (INVALID_ARGUMENT naming a variable that is not a valid rank or size),
+ * and join the other workers (blocks until every worker has joined, or the timeout). A
+ * multi-worker job without the mpi plugin is FAILED_PRECONDITION saying so (and why it did
+ * not load). `options` NULL: the defaults. The strategy must be destroyed before its
+ * context. */
+DLRT_API dlrt_status* dlrt_strategy_create(dlrt_context* context,
+                                           const dlrt_strategy_options* options,
+                                           dlrt_strategy** out_strategy);
+/* NULL accepted. A healthy strategy releases its communicators; a broken one aborts them. */
+DLRT_API void dlrt_strategy_destroy(dlrt_strategy* strategy);
+
+/* Local replicas, in the order given (default: registry order). */
+DLRT_API size_t dlrt_strategy_num_replicas(const dlrt_strategy* strategy);
+/* The registry index (as dlrt_context_device_info takes it) of local replica `replica`;
+ * OUT_OF_RANGE past the count. */
+DLRT_API dlrt_status* dlrt_strategy_replica_device(const dlrt_strategy* strategy,
+                                                   size_t replica, size_t* out_device_index);
+/* This worker's rank, the number of workers and the rank among this host's workers
+ * (0, 1 and 0 in a single process). These and dlrt_strategy_num_replicas answer 0 for a
+ * NULL strategy. */
+DLRT_API int32_t dlrt_strategy_rank(const dlrt_strategy* strategy);
+DLRT_API int32_t dlrt_strategy_num_workers(const dlrt_strategy* strategy);
+DLRT_API int32_t dlrt_strategy_local_rank(const dlrt_strategy* strategy);
+
+/* Sum in place over every replica of every worker. `tensors` holds num_replicas groups of
+ * `per_replica` tensors, replica-major: tensors[r * per_replica + k] is tensor k of replica
+ * r, on replica r's device. Every group has the same dtypes (F32) and element counts, in the
+ * same order; every worker calls with the same layout (INVALID_ARGUMENT names the first
+ * tensor that breaks these rules; the workers compare layouts the first time each one is
+ * used, and all fail alike when they differ). per_replica >= 1. Returns when every tensor
+ * holds the sum. */
+DLRT_API dlrt_status* dlrt_strategy_all_reduce(dlrt_strategy* strategy,
+                                               dlrt_tensor* const* tensors, size_t per_replica);
+/* Copy replica 0 of worker 0's tensors into every other replica's (same layout as
+ * all_reduce; any dtype): initial weights and restored state start identical everywhere. */
+DLRT_API dlrt_status* dlrt_strategy_broadcast(dlrt_strategy* strategy,
+                                              dlrt_tensor* const* tensors, size_t per_replica);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
