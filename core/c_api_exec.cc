@@ -143,6 +143,22 @@ DLRT_API dlrt_status* dlrt_executable_set_run_count(dlrt_executable* executable,
   });
 }
 
+DLRT_API dlrt_status* dlrt_executable_run_stats(const dlrt_executable* executable,
+                                                dlrt_run_stats* out) {
+  return guarded([&] {
+    require(executable, "dlrt_executable_run_stats: executable");
+    require(out, "dlrt_executable_run_stats: out");
+    const dlrt::core::Executable::Stats s = executable->impl->stats();
+    dlrt_run_stats full{};
+    full.struct_size = sizeof(full);
+    full.kernels = s.kernels;
+    full.runs = s.runs;
+    full.captured_replays = s.captured_replays;
+    full.run_allocations = s.run_allocations;
+    dlrt::core::write_out(out, full, "dlrt_executable_run_stats: out");
+  });
+}
+
 DLRT_API dlrt_status* dlrt_executable_write_trace(const dlrt_executable* executable,
                                                   const char* path) {
   return guarded([&] {

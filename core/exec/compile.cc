@@ -64,6 +64,7 @@ class Compiler {
   }
   Transfer make_transfer(size_t src, size_t dst, const void* from, void* to, size_t bytes);
   void create_kernels();
+  void create_rng_offsets(const std::vector<size_t>& kernels_per_device);
   void build_io(const std::vector<ValueRef>& feeds, const std::vector<ValueRef>& fetches,
                 const exec::Selection& sel);
 
@@ -269,16 +270,37 @@ void Compiler::create_kernels() {
   for (size_t d = 0; d < ex_.devices.size(); ++d)
     ex_.devices[d].workspace =
         exec::allocate_device(ctx_, ex_.devices[d].registry, workspace[d], "kernel workspace");
+  std::vector<size_t> kernels_per_device(ex_.devices.size(), 0);
+  for (auto [s, ws] : step_workspace)
+    ++kernels_per_device[std::get<exec::KernelStep>(ex_.steps[s]).device];
+  create_rng_offsets(kernels_per_device);
   // The argument blocks point into the step's own vectors, which no longer move.
   for (auto [s, ws] : step_workspace) {
     auto& k = std::get<exec::KernelStep>(ex_.steps[s]);
+    const DeviceRes& d = ex_.devices[k.device];
     k.args.struct_size = sizeof(dlrt_kernel_args);
     k.args.num_inputs = k.inputs.size();
     k.args.inputs = k.inputs.data();
     k.args.num_outputs = k.outputs.size();
     k.args.outputs = k.outputs.data();
-    k.args.workspace = ws > 0 ? ex_.devices[k.device].workspace.data() : nullptr;
+    k.args.workspace = ws > 0 ? d.workspace.data() : nullptr;
     k.args.workspace_bytes = ws;
+    k.args.rng_offset_device = static_cast<const uint64_t*>(d.rng_offset.data());  // NULL: none
+  }
+}
+
+// The run count in device memory (plugin.h, dlrt_kernel_args.rng_offset_device): one 8-byte
+// block per device that runs kernels of a plugin built against ABI >= 1.1 (a 1.0 plugin
+// would never read it), from the device's arena like every other block, and a host staging
+// word the run copies it from. Every kernel of the device gets the pointer, whether or not it
+// draws random numbers: which ops do is the plugin's business, and the cost is one 8-byte
+// copy per device and run.
+void Compiler::create_rng_offsets(const std::vector<size_t>& kernels_per_device) {
+  for (size_t i = 0; i < ex_.devices.size(); ++i) {
+    DeviceRes& d = ex_.devices[i];
+    if (kernels_per_device[i] == 0 || ctx_.plugins().at(d.plugin)->abi_minor < 1) continue;
+    d.rng_offset = exec::allocate_device(ctx_, d.registry, sizeof(uint64_t), "rng offset");
+    d.rng_staging = exec::HostStaging(d.api, d.handle, sizeof(uint64_t));
   }
 }
 
@@ -339,16 +361,19 @@ void Compiler::run(const std::vector<ValueRef>& feeds, const std::vector<ValueRe
   create_kernels();
   build_io(feeds, fetches, sel);
 
-  // Capture: one device offering it, and no random op (a captured step would freeze its
-  // rng_offset). Multi-device capture (one graph per stream, joined by events) is left to
-  // the CUDA work.
+  // Capture: one device offering it. A captured step freezes every kernel argument, so its
+  // random ops (which draw with the run count) may be captured only where they read the count
+  // from device memory, rewritten before each replay: a device of a >= 1.1 plugin
+  // (create_rng_offsets). A 1.0 plugin's random ops run uncaptured, their rng_offset set per
+  // run. Multi-device capture (one graph per stream, joined by events) is not done.
   bool random = false;
   for (const PlacedNode& p : ex_.placed_.nodes) {
     const std::string& op = g_.node(p.source).op;
     random |= !p.is_copy && (op == "random_uniform" || op == "random_normal" || op == "dropout");
   }
-  ex_.capture_allowed = ex_.options_.use_capture && ex_.devices.size() == 1 && !random &&
-                        ex_.devices[0].api->capture != nullptr;
+  ex_.capture_allowed = ex_.options_.use_capture && ex_.devices.size() == 1 &&
+                        ex_.devices[0].api->capture != nullptr &&
+                        (!random || ex_.devices[0].rng_offset.data() != nullptr);
   // Assigns across streams wait for every stream's end-of-step event (see run.cc).
   if (ex_.devices.size() > 1)
     for (DeviceRes& d : ex_.devices)

@@ -36,6 +36,12 @@ struct DeviceRes {
   DeviceMemory values;          // the planned values (memory_plan.hpp)
   DeviceMemory workspace;       // the largest workspace of this device's kernels
   std::vector<DeviceMemory> constants;
+  // The run count where random kernels read it when they execute (plugin.h, ABI 1.1
+  // rng_offset_device): 8 bytes of this device's memory, rewritten from `rng_staging` on the
+  // device's stream before every run's steps or replay, so a captured step draws fresh
+  // numbers. Empty when no kernel of a >= 1.1 plugin runs here.
+  DeviceMemory rng_offset;
+  HostStaging rng_staging;  // 8 bytes: the value being copied, alive until the run's end
 };
 
 // A copy of `bytes` from local device `src` to `dst`. `direct` (same plugin): wait for the
@@ -120,18 +126,24 @@ class CompiledExecutable final : public Executable {
   std::vector<FetchSlot> fetches;
   std::vector<AssignCopy> assign_copies;  // assigns that did not run in place
   size_t in_place_assigns = 0;          // for tests and logs
-  bool capture_allowed = false;         // single device offering capture, no random ops
+  // One device offering capture; random ops only if they read the run count from device
+  // memory. Cleared for good when capture_begin declines (UNIMPLEMENTED).
+  bool capture_allowed = false;
   Stats stats_;
   Profiler profiler;
   std::string trace_file;  // DLRT_TRACE_FILE: written when destroyed ("" = none)
 
  private:
+  void write_rng_offsets();
   void enqueue_steps();
+  void capture_or_run_steps(const dlrt_capture_api* cap);
   void profile_steps();
   void enqueue(Transfer& t);
   void synchronize(size_t device);
   void release_capture() noexcept;
 
+  // The run count random ops draw with; set_run_count moves it. Capture starts at this
+  // executable's second run (stats_.runs), whatever the count says.
   uint64_t runs_ = 0;
   dlrt_graph_exec* captured_ = nullptr;
   std::vector<char> waited_;  // run(): streams that already waited before an assign copy

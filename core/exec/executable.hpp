@@ -8,8 +8,8 @@
 // that order cross-device copies. run: copy feeds in, enqueue every kernel in order on its
 // device's stream (waiting on events where a copy crosses devices), apply assigns, copy
 // fetches out, synchronise only what the fetches need. No allocation and no kernel creation
-// inside run. Where every device of the executable offers capture (plugin.h's capture
-// table), runs from the second on replay the captured step instead of enqueuing.
+// inside run. Where the executable runs on one device whose plugin offers capture (plugin.h's
+// capture table), runs from the second on replay the captured step instead of enqueuing.
 #pragma once
 
 #include <dlrt/dlrt.h>
@@ -44,12 +44,14 @@ class Executable {
 
   virtual const Graph& graph() const = 0;
   virtual const PlacedGraph& placed() const = 0;
-  // Statistics for tests and dlbench: kernels created at compile, plugin mem_alloc calls
-  // made by run() so far (must stay 0), runs replayed from a captured graph.
+  // Statistics for tests and dlbench (dlrt_executable_run_stats): kernels created at compile,
+  // plugin mem_alloc calls made by run() so far (must stay 0), runs replayed from a captured
+  // graph, runs completed.
   struct Stats {
     size_t kernels = 0;
     size_t run_allocations = 0;
     size_t captured_replays = 0;
+    size_t runs = 0;
   };
   virtual Stats stats() const = 0;
 

@@ -1,8 +1,10 @@
 // run.cc: CompiledExecutable::run and teardown. A run only enqueues work on the streams made
 // at compile time, into buffers made at compile time:
-//   1. feeds: the caller's tensors are copied into the placeholders' buffers;
+//   1. feeds: the caller's tensors are copied into the placeholders' buffers, and the run
+//      count into each device's rng offset word (random kernels read it when they execute);
 //   2. the steps, in placed order: kernels on their device's stream, copies ordered by events
-//      (or, from the second run of a capturable executable, one replay of the captured step);
+//      (or, from the second run of a capturable executable, one replay of the captured step:
+//      the second run is recorded and launched, later runs launch it again);
 //   3. fetches are copied out (so a fetched variable shows its value at the start of the run),
 //      then assigns that did not run in place copy their value into the variable;
 //   4. every stream is synchronised: fetched values are ready and assigns complete before
@@ -102,6 +104,60 @@ void CompiledExecutable::synchronize(size_t device) {
   DeviceRes& d = devices[device];
   call([&] { return fmt::format("synchronising {}", d.name); },
        [&] { return d.api->stream_synchronize(d.stream); });
+}
+
+// Before the steps (or the replay) read it: the run count, copied to each device's word on
+// the device's stream. The staging word is not touched again before this run's closing
+// synchronisation, so the asynchronous copy reads the value written here.
+void CompiledExecutable::write_rng_offsets() {
+  for (DeviceRes& d : devices) {
+    if (d.rng_offset.data() == nullptr) continue;
+    *static_cast<uint64_t*>(d.rng_staging.data()) = runs_;
+    call([&] { return fmt::format("writing the run count to {}", d.name); }, [&] {
+      return d.api->memcpy_h2d(d.handle, d.rng_offset.data(), d.rng_staging.data(),
+                               sizeof(uint64_t), d.stream);
+    });
+  }
+}
+
+// Capture (single device, compile.cc): the first call records the steps on the device's
+// stream and launches the recording; later calls launch it again. A plugin that declines
+// capture_begin with UNIMPLEMENTED (capture off on that instance, plugin.h) gets the steps
+// uncaptured, now and in every later run.
+void CompiledExecutable::capture_or_run_steps(const dlrt_capture_api* cap) {
+  DeviceRes& d = devices[0];
+  if (captured_ != nullptr) {
+    plugin_call("replaying the captured step",
+                [&] { return cap->graph_launch(captured_, d.stream); });
+    ++stats_.captured_replays;
+    return;
+  }
+  StatusValue begun;
+  try {
+    begun = take_status(cap->capture_begin(d.stream));
+  } catch (...) {
+    fail(DLRT_INTERNAL, "capture_begin: the plugin threw an exception (plugins must return a "
+                        "status)");
+  }
+  if (begun.code == DLRT_UNIMPLEMENTED) {
+    log(DLRT_LOG_DEBUG, "exec", "{} does not capture ({}); running uncaptured", d.name,
+        begun.message);
+    capture_allowed = false;
+    enqueue_steps();
+    return;
+  }
+  if (!begun.ok()) fail(begun.code, fmt::format("capture_begin: {}", begun.message));
+  try {
+    enqueue_steps();
+  } catch (...) {
+    dlrt_graph_exec* discard = nullptr;
+    plugin_call_noexcept([&] { take_status(cap->capture_end(d.stream, &discard)); });
+    if (discard != nullptr) plugin_call_noexcept([&] { cap->graph_destroy(discard); });
+    throw;
+  }
+  plugin_call("capture_end", [&] { return cap->capture_end(d.stream, &captured_); });
+  plugin_call("launching the captured step",
+              [&] { return cap->graph_launch(captured_, d.stream); });
 }
 
 void CompiledExecutable::enqueue_steps() {
@@ -205,28 +261,15 @@ void CompiledExecutable::run(const std::vector<const dlrt_tensor*>& in,
     }
   }
 
+  write_rng_offsets();
+
   // 2. steps (capture: record the second run, replay it from then on; profiling: one by one)
   const bool profiling = profiler.enabled();
   const dlrt_capture_api* cap = capture_allowed ? devices[0].api->capture : nullptr;
   if (profiling) {
     profile_steps();
-  } else if (cap != nullptr && captured_ != nullptr) {
-    plugin_call("replaying the captured step",
-                [&] { return cap->graph_launch(captured_, devices[0].stream); });
-    ++stats_.captured_replays;
-  } else if (cap != nullptr && runs_ >= 1) {
-    plugin_call("capture_begin", [&] { return cap->capture_begin(devices[0].stream); });
-    try {
-      enqueue_steps();
-    } catch (...) {
-      dlrt_graph_exec* discard = nullptr;
-      plugin_call_noexcept([&] { take_status(cap->capture_end(devices[0].stream, &discard)); });
-      if (discard != nullptr) plugin_call_noexcept([&] { cap->graph_destroy(discard); });
-      throw;
-    }
-    plugin_call("capture_end", [&] { return cap->capture_end(devices[0].stream, &captured_); });
-    plugin_call("launching the captured step",
-                [&] { return cap->graph_launch(captured_, devices[0].stream); });
+  } else if (cap != nullptr && (captured_ != nullptr || stats_.runs >= 1)) {
+    capture_or_run_steps(cap);
   } else {
     enqueue_steps();
   }
@@ -285,6 +328,7 @@ void CompiledExecutable::run(const std::vector<const dlrt_tensor*>& in,
   }
   stats_.run_allocations += device_allocations() - allocs_before;
   ++runs_;
+  ++stats_.runs;
   for (size_t i = 0; i < out.size(); ++i)
     if (!made.empty() && made[i] != nullptr) out[i] = made[i].release();
 }

@@ -13,6 +13,8 @@
 
 #include <dlrt/plugin.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <exception>
 #include <map>
@@ -105,13 +107,35 @@ inline void check_kernel_args(const std::string& op, size_t num_inputs, size_t n
   if (!DLRT_HAS_FIELD(dlrt_kernel_args, rng_offset, args->struct_size))
     fail(DLRT_INVALID_ARGUMENT, std::string(g_plugin_name) + ": kernel_run args struct_size is " +
                                     std::to_string(args->struct_size) + ", expected at least " +
-                                    std::to_string(sizeof(dlrt_kernel_args)));
+                                    std::to_string(offsetof(dlrt_kernel_args, rng_offset) +
+                                                   sizeof(uint64_t)) +
+                                    " (ABI 1.0)");
   if (args->num_inputs != num_inputs || args->num_outputs != num_outputs)
     fail(DLRT_INVALID_ARGUMENT,
          std::string(g_plugin_name) + ": kernel_run of '" + op + "' got " +
              std::to_string(args->num_inputs) + " inputs and " + std::to_string(args->num_outputs) +
              " outputs, expected " + std::to_string(num_inputs) + " and " +
              std::to_string(num_outputs));
+}
+
+// Where a random kernel finds its offset (plugin.h, dlrt_kernel_args): the device pointer a
+// host of ABI >= 1.1 gives, or NULL when the args stop before the field (a 1.0 host) or the
+// host left it NULL (eager runs, variable initialisation). A kernel that runs on the device
+// (CUDA) passes this pointer and args.rng_offset to the device code, which prefers the
+// pointer; a kernel whose device memory is host memory calls rng_offset_at_execution.
+inline const uint64_t* rng_offset_device(const dlrt_kernel_args& args) {
+  return DLRT_HAS_FIELD(dlrt_kernel_args, rng_offset_device, args.struct_size)
+             ? args.rng_offset_device
+             : nullptr;
+}
+
+// The offset to draw with, read when the kernel executes: for host-memory devices only (cpu,
+// reference), where the device pointer can be dereferenced on the host. Call it inside the
+// work itself, never when enqueuing it, so a captured or deferred kernel sees the value the
+// host wrote for the run being executed.
+inline uint64_t rng_offset_at_execution(const dlrt_kernel_args& args) {
+  const uint64_t* p = rng_offset_device(args);
+  return p != nullptr ? *p : args.rng_offset;
 }
 
 // Options given to plugin_create, as key -> value. `known` lists the keys this plugin takes;

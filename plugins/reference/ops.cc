@@ -87,7 +87,8 @@ dlrt_status* kernel_create(dlrt_device* device, const dlrt_op_desc* op, dlrt_ker
 }
 
 // Checks the operands against the descriptor the kernel was made for (counts, and that each
-// dense buffer lies inside this device's memory), then runs the loop before returning.
+// dense buffer and the rng offset lie inside this device's memory), then runs the loop before
+// returning. Random ops draw with the offset read now (plugin_support.hpp).
 dlrt_status* kernel_run(dlrt_kernel* kernel, dlrt_stream* stream, const dlrt_kernel_args* args) {
   return guard([&] {
     plugin::require(kernel, "kernel");
@@ -107,7 +108,9 @@ dlrt_status* kernel_run(dlrt_kernel* kernel, dlrt_stream* stream, const dlrt_ker
       if (op.output(i).dense() && op.output(i).bytes > 0)
         check_device_range(dev, args->outputs[i], op.output(i).bytes, what.c_str());
     }
-    run_kernel(op, args->inputs, args->outputs, args->rng_offset);
+    if (const uint64_t* offset = plugin::rng_offset_device(*args))
+      check_device_range(dev, offset, sizeof(uint64_t), "kernel_run args->rng_offset_device");
+    run_kernel(op, args->inputs, args->outputs, plugin::rng_offset_at_execution(*args));
     ++stream->completed;
   });
 }

@@ -3,7 +3,8 @@
 // block i/4 of philox4x32_10((i/4, rng_offset), seed), so these kernels equal the reference
 // bit for bit. Each Philox block is computed once and gives four elements; threads split the
 // blocks. Values are formed in double and rounded once to the output dtype, as the reference
-// does.
+// does. The offset is read when the kernel executes (plugin_support.hpp): through the host's
+// device pointer when it gives one (ABI 1.1), else args.rng_offset.
 #include <cmath>
 
 #include "loop_util.hpp"
@@ -61,19 +62,20 @@ class RandomKernel : public LoopKernel {
   }
 
   void execute(const dlrt_kernel_args& args) override {
+    const uint64_t offset = plugin::rng_offset_at_execution(args);
     with_float(dtype_, [&](auto t) {
       using T = decltype(t);
       T* y = static_cast<T*>(args.outputs[0]);
       const int64_t n = n_;
       const double a = a_, b = b_;
       if (uniform_) {
-        for_each_block(n, threads_, seed_, args.rng_offset, [&](int64_t blk, const philox::Block& w) {
+        for_each_block(n, threads_, seed_, offset, [&](int64_t blk, const philox::Block& w) {
           const int64_t base = blk * 4, m = std::min<int64_t>(4, n - base);
           for (int64_t k = 0; k < m; ++k)
             y[base + k] = static_cast<T>(a + (b - a) * static_cast<double>(philox::to_uniform(w.w[k])));
         });
       } else {
-        for_each_block(n, threads_, seed_, args.rng_offset, [&](int64_t blk, const philox::Block& w) {
+        for_each_block(n, threads_, seed_, offset, [&](int64_t blk, const philox::Block& w) {
           const int64_t base = blk * 4, m = std::min<int64_t>(4, n - base);
           for (int64_t k = 0; k < m; k += 2) {
             // The same expressions as philox::normal, so the bits agree.
@@ -121,6 +123,7 @@ class DropoutKernel : public LoopKernel {
         rate_(op.get_float("rate")) {}
 
   void execute(const dlrt_kernel_args& args) override {
+    const uint64_t offset = plugin::rng_offset_at_execution(args);
     with_float(dtype_, [&](auto t) {
       using T = decltype(t);
       const T* x = static_cast<const T*>(args.inputs[0]);
@@ -129,7 +132,7 @@ class DropoutKernel : public LoopKernel {
       const T keep = static_cast<T>(1.0 / (1.0 - rate_));
       const double rate = rate_;
       const int64_t n = n_;
-      for_each_block(n, threads_, seed_, args.rng_offset, [&](int64_t blk, const philox::Block& w) {
+      for_each_block(n, threads_, seed_, offset, [&](int64_t blk, const philox::Block& w) {
         const int64_t base = blk * 4, m = std::min<int64_t>(4, n - base);
         for (int64_t k = 0; k < m; ++k) {
           const T mk = static_cast<double>(philox::to_uniform(w.w[k])) >= rate ? keep : T(0);

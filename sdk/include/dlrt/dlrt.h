@@ -442,8 +442,9 @@ typedef struct dlrt_compile_options {
   /* -1 (default): the context's setting / DLRT_LOG_DEVICE_PLACEMENT. 0 off, 1 print the
    * placement log to stderr when compiling. */
   int32_t log_device_placement;
-  /* -1 (default): replay a captured step where every device of the executable offers capture
-   * (from the second run on). 0 never. 1 same as -1. */
+  /* -1 (default): from the second run on, replay a captured step (CUDA Graphs) when the
+   * executable runs on one device whose plugin captures (random ops included, from plugin
+   * ABI 1.1; never while profiling). 0 never. 1 same as -1. */
   int32_t use_capture;
   /* Which assigns (dlrt_graph_assign) the executable applies, chosen by the caller:
    * 0 none: an evaluation or prediction step (reads variables, changes none, needs no
@@ -491,6 +492,19 @@ DLRT_API dlrt_status* dlrt_executable_run(dlrt_executable* executable,
  * those of the uninterrupted run. */
 DLRT_API dlrt_status* dlrt_executable_set_run_count(dlrt_executable* executable,
                                                     uint64_t next_run);
+
+/* Counters of one executable, for benchmarks and tests (ABI 1.1). */
+typedef struct dlrt_run_stats {
+  size_t struct_size;
+  uint64_t kernels;          /* out: kernels created at compile = kernel launches of a run */
+  uint64_t runs;             /* out: runs completed */
+  uint64_t captured_replays; /* out: runs that launched a captured step (one launch each) */
+  uint64_t run_allocations;  /* out: device blocks runs allocated (0 when fetches are given) */
+} dlrt_run_stats;
+
+/* Fill `out` (whose struct_size the caller set; fields past it are not written). */
+DLRT_API dlrt_status* dlrt_executable_run_stats(const dlrt_executable* executable,
+                                                dlrt_run_stats* out);
 
 /* Profiling. While enabled (off by default), every run records, for each kernel, copy
  * between devices and assign copy, its host time from enqueue to the end of a

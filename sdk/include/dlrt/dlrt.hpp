@@ -1033,6 +1033,13 @@ class Executable {
   void set_profiling(bool enabled) { check(dlrt_executable_set_profiling(get(), enabled ? 1 : 0)); }
   // The run count the next run starts from (random ops draw with it; dlrt_executable_set_run_count).
   void set_run_count(uint64_t next_run) { check(dlrt_executable_set_run_count(get(), next_run)); }
+  // Kernels per run, runs, captured replays, allocations by runs (dlrt_executable_run_stats).
+  dlrt_run_stats run_stats() const {
+    dlrt_run_stats c{};
+    c.struct_size = DLRT_STRUCT_SIZE(dlrt_run_stats);
+    check(dlrt_executable_run_stats(get(), &c));
+    return c;
+  }
   void write_trace(const std::string& path) const {
     check(dlrt_executable_write_trace(get(), path.c_str()));
   }

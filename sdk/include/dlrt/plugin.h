@@ -50,7 +50,7 @@ extern "C" {
 #endif
 
 #define DLRT_ABI_MAJOR 1
-#define DLRT_ABI_MINOR 0
+#define DLRT_ABI_MINOR 1
 /* The oldest minor this host still accepts. */
 #define DLRT_ABI_MINOR_FLOOR 0
 
@@ -153,7 +153,9 @@ typedef struct dlrt_op_desc {
 
 /* Operands of one kernel_run. Buffers are device pointers from mem_alloc (or offsets into
  * them), in the order of the op descriptor; owned by the host, which keeps them alive until
- * the work on the stream has completed. */
+ * the work on the stream has completed. The struct itself is the caller's and valid during
+ * the call only: a plugin that defers the work (a stream thread, a captured graph) copies
+ * the fields it needs. */
 typedef struct dlrt_kernel_args {
   size_t struct_size;
   size_t num_inputs;
@@ -165,14 +167,30 @@ typedef struct dlrt_kernel_args {
   /* Counter the executor advances on every run; random ops mix it with their "seed"
    * attribute so every step draws fresh numbers and a run is reproducible. */
   uint64_t rng_offset;
+  /* ---- ABI 1.1 ---- */
+  /* NULL: use rng_offset. Otherwise device memory of the kernel's device holding the offset
+   * (8 bytes, 8-aligned), which random ops read when the kernel *executes*, not when it is
+   * enqueued: a captured graph freezes its launch arguments, so the host writes each run's
+   * offset there (a copy enqueued on the same stream before the kernels or the replay) and
+   * every replay draws fresh numbers. For work that is not replayed it holds rng_offset.
+   * Owned by the host, alive as long as the kernel and any graph captured with it. A plugin
+   * built against 1.0 never sees the field, so the host keeps setting rng_offset and does
+   * not capture such a plugin's random ops. */
+  const uint64_t* rng_offset_device;
 } dlrt_kernel_args;
 
 /* ==========================================================================================
  * Optional: stream capture into a replayable graph (CUDA Graphs). NULL table = not offered.
+ * While a stream records, the work enqueued on it (kernels, copies, memsets, events) is kept
+ * with its arguments as they were at enqueue time, and runs only when the graph is launched;
+ * the stream must not be synchronised until capture_end.
  */
 typedef struct dlrt_capture_api {
   size_t struct_size;
-  /* Start recording the work enqueued on `stream` instead of running it. */
+  /* Start recording the work enqueued on `stream` instead of running it. UNIMPLEMENTED means
+   * "not on this stream's device or plugin instance" (capture switched off by an option):
+   * since ABI 1.1 the host then runs that work uncaptured, so a plugin decides per instance
+   * although the table is per library. */
   dlrt_status* (*capture_begin)(dlrt_stream* stream);
   /* Stop recording and instantiate what was recorded. */
   dlrt_status* (*capture_end)(dlrt_stream* stream, dlrt_graph_exec** out_graph);
@@ -255,7 +273,9 @@ typedef struct dlrt_plugin_api {
   void (*mem_free)(dlrt_device* device, void* ptr);
   /* Copies and memset. `stream` NULL: synchronous, done when the call returns. Otherwise
    * enqueued on `stream` and ordered with its other work; host buffers must then stay valid
-   * until the stream reaches the copy. */
+   * until the stream reaches the copy. memcpy_d2d's `src` may be memory of another device of
+   * the same plugin instance (how the host copies between a plugin's devices, after making
+   * `stream` wait for the source's event). */
   dlrt_status* (*memcpy_h2d)(dlrt_device* device, void* dst, const void* src, size_t bytes,
                              dlrt_stream* stream);
   dlrt_status* (*memcpy_d2h)(dlrt_device* device, void* dst, const void* src, size_t bytes,
