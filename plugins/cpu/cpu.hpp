@@ -41,6 +41,9 @@ struct DescStorage {
 
 struct dlrt_plugin {
   int32_t threads = 0;  // option `threads` resolved: 1..cores (0 given = all cores)
+  // The loop kernels' AVX2 path (kernels/loop_simd.hpp): the CPU has AVX2 and oneDNN's
+  // effective ISA includes it (ONEDNN_MAX_CPU_ISA=SSE41 turns both off). Set by build_desc.
+  bool avx2 = false;
   // Set when the oneDNN engine could not be created: the platform is present but unusable,
   // and device_count returns UNAVAILABLE with this reason (plugin.h: create still succeeds).
   std::string unavailable;

@@ -42,6 +42,18 @@ Isa effective_isa() {
   }
 }
 
+// Whether the loop kernels may run their AVX2 code: the CPU has it and oneDNN dispatches to an
+// ISA that contains it (oneDNN's ISA values nest: avx2_vnni and the avx512 ones include avx2's
+// bits), so ONEDNN_MAX_CPU_ISA caps both.
+bool loops_avx2() {
+#if defined(__x86_64__) || defined(__i386__)
+  const unsigned avx2 = dnnl_cpu_isa_avx2;
+  return __builtin_cpu_supports("avx2") && (static_cast<unsigned>(dnnl_get_effective_cpu_isa()) & avx2) == avx2;
+#else
+  return false;
+#endif
+}
+
 // Clock in MHz: the cpufreq maximum when the kernel exposes it (the clock peak is reached at),
 // else the "cpu MHz" of /proc/cpuinfo (the current clock; VMs often only have this); 0 if unknown.
 double cpu_mhz() {
@@ -91,6 +103,7 @@ void build_desc(dlrt_plugin* p) {
   s.cpu_runtime = runtime_name(v->cpu_runtime);
   const Isa isa = effective_isa();
   s.isa = isa.name;
+  p->avx2 = loops_avx2();
   const int cores = plugin::host::affinity_cpu_count();
   const double mhz = cpu_mhz();
 

@@ -1,14 +1,18 @@
 // loop_elementwise.cc: the cpu plugin's element-wise loop kernels: add/sub/mul/div with NumPy
-// broadcasting, neg/exp/log/sqrt, and the two gradients that are sums or masks over a shape:
-// bias_add_grad and reduce_max_grad. f32 and f64.
+// broadcasting, neg/exp/log/sqrt, relu_grad, and the two gradients that are sums or masks over
+// a shape: bias_add_grad and reduce_max_grad. f32 and f64.
 //
 // Binary ops run on a collapsed Walk (loop_util.hpp): equal shapes are one flat loop, a
 // trailing-vector broadcast (N,C)+(C) is rows of a contiguous loop against the vector, a scalar
 // operand is a loop against a constant; the inner loop is instantiated per (stride_a, stride_b)
 // in {0,1}^2 so each form vectorises. Every output element reads only its own input elements,
 // so an output may alias a same-shaped input.
+//
+// relu_grad and bias_add_grad (the memory-bound passes of a conv layer's backward step) have an
+// AVX2 path and a portable one (loop_simd.hpp); both give the same bits.
 #include <cmath>
 
+#include "loop_simd.hpp"
 #include "loop_util.hpp"
 
 namespace dlrt::cpu::loops {
@@ -151,6 +155,68 @@ class UnaryKernel : public LoopKernel {
   int64_t n_;
 };
 
+// ---- relu_grad ---------------------------------------------------------------------------
+
+void check_relu_grad(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_arity(op, 2, 1);
+  const TensorView &dy = op.input(0), &x = op.input(1), &dx = op.output(0);
+  expect_float(op, dy);
+  expect_same_dtype(op, dy, "dy", x, "x");
+  expect_same_dtype(op, dy, "dy", dx, "dx");
+  if (x.dims != dy.dims)
+    invalid(op, "input 1 (x) has dims " + plugin::dims_string(x.dims) + ", expected those of dy " +
+                    plugin::dims_string(dy.dims));
+  expect_dims(op, dx, dy.dims, "dx");
+  fill_cost(op, 1, cost);
+}
+
+// dx[i] = x[i] > 0 ? dy[i] : 0 (a NaN x gives 0, a NaN dy passes where x > 0), as the reference.
+// Each vector is loaded before its store, so dx may alias dy or x.
+template <typename V>
+DLRT_SIMD_INLINE void relu_grad_f32(const float* dy, const float* x, float* dx, int64_t n) {
+  constexpr int64_t L = simd::Traits<V>::kLanes;
+  const V zero = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L) simd::store(dx + i, simd::keep(simd::load<V>(x + i) > zero, simd::load<V>(dy + i)));
+  for (; i < n; ++i) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+}
+DLRT_TARGET_AVX2 void relu_grad_avx2(const float* dy, const float* x, float* dx, int64_t n) {
+  relu_grad_f32<simd::F8>(dy, x, dx, n);
+}
+void relu_grad_base(const float* dy, const float* x, float* dx, int64_t n) { relu_grad_f32<simd::F4>(dy, x, dx, n); }
+
+// dy, x: same shape -> dx (f32: explicit vectors; f64: a plain loop).
+class ReluGradKernel : public LoopKernel {
+ public:
+  ReluGradKernel(const dlrt_plugin& p, const OpView& op) : LoopKernel(p), dtype_(op.input(0).dtype), n_(op.input(0).numel) {}
+
+  void execute(const dlrt_kernel_args& args) override {
+    if (dtype_ == DLRT_F32) {
+      const float* dy = static_cast<const float*>(args.inputs[0]);
+      const float* x = static_cast<const float*>(args.inputs[1]);
+      float* dx = static_cast<float*>(args.outputs[0]);
+      parallel_for(n_, kGrainCheap, threads_, [&](int64_t b, int64_t e) {
+        if (avx2_) relu_grad_avx2(dy + b, x + b, dx + b, e - b);
+        else relu_grad_base(dy + b, x + b, dx + b, e - b);
+      });
+      return;
+    }
+    const double* dy = static_cast<const double*>(args.inputs[0]);
+    const double* x = static_cast<const double*>(args.inputs[1]);
+    double* dx = static_cast<double*>(args.outputs[0]);
+    parallel_for(n_, kGrainCheap, threads_, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const double g = dy[i];
+        dx[i] = x[i] > 0.0 ? g : 0.0;
+      }
+    });
+  }
+
+ private:
+  int32_t dtype_;
+  int64_t n_;
+};
+
 // ---- bias_add_grad -----------------------------------------------------------------------
 
 // dy viewed as (outer, C, inner): NHWC has inner = 1, NCHW has outer = N and inner = H*W...
@@ -181,9 +247,24 @@ void check_bias_add_grad(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cos
   fill_cost(op, 1, cost);
 }
 
+// acc[c] += dy[r*C + c] for rows r in [b, e), in double: vectorised along C (each channel's sum
+// is added row by row, in the same order on both paths).
+template <typename T>
+DLRT_SIMD_INLINE void sum_rows(const T* __restrict dy, double* __restrict acc, int64_t b, int64_t e, int64_t C) {
+  for (int64_t r = b; r < e; ++r) {
+    const T* __restrict row = dy + r * C;
+    for (int64_t c = 0; c < C; ++c) acc[c] += static_cast<double>(row[c]);
+  }
+}
+DLRT_TARGET_AVX2 void sum_rows_avx2(const float* dy, double* acc, int64_t b, int64_t e, int64_t C) {
+  sum_rows(dy, acc, b, e, C);
+}
+void sum_rows_base(const float* dy, double* acc, int64_t b, int64_t e, int64_t C) { sum_rows(dy, acc, b, e, C); }
+
 // dy: (...,C) [NCHW: (N,C,...)] -> db: (C), the sum over every other dim, accumulated in double.
-// NHWC: each thread sums a block of rows into its own C partial sums (contiguous, vectorised),
-// then the partials are added. NCHW: threads split the channels, each summing contiguous runs.
+// NHWC: each thread sums a block of rows into its own C partial sums (contiguous, vectorised;
+// f32 through sum_rows_avx2/_base), then the partials are added. NCHW: threads split the
+// channels, each summing contiguous runs.
 class BiasAddGradKernel : public LoopKernel {
  public:
   BiasAddGradKernel(const dlrt_plugin& p, const OpView& op)
@@ -206,9 +287,11 @@ class BiasAddGradKernel : public LoopKernel {
           const int tid = omp_in_parallel() ? omp_get_thread_num() : 0;
           if (tid == 0) used = omp_in_parallel() ? omp_get_num_threads() : 1;
           double* acc = partial_.data() + tid * C;
-          for (int64_t r = b; r < e; ++r) {
-            const T* row = dy + r * C;
-            for (int64_t c = 0; c < C; ++c) acc[c] += static_cast<double>(row[c]);
+          if constexpr (std::is_same_v<T, float>) {
+            if (avx2_) sum_rows_avx2(dy, acc, b, e, C);
+            else sum_rows_base(dy, acc, b, e, C);
+          } else {
+            sum_rows(dy, acc, b, e, C);
           }
         });
         for (int64_t c = 0; c < C; ++c) {
@@ -335,6 +418,7 @@ class ReduceMaxGradKernel : public LoopKernel {
 void add_elementwise_defs(std::vector<KernelDef>& t) {
   for (const char* name : {"add", "sub", "mul", "div"}) t.push_back({name, check_binary, make<BinaryKernel>});
   for (const char* name : {"neg", "exp", "log", "sqrt"}) t.push_back({name, check_unary, make<UnaryKernel>});
+  t.push_back({"relu_grad", check_relu_grad, make<ReluGradKernel>});
   t.push_back({"bias_add_grad", check_bias_add_grad, make<BiasAddGradKernel>});
   t.push_back({"reduce_max_grad", check_reduce_max_grad, make<ReduceMaxGradKernel>});
 }

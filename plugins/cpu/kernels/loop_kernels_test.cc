@@ -322,6 +322,70 @@ TEST(LoopKernels, BiasAddGrad) {
     check({"bias_add_grad", {f32(d)}, {{"data_format", "NCHW"}}, kReduction, {}, 0, kBoth});
 }
 
+TEST(LoopKernels, ReluGrad) {
+  // Sizes around the vector widths (4 and 8 lanes) and large enough to run on several threads.
+  for (Dims d : {Dims{}, Dims{1}, Dims{7}, Dims{8}, Dims{13}, Dims{2, 3, 5}, Dims{64, 26, 26, 32}, Dims{300001}})
+    check({"relu_grad", {f32(d), f32(d)}, {}, kElementwise, {}, 0, kBoth});
+}
+
+// x NaN gives 0, x = +-0 gives 0, a NaN or inf dy passes where x > 0; dx may be dy's or x's buffer.
+TEST(LoopKernels, ReluGradSpecialValuesAndInPlace) {
+  const float dy[11] = {1, NAN, 2, -3, INFINITY, 5, -0.0f, 7, NAN, 9, 10};
+  const float x[11] = {NAN, 1, 0, -0.0f, 2, -1, 3, INFINITY, -2, -INFINITY, 1e-40f};
+  for (int32_t dtype : kBoth) {
+    OpInstance inst = instance("relu_grad", {f32({11}), f32({11})}, {});
+    RetypedDesc rd(inst, dtype);
+    std::vector<Bytes> in(2);
+    for (int k = 0; k < 2; ++k) {
+      const float* v = k == 0 ? dy : x;
+      if (dtype == DLRT_F32) {
+        in[k].resize(sizeof dy);
+        std::memcpy(in[k].data(), v, sizeof dy);
+      } else {
+        std::vector<double> w(v, v + 11);
+        in[k].resize(11 * sizeof(double));
+        std::memcpy(in[k].data(), w.data(), in[k].size());
+      }
+    }
+    const auto ref = run_reference(rd.d, in, 0);
+    for (const std::map<size_t, size_t>& alias : {std::map<size_t, size_t>{}, {{0, 0}}, {{0, 1}}}) {
+      const auto out = run_plugin(cpu(), rd.d, in, 0, alias);
+      ASSERT_EQ(out.size(), 1u);
+      expect_close(rd.out[0], out[0], ref[0], kExact, "relu_grad special values");
+    }
+  }
+}
+
+// Max pooling with the default 2x2 windows, stride 2, VALID (loop_pool.cc's one-pass path):
+// channel counts around the vector widths, odd H and W (a last row/column in no window), values
+// with many ties and some NaN (the first NaN of a window wins), forward and backward, exactly.
+TEST(LoopKernels, MaxPool2x2) {
+  for (Dims d : {Dims{1, 2, 2, 1}, Dims{2, 6, 6, 13}, Dims{3, 7, 5, 8}, Dims{2, 5, 9, 21}, Dims{8, 11, 11, 64},
+                 Dims{64, 26, 26, 32}}) {
+    for (bool nans : {false, true}) {
+      OpInstance fwd = instance("max_pool2d", {f32(d)}, {});
+      const dlrt_tensor_desc& yd = *fwd.desc().outputs[0];
+      OpInstance bwd = instance("max_pool2d_backward", {f32(d), f32(Dims(yd.dims, yd.dims + yd.rank))}, {});
+      std::mt19937_64 rng(d.size() * 7 + d.back() + nans);
+      std::uniform_int_distribution<int> v(0, nans ? 3 : 2);
+      Bytes x(bytes_of(*fwd.desc().inputs[0]));
+      float* xf = reinterpret_cast<float*>(x.data());
+      for (int64_t i = 0; i < numel_of(*fwd.desc().inputs[0]); ++i) xf[i] = v(rng) == 3 ? NAN : static_cast<float>(v(rng));
+      Bytes dy = random_tensor(yd, {}, rng);
+      const std::string what = dlrt::plugin::dims_string(d) + (nans ? " with NaN" : "");
+      for (Cpu* c : {&cpu(), &cpu1()}) {
+        auto y = run_plugin(*c, fwd.desc(), {x}, 0);
+        ASSERT_EQ(y.size(), 1u);
+        expect_close(yd, y[0], run_reference(fwd.desc(), {x}, 0)[0], kExact, "max_pool2d " + what);
+        auto dx = run_plugin(*c, bwd.desc(), {x, dy}, 0);
+        ASSERT_EQ(dx.size(), 1u);
+        expect_close(*bwd.desc().outputs[0], dx[0], run_reference(bwd.desc(), {x, dy}, 0)[0], kExact,
+                     "max_pool2d_backward " + what);
+      }
+    }
+  }
+}
+
 TEST(LoopKernels, ReduceMaxGrad) {
   struct R {
     Dims x;

@@ -18,16 +18,26 @@
 // first NaN (a NaN counts as larger than everything); padded cells (SAME) are skipped, which
 // is the spec's -inf; dy goes to the first maximum, summed where windows overlap.
 //
-// Threads: the forward pass splits the N*OH output rows; the backward pass splits the images
-// (each thread zeroes and writes only its own images' dx, so overlapping windows need no
-// atomics). Per-thread scratch (the running best value and winning tap per channel) is
-// allocated in create; run allocates nothing.
+// 2x2 windows with stride 2 and no padding (the op's defaults, both pools of the reference
+// workload), NHWC: windows do not overlap, so each pass is one sweep with explicit vectors
+// along C (loop_simd.hpp: 8 lanes on the AVX2 path, 4 on the portable one). The forward pass
+// folds the four taps into y; the backward pass finds each window's winner the same way and
+// writes dy or 0 into each of the window's four dx cells directly (every dx cell belongs to at
+// most one window: no zeroing pass, no scatter), zeroing only the cells no window covers (the
+// last row/column of an odd-sized image). Other windows take the general loops below.
+//
+// Threads: the forward pass and the 2x2 backward pass split the N*OH output rows (a 2x2 row
+// owns its two dx rows); the general backward pass splits the images (each thread zeroes and
+// writes only its own images' dx, so overlapping windows need no atomics). Per-thread scratch
+// (the running best value and winning tap per channel) is allocated in create; run allocates
+// nothing.
 #include "loop_pool.hpp"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 
+#include "loop_simd.hpp"
 #include "loop_util.hpp"
 
 namespace dlrt::cpu::loops {
@@ -98,17 +108,144 @@ inline int64_t scan_plane(const float* plane, const ImageShape& xs, const Window
   return best_at;
 }
 
+// ---- 2x2, stride 2, no padding, NHWC ---------------------------------------------------
+
+// Whether tap value v replaces the window's best so far b: v > b, or v is NaN while b is not
+// (the first NaN wins; later ones do not). Per lane, and the scalar form for channel tails.
+template <typename V, typename M = typename simd::Traits<V>::Mask>
+DLRT_SIMD_INLINE M takes(V v, V b) {
+  return (v > b) | ((v != v) & (b == b));
+}
+DLRT_SIMD_INLINE bool takes1(float v, float b) { return (v > b) | ((v != v) & (b == b)); }
+
+// Output rows [b, e) of the forward pass: row r = (n, oh) reads input rows 2*oh and 2*oh+1.
+template <typename V>
+DLRT_SIMD_INLINE void pool2_forward_rows(const float* x, float* y, const ImageShape& xs, const ImageShape& ys,
+                                         int64_t b, int64_t e) {
+  constexpr int64_t L = simd::Traits<V>::kLanes;
+  const int64_t C = xs.c;
+  for (int64_t r = b; r < e; ++r) {
+    const int64_t n = r / ys.h, oh = r % ys.h;
+    const float* r0 = x + (n * xs.h + 2 * oh) * xs.w * C;
+    const float* r1 = r0 + xs.w * C;
+    float* q = y + r * ys.w * C;
+    for (int64_t ow = 0; ow < ys.w; ++ow, r0 += 2 * C, r1 += 2 * C, q += C) {
+      int64_t c = 0;
+      for (; c + L <= C; c += L) {
+        V best = simd::load<V>(r0 + c), v = simd::load<V>(r0 + C + c);
+        best = simd::select(takes(v, best), v, best);
+        v = simd::load<V>(r1 + c);
+        best = simd::select(takes(v, best), v, best);
+        v = simd::load<V>(r1 + C + c);
+        best = simd::select(takes(v, best), v, best);
+        simd::store(q + c, best);
+      }
+      for (; c < C; ++c) {
+        float best = r0[c];
+        for (float v : {r0[C + c], r1[c], r1[C + c]}) best = takes1(v, best) ? v : best;
+        q[c] = best;
+      }
+    }
+  }
+}
+
+// Output rows [b, e) of the backward pass: row r = (n, oh) writes dx rows 2*oh and 2*oh+1 whole
+// (the winner of each window gets dy, its other three cells 0; a last odd column gets 0), and
+// the last output row of an image also zeroes the image's last input row when H is odd.
+template <typename V>
+DLRT_SIMD_INLINE void pool2_backward_rows(const float* x, const float* dy, float* dx, const ImageShape& xs,
+                                          const ImageShape& ys, int64_t b, int64_t e) {
+  constexpr int64_t L = simd::Traits<V>::kLanes;
+  using M = typename simd::Traits<V>::Mask;
+  const int64_t C = xs.c, row = xs.w * C, covered = 2 * ys.w * C;
+  for (int64_t r = b; r < e; ++r) {
+    const int64_t n = r / ys.h, oh = r % ys.h;
+    const int64_t at = (n * xs.h + 2 * oh) * row;
+    const float *x0 = x + at, *x1 = x0 + row, *g = dy + r * ys.w * C;
+    float *d0 = dx + at, *d1 = d0 + row;
+    for (int64_t ow = 0; ow < ys.w; ++ow, x0 += 2 * C, x1 += 2 * C, d0 += 2 * C, d1 += 2 * C, g += C) {
+      int64_t c = 0;
+      for (; c + L <= C; c += L) {
+        // The winner is the last tap that replaced the best: 3 if t3, else 2 if t2, else 1 if t1.
+        V best = simd::load<V>(x0 + c), v = simd::load<V>(x0 + C + c);
+        const M t1 = takes(v, best);
+        best = simd::select(t1, v, best);
+        v = simd::load<V>(x1 + c);
+        const M t2 = takes(v, best);
+        best = simd::select(t2, v, best);
+        const M t3 = takes(simd::load<V>(x1 + C + c), best);
+        const V g3 = simd::load<V>(g + c);
+        simd::store(d1 + C + c, simd::keep(t3, g3));
+        const V g2 = simd::drop(t3, g3);
+        simd::store(d1 + c, simd::keep(t2, g2));
+        const V g1 = simd::drop(t2, g2);
+        simd::store(d0 + C + c, simd::keep(t1, g1));
+        simd::store(d0 + c, simd::drop(t1, g1));
+      }
+      for (; c < C; ++c) {
+        float best = x0[c];
+        int tap = 0, k = 1;
+        for (float v : {x0[C + c], x1[c], x1[C + c]}) {
+          if (takes1(v, best)) best = v, tap = k;
+          ++k;
+        }
+        d0[c] = tap == 0 ? g[c] : 0.0f;
+        d0[C + c] = tap == 1 ? g[c] : 0.0f;
+        d1[c] = tap == 2 ? g[c] : 0.0f;
+        d1[C + c] = tap == 3 ? g[c] : 0.0f;
+      }
+    }
+    if (covered < row) {  // odd W: the last column is in no window
+      std::memset(dx + at + covered, 0, static_cast<size_t>(row - covered) * sizeof(float));
+      std::memset(dx + at + row + covered, 0, static_cast<size_t>(row - covered) * sizeof(float));
+    }
+    if (oh == ys.h - 1 && 2 * ys.h < xs.h)  // odd H: the image's last row is in no window
+      std::memset(dx + (n * xs.h + 2 * ys.h) * row, 0, static_cast<size_t>((xs.h - 2 * ys.h) * row) * sizeof(float));
+  }
+}
+
+DLRT_TARGET_AVX2 void pool2_forward_avx2(const float* x, float* y, const ImageShape& xs, const ImageShape& ys,
+                                         int64_t b, int64_t e) {
+  pool2_forward_rows<simd::F8>(x, y, xs, ys, b, e);
+}
+void pool2_forward_base(const float* x, float* y, const ImageShape& xs, const ImageShape& ys, int64_t b, int64_t e) {
+  pool2_forward_rows<simd::F4>(x, y, xs, ys, b, e);
+}
+DLRT_TARGET_AVX2 void pool2_backward_avx2(const float* x, const float* dy, float* dx, const ImageShape& xs,
+                                          const ImageShape& ys, int64_t b, int64_t e) {
+  pool2_backward_rows<simd::F8>(x, dy, dx, xs, ys, b, e);
+}
+void pool2_backward_base(const float* x, const float* dy, float* dx, const ImageShape& xs, const ImageShape& ys,
+                         int64_t b, int64_t e) {
+  pool2_backward_rows<simd::F4>(x, dy, dx, xs, ys, b, e);
+}
+
+// The 2x2 path applies: NHWC, 2x2 windows, stride 2, no padding.
+bool is_pool2(const MaxPoolGeometry& g) {
+  auto two = [](const Window1D& w) {
+    return w.k == 2 && w.stride == 2 && w.dilation == 1 && w.pad_before == 0 && w.pad_after == 0;
+  };
+  return !g.x.nchw && two(g.h) && two(g.w);
+}
+
 class MaxPool : public LoopKernel {
  public:
   MaxPool(const dlrt_plugin& p, const MaxPoolGeometry& g, bool backward)
-      : LoopKernel(p), g_(g), backward_(backward),
-        best_(static_cast<size_t>(threads_ * g.x.c)), arg_(static_cast<size_t>(threads_ * g.x.c)) {}
+      : LoopKernel(p), g_(g), backward_(backward), pool2_(is_pool2(g)) {
+    if (pool2_) return;  // no scratch
+    best_.resize(static_cast<size_t>(threads_ * g.x.c));
+    arg_.resize(static_cast<size_t>(threads_ * g.x.c));
+  }
 
   void execute(const dlrt_kernel_args& args) override {
     // Inside someone else's parallel region parallel_for runs on this thread alone, whose
     // thread number may exceed ours: use slot 0 (runs of one kernel never overlap, plugin.h).
     nested_ = omp_in_parallel();
     const float* x = static_cast<const float*>(args.inputs[0]);
+    if (pool2_) {
+      if (!backward_) return forward_pool2(x, static_cast<float*>(args.outputs[0]));
+      return backward_pool2(x, static_cast<const float*>(args.inputs[1]), static_cast<float*>(args.outputs[0]));
+    }
     if (g_.x.nchw) {
       if (!backward_) return forward_nchw(x, static_cast<float*>(args.outputs[0]));
       return backward_nchw(x, static_cast<const float*>(args.inputs[1]), static_cast<float*>(args.outputs[0]));
@@ -122,6 +259,23 @@ class MaxPool : public LoopKernel {
   int64_t slot() const { return nested_ ? 0 : omp_get_thread_num(); }
   float* best() { return best_.data() + slot() * g_.x.c; }
   int32_t* arg() { return arg_.data() + slot() * g_.x.c; }
+
+  void forward_pool2(const float* x, float* y) {
+    const ImageShape &xs = g_.x, &ys = g_.y;
+    const int64_t grain = std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, 4 * ys.w * xs.c));
+    parallel_for(ys.n * ys.h, grain, threads_, [&](int64_t b, int64_t e) {
+      if (avx2_) pool2_forward_avx2(x, y, xs, ys, b, e);
+      else pool2_forward_base(x, y, xs, ys, b, e);
+    });
+  }
+  void backward_pool2(const float* x, const float* dy, float* dx) {
+    const ImageShape &xs = g_.x, &ys = g_.y;
+    const int64_t grain = std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, 2 * xs.w * xs.c));
+    parallel_for(ys.n * ys.h, grain, threads_, [&](int64_t b, int64_t e) {
+      if (avx2_) pool2_backward_avx2(x, dy, dx, xs, ys, b, e);
+      else pool2_backward_base(x, dy, dx, xs, ys, b, e);
+    });
+  }
 
   void forward(const float* x, float* y) {
     const ImageShape &xs = g_.x, &ys = g_.y;
@@ -202,6 +356,7 @@ class MaxPool : public LoopKernel {
 
   MaxPoolGeometry g_;
   bool backward_;
+  bool pool2_;  // the 2x2 stride-2 unpadded NHWC path (no scratch)
   bool nested_ = false;
   std::vector<float> best_;
   std::vector<int32_t> arg_;

@@ -1,9 +1,10 @@
 // loop_table.cc: the cpu plugin's kernel rows for ops built from plain loops parallelised over
 // the cores with OpenMP (kernels/loop_*.cc; shared machinery in kernels/loop_util.hpp).
 //
-//   loop_elementwise.cc  add sub mul div neg exp log sqrt bias_add_grad reduce_max_grad
+//   loop_elementwise.cc  add sub mul div neg exp log sqrt relu_grad bias_add_grad reduce_max_grad
 //   loop_shape.cc        copy reshape flatten transpose broadcast_to cast fill
 //   loop_random.cc       random_uniform random_normal dropout
+//   loop_pool.cc         max_pool2d max_pool2d_backward (rows in prim_pool's table entry)
 //   loop_train.cc        sparse_softmax_cross_entropy argmax equal_count gather_rows
 //                        sgd_update adam_update
 #include "../ops.hpp"

@@ -242,16 +242,18 @@ inline void fill_cost(const OpView& op, double flops_per_element, dlrt_op_cost* 
 
 // ---- kernels -----------------------------------------------------------------------------
 
-// The base of every loop kernel: the thread count it was made with (the plugin's `threads`).
+// The base of every loop kernel: the thread count it was made with (the plugin's `threads`) and
+// whether its hot loops may take their AVX2 path (the plugin's `avx2`, loop_simd.hpp).
 class LoopKernel : public Kernel {
  public:
-  explicit LoopKernel(const dlrt_plugin& p) : threads_(std::max(1, p.threads)) {}
+  explicit LoopKernel(const dlrt_plugin& p) : threads_(std::max(1, p.threads)), avx2_(p.avx2) {}
   void run(dnnl::stream&, const dlrt_kernel_args& args) final { execute(args); }
   // Runs on the calling thread (and its OpenMP team); work is complete when it returns.
   virtual void execute(const dlrt_kernel_args& args) = 0;
 
  protected:
   int threads_;
+  bool avx2_;
 };
 
 // A KernelDef's create for a kernel class constructible from (plugin, op).

@@ -1,16 +1,16 @@
 // prim_eltwise.cc: activations and bias_add on oneDNN's eltwise and binary primitives.
 //
 //   relu | sigmoid | tanh   x (any shape)          -> y (same)     eltwise forward
-//   relu_grad               dy, x                  -> dx = dy where x > 0, else 0
 //   sigmoid_grad            dy, y                  -> dx = dy * y * (1-y)
 //   tanh_grad               dy, y                  -> dx = dy * (1-y²)
 //   bias_add                x (...,C), b (C)       -> y = x + b    (NCHW: b along dim 1)
 //
 // Element-wise ops see every tensor as one flat vector (its shape does not matter). The
-// gradients are eltwise backward primitives: relu_grad reads x (eltwise_relu), sigmoid_grad
-// and tanh_grad read the forward output y (eltwise_*_use_dst_for_bwd), which is exactly what
-// the ops are given. bias_add is a binary add whose b operand has dims 1 except C
-// (oneDNN broadcasts it).
+// gradients are eltwise backward primitives reading the forward output y
+// (eltwise_*_use_dst_for_bwd), which is exactly what the ops are given. bias_add is a binary add
+// whose b operand has dims 1 except C (oneDNN broadcasts it). relu_grad is a loop kernel
+// (loop_elementwise.cc): oneDNN 2.6's eltwise backward pass took about twice the time of one
+// vectorised pass over dy, x and dx (docs/benchmarks.md, 2026-12-01).
 #include "prim_eltwise.hpp"
 
 #include "prim_common.hpp"
@@ -32,7 +32,6 @@ EltwiseInfo eltwise_info(const OpView& op) {
   if (n == "relu") return {algorithm::eltwise_relu, false, 1};
   if (n == "sigmoid") return {algorithm::eltwise_logistic, false, 10};
   if (n == "tanh") return {algorithm::eltwise_tanh, false, 10};
-  if (n == "relu_grad") return {algorithm::eltwise_relu, true, 1};
   if (n == "sigmoid_grad") return {algorithm::eltwise_logistic_use_dst_for_bwd, true, 3};
   if (n == "tanh_grad") return {algorithm::eltwise_tanh_use_dst_for_bwd, true, 3};
   op.unimplemented("not an eltwise op of the cpu plugin");
@@ -66,10 +65,9 @@ class EltwiseBackward : public PrimKernel {
         dnnl::eltwise_forward::desc(prop_kind::forward_training, e.alg, md, 0.0f, 0.0f), engine_);
     dnnl::eltwise_backward::primitive_desc pd(dnnl::eltwise_backward::desc(e.alg, md, md, 0.0f, 0.0f),
                                               user_scratchpad(), engine_, hint);
-    // Input 1 is x for relu_grad (oneDNN's SRC) and y for the *_use_dst_for_bwd algorithms (DST).
-    const int data_arg = e.alg == algorithm::eltwise_relu ? DNNL_ARG_SRC : DNNL_ARG_DST;
+    // Input 1 is y, the DST of the *_use_dst_for_bwd algorithms.
     add_step(dnnl::eltwise_backward(pd),
-             {{DNNL_ARG_DIFF_DST, input(0, md)}, {data_arg, input(1, md)}, {DNNL_ARG_DIFF_SRC, output(0, md)}},
+             {{DNNL_ARG_DIFF_DST, input(0, md)}, {DNNL_ARG_DST, input(1, md)}, {DNNL_ARG_DIFF_SRC, output(0, md)}},
              pd.scratchpad_desc());
   }
 };

@@ -1,5 +1,5 @@
-// prim_eltwise.hpp: relu/sigmoid/tanh, their gradients, and bias_add on oneDNN's eltwise and
-// binary primitives (rows in primitive_table.cc; semantics in docs/ops.md).
+// prim_eltwise.hpp: relu/sigmoid/tanh, the sigmoid and tanh gradients, and bias_add on oneDNN's
+// eltwise and binary primitives (rows in primitive_table.cc; semantics in docs/ops.md).
 #pragma once
 
 #include "../ops.hpp"

@@ -25,7 +25,6 @@ const std::vector<KernelDef>& primitive_kernel_defs() {
       {"relu", eltwise_check, eltwise_create},
       {"sigmoid", eltwise_check, eltwise_create},
       {"tanh", eltwise_check, eltwise_create},
-      {"relu_grad", eltwise_check, eltwise_create},
       {"sigmoid_grad", eltwise_check, eltwise_create},
       {"tanh_grad", eltwise_check, eltwise_create},
       {"bias_add", bias_add_check, bias_add_create},
