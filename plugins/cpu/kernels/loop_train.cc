@@ -1,10 +1,12 @@
 // loop_train.cc: the cpu plugin's loop kernels of a training step around the layers: the fused
 // sparse softmax cross-entropy (loss and backprop in one sweep per row), argmax and equal_count
 // (accuracy), gather_rows (batches from an on-device dataset), and the fused optimizer updates
-// sgd_update and adam_update, which the executor runs in place.
+// sgd_update and adam_update, which the executor runs in place (adam_update's in-place f32 loop
+// has an AVX2 build, loop_simd.hpp).
 #include <cmath>
 #include <limits>
 
+#include "loop_simd.hpp"
 #include "loop_util.hpp"
 
 namespace dlrt::cpu::loops {
@@ -285,7 +287,7 @@ struct SgdStep {
 template <typename T>
 struct AdamStep {
   T lr_t, b1, b2, eps;
-  void operator()(T& p, T g, T& m, T& v) const {
+  DLRT_SIMD_INLINE void operator()(T& p, T g, T& m, T& v) const {
     const T m_new = b1 * m + (T(1) - b1) * g;
     const T v_new = b2 * v + (T(1) - b2) * g * g;
     p = p - lr_t * m_new / (std::sqrt(v_new) + eps);
@@ -337,6 +339,14 @@ template <typename T, typename Step>
 void adam_disjoint(const Step& step, const T* __restrict p, const T* __restrict g, const T* __restrict m,
                    const T* __restrict v, T* __restrict po, T* __restrict mo, T* __restrict vo, int64_t b, int64_t e) {
   adam_loop(step, p, g, m, v, po, mo, vo, b, e);
+}
+
+// The in-place f32 Adam loop (what the executor runs) with an AVX2 build (loop_simd.hpp); the
+// element arithmetic is the same IEEE operations on both paths (no FMA), so the same bits.
+DLRT_TARGET_AVX2 void adam_inplace_f32_avx2(const AdamStep<float>& step, float* __restrict p,
+                                            const float* __restrict g, float* __restrict m, float* __restrict v,
+                                            int64_t b, int64_t e) {
+  for (int64_t i = b; i < e; ++i) step(p[i], g[i], m[i], v[i]);
 }
 
 // True when no two of the byte ranges [ptr, ptr+bytes) overlap.
@@ -412,6 +422,9 @@ class AdamKernel : public LoopKernel {
       const bool inplace = po == p && mo == m && vo == v && disjoint({p, g, m, v}, bytes_);
       const bool separate = disjoint({p, g, m, v, po, mo, vo}, bytes_);
       parallel_for(n_, kGrainCheap / 2, threads_, [&](int64_t b, int64_t e) {
+        if constexpr (std::is_same_v<T, float>) {
+          if (inplace && avx2_) return adam_inplace_f32_avx2(step, po, g, mo, vo, b, e);
+        }
         if (inplace) adam_inplace(step, po, g, mo, vo, b, e);
         else if (separate) adam_disjoint(step, p, g, m, v, po, mo, vo, b, e);
         else adam_loop(step, p, g, m, v, po, mo, vo, b, e);
