@@ -13,9 +13,12 @@
 //   CASE_CREATE_FAILS      plugin_create returns INVALID_ARGUMENT
 //   CASE_NULL_ENTRY        leaves the required device_open NULL
 //   CASE_COUNT_FAILS       device_count returns UNAVAILABLE (like CUDA without a GPU)
+//   CASE_RANDOM_1_0        declares minor 0 and runs relu and random_uniform through the ABI
+//                          1.0 kernel arguments, with a capture table (random_1_0.hpp)
 //
 // Devices are plain host memory with synchronous "streams": enough for the loader, registry
-// and memory queries, nothing more (no ops: op_supported says UNIMPLEMENTED).
+// and memory queries, nothing more (no ops: op_supported says UNIMPLEMENTED, except in
+// CASE_RANDOM_1_0).
 #include <dlrt/plugin.h>
 #include <plugin_support.hpp>
 
@@ -29,6 +32,10 @@
 
 #ifndef TEST_PLUGIN_NAME
 #define TEST_PLUGIN_NAME "loader_good"
+#endif
+
+#ifdef CASE_RANDOM_1_0
+#include "random_1_0.hpp"
 #endif
 
 using dlrt::plugin::Error;
@@ -51,6 +58,9 @@ struct dlrt_device {
 };
 struct dlrt_stream {
   dlrt_device* device;
+#ifdef CASE_RANDOM_1_0
+  random_1_0::Capture capture;
+#endif
 };
 struct dlrt_event {
   dlrt_device* device;
@@ -257,6 +267,19 @@ extern "C" DLRT_PLUGIN_EXPORT dlrt_status* dlrt_plugin_init(const dlrt_host_api*
               sizeof(dlrt_plugin_api) - sizeof(size_t));
   api->struct_size = offsetof(dlrt_plugin_api, capture);
   return nullptr;
+#endif
+#ifdef CASE_RANDOM_1_0
+  a.abi_minor = 0;  // and every struct read as 1.0 laid it out (random_1_0.hpp)
+  a.op_supported = random_1_0::op_supported;
+  a.kernel_create = random_1_0::kernel_create;
+  a.kernel_run = random_1_0::kernel_run<dlrt_stream>;
+  a.kernel_destroy = random_1_0::kernel_destroy;
+  static const dlrt_capture_api capture = {sizeof(dlrt_capture_api),
+                                           random_1_0::capture_begin<dlrt_stream>,
+                                           random_1_0::capture_end<dlrt_stream>,
+                                           random_1_0::graph_launch<dlrt_stream>,
+                                           random_1_0::graph_destroy};
+  a.capture = &capture;
 #endif
 #ifdef CASE_NEW_MINOR
   a.abi_minor = 7;
