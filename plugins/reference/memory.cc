@@ -172,6 +172,26 @@ Device& copy_prelude(dlrt_device* device, dlrt_stream* stream, const char* entry
   return dev;
 }
 
+// Whether `ptr` lies inside one of `dev`'s live allocations.
+bool owns(Device& dev, const void* ptr) {
+  const auto p = reinterpret_cast<uintptr_t>(ptr);
+  std::lock_guard<std::mutex> lock(dev.mu);
+  auto it = dev.allocations.upper_bound(p);
+  if (it == dev.allocations.begin()) return false;
+  --it;
+  return p < it->first + it->second;
+}
+
+// The device whose memory a device-to-device copy reads. The source may be another device of
+// this plugin instance: the host copies between two of a plugin's devices with memcpy_d2d on
+// the destination (after waiting for the source stream's event), as cudaMemcpyAsync does
+// between GPUs. A pointer no device owns is reported against the copy's own device.
+Device& source_device(dlrt_device* device, const void* src) {
+  for (auto& d : device->plugin->devices)
+    if (owns(*d, src)) return *d;
+  return *device->dev;
+}
+
 void check_host(const void* p, size_t bytes, const char* what) {
   if (p == nullptr)
     fail(DLRT_INVALID_ARGUMENT, prefix() + what + " is NULL (" + std::to_string(bytes) + " bytes)");
@@ -210,7 +230,7 @@ dlrt_status* memcpy_d2d(dlrt_device* device, void* dst, const void* src, size_t 
     Device& dev = copy_prelude(device, stream, "memcpy_d2d");
     if (bytes == 0) return;
     check_device_range(dev, dst, bytes, "memcpy_d2d dst");
-    check_device_range(dev, src, bytes, "memcpy_d2d src");
+    check_device_range(source_device(device, src), src, bytes, "memcpy_d2d src");
     std::memmove(dst, src, bytes);
     if (stream != nullptr) ++stream->completed;
   });

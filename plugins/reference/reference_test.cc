@@ -328,6 +328,30 @@ TEST(ReferencePlugin, CopiesRejectPointersThatAreNotDeviceMemory) {
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT) << "use after free must be caught: " << msg;
 }
 
+// The host copies between two devices of one plugin with memcpy_d2d on the destination.
+TEST(ReferencePlugin, CopiesBetweenDevicesOfOneInstance) {
+  Ref r(Opts{{"num_devices", "2"}});
+  dlrt_device* d0 = r.open(0);
+  dlrt_device* d1 = r.open(1);
+  ASSERT_NE(d1, nullptr);
+  void* a = nullptr;
+  void* b = nullptr;
+  ASSERT_OK(r.api().mem_alloc(d0, 16, 64, &a));
+  ASSERT_OK(r.api().mem_alloc(d1, 16, 64, &b));
+  const int32_t v[4] = {1, 2, 3, 4};
+  int32_t back[4] = {};
+  EXPECT_OK(r.api().memcpy_h2d(d0, a, v, 16, nullptr));
+  EXPECT_OK(r.api().memcpy_d2d(d1, b, a, 16, nullptr));
+  EXPECT_OK(r.api().memcpy_d2h(d1, back, b, 16, nullptr));
+  EXPECT_EQ(std::memcmp(v, back, 16), 0);
+  // The destination must still be the copy's own device.
+  auto [code, msg] = take_status(r.api().memcpy_d2d(d1, a, b, 16, nullptr));
+  EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(msg, "memcpy_d2d dst") && contains(msg, "REF:1")) << msg;
+  r.api().mem_free(d0, a);
+  r.api().mem_free(d1, b);
+}
+
 TEST(ReferencePlugin, StreamsAndEvents) {
   Ref r(Opts{{"num_devices", "2"}});
   dlrt_device* d0 = r.open(0);
