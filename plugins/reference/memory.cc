@@ -5,7 +5,9 @@
 // accepted a wild pointer would hide the very bugs it is there to find.
 //
 // Copies are memcpy and memset is memset, done before the call returns whether or not a stream
-// is given (streams are synchronous: see stream.cc).
+// is given (streams are synchronous: see stream.cc) — unless the stream is capturing, when the
+// copy is recorded with its pointers and size and done at each launch of the graph (capture.cc).
+// Pointers are checked when the work is enqueued.
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -206,8 +208,7 @@ dlrt_status* memcpy_h2d(dlrt_device* device, void* dst, const void* src, size_t 
     if (bytes == 0) return;
     check_device_range(dev, dst, bytes, "memcpy_h2d dst");
     check_host(src, bytes, "memcpy_h2d src");
-    std::memcpy(dst, src, bytes);
-    if (stream != nullptr) ++stream->completed;
+    run_or_record(stream, [=] { std::memcpy(dst, src, bytes); });
   });
 }
 
@@ -218,8 +219,7 @@ dlrt_status* memcpy_d2h(dlrt_device* device, void* dst, const void* src, size_t 
     if (bytes == 0) return;
     check_host(dst, bytes, "memcpy_d2h dst");
     check_device_range(dev, src, bytes, "memcpy_d2h src");
-    std::memcpy(dst, src, bytes);
-    if (stream != nullptr) ++stream->completed;
+    run_or_record(stream, [=] { std::memcpy(dst, src, bytes); });
   });
 }
 
@@ -231,8 +231,7 @@ dlrt_status* memcpy_d2d(dlrt_device* device, void* dst, const void* src, size_t 
     if (bytes == 0) return;
     check_device_range(dev, dst, bytes, "memcpy_d2d dst");
     check_device_range(source_device(device, src), src, bytes, "memcpy_d2d src");
-    std::memmove(dst, src, bytes);
-    if (stream != nullptr) ++stream->completed;
+    run_or_record(stream, [=] { std::memmove(dst, src, bytes); });
   });
 }
 
@@ -245,8 +244,7 @@ dlrt_status* memset_device(dlrt_device* device, void* dst, int32_t byte_value, s
                                       ", expected 0..255");
     if (bytes == 0) return;
     check_device_range(dev, dst, bytes, "memset dst");
-    std::memset(dst, byte_value, bytes);
-    if (stream != nullptr) ++stream->completed;
+    run_or_record(stream, [=] { std::memset(dst, byte_value, bytes); });
   });
 }
 

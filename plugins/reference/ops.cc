@@ -8,7 +8,11 @@
 //      INVALID_ARGUMENT, or yes with a cost estimate.
 // Step 3 goes through the two functions in "the kernel seam" below and nothing else: the
 // reference kernels library (kernels/, docs/ops.md as plain loops accumulating in double).
+#include <algorithm>
+#include <cstring>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "reference_kernels.hpp"
 
@@ -86,9 +90,30 @@ dlrt_status* kernel_create(dlrt_device* device, const dlrt_op_desc* op, dlrt_ker
   });
 }
 
+namespace {
+
+// The arguments of one kernel_run as they were at enqueue time: what a capturing stream keeps
+// (CUDA Graphs freeze kernel parameters the same way). The pointer arrays are copied, since
+// the caller's args and arrays are only valid during the call.
+struct FrozenArgs {
+  explicit FrozenArgs(const dlrt_kernel_args& a)
+      : inputs(a.inputs, a.inputs + a.num_inputs), outputs(a.outputs, a.outputs + a.num_outputs) {
+    std::memcpy(&args, &a, std::min(a.struct_size, sizeof args));
+    args.struct_size = std::min(a.struct_size, sizeof args);
+    args.inputs = inputs.data();
+    args.outputs = outputs.data();
+  }
+  std::vector<const void*> inputs;
+  std::vector<void*> outputs;
+  dlrt_kernel_args args{};
+};
+
+}  // namespace
+
 // Checks the operands against the descriptor the kernel was made for (counts, and that each
 // dense buffer and the rng offset lie inside this device's memory), then runs the loop before
-// returning. Random ops draw with the offset read now (plugin_support.hpp).
+// returning — or, on a capturing stream, records it with its arguments frozen. Either way the
+// random ops read their offset when the loop runs (plugin_support.hpp).
 dlrt_status* kernel_run(dlrt_kernel* kernel, dlrt_stream* stream, const dlrt_kernel_args* args) {
   return guard([&] {
     plugin::require(kernel, "kernel");
@@ -110,8 +135,17 @@ dlrt_status* kernel_run(dlrt_kernel* kernel, dlrt_stream* stream, const dlrt_ker
     }
     if (const uint64_t* offset = plugin::rng_offset_device(*args))
       check_device_range(dev, offset, sizeof(uint64_t), "kernel_run args->rng_offset_device");
-    run_kernel(op, args->inputs, args->outputs, plugin::rng_offset_at_execution(*args));
-    ++stream->completed;
+    if (!stream->recording) {
+      run_kernel(op, args->inputs, args->outputs, plugin::rng_offset_at_execution(*args));
+      ++stream->completed;
+      return;
+    }
+    // shared_ptr: a std::function must be copyable; the recording is its only owner.
+    auto frozen = std::make_shared<const FrozenArgs>(*args);
+    run_or_record(stream, [kernel, frozen] {
+      const dlrt_kernel_args& a = frozen->args;
+      run_kernel(kernel->op, a.inputs, a.outputs, plugin::rng_offset_at_execution(a));
+    });
   });
 }
 

@@ -13,6 +13,8 @@
 //                 past it is RESOURCE_EXHAUSTED.
 //   collective_fault  <timeout|unavailable>:<n>, default none: the n-th collective call of
 //                 the instance fails, for tests of the host's error handling (collectives.cc).
+//   capture       0 | 1, default 0: 1 turns on the capture test double (capture.cc); with 0,
+//                 capture_begin answers UNIMPLEMENTED and hosts run the work uncaptured.
 #include <cctype>
 #include <cstdlib>
 #include <memory>
@@ -37,7 +39,7 @@ constexpr const char* kEnvVar = "DLRT_REFERENCE_OPTIONS";
 
 const std::set<std::string>& known_options() {
   static const std::set<std::string> known = {"num_devices", "device_type", "device_class", "ops",
-                                              "memory_mb", "collective_fault"};
+                                              "memory_mb", "collective_fault", "capture"};
   return known;
 }
 
@@ -163,6 +165,7 @@ Config parse_config(const dlrt_plugin_create_args* args) {
     // No /proc/meminfo (unusual container): no limit rather than a made-up one.
     if (c.memory_limit == 0) c.memory_limit = UINT64_MAX;
   }
+  c.capture = o.get_int("capture", 0, 0, 1) == 1;
   c.collective_fault = parse_collective_fault(o.get("collective_fault", ""));
   return c;
 }
@@ -203,7 +206,7 @@ extern "C" DLRT_PLUGIN_EXPORT dlrt_status* dlrt_plugin_init(const dlrt_host_api*
   return dlrt::plugin::guard([&] {
     dlrt::plugin::require(host, "host");
     dlrt::plugin::require(api, "api");
-    static const dlrt_plugin_api filled = {
+    const dlrt_plugin_api filled = {  // not static: .capture depends on the host
         .struct_size = sizeof(dlrt_plugin_api),
         .abi_major = DLRT_ABI_MAJOR,
         .abi_minor = DLRT_ABI_MINOR,
@@ -237,7 +240,7 @@ extern "C" DLRT_PLUGIN_EXPORT dlrt_status* dlrt_plugin_init(const dlrt_host_api*
         .kernel_create = r::kernel_create,
         .kernel_run = r::kernel_run,
         .kernel_destroy = r::kernel_destroy,
-        .capture = nullptr,      // no graph capture: streams run work at enqueue time
+        .capture = r::capture_table(host),  // a test double, on with option capture=1
         .collectives = r::collective_table(),  // an in-process NCCL test double
     };
     dlrt_plugin_api_fill(api, &filled);

@@ -12,22 +12,27 @@
 // device-collectives path is tested without GPUs.
 //
 // What it is not: fast, or a model of asynchrony. Because work completes before the enqueueing
-// call returns, events are complete as soon as they are recorded and waits never block.
+// call returns, events are complete as soon as they are recorded and waits never block. The
+// one exception is capture (option capture=1, capture.cc): a capturing stream records its work
+// with frozen arguments and runs it only when the graph is launched, as CUDA Graphs do, so
+// the executor's capture logic is tested without a GPU.
 //
 // Files: plugin.cc (init, create, options), device.cc (descriptions, open/close),
 // memory.cc (allocation, accounting, copies), stream.cc (streams, events), ops.cc (the kernel
-// table behind op_supported and kernel_*).
+// table behind op_supported and kernel_*), capture.cc (the capture table).
 #pragma once
 
 #include <dlrt/plugin.h>
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "op_view.hpp"
@@ -52,7 +57,11 @@ struct Config {
   uint64_t memory_limit = 0;    // bytes per device
   bool memory_limit_from_option = false;  // false: the limit is the host's MemTotal
   CollectiveFault collective_fault;       // option collective_fault (collectives.cc)
+  bool capture = false;  // option capture=1: capture_begin records (capture.cc)
 };
+
+// One piece of stream work with its arguments bound by value: what a capturing stream keeps.
+using Work = std::function<void()>;
 
 // One device: its description (built once in plugin_create; every pointer in `desc` points
 // into this object and lives until plugin_destroy) and its memory accounting, which belongs to
@@ -98,10 +107,12 @@ struct dlrt_device {
   dlrt::reference::Device* dev;
 };
 
-// In-order and synchronous: work runs when it is enqueued (see the file comment).
+// In-order and synchronous: work runs when it is enqueued (see the file comment), except
+// while capturing, when it is appended to `recording` instead (capture.cc).
 struct dlrt_stream {
   dlrt_device* device;
   uint64_t completed = 0;  // pieces of work run on this stream, for diagnostics
+  std::unique_ptr<std::vector<dlrt::reference::Work>> recording;  // non-null while capturing
 };
 
 struct dlrt_event {
@@ -120,6 +131,19 @@ namespace dlrt::reference {
 
 // Prefix for errors: "reference: ".
 inline std::string prefix() { return std::string(plugin::g_plugin_name) + ": "; }
+
+// Stream work: runs `work` now (stream NULL, or not capturing) or, while `stream` captures,
+// appends it to the recording. `work` must hold its arguments by value: a recorded piece runs
+// at every launch of the graph, long after the enqueueing call returned.
+template <typename Fn>
+void run_or_record(dlrt_stream* stream, Fn&& work) {
+  if (stream != nullptr && stream->recording) {
+    stream->recording->emplace_back(std::forward<Fn>(work));
+    return;
+  }
+  work();
+  if (stream != nullptr) ++stream->completed;
+}
 
 // The table entries, one definition each in the file named.
 // plugin.cc
@@ -161,6 +185,10 @@ dlrt_status* kernel_create(dlrt_device* device, const dlrt_op_desc* op, dlrt_ker
                            size_t* out_workspace_bytes);
 dlrt_status* kernel_run(dlrt_kernel* kernel, dlrt_stream* stream, const dlrt_kernel_args* args);
 void kernel_destroy(dlrt_kernel* kernel);
+// capture.cc
+// The table for dlrt_plugin_api.capture: NULL for a host older than ABI 1.1, which would take
+// capture_begin's UNIMPLEMENTED (capture off on an instance) as a failed run.
+const dlrt_capture_api* capture_table(const dlrt_host_api* host);
 
 // collectives.cc: the in-process NCCL test double (see that file).
 const dlrt_collective_api* collective_table();

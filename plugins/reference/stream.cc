@@ -9,6 +9,10 @@
 //   - errors are never asynchronous: each one is returned by the call that enqueued the work.
 // The handles still check who they belong to, so a host that mixes streams and devices up
 // fails here, deterministically, instead of only on a real GPU.
+//
+// A capturing stream (capture.cc) defers its work instead, and follows CUDA's rules for it:
+// an event recorded on it is recorded when the graph runs, and synchronising it is an error
+// (CUDA invalidates the capture), so a host that breaks those rules fails here too.
 #include <string>
 
 #include "reference.hpp"
@@ -40,7 +44,13 @@ void stream_destroy(dlrt_stream* stream) {
 }
 
 dlrt_status* stream_synchronize(dlrt_stream* stream) {
-  return guard([&] { plugin::require(stream, "stream"); });
+  return guard([&] {
+    plugin::require(stream, "stream");
+    if (stream->recording)
+      fail(DLRT_FAILED_PRECONDITION,
+           prefix() + "stream_synchronize: the stream on " + stream->device->dev->label +
+               " is capturing; a captured stream cannot be synchronised until capture_end");
+  });
 }
 
 dlrt_status* event_create(dlrt_device* device, dlrt_event** out_event) {
@@ -61,7 +71,9 @@ dlrt_status* event_record(dlrt_event* event, dlrt_stream* stream) {
   return guard([&] {
     plugin::require(event, "event");
     check_stream_device(stream, event->device, "event_record");
-    event->recorded = true;  // everything enqueued so far has already run
+    // Everything enqueued so far has already run (or, capturing: will have, at this point of
+    // the graph).
+    run_or_record(stream, [event] { event->recorded = true; });
   });
 }
 
