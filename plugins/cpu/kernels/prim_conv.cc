@@ -16,6 +16,17 @@
 // backward data) or dw out of one after it (backward filter); oneDNN's gemm-based fallback
 // takes HWIO directly and then no reorder is added.
 //
+// Backward filter with NHWC activations: oneDNN 2.6 picks its direct jit:avx2 kernel, which on
+// the reference workload's middle layer (64x13x13x32 -> 64, 3x3) ran at ~58 GFLOP/s against
+// ~65 for its gemm-based implementation (im2col per image, then one GEMM of Co x OH*OW by
+// OH*OW x KH*KW*Ci), 4.9 vs 4.4 ms on one thread. The kernel takes the gemm implementation
+// when oneDNN's first choice is a jit kernel no wider than AVX2 (what was measured) and both
+// GEMM dimensions that vary with the layer are large (OH*OW >= 64 and KH*KW*Ci >= 64): with
+// Ci = 1 (KH*KW*Ci = 9) or a 3x3 output (OH*OW = 9) the GEMMs are thin and the jit kernel wins
+// (conv1 0.53 vs 1.2 ms, conv3 0.96 vs 1.0 ms). Blocked activations (`any`, nChw8c plus
+// reorders) gave 4.7 ms; the forward and backward-data kernels stay as oneDNN picks them
+// (blocked layouts or gemm were within noise there). docs/benchmarks.md, 2026-12-01.
+//
 // Ci = 1 (the first layer of the MNIST CNN, batch 64, 28x28x1 -> 26x26x32): oneDNN 2.6 picks
 // jit:avx2, and on one thread it runs forward and backward filter at 30-55 GFLOP/s, as fast per
 // FLOP as the 32 -> 64 layer (docs/benchmarks.md; an earlier 1-2 GFLOP/s figure was two threads
@@ -167,6 +178,14 @@ class ConvBackwardData : public PrimKernel {
   }
 };
 
+// Whether backward filter should run oneDNN's gemm-based implementation rather than its first
+// choice `first` (see the file comment): a jit kernel of at most AVX2 and GEMMs that are not thin.
+bool prefer_gemm_backward_filter(const ConvGeom& g, const std::string& first) {
+  const bool jit_up_to_avx2 = first.rfind("jit:", 0) == 0 && first.find("avx512") == std::string::npos &&
+                              first.find("amx") == std::string::npos;
+  return jit_up_to_avx2 && g.y.h * g.y.w >= 64 && g.kh * g.kw * g.ci >= 64;
+}
+
 class ConvBackwardFilter : public PrimKernel {
  public:
   ConvBackwardFilter(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) : PrimKernel(p, op) {
@@ -175,6 +194,14 @@ class ConvBackwardFilter : public PrimKernel {
                                          filter_md(g.kh, g.kw, g.ci, g.co, Tag::any), image_md(g.y),
                                          g.strides(), g.dilates(), g.pad_l(), g.pad_r());
     convolution_backward_weights::primitive_desc pd(d, user_scratchpad(), engine_, hint);
+    if (prefer_gemm_backward_filter(g, pd.impl_info_str())) {
+      // Walk a second descriptor through oneDNN's list (next_impl changes it in place, and
+      // stays on the last entry when nothing matches); keep the first choice without a gemm one.
+      convolution_backward_weights::primitive_desc probe(d, user_scratchpad(), engine_, hint);
+      while (std::string(probe.impl_info_str()).find("gemm") == std::string::npos && probe.next_impl()) {
+      }
+      if (std::string(probe.impl_info_str()).find("gemm") != std::string::npos) pd = probe;
+    }
     memory x = input(0, image_md(g.x));
     memory dy = input(1, image_md(g.y));
     memory dw_user = output(0, filter_md(g.kh, g.kw, g.ci, g.co));
