@@ -217,7 +217,14 @@ DLRT_API dlrt_status* dlrt_context_find_device(const dlrt_context* context, cons
     require(context, "context");
     require(spec, "spec");
     require(out_index, "out_index");
-    *out_index = context->registry().find(spec);
+    try {
+      *out_index = context->registry().find(spec);
+    } catch (const dlrt::core::Error& e) {
+      // A name that matches no device: say why devices may be missing (no driver, ...).
+      const std::string why = context->why_devices_missing();
+      if (e.code() != DLRT_NOT_FOUND || why.empty()) throw;
+      fail(e.code(), fmt::format("{}; {}", e.message(), why));
+    }
   });
 }
 

@@ -4,10 +4,12 @@
 #include "context.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <string_view>
 
 #include "eager.hpp"
 #include "log.hpp"
@@ -119,8 +121,15 @@ Context::Context(const dlrt_context_options* given, const EnvLookup& env_in) {
     if (!plugins_[i]->usable()) continue;
     for (const DeviceDesc& d : plugins_[i]->devices) physical.push_back({i, d.ordinal, d.type});
   }
-  registry_ = DeviceRegistry::build(std::move(physical), settings_.value("DLRT_VISIBLE_DEVICES"),
-                                    splits);
+  try {
+    registry_ = DeviceRegistry::build(std::move(physical),
+                                      settings_.value("DLRT_VISIBLE_DEVICES"), splits);
+  } catch (const Error& e) {
+    // A visible-devices entry naming no device: say why devices may be missing too.
+    const std::string why = why_devices_missing();
+    if (e.code() != DLRT_NOT_FOUND || why.empty()) throw;
+    fail(e.code(), fmt::format("{}; {}", e.message(), why));
+  }
   arenas_.resize(registry_.devices().size());
   eager_ = std::make_unique<Eager>(*this);
   log(DLRT_LOG_INFO, "context", "{} plugin(s) found, {} device(s): {}", plugins_.size(),
@@ -139,6 +148,27 @@ Context::~Context() {
   arenas_.clear();  // what the arenas hold goes back before the devices close
   // Reverse load order, as for any stack of libraries that may depend on each other.
   while (!plugins_.empty()) plugins_.pop_back();
+}
+
+std::string Context::why_devices_missing() const {
+  std::vector<std::string> why;
+  for (const auto& p : plugins_) {
+    const std::string name = p->name.empty() ? p->path : p->name;
+    if (p->state == DLRT_PLUGIN_LOADED) {
+      if (p->devices.empty() && p->code == DLRT_UNAVAILABLE) {
+        // The loader records "no devices: <the plugin's words>".
+        constexpr std::string_view kPrefix = "no devices: ";
+        std::string_view words = p->error;
+        if (words.substr(0, kPrefix.size()) == kPrefix) words.remove_prefix(kPrefix.size());
+        why.push_back(fmt::format("plugin {} has no devices: {}", name, words));
+      }
+    } else {
+      why.push_back(fmt::format("plugin {} {}: {}", name,
+                                p->state == DLRT_PLUGIN_REFUSED ? "was refused" : "failed to load",
+                                p->error));
+    }
+  }
+  return fmt::format("{}", fmt::join(why, "; "));
 }
 
 const Plugin& Context::plugin_of(size_t index) const {

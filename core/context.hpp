@@ -63,6 +63,14 @@ class Context {
 
   // OUT_OF_RANGE unless `index` names a visible device.
   void check_device(size_t index) const;
+
+  // Why a device the user asked for may be missing, for the errors and placement details that
+  // say a request matches no device: every plugin that loaded without devices because its
+  // platform is unusable (UNAVAILABLE, plugin.h's "no driver / no device", e.g. "plugin cuda
+  // has no devices: cuda: no CUDA device: cudaErrorInsufficientDriver ...") and every plugin
+  // that failed to load or was refused, with its recorded reason; "; "-separated, "" if none.
+  // Plugins that simply have no devices for another reason (the null skeleton) are left out.
+  std::string why_devices_missing() const;
   // "/device:CPU:0" for registry device `index` (< device count).
   const std::string& device_name(size_t index) const;
 

@@ -260,9 +260,12 @@ class Placer {
           break;
         }
       if (matching.empty()) {
+        // The plugins' reasons say why it may be missing: "plugin cuda has no devices: ...".
         fallback = PlacementReason::kFallbackDeviceMissing;
-        problem = fmt::format("requested {} but no visible device matches it (visible: {})",
-                              spec_text(*req_by), graph_.context().registry().names());
+        const std::string why = graph_.context().why_devices_missing();
+        problem = fmt::format("requested {} but no visible device matches it (visible: {}{}{})",
+                              spec_text(*req_by), graph_.context().registry().names(),
+                              why.empty() ? "" : "; ", why);
       } else if (chosen == kUnplaced) {
         std::vector<std::string> why;
         for (size_t d : matching)

@@ -114,15 +114,16 @@ TEST_F(Placement, MissingDeviceFallsBackSoftlyAndFailsStrictly) {
   PlacedGraph p = place_all();
   EXPECT_EQ(by_name(p, "r").device, dev("GPU:0"));  // the best device that runs relu
   EXPECT_EQ(by_name(p, "r").reason, PlacementReason::kFallbackDeviceMissing);
-  EXPECT_EQ(by_name(p, "r").detail,
-            "requested /GPU:7 but no visible device matches it (visible: /device:CPU:0, "
-            "/device:GPU:0, /device:GPU:1)");
+  // After the visible devices, why others may be missing: the plugins of this build tree that
+  // have no devices (a CUDA build on a machine without a GPU: "plugin cuda has no devices: ...").
+  const std::string why = ctx_->why_devices_missing();
+  const std::string visible = "(visible: /device:CPU:0, /device:GPU:0, /device:GPU:1" +
+                              (why.empty() ? "" : "; " + why) + ")";
+  EXPECT_EQ(by_name(p, "r").detail, "requested /GPU:7 but no visible device matches it " + visible);
   Error e = place_error(/*soft=*/false);
   EXPECT_EQ(e.code(), DLRT_INVALID_ARGUMENT);
-  EXPECT_EQ(e.message(),
-            "r (relu) requested /GPU:7 but no visible device matches it (visible: /device:CPU:0, "
-            "/device:GPU:0, /device:GPU:1); devices that can: /device:GPU:0, /device:GPU:1, "
-            "/device:CPU:0");
+  EXPECT_EQ(e.message(), "r (relu) requested /GPU:7 but no visible device matches it " + visible +
+                             "; devices that can: /device:GPU:0, /device:GPU:1, /device:CPU:0");
 }
 
 TEST_F(Placement, NoDeviceRunsTheOpIsAnErrorListingEachDevicesReason) {
