@@ -1,8 +1,9 @@
 // c_api_memory_test.cc: the arenas as a context builds them, on this build tree's real
 // plugins (cpu; reference, posing as a GPU where the GPU options matter):
 //   - options memory_growth / memory_fraction / gpu_memory_limit, their environment variables
-//     (DLRT_GPU_ALLOW_GROWTH, DLRT_GPU_MEMORY_LIMIT_MB: a bad value is logged and ignored) and
-//     the struct_size rule for older callers;
+//     (DLRT_GPU_ALLOW_GROWTH in every boolean spelling, DLRT_GPU_MEMORY_LIMIT_MB; a bad value
+//     is a warning naming the variable, then ignored; growth off from the environment
+//     preallocates the default fraction) and the struct_size rule for older callers;
 //   - limits (gpu_memory_limit, a logical device's own limit, which wins) and the
 //     RESOURCE_EXHAUSTED message, through dlrt_tensor_create;
 //   - dlrt_context_memory_stats / dlrt::Context::memory_stats following tensors and variables;
@@ -205,6 +206,60 @@ TEST(MemoryEnvironment, BadValuesAreLoggedAndTheDefaultsKept) {
     EXPECT_EQ(ctx->settings().find("DLRT_GPU_ALLOW_GROWTH")->source, DLRT_SOURCE_DEFAULT);
     EXPECT_EQ(ctx->settings().find("DLRT_GPU_MEMORY_LIMIT_MB")->value, "") << bad_limit;
   }
+}
+
+TEST(MemoryEnvironment, EverySpellingOfAllowGrowth) {
+  for (const char* on : {"1", "true", "TRUE", "yes", "on"}) {
+    FakeEnv env;
+    env.vars = {{"DLRT_GPU_ALLOW_GROWTH", on}};
+    auto ctx = context_with_env(env, base_options(kRefAsGpu));
+    EXPECT_TRUE(ctx->arena_options(ctx->registry().find("GPU:0")).allow_growth) << on;
+  }
+  for (const char* off : {"0", "false", "False", "no", "off"}) {
+    FakeEnv env;
+    env.vars = {{"DLRT_GPU_ALLOW_GROWTH", off}};
+    auto ctx = context_with_env(env, base_options(kRefAsGpu));
+    EXPECT_FALSE(ctx->arena_options(ctx->registry().find("GPU:0")).allow_growth) << off;
+  }
+}
+
+// A bad value does not stop the program (the settings policy, and what TensorFlow does with
+// TF_FORCE_GPU_ALLOW_GROWTH), but the warning names the variable, the value and what is
+// accepted, so the typo is found.
+TEST(MemoryEnvironment, ABadValueIsAWarningNamingTheVariable) {
+  FakeEnv env;
+  env.vars = {{"DLRT_GPU_ALLOW_GROWTH", "maybe"}, {"DLRT_GPU_MEMORY_LIMIT_MB", "12MB"},
+              {"DLRT_LOG_LEVEL", "warning"}};
+  ::testing::internal::CaptureStderr();
+  auto ctx = context_with_env(env, base_options(kRefAsGpu));
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(contains(log, "DLRT_GPU_ALLOW_GROWTH='maybe' is not a boolean; expected 1/0, "
+                            "true/false, yes/no or on/off; using 1"))
+      << log;
+  EXPECT_TRUE(contains(log, "DLRT_GPU_MEMORY_LIMIT_MB='12MB' is not a non-negative integer"))
+      << log;
+}
+
+// DLRT_GPU_ALLOW_GROWTH=false end to end: the first allocation on the GPU reserves the default
+// fraction (0.9) of the device's free memory in one plugin allocation; later ones come out of
+// it; CPU devices keep growing.
+TEST(MemoryEnvironment, GrowthOffPreallocatesTheDefaultFraction) {
+  FakeEnv env;
+  env.vars = {{"DLRT_GPU_ALLOW_GROWTH", "false"}};
+  auto ctx = context_with_env(
+      env, base_options("reference:device_type=GPU;reference:device_class=gpu;"
+                        "reference:memory_mb=64"));
+  const size_t gpu = ctx->registry().find("GPU:0");
+  dlrt::core::DeviceArena& arena = ctx->arena(gpu);
+  EXPECT_EQ(arena.stats().reserved, 0u) << "nothing reserved before first use";
+  const uint64_t free_before = 64 * kMiB;  // a fresh reference device of memory_mb=64
+  std::vector<dlrt::core::Buffer> held;
+  for (size_t bytes : {1000u, 100000u, 4096u}) held.push_back(arena.allocate(bytes, "a test"));
+  const dlrt::core::ArenaStats st = arena.stats();
+  EXPECT_EQ(st.num_allocs, 1u);
+  EXPECT_LE(st.reserved, uint64_t(0.9 * double(free_before)));
+  EXPECT_GT(st.reserved, uint64_t(0.9 * double(free_before)) - 4096);
+  EXPECT_EQ(st.in_use, 1000u + 100000u + 4096u);
 }
 
 TEST(MemoryEnvironment, ApiOptionsWinOverTheEnvironment) {
