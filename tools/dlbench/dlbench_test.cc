@@ -93,6 +93,11 @@ TEST(DlbenchTrain, SmallRunPrintsEveryField) {
     EXPECT_GE(doc.at(k).get<double>(), 0.0) << k;
     EXPECT_LE(doc.at(k).get<double>(), 1.0) << k;
   }
+  // The step executable's counters: the reference workload's step is dozens of kernels; the
+  // cpu plugin does not capture, so no step replayed a graph.
+  EXPECT_GT(doc.at("kernels_per_step").get<int64_t>(), 20);
+  EXPECT_GE(doc.at("step_runs").get<int64_t>(), 10);
+  EXPECT_EQ(doc.at("captured_replays").get<int64_t>(), 0);
   EXPECT_GT(doc.at("loss").get<double>(), 0.0);
   EXPECT_GT(doc.at("val_loss").get<double>(), 0.0);
   EXPECT_TRUE(doc.at("load_average_before").is_array());

@@ -12,6 +12,9 @@
 //                     data here, so nothing else runs between them); ms_per_step is the median
 //                     of the gaps between consecutive on_train_batch_end calls.
 //   val_seconds       model.evaluate over the whole test set, batch 64, executables warm.
+// Not timed: kernels_per_step (kernel launches of one uncaptured step), step_runs and
+// captured_replays (steps that replayed a captured graph: one launch each, CUDA Graphs) of the
+// training step's executable, from dlrt_executable_run_stats, over the warm-up and the epochs.
 // The warm-up steps train the model too (as torch_reference.py's do), so the final figures
 // are those of N epochs plus K steps.
 #include <dlrt/nn.hpp>
@@ -248,6 +251,10 @@ json run_train(const TrainOptions& o) {
   const double tf = now_us();
   const nn::History h = model.fit(x_train, y_train, fit);
   doc["upload_seconds"] = (timer->train_begin - tf) * 1e-6;  // set-up of a fit already compiled
+  const dlrt_run_stats step_stats = model.train_executable().run_stats();
+  doc["kernels_per_step"] = step_stats.kernels;
+  doc["step_runs"] = step_stats.runs;
+  doc["captured_replays"] = step_stats.captured_replays;
   const double tv = now_us();
   const nn::Logs val = model.evaluate(x_test, y_test, o.batch);
   const double val_us = now_us() - tv;
