@@ -79,6 +79,9 @@ TEST(Capture, RandomOpsDrawRunKsNumbersOnEveryReplay) {
   auto plain = Executable::compile(g, {net.x}, {net.y, net.mask, net.u}, with_capture(false));
   ASSERT_TRUE(dynamic_cast<exec::CompiledExecutable&>(*captured).capture_allowed);
   EXPECT_FALSE(dynamic_cast<exec::CompiledExecutable&>(*plain).capture_allowed);
+  // The run count's device word: made because the device runs random ops.
+  EXPECT_NE(dynamic_cast<exec::CompiledExecutable&>(*captured).devices[0].rng_offset.data(),
+            nullptr);
   TensorPtr x = tensor(*ctx, 0, {DLRT_F32, {4, 8}}, random_floats(32, 3));
 
   std::vector<std::vector<std::vector<float>>> seen;
@@ -183,6 +186,9 @@ TEST(Capture, TwoDevicesAreNotCaptured) {
   auto single = Executable::compile(one, {a.x}, {a.y}, with_capture(true));
   auto split = Executable::compile(two, {b.x}, {b.y}, with_capture(true));
   EXPECT_FALSE(dynamic_cast<exec::CompiledExecutable&>(*split).capture_allowed);
+  // No random op: no run-count word, no extra copy per run.
+  EXPECT_EQ(dynamic_cast<exec::CompiledExecutable&>(*single).devices[0].rng_offset.data(),
+            nullptr);
   TensorPtr x = tensor(*ctx, 0, {DLRT_F32, {4, 3}}, kX);
   for (int run = 0; run < 4; ++run)
     EXPECT_EQ(run_and_read(*single, {x.get()}, 1), run_and_read(*split, {x.get()}, 1));

@@ -39,6 +39,11 @@ const ops::TensorType& type_of_placed(const Graph& g, const PlacedNode& p, uint3
   return p.is_copy ? g.type_of({p.source, p.copied_output}) : g.node(p.source).outputs[output];
 }
 
+// The ops of docs/ops.md that draw with the run count (dlrt_kernel_args.rng_offset).
+bool draws_random_numbers(const std::string& op) {
+  return op == "random_uniform" || op == "random_normal" || op == "dropout";
+}
+
 class Compiler {
  public:
   Compiler(CompiledExecutable& ex, Graph& g) : ex_(ex), g_(g), ctx_(g.context()) {}
@@ -64,7 +69,7 @@ class Compiler {
   }
   Transfer make_transfer(size_t src, size_t dst, const void* from, void* to, size_t bytes);
   void create_kernels();
-  void create_rng_offsets(const std::vector<size_t>& kernels_per_device);
+  void create_rng_offsets(const std::vector<char>& draws_random);
   void build_io(const std::vector<ValueRef>& feeds, const std::vector<ValueRef>& fetches,
                 const exec::Selection& sel);
 
@@ -232,6 +237,7 @@ Transfer Compiler::make_transfer(size_t src, size_t dst, const void* from, void*
 void Compiler::create_kernels() {
   const auto& nodes = ex_.placed_.nodes;
   std::vector<size_t> workspace(ex_.devices.size(), 0);
+  std::vector<char> draws_random(ex_.devices.size(), 0);  // per device: runs a random op
   std::vector<std::pair<size_t, size_t>> step_workspace;  // (step index, bytes)
   for (size_t i = 0; i < nodes.size(); ++i) {
     const PlacedNode& p = nodes[i];
@@ -262,6 +268,7 @@ void Compiler::create_kernels() {
     });
     ++ex_.stats_.kernels;
     workspace[dev] = std::max(workspace[dev], ws);
+    draws_random[dev] |= draws_random_numbers(node.op);
     for (const PlacedInput& in : p.inputs) k.inputs.push_back(pointer_of(in.node, in.output));
     for (uint32_t o = 0; o < node.outputs.size(); ++o) k.outputs.push_back(pointer_of(i, o));
     step_workspace.emplace_back(ex_.steps.size(), ws);
@@ -270,10 +277,7 @@ void Compiler::create_kernels() {
   for (size_t d = 0; d < ex_.devices.size(); ++d)
     ex_.devices[d].workspace =
         exec::allocate_device(ctx_, ex_.devices[d].registry, workspace[d], "kernel workspace");
-  std::vector<size_t> kernels_per_device(ex_.devices.size(), 0);
-  for (auto [s, ws] : step_workspace)
-    ++kernels_per_device[std::get<exec::KernelStep>(ex_.steps[s]).device];
-  create_rng_offsets(kernels_per_device);
+  create_rng_offsets(draws_random);
   // The argument blocks point into the step's own vectors, which no longer move.
   for (auto [s, ws] : step_workspace) {
     auto& k = std::get<exec::KernelStep>(ex_.steps[s]);
@@ -290,15 +294,15 @@ void Compiler::create_kernels() {
 }
 
 // The run count in device memory (plugin.h, dlrt_kernel_args.rng_offset_device): one 8-byte
-// block per device that runs kernels of a plugin built against ABI >= 1.1 (a 1.0 plugin
+// block per device that runs a random op of a plugin built against ABI >= 1.1 (a 1.0 plugin
 // would never read it), from the device's arena like every other block, and a host staging
-// word the run copies it from. Every kernel of the device gets the pointer, whether or not it
-// draws random numbers: which ops do is the plugin's business, and the cost is one 8-byte
-// copy per device and run.
-void Compiler::create_rng_offsets(const std::vector<size_t>& kernels_per_device) {
+// word each run copies it from. Every kernel of such a device gets the pointer. A device
+// without random ops gets none, so its steps (the reference workload's, for one) carry no
+// extra copy: the per-run cost is one 8-byte copy per device that needs it.
+void Compiler::create_rng_offsets(const std::vector<char>& draws_random) {
   for (size_t i = 0; i < ex_.devices.size(); ++i) {
     DeviceRes& d = ex_.devices[i];
-    if (kernels_per_device[i] == 0 || ctx_.plugins().at(d.plugin)->abi_minor < 1) continue;
+    if (!draws_random[i] || ctx_.plugins().at(d.plugin)->abi_minor < 1) continue;
     d.rng_offset = exec::allocate_device(ctx_, d.registry, sizeof(uint64_t), "rng offset");
     d.rng_staging = exec::HostStaging(d.api, d.handle, sizeof(uint64_t));
   }
@@ -367,10 +371,8 @@ void Compiler::run(const std::vector<ValueRef>& feeds, const std::vector<ValueRe
   // (create_rng_offsets). A 1.0 plugin's random ops run uncaptured, their rng_offset set per
   // run. Multi-device capture (one graph per stream, joined by events) is not done.
   bool random = false;
-  for (const PlacedNode& p : ex_.placed_.nodes) {
-    const std::string& op = g_.node(p.source).op;
-    random |= !p.is_copy && (op == "random_uniform" || op == "random_normal" || op == "dropout");
-  }
+  for (const PlacedNode& p : ex_.placed_.nodes)
+    random |= !p.is_copy && draws_random_numbers(g_.node(p.source).op);
   ex_.capture_allowed = ex_.options_.use_capture && ex_.devices.size() == 1 &&
                         ex_.devices[0].api->capture != nullptr &&
                         (!random || ex_.devices[0].rng_offset.data() != nullptr);

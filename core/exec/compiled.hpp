@@ -39,7 +39,7 @@ struct DeviceRes {
   // The run count where random kernels read it when they execute (plugin.h, ABI 1.1
   // rng_offset_device): 8 bytes of this device's memory, rewritten from `rng_staging` on the
   // device's stream before every run's steps or replay, so a captured step draws fresh
-  // numbers. Empty when no kernel of a >= 1.1 plugin runs here.
+  // numbers. Empty unless a random op of a >= 1.1 plugin runs here.
   DeviceMemory rng_offset;
   HostStaging rng_staging;  // 8 bytes: the value being copied, alive until the run's end
 };
