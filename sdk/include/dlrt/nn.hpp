@@ -11,6 +11,8 @@
 //   progress.hpp      Keras' Progbar lines
 //   callbacks.hpp     Callback, History, CSVLogger
 //   session.hpp       (detail) the graph and executables behind a model
+//   distribute.hpp    MirroredStrategy, MultiWorkerMirroredStrategy, StrategyScope
+//   replicated.hpp    (detail) a model's replicas and its data-parallel step
 //   model.hpp         Sequential, nn::DeviceScope
 //   checkpoint.hpp    save_weights / load_weights, ModelCheckpoint
 // samples/mnist_cnn shows it end to end.

@@ -31,6 +31,9 @@ class Callback {
   virtual void on_train_batch_end(Sequential&, int64_t /*batch*/, const Logs&) {}
   virtual void on_epoch_end(Sequential&, int64_t /*epoch*/, const Logs&) {}
   virtual void on_train_end(Sequential&) {}
+  // Under a multi-worker strategy, chief-only callbacks (files: checkpoints, CSV logs) run on
+  // rank 0 alone; the others run on every rank.
+  virtual bool chief_only() const { return false; }
 };
 
 // What fit returns: every epoch's logs by name (Keras' History.history).
@@ -98,6 +101,7 @@ class CSVLogger : public Callback {
     if (!file_) throw Error(DLRT_DATA_LOSS, "CSVLogger: writing '" + filename_ + "' failed");
   }
   void on_train_end(Sequential&) override { file_.close(); }
+  bool chief_only() const override { return true; }
 
  private:
   std::string filename_;

@@ -110,6 +110,7 @@ class ModelCheckpoint : public Callback {
   void on_epoch_end(Sequential& model, int64_t, const Logs&) override {
     model.save_weights(filepath_);
   }
+  bool chief_only() const override { return true; }  // rank 0 writes; the others match it
 
  private:
   std::string filepath_;

@@ -16,6 +16,8 @@
 // Devices: everything the model builds requests the device of the nn::DeviceScope(s) alive at
 // compile() plus CompileConfig::device (innermost), in the grammar of dlrt device specs; with
 // neither, placement chooses (GPU before CPU). The training set lives there too.
+// Strategies: a model compiled inside an nn::StrategyScope trains data-parallel over the
+// strategy's replicas (distribute.hpp; replicated.hpp has how).
 // Errors are dlrt::Error (INVALID_ARGUMENT for a model or data that does not fit, naming the
 // layer or array and what was expected); nothing aborts.
 #ifndef DLRT_NN_MODEL_HPP_
@@ -35,11 +37,13 @@
 #include "dlrt/dlrt.hpp"
 #include "dlrt/nn/callbacks.hpp"
 #include "dlrt/nn/data.hpp"
+#include "dlrt/nn/distribute.hpp"
 #include "dlrt/nn/layers.hpp"
 #include "dlrt/nn/losses.hpp"
 #include "dlrt/nn/metrics.hpp"
 #include "dlrt/nn/optimizers.hpp"
 #include "dlrt/nn/progress.hpp"
+#include "dlrt/nn/replicated.hpp"
 #include "dlrt/nn/session.hpp"
 
 namespace dlrt::nn {
@@ -68,6 +72,8 @@ struct FitOptions {
   std::vector<std::shared_ptr<Callback>> callbacks;
   ProgressOptions progress;
   TraceOptions trace;
+  // Multi-worker: ranks other than 0 print progress too (by default they are quiet).
+  bool all_ranks_progress = false;
 };
 
 class Sequential {
@@ -111,8 +117,15 @@ class Sequential {
     scopes_at_compile_ = scopes_;
     if (!config.device.empty()) scopes_at_compile_.push_back(config.device);
     for (const std::string& s : scopes_at_compile_) DeviceSpec::parse(s);  // refuse bad specs now
+    strategy_.reset();
+    strategy_devices_.clear();
+    if (const DistributionStrategy* st = detail::current_strategy) {
+      strategy_ = st->impl();
+      strategy_devices_ = st->devices();
+    }
     plan_.reset();
     session_.reset();
+    replicas_.reset();
     if (input_) make_plan(*input_);
   }
 
@@ -132,6 +145,10 @@ class Sequential {
     std::vector<float> values;
   };
   std::vector<NamedValue> state();  // every state variable, in plan order
+  // Under a strategy, local replica `replica`'s copy of the state (they stay identical);
+  // without one, replica 0 is the state. OUT_OF_RANGE past the local replicas.
+  std::vector<NamedValue> replica_state(size_t replica);
+  size_t num_local_replicas() { return strategy_ ? replicas().size() : 1; }
   // Overwrites the variables named in `values` (shapes must match; unknown names are refused).
   void set_state(const std::vector<NamedValue>& values);
   // Checkpoints (safetensors; nn/checkpoint.hpp): every state variable, and epoch, step and
@@ -144,7 +161,9 @@ class Sequential {
   const std::string& name() const { return name_; }
   const std::vector<std::shared_ptr<Layer>>& layers() const { return layers_; }
   // The training step's executable (placement dumps, profiling); fit() must have run.
+  // Under a strategy: replica 0's executable of gradients.
   Executable& train_executable() {
+    if (replicas_ && replicas_->primary().has_split()) return replicas_->primary().grads_executable();
     if (!session_ || !session_->has_train())
       throw Error(DLRT_FAILED_PRECONDITION, "train_executable: fit() has not built a step yet");
     return session_->train_executable();
@@ -163,9 +182,28 @@ class Sequential {
 
  private:
   void make_plan(const Shape& input);
+  // Evaluation, prediction and state go through this one (replica 0 under a strategy).
   detail::Session& session() {
+    if (strategy_) return replicas().primary();
     if (!session_) session_ = std::make_unique<detail::Session>(ctx_, plan_);
     return *session_;
+  }
+  detail::ReplicaSet& replicas() {
+    if (!replicas_)
+      replicas_ = std::make_unique<detail::ReplicaSet>(ctx_, plan_, strategy_, strategy_devices_);
+    return *replicas_;
+  }
+  // Every session holding the model's state: one, or one per replica.
+  std::vector<detail::Session*> all_sessions() {
+    if (!strategy_) return {&session()};
+    std::vector<detail::Session*> out;
+    for (size_t r = 0; r < replicas().size(); ++r) out.push_back(&replicas_->replica(r));
+    return out;
+  }
+  void fit_prepare(const Array& x, const Array& y, int64_t batch);
+  void set_state_of(detail::Session& s, const std::vector<NamedValue>& values);
+  Executable& step_executable() {
+    return strategy_ ? replicas_->primary().grads_executable() : session_->train_executable();
   }
   void check_data(const Array& x, const Array* y, const std::string& who) {
     if (x.empty()) throw Error(DLRT_INVALID_ARGUMENT, who + ": x is empty");
@@ -200,6 +238,9 @@ class Sequential {
   std::shared_ptr<detail::Plan> plan_;
   Shape output_shape_;
   std::unique_ptr<detail::Session> session_;
+  std::shared_ptr<dlrt::Strategy> strategy_;     // set by compile() inside a StrategyScope
+  std::vector<std::string> strategy_devices_;  // its local replicas' devices
+  std::unique_ptr<detail::ReplicaSet> replicas_;
   int64_t epoch_ = 0;
 };
 

@@ -100,32 +100,39 @@ inline History Sequential::fit(const Array& x, const Array& y, const FitOptions&
     throw Error(DLRT_INVALID_ARGUMENT, "fit: validation data needs both x and y");
   if (o.validation_x != nullptr) check_data(*o.validation_x, o.validation_y, "fit (validation)");
   const int64_t n = x.rows();
-  const int64_t batch = std::min(o.batch_size, n);
+  // Under a strategy the batch is global and must split over the replicas even when the
+  // data set is smaller (then the one step is partial).
+  const int64_t batch = strategy_ ? o.batch_size : std::min(o.batch_size, n);
+  fit_prepare(x, y, batch);
 
-  // One training step per graph (session.hpp): another set size or batch size gets a new
-  // graph, and the state moves over once its step is compiled.
-  if (!session().train_fits(n, batch, x, y)) {
-    std::vector<NamedValue> moved;
-    if (session_->has_train()) {
-      moved = state();
-      session_ = std::make_unique<detail::Session>(ctx_, plan_);
-    }
-    session_->build_train(x, y, batch);
-    if (!moved.empty()) set_state(moved);
-  }
-  session_->upload(x, y);
+  // Random layers (Dropout) draw with the step executable's run count: continue it from the
+  // steps already taken, so a resumed fit draws the masks the uninterrupted one would.
+  const uint64_t steps_taken = static_cast<uint64_t>(
+      session().graph().read_variable<float>(session().vars()[plan_->iterations]).at(0));
+  if (strategy_)
+    replicas_->set_run_count(steps_taken);
+  else
+    session_->train_executable().set_run_count(steps_taken);
+
+  // Multi-worker: rank 0 alone prints and runs chief-only callbacks (files).
+  const bool quiet_rank = strategy_ && strategy_->rank() != 0;
+  ProgressOptions progress = o.progress;
+  if (quiet_rank && !o.all_ranks_progress) progress.verbose = 0;
+  std::vector<std::shared_ptr<Callback>> callbacks;
+  for (const auto& cb : o.callbacks)
+    if (!(quiet_rank && cb->chief_only())) callbacks.push_back(cb);
 
   const int64_t steps = (n + batch - 1) / batch;
-  Executable& step_exe = session_->train_executable();
+  Executable& step_exe = step_executable();
   int64_t global_step = 0;
   bool tracing = false;
   History history;
-  for (auto& cb : o.callbacks) cb->on_train_begin(*this);
+  for (auto& cb : callbacks) cb->on_train_begin(*this);
   for (int64_t epoch = o.initial_epoch; epoch < o.epochs; ++epoch) {
-    Progbar::epoch_header(o.progress, epoch, o.epochs);
-    for (auto& cb : o.callbacks) cb->on_epoch_begin(*this, epoch);
+    Progbar::epoch_header(progress, epoch, o.epochs);
+    for (auto& cb : callbacks) cb->on_epoch_begin(*this, epoch);
     const std::vector<int32_t> order = epoch_order(config_.seed, epoch, n, o.shuffle);
-    Progbar bar(steps, o.progress);
+    Progbar bar(steps, progress);
     double loss_sum = 0;
     std::vector<double> hits(metrics_.size(), 0.0);
     int64_t seen = 0;
@@ -136,7 +143,9 @@ inline History Sequential::fit(const Array& x, const Array& y, const FitOptions&
         tracing = true;
       }
       const int64_t first = s * batch, count = std::min(batch, n - first);
-      const std::vector<double> r = session_->train_step(order.data() + first, count);
+      const std::vector<double> r = strategy_
+                                        ? replicas_->train_step(order.data() + first, count)
+                                        : session_->train_step(order.data() + first, count);
       loss_sum += r[0] * static_cast<double>(count);
       seen += count;
       logs = {{"loss", loss_sum / static_cast<double>(seen)}};
@@ -145,7 +154,7 @@ inline History Sequential::fit(const Array& x, const Array& y, const FitOptions&
         logs.push_back({metrics_[m]->name(), hits[m] / static_cast<double>(seen)});
       }
       bar.update(s + 1, logs);
-      for (auto& cb : o.callbacks) cb->on_train_batch_end(*this, s, logs);
+      for (auto& cb : callbacks) cb->on_train_batch_end(*this, s, logs);
       if (tracing && global_step + 1 == o.trace.first + o.trace.steps) {
         step_exe.set_profiling(false);
         step_exe.write_trace(o.trace.path);
@@ -158,14 +167,46 @@ inline History Sequential::fit(const Array& x, const Array& y, const FitOptions&
     bar.finish(logs);
     epoch_ = epoch + 1;
     history.append(epoch, logs);
-    for (auto& cb : o.callbacks) cb->on_epoch_end(*this, epoch, logs);
+    for (auto& cb : callbacks) cb->on_epoch_end(*this, epoch, logs);
   }
   if (tracing) {  // the run ended inside the window: write what was profiled
     step_exe.set_profiling(false);
     step_exe.write_trace(o.trace.path);
   }
-  for (auto& cb : o.callbacks) cb->on_train_end(*this);
+  for (auto& cb : callbacks) cb->on_train_end(*this);
   return history;
+}
+
+// One training step per graph (session.hpp): another set size or batch size gets a new
+// graph (per replica under a strategy), and the state moves over once its step is compiled.
+// The training set is uploaded every fit; under a strategy replica 0 of worker 0's state is
+// then broadcast, so every replica starts from the same weights.
+inline void Sequential::fit_prepare(const Array& x, const Array& y, int64_t batch) {
+  const int64_t n = x.rows();
+  if (strategy_) {
+    if (!replicas().train_fits(n, batch, x, y)) {
+      std::vector<NamedValue> moved;
+      if (replicas_->primary().has_split()) {
+        moved = state();
+        replicas_ = std::make_unique<detail::ReplicaSet>(ctx_, plan_, strategy_, strategy_devices_);
+      }
+      replicas_->build_train(x, y, batch);
+      if (!moved.empty()) set_state(moved);
+    }
+    replicas_->upload(x, y);
+    replicas_->sync_from_chief();
+    return;
+  }
+  if (!session().train_fits(n, batch, x, y)) {
+    std::vector<NamedValue> moved;
+    if (session_->has_train()) {
+      moved = state();
+      session_ = std::make_unique<detail::Session>(ctx_, plan_);
+    }
+    session_->build_train(x, y, batch);
+    if (!moved.empty()) set_state(moved);
+  }
+  session_->upload(x, y);
 }
 
 inline Logs Sequential::evaluate(const Array& x, const Array& y, int64_t batch_size) {
@@ -197,10 +238,16 @@ inline Array Sequential::predict(const Array& x, int64_t batch_size) {
   return Array(DLRT_F32, dims, std::move(bytes));
 }
 
-inline std::vector<Sequential::NamedValue> Sequential::state() {
+inline std::vector<Sequential::NamedValue> Sequential::state() { return replica_state(0); }
+
+inline std::vector<Sequential::NamedValue> Sequential::replica_state(size_t replica) {
   plan();  // throws when not built
   std::vector<NamedValue> out;
-  detail::Session& s = session();
+  const std::vector<detail::Session*> sessions = all_sessions();
+  if (replica >= sessions.size())
+    throw Error(DLRT_OUT_OF_RANGE, "replica_state: replica " + std::to_string(replica) +
+                                       " of " + std::to_string(sessions.size()));
+  detail::Session& s = *sessions[replica];
   for (size_t i = 0; i < plan_->state.size(); ++i)
     out.push_back({plan_->state[i].name, plan_->state[i].dims,
                    s.graph().read_variable<float>(s.vars()[i])});
@@ -209,7 +256,10 @@ inline std::vector<Sequential::NamedValue> Sequential::state() {
 
 inline void Sequential::set_state(const std::vector<NamedValue>& values) {
   plan();
-  detail::Session& s = session();
+  for (detail::Session* s : all_sessions()) set_state_of(*s, values);
+}
+
+inline void Sequential::set_state_of(detail::Session& s, const std::vector<NamedValue>& values) {
   for (const NamedValue& v : values) {
     size_t i = 0;
     while (i < plan_->state.size() && plan_->state[i].name != v.name) ++i;

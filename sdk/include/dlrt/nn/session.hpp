@@ -17,6 +17,16 @@
 // (index 0) and `valid` 0 on the padding, which leaves the loss, the gradients and the counts
 // those of the real rows. Training on another set size or batch size builds a new Session
 // and moves the state (weights, slots, iterations) over (model.hpp).
+//
+// Under a distribution strategy (distribute.hpp, replicated.hpp) there is one Session per
+// replica, each on its replica's device, and the step is split in two executables of the
+// same graph so that the gradients can be summed over every replica in between:
+//   grads (run_assigns 0): feeds batch_indices, valid (this replica's rows of the global
+//     batch); fetches every gradient of loss_sum = sum(per * valid) (not the mean: replicas
+//     hold different numbers of real rows), loss_sum itself and one count per metric
+//   apply (run_assigns 1): feeds one placeholder per gradient (the summed gradients) and
+//     scale () f32 = 1 / the global batch's real rows; updates every variable with
+//     grad * scale, which is the single-device gradient of the mean.
 // Evaluation and prediction take host batches through placeholders, one executable per batch
 // size (a full one and the last partial one), compiled with run_assigns off: they read the
 // variables and change nothing.
@@ -118,8 +128,11 @@ struct Runner {
 class Session {
  public:
   // Makes the graph and every state variable (named as in the plan, under its device scopes).
-  Session(const Context& ctx, std::shared_ptr<const Plan> plan)
-      : ctx_(ctx), plan_(std::move(plan)), graph_(ctx) {
+  // `replica` (the global replica index, 0 without a strategy) salts the training seed of
+  // random layers (Dropout) so that replicas draw different masks; replica 0 draws what a
+  // single device would.
+  Session(const Context& ctx, std::shared_ptr<const Plan> plan, uint64_t replica = 0)
+      : ctx_(ctx), plan_(std::move(plan)), graph_(ctx), replica_(replica) {
     Scopes scopes(graph_, plan_->device_scopes);
     for (const StateVar& s : plan_->state) {
       auto [op, attrs] = s.init.init_op(s.dims, derive_seed(plan_->seed, s.name));
@@ -134,22 +147,18 @@ class Session {
   // ---- training ----
   bool has_train() const { return train_ != nullptr; }
   bool train_fits(int64_t rows, int64_t batch, const Array& x, const Array& y) const {
-    return train_ && rows_ == rows && batch_ == batch && x_dtype_ == x.dtype() &&
+    return (train_ || grads_) && rows_ == rows && batch_ == batch && x_dtype_ == x.dtype() &&
            y_dtype_ == y.dtype() && y_shape_ == y.sample_shape();
   }
   void build_train(const Array& x, const Array& y, int64_t batch) {
     Graph& g = graph_;
     Scopes scopes(g, plan_->device_scopes);
-    rows_ = x.rows();
-    batch_ = batch;
-    x_dtype_ = x.dtype();
-    y_dtype_ = y.dtype();
-    y_shape_ = y.sample_shape();
+    remember_data(x, y, batch);
     x_data_ = g.variable("data/x", x.dtype(), x.dims(), "fill", {}, false);
     y_data_ = g.variable("data/y", y.dtype(), y.dims(), "fill", {}, false);
     Value idx = g.placeholder("train/batch_indices", DLRT_I32, {batch});
     Value valid = g.placeholder("train/valid", DLRT_F32, {batch});
-    CallContext c{g, true, plan_->seed, "train/"};
+    CallContext c{g, true, train_seed(), "train/"};
     Value y_pred = forward(c, to_float(g, g.op1("gather_rows", {x_data_, idx})));
     Value y_true = plan_->loss->prepare_targets(g, g.op1("gather_rows", {y_data_, idx}));
     Value per = plan_->loss->per_sample(g, y_pred, y_true);
@@ -207,6 +216,91 @@ class Session {
   }
   Executable& train_executable() { return train_->exe; }
 
+  // ---- the split step of a replica (see the top of this file) ----
+  bool has_split() const { return grads_ != nullptr; }
+  void build_split(const Array& x, const Array& y, int64_t batch) {
+    Graph& g = graph_;
+    Scopes scopes(g, plan_->device_scopes);
+    remember_data(x, y, batch);
+    x_data_ = g.variable("data/x", x.dtype(), x.dims(), "fill", {}, false);
+    y_data_ = g.variable("data/y", y.dtype(), y.dims(), "fill", {}, false);
+    Value idx = g.placeholder("grads/batch_indices", DLRT_I32, {batch});
+    Value valid = g.placeholder("grads/valid", DLRT_F32, {batch});
+    CallContext c{g, true, train_seed(), "grads/"};
+    Value y_pred = forward(c, to_float(g, g.op1("gather_rows", {x_data_, idx})));
+    Value y_true = plan_->loss->prepare_targets(g, g.op1("gather_rows", {y_data_, idx}));
+    Value per = plan_->loss->per_sample(g, y_pred, y_true);
+    Value loss_sum = g.op1("reduce_sum", {g.op1("mul", {per, valid})}, {}, "grads/loss_sum");
+
+    std::vector<dlrt_value> wrt;
+    std::vector<size_t> trainable;
+    for (size_t i = 0; i < vars_.size(); ++i)
+      if (plan_->state[i].trainable) {
+        wrt.push_back(vars_[i].get());
+        trainable.push_back(i);
+      }
+    std::vector<dlrt_value> grads(wrt.size(), DLRT_INVALID_VALUE);
+    check(dlrt_graph_gradients(g.get(), loss_sum.get(), wrt.data(), wrt.size(), grads.data()));
+    std::vector<Value> fetches;
+    for (dlrt_value v : grads) fetches.push_back(Value(g.get(), v));
+    fetches.push_back(loss_sum);
+    for (const auto& m : plan_->metrics) fetches.push_back(m->count(g, y_pred, y_true, valid));
+    dlrt::CompileOptions o = plan_->compile;
+    o.run_assigns = false;
+    grads_ = std::make_unique<Runner>(ctx_, g, std::vector<Value>{idx, valid},
+                                      std::vector<std::string>{"grads/batch_indices", "grads/valid"},
+                                      fetches, o);
+
+    // apply: the summed gradients in, every variable updated in place.
+    std::vector<Value> feeds;
+    std::vector<std::string> names;
+    for (size_t k = 0; k < trainable.size(); ++k) {
+      names.push_back("apply/grad_" + std::to_string(k));
+      feeds.push_back(g.placeholder(names.back(), DLRT_F32, vars_[trainable[k]].dims()));
+    }
+    names.push_back("apply/scale");
+    feeds.push_back(g.placeholder(names.back(), DLRT_F32, {}));
+    Value counter = vars_[plan_->iterations];
+    Value step = g.op1("add", {counter, g.constant<float>("", {}, {1.f})}, {}, "apply/step");
+    g.assign(counter, step);
+    for (size_t k = 0; k < trainable.size(); ++k) {
+      std::vector<Value> slots;
+      for (size_t i = 0; i < plan_->state.size(); ++i)
+        if (plan_->state[i].owner == static_cast<int64_t>(trainable[k])) slots.push_back(vars_[i]);
+      Value grad = g.op1("mul", {feeds[k], feeds.back()});
+      plan_->optimizer->apply(g, vars_[trainable[k]], grad, slots, step);
+    }
+    o.run_assigns = true;
+    apply_ = std::make_unique<Runner>(ctx_, g, feeds, names, std::vector<Value>{step}, o);
+  }
+  // Runs the grads executable on this replica's rows `indices` (at most batch(); none is
+  // fine: the replica then contributes zeros). Its fetches (split_sums) hold the results.
+  void split_grads(const int32_t* indices, int64_t count) {
+    std::vector<int32_t> idx(static_cast<size_t>(batch_), 0);
+    std::vector<float> valid(static_cast<size_t>(batch_), 0.f);
+    for (int64_t i = 0; i < count; ++i) {
+      idx[static_cast<size_t>(i)] = indices[i];
+      valid[static_cast<size_t>(i)] = 1.f;
+    }
+    grads_->feeds[0].write(idx);
+    grads_->feeds[1].write(valid);
+    grads_->run();
+  }
+  // The grads executable's fetches, in order: every gradient, loss_sum, the metric counts.
+  // The strategy sums them over replicas in place; then split_apply reads the gradients.
+  std::vector<Tensor>& split_sums() { return grads_->fetches; }
+  // Applies the summed gradients times `scale` (1 / the global batch's real rows).
+  void split_apply(float scale) {
+    const size_t n = apply_->feeds.size() - 1;
+    apply_->feeds[n].write(std::vector<float>{scale});
+    std::vector<const Tensor*> in;
+    for (size_t k = 0; k < n; ++k) in.push_back(&grads_->fetches[k]);
+    in.push_back(&apply_->feeds[n]);
+    apply_->exe.run(in, apply_->fetches);
+  }
+  Executable& grads_executable() { return grads_->exe; }
+  Executable& apply_executable() { return apply_->exe; }
+
   // ---- evaluation and prediction: per batch size ----
   // {sum of per-sample losses, counts...} over `count` rows of x/y from `first`.
   std::vector<double> eval_batch(const Array& x, const Array& y, int64_t first, int64_t count) {
@@ -240,6 +334,16 @@ class Session {
   }
 
  private:
+  void remember_data(const Array& x, const Array& y, int64_t batch) {
+    rows_ = x.rows();
+    batch_ = batch;
+    x_dtype_ = x.dtype();
+    y_dtype_ = y.dtype();
+    y_shape_ = y.sample_shape();
+  }
+  uint64_t train_seed() const {
+    return replica_ == 0 ? plan_->seed : derive_seed(plan_->seed, "replica/" + std::to_string(replica_));
+  }
   static std::vector<int64_t> batch_dims(int64_t b, const Shape& sample) {
     std::vector<int64_t> d = {b};
     d.insert(d.end(), sample.begin(), sample.end());
@@ -290,12 +394,13 @@ class Session {
   Graph graph_;
   std::vector<Value> vars_;
   // Executables before the graph goes: members are destroyed in reverse order.
-  std::unique_ptr<Runner> train_;
+  std::unique_ptr<Runner> train_, grads_, apply_;
   std::map<int64_t, std::unique_ptr<Runner>> evals_, predicts_;
   Value x_data_, y_data_;
   int64_t rows_ = 0, batch_ = 0;
   dlrt_dtype x_dtype_ = DLRT_DTYPE_INVALID, y_dtype_ = DLRT_DTYPE_INVALID;
   Shape y_shape_;
+  uint64_t replica_ = 0;
 };
 
 }  // namespace dlrt::nn::detail
