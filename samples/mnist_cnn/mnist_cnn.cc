@@ -13,6 +13,11 @@
 //   mnist_cnn --limit 2048 --epochs 1          a quick run
 //   mnist_cnn --checkpoint ck.safetensors      save after every epoch; add --resume to go on
 //   mnist_cnn --device CPU:0 --log-device-placement --csv-log log.csv --trace step.json
+//   mnist_cnn --strategy mirrored --logical-cpus 2         data parallel on one host
+//   mpirun -np 2 mnist_cnn --strategy multi-worker        data parallel over processes
+// With a strategy, --batch is the global batch (split evenly over every replica) and, in a
+// multi-worker job, only rank 0 prints, writes checkpoints and CSV logs (--log-all-ranks
+// makes every rank print); every rank must be given the same flags.
 // Errors (bad flags, missing or malformed data, an unknown device) print one line and exit 1.
 #include <dlrt/dlrt.hpp>
 #include <dlrt/nn.hpp>
@@ -24,6 +29,8 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -45,7 +52,35 @@ struct Flags {
   std::string csv_log;
   std::string trace;
   double expect_accuracy = -1;
+  std::string strategy = "none";
+  std::string devices;
+  bool log_all_ranks = false;
+  int logical_cpus = 1;
 };
+
+std::vector<std::string> split_list(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size() && !list.empty()) {
+    const size_t comma = list.find(',', start);
+    const std::string item = list.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (item.empty())
+      throw dlrt::Error(DLRT_INVALID_ARGUMENT, "--devices '" + list + "': an empty entry; "
+                                               "expected device specs separated by commas");
+    out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::unique_ptr<nn::DistributionStrategy> make_strategy(const dlrt::Context& ctx, const Flags& f) {
+  if (f.strategy == "mirrored")
+    return std::make_unique<nn::MirroredStrategy>(ctx, split_list(f.devices));
+  if (f.strategy == "multi-worker")
+    return std::make_unique<nn::MultiWorkerMirroredStrategy>(ctx, split_list(f.devices));
+  return nullptr;
+}
 
 // "<dir>/<name>", or "<dir>/<name>.gz" when only that exists.
 std::string data_file(const std::string& dir, const std::string& name) {
@@ -91,8 +126,15 @@ std::string pick_device(const dlrt::Context& ctx, const std::string& requested) 
 }
 
 int run(const Flags& f) {
-  dlrt::Context ctx;
-  const std::string device = pick_device(ctx, f.device);
+  dlrt::ContextOptions options;
+  if (f.logical_cpus > 1) options.logical_devices("CPU:0", f.logical_cpus);
+  dlrt::Context ctx(options);
+  std::unique_ptr<nn::DistributionStrategy> strategy = make_strategy(ctx, f);
+  const std::string device = strategy ? "" : pick_device(ctx, f.device);
+  // Rank 0 speaks for a multi-worker job; the others only on request (and for errors).
+  const bool speaks = !strategy || strategy->is_chief() || f.log_all_ranks;
+  std::ostringstream muted;
+  std::ostream& out = speaks ? std::cout : muted;
 
   nn::Array x_train = load(data_file(f.data, "train-images-idx3-ubyte"), true);
   nn::Array y_train = load(data_file(f.data, "train-labels-idx1-ubyte"), false);
@@ -102,9 +144,17 @@ int run(const Flags& f) {
     x_train = x_train.head(f.limit);
     y_train = y_train.head(f.limit);
   }
-  std::cout << "Data: " << f.data << ": " << x_train.rows() << " training and " << x_test.rows()
-            << " test images of " << nn::dims_string(x_train.sample_shape()) << "\n"
-            << "Device: " << device << "\n";
+  out << "Data: " << f.data << ": " << x_train.rows() << " training and " << x_test.rows()
+      << " test images of " << nn::dims_string(x_train.sample_shape()) << "\n";
+  if (strategy) {
+    out << "Strategy: " << f.strategy << ", worker " << strategy->rank() << " of "
+        << strategy->num_workers() << ", " << strategy->num_replicas_in_sync()
+        << " replicas in sync; local devices:";
+    for (const std::string& d : strategy->devices()) out << " " << d;
+    out << "\n";
+  } else {
+    out << "Device: " << device << "\n";
+  }
 
   nn::Sequential model(ctx, {nn::Input(x_train.sample_shape()),
                              nn::Conv2D(32, {3, 3}, "relu"),
@@ -119,9 +169,13 @@ int run(const Flags& f) {
   config.device = device;
   config.seed = f.seed;
   config.log_device_placement = f.log_placement;
-  model.compile(nn::Adam(1e-3), nn::SparseCategoricalCrossentropy(/*from_logits=*/true),
-                {"accuracy"}, config);
-  model.summary();
+  {
+    std::optional<nn::StrategyScope> scope;  // Keras: `with strategy.scope():`
+    if (strategy) scope.emplace(*strategy);
+    model.compile(nn::Adam(1e-3), nn::SparseCategoricalCrossentropy(/*from_logits=*/true),
+                  {"accuracy"}, config);
+  }
+  model.summary(out);
 
   nn::FitOptions fit;
   fit.epochs = f.epochs;
@@ -129,12 +183,13 @@ int run(const Flags& f) {
   fit.validation_x = &x_test;
   fit.validation_y = &y_test;
   fit.trace.path = f.trace;
+  fit.all_ranks_progress = f.log_all_ranks;
   bool resumed = false;
   if (f.resume && fs::exists(f.checkpoint)) {
     model.load_weights(f.checkpoint);
     fit.initial_epoch = std::min(model.epoch(), f.epochs);
     resumed = true;
-    std::cout << "Resumed from " << f.checkpoint << " after epoch " << model.epoch()
+    out << "Resumed from " << f.checkpoint << " after epoch " << model.epoch()
               << " (seed " << model.seed() << ")\n";
   }
   if (!f.checkpoint.empty())
@@ -144,7 +199,8 @@ int run(const Flags& f) {
   model.fit(x_train, y_train, fit);
 
   const nn::Logs test = model.evaluate(x_test, y_test, f.batch);
-  std::printf("test_loss: %.4f\ntest_accuracy: %.4f\n", test[0].second, test[1].second);
+  if (speaks)
+    std::printf("test_loss: %.4f\ntest_accuracy: %.4f\n", test[0].second, test[1].second);
   if (f.expect_accuracy >= 0 && test[1].second < f.expect_accuracy) {
     std::fprintf(stderr, "mnist_cnn: test_accuracy %.4f is below --expect-accuracy %.4f\n",
                  test[1].second, f.expect_accuracy);
@@ -176,6 +232,15 @@ int main(int argc, char** argv) {
   app.add_flag("--resume", f.resume, "continue from --checkpoint when it exists");
   app.add_option("--csv-log", f.csv_log, "write Keras' CSVLogger file here");
   app.add_option("--trace", f.trace, "write a Chrome trace (Perfetto) of training steps 10-29");
+  app.add_option("--strategy", f.strategy, "none, mirrored (the local devices of --devices) or "
+                 "multi-worker (every process of an mpirun job)")
+      ->check(CLI::IsMember({"none", "mirrored", "multi-worker"}))->capture_default_str();
+  app.add_option("--devices", f.devices, "with --strategy: the local replicas' devices, "
+                 "comma-separated (default: every GPU, else every CPU logical device)");
+  app.add_option("--logical-cpus", f.logical_cpus, "split CPU:0 into N logical devices "
+                 "(CPU:0..N-1), as tf.config.set_logical_device_configuration")
+      ->check(CLI::Range(1, 64))->capture_default_str();
+  app.add_flag("--log-all-ranks", f.log_all_ranks, "multi-worker: every rank prints, not just 0");
   app.add_option("--expect-accuracy", f.expect_accuracy,
                  "exit 1 when the final test accuracy is below this (for tests)");
   try {
@@ -185,6 +250,16 @@ int main(int argc, char** argv) {
   }
   if (f.resume && f.checkpoint.empty()) {
     std::fprintf(stderr, "mnist_cnn: error: --resume needs --checkpoint PATH\n");
+    return 1;
+  }
+  if (!f.devices.empty() && f.strategy == "none") {
+    std::fprintf(stderr, "mnist_cnn: error: --devices needs --strategy mirrored|multi-worker "
+                         "(one device: --device)\n");
+    return 1;
+  }
+  if (f.strategy != "none" && f.device != "auto") {
+    std::fprintf(stderr, "mnist_cnn: error: --device %s with --strategy %s: a strategy places "
+                         "its replicas on --devices\n", f.device.c_str(), f.strategy.c_str());
     return 1;
   }
   try {
