@@ -277,8 +277,9 @@ class Flatten : public Layer {
 
 // Dropout(rate): in the training step y = x * mask, mask = (u >= rate) / (1 - rate); identity
 // in evaluation and prediction. The mask stream is keyed by derive_seed(model seed, name) and
-// the executable's run count (the op's rng_offset), so a resumed run draws fresh masks from
-// step 0 of the new executable: resume is exact only for models without Dropout.
+// the step executable's run count (the op's rng_offset), which fit() sets to the model's step
+// count, so a resumed run draws the masks of the uninterrupted one. Under a strategy, replica
+// g > 0 keys its stream by derive_seed(seed, "replica/g") instead of the model seed.
 class Dropout : public Layer {
  public:
   explicit Dropout(double rate) : rate_(rate) {
