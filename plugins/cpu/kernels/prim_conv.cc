@@ -16,16 +16,17 @@
 // backward data) or dw out of one after it (backward filter); oneDNN's gemm-based fallback
 // takes HWIO directly and then no reorder is added.
 //
-// Backward filter with NHWC activations: oneDNN 2.6 picks its direct jit:avx2 kernel, which on
-// the reference workload's middle layer (64x13x13x32 -> 64, 3x3) ran at ~58 GFLOP/s against
-// ~65 for its gemm-based implementation (im2col per image, then one GEMM of Co x OH*OW by
-// OH*OW x KH*KW*Ci), 4.9 vs 4.4 ms on one thread. The kernel takes the gemm implementation
-// when oneDNN's first choice is a jit kernel no wider than AVX2 (what was measured) and both
-// GEMM dimensions that vary with the layer are large (OH*OW >= 64 and KH*KW*Ci >= 64): with
-// Ci = 1 (KH*KW*Ci = 9) or a 3x3 output (OH*OW = 9) the GEMMs are thin and the jit kernel wins
-// (conv1 0.53 vs 1.2 ms, conv3 0.96 vs 1.0 ms). Blocked activations (`any`, nChw8c plus
-// reorders) gave 4.7 ms; the forward and backward-data kernels stay as oneDNN picks them
-// (blocked layouts or gemm were within noise there). docs/benchmarks.md, 2026-12-01.
+// Backward filter, NHWC, Ci >= 8 (ConvBackwardFilterGemm): oneDNN 2.6's direct jit:avx2 kernel
+// ran the reference workload's middle layer (64x13x13x32 -> 64, 3x3) at ~58 GFLOP/s and its
+// last one (64x5x5x64 -> 64, 3x3 output) at ~39, and oneDNN's gemm-based implementation, one
+// im2col and one GEMM per image (K = OH*OW: 121, 9), at ~65 and ~35. Here the im2col rows of a
+// chunk of images (~2 MiB) feed one matmul primitive, dw (KH*KW*Ci, Co) += cols^T (.., rows) x
+// dy (rows, Co), whose K is the chunk's rows (1936, 144): 4.9-5.0 -> 3.5-3.8 ms (oneDNN's gemm
+// implementation: 4.5) and 0.96 -> 0.50-0.54 ms on one thread (minimums). The rows of an NHWC window are contiguous runs of KW*Ci floats (no dilation along
+// w), so the im2col is one copy per window row, and dw comes out in HWIO, dlrt's own filter
+// layout (no reorder). Taken when oneDNN's own first choice is a jit kernel no wider than AVX2
+// (what was measured); with Ci = 1 (conv1: 9-float rows, a 9 x 32 result) the jit kernel is
+// faster and stays. docs/benchmarks.md, 2026-12-01.
 //
 // Ci = 1 (the first layer of the MNIST CNN, batch 64, 28x28x1 -> 26x26x32): oneDNN 2.6 picks
 // jit:avx2, and on one thread it runs forward and backward filter at 30-55 GFLOP/s, as fast per
@@ -33,6 +34,9 @@
 // on a loaded machine). Backward data is slow for it (3-4 GFLOP/s), but training never needs
 // the image's gradient.
 #include "prim_conv.hpp"
+
+#include <cstring>
+#include <string>
 
 #include "prim_common.hpp"
 
@@ -178,30 +182,21 @@ class ConvBackwardData : public PrimKernel {
   }
 };
 
-// Whether backward filter should run oneDNN's gemm-based implementation rather than its first
-// choice `first` (see the file comment): a jit kernel of at most AVX2 and GEMMs that are not thin.
-bool prefer_gemm_backward_filter(const ConvGeom& g, const std::string& first) {
-  const bool jit_up_to_avx2 = first.rfind("jit:", 0) == 0 && first.find("avx512") == std::string::npos &&
-                              first.find("amx") == std::string::npos;
-  return jit_up_to_avx2 && g.y.h * g.y.w >= 64 && g.kh * g.kw * g.ci >= 64;
+// The forward convolution's backward-weights primitive_desc as oneDNN picks it (activations
+// in dlrt's layout, weights `any`): ConvBackwardFilter's, and what conv_create asks about
+// (im2col_backward_filter).
+convolution_backward_weights::primitive_desc backward_filter_pd(const dnnl::engine& engine, const ConvGeom& g) {
+  convolution_forward::primitive_desc hint(forward_desc(prop_kind::forward_training, g, false), engine);
+  convolution_backward_weights::desc d(algorithm::convolution_direct, image_md(g.x),
+                                       filter_md(g.kh, g.kw, g.ci, g.co, Tag::any), image_md(g.y), g.strides(),
+                                       g.dilates(), g.pad_l(), g.pad_r());
+  return convolution_backward_weights::primitive_desc(d, user_scratchpad(), engine, hint);
 }
 
 class ConvBackwardFilter : public PrimKernel {
  public:
   ConvBackwardFilter(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) : PrimKernel(p, op) {
-    convolution_forward::primitive_desc hint(forward_desc(prop_kind::forward_training, g, false), engine_);
-    convolution_backward_weights::desc d(algorithm::convolution_direct, image_md(g.x),
-                                         filter_md(g.kh, g.kw, g.ci, g.co, Tag::any), image_md(g.y),
-                                         g.strides(), g.dilates(), g.pad_l(), g.pad_r());
-    convolution_backward_weights::primitive_desc pd(d, user_scratchpad(), engine_, hint);
-    if (prefer_gemm_backward_filter(g, pd.impl_info_str())) {
-      // Walk a second descriptor through oneDNN's list (next_impl changes it in place, and
-      // stays on the last entry when nothing matches); keep the first choice without a gemm one.
-      convolution_backward_weights::primitive_desc probe(d, user_scratchpad(), engine_, hint);
-      while (std::string(probe.impl_info_str()).find("gemm") == std::string::npos && probe.next_impl()) {
-      }
-      if (std::string(probe.impl_info_str()).find("gemm") != std::string::npos) pd = probe;
-    }
+    const convolution_backward_weights::primitive_desc pd = backward_filter_pd(engine_, g);
     memory x = input(0, image_md(g.x));
     memory dy = input(1, image_md(g.y));
     memory dw_user = output(0, filter_md(g.kh, g.kw, g.ci, g.co));
@@ -212,6 +207,141 @@ class ConvBackwardFilter : public PrimKernel {
              {{DNNL_ARG_SRC, x}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_WEIGHTS, dw}}, pd.scratchpad_desc());
     finish_reorder_out(dw, dw_user);
   }
+};
+
+// ---- backward filter as im2col + matmul (NHWC) -------------------------------------------
+
+constexpr size_t kColChunkBytes = size_t{2} << 20;  // im2col rows of one chunk of images
+constexpr size_t kColMaxImageBytes = size_t{8} << 20;  // larger images keep oneDNN's kernel
+
+// Whether conv2d_backward_filter runs as ConvBackwardFilterGemm (file comment): NHWC, no
+// dilation along w, Ci >= 8, one image's im2col rows <= kColMaxImageBytes, and oneDNN's first
+// choice a jit kernel no wider than AVX2.
+bool im2col_backward_filter(const dnnl::engine& engine, const ConvGeom& g) {
+  if (g.x.nchw || g.w.dilation != 1 || g.ci < 8) return false;
+  if (static_cast<size_t>(g.y.h * g.y.w * g.kh * g.kw * g.ci) * sizeof(float) > kColMaxImageBytes) return false;
+  const std::string first = backward_filter_pd(engine, g).impl_info_str();
+  return first.rfind("jit:", 0) == 0 && first.find("avx512") == std::string::npos &&
+         first.find("amx") == std::string::npos;
+}
+
+// x (N,H,W,Ci), dy (N,OH,OW,Co) -> dw (KH,KW,Ci,Co): for each chunk of images, the im2col rows
+// (one per output pixel: the window's KH*KW*Ci inputs, in HWI order, zeros where the window
+// leaves the image) go to the workspace, and a matmul adds their product with the chunk's dy
+// into dw (the first chunk writes it). Matmul primitives (one per chunk size, made here) have
+// their scratchpad at the start of the host's workspace, the rows after it.
+class ConvBackwardFilterGemm : public Kernel {
+ public:
+  ConvBackwardFilterGemm(const dlrt_plugin& p, const ConvGeom& g) : threads_(p.threads), g_(g) {
+    rows_per_image_ = g.y.h * g.y.w;
+    m_ = g.kh * g.kw * g.ci;
+    const size_t image_bytes = static_cast<size_t>(rows_per_image_ * m_) * sizeof(float);
+    const int64_t n = g.x.n;
+    const int64_t most = std::clamp<int64_t>(static_cast<int64_t>(kColChunkBytes / image_bytes), 1, n);
+    chunk_ = (n + (n + most - 1) / most - 1) / ((n + most - 1) / most);  // as many chunks, sizes balanced
+    const int64_t chunks = (n + chunk_ - 1) / chunk_, tail = n - (chunks - 1) * chunk_;
+    first_ = make(p.engine, chunk_, false);
+    if (chunks > 1) rest_ = make(p.engine, chunk_, true);
+    if (tail != chunk_) tail_ = make(p.engine, tail, true);
+    scratch_bytes_ = (scratch_bytes_ + 63) / 64 * 64;
+    col_bytes_ = static_cast<size_t>(chunk_) * image_bytes;
+  }
+
+  size_t workspace_bytes() const override { return scratch_bytes_ + col_bytes_; }
+
+  void run(dnnl::stream& stream, const dlrt_kernel_args& args) override {
+    ThreadScope threads(threads_);
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    float* dy = static_cast<float*>(const_cast<void*>(args.inputs[1]));
+    char* ws = static_cast<char*>(args.workspace);
+    float* cols = reinterpret_cast<float*>(ws + scratch_bytes_);
+    const int64_t n = g_.x.n;
+    for (int64_t n0 = 0; n0 < n; n0 += chunk_) {
+      const int64_t count = std::min(chunk_, n - n0);
+      im2col(x, n0, count, cols);
+      Matmul& mm = n0 == 0 ? first_ : count == chunk_ ? rest_ : tail_;
+      mm.a.set_data_handle(cols);
+      mm.b.set_data_handle(dy + n0 * rows_per_image_ * g_.co);
+      mm.c.set_data_handle(args.outputs[0]);
+      if (mm.scratch) mm.scratch.set_data_handle(ws);
+      mm.prim.execute(stream, mm.args);
+    }
+  }
+
+ private:
+  struct Matmul {
+    dnnl::primitive prim;
+    memory a, b, c, scratch;
+    std::unordered_map<int, memory> args;
+  };
+
+  // c (M, Co) [+]= a (M, images*rows) x b (images*rows, Co); a is the rows buffer read
+  // transposed (strides (1, M)), b dy's rows, c dw in HWIO.
+  Matmul make(const dnnl::engine& engine, int64_t images, bool accumulate) {
+    const int64_t k = images * rows_per_image_;
+    const memory::desc a({m_, k}, memory::data_type::f32, memory::dims{1, m_});
+    const memory::desc b({k, g_.co}, memory::data_type::f32, memory::dims{g_.co, 1});
+    const memory::desc c({m_, g_.co}, memory::data_type::f32, memory::dims{g_.co, 1});
+    dnnl::primitive_attr attr = user_scratchpad();
+    if (accumulate) {
+      dnnl::post_ops po;
+      po.append_sum(1.0f);
+      attr.set_post_ops(po);
+    }
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, engine);
+    Matmul mm;
+    mm.prim = dnnl::matmul(pd);
+    mm.a = memory(a, engine, DNNL_MEMORY_NONE);
+    mm.b = memory(b, engine, DNNL_MEMORY_NONE);
+    mm.c = memory(c, engine, DNNL_MEMORY_NONE);
+    mm.args = {{DNNL_ARG_SRC, mm.a}, {DNNL_ARG_WEIGHTS, mm.b}, {DNNL_ARG_DST, mm.c}};
+    if (pd.scratchpad_desc().get_size() > 0) {
+      mm.scratch = memory(pd.scratchpad_desc(), engine, DNNL_MEMORY_NONE);
+      mm.args.emplace(DNNL_ARG_SCRATCHPAD, mm.scratch);
+      scratch_bytes_ = std::max(scratch_bytes_, pd.scratchpad_desc().get_size());
+    }
+    return mm;
+  }
+
+  // The rows of images [n0, n0+count), one per output pixel (n, oh, ow): for each kh the KW*Ci
+  // inputs x[n, ih, iw0 .. iw0+KW-1, :] (contiguous: no dilation along w), 0 outside the image.
+  void im2col(const float* x, int64_t n0, int64_t count, float* cols) const {
+    const plugin::ImageShape& xs = g_.x;
+    const int64_t c = xs.c, kw = g_.kw, run = kw * c, oh_n = g_.y.h, ow_n = g_.y.w;
+    const int64_t lines = count * oh_n;  // (image, output row) pairs
+    const int nt = static_cast<int>(std::min<int64_t>(std::max(threads_, 1), lines));
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+    for (int64_t l = 0; l < lines; ++l) {
+      const int64_t n = n0 + l / oh_n, oh = l % oh_n;
+      float* dst = cols + l * ow_n * m_;
+      for (int64_t ow = 0; ow < ow_n; ++ow) {
+        const int64_t iw0 = g_.w.input_at(ow, 0);
+        for (int64_t kh = 0; kh < g_.kh; ++kh, dst += run) {
+          const int64_t ih = g_.h.input_at(oh, kh);
+          if (ih < 0 || ih >= xs.h) {
+            std::memset(dst, 0, static_cast<size_t>(run) * sizeof(float));
+            continue;
+          }
+          const float* src = x + ((n * xs.h + ih) * xs.w) * c;
+          if (iw0 >= 0 && iw0 + kw <= xs.w) {
+            std::memcpy(dst, src + iw0 * c, static_cast<size_t>(run) * sizeof(float));
+            continue;
+          }
+          for (int64_t t = 0; t < kw; ++t) {
+            const int64_t iw = iw0 + t;
+            if (iw < 0 || iw >= xs.w) std::memset(dst + t * c, 0, static_cast<size_t>(c) * sizeof(float));
+            else std::memcpy(dst + t * c, src + iw * c, static_cast<size_t>(c) * sizeof(float));
+          }
+        }
+      }
+    }
+  }
+
+  int threads_;
+  ConvGeom g_;
+  int64_t rows_per_image_ = 0, m_ = 0, chunk_ = 0;
+  size_t scratch_bytes_ = 0, col_bytes_ = 0;
+  Matmul first_, rest_, tail_;
 };
 
 }  // namespace
@@ -230,7 +360,15 @@ std::unique_ptr<Kernel> conv_create(const dlrt_plugin& p, const OpView& op) {
   const ConvGeom g = conv_geom(op);
   switch (kind_of(op)) {
     case ConvKind::backward_data: return make_kernel<ConvBackwardData>(p, op, g);
-    case ConvKind::backward_filter: return make_kernel<ConvBackwardFilter>(p, op, g);
+    case ConvKind::backward_filter: {
+      bool gemm = false;
+      {
+        ThreadScope threads(p.threads);
+        gemm = im2col_backward_filter(p.engine, g);
+      }
+      if (gemm) return make_kernel<ConvBackwardFilterGemm>(p, g);
+      return make_kernel<ConvBackwardFilter>(p, op, g);
+    }
     case ConvKind::forward: break;
   }
   return make_kernel<ConvForward>(p, op, g);

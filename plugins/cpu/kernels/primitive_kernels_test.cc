@@ -234,8 +234,12 @@ std::vector<ConvCase> conv_cases() {
       {{2, 9, 7, 3}, {2, 3, 3, 10}, {{"padding", "SAME"}, {"dilations", {2, 1}}}},
       {{1, 6, 9, 4}, {1, 1, 4, 3}, {{"padding", "VALID"}, {"strides", {2, 2}}}},
       {{2, 10, 10, 16}, {3, 3, 16, 24}, {{"padding", "SAME"}}},
-      {{2, 13, 13, 32}, {3, 3, 32, 64}, {}},  // the second layer (backward filter on oneDNN's gemm)
-      {{1, 16, 10, 10}, {3, 3, 16, 8}, {{"data_format", "NCHW"}, {"padding", "SAME"}}},  // gemm, NCHW
+      // Backward filter as im2col + matmul (NHWC, Ci >= 8): the second layer; stride, dilation
+      // along h and SAME padding; more images than one ~2 MiB chunk of rows (chunks 6 + 5).
+      {{2, 13, 13, 32}, {3, 3, 32, 64}, {}},
+      {{2, 9, 8, 8}, {3, 2, 8, 5}, {{"padding", "SAME"}, {"strides", {2, 1}}, {"dilations", {2, 1}}}},
+      {{11, 24, 24, 16}, {3, 3, 16, 8}, {}},
+      {{1, 16, 10, 10}, {3, 3, 16, 8}, {{"data_format", "NCHW"}, {"padding", "SAME"}}},
       {{2, 3, 6, 7}, {3, 3, 3, 5}, {{"data_format", "NCHW"}, {"padding", "SAME"}, {"strides", {2, 1}}}},
       {{1, 4, 7, 6}, {2, 2, 4, 9}, {{"data_format", "NCHW"}, {"strides", {2, 2}}}},
   };
