@@ -4,7 +4,8 @@
 //
 // Covers: the device description, memory (alloc/free, alignment, copies both ways and on the
 // device, memset, pinned host memory, out of memory and recovery), stream/event ordering,
-// graph capture and replay, and NCCL collectives on one rank.
+// graph capture and replay (random ops reading their offset from device memory on every
+// replay, ABI 1.1), and NCCL collectives on one rank.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "philox.hpp"
 #include "testing/fake_host.hpp"
 
 namespace {
@@ -255,6 +257,79 @@ TEST_F(CudaGpu, CapturedCopiesReplayTwice) {
   api().stream_destroy(s);
   api().mem_free(dev_, src);
   api().mem_free(dev_, dst);
+}
+
+// What the executor relies on to capture random ops: a kernel parameter is frozen into the
+// graph (rng_offset stays 1 here), but the offset behind rng_offset_device is read when the
+// kernel executes, so each replay draws with the value copied there just before it.
+TEST_F(CudaGpu, CapturedRandomOpsReadTheOffsetFromDeviceMemory) {
+  const int64_t n = 1000;
+  dlrt_tensor_desc y{};
+  y.struct_size = sizeof y;
+  y.dtype = DLRT_F32;
+  y.rank = 1;
+  y.dims[0] = n;
+  y.layout = DLRT_LAYOUT_DENSE;
+  const int64_t shape[] = {n};
+  auto attr = [](const char* name, int32_t type) {
+    dlrt_attr a{};
+    a.struct_size = sizeof a;
+    a.name = name;
+    a.type = type;
+    return a;
+  };
+  dlrt_attr attrs[5] = {attr("dtype", DLRT_ATTR_DTYPE), attr("shape", DLRT_ATTR_INTS),
+                        attr("seed", DLRT_ATTR_INT), attr("minval", DLRT_ATTR_FLOAT),
+                        attr("maxval", DLRT_ATTR_FLOAT)};
+  attrs[0].i = DLRT_F32;
+  attrs[1].ints = shape;
+  attrs[1].count = 1;
+  attrs[2].i = 42;
+  attrs[4].f = 1.0;
+  const dlrt_attr* attr_ptrs[5] = {&attrs[0], &attrs[1], &attrs[2], &attrs[3], &attrs[4]};
+  const dlrt_tensor_desc* outs[] = {&y};
+  dlrt_op_desc desc{};
+  desc.struct_size = sizeof desc;
+  desc.op = "random_uniform";
+  desc.num_outputs = 1;
+  desc.outputs = outs;
+  desc.num_attrs = 5;
+  desc.attrs = attr_ptrs;
+  dlrt_kernel* k = nullptr;
+  size_t ws = 0;
+  ASSERT_OK(api().kernel_create(dev_, &desc, &k, &ws));
+  void* dy = alloc(n * sizeof(float));
+  auto* offset = static_cast<uint64_t*>(alloc(sizeof(uint64_t)));
+  dlrt_stream* s = nullptr;
+  ASSERT_OK(api().stream_create(dev_, &s));
+
+  void* out_ptrs[] = {dy};
+  dlrt_kernel_args args{};
+  args.struct_size = sizeof args;
+  args.num_outputs = 1;
+  args.outputs = out_ptrs;
+  args.rng_offset = 1;  // frozen into the graph: must not matter
+  args.rng_offset_device = offset;
+  const dlrt_capture_api& cap = *api().capture;
+  ASSERT_OK(cap.capture_begin(s));
+  ASSERT_OK(api().kernel_run(k, s, &args));
+  dlrt_graph_exec* g = nullptr;
+  ASSERT_OK(cap.capture_end(s, &g));
+  for (uint64_t run : {2u, 3u, 11u}) {
+    ASSERT_OK(api().memcpy_h2d(dev_, offset, &run, sizeof run, s));
+    ASSERT_OK(cap.graph_launch(g, s));
+    ASSERT_OK(api().stream_synchronize(s));
+    std::vector<float> got(n);
+    std::memcpy(got.data(), read(dy, n * sizeof(float)).data(), n * sizeof(float));
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(got[i], static_cast<float>(double(dlrt::philox::uniform(42, run, uint64_t(i)))))
+          << "replay with offset " << run << ", element " << i;
+  }
+  cap.graph_destroy(g);
+  api().kernel_destroy(k);
+  api().stream_destroy(s);
+  api().mem_free(dev_, dy);
+  api().mem_free(dev_, offset);
 }
 
 TEST_F(CudaGpu, NcclOnOneRank) {
