@@ -5,7 +5,8 @@
  * (whose kernel arguments are frozen) still draws fresh numbers on every replay. The 1.0
  * fields stay where they were (layout_abi_1_0.c); a 1.0 plugin is given a struct_size that
  * covers the new field and never reads it, a 1.0 host gives one that stops before it.
- * It also added the host-API counters dlrt_run_stats (dlrt_executable_run_stats).
+ * It also added the host-API counters dlrt_run_stats (dlrt_executable_run_stats) and the
+ * distribution section of dlrt.h (dlrt_strategy_options and the dlrt_strategy_* calls).
  *
  * Same rules as the 1.0 file: on LP64, while DLRT_ABI_MINOR is 1 each struct listed here is
  * exactly its 1.1 size; a later minor may only grow it, and pins its own additions in its own
@@ -48,3 +49,12 @@ PIN_FIELD(dlrt_run_stats, kernels, 8, 8);
 PIN_FIELD(dlrt_run_stats, runs, 16, 8);
 PIN_FIELD(dlrt_run_stats, captured_replays, 24, 8);
 PIN_FIELD(dlrt_run_stats, run_allocations, 32, 8);
+
+/* ---- dlrt_strategy_options (dlrt.h, distribution) ---- */
+PIN_SIZE(dlrt_strategy_options, 40);
+PIN_FIELD(dlrt_strategy_options, struct_size, 0, 8);
+PIN_FIELD(dlrt_strategy_options, devices, 8, 8);
+PIN_FIELD(dlrt_strategy_options, num_devices, 16, 8);
+PIN_FIELD(dlrt_strategy_options, multi_worker, 24, 4);
+PIN_FIELD(dlrt_strategy_options, reserved0, 28, 4);
+PIN_FIELD(dlrt_strategy_options, timeout_ms, 32, 8);
