@@ -22,6 +22,7 @@
 #   2. the GPU-labelled gtest executables, run directly (CTest files hold the absolute paths
 #      of the machine that built them, so ctest does not work there);
 #   3. the conformance suite restricted to the CUDA device (tests named Conformance/<op>.cuda_0);
+#   3b. mirrored training on the GPU: dlrt_nn_test NnMirroredGpu* (two logical GPUs; one GPU via NCCL);
 #   4. the reference workload: dlbench train on GPU:0 and on CPU:0 (16 threads), dlbench ops on GPU:0;
 #   5. the table: step, status (pass / FAIL / skip), seconds, one key figure.
 #
@@ -195,6 +196,19 @@ if [ "$HAVE_GPU" = 1 ]; then
   fi
 else
   skip conformance_cuda "no GPU"
+fi
+
+# ---- 3b. mirrored training on the GPU (tests/nn: two logical GPUs; one GPU through NCCL) --
+if [ "$HAVE_GPU" = 1 ]; then
+  run_step mirrored_gpu 300 - "$BIN/dlrt_nn_test" --gtest_filter='NnMirroredGpu*' \
+    --gtest_output="json:$OUT/mirrored_gpu.json"
+  if [ "$RC" = 0 ]; then
+    record mirrored_gpu pass "$SECS" "$(gtest_figure "$OUT/mirrored_gpu.log")"
+  else
+    record mirrored_gpu FAIL "$SECS" "$(why); $(gtest_figure "$OUT/mirrored_gpu.log")"
+  fi
+else
+  skip mirrored_gpu "no GPU"
 fi
 
 # ---- 4. the reference workload (dlbench) --------------------------------------------------

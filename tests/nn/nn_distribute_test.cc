@@ -220,6 +220,46 @@ TEST(NnMirrored, ReferenceDevicesUseThePluginCollectives) {
   expect_replicas_identical(*m);
 }
 
+// GPU-labelled in spirit: they skip without a usable GPU (tools/gpu-check.sh runs them with
+// --gtest_filter='*Gpu*'). One H200 cannot hold two NCCL ranks (NCCL refuses two ranks on one
+// GPU), so: two logical GPUs of one physical GPU (the strategy sums on the host), and one GPU
+// alone (a one-rank NCCL communicator: the device path end to end).
+bool has_gpu(const dlrt::Context& ctx) {
+  for (const dlrt::DeviceInfo& d : ctx.devices())
+    if (d.device_class == DLRT_DEVICE_CLASS_GPU) return true;
+  return false;
+}
+
+dlrt::Context gpu_context(int logical) {
+  dlrt::ContextOptions o;
+  o.log_level(DLRT_LOG_ERROR);  // the default search: plugins beside the binary, also when packed
+  if (logical > 1) o.logical_devices("GPU:0", logical);
+  return dlrt::Context(o);
+}
+
+void mirrored_gpu_equals_single(const std::vector<std::string>& devices, int logical) {
+  dlrt::Context probe = gpu_context(1);
+  if (!has_gpu(probe)) GTEST_SKIP() << "no usable GPU on this machine";
+  dlrt::Context ctx = gpu_context(logical);
+  nn::Array x, y;
+  images(96, 7, &x, &y);
+  auto single = cnn(ctx);
+  compile(*single, "/GPU:0");
+  single->fit(x, y, quiet(2, 16));
+  nn::MirroredStrategy strategy(ctx, devices);
+  auto m = cnn(ctx);
+  {
+    nn::StrategyScope scope(strategy);
+    compile(*m);
+  }
+  m->fit(x, y, quiet(2, 16));
+  EXPECT_LT(max_rel_diff(single->state(), m->state()), 1e-4);
+  expect_replicas_identical(*m);
+}
+
+TEST(NnMirroredGpu, TwoLogicalGpusEqualOneGpu) { mirrored_gpu_equals_single({"/GPU:0", "/GPU:1"}, 2); }
+TEST(NnMirroredGpu, OneGpuThroughNccl) { mirrored_gpu_equals_single({"/GPU:0"}, 1); }
+
 TEST(NnCheckpoint, ResumeWithDropoutEqualsUninterrupted) {
   // The step executable's run count (Dropout's rng_offset) continues from the checkpoint's
   // step count, so the resumed run draws the masks of the uninterrupted one.
