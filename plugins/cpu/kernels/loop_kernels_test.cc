@@ -316,7 +316,10 @@ TEST(LoopKernels, Unary) {
 }
 
 TEST(LoopKernels, BiasAddGrad) {
-  for (Dims d : {Dims{1}, Dims{7}, Dims{5, 3}, Dims{64, 26, 26, 32}, Dims{3, 1, 1, 10}, Dims{100000, 3}})
+  // Channel counts that take every block size of the f32 row sums (8, 4, 2, 1 vectors, single
+  // channels) on both paths: 61 = 32 + 16 + 8 + 4 + 1 with 4 double lanes.
+  for (Dims d : {Dims{1}, Dims{7}, Dims{5, 3}, Dims{64, 26, 26, 32}, Dims{3, 1, 1, 10}, Dims{100000, 3},
+                 Dims{64, 11, 11, 64}, Dims{2000, 61}, Dims{300, 18}})
     check({"bias_add_grad", {f32(d)}, {{"data_format", "NHWC"}}, kReduction, {}, 0, kBoth});
   for (Dims d : {Dims{2, 3}, Dims{4, 5, 6, 7}, Dims{64, 32, 26, 26}, Dims{1, 1, 1}})
     check({"bias_add_grad", {f32(d)}, {{"data_format", "NCHW"}}, kReduction, {}, 0, kBoth});
