@@ -165,25 +165,14 @@ class Session {
     Value loss = g.op1("div", {g.op1("reduce_sum", {g.op1("mul", {per, valid})}),
                                g.op1("reduce_sum", {valid})}, {}, "train/loss");
 
-    std::vector<dlrt_value> wrt;
-    std::vector<size_t> trainable;
-    for (size_t i = 0; i < vars_.size(); ++i)
-      if (plan_->state[i].trainable) {
-        wrt.push_back(vars_[i].get());
-        trainable.push_back(i);
-      }
-    std::vector<dlrt_value> grads(wrt.size(), DLRT_INVALID_VALUE);
-    check(dlrt_graph_gradients(g.get(), loss.get(), wrt.data(), wrt.size(), grads.data()));
+    const std::vector<size_t> trainable = trainable_vars();
+    const std::vector<Value> grads = gradients(loss, trainable);
 
     Value counter = vars_[plan_->iterations];
     Value step = g.op1("add", {counter, g.constant<float>("", {}, {1.f})}, {}, "train/step");
     g.assign(counter, step);
-    for (size_t k = 0; k < trainable.size(); ++k) {
-      std::vector<Value> slots;
-      for (size_t i = 0; i < plan_->state.size(); ++i)
-        if (plan_->state[i].owner == static_cast<int64_t>(trainable[k])) slots.push_back(vars_[i]);
-      plan_->optimizer->apply(g, vars_[trainable[k]], Value(g.get(), grads[k]), slots, step);
-    }
+    for (size_t k = 0; k < trainable.size(); ++k)
+      plan_->optimizer->apply(g, vars_[trainable[k]], grads[k], slots_of(trainable[k]), step);
     std::vector<Value> fetches = {loss};
     for (const auto& m : plan_->metrics) fetches.push_back(m->count(g, y_pred, y_true, valid));
 
@@ -201,14 +190,7 @@ class Session {
   int64_t batch() const { return batch_; }
   // One step on rows `indices` (at most batch() of them). Returns {loss, counts...}.
   std::vector<double> train_step(const int32_t* indices, int64_t count) {
-    std::vector<int32_t> idx(static_cast<size_t>(batch_), 0);
-    std::vector<float> valid(static_cast<size_t>(batch_), 0.f);
-    for (int64_t i = 0; i < count; ++i) {
-      idx[static_cast<size_t>(i)] = indices[i];
-      valid[static_cast<size_t>(i)] = 1.f;
-    }
-    train_->feeds[0].write(idx);
-    train_->feeds[1].write(valid);
+    feed_batch(*train_, indices, count);
     train_->run();
     std::vector<double> out;
     for (size_t f = 0; f < train_->fetches.size(); ++f) out.push_back(train_->scalar(f));
@@ -232,17 +214,8 @@ class Session {
     Value per = plan_->loss->per_sample(g, y_pred, y_true);
     Value loss_sum = g.op1("reduce_sum", {g.op1("mul", {per, valid})}, {}, "grads/loss_sum");
 
-    std::vector<dlrt_value> wrt;
-    std::vector<size_t> trainable;
-    for (size_t i = 0; i < vars_.size(); ++i)
-      if (plan_->state[i].trainable) {
-        wrt.push_back(vars_[i].get());
-        trainable.push_back(i);
-      }
-    std::vector<dlrt_value> grads(wrt.size(), DLRT_INVALID_VALUE);
-    check(dlrt_graph_gradients(g.get(), loss_sum.get(), wrt.data(), wrt.size(), grads.data()));
-    std::vector<Value> fetches;
-    for (dlrt_value v : grads) fetches.push_back(Value(g.get(), v));
+    const std::vector<size_t> trainable = trainable_vars();
+    std::vector<Value> fetches = gradients(loss_sum, trainable);
     fetches.push_back(loss_sum);
     for (const auto& m : plan_->metrics) fetches.push_back(m->count(g, y_pred, y_true, valid));
     dlrt::CompileOptions o = plan_->compile;
@@ -264,11 +237,8 @@ class Session {
     Value step = g.op1("add", {counter, g.constant<float>("", {}, {1.f})}, {}, "apply/step");
     g.assign(counter, step);
     for (size_t k = 0; k < trainable.size(); ++k) {
-      std::vector<Value> slots;
-      for (size_t i = 0; i < plan_->state.size(); ++i)
-        if (plan_->state[i].owner == static_cast<int64_t>(trainable[k])) slots.push_back(vars_[i]);
       Value grad = g.op1("mul", {feeds[k], feeds.back()});
-      plan_->optimizer->apply(g, vars_[trainable[k]], grad, slots, step);
+      plan_->optimizer->apply(g, vars_[trainable[k]], grad, slots_of(trainable[k]), step);
     }
     o.run_assigns = true;
     apply_ = std::make_unique<Runner>(ctx_, g, feeds, names, std::vector<Value>{step}, o);
@@ -276,14 +246,7 @@ class Session {
   // Runs the grads executable on this replica's rows `indices` (at most batch(); none is
   // fine: the replica then contributes zeros). Its fetches (split_sums) hold the results.
   void split_grads(const int32_t* indices, int64_t count) {
-    std::vector<int32_t> idx(static_cast<size_t>(batch_), 0);
-    std::vector<float> valid(static_cast<size_t>(batch_), 0.f);
-    for (int64_t i = 0; i < count; ++i) {
-      idx[static_cast<size_t>(i)] = indices[i];
-      valid[static_cast<size_t>(i)] = 1.f;
-    }
-    grads_->feeds[0].write(idx);
-    grads_->feeds[1].write(valid);
+    feed_batch(*grads_, indices, count);
     grads_->run();
   }
   // The grads executable's fetches, in order: every gradient, loss_sum, the metric counts.
@@ -334,6 +297,41 @@ class Session {
   }
 
  private:
+  // Indices of the trainable variables in vars_, and their gradients of `loss` (same order).
+  std::vector<size_t> trainable_vars() const {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < vars_.size(); ++i)
+      if (plan_->state[i].trainable) out.push_back(i);
+    return out;
+  }
+  std::vector<Value> gradients(const Value& loss, const std::vector<size_t>& wrt_vars) {
+    std::vector<dlrt_value> wrt;
+    for (size_t i : wrt_vars) wrt.push_back(vars_[i].get());
+    std::vector<dlrt_value> grads(wrt.size(), DLRT_INVALID_VALUE);
+    check(dlrt_graph_gradients(graph_.get(), loss.get(), wrt.data(), wrt.size(), grads.data()));
+    std::vector<Value> out;
+    for (dlrt_value v : grads) out.push_back(Value(graph_.get(), v));
+    return out;
+  }
+  // The optimizer slots of variable `var` (Adam's m and v), in plan order.
+  std::vector<Value> slots_of(size_t var) const {
+    std::vector<Value> slots;
+    for (size_t i = 0; i < plan_->state.size(); ++i)
+      if (plan_->state[i].owner == static_cast<int64_t>(var)) slots.push_back(vars_[i]);
+    return slots;
+  }
+  // A step's feeds 0 and 1: `count` row indices padded with row 0 to the batch, and `valid`
+  // 1 on the real rows, 0 on the padding.
+  void feed_batch(Runner& r, const int32_t* indices, int64_t count) {
+    std::vector<int32_t> idx(static_cast<size_t>(batch_), 0);
+    std::vector<float> valid(static_cast<size_t>(batch_), 0.f);
+    for (int64_t i = 0; i < count; ++i) {
+      idx[static_cast<size_t>(i)] = indices[i];
+      valid[static_cast<size_t>(i)] = 1.f;
+    }
+    r.feeds[0].write(idx);
+    r.feeds[1].write(valid);
+  }
   void remember_data(const Array& x, const Array& y, int64_t batch) {
     rows_ = x.rows();
     batch_ = batch;
