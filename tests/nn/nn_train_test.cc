@@ -258,6 +258,29 @@ TEST(NnTrain, NewBatchSizeKeepsTheState) {
   EXPECT_GE(m.evaluate(x, y, 30)[1].second, trained - 0.05);
 }
 
+TEST(NnTrain, CapturedStepsCanBeTurnedOff) {
+  // The reference plugin's capture double (reference:capture=1) stands in for CUDA Graphs: the
+  // training step is captured at its second run and replayed after; CompileConfig::use_capture
+  // false (dlbench train --no-capture) runs every step kernel by kernel.
+  dlrt::ContextOptions o;
+  o.plugin_path(DLRT_TEST_PLUGIN_DIR).search_default_paths(false)
+      .plugin_options("reference:capture=1").visible_devices("REF").log_level(DLRT_LOG_ERROR);
+  dlrt::Context ctx(o);
+  nn::Array x, y;
+  blobs(64, 4, &x, &y);
+  auto replays = [&](bool capture) {
+    nn::Sequential m(ctx, {nn::Input({4}), nn::Dense(8, "relu"), nn::Dense(3)});
+    nn::CompileConfig c;
+    c.device = "/REF:0";
+    c.use_capture = capture;
+    m.compile(nn::Adam(0.01), nn::SparseCategoricalCrossentropy(true), {"accuracy"}, c);
+    m.fit(x, y, quiet(2, 16));  // 8 steps
+    return m.train_executable().run_stats().captured_replays;
+  };
+  EXPECT_GT(replays(true), 0u);
+  EXPECT_EQ(replays(false), 0u);
+}
+
 TEST(NnTrain, BadDataIsRefusedByName) {
   dlrt::Context ctx = cpu_context();
   nn::Array x, y, short_y;

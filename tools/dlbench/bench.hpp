@@ -87,6 +87,7 @@ struct TrainOptions {
   int threads = 0;    // cpu plugin threads and torch.set_num_threads (0: every core)
   uint64_t seed = 42;
   bool compare_torch = false;
+  bool capture = true;  // false: the step runs kernel by kernel, never a captured graph
   std::string data = "/usr/share/datasets/fashion-mnist";
   std::string python = "/usr/bin/python3";  // runs torch_reference.py for --compare-torch
 };

@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--seed", train.seed, "initial weights and shuffles")->capture_default_str();
   train_cmd->add_flag("--compare-torch", train.compare_torch,
                       "also run torch_reference.py with the same data, limit, batch, epochs, threads");
+  bool no_capture = false;
+  train_cmd->add_flag("--no-capture", no_capture,
+                      "never replay a captured step (CUDA Graphs off), for comparison");
   train_cmd->add_option("--data", train.data, "folder in MNIST's file layout")->capture_default_str();
   train_cmd->add_option("--python", train.python, "python with torch, for --compare-torch")
       ->capture_default_str();
@@ -52,6 +55,7 @@ int main(int argc, char** argv) {
   try {
     dlbench::json doc;
     if (ops_cmd->parsed()) doc = dlbench::run_ops(ops);
+    train.capture = !no_capture;
     if (train_cmd->parsed()) doc = dlbench::run_train(train);
     std::cout << doc.dump(2) << std::endl;
     return 0;

@@ -171,6 +171,7 @@ json run_train(const TrainOptions& o) {
   const dlrt::DeviceInfo info = ctx.device(find_device(ctx, o.device));
   doc["device"] = device_json(info);
   doc["threads"] = o.threads;
+  doc["capture"] = o.capture;
   doc["epochs"] = o.epochs;
   doc["batch"] = o.batch;
 
@@ -200,6 +201,7 @@ json run_train(const TrainOptions& o) {
   nn::CompileConfig config;
   config.device = info.name;
   config.seed = o.seed;
+  config.use_capture = o.capture;
   model.compile(nn::Adam(1e-3), nn::SparseCategoricalCrossentropy(/*from_logits=*/true),
                 {"accuracy"}, config);
   const double plan_us = now_us() - t0;

@@ -52,6 +52,9 @@ struct CompileConfig {
   std::string device;                 // e.g. "/CPU:0", "/GPU:0"; "" = scopes / placement
   uint64_t seed = 0;                  // initial weights (per variable) and shuffling
   bool log_device_placement = false;  // TensorFlow's placement log, at every compile
+  // Replay a captured step (CUDA Graphs) where the device offers capture; false runs every
+  // step kernel by kernel (for comparison: dlbench train --no-capture).
+  bool use_capture = true;
 };
 
 // Profile `steps` training steps from global step `first` (0-based, counted in this fit) and
