@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# tools/gpu-pack.sh BUILD_DIR: pack what tools/gpu-check.sh runs, for the GPU machine, into
+# .devrun/ (../shared/device/pack.sh does the copying, stripping and library gathering).
+#
+# What travels is capped at 64 MiB and oneDNN alone is ~40 MiB, so only gpu-check.sh's
+# binaries go (dlprobe, dlbench, conformance_test, the GPU-labelled tests, dlrt_nn_test,
+# mnist_cnn), with libdlrt and the cpu, cuda, reference and null plugins (not mpi: one host,
+# one process), and of the data set only the test set (4.4 MB); gpu-check.sh makes a training
+# set of the same shape from it there. BUILD_DIR: a Release build with the CUDA plugin
+# (sm_90 among CMAKE_CUDA_ARCHITECTURES; the default is 90). Then, on the GPU machine:
+#   source .devrun/env.sh; bash tools/gpu-check.sh
+set -euo pipefail
+build=$(cd "${1:?usage: tools/gpu-pack.sh BUILD_DIR}" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
+data=${DLRT_DATA:-/usr/share/datasets/fashion-mnist}
+[ -e "$build/lib/dlrt/plugins/libdlrt-cuda.so" ] ||
+  { echo "gpu-pack: $build has no CUDA plugin (configure with nvcc present)" >&2; exit 1; }
+slim=$(mktemp -d)
+trap 'rm -rf "$slim"' EXIT
+mkdir -p "$slim/bin" "$slim/lib/dlrt/plugins"
+for f in dlprobe dlbench conformance_test dlrt_cuda_gpu_test dlrt_cuda_ops_gpu_test dlrt_nn_test mnist_cnn; do
+  if [ -e "$build/bin/$f" ]; then cp -a "$build/bin/$f" "$slim/bin/"; else echo "gpu-pack: no $f in $build/bin" >&2; fi
+done
+cp -a "$build"/bin/*.py "$slim/bin/" 2>/dev/null || true
+cp -a "$build"/lib/libdlrt.so* "$slim/lib/"
+for p in cpu cuda reference null; do cp -a "$build/lib/dlrt/plugins/libdlrt-$p.so" "$slim/lib/dlrt/plugins/"; done
+cd "$root"
+bash ../shared/device/pack.sh "$slim"
+mkdir -p .devrun/data
+cp "$data"/t10k-*-ubyte.gz .devrun/data/
+du -sh .devrun | awk '{print "gpu-pack: .devrun is " $1 " with the test set (the cap is 64 MiB)"}'
