@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "testing/fake_host.hpp"
+#include "testing/status_checks.hpp"
 
 namespace {
 
@@ -20,15 +21,7 @@ using dlrt::testing::LoadedPlugin;
 using dlrt::testing::take_status;
 using Opts = std::map<std::string, std::string>;
 
-#define ASSERT_OK(expr)                            \
-  do {                                             \
-    auto [c_, m_] = take_status(expr);             \
-    ASSERT_EQ(c_, DLRT_OK) << #expr << ": " << m_; \
-  } while (0)
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using dlrt::testing::contains;
 
 // A plugin instance of `n` devices, all opened, with a stream and a buffer helper each.
 struct Devices {

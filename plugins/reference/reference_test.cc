@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "testing/fake_host.hpp"
+#include "testing/status_checks.hpp"
 
 namespace {
 
@@ -18,21 +19,7 @@ using dlrt::testing::LoadedPlugin;
 using dlrt::testing::take_status;
 using Opts = std::map<std::string, std::string>;
 
-#define EXPECT_OK(expr)                         \
-  do {                                          \
-    auto [c_, m_] = take_status(expr);          \
-    EXPECT_EQ(c_, DLRT_OK) << #expr << ": " << m_; \
-  } while (0)
-
-#define ASSERT_OK(expr)                         \
-  do {                                          \
-    auto [c_, m_] = take_status(expr);          \
-    ASSERT_EQ(c_, DLRT_OK) << #expr << ": " << m_; \
-  } while (0)
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using dlrt::testing::contains;
 
 // One plugin instance plus an opened device 0.
 struct Ref {

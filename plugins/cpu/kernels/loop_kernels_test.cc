@@ -17,6 +17,7 @@
 #include "ops/op_instance.hpp"
 #include "reference_kernels.hpp"
 #include "testing/fake_host.hpp"
+#include "testing/status_checks.hpp"
 
 namespace {
 
@@ -28,7 +29,7 @@ using dlrt::testing::LoadedPlugin;
 using dlrt::testing::take_status;
 using Bytes = std::vector<unsigned char>;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using dlrt::testing::contains;
 
 // One plugin instance, its device and a stream, shared by the tests of one `threads` option.
 struct Cpu {

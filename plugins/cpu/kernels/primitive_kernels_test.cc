@@ -25,6 +25,7 @@
 #include "ops/op_instance.hpp"
 #include "reference_kernels.hpp"
 #include "testing/fake_host.hpp"
+#include "testing/status_checks.hpp"
 
 namespace {
 
@@ -40,12 +41,6 @@ constexpr double kReduceTol = 1e-4;  // reductions, softmax
 
 TensorType f32(Dims d) { return {DLRT_F32, std::move(d)}; }
 TensorType f16(Dims d) { return {DLRT_F16, std::move(d)}; }
-
-#define ASSERT_OK(expr)                            \
-  do {                                             \
-    auto [c_, m_] = take_status(expr);             \
-    ASSERT_EQ(c_, DLRT_OK) << #expr << ": " << m_; \
-  } while (0)
 
 // One plugin instance, device and stream for the whole test program.
 struct Cpu {
