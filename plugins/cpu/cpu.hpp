@@ -44,6 +44,9 @@ struct dlrt_plugin {
   // The loop kernels' AVX2 path (kernels/loop_simd.hpp): the CPU has AVX2 and oneDNN's
   // effective ISA includes it (ONEDNN_MAX_CPU_ISA=SSE41 turns both off). Set by build_desc.
   bool avx2 = false;
+  // Option `winograd`: 3x3 stride-1 convolutions may run as Winograd F(4x4, 3x3)
+  // (kernels/winograd_conv.cc) where the CPU and the shape allow it.
+  bool winograd = true;
   // Set when the oneDNN engine could not be created: the platform is present but unusable,
   // and device_count returns UNAVAILABLE with this reason (plugin.h: create still succeeds).
   std::string unavailable;

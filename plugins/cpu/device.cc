@@ -114,6 +114,9 @@ void build_desc(dlrt_plugin* p) {
   a = make_attr("threads", DLRT_ATTR_INT);
   a.i = p->threads;
   s.attrs.push_back(a);
+  a = make_attr("winograd", DLRT_ATTR_INT);  // option `winograd` (plugin.cc) in force
+  a.i = p->winograd ? 1 : 0;
+  s.attrs.push_back(a);
   a = make_attr("cpu_mhz", DLRT_ATTR_FLOAT);
   a.f = mhz;
   s.attrs.push_back(a);

@@ -7,6 +7,11 @@
 //             and used by the peak estimate; kernels (the ops issue) apply it around each
 //             execution (OpenMP runtime: omp_set_num_threads on the calling thread), so it
 //             never changes the threading of the rest of the process.
+//   winograd  0 or 1, default 1: 3x3 stride-1 NHWC convolutions with 16k channels in and out
+//             (forward, backward data, backward filter) run as Winograd F(4x4, 3x3) on AVX2+FMA
+//             CPUs (kernels/winograd_conv.cc: 2-4x fewer multiplications, relative error ~1e-6);
+//             0 keeps oneDNN's direct convolutions for every shape (bit-for-bit what oneDNN
+//             gives, and the comparison dlbench measures against).
 #include <memory>
 #include <string>
 
@@ -26,12 +31,13 @@ dlrt_status* plugin_create(const dlrt_plugin_create_args* args, dlrt_plugin** ou
   if (out_plugin != nullptr) *out_plugin = nullptr;
   return guard([&] {
     plugin::require(out_plugin, "out_plugin");
-    plugin::Options options(args, {"threads"});
+    plugin::Options options(args, {"threads", "winograd"});
     // Built in a unique_ptr, so a failure part way (bad option, out of memory) frees it.
     auto p = std::make_unique<dlrt_plugin>();
     const int cores = plugin::host::affinity_cpu_count();
     const long threads = options.get_int("threads", 0, 0, 4096);
     p->threads = threads == 0 ? cores : static_cast<int32_t>(threads);
+    p->winograd = options.get_int("winograd", 1, 0, 1) == 1;
 
     // The engine is the device. If oneDNN cannot make one, the plugin still loads and says
     // why from device_count (plugin.h), instead of failing to load.

@@ -19,11 +19,14 @@ Stats stats_of(std::vector<double> samples_us) {
   return s;
 }
 
-dlrt::Context make_context(int threads) {
+dlrt::Context make_context(int threads, const std::string& plugin_options) {
   dlrt::ContextOptions options;
   // The cpu plugin's `threads` option (plugins/cpu/plugin.cc); other plugins ignore it only
-  // because it is addressed to "cpu:".
-  if (threads > 0) options.plugin_options("cpu:threads=" + std::to_string(threads));
+  // because it is addressed to "cpu:". Given options replace DLRT_PLUGIN_OPTIONS, so
+  // --plugin-options carries the rest (e.g. cpu:winograd=0).
+  std::string text = plugin_options;
+  if (threads > 0) text += (text.empty() ? "" : ";") + std::string("cpu:threads=") + std::to_string(threads);
+  if (!text.empty()) options.plugin_options(text);
   return dlrt::Context(options);
 }
 
@@ -37,6 +40,7 @@ json device_json(const dlrt::DeviceInfo& d) {
   j["core_count"] = d.core_count;
   if (auto threads = d.attr("threads")) j["threads"] = threads->i;
   if (auto isa = d.attr("isa")) j["isa"] = isa->s;
+  if (auto winograd = d.attr("winograd")) j["winograd"] = winograd->i != 0;
   j["library_versions"] = d.library_versions;
   j["peak_gflops"] = d.peak_gflops;
   return j;

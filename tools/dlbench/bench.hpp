@@ -56,8 +56,9 @@ Stats stats_of(std::vector<double> samples_us);
 
 // ---- context and device ----------------------------------------------------------------
 
-// A context whose cpu plugin uses `threads` threads (0: the plugin's default, every core).
-dlrt::Context make_context(int threads);
+// A context whose cpu plugin uses `threads` threads (0: the plugin's default, every core), with
+// `plugin_options` (DLRT_PLUGIN_OPTIONS' syntax, e.g. "cpu:winograd=0"; "" = none) besides.
+dlrt::Context make_context(int threads, const std::string& plugin_options);
 
 // The device matching `spec`, and its description as JSON: name, model, platform, cores,
 // threads (the cpu plugin's attribute, when present), peak_gflops.
@@ -74,6 +75,7 @@ struct OpsOptions {
   int repeat = 20;
   int threads = 0;
   std::string filter;  // run only cases whose name contains this ("" = all)
+  std::string plugin_options;  // more plugin options, e.g. "cpu:winograd=0"
 };
 // Returns the JSON document `dlbench ops` prints; throws dlrt::Error or std::runtime_error.
 json run_ops(const OpsOptions& options);
@@ -88,6 +90,7 @@ struct TrainOptions {
   uint64_t seed = 42;
   bool compare_torch = false;
   bool capture = true;  // false: the step runs kernel by kernel, never a captured graph
+  std::string plugin_options;  // more plugin options, e.g. "cpu:winograd=0"
   std::string data = "/usr/share/datasets/fashion-mnist";
   std::string python = "/usr/bin/python3";  // runs torch_reference.py for --compare-torch
 };

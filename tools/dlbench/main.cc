@@ -1,10 +1,10 @@
 // dlbench: the benchmark driver (DESIGN.md §9). Prints JSON on stdout so every change can be
 // measured the same way; errors go to stderr with exit status 1.
 //
-//   dlbench ops --device CPU:0 [--repeat N] [--threads T] [--filter conv2]
+//   dlbench ops --device CPU:0 [--repeat N] [--threads T] [--filter conv2] [--plugin-options O]
 //       micro-benchmarks of the reference workload's ops at its exact shapes (ops.cc)
 //   dlbench train --device CPU:0 --epochs N [--warmup-steps K] [--limit N] [--threads T]
-//                 [--compare-torch] [--data DIR]
+//                 [--compare-torch] [--data DIR] [--plugin-options cpu:winograd=0]
 //       whole epochs of the reference model through dlrt/nn.hpp, optionally beside PyTorch
 //       (train.cc)
 //
@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(1, 1000000));
   ops_cmd->add_option("--threads", ops.threads, "cpu plugin threads (0: every core)")->capture_default_str();
   ops_cmd->add_option("--filter", ops.filter, "only the cases whose name contains this text");
+  ops_cmd->add_option("--plugin-options", ops.plugin_options,
+                      "more plugin options, as DLRT_PLUGIN_OPTIONS (which they replace), e.g. cpu:winograd=0");
 
   dlbench::TrainOptions train;
   CLI::App* train_cmd = app.add_subcommand("train", "time whole epochs of the reference model "
@@ -47,6 +49,8 @@ int main(int argc, char** argv) {
   bool no_capture = false;
   train_cmd->add_flag("--no-capture", no_capture,
                       "never replay a captured step (CUDA Graphs off), for comparison");
+  train_cmd->add_option("--plugin-options", train.plugin_options,
+                        "more plugin options, as DLRT_PLUGIN_OPTIONS (which they replace), e.g. cpu:winograd=0");
   train_cmd->add_option("--data", train.data, "folder in MNIST's file layout")->capture_default_str();
   train_cmd->add_option("--python", train.python, "python with torch, for --compare-torch")
       ->capture_default_str();

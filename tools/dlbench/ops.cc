@@ -198,7 +198,7 @@ json shape_json(const Call& call) {
 
 json run_ops(const OpsOptions& options) {
   if (options.repeat < 1) throw std::runtime_error("--repeat must be at least 1, got " + std::to_string(options.repeat));
-  dlrt::Context ctx = make_context(options.threads);
+  dlrt::Context ctx = make_context(options.threads, options.plugin_options);
   const size_t device = find_device(ctx, options.device);
   const dlrt::DeviceInfo info = ctx.device(device);
   json doc;

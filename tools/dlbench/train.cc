@@ -167,7 +167,7 @@ json run_train(const TrainOptions& o) {
   doc["mode"] = "train";
   const fs::path torch_script = o.compare_torch ? check_torch(o) : fs::path();
   doc["load_average_before"] = load_average();
-  dlrt::Context ctx = make_context(o.threads);
+  dlrt::Context ctx = make_context(o.threads, o.plugin_options);
   const dlrt::DeviceInfo info = ctx.device(find_device(ctx, o.device));
   doc["device"] = device_json(info);
   doc["threads"] = o.threads;

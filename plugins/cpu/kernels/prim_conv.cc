@@ -39,6 +39,7 @@
 #include <string>
 
 #include "prim_common.hpp"
+#include "winograd_conv.hpp"
 
 namespace dlrt::cpu::prim {
 namespace {
@@ -344,6 +345,41 @@ class ConvBackwardFilterGemm : public Kernel {
   Matmul first_, rest_, tail_;
 };
 
+// ---- Winograd F(4x4, 3x3) (winograd_conv.cc) ---------------------------------------------
+
+// Whether the op runs as Winograd: the plugin's `winograd` option on, an AVX2+FMA CPU, NHWC,
+// a 3x3 filter at stride 1 without dilation, channel counts the kernel handles, no activation
+// other than relu, and an output that the 4x4 tiles cover without much waste: tiles at most
+// 2.4x the output's area (3x3 outputs take one tile, 16/9; 2x2 or 1x1 outputs stay direct),
+// so the 36 products per tile stay well under the direct 9 per output cell.
+bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
+  if (!p.winograd || !wino::cpu_supported(p)) return false;
+  if (g.x.nchw || g.kh != 3 || g.kw != 3 || g.h.stride != 1 || g.w.stride != 1 || g.h.dilation != 1 ||
+      g.w.dilation != 1)
+    return false;
+  if (!wino::channels_fit(g.ci, g.co)) return false;
+  if (op.name() == "conv2d_bias_act") {
+    const std::string& a = op.get_string("activation");
+    if (a != "none" && a != "relu") return false;
+  }
+  const int64_t tiled = (g.y.h + 3) / 4 * 4 * ((g.y.w + 3) / 4 * 4);
+  return tiled * 10 <= g.y.h * g.y.w * 24;
+}
+
+std::unique_ptr<Kernel> winograd_kernel(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
+  wino::Geometry wg;
+  wg.n = g.x.n, wg.h = g.x.h, wg.w = g.x.w, wg.ci = g.ci;
+  wg.oh = g.y.h, wg.ow = g.y.w, wg.co = g.co;
+  wg.pad_h = g.h.pad_before, wg.pad_w = g.w.pad_before;
+  switch (kind_of(op)) {
+    case ConvKind::backward_data: return wino::make_kernel(p, wg, wino::Pass::backward_data, false, false);
+    case ConvKind::backward_filter: return wino::make_kernel(p, wg, wino::Pass::backward_filter, false, false);
+    case ConvKind::forward: break;
+  }
+  const bool bias = op.num_inputs() == 3;
+  return wino::make_kernel(p, wg, wino::Pass::forward, bias, bias && op.get_string("activation") == "relu");
+}
+
 }  // namespace
 
 void conv_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
@@ -358,6 +394,7 @@ void conv_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
 
 std::unique_ptr<Kernel> conv_create(const dlrt_plugin& p, const OpView& op) {
   const ConvGeom g = conv_geom(op);
+  if (winograd_applies(p, op, g)) return winograd_kernel(p, op, g);
   switch (kind_of(op)) {
     case ConvKind::backward_data: return make_kernel<ConvBackwardData>(p, op, g);
     case ConvKind::backward_filter: {

@@ -63,13 +63,16 @@ Cpu& cpu() {
   return *c;
 }
 
-// A plugin instance with the `threads` option set.
-Cpu& cpu_with_threads(int threads) {
-  static std::map<int, Cpu*> instances;
-  Cpu*& c = instances[threads];
-  if (c == nullptr) c = new Cpu({{"threads", std::to_string(threads)}});
+// A plugin instance with these options (one per distinct set, kept for the program).
+Cpu& cpu_with(const std::map<std::string, std::string>& options) {
+  static std::map<std::map<std::string, std::string>, Cpu*> instances;
+  Cpu*& c = instances[options];
+  if (c == nullptr) c = new Cpu(options);
   return *c;
 }
+
+// A plugin instance with the `threads` option set.
+Cpu& cpu_with_threads(int threads) { return cpu_with({{"threads", std::to_string(threads)}}); }
 
 // Uniform in [lo, hi), or small integers (many ties) when `integers`.
 struct Fill {
@@ -93,8 +96,9 @@ dlrt::ops::OpInstance instance(const std::string& op, const std::vector<TensorTy
 }
 
 // Runs `op` on the cpu plugin and on the reference kernels; returns nothing, fails the test.
+// The plugin's outputs of the last run go to *outputs when given.
 void check_op(const std::string& op, const std::vector<TensorType>& inputs, const AttrMap& attrs, double tol,
-              const Fill& fill = {}, Cpu& c = cpu()) {
+              const Fill& fill = {}, Cpu& c = cpu(), std::vector<std::vector<float>>* outputs = nullptr) {
   SCOPED_TRACE(op);
   ASSERT_NE(c.stream, nullptr) << c.lib.error();
   const dlrt::ops::OpInstance in = instance(op, inputs, attrs);
@@ -165,6 +169,7 @@ void check_op(const std::string& op, const std::vector<TensorType>& inputs, cons
                                   << ": element " << worst << " is " << h_out[i][worst] << ", reference "
                                   << h_ref[i][worst];
     }
+    if (outputs != nullptr) *outputs = h_out;
   }
   for (void* p : d_in) c.api().mem_free(c.dev, p);
   for (void* p : d_out) c.api().mem_free(c.dev, p);
@@ -295,6 +300,58 @@ TEST(PrimitiveKernels, ThreadsOption) {
     check_op("conv2d_bias_act", {f32(x), f32(w), f32({24})}, {{"activation", "relu"}}, kConvTol, {},
              cpu_with_threads(threads));
     check_op("matmul", {f32({64, 576}), f32({576, 64})}, {}, kConvTol, {}, cpu_with_threads(threads));
+  }
+}
+
+// Winograd F(4x4, 3x3) (kernels/winograd_conv.cc): 3x3 stride-1 NHWC convolutions with
+// channel counts in multiples of 16, on AVX2+FMA CPUs, unless the `winograd` option is 0.
+// Every pass against the reference at a tighter tolerance than the conv default, with one
+// thread, two, and more threads than images; odd sizes (partial last tiles), SAME padding
+// (tiles that start in the padding), a 3x3 output (one tile), 48 output channels (three
+// 16-column blocks). With the option off, the same inputs go through oneDNN's direct kernels:
+// both match the reference, and on a CPU that takes the Winograd path the bits differ, which
+// shows the path really ran.
+TEST(PrimitiveKernels, WinogradConv) {
+  constexpr double kWinogradTol = 1e-4;
+  const bool winograd_cpu = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const std::vector<ConvCase> cases = {
+      {{2, 13, 13, 32}, {3, 3, 32, 64}, {}},  // the MNIST CNN's middle layer, two images
+      {{1, 6, 6, 16}, {3, 3, 16, 16}, {{"padding", "SAME"}}},
+      {{3, 9, 7, 16}, {3, 3, 16, 32}, {{"padding", "SAME"}}},
+      {{3, 5, 5, 64}, {3, 3, 64, 64}, {}},  // the last layer: a 3x3 output, one tile
+      {{5, 10, 11, 16}, {3, 3, 16, 48}, {}},
+  };
+  const std::map<std::string, std::string> on_1 = {{"threads", "1"}}, on_5 = {{"threads", "5"}};
+  const std::map<std::string, std::string> off = {{"winograd", "0"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(dlrt::plugin::dims_string(c.x) + " * " + dlrt::plugin::dims_string(c.w));
+    const Dims y = out_dims("conv2d", {f32(c.x), f32(c.w)}, c.attrs);
+    AttrMap relu = c.attrs, data = c.attrs, filter = c.attrs;
+    relu["activation"] = "relu";
+    data["input_shape"] = dlrt::ops::Ints(c.x.begin(), c.x.end());
+    filter["filter_shape"] = dlrt::ops::Ints(c.w.begin(), c.w.end());
+    struct Pass {
+      std::string op;
+      std::vector<TensorType> inputs;
+      AttrMap attrs;
+    };
+    const std::vector<Pass> passes = {
+        {"conv2d", {f32(c.x), f32(c.w)}, c.attrs},
+        {"conv2d_bias_act", {f32(c.x), f32(c.w), f32({c.w[3]})}, relu},
+        {"conv2d_backward_data", {f32(y), f32(c.w)}, data},
+        {"conv2d_backward_filter", {f32(c.x), f32(y)}, filter},
+    };
+    for (const Pass& pass : passes) {
+      std::vector<std::vector<float>> winograd, direct;
+      check_op(pass.op, pass.inputs, pass.attrs, kWinogradTol, {}, cpu(), &winograd);
+      check_op(pass.op, pass.inputs, pass.attrs, kWinogradTol, {}, cpu_with(on_1));
+      check_op(pass.op, pass.inputs, pass.attrs, kWinogradTol, {}, cpu_with(on_5));
+      check_op(pass.op, pass.inputs, pass.attrs, kConvTol, {}, cpu_with(off), &direct);
+      ASSERT_FALSE(winograd.empty());
+      ASSERT_FALSE(direct.empty());
+      if (winograd_cpu) EXPECT_NE(winograd[0], direct[0]) << pass.op << ": the Winograd path did not run";
+      else EXPECT_EQ(winograd[0], direct[0]) << pass.op << ": no AVX2+FMA, yet not oneDNN's result";
+    }
   }
 }
 

@@ -1,0 +1,37 @@
+// winograd_conv.hpp: 3x3 stride-1 convolutions (NHWC, f32) by Winograd's minimal filtering
+// F(4x4, 3x3), forward, backward data and backward filter, for AVX2 + FMA CPUs. Chosen over
+// oneDNN's direct kernels by prim_conv.cc when winograd_fits() says the shape qualifies and the
+// plugin's `winograd` option is on (the default). Why and how: winograd_conv.cc.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "../ops.hpp"
+
+namespace dlrt::cpu::wino {
+
+enum class Pass { forward, backward_data, backward_filter };
+
+// The forward convolution a pass is about: x (n,h,w,ci) * w (3,3,ci,co) -> y (n,oh,ow,co),
+// stride 1, dilation 1; pad_h/pad_w are the cells of padding before the first row/column
+// (SAME or VALID: whatever padding_before the op's window has; the rest follows from oh/ow).
+struct Geometry {
+  int64_t n = 0, h = 0, w = 0, ci = 0;
+  int64_t oh = 0, ow = 0, co = 0;
+  int64_t pad_h = 0, pad_w = 0;
+};
+
+// The CPU can run this path: AVX2 and FMA, and the plugin's loops may use AVX2
+// (dlrt_plugin::avx2, which ONEDNN_MAX_CPU_ISA below AVX2 turns off).
+bool cpu_supported(const dlrt_plugin& p);
+
+// Channel counts this path handles: ci and co multiples of 16 (the GEMM micro-kernel writes
+// 16 output channels at a time; backward data's GEMM writes ci).
+bool channels_fit(int64_t ci, int64_t co);
+
+// The kernel. For Pass::forward, `bias` says whether input 2 is a bias (conv2d_bias_act) and
+// `relu` whether a relu follows it; the inputs/outputs are the ops' own (docs/ops.md).
+std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, const Geometry& g, Pass pass, bool bias, bool relu);
+
+}  // namespace dlrt::cpu::wino
