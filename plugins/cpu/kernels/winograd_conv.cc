@@ -53,6 +53,12 @@ constexpr int kPlanes = 36;               // 6 x 6 transformed tile
 constexpr int64_t kBlockTiles = 24;       // tiles per block (4 row groups of the micro-kernel)
 constexpr int64_t kAlign = 16;            // floats: workspace regions start on 64 bytes
 
+// Floats between consecutive planes of a block buffer [36][count][c]: the planes' size plus one
+// cache line. Without it the planes of a block lie a multiple of 2 or 4 KiB apart, so the 36
+// vectors a transform reads or writes for one tile fall into two to four of L1's 64 sets (8
+// ways each), and the transforms ran at a third of their speed.
+int64_t plane_stride(int64_t count, int64_t c) { return count * c + kAlign; }
+
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 WINO_INLINE V8 set1(float v) { return _mm256_set1_ps(v); }
@@ -155,17 +161,40 @@ struct FilterGradT {
   }
 };
 
-// out = T in T^T for the 1-D transform T: T along each column, then along each row.
+// out = T in T^T for the 1-D transform T: T along each column, then along each row. Every
+// loop here and below that indexes a tile's vectors is unrolled completely (GCC's default
+// stops at 16 iterations, and a rolled loop over 36 planes kept the tile in memory and cost
+// more than the matrix products), so a tile lives in registers and their spill slots.
 template <typename T>
 WINO_INLINE void transform_2d(const V8 (&in)[T::kIn][T::kIn], V8 (&out)[T::kOut][T::kOut]) {
   V8 tmp[T::kOut][T::kIn];
+#pragma GCC unroll 6
   for (int j = 0; j < T::kIn; ++j) {
     V8 col[T::kIn], r[T::kOut];
+#pragma GCC unroll 6
     for (int i = 0; i < T::kIn; ++i) col[i] = in[i][j];
     T::apply(col, r);
+#pragma GCC unroll 6
     for (int i = 0; i < T::kOut; ++i) tmp[i][j] = r[i];
   }
+#pragma GCC unroll 6
   for (int i = 0; i < T::kOut; ++i) T::apply(tmp[i], out[i]);
+}
+
+// A tile's 36 planes (8 channels each) from / to memory, plane (i, j) at (6i + j) * stride;
+// or, with a row stride, at i * row_stride + j * stride (a 6x6 window of an NHWC image).
+WINO_INLINE void load_planes(const float* src, int64_t stride, V8 (&m)[6][6], int64_t row_stride = -1) {
+  if (row_stride < 0) row_stride = 6 * stride;
+#pragma GCC unroll 6
+  for (int i = 0; i < 6; ++i)
+#pragma GCC unroll 6
+    for (int j = 0; j < 6; ++j) m[i][j] = load(src + i * row_stride + j * stride);
+}
+WINO_INLINE void store_planes(float* dst, int64_t stride, const V8 (&m)[6][6]) {
+#pragma GCC unroll 6
+  for (int i = 0; i < 6; ++i)
+#pragma GCC unroll 6
+    for (int j = 0; j < 6; ++j) store(dst + (i * 6 + j) * stride, m[i][j]);
 }
 
 // ---- the matrix products -------------------------------------------------------------------
@@ -228,7 +257,7 @@ class WinogradConv : public Kernel {
     tiles_w_ = (g.ow + 3) / 4;
     tiles_per_image_ = tiles_h_ * tiles_w_;
     u_floats_ = round_up(kPlanes * g.ci * g.co, kAlign);
-    block_floats_ = round_up(kPlanes * kBlockTiles * std::max(g.ci, g.co), kAlign);
+    block_floats_ = kPlanes * plane_stride(kBlockTiles, std::max(g.ci, g.co));
     s_floats_ = pass == Pass::backward_filter ? u_floats_ : 0;
   }
 
@@ -292,7 +321,8 @@ class WinogradConv : public Kernel {
         const int64_t count = std::min(kBlockTiles, t_end - t0);
         input_tiles(x, t0, count, planes);
         for (int p = 0; p < kPlanes; ++p)
-          gemm(count, co, ci, planes + p * count * ci, ci, 1, u + p * ci * co, co, products + p * count * co, co,
+          gemm(count, co, ci, planes + p * plane_stride(count, ci), ci, 1, u + p * ci * co, co,
+               products + p * plane_stride(count, co), co,
                false);
         output_tiles(products, t0, count, b, y);
       }
@@ -318,7 +348,8 @@ class WinogradConv : public Kernel {
         const int64_t count = std::min(kBlockTiles, t_end - t0);
         output_grad_tiles(dy, t0, count, planes);
         for (int p = 0; p < kPlanes; ++p)
-          gemm(count, ci, co, planes + p * count * co, co, 1, ut + p * co * ci, ci, products + p * count * ci, ci,
+          gemm(count, ci, co, planes + p * plane_stride(count, co), co, 1, ut + p * co * ci, ci,
+               products + p * plane_stride(count, ci), ci,
                false);
         input_grad_tiles(products, t0, count, dx);
       }
@@ -342,7 +373,8 @@ class WinogradConv : public Kernel {
         output_grad_tiles(dy, t0, count, grads);
         // S[p] (ci, co) += V[p]^T (ci, tiles) x P[p] (tiles, co): A = V read transposed.
         for (int p = 0; p < kPlanes; ++p)
-          gemm(ci, co, count, planes + p * count * ci, 1, ci, grads + p * count * co, co, s + p * ci * co, co, true);
+          gemm(ci, co, count, planes + p * plane_stride(count, ci), 1, ci, grads + p * plane_stride(count, co), co,
+               s + p * ci * co, co, true);
       }
 #pragma omp barrier
 #pragma omp for schedule(static)
@@ -355,10 +387,12 @@ class WinogradConv : public Kernel {
     const int64_t ci = g_.ci, co = g_.co;
     for (int64_t o = 0; o < co; o += 8) {
       V8 taps[3][3], planes[6][6];
+#pragma GCC unroll 6
       for (int kh = 0; kh < 3; ++kh)
+#pragma GCC unroll 6
         for (int kw = 0; kw < 3; ++kw) taps[kh][kw] = load(w + ((kh * 3 + kw) * ci + i) * co + o);
       transform_2d<FilterT>(taps, planes);
-      for (int p = 0; p < kPlanes; ++p) store(u + (p * ci + i) * co + o, planes[p / 6][p % 6]);
+      store_planes(u + i * co + o, ci * co, planes);
     }
   }
 
@@ -370,11 +404,13 @@ class WinogradConv : public Kernel {
                                              _mm256_set1_epi32(static_cast<int>(co)));
     for (int64_t i = 0; i < ci; i += 8) {
       V8 taps[3][3], planes[6][6];
+#pragma GCC unroll 6
       for (int kh = 0; kh < 3; ++kh)
+#pragma GCC unroll 6
         for (int kw = 0; kw < 3; ++kw)
           taps[kh][kw] = _mm256_i32gather_ps(w + ((kh * 3 + kw) * ci + i) * co + o, lanes, 4);
       transform_2d<FilterT>(taps, planes);
-      for (int p = 0; p < kPlanes; ++p) store(ut + (p * co + o) * ci + i, planes[p / 6][p % 6]);
+      store_planes(ut + o * ci + i, co * ci, planes);
     }
   }
 
@@ -382,17 +418,19 @@ class WinogradConv : public Kernel {
   WINO_TARGET void filter_grad_row(float* ws, int nth, int64_t i, float* dw) const {
     const int64_t ci = g_.ci, co = g_.co;
     for (int64_t o = 0; o < co; o += 8) {
-      V8 planes[6][6], taps[3][3];
-      for (int p = 0; p < kPlanes; ++p) {
-        V8 sum = _mm256_setzero_ps();
-        for (int t = 0; t < nth; ++t) {
-          const float* s = thread_buffers(ws, t) + 2 * block_floats_;
-          sum = _mm256_add_ps(sum, load(s + (p * ci + i) * co + o));
-        }
-        planes[p / 6][p % 6] = sum;
+      V8 planes[6][6], more[6][6], taps[3][3];
+      load_planes(thread_buffers(ws, 0) + 2 * block_floats_ + i * co + o, ci * co, planes);
+      for (int t = 1; t < nth; ++t) {
+        load_planes(thread_buffers(ws, t) + 2 * block_floats_ + i * co + o, ci * co, more);
+#pragma GCC unroll 6
+        for (int a = 0; a < 6; ++a)
+#pragma GCC unroll 6
+          for (int b = 0; b < 6; ++b) planes[a][b] = _mm256_add_ps(planes[a][b], more[a][b]);
       }
       transform_2d<FilterGradT>(planes, taps);
+#pragma GCC unroll 6
       for (int kh = 0; kh < 3; ++kh)
+#pragma GCC unroll 6
         for (int kw = 0; kw < 3; ++kw) store(dw + ((kh * 3 + kw) * ci + i) * co + o, taps[kh][kw]);
     }
   }
@@ -400,7 +438,7 @@ class WinogradConv : public Kernel {
   // Tiles [t0, t0+count) of x -> planes [36][count][ci]: B^T d B of each 6x6 input tile
   // (zeros where it leaves the image: padding, or the last tiles' overhang).
   WINO_TARGET void input_tiles(const float* x, int64_t t0, int64_t count, float* out) const {
-    const int64_t c_n = g_.ci, plane = count * c_n;
+    const int64_t c_n = g_.ci, plane = plane_stride(count, c_n);
     for (int64_t k = 0; k < count; ++k) {
       int64_t n = 0, orow = 0, ocol = 0;
       tile_origin(t0 + k, &n, &orow, &ocol);
@@ -409,15 +447,21 @@ class WinogradConv : public Kernel {
       const float* img = x + n * g_.h * g_.w * c_n;
       for (int64_t c = 0; c < c_n; c += 8) {
         V8 d[6][6], v[6][6];
-        for (int i = 0; i < 6; ++i)
-          for (int j = 0; j < 6; ++j) {
-            const int64_t r = row0 + i, q = col0 + j;
-            d[i][j] = inside || (r >= 0 && r < g_.h && q >= 0 && q < g_.w) ? load(img + (r * g_.w + q) * c_n + c)
-                                                                            : _mm256_setzero_ps();
-          }
+        if (inside) {
+          load_planes(img + (row0 * g_.w + col0) * c_n + c, c_n, d, g_.w * c_n);
+        } else {
+#pragma GCC unroll 6
+          for (int i = 0; i < 6; ++i)
+#pragma GCC unroll 6
+            for (int j = 0; j < 6; ++j) {
+              const int64_t r = row0 + i, q = col0 + j;
+              d[i][j] = r >= 0 && r < g_.h && q >= 0 && q < g_.w ? load(img + (r * g_.w + q) * c_n + c)
+                                                                 : _mm256_setzero_ps();
+            }
+        }
         transform_2d<InputT>(d, v);
         float* o = out + k * c_n + c;
-        for (int p = 0; p < kPlanes; ++p) store(o + p * plane, v[p / 6][p % 6]);
+        store_planes(o, plane, v);
       }
     }
   }
@@ -425,21 +469,23 @@ class WinogradConv : public Kernel {
   // Tiles [t0, t0+count) of dy -> planes [36][count][co]: A dY A^T of each 4x4 output tile
   // (zeros past the last output row/column).
   WINO_TARGET void output_grad_tiles(const float* dy, int64_t t0, int64_t count, float* out) const {
-    const int64_t c_n = g_.co, plane = count * c_n;
+    const int64_t c_n = g_.co, plane = plane_stride(count, c_n);
     for (int64_t k = 0; k < count; ++k) {
       int64_t n = 0, row0 = 0, col0 = 0;
       tile_origin(t0 + k, &n, &row0, &col0);
       const float* img = dy + n * g_.oh * g_.ow * c_n;
       for (int64_t c = 0; c < c_n; c += 8) {
         V8 d[4][4], v[6][6];
+#pragma GCC unroll 6
         for (int i = 0; i < 4; ++i)
+#pragma GCC unroll 6
           for (int j = 0; j < 4; ++j) {
             const int64_t r = row0 + i, q = col0 + j;
             d[i][j] = r < g_.oh && q < g_.ow ? load(img + (r * g_.ow + q) * c_n + c) : _mm256_setzero_ps();
           }
         transform_2d<OutGradT>(d, v);
         float* o = out + k * c_n + c;
-        for (int p = 0; p < kPlanes; ++p) store(o + p * plane, v[p / 6][p % 6]);
+        store_planes(o, plane, v);
       }
     }
   }
@@ -447,7 +493,7 @@ class WinogradConv : public Kernel {
   // Products [36][count][co] -> y: A^T M A of each tile, + bias, relu; cells past the last
   // output row/column are dropped.
   WINO_TARGET void output_tiles(const float* in, int64_t t0, int64_t count, const float* b, float* y) const {
-    const int64_t c_n = g_.co, plane = count * c_n;
+    const int64_t c_n = g_.co, plane = plane_stride(count, c_n);
     for (int64_t k = 0; k < count; ++k) {
       int64_t n = 0, row0 = 0, col0 = 0;
       tile_origin(t0 + k, &n, &row0, &col0);
@@ -455,10 +501,12 @@ class WinogradConv : public Kernel {
       for (int64_t c = 0; c < c_n; c += 8) {
         V8 m[6][6], o[4][4];
         const float* src = in + k * c_n + c;
-        for (int p = 0; p < kPlanes; ++p) m[p / 6][p % 6] = load(src + p * plane);
+        load_planes(src, plane, m);
         transform_2d<OutputT>(m, o);
         const V8 bias = b != nullptr ? load(b + c) : _mm256_setzero_ps();
+#pragma GCC unroll 6
         for (int i = 0; i < 4; ++i)
+#pragma GCC unroll 6
           for (int j = 0; j < 4; ++j) {
             const int64_t r = row0 + i, q = col0 + j;
             if (r >= g_.oh || q >= g_.ow) continue;
@@ -473,7 +521,7 @@ class WinogradConv : public Kernel {
   // Products [36][count][ci] -> dx: B Q B^T of each tile added into dx (overlapping tiles sum;
   // cells in the padding are dropped).
   WINO_TARGET void input_grad_tiles(const float* in, int64_t t0, int64_t count, float* dx) const {
-    const int64_t c_n = g_.ci, plane = count * c_n;
+    const int64_t c_n = g_.ci, plane = plane_stride(count, c_n);
     for (int64_t k = 0; k < count; ++k) {
       int64_t n = 0, orow = 0, ocol = 0;
       tile_origin(t0 + k, &n, &orow, &ocol);
@@ -482,9 +530,11 @@ class WinogradConv : public Kernel {
       for (int64_t c = 0; c < c_n; c += 8) {
         V8 q[6][6], d[6][6];
         const float* src = in + k * c_n + c;
-        for (int p = 0; p < kPlanes; ++p) q[p / 6][p % 6] = load(src + p * plane);
+        load_planes(src, plane, q);
         transform_2d<InGradT>(q, d);
+#pragma GCC unroll 6
         for (int i = 0; i < 6; ++i)
+#pragma GCC unroll 6
           for (int j = 0; j < 6; ++j) {
             const int64_t r = row0 + i, s = col0 + j;
             if (r < 0 || r >= g_.h || s < 0 || s >= g_.w) continue;
