@@ -181,14 +181,12 @@ WINO_INLINE void transform_2d(const V8 (&in)[T::kIn][T::kIn], V8 (&out)[T::kOut]
   for (int i = 0; i < T::kOut; ++i) T::apply(tmp[i], out[i]);
 }
 
-// A tile's 36 planes (8 channels each) from / to memory, plane (i, j) at (6i + j) * stride;
-// or, with a row stride, at i * row_stride + j * stride (a 6x6 window of an NHWC image).
-WINO_INLINE void load_planes(const float* src, int64_t stride, V8 (&m)[6][6], int64_t row_stride = -1) {
-  if (row_stride < 0) row_stride = 6 * stride;
+// A tile's 36 planes (8 channels each) from / to memory, plane (i, j) at (6i + j) * stride.
+WINO_INLINE void load_planes(const float* src, int64_t stride, V8 (&m)[6][6]) {
 #pragma GCC unroll 6
   for (int i = 0; i < 6; ++i)
 #pragma GCC unroll 6
-    for (int j = 0; j < 6; ++j) m[i][j] = load(src + i * row_stride + j * stride);
+    for (int j = 0; j < 6; ++j) m[i][j] = load(src + (i * 6 + j) * stride);
 }
 WINO_INLINE void store_planes(float* dst, int64_t stride, const V8 (&m)[6][6]) {
 #pragma GCC unroll 6
@@ -196,6 +194,107 @@ WINO_INLINE void store_planes(float* dst, int64_t stride, const V8 (&m)[6][6]) {
 #pragma GCC unroll 6
     for (int j = 0; j < 6; ++j) store(dst + (i * 6 + j) * stride, m[i][j]);
 }
+
+// The same out = T in T^T, streamed for the per-tile transforms: row i of `in` comes from
+// src.row(i, v) (T::kIn vectors), T runs along it (tmp = in T^T), then along each column of
+// tmp (out = T tmp), and column j of out goes to dst.column(j, v) (T::kOut vectors). Only tmp
+// is held, so a tile's loads, arithmetic and stores interleave instead of the whole tile in
+// and out of spill slots (transform_2d's shape cost the transforms a third of their speed).
+template <typename T, typename Src, typename Dst>
+WINO_INLINE void transform_2d_stream(const Src& src, const Dst& dst) {
+  V8 tmp[T::kIn][T::kOut];
+#pragma GCC unroll 6
+  for (int i = 0; i < T::kIn; ++i) {
+    V8 row[T::kIn];
+    src.row(i, row);
+    T::apply(row, tmp[i]);
+  }
+#pragma GCC unroll 6
+  for (int j = 0; j < T::kOut; ++j) {
+    V8 col[T::kIn], r[T::kOut];
+#pragma GCC unroll 6
+    for (int i = 0; i < T::kIn; ++i) col[i] = tmp[i][j];
+    T::apply(col, r);
+    dst.column(j, r);
+  }
+}
+
+// Sources and sinks of transform_2d_stream.
+// A tile's 36 planes, plane (i, j) at (6i + j) * stride.
+struct PlanesIn {
+  const float* p;
+  int64_t stride;
+  WINO_INLINE void row(int i, V8* v) const {
+#pragma GCC unroll 6
+    for (int j = 0; j < 6; ++j) v[j] = load(p + (i * 6 + j) * stride);
+  }
+};
+struct PlanesOut {
+  float* p;
+  int64_t stride;
+  WINO_INLINE void column(int j, const V8* v) const {
+#pragma GCC unroll 6
+    for (int i = 0; i < 6; ++i) store(p + (i * 6 + j) * stride, v[i]);
+  }
+};
+// An N x N window of an NHWC image (8 channels at `img`'s offset) whose top-left cell is
+// (row0, col0); cells outside the h x w image read as zero.
+template <int N>
+struct WindowIn {
+  const float* img;
+  int64_t row0, col0, h, w, c_n;
+  bool inside;  // the whole window lies in the image
+  WINO_INLINE void row(int i, V8* v) const {
+    const int64_t r = row0 + i;
+    if (inside) {
+      const float* line = img + (r * w + col0) * c_n;
+#pragma GCC unroll 6
+      for (int j = 0; j < N; ++j) v[j] = load(line + j * c_n);
+      return;
+    }
+    const bool row_in = r >= 0 && r < h;
+#pragma GCC unroll 6
+    for (int j = 0; j < N; ++j) {
+      const int64_t q = col0 + j;
+      v[j] = row_in && q >= 0 && q < w ? load(img + (r * w + q) * c_n) : _mm256_setzero_ps();
+    }
+  }
+};
+// A 4x4 output tile at `at` (rows row_stride apart, cells c_n apart), of which the first
+// rows x cols cells exist: + bias, then relu if asked, and stored.
+struct OutputTile {
+  float* at;
+  int64_t row_stride, c_n, rows, cols;
+  V8 bias;
+  bool relu;
+  WINO_INLINE void column(int j, const V8* v) const {
+    if (j >= cols) return;
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+      if (i >= rows) return;
+      V8 x = _mm256_add_ps(v[i], bias);
+      if (relu) x = _mm256_max_ps(x, _mm256_setzero_ps());
+      store(at + i * row_stride + j * c_n, x);
+    }
+  }
+};
+// A 6x6 input-gradient tile added into an NHWC image at top-left (row0, col0); cells outside
+// the h x w image (padding, overhang) are dropped.
+struct InputGradTile {
+  float* img;
+  int64_t row0, col0, h, w, c_n;
+  WINO_INLINE void column(int j, const V8* v) const {
+    const int64_t q = col0 + j;
+    if (q < 0 || q >= w) return;
+#pragma GCC unroll 6
+    for (int i = 0; i < 6; ++i) {
+      const int64_t r = row0 + i;
+      if (r < 0 || r >= h) continue;
+      float* at = img + (r * w + q) * c_n;
+      store(at, _mm256_add_ps(load(at), v[i]));
+    }
+  }
+};
 
 // ---- the matrix products -------------------------------------------------------------------
 
@@ -445,24 +544,9 @@ class WinogradConv : public Kernel {
       const int64_t row0 = orow - g_.pad_h, col0 = ocol - g_.pad_w;
       const bool inside = row0 >= 0 && col0 >= 0 && row0 + 6 <= g_.h && col0 + 6 <= g_.w;
       const float* img = x + n * g_.h * g_.w * c_n;
-      for (int64_t c = 0; c < c_n; c += 8) {
-        V8 d[6][6], v[6][6];
-        if (inside) {
-          load_planes(img + (row0 * g_.w + col0) * c_n + c, c_n, d, g_.w * c_n);
-        } else {
-#pragma GCC unroll 6
-          for (int i = 0; i < 6; ++i)
-#pragma GCC unroll 6
-            for (int j = 0; j < 6; ++j) {
-              const int64_t r = row0 + i, q = col0 + j;
-              d[i][j] = r >= 0 && r < g_.h && q >= 0 && q < g_.w ? load(img + (r * g_.w + q) * c_n + c)
-                                                                 : _mm256_setzero_ps();
-            }
-        }
-        transform_2d<InputT>(d, v);
-        float* o = out + k * c_n + c;
-        store_planes(o, plane, v);
-      }
+      for (int64_t c = 0; c < c_n; c += 8)
+        transform_2d_stream<InputT>(WindowIn<6>{img + c, row0, col0, g_.h, g_.w, c_n, inside},
+                                    PlanesOut{out + k * c_n + c, plane});
     }
   }
 
@@ -474,19 +558,10 @@ class WinogradConv : public Kernel {
       int64_t n = 0, row0 = 0, col0 = 0;
       tile_origin(t0 + k, &n, &row0, &col0);
       const float* img = dy + n * g_.oh * g_.ow * c_n;
-      for (int64_t c = 0; c < c_n; c += 8) {
-        V8 d[4][4], v[6][6];
-#pragma GCC unroll 6
-        for (int i = 0; i < 4; ++i)
-#pragma GCC unroll 6
-          for (int j = 0; j < 4; ++j) {
-            const int64_t r = row0 + i, q = col0 + j;
-            d[i][j] = r < g_.oh && q < g_.ow ? load(img + (r * g_.ow + q) * c_n + c) : _mm256_setzero_ps();
-          }
-        transform_2d<OutGradT>(d, v);
-        float* o = out + k * c_n + c;
-        store_planes(o, plane, v);
-      }
+      const bool inside = row0 + 4 <= g_.oh && col0 + 4 <= g_.ow;
+      for (int64_t c = 0; c < c_n; c += 8)
+        transform_2d_stream<OutGradT>(WindowIn<4>{img + c, row0, col0, g_.oh, g_.ow, c_n, inside},
+                                      PlanesOut{out + k * c_n + c, plane});
     }
   }
 
@@ -498,22 +573,12 @@ class WinogradConv : public Kernel {
       int64_t n = 0, row0 = 0, col0 = 0;
       tile_origin(t0 + k, &n, &row0, &col0);
       float* img = y + n * g_.oh * g_.ow * c_n;
+      const int64_t rows = std::min<int64_t>(4, g_.oh - row0), cols = std::min<int64_t>(4, g_.ow - col0);
       for (int64_t c = 0; c < c_n; c += 8) {
-        V8 m[6][6], o[4][4];
-        const float* src = in + k * c_n + c;
-        load_planes(src, plane, m);
-        transform_2d<OutputT>(m, o);
         const V8 bias = b != nullptr ? load(b + c) : _mm256_setzero_ps();
-#pragma GCC unroll 6
-        for (int i = 0; i < 4; ++i)
-#pragma GCC unroll 6
-          for (int j = 0; j < 4; ++j) {
-            const int64_t r = row0 + i, q = col0 + j;
-            if (r >= g_.oh || q >= g_.ow) continue;
-            V8 v = _mm256_add_ps(o[i][j], bias);
-            if (relu_) v = _mm256_max_ps(v, _mm256_setzero_ps());
-            store(img + (r * g_.ow + q) * c_n + c, v);
-          }
+        transform_2d_stream<OutputT>(PlanesIn{in + k * c_n + c, plane},
+                                     OutputTile{img + (row0 * g_.ow + col0) * c_n + c, g_.ow * c_n, c_n, rows, cols,
+                                                bias, relu_});
       }
     }
   }
@@ -527,21 +592,9 @@ class WinogradConv : public Kernel {
       tile_origin(t0 + k, &n, &orow, &ocol);
       const int64_t row0 = orow - g_.pad_h, col0 = ocol - g_.pad_w;
       float* img = dx + n * g_.h * g_.w * c_n;
-      for (int64_t c = 0; c < c_n; c += 8) {
-        V8 q[6][6], d[6][6];
-        const float* src = in + k * c_n + c;
-        load_planes(src, plane, q);
-        transform_2d<InGradT>(q, d);
-#pragma GCC unroll 6
-        for (int i = 0; i < 6; ++i)
-#pragma GCC unroll 6
-          for (int j = 0; j < 6; ++j) {
-            const int64_t r = row0 + i, s = col0 + j;
-            if (r < 0 || r >= g_.h || s < 0 || s >= g_.w) continue;
-            float* at = img + (r * g_.w + s) * c_n + c;
-            store(at, _mm256_add_ps(load(at), d[i][j]));
-          }
-      }
+      for (int64_t c = 0; c < c_n; c += 8)
+        transform_2d_stream<InGradT>(PlanesIn{in + k * c_n + c, plane},
+                                     InputGradTile{img + c, row0, col0, g_.h, g_.w, c_n});
     }
   }
 
