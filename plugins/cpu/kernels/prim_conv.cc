@@ -28,6 +28,11 @@
 // (what was measured); with Ci = 1 (conv1: 9-float rows, a 9 x 32 result) the jit kernel is
 // faster and stays. docs/benchmarks.md, 2026-12-01.
 //
+// 3x3 stride-1 NHWC convolutions with channel counts in multiples of 16 (the MNIST CNN's
+// middle and last layers) run, in all three passes, as Winograd F(4x4, 3x3) on AVX2+FMA CPUs
+// (winograd_conv.cc; winograd_applies below), unless the plugin's `winograd` option is 0:
+// conv2's three passes 1.9-3.5 -> 0.9-1.2 ms each on two threads (docs/benchmarks.md).
+//
 // Ci = 1 (the first layer of the MNIST CNN, batch 64, 28x28x1 -> 26x26x32): oneDNN 2.6 picks
 // jit:avx2, and on one thread it runs forward and backward filter at 30-55 GFLOP/s, as fast per
 // FLOP as the 32 -> 64 layer (docs/benchmarks.md; an earlier 1-2 GFLOP/s figure was two threads
