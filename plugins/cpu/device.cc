@@ -8,6 +8,7 @@
 
 #include "cpu.hpp"
 #include "host_info.hpp"
+#include "kernels/winograd_conv.hpp"
 #include "versioned.hpp"
 
 namespace dlrt::cpu {
@@ -114,8 +115,10 @@ void build_desc(dlrt_plugin* p) {
   a = make_attr("threads", DLRT_ATTR_INT);
   a.i = p->threads;
   s.attrs.push_back(a);
-  a = make_attr("winograd", DLRT_ATTR_INT);  // option `winograd` (plugin.cc) in force
-  a.i = p->winograd ? 1 : 0;
+  // 1 when 3x3 convolutions may run as Winograd: option `winograd` (plugin.cc) on and a CPU
+  // that runs kernels/winograd_conv.cc (AVX2+FMA, and oneDNN's ISA not capped below AVX2).
+  a = make_attr("winograd", DLRT_ATTR_INT);
+  a.i = p->winograd && wino::cpu_supported(*p) ? 1 : 0;
   s.attrs.push_back(a);
   a = make_attr("cpu_mhz", DLRT_ATTR_FLOAT);
   a.f = mhz;

@@ -14,10 +14,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -73,6 +75,17 @@ Cpu& cpu_with(const std::map<std::string, std::string>& options) {
 
 // A plugin instance with the `threads` option set.
 Cpu& cpu_with_threads(int threads) { return cpu_with({{"threads", std::to_string(threads)}}); }
+
+// The device's integer attribute `name`, if it has one.
+std::optional<int64_t> int_attr(Cpu& c, const std::string& name) {
+  if (c.inst == nullptr) return std::nullopt;
+  dlrt_device_desc d{};
+  d.struct_size = sizeof(d);
+  if (take_status(c.api().device_get_desc(c.inst, 0, &d)).first != DLRT_OK) return std::nullopt;
+  for (size_t i = 0; i < d.num_attrs; ++i)
+    if (d.attrs[i]->name == name && d.attrs[i]->type == DLRT_ATTR_INT) return d.attrs[i]->i;
+  return std::nullopt;
+}
 
 // Uniform in [lo, hi), or small integers (many ties) when `integers`.
 struct Fill {
@@ -310,10 +323,16 @@ TEST(PrimitiveKernels, ThreadsOption) {
 // (tiles that start in the padding), a 3x3 output (one tile), 48 output channels (three
 // 16-column blocks). With the option off, the same inputs go through oneDNN's direct kernels:
 // both match the reference, and on a CPU that takes the Winograd path the bits differ, which
-// shows the path really ran.
+// shows the path really ran. Whether it can run here is the device attribute `winograd`
+// (1: option on and an AVX2+FMA CPU that oneDNN's ISA cap allows).
 TEST(PrimitiveKernels, WinogradConv) {
   constexpr double kWinogradTol = 1e-4;
-  const bool winograd_cpu = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const std::optional<int64_t> attr = int_attr(cpu(), "winograd");
+  ASSERT_TRUE(attr.has_value()) << "the cpu device has no attribute 'winograd'";
+  const bool winograd_cpu = *attr == 1;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && std::getenv("ONEDNN_MAX_CPU_ISA") == nullptr)
+    EXPECT_TRUE(winograd_cpu) << "an AVX2+FMA CPU, yet the device says winograd = 0";
+  EXPECT_EQ(int_attr(cpu_with({{"winograd", "0"}}), "winograd"), 0) << "option winograd=0 not in force";
   const std::vector<ConvCase> cases = {
       {{2, 13, 13, 32}, {3, 3, 32, 64}, {}},  // the MNIST CNN's middle layer, two images
       {{1, 6, 6, 16}, {3, 3, 16, 16}, {{"padding", "SAME"}}},
