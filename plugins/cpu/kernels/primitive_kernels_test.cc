@@ -345,8 +345,9 @@ TEST(PrimitiveKernels, WinogradConv) {
   for (const auto& c : cases) {
     SCOPED_TRACE(dlrt::plugin::dims_string(c.x) + " * " + dlrt::plugin::dims_string(c.w));
     const Dims y = out_dims("conv2d", {f32(c.x), f32(c.w)}, c.attrs);
-    AttrMap relu = c.attrs, data = c.attrs, filter = c.attrs;
+    AttrMap relu = c.attrs, bias_only = c.attrs, data = c.attrs, filter = c.attrs;
     relu["activation"] = "relu";
+    bias_only["activation"] = "none";
     data["input_shape"] = dlrt::ops::Ints(c.x.begin(), c.x.end());
     filter["filter_shape"] = dlrt::ops::Ints(c.w.begin(), c.w.end());
     struct Pass {
@@ -357,6 +358,7 @@ TEST(PrimitiveKernels, WinogradConv) {
     const std::vector<Pass> passes = {
         {"conv2d", {f32(c.x), f32(c.w)}, c.attrs},
         {"conv2d_bias_act", {f32(c.x), f32(c.w), f32({c.w[3]})}, relu},
+        {"conv2d_bias_act", {f32(c.x), f32(c.w), f32({c.w[3]})}, bias_only},
         {"conv2d_backward_data", {f32(y), f32(c.w)}, data},
         {"conv2d_backward_filter", {f32(c.x), f32(y)}, filter},
     };
