@@ -31,8 +31,9 @@
 // thread and sums them before the output transform. Vectors run along channels (NHWC keeps 8
 // channels contiguous), which is why the channel counts must be multiples of 16 (channels_fit).
 //
-// Workspace (floats): U (36*ci*co), then per thread two block buffers (36*kBlockTiles*max(ci,co)
-// each) and, for backward filter, S (36*ci*co). Nothing is allocated in run.
+// Workspace (floats): U or U' (36*ci*co; not for backward filter), then per thread two block
+// buffers (36 planes of kBlockTiles*max(ci,co) plus one cache line each: plane_stride) and,
+// for backward filter, S (36*ci*co). Nothing is allocated in run.
 #include "winograd_conv.hpp"
 
 #include <immintrin.h>
