@@ -7,7 +7,8 @@
 //             and used by the peak estimate; kernels (the ops issue) apply it around each
 //             execution (OpenMP runtime: omp_set_num_threads on the calling thread), so it
 //             never changes the threading of the rest of the process.
-//   winograd  0 or 1, default 1: 3x3 stride-1 NHWC convolutions with 16k channels in and out
+//   winograd  0 or 1, default 1: 3x3 stride-1 NHWC convolutions whose channel counts in and
+//             out are multiples of 16
 //             (forward, backward data, backward filter) run as Winograd F(4x4, 3x3) on AVX2+FMA
 //             CPUs (kernels/winograd_conv.cc: 2-4x fewer multiplications, relative error ~1e-6);
 //             0 keeps oneDNN's direct convolutions for every shape (bit-for-bit what oneDNN
