@@ -61,6 +61,11 @@ AttrSpec& AttrSpec::at_least(int64_t min) {
   min_value = min;
   return *this;
 }
+AttrSpec& AttrSpec::try_values(std::vector<AttrValue> values) {
+  sample_values = std::move(values);
+  return *this;
+}
+
 AttrSpec& AttrSpec::describe(std::string text) {
   doc = std::move(text);
   return *this;

@@ -83,12 +83,17 @@ struct AttrSpec {
   int length = -1;                           // ints/floats: exactly this many (-1: any)
   std::optional<int64_t> min_value;          // int/ints: every element >= this
   std::string doc;
+  // Values other than the default whose behaviour the conformance suite must see (float and
+  // int attributes; strings and bools are covered by their allowed values). Each one not
+  // already in an op's samples adds a sample (sample.hpp, vary_attributes).
+  std::vector<AttrValue> sample_values;
 
   AttrSpec& one_of(std::vector<std::string> values);
   AttrSpec& dtypes(std::vector<dlrt_dtype> values);
   AttrSpec& exactly(int n);
   AttrSpec& at_least(int64_t min);
   AttrSpec& describe(std::string text);
+  AttrSpec& try_values(std::vector<AttrValue> values);
 };
 AttrSpec optional_attr(std::string name, AttrValue default_value);
 AttrSpec required_attr(std::string name, dlrt_attr_type type);

@@ -47,7 +47,11 @@ inline AttrSpec data_format_attr() {
   return optional_attr("data_format", "NHWC").one_of({"NHWC", "NCHW"});
 }
 inline AttrSpec padding_attr() {
-  return optional_attr("padding", "VALID").one_of({"VALID", "SAME"});
+  return optional_attr("padding", "VALID").one_of({"VALID", "SAME", "EXPLICIT"});
+}
+// (h_before, w_before, h_after, w_after), ONNX's order; set by the core on every instance.
+inline AttrSpec pads_attr() {
+  return optional_attr("pads", Ints{0, 0, 0, 0}).exactly(4).at_least(0);
 }
 inline AttrSpec activation_attr() {
   return optional_attr("activation", "none").one_of({"none", "relu", "sigmoid", "tanh"});

@@ -15,35 +15,68 @@ using detail::make_image;
 using detail::out;
 
 // One spatial axis of a window op: H or W.
-//   in: input length, k: taps, stride, dilation -> the output length, or an error when
-//   VALID leaves nothing ("VALID output height would be 0 (input 1, ksize 2, stride 2)").
-Result<int64_t> spatial_out(const InferContext& ctx, Padding padding, const char* axis_name,
-                            int64_t in_len, int64_t k, int64_t stride, int64_t dilation,
+//   in: input length, k: taps, stride, dilation, pads: the padding the op applies (SAME's
+//   rule or the explicit pads) -> the output length, or an error when nothing is left
+//   ("VALID output height would be 0 (input 1, ksize 2, stride 2)").
+Result<int64_t> spatial_out(const InferContext& ctx, const char* axis_name, int64_t in_len,
+                            int64_t k, int64_t stride, int64_t dilation, PadPair pads,
                             bool is_pool) {
-  const int64_t o = window_output_size(padding, in_len, k, stride, dilation);
+  const int64_t o = padded_output_size(in_len, pads, k, stride, dilation);
   if (o >= 1) return o;
+  const std::string& padding = ctx.attr_string("padding");
+  const std::string padded =
+      padding == "EXPLICIT" ? fmt::format(", pads ({},{})", pads.before, pads.after) : "";
   if (is_pool)
-    return ctx.error("VALID output {} would be 0 (input {}, ksize {}, stride {})", axis_name,
-                     in_len, k, stride);
-  return ctx.error("VALID output {} would be 0 (input {}, kernel {}, dilation {}, stride {})",
-                   axis_name, in_len, k, dilation, stride);
+    return ctx.error("{} output {} would be 0 (input {}, ksize {}, stride {}{})", padding,
+                     axis_name, in_len, k, stride, padded);
+  return ctx.error("{} output {} would be 0 (input {}, kernel {}, dilation {}, stride {}{})",
+                   padding, axis_name, in_len, k, dilation, stride, padded);
+}
+
+// The padding of both spatial axes from "padding" and "pads" (h_before, w_before, h_after,
+// w_after), and the instance's "pads" set to it, so plugins read the padding instead of
+// re-deriving SAME (docs/ops.md, Conventions). With VALID or SAME, "pads" may only repeat what
+// the rule gives (an instance the core normalised is instantiated again unchanged, e.g. by a
+// gradient rule that copies the forward attributes); other values need padding "EXPLICIT".
+// For pooling an explicit pad must be smaller than the window, so that no window lies wholly
+// in the padding (ONNX's rule).
+Result<std::pair<PadPair, PadPair>> window_pads(InferContext& ctx, int64_t in_h, int64_t in_w,
+                                                int64_t kh, int64_t kw, const Ints& strides,
+                                                const Ints& dilations, bool is_pool) {
+  const Padding padding = *parse_padding(ctx.attr_string("padding"));
+  const Ints& given = ctx.attr_ints("pads");
+  if (padding == Padding::kExplicit && is_pool)
+    for (int i = 0; i < 4; ++i)
+      if (given[i] >= (i % 2 == 0 ? kh : kw))
+        return ctx.error("attribute 'pads' is {}: pad {} must be smaller than the window ({})",
+                         format_dims(given), i, i % 2 == 0 ? kh : kw);
+  const PadPair h = window_padding(padding, in_h, kh, strides[0], dilations[0], {given[0], given[2]});
+  const PadPair w = window_padding(padding, in_w, kw, strides[1], dilations[1], {given[1], given[3]});
+  const Ints pads{h.before, w.before, h.after, w.after};
+  if (padding != Padding::kExplicit && given != Ints{0, 0, 0, 0} && given != pads)
+    return ctx.error("attribute 'pads' is {}, but padding \"{}\" gives {}; other pads need "
+                     "padding \"EXPLICIT\"",
+                     format_dims(given), ctx.attr_string("padding"), format_dims(pads));
+  ctx.normalize("pads", pads);
+  return std::make_pair(h, w);
 }
 
 // conv2d's output dims from x (image) and w (KH,KW,Ci,Co). x_what/w_what say where the two
 // shapes came from, for messages: "input 0 (x)" or "attribute 'input_shape'".
-Result<Dims> conv_output(const InferContext& ctx, const Dims& x, const std::string& x_what,
+Result<Dims> conv_output(InferContext& ctx, const Dims& x, const std::string& x_what,
                          const Dims& w, const std::string& w_what) {
   const ImageAxes ax = image_axes(ctx.attr_string("data_format"));
-  const Padding padding = *parse_padding(ctx.attr_string("padding"));
   const Ints& strides = ctx.attr_ints("strides");
   const Ints& dilations = ctx.attr_ints("dilations");
   // w: (KH,KW,Ci,Co)
   if (w[2] != x[ax.c])
     return ctx.error("{} has {} channels in dim 2 (Ci), expected {} to match {} dim {}", w_what,
                      w[2], x[ax.c], x_what, ax.c);
-  Result<int64_t> oh = spatial_out(ctx, padding, "height", x[ax.h], w[0], strides[0], dilations[0], false);
+  auto pads = window_pads(ctx, x[ax.h], x[ax.w], w[0], w[1], strides, dilations, false);
+  if (!pads.ok()) return pads.status();
+  Result<int64_t> oh = spatial_out(ctx, "height", x[ax.h], w[0], strides[0], dilations[0], pads->first, false);
   if (!oh.ok()) return oh.status();
-  Result<int64_t> ow = spatial_out(ctx, padding, "width", x[ax.w], w[1], strides[1], dilations[1], false);
+  Result<int64_t> ow = spatial_out(ctx, "width", x[ax.w], w[1], strides[1], dilations[1], pads->second, false);
   if (!ow.ok()) return ow.status();
   return make_image(ax, x[ax.n], *oh, *ow, w[3]);
 }
@@ -104,14 +137,15 @@ Status infer_conv2d_backward_filter(InferContext& ctx) {
 }
 
 // Pool output dims of image x: (N,OH,OW,C).
-Result<Dims> pool_output(const InferContext& ctx, const Dims& x) {
+Result<Dims> pool_output(InferContext& ctx, const Dims& x) {
   const ImageAxes ax = image_axes(ctx.attr_string("data_format"));
-  const Padding padding = *parse_padding(ctx.attr_string("padding"));
   const Ints& k = ctx.attr_ints("ksize");
   const Ints& s = ctx.attr_ints("strides");
-  Result<int64_t> oh = spatial_out(ctx, padding, "height", x[ax.h], k[0], s[0], 1, true);
+  auto pads = window_pads(ctx, x[ax.h], x[ax.w], k[0], k[1], s, Ints{1, 1}, true);
+  if (!pads.ok()) return pads.status();
+  Result<int64_t> oh = spatial_out(ctx, "height", x[ax.h], k[0], s[0], 1, pads->first, true);
   if (!oh.ok()) return oh.status();
-  Result<int64_t> ow = spatial_out(ctx, padding, "width", x[ax.w], k[1], s[1], 1, true);
+  Result<int64_t> ow = spatial_out(ctx, "width", x[ax.w], k[1], s[1], 1, pads->second, true);
   if (!ow.ok()) return ow.status();
   return make_image(ax, x[ax.n], *oh, *ow, x[ax.c]);
 }
@@ -151,14 +185,14 @@ Status infer_avg_pool2d_backward(InferContext& ctx) {
 
 std::vector<AttrSpec> conv_attrs() {
   return {optional_attr("strides", Ints{1, 1}).exactly(2).at_least(1),
-          detail::padding_attr(),
+          detail::padding_attr(), detail::pads_attr(),
           optional_attr("dilations", Ints{1, 1}).exactly(2).at_least(1),
           detail::data_format_attr()};
 }
 std::vector<AttrSpec> pool_attrs() {
   return {optional_attr("ksize", Ints{2, 2}).exactly(2).at_least(1),
           optional_attr("strides", Ints{2, 2}).exactly(2).at_least(1),
-          detail::padding_attr(), detail::data_format_attr()};
+          detail::padding_attr(), detail::pads_attr(), detail::data_format_attr()};
 }
 template <typename... More>
 std::vector<AttrSpec> plus(std::vector<AttrSpec> base, More... more) {

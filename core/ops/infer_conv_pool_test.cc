@@ -42,11 +42,50 @@ TEST(InferConvPool, Conv2dErrors) {
                       {"conv2d: VALID output height would be 0 (input 2, kernel 3, dilation 1, stride 1)"}));
   EXPECT_TRUE(invalid("conv2d", {f32({1, 8, 8, 4}), f32({3, 3, 4, 8})}, {{"stride", {2, 2}}},
                       {"conv2d: unknown attribute 'stride' (accepted: data_format, dilations, "
-                       "padding, strides)"}));
+                       "padding, pads, strides)"}));
   EXPECT_TRUE(invalid("conv2d", {f32({1, 8, 8, 4}), f32({3, 3, 4, 8})}, {{"padding", "FULL"}},
                       {"conv2d: attribute 'padding' is \"FULL\""}));
   EXPECT_TRUE(invalid("conv2d", {f32({1, 8, 8, 4}), f32({3, 3, 4, 8})}, {{"strides", {0, 1}}},
                       {"conv2d: attribute 'strides' (0,1) has 0 at index 0, expected >= 1"}));
+}
+
+// The core spells the padding out in "pads" (h_before, w_before, h_after, w_after) for every
+// padding mode, so plugins never re-derive SAME; a normalised instance instantiates again
+// unchanged; explicit pads need padding EXPLICIT.
+TEST(InferConvPool, PaddingIsNormalisedToExplicitPads) {
+  auto pads_of = [](const char* op, std::vector<TensorType> in, AttrMap attrs) {
+    Result<OpInstance> r = instantiate(op, in, attrs);
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    return r.ok() ? r->attrs().at("pads").as_ints() : Ints{};
+  };
+  // SAME, 7x8 input, 2x2 kernel, stride 2: out 4x4; h total 1 (0 before, 1 after), w total 0.
+  EXPECT_EQ(pads_of("conv2d", {f32({1, 7, 8, 3}), f32({2, 2, 3, 4})},
+                    {{"padding", "SAME"}, {"strides", {2, 2}}}),
+            (Ints{0, 0, 1, 0}));
+  // SAME, 5x5, 3x3, stride 1: one cell on every side.
+  EXPECT_EQ(pads_of("conv2d", {f32({1, 5, 5, 3}), f32({3, 3, 3, 4})}, {{"padding", "SAME"}}),
+            (Ints{1, 1, 1, 1}));
+  EXPECT_EQ(pads_of("max_pool2d", {f32({1, 5, 5, 3})}, {{"padding", "SAME"}}), (Ints{0, 0, 1, 1}));
+  EXPECT_EQ(pads_of("conv2d", {f32({1, 5, 5, 3}), f32({3, 3, 3, 4})}, {}), (Ints{0, 0, 0, 0}));
+  // Already normalised: the same pads again are accepted (gradient rules copy attributes).
+  EXPECT_EQ(pads_of("conv2d", {f32({1, 5, 5, 3}), f32({3, 3, 3, 4})},
+                    {{"padding", "SAME"}, {"pads", {1, 1, 1, 1}}}),
+            (Ints{1, 1, 1, 1}));
+  // EXPLICIT: asymmetric pads as given; output (5+2+0-3)/1+1 = 5 high, (5+1+3-3)+1 = 7 wide.
+  EXPECT_EQ(out_dims("conv2d", {f32({1, 5, 5, 3}), f32({3, 3, 3, 4})},
+                     {{"padding", "EXPLICIT"}, {"pads", {2, 1, 0, 3}}}),
+            (Dims{1, 5, 7, 4}));
+  EXPECT_TRUE(invalid("conv2d", {f32({1, 5, 5, 3}), f32({3, 3, 3, 4})},
+                      {{"padding", "SAME"}, {"pads", {2, 1, 0, 3}}},
+                      {"conv2d: attribute 'pads' is (2,1,0,3), but padding \"SAME\" gives (1,1,1,1)"}));
+  EXPECT_TRUE(invalid("conv2d", {f32({1, 5, 5, 3}), f32({3, 3, 3, 4})},
+                      {{"padding", "EXPLICIT"}, {"pads", {0, 0, -1, 0}}},
+                      {"conv2d: attribute 'pads' (0,0,-1,0) has -1 at index 2, expected >= 0"}));
+  EXPECT_TRUE(invalid("max_pool2d", {f32({1, 5, 5, 3})}, {{"padding", "EXPLICIT"}, {"pads", {2, 0, 0, 0}}},
+                      {"max_pool2d: attribute 'pads' is (2,0,0,0): pad 0 must be smaller than the window (2)"}));
+  EXPECT_TRUE(invalid("conv2d", {f32({1, 1, 5, 3}), f32({3, 3, 3, 4})},
+                      {{"padding", "EXPLICIT"}, {"pads", {1, 0, 0, 0}}},
+                      {"conv2d: EXPLICIT output height would be 0 (input 1, kernel 3, dilation 1, stride 1, pads (1,0))"}));
 }
 
 TEST(InferConvPool, Conv2dBiasAct) {

@@ -9,11 +9,13 @@
 
 #include <dlrt/types.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "attrs.hpp"
+#include "sample.hpp"
 #include "shape_util.hpp"
 #include "status.hpp"
 
@@ -70,6 +72,22 @@ class InferContext;
 // complete, type-checked attribute set.
 using InferFn = Status (*)(InferContext& ctx);
 
+// How the conformance suite compares a device's outputs with the reference device's
+// (docs/ops.md, "Conformance tolerances"): exact (bit-for-bit values, NaN equals NaN) or
+// max|out - ref| / max(1, max|ref|) <= rel.
+struct Tolerance {
+  bool exact = false;
+  double rel = 1e-5;
+};
+inline constexpr Tolerance kExact{true, 0};
+inline constexpr Tolerance kElementwiseTol{false, 1e-5};  // one rounding per element
+inline constexpr Tolerance kReductionTol{false, 1e-4};    // sums whose order differs
+inline constexpr Tolerance kGemmTol{false, 1e-3};         // long dot products (conv, matmul)
+
+// The op's conformance samples (sample.hpp), built from its own definition, so a family's
+// shape set is written once and each op of it only names its value ranges.
+using SampleFn = std::function<std::vector<Sample>(const struct OpDef&)>;
+
 struct OpDef {
   std::string name;
   std::string family;  // "conv_pool", "elementwise", "reduce_shape", "misc", "train"
@@ -79,6 +97,35 @@ struct OpDef {
   std::vector<AttrSpec> attrs;
   InferFn infer = nullptr;
   std::vector<InPlace> in_place;
+
+  // ---- properties the core reads instead of lists of op names ----
+  // The op's meaning version, sent to plugins in dlrt_op_desc.op_version (ABI 1.2). It grows
+  // when an op's arithmetic or attributes change meaning; a plugin that only knows an older
+  // version answers "unsupported" instead of computing the old meaning silently.
+  int version = 1;
+  // Draws random numbers with the run count (dlrt_kernel_args.rng_offset /
+  // rng_offset_device): the executor gives its device the device-side run-count word so a
+  // captured graph draws fresh numbers on every replay.
+  bool uses_rng = false;
+  // Writes state that outlives the run (the in-place optimizer updates): never pruned or
+  // deduplicated, run exactly once per step.
+  bool stateful = false;
+  // Why the op has no gradient rule (autodiff's message when it lies on a gradient path);
+  // empty when the op is differentiable and core/autodiff has its rule (a test checks both
+  // directions).
+  std::string no_gradient;
+  Tolerance tolerance = kElementwiseTol;
+  SampleFn samples;  // never empty in the registry (a test checks)
+
+  // Chainable setters for the tables in infer_*.cc:
+  //   unary("relu", ...).gradient_free("...").tol(kExact)
+  OpDef& draws_random() { uses_rng = true; return *this; }
+  OpDef& with_state() { stateful = true; return *this; }
+  OpDef& gradient_free(std::string why) { no_gradient = std::move(why); return *this; }
+  OpDef& tol(Tolerance t) { tolerance = t; return *this; }
+  OpDef& sampled(SampleFn fn) { samples = std::move(fn); return *this; }
+  OpDef& with_attr(AttrSpec spec) { attrs.push_back(std::move(spec)); return *this; }
+  OpDef& at_version(int v) { version = v; return *this; }
 
   const AttrSpec* find_attr(std::string_view attr) const;
   int input_index(std::string_view input) const;  // -1 when absent
@@ -125,6 +172,14 @@ class InferContext {
   void add_output(dlrt_dtype dtype, Dims dims) { outputs_.push_back({dtype, std::move(dims)}); }
   std::vector<TensorType>& outputs() { return outputs_; }
 
+  // Replaces an attribute of the instance with what the inference derived, so plugins get
+  // it spelled out: conv and pool ops set "pads" to the padding SAME gives. `name` must be
+  // an attribute of the OpDef; instantiate applies these after a successful inference.
+  void normalize(std::string name, AttrValue value) {
+    normalized_.insert_or_assign(std::move(name), std::move(value));
+  }
+  const AttrMap& normalized() const { return normalized_; }
+
  private:
   const AttrValue& attr(std::string_view n) const;
 
@@ -132,6 +187,7 @@ class InferContext {
   const std::vector<TensorType>& inputs_;
   const AttrMap& attrs_;
   std::vector<TensorType> outputs_;
+  AttrMap normalized_;
 };
 
 }  // namespace dlrt::ops

@@ -105,6 +105,13 @@ Result<OpInstance::Storage*> build(const OpDef& def, const std::vector<TensorTyp
   for (size_t o = 0; o < ctx.outputs().size(); ++o)
     DLRT_OPS_RETURN_IF_ERROR(check_dims(
         def.name, fmt::format("output {} ({})", o, def.outputs[o].name), ctx.outputs()[o]));
+  for (const auto& [name, value] : ctx.normalized()) {
+    auto it = attrs->find(name);
+    if (it == attrs->end())
+      return Status(DLRT_INTERNAL, fmt::format("{}: inference normalised '{}', which is not an "
+                                               "attribute of the op", def.name, name));
+    it->second = value;
+  }
   s.def = &def;
   s.inputs = inputs;
   s.outputs = std::move(ctx.outputs());
@@ -128,6 +135,7 @@ void materialise(OpInstance::Storage& s) {
   s.desc.outputs = s.output_ptrs.data();
   s.desc.num_attrs = s.attr_ptrs.size();
   s.desc.attrs = s.attr_ptrs.data();
+  s.desc.op_version = s.def->version;
 }
 
 // Turns anything thrown inside (a bug, or out of memory) into a status: nothing leaves the

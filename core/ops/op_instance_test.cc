@@ -54,10 +54,12 @@ TEST(OpInstance, DefaultsFilledInTheDescriptor) {
   const dlrt_op_desc& d = r->desc();
   EXPECT_EQ(d.struct_size, sizeof(dlrt_op_desc));
   EXPECT_STREQ(d.op, "conv2d");
-  ASSERT_EQ(d.num_attrs, 4u);
+  EXPECT_EQ(d.op_version, 1);  // ABI 1.2: the schema's version of conv2d
+  ASSERT_EQ(d.num_attrs, 5u);
   // Sorted by name.
   EXPECT_STREQ(d.attrs[0]->name, "data_format");
-  EXPECT_STREQ(d.attrs[3]->name, "strides");
+  EXPECT_STREQ(d.attrs[3]->name, "pads");
+  EXPECT_STREQ(d.attrs[4]->name, "strides");
   const dlrt_attr* strides = find_c_attr(d, "strides");
   ASSERT_NE(strides, nullptr);
   EXPECT_EQ(strides->struct_size, sizeof(dlrt_attr));

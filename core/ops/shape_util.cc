@@ -10,6 +10,7 @@ namespace dlrt::ops {
 std::optional<Padding> parse_padding(std::string_view text) {
   if (text == "VALID") return Padding::kValid;
   if (text == "SAME") return Padding::kSame;
+  if (text == "EXPLICIT") return Padding::kExplicit;
   return std::nullopt;
 }
 
@@ -30,6 +31,22 @@ PadPair same_padding(int64_t in, int64_t k, int64_t stride, int64_t dilation) {
   const int64_t out = window_output_size(Padding::kSame, in, k, stride, dilation);
   const int64_t total = std::max<int64_t>((out - 1) * stride + (k - 1) * dilation + 1 - in, 0);
   return PadPair{total / 2, total - total / 2};
+}
+
+PadPair window_padding(Padding padding, int64_t in, int64_t k, int64_t stride, int64_t dilation,
+                       PadPair given) {
+  switch (padding) {
+    case Padding::kSame: return same_padding(in, k, stride, dilation);
+    case Padding::kExplicit: return given;
+    case Padding::kValid: break;
+  }
+  return PadPair{};
+}
+
+int64_t padded_output_size(int64_t in, PadPair pads, int64_t k, int64_t stride,
+                           int64_t dilation) {
+  const int64_t span = (k - 1) * dilation + 1;
+  return floor_div(in + pads.before + pads.after - span, stride) + 1;
 }
 
 Broadcast broadcast_shapes(const Dims& a, const Dims& b) {

@@ -20,16 +20,19 @@ namespace dlrt::ops {
 
 using Dims = std::vector<int64_t>;
 
-enum class Padding { kValid, kSame };
+// VALID and SAME as TensorFlow; EXPLICIT: the op's "pads" attribute gives the cells before
+// and after on each spatial axis (ONNX's pads, with auto_pad NOTSET).
+enum class Padding { kValid, kSame, kExplicit };
 
-// "VALID" / "SAME" (exact spelling, as TF); nullopt otherwise.
+// "VALID" / "SAME" / "EXPLICIT" (exact spelling); nullopt otherwise.
 std::optional<Padding> parse_padding(std::string_view text);
 
 // Output length of a window of `k` taps, `dilation` apart, moved by `stride` over `in` cells:
 //   SAME:  ceil(in / stride)
 //   VALID: floor((in - (k-1)*dilation - 1) / stride) + 1, which is <= 0 when the dilated
 //          window is longer than the input (the caller reports that).
-// Preconditions: in >= 1, k >= 1, stride >= 1, dilation >= 1.
+// Preconditions: in >= 1, k >= 1, stride >= 1, dilation >= 1; padding is VALID or SAME
+// (EXPLICIT: padded_output_size).
 int64_t window_output_size(Padding padding, int64_t in, int64_t k, int64_t stride,
                            int64_t dilation = 1);
 
@@ -40,6 +43,16 @@ struct PadPair {
   int64_t after = 0;
 };
 PadPair same_padding(int64_t in, int64_t k, int64_t stride, int64_t dilation = 1);
+
+// The padding a window op actually applies on one axis: none for VALID, SAME's rule, or
+// `given` for EXPLICIT. The core sends these to plugins as the "pads" attribute, so no
+// backend re-derives SAME (docs/ops.md, Conventions).
+PadPair window_padding(Padding padding, int64_t in, int64_t k, int64_t stride, int64_t dilation,
+                       PadPair given);
+// Output length over `in` cells padded by `pads`: floor((in + before + after - span) /
+// stride) + 1, <= 0 when the window does not fit (the caller reports that).
+int64_t padded_output_size(int64_t in, PadPair pads, int64_t k, int64_t stride,
+                           int64_t dilation = 1);
 
 // NumPy broadcasting: align trailing dims; equal dims stay, a 1 stretches to the other.
 // On a conflict `dims` is empty and conflict_a/conflict_b name the clashing axis of a and b.

@@ -129,6 +129,9 @@ class OpView {
     if (desc == nullptr) fail(DLRT_INVALID_ARGUMENT, "op descriptor is NULL");
     if (desc->op == nullptr) fail(DLRT_INVALID_ARGUMENT, "op descriptor has no op name");
     name_ = desc->op;
+    // ABI 1.2 appended op_version; a 1.0/1.1 host's descriptor stops before it (version 1).
+    if (desc->struct_size >= offsetof(dlrt_op_desc, op_version) + sizeof(int32_t))
+      version_ = desc->op_version;
     read_operands(desc->num_inputs, desc->inputs, "input", inputs_);
     read_operands(desc->num_outputs, desc->outputs, "output", outputs_);
     for (size_t k = 0; k < desc->num_attrs; ++k) {
@@ -153,6 +156,8 @@ class OpView {
   }
 
   const std::string& name() const { return name_; }
+  // The op's meaning version (dlrt_op_desc.op_version, ABI 1.2; 1 from older hosts).
+  int version() const { return version_; }
   size_t num_inputs() const { return inputs_.size(); }
   size_t num_outputs() const { return outputs_.size(); }
   const TensorView& input(size_t i) const { return operand(inputs_, i, "input"); }
@@ -242,10 +247,20 @@ class OpView {
   }
 
   std::string name_;
+  int version_ = 1;
   std::vector<TensorView> inputs_;
   std::vector<TensorView> outputs_;
   std::map<std::string, Attr> attrs_;
 };
+
+// Every op this repository's plugins implement is at version 1 of its meaning. A newer
+// version (a later core changed what the op computes) is declined with a reason instead of
+// being run with the old arithmetic. Called by each plugin's op_supported and kernel_create.
+inline void require_known_version(const OpView& op, int implemented = 1) {
+  if (op.version() > implemented)
+    fail(DLRT_UNIMPLEMENTED, op.name() + " version " + std::to_string(op.version()) +
+                                 ": this plugin implements version " + std::to_string(implemented));
+}
 
 // ---- SAME / VALID windows ----------------------------------------------------------------
 
@@ -287,6 +302,35 @@ inline Window1D window_1d(int64_t in, int64_t k, int64_t stride, int64_t dilatio
   } else {
     fail(DLRT_INVALID_ARGUMENT, op + ": padding is '" + padding + "', expected \"SAME\" or \"VALID\"");
   }
+  return w;
+}
+
+// The window of spatial axis `axis` (0: h, 1: w) of a conv or pool op as the core spelled it
+// out: its "pads" attribute (h_before, w_before, h_after, w_after; ONNX's order) gives the
+// padding whatever "padding" says (VALID, SAME or EXPLICIT), and the output length follows
+// from it. A descriptor from a host older than ABI 1.2 has no "pads"; its "padding" is then
+// VALID or SAME and window_1d above applies TensorFlow's rule, the one place a plugin still
+// derives padding. Throws INVALID_ARGUMENT for pads that are negative or leave no output.
+inline Window1D window_of(const OpView& op, int axis, int64_t in, int64_t k, int64_t stride,
+                          int64_t dilation) {
+  const char* name = axis == 0 ? "h" : "w";
+  if (!op.has("pads")) return window_1d(in, k, stride, dilation, op.get_string("padding"), op.name(), name);
+  const std::vector<int64_t> pads = op.get_ints("pads");
+  if (pads.size() != 4)
+    fail(DLRT_INVALID_ARGUMENT, op.name() + ": pads has " + std::to_string(pads.size()) +
+                                    " values, expected 4 (h_before, w_before, h_after, w_after)");
+  Window1D w;
+  w.in = in, w.k = k, w.stride = stride, w.dilation = dilation;
+  w.pad_before = pads[axis];
+  w.pad_after = pads[axis + 2];
+  const int64_t span = (k - 1) * dilation + 1;
+  if (in < 1 || k < 1 || stride < 1 || dilation < 1 || w.pad_before < 0 || w.pad_after < 0 ||
+      in + w.pad_before + w.pad_after < span)
+    fail(DLRT_INVALID_ARGUMENT, op.name() + ": " + name + ": input " + std::to_string(in) +
+                                    " padded by (" + std::to_string(w.pad_before) + ", " +
+                                    std::to_string(w.pad_after) + ") does not fit a window of extent " +
+                                    std::to_string(span) + " (stride " + std::to_string(stride) + ")");
+  w.out = (in + w.pad_before + w.pad_after - span) / stride + 1;
   return w;
 }
 

@@ -27,6 +27,7 @@ const std::vector<KernelDef>& kernel_table() {
 }
 
 const KernelDef& resolve(const dlrt_plugin& p, const OpView& op, dlrt_op_cost* cost) {
+  plugin::require_known_version(op);
   for (const KernelDef& k : kernel_table()) {
     if (op.name() != k.op) continue;
     k.check(op, p, cost);

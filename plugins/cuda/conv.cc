@@ -53,9 +53,8 @@ ConvGeom conv_geom(const OpView& op, Dir dir) {
   const auto& s = op.get_ints("strides", 2);
   const auto& d = op.get_ints("dilations", 2);
   g.sh = s[0], g.sw = s[1], g.dh = d[0], g.dw = d[1];
-  const std::string& padding = op.get_string("padding");
-  plugin::Window1D wh = plugin::window_1d(g.h, g.kh, g.sh, g.dh, padding, op.name(), "h");
-  plugin::Window1D ww = plugin::window_1d(g.w, g.kw, g.sw, g.dw, padding, op.name(), "w");
+  plugin::Window1D wh = plugin::window_of(op, 0, g.h, g.kh, g.sh, g.dh);
+  plugin::Window1D ww = plugin::window_of(op, 1, g.w, g.kw, g.sw, g.dw);
   g.oh = wh.out, g.ow = ww.out;
   g.pad_h = wh.pad_before, g.pad_w = ww.pad_before;
   g.extra_h = wh.pad_after - wh.pad_before, g.extra_w = ww.pad_after - ww.pad_before;

@@ -47,6 +47,7 @@ const OpEntry& entry_or_throw(const dlrt_op_desc* op) {
   const OpEntry* e = find_op(op->op);
   if (e == nullptr)
     plugin::fail(DLRT_UNIMPLEMENTED, std::string("cuda: no kernel for op '") + op->op + "' yet");
+  plugin::require_known_version(plugin::OpView(op));
   return *e;
 }
 

@@ -23,10 +23,9 @@ math::Pool2D pool_geom(const OpView& op, const std::vector<int64_t>& x_dims, boo
   const bool nchw = plugin::is_nchw(op.get_string("data_format"), op.name());
   const auto& k = op.get_ints("ksize", 2);
   const auto& s = op.get_ints("strides", 2);
-  const std::string& padding = op.get_string("padding");
   plugin::ImageShape x = plugin::image_shape(x_dims, nchw, op.name(), "x");
-  plugin::Window1D wh = plugin::window_1d(x.h, k[0], s[0], 1, padding, op.name(), "h");
-  plugin::Window1D ww = plugin::window_1d(x.w, k[1], s[1], 1, padding, op.name(), "w");
+  plugin::Window1D wh = plugin::window_of(op, 0, x.h, k[0], s[0], 1);
+  plugin::Window1D ww = plugin::window_of(op, 1, x.w, k[1], s[1], 1);
   math::Pool2D g;
   g.nchw = nchw;
   g.n = x.n, g.h = x.h, g.w = x.w, g.c = x.c;

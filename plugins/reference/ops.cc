@@ -45,6 +45,7 @@ void run_kernel(const OpView& op, const void* const* inputs, void* const* output
 
 // Steps 2 and 3 above for an already copied descriptor.
 void resolve(const dlrt_plugin* p, const Device& dev, const OpView& op) {
+  plugin::require_known_version(op);
   if (p->config.ops_restricted && p->config.ops.count(op.name()) == 0)
     fail(DLRT_UNIMPLEMENTED, "reference device " + dev.label + " is restricted to ops " +
                                  p->ops_text + " (option 'ops'); op '" + op.name() +

@@ -376,7 +376,7 @@ TEST(CApi, DefaultOptionsAndVersions) {
   uint32_t major = 0, minor = 9, floor = 9;
   dlrt_abi_version(&major, &minor, &floor);
   EXPECT_EQ(major, 1u);
-  EXPECT_EQ(minor, 1u);  // 1.1: rng_offset_device (sdk/CHANGELOG.md)
+  EXPECT_EQ(minor, 2u);  // 1.2: dlrt_op_desc.op_version (sdk/CHANGELOG.md)
   EXPECT_EQ(floor, 0u);
   EXPECT_STRNE(dlrt_version(), "");
 }

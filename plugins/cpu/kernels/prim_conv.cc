@@ -86,7 +86,6 @@ ConvGeom conv_geom(const OpView& op) {
   const bool nchw = plugin::is_nchw(op.get_string("data_format"), op.name());
   const auto& strides = op.get_ints("strides", 2);
   const auto& dilations = op.get_ints("dilations", 2);
-  const std::string& padding = op.get_string("padding");
 
   ConvGeom g;
   std::vector<int64_t> filter;
@@ -109,8 +108,8 @@ ConvGeom conv_geom(const OpView& op) {
   if (g.ci != g.x.c)
     op.invalid("the filter has Ci = " + std::to_string(g.ci) + " but the image has " + std::to_string(g.x.c) +
                " channels");
-  g.h = plugin::window_1d(g.x.h, g.kh, strides[0], dilations[0], padding, op.name(), "h");
-  g.w = plugin::window_1d(g.x.w, g.kw, strides[1], dilations[1], padding, op.name(), "w");
+  g.h = plugin::window_of(op, 0, g.x.h, g.kh, strides[0], dilations[0]);
+  g.w = plugin::window_of(op, 1, g.x.w, g.kw, strides[1], dilations[1]);
   g.y = plugin::image_shape(g.x.n, g.h.out, g.w.out, g.co, nchw);
 
   switch (kind) {

@@ -50,13 +50,12 @@ PoolGeom pool_geom(const OpView& op) {
   const bool nchw = plugin::is_nchw(op.get_string("data_format"), op.name());
   const auto& ksize = op.get_ints("ksize", 2);
   const auto& strides = op.get_ints("strides", 2);
-  const std::string& padding = op.get_string("padding");
   if (op.name() == "avg_pool2d_backward")
     g.x = plugin::image_shape(op.get_ints("input_shape", 4), nchw, op.name(), "input_shape");
   else
     g.x = plugin::image_shape(op.input(0).dims, nchw, op.name(), "input 0 (x)");
-  g.h = plugin::window_1d(g.x.h, ksize[0], strides[0], 1, padding, op.name(), "h");
-  g.w = plugin::window_1d(g.x.w, ksize[1], strides[1], 1, padding, op.name(), "w");
+  g.h = plugin::window_of(op, 0, g.x.h, ksize[0], strides[0], 1);
+  g.w = plugin::window_of(op, 1, g.x.w, ksize[1], strides[1], 1);
   g.y = plugin::image_shape(g.x.n, g.h.out, g.w.out, g.x.c, nchw);
   if (!g.backward) {
     require_output_dims(op, 0, g.y.dims());

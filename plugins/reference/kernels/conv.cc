@@ -22,7 +22,6 @@ ConvGeom conv_geom(const OpView& op, const std::vector<int64_t>& x_dims, const s
   bool nchw = plugin::is_nchw(op.get_string("data_format"), op.name());
   const auto& strides = op.get_ints("strides", 2);
   const auto& dil = op.get_ints("dilations", 2);
-  const std::string& padding = op.get_string("padding");
   ConvGeom g;
   g.x = plugin::image_shape(x_dims, nchw, op.name(), "the image");
   if (w_dims.size() != 4) op.invalid("the filter must be (KH,KW,Ci,Co), has dims " + plugin::dims_string(w_dims));
@@ -30,8 +29,8 @@ ConvGeom conv_geom(const OpView& op, const std::vector<int64_t>& x_dims, const s
   if (g.ci != g.x.c)
     op.invalid("the filter has " + std::to_string(g.ci) + " input channels, the image " + std::to_string(g.x.c));
   if (g.co < 1 || g.x.n < 1) op.invalid("empty batch or no output channels");
-  g.wh = plugin::window_1d(g.x.h, g.kh, strides[0], dil[0], padding, op.name(), "h");
-  g.ww = plugin::window_1d(g.x.w, g.kw, strides[1], dil[1], padding, op.name(), "w");
+  g.wh = plugin::window_of(op, 0, g.x.h, g.kh, strides[0], dil[0]);
+  g.ww = plugin::window_of(op, 1, g.x.w, g.kw, strides[1], dil[1]);
   g.y = plugin::image_shape(g.x.n, g.wh.out, g.ww.out, g.co, nchw);
   return g;
 }

@@ -22,11 +22,10 @@ PoolGeom pool_geom(const OpView& op, const std::vector<int64_t>& x_dims) {
   bool nchw = plugin::is_nchw(op.get_string("data_format"), op.name());
   const auto& ksize = op.get_ints("ksize", 2);
   const auto& strides = op.get_ints("strides", 2);
-  const std::string& padding = op.get_string("padding");
   PoolGeom g;
   g.x = plugin::image_shape(x_dims, nchw, op.name(), "x");
-  g.wh = plugin::window_1d(g.x.h, ksize[0], strides[0], 1, padding, op.name(), "h");
-  g.ww = plugin::window_1d(g.x.w, ksize[1], strides[1], 1, padding, op.name(), "w");
+  g.wh = plugin::window_of(op, 0, g.x.h, ksize[0], strides[0], 1);
+  g.ww = plugin::window_of(op, 1, g.x.w, ksize[1], strides[1], 1);
   g.y = plugin::image_shape(g.x.n, g.wh.out, g.ww.out, g.x.c, nchw);
   return g;
 }

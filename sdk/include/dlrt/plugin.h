@@ -50,7 +50,7 @@ extern "C" {
 #endif
 
 #define DLRT_ABI_MAJOR 1
-#define DLRT_ABI_MINOR 1
+#define DLRT_ABI_MINOR 2
 /* The oldest minor this host still accepts. */
 #define DLRT_ABI_MINOR_FLOOR 0
 
@@ -139,7 +139,11 @@ typedef struct dlrt_op_cost {
 
 /* One op instance: name, operand descriptions and attributes. Owned by the caller, valid for
  * the call only: kernel_create copies what the kernel keeps. Op names and attribute names are
- * the core's op registry's (core/ops); fused ops such as "conv2d_bias_act" are ordinary names. */
+ * the core's op registry's (core/ops); fused ops such as "conv2d_bias_act" are ordinary names.
+ * The core has already checked the operands and attributes against the op's schema: outputs
+ * are inferred, every attribute is present (defaults filled in) and derived attributes are
+ * spelled out (conv and pool ops carry "pads", the padding SAME/VALID/EXPLICIT amounts to),
+ * so a plugin checks only what it can run (dtypes, layouts, attribute limits). */
 typedef struct dlrt_op_desc {
   size_t struct_size;
   const char* op;
@@ -149,6 +153,12 @@ typedef struct dlrt_op_desc {
   const dlrt_tensor_desc* const* outputs;
   size_t num_attrs;
   const dlrt_attr* const* attrs;
+  /* ABI 1.2: the version of the op's meaning (docs/ops.md, "Op versions"); 1 for every op
+   * shipped so far. It grows when an op's arithmetic or attributes change meaning: a plugin
+   * that implements an older version declines the op (UNIMPLEMENTED, naming both versions)
+   * rather than computing the old meaning. Absent (struct_size too small): version 1. */
+  int32_t op_version;
+  int32_t reserved0; /* zero */
 } dlrt_op_desc;
 
 /* Operands of one kernel_run. Buffers are device pointers from mem_alloc (or offsets into

@@ -13,6 +13,10 @@
 //   CASE_CREATE_FAILS      plugin_create returns INVALID_ARGUMENT
 //   CASE_NULL_ENTRY        leaves the required device_open NULL
 //   CASE_COUNT_FAILS       device_count returns UNAVAILABLE (like CUDA without a GPU)
+//   CASE_MINOR_1           declares minor 1 (built before dlrt_op_desc.op_version existed) and
+//                          reads op descriptors only as far as 1.1 laid them out
+//   CASE_OP_VERSION        declares the current minor; op_supported declines every op with a
+//                          reason that reports the op_version and struct_size it was given
 //   CASE_RANDOM_1_0        declares minor 0 and runs relu and random_uniform through the ABI
 //                          1.0 kernel arguments, with a capture table (random_1_0.hpp)
 //
@@ -184,9 +188,41 @@ void event_destroy(dlrt_event* e) { delete e; }
 dlrt_status* event_record(dlrt_event*, dlrt_stream*) { return nullptr; }
 dlrt_status* stream_wait_event(dlrt_stream*, dlrt_event*) { return nullptr; }
 dlrt_status* event_synchronize(dlrt_event*) { return nullptr; }
+#if defined(CASE_OP_VERSION)
+// What the host handed over, for the ABI test (tests/loader/abi_1_2_test.cc).
+dlrt_status* op_supported(dlrt_plugin*, int32_t, const dlrt_op_desc* d, dlrt_op_cost*) {
+  const bool has_version = d->struct_size >= offsetof(dlrt_op_desc, op_version) + sizeof(int32_t);
+  return dlrt::plugin::make_status(
+      DLRT_UNIMPLEMENTED, std::string(TEST_PLUGIN_NAME) + " saw " + d->op + " op_version " +
+                              (has_version ? std::to_string(d->op_version) : "absent") +
+                              " struct_size " + std::to_string(d->struct_size));
+}
+#elif defined(CASE_MINOR_1)
+// dlrt_op_desc as ABI 1.1 shipped it: 64 bytes, no op_version. A 1.1 plugin reads only
+// these, whatever struct_size a newer host gives.
+struct OpDesc11 {
+  size_t struct_size;
+  const char* op;
+  size_t num_inputs;
+  const dlrt_tensor_desc* const* inputs;
+  size_t num_outputs;
+  const dlrt_tensor_desc* const* outputs;
+  size_t num_attrs;
+  const dlrt_attr* const* attrs;
+};
+static_assert(sizeof(OpDesc11) == 64, "OpDesc11 must be the ABI 1.1 layout");
+dlrt_status* op_supported(dlrt_plugin*, int32_t, const dlrt_op_desc* d, dlrt_op_cost*) {
+  OpDesc11 v{};
+  std::memcpy(&v, d, sizeof v);
+  return dlrt::plugin::make_status(DLRT_UNIMPLEMENTED, std::string(TEST_PLUGIN_NAME) + " (ABI 1.1) saw " +
+                                                           v.op + " with " +
+                                                           std::to_string(v.num_inputs) + " inputs");
+}
+#else
 dlrt_status* op_supported(dlrt_plugin*, int32_t, const dlrt_op_desc*, dlrt_op_cost*) {
   return dlrt::plugin::make_status(DLRT_UNIMPLEMENTED, "the loader test plugin runs no ops");
 }
+#endif
 dlrt_status* kernel_create(dlrt_device*, const dlrt_op_desc*, dlrt_kernel** out, size_t* ws) {
   *out = nullptr;
   *ws = 0;
@@ -256,6 +292,9 @@ extern "C" DLRT_PLUGIN_EXPORT dlrt_status* dlrt_plugin_init(const dlrt_host_api*
 #endif
 #ifdef CASE_NULL_ENTRY
   a.device_open = nullptr;
+#endif
+#ifdef CASE_MINOR_1
+  a.abi_minor = 1;
 #endif
 #ifdef CASE_OLD_MINOR
   // Built before `capture`/`collectives` existed: junk where they would be, which the host
