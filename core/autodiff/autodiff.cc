@@ -201,20 +201,8 @@ const RuleTable& rules() {
 }
 
 std::string why_no_rule(const std::string& op) {
-  if (op == "argmax" || op == "equal_count")
-    return "its output is piecewise constant (integer), so no gradient flows through it; compute "
-           "metrics such as accuracy beside the loss, not inside it";
-  if (op == "gather_rows")
-    return "the gradient with respect to params needs a scatter-add op, which the op set "
-           "(docs/ops.md) does not have yet";
-  if (op == "sgd_update" || op == "adam_update") return "optimizer updates are not differentiable";
-  const auto ends_with = [&](const char* s) {
-    const std::string suffix(s);
-    return op.size() >= suffix.size() && op.compare(op.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  if (ends_with("_grad") || op.find("_backward") != std::string::npos)
-    return "it is a backward op, and dlrt differentiates to first order only";
-  return "";
+  const ops::OpDef* def = ops::find_op(op);
+  return def != nullptr ? def->no_gradient : "";
 }
 
 }  // namespace autodiff

@@ -98,7 +98,8 @@ void add_math_rules(RuleTable& table);
 // Every rule, built once.
 const RuleTable& rules();
 
-// Why an op has no rule, for the UNIMPLEMENTED message ("" when there is nothing to add).
+// Why an op has no rule, for the UNIMPLEMENTED message: the op schema's OpDef::no_gradient
+// ("" when there is nothing to add).
 std::string why_no_rule(const std::string& op);
 
 // Shared by the fused ops (conv2d_bias_act, matmul_bias_act): the gradient at the

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "autodiff/grad_check.hpp"
+#include "autodiff/rules.hpp"
+#include "ops/op_registry.hpp"
 
 namespace dlrt::core::testing {
 namespace {
@@ -22,6 +24,18 @@ void check_op(const std::string& op, const std::vector<ops::Dims>& inputs, const
   std::vector<ValueRef> xs;
   for (size_t i = 0; i < inputs.size(); ++i) xs.push_back(c.input("x" + std::to_string(i), {F, inputs[i]}, kind));
   c.check(c.project(c.op_all(op, xs, attrs)));
+}
+
+// The schema says which ops have no gradient and why (OpDef::no_gradient); every other op has
+// a rule here. A new differentiable op without a rule, or a rule for an op the schema calls
+// non-differentiable, fails.
+TEST(GradientRules, EveryOpHasARuleOrItsSchemaSaysWhyNot) {
+  for (const ops::OpDef* def : ops::all_ops()) {
+    const bool has_rule = autodiff::rules().count(def->name) != 0;
+    EXPECT_NE(has_rule, !def->no_gradient.empty())
+        << def->name << (has_rule ? ": has a rule and a no_gradient reason"
+                                  : ": needs a gradient rule or OpDef::gradient_free(reason)");
+  }
 }
 
 // ---- conv_pool ------------------------------------------------------------------------------

@@ -16,6 +16,8 @@
 
 #include "exec/compiled.hpp"
 #include "exec/exec_test_util.hpp"
+#include "ops/op_registry.hpp"
+#include "ops/sample.hpp"
 
 namespace dlrt::core {
 namespace {
@@ -101,6 +103,44 @@ TEST(Capture, RandomOpsDrawRunKsNumbersOnEveryReplay) {
   captured->set_run_count(2);
   EXPECT_EQ(run_and_read(*captured, {x.get()}, 3), seen[2]);
   EXPECT_EQ(captured->stats().captured_replays, 5u);
+}
+
+// Every op the schema flags uses_rng (not a list kept here): an executable running its first
+// sample gets the device-side run-count word, and captured replays draw fresh numbers on
+// every run, equal to plain runs.
+TEST(Capture, EveryOpFlaggedUsesRngDrawsFreshNumbersUnderCapture) {
+  auto ctx = ref_context("reference:capture=1");
+  int flagged = 0;
+  for (const ops::OpDef* def : ops::all_ops()) {
+    if (!def->uses_rng) continue;
+    ++flagged;
+    SCOPED_TRACE(def->name);
+    const ops::Sample sample = ops::op_samples(*def).at(0);
+    Graph g(*ctx);
+    std::vector<ValueRef> feeds;
+    std::vector<TensorPtr> inputs;
+    std::vector<const dlrt_tensor*> feed_ptrs;
+    for (const ops::SampleInput& in : sample.inputs) {
+      ASSERT_EQ(in.dtype, DLRT_F32);
+      feeds.push_back(g.add_placeholder(in.name, {in.dtype, in.dims}));
+      inputs.push_back(tensor(*ctx, 0, {in.dtype, in.dims},
+                              random_floats(static_cast<size_t>(ops::num_elements(in.dims)), 5)));
+      feed_ptrs.push_back(inputs.back().get());
+    }
+    std::vector<ValueRef> outs = g.add_op(def->name, "op", feeds, sample.attrs);
+    auto captured = Executable::compile(g, feeds, outs, with_capture(true));
+    auto plain = Executable::compile(g, feeds, outs, with_capture(false));
+    EXPECT_NE(dynamic_cast<exec::CompiledExecutable&>(*captured).devices[0].rng_offset.data(), nullptr);
+    std::vector<std::vector<std::vector<float>>> seen;
+    for (int run = 0; run < 4; ++run) {
+      auto a = run_and_read(*captured, feed_ptrs, outs.size());
+      EXPECT_EQ(a, run_and_read(*plain, feed_ptrs, outs.size())) << "run " << run;
+      for (const auto& earlier : seen) EXPECT_NE(a, earlier) << "run " << run << " repeats";
+      seen.push_back(a);
+    }
+    EXPECT_EQ(captured->stats().captured_replays, 2u);
+  }
+  EXPECT_GE(flagged, 3);  // random_uniform, random_normal, dropout at least
 }
 
 // The set-up before any run: a first run that already counts from 100 is still a plain run

@@ -39,9 +39,10 @@ const ops::TensorType& type_of_placed(const Graph& g, const PlacedNode& p, uint3
   return p.is_copy ? g.type_of({p.source, p.copied_output}) : g.node(p.source).outputs[output];
 }
 
-// The ops of docs/ops.md that draw with the run count (dlrt_kernel_args.rng_offset).
+// Ops that draw with the run count (dlrt_kernel_args.rng_offset): the schema's uses_rng flag.
 bool draws_random_numbers(const std::string& op) {
-  return op == "random_uniform" || op == "random_normal" || op == "dropout";
+  const ops::OpDef* def = ops::find_op(op);
+  return def != nullptr && def->uses_rng;
 }
 
 class Compiler {

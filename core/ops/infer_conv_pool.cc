@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "infer_common.hpp"
+#include "samples.hpp"
 
 namespace dlrt::ops {
 namespace {
@@ -203,39 +204,62 @@ std::vector<AttrSpec> plus(std::vector<AttrSpec> base, More... more) {
 }  // namespace
 
 std::vector<OpDef> conv_pool_ops() {
+  using samples::ConvPass;
+  using samples::PoolPass;
   const DtypeSet& F = kFloatTypes;
+  const char* backward = "it is a backward op, and dlrt differentiates to first order only";
   std::vector<OpDef> ops;
-  ops.push_back({"conv2d", "conv_pool", "2-D cross-correlation, as TF's conv2d",
-                 {in("x", F, "(N,H,W,Ci)"), in("w", F, "(KH,KW,Ci,Co)")},
-                 {out("y", "(N,OH,OW,Co)")}, conv_attrs(), infer_conv2d, {}});
-  ops.push_back({"conv2d_bias_act", "conv_pool", "fused y = act(conv2d(x, w) + b)",
-                 {in("x", F, "(N,H,W,Ci)"), in("w", F, "(KH,KW,Ci,Co)"), in("b", F, "(Co)")},
-                 {out("y", "(N,OH,OW,Co)")}, plus(conv_attrs(), detail::activation_attr()),
-                 infer_conv2d_bias_act, {}});
-  ops.push_back({"max_pool2d", "conv_pool", "max over each window; padded cells are -inf",
-                 {in("x", F, "(N,H,W,C)")}, {out("y", "(N,OH,OW,C)")}, pool_attrs(),
-                 infer_pool2d, {}});
-  ops.push_back({"avg_pool2d", "conv_pool", "mean over each window; padded cells not counted",
-                 {in("x", F, "(N,H,W,C)")}, {out("y", "(N,OH,OW,C)")}, pool_attrs(),
-                 infer_pool2d, {}});
+  ops.push_back(OpDef{"conv2d", "conv_pool", "2-D cross-correlation, as TF's conv2d",
+                      {in("x", F, "(N,H,W,Ci)"), in("w", F, "(KH,KW,Ci,Co)")},
+                      {out("y", "(N,OH,OW,Co)")}, conv_attrs(), infer_conv2d, {}}
+                    .sampled(samples::conv(ConvPass::kForward))
+                    .tol(kGemmTol));
+  ops.push_back(OpDef{"conv2d_bias_act", "conv_pool", "fused y = act(conv2d(x, w) + b)",
+                      {in("x", F, "(N,H,W,Ci)"), in("w", F, "(KH,KW,Ci,Co)"), in("b", F, "(Co)")},
+                      {out("y", "(N,OH,OW,Co)")}, plus(conv_attrs(), detail::activation_attr()),
+                      infer_conv2d_bias_act, {}}
+                    .sampled(samples::conv(ConvPass::kBiasAct))
+                    .tol(kGemmTol));
+  ops.push_back(OpDef{"max_pool2d", "conv_pool", "max over each window; padded cells are -inf",
+                      {in("x", F, "(N,H,W,C)")}, {out("y", "(N,OH,OW,C)")}, pool_attrs(),
+                      infer_pool2d, {}}
+                    .sampled(samples::pool(PoolPass::kMax))
+                    .tol(kReductionTol));
+  ops.push_back(OpDef{"avg_pool2d", "conv_pool", "mean over each window; padded cells not counted",
+                      {in("x", F, "(N,H,W,C)")}, {out("y", "(N,OH,OW,C)")}, pool_attrs(),
+                      infer_pool2d, {}}
+                    .sampled(samples::pool(PoolPass::kAvg))
+                    .tol(kReductionTol));
   // Backward ops: autodiff emits them; they are not differentiated again (first order only).
-  ops.push_back({"conv2d_backward_data", "conv_pool", "gradient of conv2d with respect to x",
-                 {in_const("dy", F, "(N,OH,OW,Co)"), in_const("w", F, "(KH,KW,Ci,Co)")},
-                 {out("dx", "(N,H,W,Ci)")},
-                 plus(conv_attrs(), required_attr("input_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
-                 infer_conv2d_backward_data, {}});
-  ops.push_back({"conv2d_backward_filter", "conv_pool", "gradient of conv2d with respect to w",
-                 {in_const("x", F, "(N,H,W,Ci)"), in_const("dy", F, "(N,OH,OW,Co)")},
-                 {out("dw", "(KH,KW,Ci,Co)")},
-                 plus(conv_attrs(), required_attr("filter_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
-                 infer_conv2d_backward_filter, {}});
-  ops.push_back({"max_pool2d_backward", "conv_pool", "routes dy to the first max of each window",
-                 {in_const("x", F, "(N,H,W,C)"), in_const("dy", F, "(N,OH,OW,C)")},
-                 {out("dx", "(N,H,W,C)")}, pool_attrs(), infer_max_pool2d_backward, {}});
-  ops.push_back({"avg_pool2d_backward", "conv_pool", "spreads dy evenly over each window",
-                 {in_const("dy", F, "(N,OH,OW,C)")}, {out("dx", "(N,H,W,C)")},
-                 plus(pool_attrs(), required_attr("input_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
-                 infer_avg_pool2d_backward, {}});
+  ops.push_back(OpDef{"conv2d_backward_data", "conv_pool", "gradient of conv2d with respect to x",
+                      {in_const("dy", F, "(N,OH,OW,Co)"), in_const("w", F, "(KH,KW,Ci,Co)")},
+                      {out("dx", "(N,H,W,Ci)")},
+                      plus(conv_attrs(), required_attr("input_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
+                      infer_conv2d_backward_data, {}}
+                    .sampled(samples::conv(ConvPass::kBackwardData))
+                    .gradient_free(backward)
+                    .tol(kGemmTol));
+  ops.push_back(OpDef{"conv2d_backward_filter", "conv_pool", "gradient of conv2d with respect to w",
+                      {in_const("x", F, "(N,H,W,Ci)"), in_const("dy", F, "(N,OH,OW,Co)")},
+                      {out("dw", "(KH,KW,Ci,Co)")},
+                      plus(conv_attrs(), required_attr("filter_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
+                      infer_conv2d_backward_filter, {}}
+                    .sampled(samples::conv(ConvPass::kBackwardFilter))
+                    .gradient_free(backward)
+                    .tol(kGemmTol));
+  ops.push_back(OpDef{"max_pool2d_backward", "conv_pool", "routes dy to the first max of each window",
+                      {in_const("x", F, "(N,H,W,C)"), in_const("dy", F, "(N,OH,OW,C)")},
+                      {out("dx", "(N,H,W,C)")}, pool_attrs(), infer_max_pool2d_backward, {}}
+                    .sampled(samples::pool(PoolPass::kMaxBackward))
+                    .gradient_free(backward)
+                    .tol(kReductionTol));
+  ops.push_back(OpDef{"avg_pool2d_backward", "conv_pool", "spreads dy evenly over each window",
+                      {in_const("dy", F, "(N,OH,OW,C)")}, {out("dx", "(N,H,W,C)")},
+                      plus(pool_attrs(), required_attr("input_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
+                      infer_avg_pool2d_backward, {}}
+                    .sampled(samples::pool(PoolPass::kAvgBackward))
+                    .gradient_free(backward)
+                    .tol(kReductionTol));
   return ops;
 }
 

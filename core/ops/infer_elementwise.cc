@@ -2,6 +2,7 @@
 // activation gradients. Unary ops keep their input's type; binary ops broadcast with
 // NumPy's rules ((3,1,5) + (4,5) -> (3,4,5)).
 #include "infer_common.hpp"
+#include "samples.hpp"
 
 namespace dlrt::ops {
 
@@ -59,43 +60,61 @@ Status infer_activation_grad(InferContext& ctx) {
   return detail::infer_same_as_input0(ctx);
 }
 
-OpDef unary(const char* name, const char* doc) {
-  return {name, "elementwise", doc, {in("x", kFloatTypes)}, {out("y")}, {},
-          detail::infer_same_as_input0, {}};
+OpDef unary(const char* name, const char* doc, Values x, std::vector<Sample> extra = {}) {
+  return OpDef{name, "elementwise", doc, {in("x", kFloatTypes)}, {out("y")}, {},
+               detail::infer_same_as_input0, {}}
+      .sampled(samples::unary(x, std::move(extra)));
 }
-OpDef binary(const char* name, const char* doc) {
-  return {name, "elementwise", doc, {in("a", kFloatTypes), in("b", kFloatTypes)}, {out("c")},
-          {}, infer_broadcast_binary, {}};
+OpDef binary(const char* name, const char* doc, Values b = uniform(-2, 2)) {
+  return OpDef{name, "elementwise", doc, {in("a", kFloatTypes), in("b", kFloatTypes)}, {out("c")},
+               {}, infer_broadcast_binary, {}}
+      .sampled(samples::binary(b));
 }
-OpDef activation_grad(const char* name, const char* second, const char* doc) {
-  return {name, "elementwise", doc, {in_const("dy", kFloatTypes), in_const(second, kFloatTypes)},
-          {out("dx")}, {}, infer_activation_grad, {}};
+// Backward ops: autodiff emits them and differentiates to first order only.
+constexpr const char* kBackward = "it is a backward op, and dlrt differentiates to first order only";
+OpDef activation_grad(const char* name, const char* second, const char* doc, Values second_values) {
+  return OpDef{name, "elementwise", doc, {in_const("dy", kFloatTypes), in_const(second, kFloatTypes)},
+               {out("dx")}, {}, infer_activation_grad, {}}
+      .sampled(samples::activation_grad(second_values))
+      .gradient_free(kBackward);
 }
 
 }  // namespace
 
 std::vector<OpDef> elementwise_ops() {
+  const Values u = uniform(-2, 2);
+  // IEEE edge cases the spec states: log/sqrt of negatives are NaN, log(0) is -inf.
+  const Sample negatives{{f32_in("x", {9}, uniform(-3, -0.1))}, {}, true, "negatives give NaN"};
   return {
-      unary("relu", "y = max(x, 0)"),
-      unary("sigmoid", "y = 1 / (1 + exp(-x))"),
-      unary("tanh", "y = tanh(x)"),
-      unary("neg", "y = -x"),
-      unary("exp", "y = exp(x)"),
-      unary("log", "y = log(x); NaN for negatives"),
-      unary("sqrt", "y = sqrt(x); NaN for negatives"),
+      unary("relu", "y = max(x, 0)", u),
+      unary("sigmoid", "y = 1 / (1 + exp(-x))", uniform(-8, 8)),
+      unary("tanh", "y = tanh(x)", uniform(-4, 4)),
+      unary("neg", "y = -x", u),
+      unary("exp", "y = exp(x)", uniform(-6, 6),
+            {{{f32_in("x", {5}, uniform(-80, 80))}, {}, true, "large magnitudes"}}),
+      unary("log", "y = log(x); NaN for negatives", uniform(0.01, 20),
+            {negatives, {{f32_in("x", {4}, constant(0))}, {}, true, "log(0) = -inf"}}),
+      unary("sqrt", "y = sqrt(x); NaN for negatives", uniform(0, 50), {negatives}),
       binary("add", "c = a + b, broadcasting"),
       binary("sub", "c = a - b, broadcasting"),
       binary("mul", "c = a * b, broadcasting"),
-      binary("div", "c = a / b, broadcasting"),
-      {"bias_add", "elementwise", "y = x + b along the channel axis",
-       {in("x", kFloatTypes, "(...,C)"), in("b", kFloatTypes, "(C)")}, {out("y", "(...,C)")},
-       {detail::data_format_attr()}, infer_bias_add, {}},
-      {"bias_add_grad", "elementwise", "db = dy summed over every axis but the channel axis",
-       {in_const("dy", kFloatTypes, "(...,C)")}, {out("db", "(C)")},
-       {detail::data_format_attr()}, infer_bias_add_grad, {}},
-      activation_grad("relu_grad", "x", "dx = dy where x > 0, else 0"),
-      activation_grad("sigmoid_grad", "y", "dx = dy * y * (1 - y)"),
-      activation_grad("tanh_grad", "y", "dx = dy * (1 - y^2)"),
+      // Denominators away from 0, so the quotient is well conditioned.
+      binary("div", "c = a / b, broadcasting", away_from_zero(0.25, 4)),
+      OpDef{"bias_add", "elementwise", "y = x + b along the channel axis",
+            {in("x", kFloatTypes, "(...,C)"), in("b", kFloatTypes, "(C)")}, {out("y", "(...,C)")},
+            {detail::data_format_attr()}, infer_bias_add, {}}
+          .sampled(samples::bias(false)),
+      OpDef{"bias_add_grad", "elementwise", "db = dy summed over every axis but the channel axis",
+            {in_const("dy", kFloatTypes, "(...,C)")}, {out("db", "(C)")},
+            {detail::data_format_attr()}, infer_bias_add_grad, {}}
+          .sampled(samples::bias(true))
+          .gradient_free(kBackward)
+          .tol(kReductionTol),
+      // relu_grad's x away from the kink at 0; sigmoid_grad's y in (0,1) and tanh_grad's y in
+      // (-1,1), as the forward ops produce them.
+      activation_grad("relu_grad", "x", "dx = dy where x > 0, else 0", away_from_zero(0.01, 2)),
+      activation_grad("sigmoid_grad", "y", "dx = dy * y * (1 - y)", uniform(0.001, 0.999)),
+      activation_grad("tanh_grad", "y", "dx = dy * (1 - y^2)", uniform(-0.999, 0.999)),
   };
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "infer_common.hpp"
+#include "samples.hpp"
 
 namespace dlrt::ops {
 namespace {
@@ -130,8 +131,10 @@ std::vector<AttrSpec> matmul_attrs() {
 }
 
 OpDef softmax(const char* name, const char* doc) {
-  return {name, "misc", doc, {in("x", kFloatTypes)}, {out("y")},
-          {optional_attr("axis", -1)}, infer_softmax, {}};
+  return OpDef{name, "misc", doc, {in("x", kFloatTypes)}, {out("y")},
+               {optional_attr("axis", -1)}, infer_softmax, {}}
+      .sampled(samples::softmax)
+      .tol(kReductionTol);
 }
 
 }  // namespace
@@ -140,50 +143,70 @@ std::vector<OpDef> misc_ops() {
   const DtypeSet& F = kFloatTypes;
   const AttrSpec shape = required_attr("shape", DLRT_ATTR_INTS).at_least(1);
   const AttrSpec seed = optional_attr("seed", int64_t{0}).describe("Philox key; 64 bits");
+  // Why some ops have no gradient rule (autodiff's message when one lies on a gradient path).
+  const char* kPiecewiseConstant =
+      "its output is piecewise constant (integer), so no gradient flows through it; compute "
+      "metrics such as accuracy beside the loss, not inside it";
+  const char* kGenerator = "it has no inputs to differentiate";
   std::vector<OpDef> ops;
-  ops.push_back({"matmul", "misc", "c = op(a) . op(b), op = transpose when asked",
+  ops.push_back(OpDef{"matmul", "misc", "c = op(a) . op(b), op = transpose when asked",
                  {in("a", F, "(M,K)"), in("b", F, "(K,N)")}, {out("c", "(M,N)")},
-                 matmul_attrs(), infer_matmul, {}});
+                 matmul_attrs(), infer_matmul, {}}.sampled(samples::matmul(false)).tol(kGemmTol));
   std::vector<AttrSpec> fused = matmul_attrs();
   fused.push_back(detail::activation_attr());
-  ops.push_back({"matmul_bias_act", "misc", "fused c = act(a . b + bias)",
+  ops.push_back(OpDef{"matmul_bias_act", "misc", "fused c = act(a . b + bias)",
                  {in("a", F, "(M,K)"), in("b", F, "(K,N)"), in("bias", F, "(N)")},
-                 {out("c", "(M,N)")}, fused, infer_matmul_bias_act, {}});
+                 {out("c", "(M,N)")}, fused, infer_matmul_bias_act, {}}
+                    .sampled(samples::matmul(true)).tol(kGemmTol));
   ops.push_back(softmax("softmax", "exp(x) / sum(exp(x)) along axis, max-subtracted"));
   ops.push_back(softmax("log_softmax", "x - logsumexp(x) along axis, max-subtracted"));
-  ops.push_back({"sparse_softmax_cross_entropy", "misc",
+  ops.push_back(OpDef{"sparse_softmax_cross_entropy", "misc",
                  "loss = logsumexp(logits) - logits[label]; backprop = softmax - onehot",
                  {in("logits", F, "(N,K)"), in_const("labels", kIndexTypes, "(N)", 0)},
-                 {out("loss", "(N)"), out("backprop", "(N,K)")}, {}, infer_sparse_xent, {}});
-  ops.push_back({"argmax", "misc", "first index of the max along axis",
+                 {out("loss", "(N)"), out("backprop", "(N,K)")}, {}, infer_sparse_xent, {}}
+                    .sampled(samples::sparse_xent).tol(kReductionTol));
+  ops.push_back(OpDef{"argmax", "misc", "first index of the max along axis",
                  {in_const("x", F)}, {out("y")},
                  {optional_attr("axis", -1), optional_attr("output_type", DLRT_I32).dtypes(kIndexTypes)},
-                 infer_argmax, {}});
-  ops.push_back({"equal_count", "misc", "number of i with a[i] == b[i], as f32",
+                 infer_argmax, {}}
+                    .sampled(samples::argmax).tol(kExact)
+                    .gradient_free(kPiecewiseConstant));
+  ops.push_back(OpDef{"equal_count", "misc", "number of i with a[i] == b[i], as f32",
                  {in_const("a", kIndexTypes, "(N)", 0), in_const("b", kIndexTypes, "(N)", 0)},
-                 {out("count", "()")}, {}, infer_equal_count, {}});
-  ops.push_back({"fill", "misc", "every element = value", {}, {out("y")},
+                 {out("count", "()")}, {}, infer_equal_count, {}}
+                    .sampled(samples::equal_count).tol(kExact)
+                    .gradient_free(kPiecewiseConstant));
+  ops.push_back(OpDef{"fill", "misc", "every element = value", {}, {out("y")},
                  {shape, optional_attr("value", 0.0), optional_attr("dtype", DLRT_F32)},
-                 infer_generator, {}});
-  ops.push_back({"random_uniform", "misc", "Philox uniform in [minval, maxval)", {}, {out("y")},
+                 infer_generator, {}}
+                    .sampled(samples::fill).tol(kExact).gradient_free(kGenerator));
+  ops.push_back(OpDef{"random_uniform", "misc", "Philox uniform in [minval, maxval)", {}, {out("y")},
                  {shape, optional_attr("minval", 0.0), optional_attr("maxval", 1.0), seed,
                   optional_attr("dtype", DLRT_F32).dtypes(F)},
-                 infer_generator, {}});
-  ops.push_back({"random_normal", "misc", "Philox + Box-Muller normal", {}, {out("y")},
+                 infer_generator, {}}
+                    .sampled(samples::random_uniform).tol(kExact).gradient_free(kGenerator)
+                    .draws_random());
+  ops.push_back(OpDef{"random_normal", "misc", "Philox + Box-Muller normal", {}, {out("y")},
                  {shape, optional_attr("mean", 0.0), optional_attr("stddev", 1.0), seed,
                   optional_attr("dtype", DLRT_F32).dtypes(F)},
-                 infer_generator, {}});
-  ops.push_back({"dropout", "misc", "mask = (u >= rate) / (1 - rate); y = x * mask",
+                 infer_generator, {}}
+                    .sampled(samples::random_normal).tol(kExact).gradient_free(kGenerator)
+                    .draws_random());
+  ops.push_back(OpDef{"dropout", "misc", "mask = (u >= rate) / (1 - rate); y = x * mask",
                  {in("x", F)}, {out("y"), out("mask")},
-                 {required_attr("rate", DLRT_ATTR_FLOAT), seed}, infer_dropout, {}});
-  ops.push_back({"cast", "misc", "y = x converted to dtype; float -> int truncates",
+                 {required_attr("rate", DLRT_ATTR_FLOAT), seed}, infer_dropout, {}}
+                    .sampled(samples::dropout).tol(kExact).draws_random());
+  ops.push_back(OpDef{"cast", "misc", "y = x converted to dtype; float -> int truncates",
                  {in("x", kAllTypes)}, {out("y")}, {required_attr("dtype", DLRT_ATTR_DTYPE)},
-                 infer_cast, {}});
-  ops.push_back({"gather_rows", "misc", "y[i] = params[indices[i]]; zero row when out of range",
+                 infer_cast, {}}.sampled(samples::cast).tol(kExact));
+  ops.push_back(OpDef{"gather_rows", "misc", "y[i] = params[indices[i]]; zero row when out of range",
                  {in("params", kAllTypes, "(R,...)"), in_const("indices", kIndexTypes, "(B)", 0)},
-                 {out("y", "(B,...)")}, {}, infer_gather_rows, {}});
-  ops.push_back({"copy", "misc", "y = x", {in("x", kAllTypes)}, {out("y")}, {},
-                 detail::infer_same_as_input0, {}});
+                 {out("y", "(B,...)")}, {}, infer_gather_rows, {}}
+                    .sampled(samples::gather_rows)
+                    .gradient_free("the gradient with respect to params needs a scatter-add op, "
+                                   "which the op set (docs/ops.md) does not have yet"));
+  ops.push_back(OpDef{"copy", "misc", "y = x", {in("x", kAllTypes)}, {out("y")}, {},
+                 detail::infer_same_as_input0, {}}.sampled(samples::copy));
   return ops;
 }
 

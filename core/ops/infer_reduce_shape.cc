@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "infer_common.hpp"
+#include "samples.hpp"
 
 namespace dlrt::ops {
 namespace {
@@ -135,29 +136,38 @@ std::vector<AttrSpec> reduce_attrs() {
 }
 
 OpDef reduce(const char* name, const char* doc) {
-  return {name, "reduce_shape", doc, {in("x", kFloatTypes)}, {out("y")}, reduce_attrs(),
-          infer_reduce, {}};
+  return OpDef{name, "reduce_shape", doc, {in("x", kFloatTypes)}, {out("y")}, reduce_attrs(),
+               infer_reduce, {}}
+      .tol(kReductionTol);
 }
 
 }  // namespace
 
 std::vector<OpDef> reduce_shape_ops() {
+  using samples::ReducePass;
   const DtypeSet& A = kAllTypes;
   return {
-      reduce("reduce_sum", "sum over axes"),
-      reduce("reduce_mean", "mean over axes"),
-      reduce("reduce_max", "max over axes"),
-      {"reduce_max_grad", "reduce_shape", "dy split equally among the maxima of x",
-       {in_const("x", kFloatTypes), in_const("y", kFloatTypes), in_const("dy", kFloatTypes)},
-       {out("dx")}, reduce_attrs(), infer_reduce_max_grad, {}},
-      {"broadcast_to", "reduce_shape", "x stretched to shape, NumPy rules", {in("x", A)},
-       {out("y")}, {required_attr("shape", DLRT_ATTR_INTS).at_least(1)}, infer_broadcast_to, {}},
-      {"reshape", "reduce_shape", "same elements, new dims (one -1 inferred)", {in("x", A)},
-       {out("y")}, {required_attr("shape", DLRT_ATTR_INTS)}, infer_reshape, {}},
-      {"flatten", "reduce_shape", "(N,...) -> (N, prod(...))", {in("x", A, "(N,...)")},
-       {out("y", "(N,prod(...))")}, {}, infer_flatten, {}},
-      {"transpose", "reduce_shape", "y.dims[i] = x.dims[perm[i]]", {in("x", A)}, {out("y")},
-       {required_attr("perm", DLRT_ATTR_INTS)}, infer_transpose, {}},
+      reduce("reduce_sum", "sum over axes").sampled(samples::reduce(ReducePass::kSum)),
+      reduce("reduce_mean", "mean over axes").sampled(samples::reduce(ReducePass::kMean)),
+      reduce("reduce_max", "max over axes").sampled(samples::reduce(ReducePass::kMax)),
+      OpDef{"reduce_max_grad", "reduce_shape", "dy split equally among the maxima of x",
+            {in_const("x", kFloatTypes), in_const("y", kFloatTypes), in_const("dy", kFloatTypes)},
+            {out("dx")}, reduce_attrs(), infer_reduce_max_grad, {}}
+          .sampled(samples::reduce(ReducePass::kMaxGrad))
+          .gradient_free("it is a backward op, and dlrt differentiates to first order only")
+          .tol(kReductionTol),
+      OpDef{"broadcast_to", "reduce_shape", "x stretched to shape, NumPy rules", {in("x", A)},
+            {out("y")}, {required_attr("shape", DLRT_ATTR_INTS).at_least(1)}, infer_broadcast_to, {}}
+          .sampled(samples::broadcast_to),
+      OpDef{"reshape", "reduce_shape", "same elements, new dims (one -1 inferred)", {in("x", A)},
+            {out("y")}, {required_attr("shape", DLRT_ATTR_INTS)}, infer_reshape, {}}
+          .sampled(samples::reshape),
+      OpDef{"flatten", "reduce_shape", "(N,...) -> (N, prod(...))", {in("x", A, "(N,...)")},
+            {out("y", "(N,prod(...))")}, {}, infer_flatten, {}}
+          .sampled(samples::flatten),
+      OpDef{"transpose", "reduce_shape", "y.dims[i] = x.dims[perm[i]]", {in("x", A)}, {out("y")},
+            {required_attr("perm", DLRT_ATTR_INTS)}, infer_transpose, {}}
+          .sampled(samples::transpose),
   };
 }
 

@@ -1,10 +1,10 @@
-// core/ops/op_examples.hpp: one small, valid set of operands per op, in f32 where the op takes
-// floats and with default attributes except the required ones.
+// core/ops/op_examples.hpp: one small, valid set of operands per op: the first sample the op's
+// schema entry declares (sample.hpp), so a new op has its example with nothing else to write.
 //
 // What it is for: asking a device "can you run this op at all?" without a graph — what
 // `dlrt_op_probe` and `dlprobe --ops` show. A device that answers yes here may still decline
 // other shapes, dtypes or attributes; the exact question is dlrt_op_supported with the real
-// operands. Not a test oracle: the conformance suite (tests/conformance) has its own cases.
+// operands. The conformance suite (tests/conformance) runs every sample, not just this one.
 #pragma once
 
 #include <string_view>
@@ -16,7 +16,7 @@ namespace dlrt::ops {
 
 struct OpExample {
   std::vector<TensorType> inputs;
-  AttrMap attrs;  // only what the op requires (or what makes the example sensible)
+  AttrMap attrs;  // what the sample gives; defaults fill the rest
 };
 
 // The example of `op`, or nullptr when the op has none (every op of all_ops() has one; the

@@ -66,6 +66,9 @@ struct Sample {
   // data (f16, f64, ...): the CPU device may decline it without failing the suite.
   bool required = true;
   std::string note;  // what the sample is about when the shapes do not say it ("NaN rows")
+  // Run with the op's in-place pairs (OpDef::in_place): outputs written into their inputs'
+  // tensors, as the executor runs the optimizer updates.
+  bool in_place = false;
 };
 
 // Shorthands for the sample tables.
@@ -81,10 +84,6 @@ inline SampleInput typed_in(std::string name, dlrt_dtype dtype, Dims dims, Value
 // AttrSpec::sample_values entry — made from the first sample by setting that attribute.
 std::vector<Sample> op_samples(const OpDef& def);
 
-// TensorFlow's SAME/VALID output length, for samples whose dy must have a forward op's
-// output shape (docs/ops.md, Conventions).
-int64_t window_out(const std::string& padding, int64_t in, int64_t k, int64_t stride,
-                   int64_t dilation);
 // (N,H,W,C) or (N,C,H,W).
 Dims image_dims(const std::string& format, int64_t n, int64_t h, int64_t w, int64_t c);
 

@@ -1,5 +1,6 @@
-// tests/conformance/case.cc: the pieces of case.hpp that are not the table itself: random
-// numbers, host tensors, value generators, attributes, descriptions and tolerances.
+// tests/conformance/case.cc: the pieces of case.hpp that are not the table itself (that is
+// cases_from_schema.cc): random numbers, host tensors, value generators, attributes and
+// descriptions.
 #include "case.hpp"
 
 #include <algorithm>
@@ -247,34 +248,6 @@ std::vector<HostTensor> Case::make_inputs(Rng& rng) const {
     out.push_back(std::move(t));
   }
   return out;
-}
-
-Tolerance tolerance_for(const std::string& op) {
-  static const std::set<std::string> exact = {"argmax", "equal_count", "fill", "cast",
-                                              "random_uniform", "random_normal", "dropout"};
-  static const std::set<std::string> conv_matmul = {
-      "conv2d", "conv2d_bias_act", "conv2d_backward_data", "conv2d_backward_filter",
-      "matmul", "matmul_bias_act"};
-  // Reductions, softmax and losses; pooling windows and bias_add_grad reduce too.
-  static const std::set<std::string> reductions = {
-      "reduce_sum", "reduce_mean", "reduce_max", "reduce_max_grad", "softmax", "log_softmax",
-      "sparse_softmax_cross_entropy", "bias_add_grad", "max_pool2d", "avg_pool2d",
-      "max_pool2d_backward", "avg_pool2d_backward"};
-  if (exact.count(op)) return {true, 0};
-  if (conv_matmul.count(op)) return {false, 1e-3};
-  if (reductions.count(op)) return {false, 1e-4};
-  return {false, 1e-5};  // elementwise, copies, reshapes, gathers, updates
-}
-
-const std::vector<Case>& all_cases() {
-  static const std::vector<Case>* table = [] {
-    auto* t = new std::vector<Case>();
-    for (auto* family : {conv_pool_cases, elementwise_cases, reduce_shape_cases, misc_cases,
-                         train_cases})
-      for (Case& c : family()) t->push_back(std::move(c));
-    return t;
-  }();
-  return *table;
 }
 
 std::vector<const Case*> cases_for(const std::string& op) {

@@ -2,9 +2,9 @@
 //
 // A Case is one concrete call of one op: its input tensors (dtype, dims and a value
 // generator that suits the op), its attributes, and what the driver should do with the
-// outputs. The table (cases_*.cc, one file per op family) holds several cases per op of
-// docs/ops.md. Nothing here talks to a device or to libdlrt: the cases are plain data, so
-// cases_test.cc checks them against the core's op registry without any plugin.
+// outputs. The table is made from the op schema (core/ops): one case per sample that an op's
+// schema entry declares (cases_from_schema.cc). Nothing here talks to a device or to libdlrt,
+// so cases_test.cc checks the table against the registry without any plugin.
 //
 // What it is not: the oracle. Expected values come from the reference device at run time
 // (conformance_test.cc); this file only decides what to ask.
@@ -136,16 +136,11 @@ struct Tolerance {
   bool exact = false;  // bit-for-bit value equality (NaN equals NaN)
   double rel = 0;      // else: max|out - ref| / max(1, max|ref|) <= rel
 };
+// The op's schema says (core/ops: OpDef::tolerance).
 Tolerance tolerance_for(const std::string& op);
 
-// The table, family by family (cases_<family>.cc).
-std::vector<Case> conv_pool_cases();
-std::vector<Case> elementwise_cases();
-std::vector<Case> reduce_shape_cases();
-std::vector<Case> misc_cases();
-std::vector<Case> train_cases();
-
-// Every case, in table order (built once).
+// Every case, in table order (built once): one per sample of every op of the core's op schema
+// (cases_from_schema.cc), ops by name.
 const std::vector<Case>& all_cases();
 // The cases of `op`, in table order.
 std::vector<const Case*> cases_for(const std::string& op);

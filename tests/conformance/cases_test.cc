@@ -37,9 +37,8 @@ TEST(ConformanceCases, CoverEveryOpOfTheRegistry) {
     registry.insert(d->name);
     // Several shapes/attribute sets per op; a new op without cases fails here.
     EXPECT_GE(cases_for(d->name).size(), 3u) << "op '" << d->name
-        << "' needs cases in tests/conformance/cases_" << d->family << ".cc";
+        << "' needs samples in its schema entry (core/ops/infer_" << d->family << ".cc)";
   }
-  EXPECT_EQ(registry.size(), 48u) << "docs/ops.md has 48 ops";
   for (const Case& c : all_cases())
     EXPECT_TRUE(registry.count(c.op)) << "case of unknown op '" << c.op << "'";
 }

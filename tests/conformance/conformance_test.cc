@@ -198,8 +198,8 @@ class OpOnDevice : public ::testing::Test {
     const DriverState& env = state();
     ASSERT_TRUE(env.have_reference) << "no reference device";
     const std::vector<const Case*> cases = cases_for(op_);
-    ASSERT_FALSE(cases.empty()) << "op '" << op_ << "' has no conformance cases: add them to "
-                                << "tests/conformance/cases_<family>.cc";
+    ASSERT_FALSE(cases.empty()) << "op '" << op_ << "' has no conformance cases: give its schema "
+                                << "entry samples (core/ops, OpDef::sampled)";
     const Tolerance tol = tolerance_for(op_);
     const bool must_support = device_.platform == "onednn";
     std::vector<std::string> skipped;

@@ -1,0 +1,54 @@
+// core/ops/samples.hpp: the sample builders the op tables (infer_*.cc) attach to their
+// OpDefs with OpDef::sampled — one per shape family, written once (samples_<family>.cc).
+// Internal to core/ops; what a sample is: sample.hpp.
+#pragma once
+
+#include "op_def.hpp"
+
+namespace dlrt::ops::samples {
+
+// ---- elementwise (samples_elementwise.cc) ----
+// Unary ops: a scalar, an odd rank-1 length, ranks 3 and 4, input values from `x`; `extra`
+// adds edge cases (log of negatives ...).
+SampleFn unary(Values x, std::vector<Sample> extra = {});
+// Activation gradients (dy, second): the unary shapes, dy uniform, `second` as given.
+SampleFn activation_grad(Values second);
+// Binary broadcasting ops: same shapes, b into a, a into b, both stretch, rank 0, size 1;
+// a uniform, b from `b`.
+SampleFn binary(Values b);
+// bias_add (x, b) and bias_add_grad (dy): NHWC at ranks 1, 2, 4, NCHW at ranks 2 and 4.
+SampleFn bias(bool grad);
+
+// ---- conv and pool (samples_conv_pool.cc) ----
+enum class ConvPass { kForward, kBiasAct, kBackwardData, kBackwardFilter };
+// Eight geometries: batch 1 and 2, odd sizes, Ci/Co not multiples of 8, SAME, VALID and
+// EXPLICIT padding, strides, dilations, 1x1 and even kernels, NHWC and NCHW.
+SampleFn conv(ConvPass pass);
+enum class PoolPass { kMax, kAvg, kMaxBackward, kAvgBackward };
+SampleFn pool(PoolPass pass);
+
+// ---- reductions and shapes (samples_reduce_shape.cc) ----
+enum class ReducePass { kSum, kMean, kMax, kMaxGrad };
+SampleFn reduce(ReducePass pass);
+std::vector<Sample> broadcast_to(const OpDef&);
+std::vector<Sample> reshape(const OpDef&);
+std::vector<Sample> flatten(const OpDef&);
+std::vector<Sample> transpose(const OpDef&);
+
+// ---- the rest (samples_misc.cc) ----
+SampleFn matmul(bool fused);
+std::vector<Sample> softmax(const OpDef&);  // softmax and log_softmax
+std::vector<Sample> sparse_xent(const OpDef&);
+std::vector<Sample> argmax(const OpDef&);
+std::vector<Sample> equal_count(const OpDef&);
+std::vector<Sample> fill(const OpDef&);
+std::vector<Sample> random_uniform(const OpDef&);
+std::vector<Sample> random_normal(const OpDef&);
+std::vector<Sample> dropout(const OpDef&);
+std::vector<Sample> cast(const OpDef&);
+std::vector<Sample> gather_rows(const OpDef&);
+std::vector<Sample> copy(const OpDef&);
+std::vector<Sample> sgd_update(const OpDef&);
+std::vector<Sample> adam_update(const OpDef&);
+
+}  // namespace dlrt::ops::samples
