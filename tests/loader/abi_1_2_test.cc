@@ -5,6 +5,7 @@
 //   - the op's version from the core's op schema reaches a 1.2 plugin (CASE_OP_VERSION
 //     declines every op with a reason that echoes the op_version and struct_size it got).
 #include <dlrt/dlrt.hpp>
+#include <dlrt/plugin.h>
 #include <gtest/gtest.h>
 
 #include <string>

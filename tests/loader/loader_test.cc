@@ -103,7 +103,7 @@ INSTANTIATE_TEST_SUITE_P(
     Loader, BrokenPlugin,
     ::testing::Values(
         Case{"wrong_major", DLRT_PLUGIN_REFUSED, DLRT_PHASE_ABI, DLRT_FAILED_PRECONDITION,
-             {"was built for plugin ABI 2.0", "this libdlrt speaks 1.1",
+             {"was built for plugin ABI 2.0", "this libdlrt speaks 1.2",
               "accepts 1.0 and newer 1.x", "libdlrt-loadertest-wrong_major.so"}},
         Case{"old_minor", DLRT_PLUGIN_LOADED, DLRT_PHASE_READY, DLRT_OK, {}},
         Case{"new_minor", DLRT_PLUGIN_LOADED, DLRT_PHASE_READY, DLRT_OK, {}},
