@@ -92,6 +92,11 @@ void bias_add_rule(GradContext& c) {
 void relu_rule(GradContext& c) {
   c.set_dx(0, c.emit("relu_grad", "relu_grad", {*c.dy(0), c.input(0)}));
 }
+// leaky_relu' is 1 above 0 and alpha below: the grad op takes x and the forward's alpha.
+void leaky_relu_rule(GradContext& c) {
+  c.set_dx(0, c.emit("leaky_relu_grad", "leaky_relu_grad", {*c.dy(0), c.input(0)},
+                     {{"alpha", c.attr("alpha")}}));
+}
 // sigmoid'/tanh' are functions of the output: the grad ops take y.
 void sigmoid_rule(GradContext& c) {
   c.set_dx(0, c.emit("sigmoid_grad", "sigmoid_grad", {*c.dy(0), c.output(0)}));
@@ -158,6 +163,7 @@ void add_nn_rules(RuleTable& t) {
   t["matmul_bias_act"] = matmul_bias_act_rule;
   t["bias_add"] = bias_add_rule;
   t["relu"] = relu_rule;
+  t["leaky_relu"] = leaky_relu_rule;
   t["sigmoid"] = sigmoid_rule;
   t["tanh"] = tanh_rule;
   t["softmax"] = softmax_rule;

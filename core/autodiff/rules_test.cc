@@ -95,6 +95,8 @@ TEST(GradientRules, BiasAdd) {
 
 TEST(GradientRules, Activations) {
   check_op("relu", {{3, 4}}, {}, Values::kAwayFromZero);
+  check_op("leaky_relu", {{3, 4}}, {{"alpha", 0.2}}, Values::kAwayFromZero);
+  check_op("leaky_relu", {{2, 5}}, {}, Values::kAwayFromZero);  // default alpha 0.01
   check_op("sigmoid", {{3, 4}});
   check_op("tanh", {{2, 3, 2}});
 }

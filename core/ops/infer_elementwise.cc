@@ -87,6 +87,9 @@ std::vector<OpDef> elementwise_ops() {
   const Sample negatives{{f32_in("x", {9}, uniform(-3, -0.1))}, {}, true, "negatives give NaN"};
   return {
       unary("relu", "y = max(x, 0)", u),
+      // alpha defaults to ONNX's and PyTorch's 0.01 (Keras' LeakyReLU layer passes its own).
+      unary("leaky_relu", "y = x where x > 0, else alpha * x", u)
+          .with_attr(optional_attr("alpha", 0.01).try_values({0.2, 1.5}).describe("slope below 0")),
       unary("sigmoid", "y = 1 / (1 + exp(-x))", uniform(-8, 8)),
       unary("tanh", "y = tanh(x)", uniform(-4, 4)),
       unary("neg", "y = -x", u),
@@ -113,6 +116,9 @@ std::vector<OpDef> elementwise_ops() {
       // relu_grad's x away from the kink at 0; sigmoid_grad's y in (0,1) and tanh_grad's y in
       // (-1,1), as the forward ops produce them.
       activation_grad("relu_grad", "x", "dx = dy where x > 0, else 0", away_from_zero(0.01, 2)),
+      activation_grad("leaky_relu_grad", "x", "dx = dy where x > 0, else alpha * dy",
+                      away_from_zero(0.01, 2))
+          .with_attr(optional_attr("alpha", 0.01).try_values({0.2, 1.5}).describe("slope below 0")),
       activation_grad("sigmoid_grad", "y", "dx = dy * y * (1 - y)", uniform(0.001, 0.999)),
       activation_grad("tanh_grad", "y", "dx = dy * (1 - y^2)", uniform(-0.999, 0.999)),
   };

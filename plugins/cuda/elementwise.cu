@@ -1,5 +1,6 @@
 // elementwise.cu: the element-wise ops that are plain CUDA kernels: add/sub/mul/div with NumPy
-// broadcasting, neg/exp/log/sqrt, relu_grad/sigmoid_grad/tanh_grad, bias_add, and the
+// broadcasting, neg/exp/log/sqrt, leaky_relu, relu_grad/leaky_relu_grad/sigmoid_grad/tanh_grad,
+// bias_add, and the
 // bias+activation epilogue the conv and matmul kernels append. f32 only. The per-element
 // arithmetic is kernel_math.hpp's (tested on the host); this file only launches it.
 //
@@ -41,6 +42,14 @@ __global__ void binary_bcast_kernel(const float* a, const float* b, float* c, in
 // dy, xy (x for relu, y for sigmoid/tanh), dx: n elements
 __global__ void act_grad_kernel(const float* dy, const float* xy, float* dx, int64_t n, math::ActGrad op) {
   GRID_STRIDE(i, n) { dx[i] = math::act_grad(op, dy[i], xy[i]); }
+}
+
+// x, y (leaky_relu) or dy, x, dx (leaky_relu_grad): n elements; alpha: the slope below 0
+__global__ void leaky_relu_kernel(const float* x, float* y, int64_t n, float alpha) {
+  GRID_STRIDE(i, n) { y[i] = math::leaky_relu(x[i], alpha); }
+}
+__global__ void leaky_relu_grad_kernel(const float* dy, const float* x, float* dx, int64_t n, float alpha) {
+  GRID_STRIDE(i, n) { dx[i] = math::leaky_relu_grad(dy[i], x[i], alpha); }
 }
 
 // x, y: n elements with `channels` channels `inner` elements apart; b: (channels)
@@ -121,6 +130,25 @@ std::unique_ptr<Kernel> create_act_grad(const dlrt_op_desc& d, const dlrt_device
   });
 }
 
+// ---- leaky_relu and its gradient (attribute alpha) ----------------------------------------
+
+std::unique_ptr<Kernel> create_leaky_relu(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
+  OpView op(&d);
+  const float alpha = static_cast<float>(op.get_float("alpha"));
+  const bool grad = op.name() == "leaky_relu_grad";
+  const int64_t n = op.output(0).numel;
+  const std::string name = op.name();
+  return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
+    check_args(a, grad ? 2 : 1, 1, 0, name);
+    if (grad)
+      leaky_relu_grad_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), in<float>(a, 1), out<float>(a, 0), n,
+                                                             alpha);
+    else
+      leaky_relu_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), out<float>(a, 0), n, alpha);
+    check_launch("leaky_relu kernel");
+  });
+}
+
 // ---- bias_add -----------------------------------------------------------------------------
 
 std::unique_ptr<Kernel> create_bias_add(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
@@ -155,6 +183,7 @@ void add_elementwise_ops(std::vector<OpEntry>& t) {
   for (const char* op : {"neg", "exp", "log", "sqrt"}) t.push_back({op, &check_unary, &create_unary});
   for (const char* op : {"add", "sub", "mul", "div"}) t.push_back({op, &check_unary, &create_binary});
   for (const char* op : {"relu_grad", "sigmoid_grad", "tanh_grad"}) t.push_back({op, &check_unary, &create_act_grad});
+  for (const char* op : {"leaky_relu", "leaky_relu_grad"}) t.push_back({op, &check_unary, &create_leaky_relu});
   t.push_back({"bias_add", &check_unary, &create_bias_add});
 }
 

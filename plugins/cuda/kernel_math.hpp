@@ -221,6 +221,11 @@ DLRT_HD float act_grad(ActGrad op, float dy, float xy) {
   }
 }
 
+// leaky_relu(x): x where x > 0, else alpha*x; leaky_relu_grad(dy, x): dy where x > 0, else
+// alpha*dy (PyTorch's leaky_relu and its backward; at x = 0 the slope is alpha's side).
+DLRT_HD float leaky_relu(float x, float alpha) { return x > 0.0f ? x : alpha * x; }
+DLRT_HD float leaky_relu_grad(float dy, float x, float alpha) { return x > 0.0f ? dy : alpha * dy; }
+
 // The activation of the fused ops, applied after the bias.
 DLRT_HD float activate(Act act, float x) {
   switch (act) {

@@ -417,5 +417,24 @@ TEST(KernelMath, ElementwiseMatchReference) {
   for (int64_t i = 0; i < 60; ++i) EXPECT_EQ(math::activate(math::Act::kNone, x[i] + b[math::channel_of(i, 3, 10)]), ref[i]);
 }
 
+// leaky_relu and leaky_relu_grad with two slopes (one above 1), at 0 and on both sides.
+TEST(KernelMath, LeakyReluMatchesReference) {
+  auto x = random_floats(64, 19, -3.f, 3.f);
+  x[0] = 0.0f;
+  auto dy = random_floats(64, 20);
+  const std::vector<int64_t> dims = {64};
+  for (double alpha : {0.2, 1.5}) {
+    auto fwd = make("leaky_relu", {{DLRT_F32, dims}}, {{"alpha", alpha}});
+    auto bwd = make("leaky_relu_grad", {{DLRT_F32, dims}, {DLRT_F32, dims}}, {{"alpha", alpha}});
+    std::vector<float> y(64), dx(64);
+    reference_run(fwd, {x.data()}, {y.data()});
+    reference_run(bwd, {dy.data(), x.data()}, {dx.data()});
+    for (int i = 0; i < 64; ++i) {
+      EXPECT_FLOAT_EQ(math::leaky_relu(x[i], float(alpha)), y[i]) << x[i];
+      EXPECT_FLOAT_EQ(math::leaky_relu_grad(dy[i], x[i], float(alpha)), dx[i]) << x[i];
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dlrt::cuda

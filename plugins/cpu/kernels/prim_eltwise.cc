@@ -1,13 +1,16 @@
 // prim_eltwise.cc: activations and bias_add on oneDNN's eltwise and binary primitives.
 //
 //   relu | sigmoid | tanh   x (any shape)          -> y (same)     eltwise forward
+//   leaky_relu              x                      -> y = x > 0 ? x : alpha*x (eltwise_relu, alpha)
+//   leaky_relu_grad         dy, x                  -> dx = x > 0 ? dy : alpha*dy (relu backward on src)
 //   sigmoid_grad            dy, y                  -> dx = dy * y * (1-y)
 //   tanh_grad               dy, y                  -> dx = dy * (1-y²)
 //   bias_add                x (...,C), b (C)       -> y = x + b    (NCHW: b along dim 1)
 //
-// Element-wise ops see every tensor as one flat vector (its shape does not matter). The
-// gradients are eltwise backward primitives reading the forward output y
-// (eltwise_*_use_dst_for_bwd), which is exactly what the ops are given. bias_add is a binary add
+// Element-wise ops see every tensor as one flat vector (its shape does not matter).
+// sigmoid_grad and tanh_grad are eltwise backward primitives reading the forward output y
+// (eltwise_*_use_dst_for_bwd), which is exactly what the ops are given; leaky_relu_grad is
+// given x, the SRC of eltwise_relu's backward pass. bias_add is a binary add
 // whose b operand has dims 1 except C (oneDNN broadcasts it). relu_grad is a loop kernel
 // (loop_elementwise.cc): oneDNN 2.6's eltwise backward pass took about twice the time of one
 // vectorised pass over dy, x and dx (docs/benchmarks.md, 2026-12-01).
@@ -25,11 +28,17 @@ struct EltwiseInfo {
   algorithm alg;
   bool backward;
   double flops_per_element;
+  float alpha = 0;         // eltwise_relu's slope below 0 (leaky_relu's attribute)
+  bool reads_src = false;  // backward input 1 is x (SRC) rather than y (DST)
 };
 
 EltwiseInfo eltwise_info(const OpView& op) {
   const std::string& n = op.name();
   if (n == "relu") return {algorithm::eltwise_relu, false, 1};
+  if (n == "leaky_relu")
+    return {algorithm::eltwise_relu, false, 2, static_cast<float>(op.get_float("alpha"))};
+  if (n == "leaky_relu_grad")
+    return {algorithm::eltwise_relu, true, 2, static_cast<float>(op.get_float("alpha")), true};
   if (n == "sigmoid") return {algorithm::eltwise_logistic, false, 10};
   if (n == "tanh") return {algorithm::eltwise_tanh, false, 10};
   if (n == "sigmoid_grad") return {algorithm::eltwise_logistic_use_dst_for_bwd, true, 3};
@@ -51,7 +60,7 @@ class EltwiseForward : public PrimKernel {
   EltwiseForward(const dlrt_plugin& p, const OpView& op, const EltwiseInfo& e) : PrimKernel(p, op) {
     const memory::desc md = flat_md(op.input(0));
     dnnl::eltwise_forward::primitive_desc pd(
-        dnnl::eltwise_forward::desc(prop_kind::forward_inference, e.alg, md, 0.0f, 0.0f), user_scratchpad(), engine_);
+        dnnl::eltwise_forward::desc(prop_kind::forward_inference, e.alg, md, e.alpha, 0.0f), user_scratchpad(), engine_);
     add_step(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, input(0, md)}, {DNNL_ARG_DST, output(0, md)}},
              pd.scratchpad_desc());
   }
@@ -62,12 +71,14 @@ class EltwiseBackward : public PrimKernel {
   EltwiseBackward(const dlrt_plugin& p, const OpView& op, const EltwiseInfo& e) : PrimKernel(p, op) {
     const memory::desc md = flat_md(op.input(0));
     dnnl::eltwise_forward::primitive_desc hint(
-        dnnl::eltwise_forward::desc(prop_kind::forward_training, e.alg, md, 0.0f, 0.0f), engine_);
-    dnnl::eltwise_backward::primitive_desc pd(dnnl::eltwise_backward::desc(e.alg, md, md, 0.0f, 0.0f),
+        dnnl::eltwise_forward::desc(prop_kind::forward_training, e.alg, md, e.alpha, 0.0f), engine_);
+    dnnl::eltwise_backward::primitive_desc pd(dnnl::eltwise_backward::desc(e.alg, md, md, e.alpha, 0.0f),
                                               user_scratchpad(), engine_, hint);
-    // Input 1 is y, the DST of the *_use_dst_for_bwd algorithms.
+    // Input 1 is y, the DST of the *_use_dst_for_bwd algorithms, or x (SRC) for eltwise_relu.
     add_step(dnnl::eltwise_backward(pd),
-             {{DNNL_ARG_DIFF_DST, input(0, md)}, {DNNL_ARG_DST, input(1, md)}, {DNNL_ARG_DIFF_SRC, output(0, md)}},
+             {{DNNL_ARG_DIFF_DST, input(0, md)},
+              {e.reads_src ? DNNL_ARG_SRC : DNNL_ARG_DST, input(1, md)},
+              {DNNL_ARG_DIFF_SRC, output(0, md)}},
              pd.scratchpad_desc());
   }
 };

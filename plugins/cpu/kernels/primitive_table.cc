@@ -23,6 +23,8 @@ const std::vector<KernelDef>& primitive_kernel_defs() {
       {"matmul", matmul_check, matmul_create},
       {"matmul_bias_act", matmul_check, matmul_create},
       {"relu", eltwise_check, eltwise_create},
+      {"leaky_relu", eltwise_check, eltwise_create},
+      {"leaky_relu_grad", eltwise_check, eltwise_create},
       {"sigmoid", eltwise_check, eltwise_create},
       {"tanh", eltwise_check, eltwise_create},
       {"sigmoid_grad", eltwise_check, eltwise_create},

@@ -1,4 +1,4 @@
-// elementwise.cc: element-wise ops: the activations relu/sigmoid/tanh and their gradients,
+// elementwise.cc: element-wise ops: the activations relu/leaky_relu/sigmoid/tanh and their gradients,
 // neg/exp/log/sqrt, add/sub/mul/div with NumPy broadcasting, and bias_add (NHWC: along the
 // last dim; NCHW: along dim 1). Each output element reads only its own input elements, so all
 // of these are safe when the output aliases an input of the same shape.
@@ -11,8 +11,10 @@ namespace {
 
 // ---- unary -------------------------------------------------------------------------------
 
-double unary(const std::string& op, double x) {
+// `alpha`: leaky_relu's slope below 0 (its attribute; unused by the other ops).
+double unary(const std::string& op, double x, double alpha) {
   if (op == "relu") return relu(x);
+  if (op == "leaky_relu") return x > 0.0 ? x : alpha * x;
   if (op == "sigmoid") return sigmoid(x);
   if (op == "tanh") return std::tanh(x);
   if (op == "neg") return -x;
@@ -30,11 +32,12 @@ void check_unary(const OpView& op) {
 
 // x: any shape -> y: same shape
 void run_unary(const OpView& op, const void* const* in, void* const* out, uint64_t) {
+  const double alpha = op.has("alpha") ? op.get_float("alpha") : 0.0;
   with_float(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
     const T* x = static_cast<const T*>(in[0]);
     T* y = static_cast<T*>(out[0]);
-    for (int64_t i = 0; i < op.input(0).numel; ++i) y[i] = static_cast<T>(unary(op.name(), double(x[i])));
+    for (int64_t i = 0; i < op.input(0).numel; ++i) y[i] = static_cast<T>(unary(op.name(), double(x[i]), alpha));
   });
 }
 
@@ -88,22 +91,29 @@ void run_binary(const OpView& op, const void* const* in, void* const* out, uint6
 
 // ---- activation gradients ----------------------------------------------------------------
 
+// relu_grad and leaky_relu_grad read x; sigmoid_grad and tanh_grad read y.
+const char* second_name(const OpView& op) {
+  return op.name() == "relu_grad" || op.name() == "leaky_relu_grad" ? "x" : "y";
+}
+
 void check_act_grad(const OpView& op) {
   expect_arity(op, 2, 1);
   const TensorView &dy = op.input(0), &v = op.input(1), &dx = op.output(0);
   expect_float(op, dy, "dy");
-  expect_same_dtype(op, dy, "dy", v, op.name() == "relu_grad" ? "x" : "y");
+  expect_same_dtype(op, dy, "dy", v, second_name(op));
   expect_same_dtype(op, dy, "dy", dx, "dx");
-  expect_dims(op, v, dy.dims, op.name() == "relu_grad" ? "x" : "y");
+  expect_dims(op, v, dy.dims, second_name(op));
   expect_dims(op, dx, dy.dims, "dx");
 }
 
 // dy, x|y: same shape -> dx
 //   relu_grad:    dx = x > 0 ? dy : 0
+//   leaky_relu_grad: dx = x > 0 ? dy : alpha * dy
 //   sigmoid_grad: dx = dy * y * (1 - y)
 //   tanh_grad:    dx = dy * (1 - y^2)
 void run_act_grad(const OpView& op, const void* const* in, void* const* out, uint64_t) {
   const std::string& name = op.name();
+  const double alpha = op.has("alpha") ? op.get_float("alpha") : 0.0;
   with_float(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
     const T* dy = static_cast<const T*>(in[0]);
@@ -111,7 +121,10 @@ void run_act_grad(const OpView& op, const void* const* in, void* const* out, uin
     T* dx = static_cast<T*>(out[0]);
     for (int64_t i = 0; i < op.input(0).numel; ++i) {
       double g = double(dy[i]), y = double(v[i]);
-      double r = name == "relu_grad" ? (y > 0.0 ? g : 0.0) : name == "sigmoid_grad" ? g * y * (1.0 - y) : g * (1.0 - y * y);
+      double r = name == "relu_grad"         ? (y > 0.0 ? g : 0.0)
+                 : name == "leaky_relu_grad" ? (y > 0.0 ? g : alpha * g)
+                 : name == "sigmoid_grad"    ? g * y * (1.0 - y)
+                                             : g * (1.0 - y * y);
       dx[i] = static_cast<T>(r);
     }
   });
@@ -159,10 +172,10 @@ void run_bias_add(const OpView& op, const void* const* in, void* const* out, uin
 int bias_channel_dim(const OpView& op, const TensorView& x) { return channel_dim(op, x); }
 
 void add_elementwise_kernels(KernelTable& t) {
-  for (const char* name : {"relu", "sigmoid", "tanh", "neg", "exp", "log", "sqrt"})
+  for (const char* name : {"relu", "leaky_relu", "sigmoid", "tanh", "neg", "exp", "log", "sqrt"})
     t.push_back({name, run_unary, check_unary});
   for (const char* name : {"add", "sub", "mul", "div"}) t.push_back({name, run_binary, check_binary});
-  for (const char* name : {"relu_grad", "sigmoid_grad", "tanh_grad"}) t.push_back({name, run_act_grad, check_act_grad});
+  for (const char* name : {"relu_grad", "leaky_relu_grad", "sigmoid_grad", "tanh_grad"}) t.push_back({name, run_act_grad, check_act_grad});
   t.push_back({"bias_add", run_bias_add, check_bias_add});
 }
 
