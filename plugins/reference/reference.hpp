@@ -57,6 +57,7 @@ struct Config {
   uint64_t memory_limit = 0;    // bytes per device
   bool memory_limit_from_option = false;  // false: the limit is the host's MemTotal
   CollectiveFault collective_fault;       // option collective_fault (collectives.cc)
+  bool collective_blocking = true;  // option collective_blocking=0: NCCL's non-blocking mode
   bool capture = false;  // option capture=1: capture_begin records (capture.cc)
   int64_t capture_fault = 0;  // option capture_fault=<n>: the n-th capture_end fails (0: none)
 };
