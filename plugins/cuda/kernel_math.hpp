@@ -13,7 +13,10 @@
 #pragma once
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include <initializer_list>
 
 #include "philox.hpp"
 
@@ -366,6 +369,18 @@ DLRT_HD void store_double(void* p, int32_t d, int64_t i, double v) {
 DLRT_HD void cast_element(const void* in, int32_t from, void* out, int32_t to, int64_t i) {
   if (is_float_code(from)) store_double(out, to, i, load_as_double(in, from, i));
   else store_int(out, to, i, load_as_int(in, from, i));
+}
+
+// ---- pointer alignment (host only: matmul.cc picks its cuBLASLt algorithm by it) ----------
+
+// The largest power of two, at most `cap`, dividing every pointer's address: the alignment
+// a kernel may assume for all of them. No pointers: `cap`.
+inline size_t common_alignment(std::initializer_list<const void*> pointers, size_t cap) {
+  uintptr_t bits = 0;
+  for (const void* p : pointers) bits |= reinterpret_cast<uintptr_t>(p);
+  size_t align = 1;
+  while (align < cap && (bits & align) == 0) align <<= 1;
+  return align;
 }
 
 }  // namespace dlrt::cuda::math

@@ -419,3 +419,20 @@ TEST(KernelMath, ElementwiseMatchReference) {
 
 }  // namespace
 }  // namespace dlrt::cuda
+
+namespace dlrt::cuda::math {
+namespace {
+
+// matmul.cc hands cuBLASLt the alignment its pointers really have, capped at 16 (issue 19).
+TEST(CommonAlignment, IsTheLargestPowerOfTwoDividingEveryPointerCappedAt16) {
+  auto at = [](uintptr_t a) { return reinterpret_cast<const void*>(a); };
+  EXPECT_EQ(common_alignment({at(0x1000), at(0x2040)}, 16), 16u);  // arena buffers: 64 -> 16
+  EXPECT_EQ(common_alignment({at(0x1000), at(0x2008)}, 16), 8u);
+  EXPECT_EQ(common_alignment({at(0x1004), at(0x2000), at(0x3000)}, 16), 4u);  // an offset view
+  EXPECT_EQ(common_alignment({at(0x1002)}, 16), 2u);
+  EXPECT_EQ(common_alignment({at(0x1000)}, 64), 64u);
+  EXPECT_EQ(common_alignment({}, 16), 16u);
+}
+
+}  // namespace
+}  // namespace dlrt::cuda::math

@@ -10,9 +10,12 @@
 // The bias (N) indexes the rows of c^T, which is what cuBLASLt's BIAS epilogue adds.
 // Epilogues: "none" BIAS, "relu" RELU_BIAS; "sigmoid"/"tanh" BIAS then one activation kernel.
 // The algorithm comes from cublasLtMatmulAlgoGetHeuristic once in create (up to 32 MiB of
-// workspace, pointers assumed only 4-byte aligned since the executor may hand out offsets).
+// workspace), twice: for 16-byte aligned operands (what the arena's 64-byte alignment gives;
+// vectorised kernels need it) and for 4-byte ones; each run takes the one its pointers'
+// real alignment allows (math::common_alignment, capped at 16).
 #include <cublasLt.h>
 
+#include <algorithm>
 #include <string>
 
 #include "op_support.hpp"
@@ -59,9 +62,28 @@ class MatmulKernel final : public Kernel {
     CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&second_, CUDA_R_32F, ta ? m_ : k, ta ? k : m_, ta ? m_ : k));
     CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&result_, CUDA_R_32F, n_, m_, n_));
 
+    // Two algorithms, both asked of the heuristic once here: one for operands aligned to 16
+    // bytes (the arena aligns every buffer to 64, so the usual case; cuBLASLt's vectorised
+    // kernels need 16) and one for 4-byte alignment, for pointers an executor hands out at
+    // an offset. run() picks by the real alignment of the pointers it gets.
+    aligned_ = heuristic(16);
+    unaligned_ = heuristic(4);
+    workspace_ = std::max(aligned_.workspace, unaligned_.workspace);
+    plugin::log(DLRT_LOG_INFO, "cuda: " + name_ + " (" + std::to_string(m_) + "x" + std::to_string(k) + ")x(" +
+                                   std::to_string(k) + "x" + std::to_string(n_) + ")" + (ta ? " ta" : "") +
+                                   (tb ? " tb" : "") + ": cuBLASLt heuristic algorithms, workspace " +
+                                   std::to_string(workspace_) + " bytes");
+  }
+
+  struct Choice {
+    cublasLtMatmulAlgo_t algo{};
+    size_t workspace = 0;
+  };
+
+  // The heuristic's first algorithm for operands aligned to `align` bytes.
+  Choice heuristic(uint32_t align) {
     cublasLtMatmulPreference_t pref = nullptr;
     CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    uint32_t align = 4;
     size_t max_ws = kMaxWorkspace;
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
@@ -75,13 +97,9 @@ class MatmulKernel final : public Kernel {
     cublasLtMatmulPreferenceDestroy(pref);
     CUBLAS_CHECK(st);
     if (found < 1 || result.state != CUBLAS_STATUS_SUCCESS)
-      plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + name_ + ": cuBLASLt has no algorithm for this shape");
-    algo_ = result.algo;
-    workspace_ = result.workspaceSize;
-    plugin::log(DLRT_LOG_INFO, "cuda: " + name_ + " (" + std::to_string(m_) + "x" + std::to_string(k) + ")x(" +
-                                   std::to_string(k) + "x" + std::to_string(n_) + ")" + (ta ? " ta" : "") +
-                                   (tb ? " tb" : "") + ": cuBLASLt heuristic algorithm, workspace " +
-                                   std::to_string(workspace_) + " bytes");
+      plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + name_ + ": cuBLASLt has no algorithm for this shape with " +
+                                           std::to_string(align) + "-byte aligned operands");
+    return {result.algo, result.workspaceSize};
   }
   ~MatmulKernel() override {
     if (result_ != nullptr) cublasLtMatrixLayoutDestroy(result_);
@@ -100,8 +118,10 @@ class MatmulKernel final : public Kernel {
       CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
     }
     const float one = 1.0f, zero = 0.0f;
+    const size_t align = math::common_alignment({in(a, 0), in(a, 1), out(a, 0)}, 16);
+    const Choice& c = align >= 16 ? aligned_ : unaligned_;
     CUBLAS_CHECK(cublasLtMatmul(lt_, desc_, &one, in(a, 1), first_, in(a, 0), second_, &zero, out(a, 0), result_,
-                                out(a, 0), result_, &algo_, workspace_ > 0 ? a.workspace : nullptr, workspace_,
+                                out(a, 0), result_, &c.algo, c.workspace > 0 ? a.workspace : nullptr, c.workspace,
                                 stream));
     if (has_bias_ && (act_ == math::Act::kSigmoid || act_ == math::Act::kTanh))
       launch_act(stream, out<float>(a, 0), m_ * n_, act_);
@@ -115,8 +135,8 @@ class MatmulKernel final : public Kernel {
   cublasLtHandle_t lt_ = nullptr;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t first_ = nullptr, second_ = nullptr, result_ = nullptr;
-  cublasLtMatmulAlgo_t algo_{};
-  size_t workspace_ = 0;
+  Choice aligned_, unaligned_;  // for operands aligned to 16 bytes, and to 4
+  size_t workspace_ = 0;         // the larger of the two
 };
 
 std::unique_ptr<Kernel> create_matmul(const dlrt_op_desc& d, const dlrt_device_desc&, size_t* workspace) {
