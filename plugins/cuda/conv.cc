@@ -139,7 +139,7 @@ class ConvKernel final : public Kernel {
   void run(cudaStream_t stream, const dlrt_kernel_args& a) override {
     const ConvGeom& g = g_;
     check_args(a, dir_ == Dir::kForward ? (has_bias_ ? 3 : 2) : 2, 1, plan_.bytes, name_);
-    CUDNN_CHECK(cudnnSetStream(handle_, stream));
+    auto held = handle_.use(stream);  // the GPU's shared handle, on this run's stream
     float* wbuf = static_cast<float*>(at(a.workspace, filter_off_));
     float* grown = g.grown() ? static_cast<float*>(at(a.workspace, grown_off_)) : nullptr;
     void* ws = cudnn_bytes_ > 0 ? at(a.workspace, cudnn_off_) : nullptr;
@@ -225,6 +225,7 @@ class ConvKernel final : public Kernel {
   }
 
   void choose_algorithm() {
+    auto held = handle_.lock();  // shared with the GPU's other kernels
     constexpr int kMax = 16;
     int returned = 0;
     std::string chosen, why_none;
@@ -280,7 +281,7 @@ class ConvKernel final : public Kernel {
   ConvGeom g_;
   math::Act act_ = math::Act::kNone;
   bool fused_relu_ = false, has_bias_ = false;
-  CudnnHandle handle_;
+  SharedCudnnHandle handle_;
   TensorDesc x_desc_, y_desc_, b_desc_;
   FilterDesc w_desc_;
   ConvDesc conv_desc_;

@@ -7,6 +7,7 @@
 //   first  = b buffer: col-major (N,K) ld N (op N) or, with transpose_b, (K,N) ld K (op T);
 //   second = a buffer: col-major (K,M) ld K (op N) or, with transpose_a, (M,K) ld M (op T);
 //   result = c buffer: col-major (N,M) ld N.
+// The cuBLASLt handle is the GPU's, shared by every matmul kernel on it (shared_handle.hpp).
 // The bias (N) indexes the rows of c^T, which is what cuBLASLt's BIAS epilogue adds.
 // Epilogues: "none" BIAS, "relu" RELU_BIAS; "sigmoid"/"tanh" BIAS then one activation kernel.
 // The algorithm comes from cublasLtMatmulAlgoGetHeuristic once in create (up to 32 MiB of
@@ -19,6 +20,7 @@
 #include <string>
 
 #include "op_support.hpp"
+#include "shared_handle.hpp"
 
 namespace dlrt::cuda {
 namespace {
@@ -44,7 +46,13 @@ class MatmulKernel final : public Kernel {
     const int64_t k = ta ? a.dims[0] : a.dims[1];
     has_bias_ = name_ == "matmul_bias_act";
     if (has_bias_) act_ = parse_act(op);
-    CUBLAS_CHECK(cublasLtCreate(&lt_));
+    lt_ = SharedHandle<cublasLtHandle_t>::for_current_device(
+        [] {
+          cublasLtHandle_t h = nullptr;
+          CUBLAS_CHECK(cublasLtCreate(&h));
+          return h;
+        },
+        [](cublasLtHandle_t h) { cublasLtDestroy(h); });
     CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t op_first = tb ? CUBLAS_OP_T : CUBLAS_OP_N, op_second = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof op_first));
@@ -92,6 +100,7 @@ class MatmulKernel final : public Kernel {
     for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
       if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align);
+    auto held = lt_.lock();
     if (st == CUBLAS_STATUS_SUCCESS)
       st = cublasLtMatmulAlgoGetHeuristic(lt_, desc_, first_, second_, result_, result_, pref, 1, &result, &found);
     cublasLtMatmulPreferenceDestroy(pref);
@@ -106,7 +115,6 @@ class MatmulKernel final : public Kernel {
     if (second_ != nullptr) cublasLtMatrixLayoutDestroy(second_);
     if (first_ != nullptr) cublasLtMatrixLayoutDestroy(first_);
     if (desc_ != nullptr) cublasLtMatmulDescDestroy(desc_);
-    if (lt_ != nullptr) cublasLtDestroy(lt_);
   }
 
   size_t workspace_bytes() const { return workspace_; }
@@ -120,6 +128,7 @@ class MatmulKernel final : public Kernel {
     const float one = 1.0f, zero = 0.0f;
     const size_t align = math::common_alignment({in(a, 0), in(a, 1), out(a, 0)}, 16);
     const Choice& c = align >= 16 ? aligned_ : unaligned_;
+    auto held = lt_.lock();  // the handle is shared with the GPU's other matmul kernels
     CUBLAS_CHECK(cublasLtMatmul(lt_, desc_, &one, in(a, 1), first_, in(a, 0), second_, &zero, out(a, 0), result_,
                                 out(a, 0), result_, &c.algo, c.workspace > 0 ? a.workspace : nullptr, c.workspace,
                                 stream));
@@ -132,7 +141,7 @@ class MatmulKernel final : public Kernel {
   int64_t m_ = 0, n_ = 0;
   bool has_bias_ = false;
   math::Act act_ = math::Act::kNone;
-  cublasLtHandle_t lt_ = nullptr;
+  SharedHandle<cublasLtHandle_t> lt_;  // the GPU's, shared by every matmul kernel on it
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t first_ = nullptr, second_ = nullptr, result_ = nullptr;
   Choice aligned_, unaligned_;  // for operands aligned to 16 bytes, and to 4
