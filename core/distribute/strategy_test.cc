@@ -14,7 +14,9 @@ namespace {
 
 using namespace test;  // NOLINT: the test helpers
 
-enum class Kind { kCpu, kRef };
+// kRefNonBlocking: the NCCL double in NCCL's non-blocking mode (reference:collective_blocking=0):
+// a group's work finishes on a background thread after group_end, which must wait for it.
+enum class Kind { kCpu, kRef, kRefNonBlocking };
 
 struct Case {
   Kind kind;
@@ -22,7 +24,9 @@ struct Case {
 };
 
 std::string name(const testing::TestParamInfo<Case>& info) {
-  return std::string(info.param.kind == Kind::kCpu ? "Cpu" : "Ref") +
+  return std::string(info.param.kind == Kind::kCpu   ? "Cpu"
+                     : info.param.kind == Kind::kRef ? "Ref"
+                                                     : "RefNonBlocking") +
          std::to_string(info.param.replicas);
 }
 
@@ -30,7 +34,9 @@ class Mirrored : public testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     ctx_ = GetParam().kind == Kind::kCpu ? cpu_context(GetParam().replicas)
-                                         : ref_context(GetParam().replicas);
+           : GetParam().kind == Kind::kRef
+               ? ref_context(GetParam().replicas)
+               : ref_context(GetParam().replicas, ";reference:collective_blocking=0");
     strategy_ = std::make_unique<Strategy>(*ctx_, StrategyConfig{});
   }
   void TearDown() override { strategy_.reset(); }
@@ -143,7 +149,8 @@ TEST_P(Mirrored, SteadyStateAllocatesNothing) {
 
 INSTANTIATE_TEST_SUITE_P(Strategy, Mirrored,
                          testing::Values(Case{Kind::kCpu, 2}, Case{Kind::kCpu, 3},
-                                         Case{Kind::kRef, 2}, Case{Kind::kRef, 3}),
+                                         Case{Kind::kRef, 2}, Case{Kind::kRef, 3},
+                                         Case{Kind::kRefNonBlocking, 2}),
                          name);
 
 // The host path and the device path give the same bits for the same inputs: both sum in

@@ -254,6 +254,50 @@ TEST(Capture, ADecliningPluginRunsUncaptured) {
   EXPECT_EQ(ex->stats().captured_replays, 0u);
 }
 
+// A capture that fails at capture_end (CUDA: an invalidated capture, or cudaGraphInstantiate
+// failing; here option capture_fault=1 fails the first capture_end) does not fail the run:
+// the recorded step runs uncaptured, one warning says why, and the executable never tries
+// to capture again, although the double's later capture_ends would succeed. A training step
+// keeps the plain run's losses and weights bit for bit.
+TEST(Capture, AFailedCaptureRunsUncapturedFromThenOn) {
+  auto ctx = ref_context("reference:capture=1;reference:capture_fault=1");
+  Graph g_cap(*ctx), g_plain(*ctx);
+  Mlp a, b;
+  const int batch = 12;
+  a.build(g_cap, "adam", batch);
+  b.build(g_plain, "adam", batch);
+  auto captured = Executable::compile(g_cap, {a.x, a.labels}, {a.loss}, with_capture(true, true));
+  auto plain = Executable::compile(g_plain, {b.x, b.labels}, {b.loss}, with_capture(false, true));
+  auto& compiled = dynamic_cast<exec::CompiledExecutable&>(*captured);
+  std::vector<float> xs;
+  std::vector<int32_t> ys;
+  toy_batch(batch, 5, xs, ys);
+  TensorPtr x = tensor(*ctx, 0, {DLRT_F32, {batch, 4}}, xs);
+  auto labels = std::make_unique<dlrt_tensor>(*ctx, 0, TensorType{DLRT_I32, {batch}});
+  labels->write(ys.data(), ys.size() * sizeof(int32_t));
+  ::testing::internal::CaptureStderr();
+  for (int step = 0; step < 6; ++step) {
+    std::vector<std::vector<float>> la;
+    ASSERT_NO_THROW(la = run_and_read(*captured, {x.get(), labels.get()}, 1)) << "step " << step;
+    EXPECT_EQ(la, run_and_read(*plain, {x.get(), labels.get()}, 1)) << "step " << step;
+  }
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(captured->stats().captured_replays, 0u);
+  EXPECT_FALSE(compiled.capture_allowed);
+  EXPECT_NE(compiled.capture_failure.find("capture_end failed"), std::string::npos) << compiled.capture_failure;
+  EXPECT_NE(compiled.capture_failure.find("capture_fault=1"), std::string::npos) << compiled.capture_failure;
+  // Logged once (a warning), not once per run.
+  size_t warnings = 0;
+  for (size_t at = log.find("capture is off"); at != std::string::npos;
+       at = log.find("capture is off", at + 1))
+    ++warnings;
+  EXPECT_EQ(warnings, 1u) << log;
+  auto weights_a = Executable::compile(g_cap, {}, a.vars, {});
+  auto weights_b = Executable::compile(g_plain, {}, b.vars, {});
+  EXPECT_EQ(run_and_read(*weights_a, {}, a.vars.size()),
+            run_and_read(*weights_b, {}, b.vars.size()));
+}
+
 // The same counters through the C API (dlrt_executable_run_stats), which dlbench reports.
 TEST(Capture, RunStatsThroughTheCApi) {
   auto ctx = ref_context("reference:capture=1");

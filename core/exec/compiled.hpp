@@ -127,8 +127,10 @@ class CompiledExecutable final : public Executable {
   std::vector<AssignCopy> assign_copies;  // assigns that did not run in place
   size_t in_place_assigns = 0;          // for tests and logs
   // One device offering capture; random ops only if they read the run count from device
-  // memory. Cleared for good when capture_begin declines (UNIMPLEMENTED).
+  // memory. Cleared for good when capture_begin declines (UNIMPLEMENTED), or when capturing
+  // fails (capture_end or the first launch): then capture_failure says why.
   bool capture_allowed = false;
+  std::string capture_failure;
   Stats stats_;
   Profiler profiler;
   std::string trace_file;  // DLRT_TRACE_FILE: written when destroyed ("" = none)
@@ -137,6 +139,7 @@ class CompiledExecutable final : public Executable {
   void write_rng_offsets();
   void enqueue_steps();
   void capture_or_run_steps(const dlrt_capture_api* cap);
+  void disable_capture(std::string reason);
   void profile_steps();
   void enqueue(Transfer& t);
   void synchronize(size_t device);

@@ -26,6 +26,17 @@ namespace dlrt::core::exec {
 
 namespace {
 
+// The status of one plugin entry, as a value; a plugin that throws is INTERNAL.
+template <typename Fn>
+StatusValue plugin_status(Fn&& entry) {
+  try {
+    return take_status(entry());
+  } catch (...) {
+    return StatusValue{DLRT_INTERNAL, "the plugin threw an exception (plugins must return a "
+                                      "status)"};
+  }
+}
+
 // plugin_call with the message made only when the entry fails: `what` returns it.
 template <typename What, typename Fn>
 void call(What&& what, Fn&& entry) {
@@ -155,9 +166,31 @@ void CompiledExecutable::capture_or_run_steps(const dlrt_capture_api* cap) {
     if (discard != nullptr) plugin_call_noexcept([&] { cap->graph_destroy(discard); });
     throw;
   }
-  plugin_call("capture_end", [&] { return cap->capture_end(d.stream, &captured_); });
-  plugin_call("launching the captured step",
-              [&] { return cap->graph_launch(captured_, d.stream); });
+  // The recorded work has not run yet. If the plugin cannot turn it into a graph (CUDA:
+  // cudaStreamEndCapture reports an invalidated capture, or cudaGraphInstantiate fails) or
+  // cannot launch the fresh graph, the step is run uncaptured instead, and this executable
+  // stops trying: capturing again would fail again, every run.
+  StatusValue ended = plugin_status([&] { return cap->capture_end(d.stream, &captured_); });
+  if (ended.ok()) {
+    StatusValue launched =
+        plugin_status([&] { return cap->graph_launch(captured_, d.stream); });
+    if (launched.ok()) return;
+    release_capture();
+    disable_capture(fmt::format("launching the captured step failed: {}", launched.message));
+  } else {
+    if (captured_ != nullptr) release_capture();  // a plugin that failed yet made a graph
+    disable_capture(fmt::format("capture_end failed: {}", ended.message));
+  }
+  enqueue_steps();
+}
+
+// Capture is off for good on this executable; the reason is logged once (a warning: the run
+// is correct but slower) and kept for stats().
+void CompiledExecutable::disable_capture(std::string reason) {
+  log(DLRT_LOG_WARNING, "exec", "{}: {}; capture is off for this executable, which runs "
+      "uncaptured from now on", devices[0].name, reason);
+  capture_allowed = false;
+  capture_failure = std::move(reason);
 }
 
 void CompiledExecutable::enqueue_steps() {

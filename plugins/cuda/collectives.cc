@@ -95,17 +95,22 @@ void wait_ready(dlrt_comm* comm, const std::string& what, int64_t timeout_ms) {
   }
 }
 
-// The result of an NCCL call on a non-blocking communicator.
+// The result of an NCCL call on a non-blocking communicator. Inside a group NCCL only queues
+// the call and answers ncclSuccess; the work starts at the outermost ncclGroupEnd, which on a
+// non-blocking communicator answers ncclInProgress while a background thread launches it.
+// So every communicator called inside a group is remembered whatever the call answered, and
+// group_end waits on each: until then NCCL's kernel may not be on the stream yet (the host's
+// next copies would read unreduced data) and the next call on the communicator fails with
+// "Attempt to use communicator before the previous operation returned ncclSuccess".
 void settle(dlrt_comm* comm, ncclResult_t r, const char* call, const std::string& what) {
-  if (r == ncclSuccess) return;
-  if (r != ncclInProgress)
+  if (r != ncclSuccess && r != ncclInProgress)
     plugin::fail(code_for_nccl(r),
                  "cuda: " + what + " (" + comm->label + "): " + call + " failed: " + nccl_detail(comm, r));
   if (t_group.depth > 0) {
-    remember(comm, false);  // group_end waits
+    remember(comm, false);  // group_end waits, whether r was ncclSuccess or ncclInProgress
     return;
   }
-  wait_ready(comm, what, comm->timeout_ms);
+  if (r == ncclInProgress) wait_ready(comm, what, comm->timeout_ms);
 }
 
 void abort_comm(dlrt_comm* comm) {

@@ -13,18 +13,25 @@
 //     workspace (pad kernel) and cuDNN pads `before` on both sides, which gives exactly TF's
 //     output; the data gradient is computed at the grown size and cropped back.
 //   - Algorithms. Chosen once in create by cudnnGet*Algorithm_v7 (heuristics, no benchmark),
-//     first candidate that reports success and whose workspace query succeeds; logged at info.
+//     by algo_choice.hpp's rule: deterministic algorithms only unless option deterministic=0,
+//     no TF32, workspace within option cudnn_workspace_mb; logged at info.
 //     Math is CUDNN_FMA_MATH: no TF32 tensor-core rounding, so f32 results meet the 1e-3
 //     conformance tolerance by construction.
-//   - conv2d_bias_act with relu runs cudnnConvolutionBiasActivationForward (z = y with
+//   - conv2d_bias_act with relu runs cudnnConvolutionBiasActivationForward; if cuDNN answers
+//     NOT_SUPPORTED for the chosen algorithm/layout/math (it may, e.g. NHWC f32 with FMA
+//     math), the kernel falls back for good to the convolution plus the bias+relu kernel.
+//     The fused call (z = y with
 //     alpha2 = 0, so y is never read). "none", "sigmoid" and "tanh" run the convolution and
 //     then one bias+activation kernel (elementwise.cu): cuDNN's fused call allows IDENTITY only
 //     with IMPLICIT_PRECOMP_GEMM, and has no sigmoid/tanh epilogue that is exact.
 //
 // Workspace: [filter in cuDNN layout][grown image, when padding is asymmetric][cuDNN's own].
 #include <string>
+#include <vector>
 
+#include "algo_choice.hpp"
 #include "cudnn_util.hpp"
+#include "cuda_options.hpp"
 
 namespace dlrt::cuda {
 namespace {
@@ -131,7 +138,7 @@ class ConvKernel final : public Kernel {
   void run(cudaStream_t stream, const dlrt_kernel_args& a) override {
     const ConvGeom& g = g_;
     check_args(a, dir_ == Dir::kForward ? (has_bias_ ? 3 : 2) : 2, 1, plan_.bytes, name_);
-    CUDNN_CHECK(cudnnSetStream(handle_, stream));
+    auto held = handle_.use(stream);  // the GPU's shared handle, on this run's stream
     float* wbuf = static_cast<float*>(at(a.workspace, filter_off_));
     float* grown = g.grown() ? static_cast<float*>(at(a.workspace, grown_off_)) : nullptr;
     void* ws = cudnn_bytes_ > 0 ? at(a.workspace, cudnn_off_) : nullptr;
@@ -146,11 +153,24 @@ class ConvKernel final : public Kernel {
         launch_pad_image(stream, x, grown, g.nchw, g.n, g.h, g.w, g.ci, g.extra_h, g.extra_w);
         x = grown;
       }
+      // The fused call may be refused for this algorithm, layout or math type (cuDNN answers
+      // NOT_SUPPORTED before enqueuing anything): then this kernel drops the fused path for
+      // good and runs the convolution plus the bias+activation kernel, which gives the same
+      // result. The first run of an executable is never captured, so the refusal is met there.
       if (fused_relu_) {
-        CUDNN_CHECK(cudnnConvolutionBiasActivationForward(handle_, &one, x_desc_, x, w_desc_, wbuf, conv_desc_, fwd_,
-                                                          ws, cudnn_bytes_, &zero, y_desc_, y, b_desc_,
-                                                          in<float>(a, 2), act_desc_, y_desc_, y));
-      } else {
+        const cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
+            handle_, &one, x_desc_, x, w_desc_, wbuf, conv_desc_, fwd_, ws, cudnn_bytes_, &zero, y_desc_, y, b_desc_,
+            in<float>(a, 2), act_desc_, y_desc_, y);
+        if (st != CUDNN_STATUS_NOT_SUPPORTED) {
+          CUDNN_CHECK(st);
+          return;
+        }
+        fused_relu_ = false;
+        plugin::log(DLRT_LOG_INFO, "cuda: " + name_ + ": cuDNN refused the fused bias+relu for forward algorithm " +
+                                       std::to_string(int(fwd_)) + " (" + cudnnGetErrorString(st) +
+                                       "); running the convolution and the bias+relu kernel instead");
+      }
+      {
         CUDNN_CHECK(cudnnConvolutionForward(handle_, &one, x_desc_, x, w_desc_, wbuf, conv_desc_, fwd_, ws,
                                             cudnn_bytes_, &zero, y_desc_, y));
         if (has_bias_)
@@ -178,25 +198,45 @@ class ConvKernel final : public Kernel {
   }
 
  private:
-  // Picks the first heuristic candidate that succeeds, is not a tensor-op (TF32) kernel, and
-  // whose workspace query succeeds.
+  // Picks from cuDNN's heuristic list by algo_choice.hpp's rule: the first candidate that
+  // succeeds, is not a tensor-op (TF32) kernel, is deterministic unless the plugin was created
+  // with deterministic=0, and whose workspace query succeeds within cudnn_workspace_mb.
+  template <typename Perf, typename Query>
+  int pick(const Perf* perf, int returned, Query&& workspace_of, size_t* bytes_out,
+           std::string* why_none) {
+    const CudaOptions& o = creating_options();
+    std::vector<AlgoCandidate> list;
+    std::vector<size_t> bytes(returned, 0);
+    for (int i = 0; i < returned; ++i) {
+      AlgoCandidate c;
+      c.algo = int(perf[i].algo);
+      c.succeeded = perf[i].status == CUDNN_STATUS_SUCCESS;
+      c.tensor_op = perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
+                    perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+      c.deterministic = perf[i].determinism == CUDNN_DETERMINISTIC;
+      c.workspace_known = c.succeeded && workspace_of(perf[i].algo, &bytes[i]) == CUDNN_STATUS_SUCCESS;
+      c.workspace_bytes = bytes[i];
+      list.push_back(c);
+    }
+    const int i = choose_algo(list, {o.deterministic, o.cudnn_workspace_limit}, why_none);
+    if (i >= 0) *bytes_out = bytes[i];
+    return i;
+  }
+
   void choose_algorithm() {
+    auto held = handle_.lock();  // shared with the GPU's other kernels
     constexpr int kMax = 16;
     int returned = 0;
-    std::string chosen;
-    auto usable = [](cudnnStatus_t st, cudnnMathType_t m) {
-      return st == CUDNN_STATUS_SUCCESS && m != CUDNN_TENSOR_OP_MATH && m != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-    };
+    std::string chosen, why_none;
+    size_t bytes = 0;
     if (dir_ == Dir::kForward) {
       cudnnConvolutionFwdAlgoPerf_t perf[kMax];
       CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle_, x_desc_, w_desc_, conv_desc_, y_desc_, kMax,
                                                          &returned, perf));
-      for (int i = 0; i < returned && chosen.empty(); ++i) {
-        if (!usable(perf[i].status, perf[i].mathType)) continue;
-        size_t bytes = 0;
-        if (cudnnGetConvolutionForwardWorkspaceSize(handle_, x_desc_, w_desc_, conv_desc_, y_desc_, perf[i].algo,
-                                                    &bytes) != CUDNN_STATUS_SUCCESS)
-          continue;
+      const int i = pick(perf, returned, [&](cudnnConvolutionFwdAlgo_t a, size_t* b) {
+        return cudnnGetConvolutionForwardWorkspaceSize(handle_, x_desc_, w_desc_, conv_desc_, y_desc_, a, b);
+      }, &bytes, &why_none);
+      if (i >= 0) {
         fwd_ = perf[i].algo, cudnn_bytes_ = bytes;
         chosen = "forward algorithm " + std::to_string(int(fwd_)) + " (" + math_name(perf[i].mathType) + ")";
       }
@@ -204,12 +244,10 @@ class ConvKernel final : public Kernel {
       cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
       CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle_, w_desc_, y_desc_, conv_desc_, x_desc_, kMax,
                                                               &returned, perf));
-      for (int i = 0; i < returned && chosen.empty(); ++i) {
-        if (!usable(perf[i].status, perf[i].mathType)) continue;
-        size_t bytes = 0;
-        if (cudnnGetConvolutionBackwardDataWorkspaceSize(handle_, w_desc_, y_desc_, conv_desc_, x_desc_, perf[i].algo,
-                                                         &bytes) != CUDNN_STATUS_SUCCESS)
-          continue;
+      const int i = pick(perf, returned, [&](cudnnConvolutionBwdDataAlgo_t a, size_t* b) {
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(handle_, w_desc_, y_desc_, conv_desc_, x_desc_, a, b);
+      }, &bytes, &why_none);
+      if (i >= 0) {
         bwd_data_ = perf[i].algo, cudnn_bytes_ = bytes;
         chosen = "backward-data algorithm " + std::to_string(int(bwd_data_)) + " (" + math_name(perf[i].mathType) + ")";
       }
@@ -217,19 +255,18 @@ class ConvKernel final : public Kernel {
       cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
       CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle_, x_desc_, y_desc_, conv_desc_, w_desc_, kMax,
                                                                 &returned, perf));
-      for (int i = 0; i < returned && chosen.empty(); ++i) {
-        if (!usable(perf[i].status, perf[i].mathType)) continue;
-        size_t bytes = 0;
-        if (cudnnGetConvolutionBackwardFilterWorkspaceSize(handle_, x_desc_, y_desc_, conv_desc_, w_desc_, perf[i].algo,
-                                                           &bytes) != CUDNN_STATUS_SUCCESS)
-          continue;
+      const int i = pick(perf, returned, [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* b) {
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle_, x_desc_, y_desc_, conv_desc_, w_desc_, a, b);
+      }, &bytes, &why_none);
+      if (i >= 0) {
         bwd_filter_ = perf[i].algo, cudnn_bytes_ = bytes;
         chosen =
             "backward-filter algorithm " + std::to_string(int(bwd_filter_)) + " (" + math_name(perf[i].mathType) + ")";
       }
     }
     if (chosen.empty())
-      plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + name_ + ": cuDNN offers no f32 (non-TF32) algorithm for this shape");
+      plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + name_ + ": cuDNN offers no usable f32 algorithm for this shape (" +
+                                           why_none + ")");
     const ConvGeom& g = g_;
     plugin::log(DLRT_LOG_INFO, "cuda: " + name_ + " x (" + std::to_string(g.n) + "," + std::to_string(g.h) + "," +
                                    std::to_string(g.w) + "," + std::to_string(g.ci) + ") " + (g.nchw ? "NCHW" : "NHWC") +
@@ -243,7 +280,7 @@ class ConvKernel final : public Kernel {
   ConvGeom g_;
   math::Act act_ = math::Act::kNone;
   bool fused_relu_ = false, has_bias_ = false;
-  CudnnHandle handle_;
+  SharedCudnnHandle handle_;
   TensorDesc x_desc_, y_desc_, b_desc_;
   FilterDesc w_desc_;
   ConvDesc conv_desc_;

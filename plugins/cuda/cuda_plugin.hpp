@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda_options.hpp"
 #include "cuda_status.hpp"
 #include "plugin_support.hpp"
 #include "versioned.hpp"
@@ -51,6 +52,7 @@ struct dlrt_plugin {
   std::mutex mu;  // guards infos
   std::vector<std::unique_ptr<dlrt::cuda::DeviceInfo>> infos;  // by ordinal, filled lazily
   std::string library_versions;  // "cuDNN 9.13.0, cuBLAS 13.0.0, NCCL 2.28.9"
+  dlrt::cuda::CudaOptions options;  // plugin_create's options (cuda_options.hpp)
 };
 
 struct dlrt_device {

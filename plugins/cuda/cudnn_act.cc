@@ -33,13 +33,13 @@ class ActKernel final : public Kernel {
   void run(cudaStream_t stream, const dlrt_kernel_args& a) override {
     check_args(a, 1, 1, 0, name_);
     const float one = 1.0f, zero = 0.0f;
-    CUDNN_CHECK(cudnnSetStream(handle_, stream));
+    auto held = handle_.use(stream);
     CUDNN_CHECK(cudnnActivationForward(handle_, act_, &one, desc_, in(a, 0), &zero, desc_, out(a, 0)));
   }
 
  private:
   std::string name_;
-  CudnnHandle handle_;
+  SharedCudnnHandle handle_;
   ActDesc act_;
   TensorDesc desc_;
 };
@@ -70,14 +70,14 @@ class SoftmaxKernel final : public Kernel {
   void run(cudaStream_t stream, const dlrt_kernel_args& a) override {
     check_args(a, 1, 1, 0, name_);
     const float one = 1.0f, zero = 0.0f;
-    CUDNN_CHECK(cudnnSetStream(handle_, stream));
+    auto held = handle_.use(stream);
     CUDNN_CHECK(cudnnSoftmaxForward(handle_, algo_, CUDNN_SOFTMAX_MODE_CHANNEL, &one, desc_, in(a, 0), &zero, desc_,
                                     out(a, 0)));
   }
 
  private:
   std::string name_;
-  CudnnHandle handle_;
+  SharedCudnnHandle handle_;
   TensorDesc desc_;
   cudnnSoftmaxAlgorithm_t algo_ = CUDNN_SOFTMAX_ACCURATE;
 };

@@ -3,9 +3,9 @@
 // Included only by the files that call cuDNN (conv.cc, pool.cc, cudnn_act.cc), so cudnn.h
 // stays out of the rest of the plugin.
 //
-// One cuDNN handle per kernel, made in create: a kernel is externally synchronised but
-// different kernels may run concurrently on different streams, and a handle carries its stream
-// (set at every run), so a shared handle would race. Handles are cheap next to the conv plans.
+// One cuDNN handle per GPU, shared by the kernels (SharedCudnnHandle, shared_handle.hpp): a
+// kernel takes it in create and, in run, holds it through use(stream), which locks it and
+// points it at the run's stream, since a handle carries its stream between calls.
 #pragma once
 
 #include <cudnn.h>
@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "op_support.hpp"
+#include "shared_handle.hpp"
 
 namespace dlrt::cuda {
 
@@ -34,7 +35,6 @@ class CudnnOwner {
   T h_ = nullptr;
 };
 
-using CudnnHandle = CudnnOwner<cudnnHandle_t, cudnnCreate, cudnnDestroy>;
 using TensorDesc = CudnnOwner<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
 using FilterDesc = CudnnOwner<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
 using ConvDesc = CudnnOwner<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
@@ -42,6 +42,31 @@ using ConvDesc = CudnnOwner<cudnnConvolutionDescriptor_t, cudnnCreateConvolution
 using PoolDesc = CudnnOwner<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor>;
 using ActDesc = CudnnOwner<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor,
                            cudnnDestroyActivationDescriptor>;
+
+// The current device's shared cuDNN handle.
+class SharedCudnnHandle {
+ public:
+  SharedCudnnHandle()
+      : h_(SharedHandle<cudnnHandle_t>::for_current_device(
+            [] {
+              cudnnHandle_t h = nullptr;
+              CUDNN_CHECK(cudnnCreate(&h));
+              return h;
+            },
+            [](cudnnHandle_t h) { cudnnDestroy(h); })) {}
+  operator cudnnHandle_t() const { return h_.get(); }  // NOLINT: passes into cuDNN calls
+  // Locks the handle for create's algorithm queries.
+  std::unique_lock<std::mutex> lock() const { return h_.lock(); }
+  // Locks the handle for one run's calls and points it at `stream`.
+  std::unique_lock<std::mutex> use(cudaStream_t stream) const {
+    auto held = h_.lock();
+    CUDNN_CHECK(cudnnSetStream(h_.get(), stream));
+    return held;
+  }
+
+ private:
+  SharedHandle<cudnnHandle_t> h_;
+};
 
 // cuDNN's legacy API takes int sizes; larger tensors are UNIMPLEMENTED here.
 inline int to_int(int64_t v, const std::string& op) {

@@ -393,4 +393,32 @@ TEST_F(CudaGpu, NcclCreateInsideAGroup) {
   EXPECT_EQ(take_status(c.group_end(inst_)).first, DLRT_FAILED_PRECONDITION);
 }
 
+// group_begin, all_reduce, group_end, all_reduce (issue 19): inside a group NCCL answers
+// ncclSuccess and does the work at ncclGroupEnd, which on a non-blocking communicator returns
+// ncclInProgress; group_end must wait for the communicator, or the second all_reduce fails
+// with "Attempt to use communicator before the previous operation returned ncclSuccess".
+TEST_F(CudaGpu, NcclGroupEndWaitsBeforeTheNextCall) {
+  const dlrt_collective_api& c = *api().collectives;
+  uint8_t id[DLRT_COMM_ID_BYTES] = {};
+  ASSERT_OK(c.comm_id_create(inst_, id));
+  dlrt_comm* comm = nullptr;
+  ASSERT_OK(c.comm_create(dev_, id, 1, 0, 60000, &comm));
+  dlrt_stream* s = nullptr;
+  ASSERT_OK(api().stream_create(dev_, &s));
+  const size_t count = 1 << 20, bytes = count * sizeof(float);
+  std::vector<float> in(count, 1.5f), out(count);
+  void* buf = alloc(bytes);
+  ASSERT_OK(api().memcpy_h2d(dev_, buf, in.data(), bytes, nullptr));
+  ASSERT_OK(c.group_begin(inst_));
+  ASSERT_OK(c.all_reduce(comm, buf, buf, count, DLRT_F32, DLRT_REDUCE_SUM, s));
+  ASSERT_OK(c.group_end(inst_));
+  ASSERT_OK(c.all_reduce(comm, buf, buf, count, DLRT_F32, DLRT_REDUCE_SUM, s));
+  ASSERT_OK(api().stream_synchronize(s));
+  ASSERT_OK(api().memcpy_d2h(dev_, out.data(), buf, bytes, nullptr));
+  EXPECT_EQ(out, in);  // one rank: each sum is its own input
+  c.comm_destroy(comm);
+  api().stream_destroy(s);
+  api().mem_free(dev_, buf);
+}
+
 }  // namespace

@@ -13,7 +13,10 @@
 #pragma once
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include <initializer_list>
 
 #include "philox.hpp"
 
@@ -89,6 +92,39 @@ DLRT_HD int64_t reduction_within(const Reduction& r, int64_t g) {
     g /= r.red_dims[d];
   }
   return off;
+}
+
+// A split reduction (reduce.cu): each output's group of `group` elements is cut into
+// `splits` contiguous chunks of `chunk` elements (the last may be shorter, none is empty).
+// Pass 1 gives every (output, chunk) pair its own block, which writes one partial; pass 2
+// combines an output's partials in chunk order 0, 1, ..., splits-1. The plan depends only on
+// the shape, so every run combines in the same order: deterministic. Splitting is what gives
+// a 132-SM GPU enough blocks when there are few outputs (bias_add_grad: C outputs; a full
+// reduction: one): about `target_blocks` blocks, each reducing at least `min_chunk` elements
+// (fewer splits are not worth a second pass).
+struct SplitPlan {
+  int64_t splits = 1;
+  int64_t chunk = 0;  // elements per chunk; 0 for an empty group
+};
+
+DLRT_HD SplitPlan split_plan(int64_t outputs, int64_t group, int64_t target_blocks = 1024,
+                             int64_t min_chunk = 2048) {
+  SplitPlan p;
+  if (group <= 0 || outputs <= 0) return p;
+  int64_t want = outputs >= target_blocks ? 1 : (target_blocks + outputs - 1) / outputs;
+  const int64_t most = group / min_chunk;  // so every chunk holds at least min_chunk
+  if (want > most) want = most;
+  if (want < 1) want = 1;
+  p.chunk = (group + want - 1) / want;
+  p.splits = (group + p.chunk - 1) / p.chunk;  // no empty last chunk
+  return p;
+}
+
+// The range [begin, end) of the group that chunk `s` reduces.
+DLRT_HD int64_t split_begin(const SplitPlan& p, int64_t s) { return s * p.chunk; }
+DLRT_HD int64_t split_end(const SplitPlan& p, int64_t s, int64_t group) {
+  const int64_t e = (s + 1) * p.chunk;
+  return e < group ? e : group;
 }
 
 // TensorFlow's SAME padding along one axis (docs/ops.md): out = ceil(in/stride),
@@ -371,6 +407,18 @@ DLRT_HD void store_double(void* p, int32_t d, int64_t i, double v) {
 DLRT_HD void cast_element(const void* in, int32_t from, void* out, int32_t to, int64_t i) {
   if (is_float_code(from)) store_double(out, to, i, load_as_double(in, from, i));
   else store_int(out, to, i, load_as_int(in, from, i));
+}
+
+// ---- pointer alignment (host only: matmul.cc picks its cuBLASLt algorithm by it) ----------
+
+// The largest power of two, at most `cap`, dividing every pointer's address: the alignment
+// a kernel may assume for all of them. No pointers: `cap`.
+inline size_t common_alignment(std::initializer_list<const void*> pointers, size_t cap) {
+  uintptr_t bits = 0;
+  for (const void* p : pointers) bits |= reinterpret_cast<uintptr_t>(p);
+  size_t align = 1;
+  while (align < cap && (bits & align) == 0) align <<= 1;
+  return align;
 }
 
 }  // namespace dlrt::cuda::math

@@ -438,3 +438,75 @@ TEST(KernelMath, LeakyReluMatchesReference) {
 
 }  // namespace
 }  // namespace dlrt::cuda
+
+namespace dlrt::cuda::math {
+namespace {
+
+// matmul.cc hands cuBLASLt the alignment its pointers really have, capped at 16 (issue 19).
+TEST(CommonAlignment, IsTheLargestPowerOfTwoDividingEveryPointerCappedAt16) {
+  auto at = [](uintptr_t a) { return reinterpret_cast<const void*>(a); };
+  EXPECT_EQ(common_alignment({at(0x1000), at(0x2040)}, 16), 16u);  // arena buffers: 64 -> 16
+  EXPECT_EQ(common_alignment({at(0x1000), at(0x2008)}, 16), 8u);
+  EXPECT_EQ(common_alignment({at(0x1004), at(0x2000), at(0x3000)}, 16), 4u);  // an offset view
+  EXPECT_EQ(common_alignment({at(0x1002)}, 16), 2u);
+  EXPECT_EQ(common_alignment({at(0x1000)}, 64), 64u);
+  EXPECT_EQ(common_alignment({}, 16), 16u);
+}
+
+}  // namespace
+}  // namespace dlrt::cuda::math
+
+namespace dlrt::cuda::math {
+namespace {
+
+// reduce.cu's split plan: chunks cover the group exactly, in order, none empty; few outputs
+// get many blocks, many outputs one chunk each (a single pass).
+TEST(SplitPlan, CoversEachGroupInOrderWithEnoughBlocks) {
+  struct Case { int64_t outputs, group; };
+  for (Case c : {Case{1, 1000000}, Case{32, 32 * 28 * 28}, Case{64, 4096}, Case{5000, 7},
+                 Case{1, 1}, Case{3, 2049}, Case{1024, 100000}}) {
+    const SplitPlan p = split_plan(c.outputs, c.group);
+    ASSERT_GE(p.splits, 1);
+    int64_t covered = 0;
+    for (int64_t s = 0; s < p.splits; ++s) {
+      EXPECT_EQ(split_begin(p, s), covered) << c.outputs << "x" << c.group << " chunk " << s;
+      const int64_t n = split_end(p, s, c.group) - split_begin(p, s);
+      EXPECT_GT(n, 0) << c.outputs << "x" << c.group << " chunk " << s << " is empty";
+      covered += n;
+    }
+    EXPECT_EQ(covered, c.group) << c.outputs << "x" << c.group;
+    if (p.splits > 1) EXPECT_GE(p.chunk, 2048) << "a second pass only for chunks worth a block";
+  }
+  // A full reduction of 1M elements: hundreds of blocks instead of one.
+  EXPECT_EQ(split_plan(1, 1000000).splits, 488);
+  // bias_add_grad of a (32,28,28,32) gradient: 32 outputs of 25,088 -> 12 chunks each.
+  EXPECT_EQ(split_plan(32, 32 * 28 * 28).splits, 12);
+  // Enough outputs already fill the GPU: one pass.
+  EXPECT_EQ(split_plan(1024, 100000).splits, 1);
+  EXPECT_EQ(split_plan(5000, 7).splits, 1);
+  EXPECT_EQ(split_plan(4, 0).splits, 1);
+}
+
+// The two passes' order on the host: chunk partials combined in chunk order give the same
+// bits on every evaluation, and agree with a plain double sum to rounding.
+TEST(SplitPlan, TwoPassSumIsFixedAndClose) {
+  std::vector<float> x(1000000);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float((i * 2654435761u) % 1000) / 997.0f - 0.5f;
+  auto two_pass = [&](const SplitPlan& p) {
+    std::vector<double> partial(p.splits, 0.0);
+    for (int64_t s = 0; s < p.splits; ++s)
+      for (int64_t g = split_begin(p, s); g < split_end(p, s, int64_t(x.size())); ++g) partial[s] += x[g];
+    double acc = partial[0];
+    for (int64_t s = 1; s < p.splits; ++s) acc += partial[s];
+    return acc;
+  };
+  const SplitPlan p = split_plan(1, int64_t(x.size()));
+  double plain = 0;
+  for (float v : x) plain += v;
+  const double a = two_pass(p), b = two_pass(split_plan(1, int64_t(x.size())));
+  EXPECT_EQ(a, b);
+  EXPECT_NEAR(a, plain, 1e-6 * x.size());
+}
+
+}  // namespace
+}  // namespace dlrt::cuda::math

@@ -7,15 +7,20 @@
 //   first  = b buffer: col-major (N,K) ld N (op N) or, with transpose_b, (K,N) ld K (op T);
 //   second = a buffer: col-major (K,M) ld K (op N) or, with transpose_a, (M,K) ld M (op T);
 //   result = c buffer: col-major (N,M) ld N.
+// The cuBLASLt handle is the GPU's, shared by every matmul kernel on it (shared_handle.hpp).
 // The bias (N) indexes the rows of c^T, which is what cuBLASLt's BIAS epilogue adds.
 // Epilogues: "none" BIAS, "relu" RELU_BIAS; "sigmoid"/"tanh" BIAS then one activation kernel.
 // The algorithm comes from cublasLtMatmulAlgoGetHeuristic once in create (up to 32 MiB of
-// workspace, pointers assumed only 4-byte aligned since the executor may hand out offsets).
+// workspace), twice: for 16-byte aligned operands (what the arena's 64-byte alignment gives;
+// vectorised kernels need it) and for 4-byte ones; each run takes the one its pointers'
+// real alignment allows (math::common_alignment, capped at 16).
 #include <cublasLt.h>
 
+#include <algorithm>
 #include <string>
 
 #include "op_support.hpp"
+#include "shared_handle.hpp"
 
 namespace dlrt::cuda {
 namespace {
@@ -41,7 +46,13 @@ class MatmulKernel final : public Kernel {
     const int64_t k = ta ? a.dims[0] : a.dims[1];
     has_bias_ = name_ == "matmul_bias_act";
     if (has_bias_) act_ = parse_act(op);
-    CUBLAS_CHECK(cublasLtCreate(&lt_));
+    lt_ = SharedHandle<cublasLtHandle_t>::for_current_device(
+        [] {
+          cublasLtHandle_t h = nullptr;
+          CUBLAS_CHECK(cublasLtCreate(&h));
+          return h;
+        },
+        [](cublasLtHandle_t h) { cublasLtDestroy(h); });
     CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t op_first = tb ? CUBLAS_OP_T : CUBLAS_OP_N, op_second = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof op_first));
@@ -59,9 +70,28 @@ class MatmulKernel final : public Kernel {
     CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&second_, CUDA_R_32F, ta ? m_ : k, ta ? k : m_, ta ? m_ : k));
     CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&result_, CUDA_R_32F, n_, m_, n_));
 
+    // Two algorithms, both asked of the heuristic once here: one for operands aligned to 16
+    // bytes (the arena aligns every buffer to 64, so the usual case; cuBLASLt's vectorised
+    // kernels need 16) and one for 4-byte alignment, for pointers an executor hands out at
+    // an offset. run() picks by the real alignment of the pointers it gets.
+    aligned_ = heuristic(16);
+    unaligned_ = heuristic(4);
+    workspace_ = std::max(aligned_.workspace, unaligned_.workspace);
+    plugin::log(DLRT_LOG_INFO, "cuda: " + name_ + " (" + std::to_string(m_) + "x" + std::to_string(k) + ")x(" +
+                                   std::to_string(k) + "x" + std::to_string(n_) + ")" + (ta ? " ta" : "") +
+                                   (tb ? " tb" : "") + ": cuBLASLt heuristic algorithms, workspace " +
+                                   std::to_string(workspace_) + " bytes");
+  }
+
+  struct Choice {
+    cublasLtMatmulAlgo_t algo{};
+    size_t workspace = 0;
+  };
+
+  // The heuristic's first algorithm for operands aligned to `align` bytes.
+  Choice heuristic(uint32_t align) {
     cublasLtMatmulPreference_t pref = nullptr;
     CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    uint32_t align = 4;
     size_t max_ws = kMaxWorkspace;
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
@@ -70,25 +100,21 @@ class MatmulKernel final : public Kernel {
     for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
       if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align);
+    auto held = lt_.lock();
     if (st == CUBLAS_STATUS_SUCCESS)
       st = cublasLtMatmulAlgoGetHeuristic(lt_, desc_, first_, second_, result_, result_, pref, 1, &result, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     CUBLAS_CHECK(st);
     if (found < 1 || result.state != CUBLAS_STATUS_SUCCESS)
-      plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + name_ + ": cuBLASLt has no algorithm for this shape");
-    algo_ = result.algo;
-    workspace_ = result.workspaceSize;
-    plugin::log(DLRT_LOG_INFO, "cuda: " + name_ + " (" + std::to_string(m_) + "x" + std::to_string(k) + ")x(" +
-                                   std::to_string(k) + "x" + std::to_string(n_) + ")" + (ta ? " ta" : "") +
-                                   (tb ? " tb" : "") + ": cuBLASLt heuristic algorithm, workspace " +
-                                   std::to_string(workspace_) + " bytes");
+      plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + name_ + ": cuBLASLt has no algorithm for this shape with " +
+                                           std::to_string(align) + "-byte aligned operands");
+    return {result.algo, result.workspaceSize};
   }
   ~MatmulKernel() override {
     if (result_ != nullptr) cublasLtMatrixLayoutDestroy(result_);
     if (second_ != nullptr) cublasLtMatrixLayoutDestroy(second_);
     if (first_ != nullptr) cublasLtMatrixLayoutDestroy(first_);
     if (desc_ != nullptr) cublasLtMatmulDescDestroy(desc_);
-    if (lt_ != nullptr) cublasLtDestroy(lt_);
   }
 
   size_t workspace_bytes() const { return workspace_; }
@@ -100,8 +126,11 @@ class MatmulKernel final : public Kernel {
       CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
     }
     const float one = 1.0f, zero = 0.0f;
+    const size_t align = math::common_alignment({in(a, 0), in(a, 1), out(a, 0)}, 16);
+    const Choice& c = align >= 16 ? aligned_ : unaligned_;
+    auto held = lt_.lock();  // the handle is shared with the GPU's other matmul kernels
     CUBLAS_CHECK(cublasLtMatmul(lt_, desc_, &one, in(a, 1), first_, in(a, 0), second_, &zero, out(a, 0), result_,
-                                out(a, 0), result_, &algo_, workspace_ > 0 ? a.workspace : nullptr, workspace_,
+                                out(a, 0), result_, &c.algo, c.workspace > 0 ? a.workspace : nullptr, c.workspace,
                                 stream));
     if (has_bias_ && (act_ == math::Act::kSigmoid || act_ == math::Act::kTanh))
       launch_act(stream, out<float>(a, 0), m_ * n_, act_);
@@ -112,11 +141,11 @@ class MatmulKernel final : public Kernel {
   int64_t m_ = 0, n_ = 0;
   bool has_bias_ = false;
   math::Act act_ = math::Act::kNone;
-  cublasLtHandle_t lt_ = nullptr;
+  SharedHandle<cublasLtHandle_t> lt_;  // the GPU's, shared by every matmul kernel on it
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t first_ = nullptr, second_ = nullptr, result_ = nullptr;
-  cublasLtMatmulAlgo_t algo_{};
-  size_t workspace_ = 0;
+  Choice aligned_, unaligned_;  // for operands aligned to 16 bytes, and to 4
+  size_t workspace_ = 0;         // the larger of the two
 };
 
 std::unique_ptr<Kernel> create_matmul(const dlrt_op_desc& d, const dlrt_device_desc&, size_t* workspace) {

@@ -88,6 +88,7 @@ dlrt_status* kernel_create(dlrt_device* device, const dlrt_op_desc* op, dlrt_ker
     k->num_inputs = op->num_inputs;
     k->num_outputs = op->num_outputs;
     size_t workspace = 0;
+    CreatingScope scope(device->plugin->options);  // create reads creating_options()
     k->impl = e.create(*op, desc, &workspace);
     *out_kernel = k.release();
     *out_workspace_bytes = workspace;

@@ -35,10 +35,11 @@ dlrt_status* plugin_create(const dlrt_plugin_create_args* args, dlrt_plugin** ou
   return plugin::guard([&] {
     plugin::require(out_plugin, "out_plugin");
     *out_plugin = nullptr;
-    // No options yet: anything given is an INVALID_ARGUMENT naming the key. (Memory limits
-    // and growth are the core allocator's, DESIGN.md section 8.)
-    plugin::Options options(args, {});
+    // deterministic and cudnn_workspace_mb (cuda_options.hpp); any other key is an
+    // INVALID_ARGUMENT naming it. (Memory limits and growth are the core allocator's.)
+    plugin::Options options(args, cuda_option_keys());
     auto p = std::make_unique<dlrt_plugin>();
+    p->options = parse_cuda_options(options);
     p->library_versions = library_versions();  // the linked libraries answer without a GPU
     *out_plugin = p.release();
   });

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "cuda_options.hpp"
 #include "testing/fake_host.hpp"
 
 namespace {
@@ -81,6 +82,41 @@ TEST(CudaPlugin, RejectsUnknownOptionsByName) {
   ASSERT_TRUE(p.ok()) << p.error();
   EXPECT_EQ(p.create({{"allow_growth", "1"}}), nullptr);
   EXPECT_NE(p.error().find("unknown option 'allow_growth'"), std::string::npos) << p.error();
+}
+
+// Options deterministic and cudnn_workspace_mb (cuda_options.hpp) are parsed at plugin_create,
+// GPU or not: good values create the instance, bad ones are INVALID_ARGUMENT naming the key.
+TEST(CudaPlugin, DeterminismAndWorkspaceOptionsAreCheckedAtCreate) {
+  LoadedPlugin p(DLRT_CUDA_PLUGIN_PATH);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_NE(p.create({{"deterministic", "0"}, {"cudnn_workspace_mb", "1024"}}), nullptr) << p.error();
+  EXPECT_NE(p.create({{"deterministic", "1"}, {"cudnn_workspace_mb", "0"}}), nullptr) << p.error();
+  EXPECT_EQ(p.create({{"deterministic", "yes"}}), nullptr);
+  EXPECT_NE(p.error().find("option 'deterministic' is 'yes', expected an integer in [0, 1]"),
+            std::string::npos) << p.error();
+  EXPECT_EQ(p.create({{"cudnn_workspace_mb", "-5"}}), nullptr);
+  EXPECT_NE(p.error().find("option 'cudnn_workspace_mb' is '-5'"), std::string::npos) << p.error();
+}
+
+// The options as parsed: defaults deterministic with a 256 MiB cap.
+TEST(CudaPlugin, OptionDefaultsAndValues) {
+  dlrt::plugin::Options none(nullptr, dlrt::cuda::cuda_option_keys());
+  const dlrt::cuda::CudaOptions d = dlrt::cuda::parse_cuda_options(none);
+  EXPECT_TRUE(d.deterministic);
+  EXPECT_EQ(d.cudnn_workspace_limit, size_t{256} << 20);
+  dlrt_attr det{}, ws{};
+  det.name = "deterministic";
+  det.s = "0";
+  ws.name = "cudnn_workspace_mb";
+  ws.s = "8";
+  const dlrt_attr* list[] = {&det, &ws};
+  dlrt_plugin_create_args args{};
+  args.options = list;
+  args.num_options = 2;
+  dlrt::plugin::Options given(&args, dlrt::cuda::cuda_option_keys());
+  const dlrt::cuda::CudaOptions o = dlrt::cuda::parse_cuda_options(given);
+  EXPECT_FALSE(o.deterministic);
+  EXPECT_EQ(o.cudnn_workspace_limit, size_t{8} << 20);
 }
 
 // On a machine without a GPU or driver: UNAVAILABLE, naming the CUDA error and both versions.

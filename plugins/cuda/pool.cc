@@ -56,7 +56,7 @@ class PoolKernel final : public Kernel {
     g_ = pool_geom(op, name_ == "avg_pool2d_backward" ? op.get_ints("input_shape", 4) : op.input(0).dims, &symmetric);
     use_cudnn_ = symmetric && name_ != "max_pool2d_backward" && fits_int();
     if (use_cudnn_) {
-      handle_ = std::make_unique<CudnnHandle>();
+      handle_ = std::make_unique<SharedCudnnHandle>();
       pool_ = std::make_unique<PoolDesc>();
       x_ = std::make_unique<TensorDesc>();
       y_ = std::make_unique<TensorDesc>();
@@ -79,7 +79,7 @@ class PoolKernel final : public Kernel {
     if (!backward_) {
       check_args(a, 1, 1, 0, name_);
       if (use_cudnn_) {
-        CUDNN_CHECK(cudnnSetStream(*handle_, stream));
+        auto held = handle_->use(stream);
         CUDNN_CHECK(cudnnPoolingForward(*handle_, *pool_, &one, *x_, in(a, 0), &zero, *y_, out(a, 0)));
       } else {
         launch_pool_forward(stream, g_, in<float>(a, 0), out<float>(a, 0), is_max_);
@@ -90,7 +90,7 @@ class PoolKernel final : public Kernel {
     } else {
       check_args(a, 1, 1, 0, name_);  // dy -> dx
       if (use_cudnn_) {
-        CUDNN_CHECK(cudnnSetStream(*handle_, stream));
+        auto held = handle_->use(stream);
         CUDNN_CHECK(cudnnPoolingBackward(*handle_, *pool_, &one, *y_, in(a, 0), *y_, in(a, 0), *x_, out(a, 0), &zero,
                                          *x_, out(a, 0)));
       } else {
@@ -109,7 +109,7 @@ class PoolKernel final : public Kernel {
   std::string name_;
   bool is_max_ = false, backward_ = false, use_cudnn_ = false;
   math::Pool2D g_;
-  std::unique_ptr<CudnnHandle> handle_;
+  std::unique_ptr<SharedCudnnHandle> handle_;
   std::unique_ptr<PoolDesc> pool_;
   std::unique_ptr<TensorDesc> x_, y_;
 };

@@ -4,9 +4,14 @@
 // these memory-bound loops).
 //
 // Geometry: kernel_math.hpp's Reduction splits the input dims into kept dims (one output
-// element per combination) and reduced dims (the group each output reduces). One block of
-// kThreads per output element (grid-stride over outputs): the threads stride over the group
-// and combine through shared memory. Deterministic: the same order every run.
+// element per combination) and reduced dims (the group each output reduces). reduce_* and
+// bias_add_grad are split reductions (kernel_math.hpp's SplitPlan, host-tested): with few
+// outputs each group is cut into chunks, pass 1 gives every (output, chunk) a block of
+// kThreads whose threads stride over the chunk and combine through shared memory into one
+// double partial in the workspace, and pass 2 combines each output's partials in chunk order.
+// With many outputs the plan has one chunk and pass 1 writes the outputs directly. The plan
+// and both combination orders depend only on the shape: the same bits every run.
+// reduce_max_grad keeps one block per output (a gradient of a max, off the hot path).
 #include <math_constants.h>
 
 #include <limits>
@@ -36,19 +41,59 @@ __device__ double block_combine(Kind k, double v, double* shared) {
   return r;
 }
 
-// x: input of r's dims -> y: (r.outputs)
-__global__ void reduce_kernel(const float* x, float* y, math::Reduction r, Kind kind) {
+__device__ float finish(Kind k, double acc, int64_t group) {
+  return float(k == Kind::kMean ? acc / double(group) : acc);
+}
+
+// Pass 1. x: input of r's dims -> partial: (r.outputs, p.splits) doubles, or, with one split,
+// y: (r.outputs) directly. Block b reduces chunk b % splits of output b / splits.
+__global__ void reduce_partial_kernel(const float* x, double* partial, float* y, math::Reduction r,
+                                      math::SplitPlan p, Kind kind) {
   __shared__ double shared[kThreads];
   const double init = kind == Kind::kMax ? -CUDART_INF : 0.0;
-  for (int64_t o = blockIdx.x; o < r.outputs; o += gridDim.x) {
-    const int64_t base = math::reduction_base(r, o);
+  for (int64_t b = blockIdx.x; b < r.outputs * p.splits; b += gridDim.x) {
+    const int64_t o = b / p.splits, s = b % p.splits;
+    const int64_t base = math::reduction_base(r, o), end = math::split_end(p, s, r.group);
     double acc = init;
-    for (int64_t g = threadIdx.x; g < r.group; g += blockDim.x)
+    for (int64_t g = math::split_begin(p, s) + threadIdx.x; g < end; g += blockDim.x)
       acc = combine(kind, acc, double(x[base + math::reduction_within(r, g)]));
     acc = block_combine(kind, acc, shared);
-    if (threadIdx.x == 0) y[o] = float(kind == Kind::kMean ? acc / double(r.group) : acc);
+    if (threadIdx.x == 0) {
+      if (p.splits == 1) y[o] = finish(kind, acc, r.group);
+      else partial[b] = acc;
+    }
   }
 }
+
+// Pass 2. partial: (outputs, splits) -> y: (outputs), one thread per output, chunks in order.
+__global__ void reduce_finish_kernel(const double* partial, float* y, int64_t outputs, int64_t splits,
+                                     int64_t group, Kind kind) {
+  for (int64_t o = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; o < outputs; o += int64_t(gridDim.x) * blockDim.x) {
+    double acc = partial[o * splits];
+    for (int64_t s = 1; s < splits; ++s) acc = combine(kind, acc, partial[o * splits + s]);
+    y[o] = finish(kind, acc, group);
+  }
+}
+
+// A prepared split reduction: its plan and the workspace its partials need.
+struct SplitReduce {
+  math::Reduction r;
+  math::SplitPlan p;
+  Kind kind;
+  size_t workspace() const { return p.splits > 1 ? size_t(r.outputs * p.splits) * sizeof(double) : 0; }
+  void launch(cudaStream_t s, const float* x, float* y, void* ws, const char* what) const {
+    if (r.outputs == 0) return;
+    const int64_t blocks = r.outputs * p.splits;
+    reduce_partial_kernel<<<unsigned(blocks < 65536 ? blocks : 65536), kThreads, 0, s>>>(
+        x, static_cast<double*>(ws), y, r, p, kind);
+    check_launch(what);
+    if (p.splits == 1) return;
+    const int64_t fin = (r.outputs + kThreads - 1) / kThreads;
+    reduce_finish_kernel<<<unsigned(fin < 65536 ? fin : 65536), kThreads, 0, s>>>(
+        static_cast<const double*>(ws), y, r.outputs, p.splits, r.group, kind);
+    check_launch(what);
+  }
+};
 
 // x: input, y: (r.outputs) = reduce_max(x), dy: (r.outputs) -> dx: input's dims;
 // dx = dy / (number of maxima) at every maximum, 0 elsewhere. dx may alias x: each element is
@@ -80,15 +125,17 @@ unsigned grid_outputs(int64_t outputs) {
   return static_cast<unsigned>(outputs < 65536 ? outputs : 65536);
 }
 
-std::unique_ptr<Kernel> create_reduce(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
+std::unique_ptr<Kernel> create_reduce(const dlrt_op_desc& d, const dlrt_device_desc&, size_t* workspace) {
   OpView op(&d);
   const math::Reduction r = reduction(op.input(0).dims, reduced_axes(op, op.input(0).dims));
   const Kind kind = op.name() == "reduce_sum" ? Kind::kSum : op.name() == "reduce_mean" ? Kind::kMean : Kind::kMax;
+  const SplitReduce plan{r, math::split_plan(r.outputs, r.group), kind};
+  const size_t ws = plan.workspace();
+  *workspace = ws;
   const std::string name = op.name();
   return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
-    check_args(a, 1, 1, 0, name);
-    reduce_kernel<<<grid_outputs(r.outputs), kThreads, 0, s>>>(in<float>(a, 0), out<float>(a, 0), r, kind);
-    check_launch("reduce kernel");
+    check_args(a, 1, 1, ws, name);
+    plan.launch(s, in<float>(a, 0), out<float>(a, 0), a.workspace, "reduce kernel");
   });
 }
 
@@ -103,16 +150,19 @@ std::unique_ptr<Kernel> create_reduce_max_grad(const dlrt_op_desc& d, const dlrt
   });
 }
 
-std::unique_ptr<Kernel> create_bias_add_grad(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
+std::unique_ptr<Kernel> create_bias_add_grad(const dlrt_op_desc& d, const dlrt_device_desc&, size_t* workspace) {
   OpView op(&d);
   const auto& dims = op.input(0).dims;
   std::vector<bool> reduced(dims.size(), true);
   reduced[bias_channel_dim(op, static_cast<int>(dims.size()))] = false;
   const math::Reduction r = reduction(dims, reduced);
+  // C outputs, each summing N*H*W elements: split, or C blocks would leave most SMs idle.
+  const SplitReduce plan{r, math::split_plan(r.outputs, r.group), Kind::kSum};
+  const size_t ws = plan.workspace();
+  *workspace = ws;
   return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
-    check_args(a, 1, 1, 0, "bias_add_grad");
-    reduce_kernel<<<grid_outputs(r.outputs), kThreads, 0, s>>>(in<float>(a, 0), out<float>(a, 0), r, Kind::kSum);
-    check_launch("bias_add_grad kernel");
+    check_args(a, 1, 1, ws, "bias_add_grad");
+    plan.launch(s, in<float>(a, 0), out<float>(a, 0), a.workspace, "bias_add_grad kernel");
   });
 }
 

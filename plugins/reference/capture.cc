@@ -23,6 +23,10 @@
 // trap CUDA sets — while the contents of device memory are read at replay time: a random op
 // whose args carry rng_offset_device draws with the offset the host wrote before the launch.
 //
+// Fault injection, option capture_fault=<n> (plugin.cc): the n-th capture_end of the
+// instance ends the capture but fails with no graph, as cudaStreamEndCapture on an
+// invalidated capture or a failed cudaGraphInstantiate does; the recorded work never runs.
+//
 // Rules it enforces, as CUDA does: one capture per stream at a time (FAILED_PRECONDITION);
 // capture_end only on a capturing stream; stream_synchronize on a capturing stream fails
 // (stream.cc); a graph replays only on a stream of its own device. The host keeps every
@@ -70,10 +74,15 @@ dlrt_status* capture_end(dlrt_stream* stream, dlrt_graph_exec** out_graph) {
       fail(DLRT_FAILED_PRECONDITION, prefix() + "capture_end: the stream on " +
                                          stream->device->dev->label +
                                          " is not capturing; capture_begin it first");
+    std::unique_ptr<std::vector<Work>> recorded = std::move(stream->recording);
+    const int64_t n = ++stream->device->plugin->capture_ends;
+    if (n == stream->device->plugin->config.capture_fault)  // the recording is dropped
+      fail(DLRT_INTERNAL, prefix() + "capture_end on " + stream->device->dev->label +
+                              ": the graph could not be instantiated (injected fault "
+                              "capture_fault=" + std::to_string(n) + ")");
     auto graph = std::make_unique<dlrt_graph_exec>();
     graph->device = stream->device;
-    graph->work = std::move(*stream->recording);
-    stream->recording.reset();
+    graph->work = std::move(*recorded);
     *out_graph = graph.release();
   });
 }

@@ -16,8 +16,12 @@
 //     Buffers are device memory, which for this plugin is host memory (memory.cc), checked
 //     like every other device pointer;
 //   - comm_abort makes the clique's other ranks fail (UNAVAILABLE), as a dead peer does.
-// What it does not model: several processes, asynchrony (work runs inside group_end, not on
-// the stream later; the stream is only checked), and a rendezvous of collectives between
+//   - option collective_blocking=0: NCCL's non-blocking communicators (see "Non-blocking
+//     mode" below): a group's work runs on a background thread after group_end was called,
+//     and group_end waits for every communicator the group used.
+// What it does not model: several processes, asynchrony on the stream (work runs inside
+// group_end or its background thread, not on the stream later; the stream is only
+// checked), and a rendezvous of collectives between
 // threads: outside a group a communicator of nranks > 1 answers FAILED_PRECONDITION (one
 // thread cannot play every rank of a blocking collective).
 //
@@ -26,11 +30,13 @@
 // kind "timeout": after waiting the communicator's timeout_ms, DEADLINE_EXCEEDED naming the
 // rank awaited; kind "unavailable": at once, UNAVAILABLE naming a failed peer. The core's
 // broken-strategy handling is tested with it.
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -77,6 +83,9 @@ struct dlrt_comm {
   int32_t rank = 0;
   int64_t timeout_ms = 0;  // <= 0: no deadline
   bool joined = false;     // false once it left the clique (a failed join, abort)
+  // Non-blocking mode: the background work of the last group that used this communicator,
+  // ready once that work is done (its value: the failure message, "" on success).
+  std::shared_future<std::string> in_flight;
   std::string label;       // "rank 0 of 2 on REF:0"
 };
 
@@ -109,6 +118,22 @@ struct Group {
   std::vector<Call> calls;
   bool failed = false;  // a call of this group failed when it was made
 };
+
+// Non-blocking mode (option collective_blocking=0): NCCL's behaviour on a non-blocking
+// communicator. Inside a group every call answers success at once; the group's end hands
+// the work to a background thread (NCCL: ncclGroupEnd returns ncclInProgress while its
+// thread launches the kernels), and until that work is done the communicator is busy: a
+// call on it fails as NCCL's does ("Attempt to use communicator before the previous
+// operation returned ncclSuccess"). group_end must therefore wait for every communicator
+// the group used — created in it or called in it, whatever the call answered — polling
+// each under its timeout, which is what the cuda plugin's group_end does with
+// ncclCommGetAsyncError. The delay makes "not waited for" observable.
+constexpr auto kBackgroundDelay = std::chrono::milliseconds(20);
+
+bool busy(const dlrt_comm* c) {
+  return c->in_flight.valid() &&
+         c->in_flight.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
+}
 thread_local Group t_group;
 
 std::string peer_of(const dlrt_comm* c) {
@@ -298,6 +323,10 @@ dlrt_status* collective(Call call, dlrt_stream* stream) {
   return guard([&] {
     const char* entry = kind_name(call.kind);
     live(call.comm, entry);
+    if (busy(call.comm))
+      fail(DLRT_INVALID_ARGUMENT, prefix() + entry + " (" + call.comm->label + "): Attempt to "
+               "use communicator before the previous operation returned ncclSuccess (the "
+               "double's non-blocking mode: the last group's work is still in flight)");
     check_call(call, stream);
     try {
       maybe_inject_fault(call.comm, entry);
@@ -408,7 +437,35 @@ dlrt_status* group_end(dlrt_plugin* plugin) {
     if (g.failed)
       fail(DLRT_FAILED_PRECONDITION, prefix() + "group_end: a call of this group failed; its "
                                                 "other calls were not run");
-    run_calls(g.calls);
+    if (plugin->config.collective_blocking || g.calls.empty()) {
+      run_calls(g.calls);
+      return;
+    }
+    // Non-blocking: the work runs on a background thread; every communicator the group
+    // used is busy until it is done, and group_end waits for each under its timeout.
+    std::vector<dlrt_comm*> used;
+    for (const Call& c : g.calls)
+      if (std::find(used.begin(), used.end(), c.comm) == used.end()) used.push_back(c.comm);
+    std::shared_future<std::string> work =
+        std::async(std::launch::async, [calls = std::move(g.calls)] {
+          std::this_thread::sleep_for(kBackgroundDelay);
+          try {
+            run_calls(calls);
+            return std::string();
+          } catch (const plugin::Error& e) {
+            return std::string(e.what());
+          }
+        }).share();
+    for (dlrt_comm* c : used) c->in_flight = work;
+    for (dlrt_comm* c : used) {
+      if (c->timeout_ms > 0 &&
+          work.wait_for(std::chrono::milliseconds(c->timeout_ms)) != std::future_status::ready)
+        fail(DLRT_DEADLINE_EXCEEDED, prefix() + "group_end (" + c->label + "): the group's "
+                                         "collectives did not complete within " +
+                                         std::to_string(c->timeout_ms) + " ms");
+      const std::string& error = work.get();
+      if (!error.empty()) fail(DLRT_INTERNAL, prefix() + "group_end (" + c->label + "): " + error);
+    }
   });
 }
 

@@ -249,3 +249,29 @@ TEST(ReferenceCollectives, CollectiveFaultOption) {
 }
 
 }  // namespace
+
+// Option collective_blocking=0: the double behaves as NCCL's non-blocking communicators (the
+// cuda plugin creates only those). group_begin, all_reduce, group_end, all_reduce: the work
+// of the group finishes on a background thread after group_end was called, so group_end
+// must wait for every communicator the group used — its calls answered success, as NCCL's
+// do inside a group — before the results are read or the communicators used again. Without
+// that wait the sums read back are the unreduced inputs and the second all_reduce fails
+// with NCCL's "Attempt to use communicator before the previous operation returned
+// ncclSuccess".
+TEST(ReferenceCollectives, NonBlockingGroupEndWaitsForTheGroupsCollectives) {
+  Devices d(2, {{"collective_blocking", "0"}});
+  ASSERT_NE(d.inst, nullptr) << d.lib.error();
+  std::vector<dlrt_comm*> c = d.comms();
+  float* x[2] = {d.buffer(0, {1, 2}), d.buffer(1, {10, 20})};
+  for (int round = 1; round <= 2; ++round) {
+    ASSERT_OK(d.coll().group_begin(d.inst));
+    for (int r = 0; r < 2; ++r)  // round 2 fails here if round 1 was not waited for
+      ASSERT_OK(d.coll().all_reduce(c[r], x[r], x[r], 2, DLRT_F32, DLRT_REDUCE_SUM, d.stream[r]));
+    ASSERT_OK(d.coll().group_end(d.inst));
+    // Round 1: 11, 22 on both ranks; round 2 sums those: 22, 44.
+    const std::vector<float> want = round == 1 ? std::vector<float>{11, 22}
+                                               : std::vector<float>{22, 44};
+    for (int r = 0; r < 2; ++r) EXPECT_EQ(d.read(r, x[r], 2), want) << "round " << round;
+  }
+  for (dlrt_comm* comm : c) d.coll().comm_destroy(comm);
+}

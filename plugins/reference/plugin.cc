@@ -15,6 +15,11 @@
 //                 the instance fails, for tests of the host's error handling (collectives.cc).
 //   capture       0 | 1, default 0: 1 turns on the capture test double (capture.cc); with 0,
 //                 capture_begin answers UNIMPLEMENTED and hosts run the work uncaptured.
+//   collective_blocking 0 | 1, default 1: 0 makes the NCCL double behave as NCCL's
+//                 non-blocking communicators (collectives.cc): a group's work finishes on a
+//                 background thread after group_end was called, and group_end waits for it.
+//   capture_fault <n>, default none: the n-th capture_end of the instance fails (INTERNAL,
+//                 no graph), as an invalidated capture or a failed cudaGraphInstantiate does.
 #include <cctype>
 #include <cstdlib>
 #include <memory>
@@ -39,7 +44,8 @@ constexpr const char* kEnvVar = "DLRT_REFERENCE_OPTIONS";
 
 const std::set<std::string>& known_options() {
   static const std::set<std::string> known = {"num_devices", "device_type", "device_class", "ops",
-                                              "memory_mb", "collective_fault", "capture"};
+                                              "memory_mb", "collective_fault", "capture", "capture_fault",
+                                              "collective_blocking"};
   return known;
 }
 
@@ -166,7 +172,9 @@ Config parse_config(const dlrt_plugin_create_args* args) {
     if (c.memory_limit == 0) c.memory_limit = UINT64_MAX;
   }
   c.capture = o.get_int("capture", 0, 0, 1) == 1;
+  c.capture_fault = o.get_int("capture_fault", 0, 1, 1L << 40);
   c.collective_fault = parse_collective_fault(o.get("collective_fault", ""));
+  c.collective_blocking = o.get_int("collective_blocking", 1, 0, 1) == 1;
   return c;
 }
 
