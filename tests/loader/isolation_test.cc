@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,9 @@ struct Hostile {
   dlrt_code code;
   const char* says;  // in the recorded error
 };
+
+// So CTest's test names show the case, not the struct's bytes.
+void PrintTo(const Hostile& h, std::ostream* os) { *os << h.dir; }
 
 class Isolation : public ::testing::TestWithParam<Hostile> {};
 
