@@ -50,6 +50,14 @@ dlrt_context_options complete_options(const dlrt_context_options* options) {
     fail(DLRT_INVALID_ARGUMENT, fmt::format("options.memory_fraction is {}; expected 0 (the "
                                             "default, 0.9) or a fraction in (0, 1]",
                                             out.memory_fraction));
+  if (out.isolate_plugins != 0 && out.isolate_plugins != 1)
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("options.isolate_plugins is {}; expected 0 (load "
+                                            "in-process) or 1 (check in a child process first)",
+                                            out.isolate_plugins));
+  if (!(out.isolate_timeout_s >= 0.0 && out.isolate_timeout_s <= 3600.0))
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("options.isolate_timeout_s is {}; expected 0 (the "
+                                            "default, 10 s) or seconds up to 3600",
+                                            out.isolate_timeout_s));
   return out;
 }
 
@@ -103,9 +111,13 @@ Context::Context(const dlrt_context_options* given, const EnvLookup& env_in) {
     request.default_dir = default_dir;
   }
 
+  // Child-process check of each plugin's init first (plugin_isolation.hpp), when asked.
+  const double isolate_s = options.isolate_plugins == 0 ? 0.0
+                           : options.isolate_timeout_s > 0 ? options.isolate_timeout_s
+                                                           : 10.0;
   std::map<std::string, std::string> names_taken;  // plugin name -> path that claimed it
   for (const PluginCandidate& candidate : find_plugin_candidates(request)) {
-    std::unique_ptr<Plugin> p = load_plugin(candidate, plugin_options, names_taken);
+    std::unique_ptr<Plugin> p = load_plugin(candidate, plugin_options, names_taken, isolate_s);
     // A name is claimed once the plugin passed its ABI checks, even if it failed later: a
     // second copy of a plugin that failed is more likely a mistake than a fallback.
     if (!p->name.empty() && p->phase > DLRT_PHASE_ABI) names_taken.emplace(p->name, p->path);

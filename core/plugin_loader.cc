@@ -10,6 +10,7 @@
 
 #include "host_api.hpp"
 #include "log.hpp"
+#include "plugin_isolation.hpp"
 #include "status.hpp"
 
 namespace dlrt::core {
@@ -144,8 +145,12 @@ class Loading {
       : p_(p), library_(library), api_(api) {}
 
   // Each phase returns false when the plugin stopped there (the record says why).
+  // Each phase starts with an info line "loading <path>: <phase>", so that when a plugin
+  // hangs or kills the process inside one, the last line logged names the plugin and the
+  // phase (the loader cannot say so afterwards: it is not running any more).
   bool open() {
     p_.phase = DLRT_PHASE_OPEN;
+    log(DLRT_LOG_INFO, "loader", "loading {}: dlopen", p_.path);
     try {
       library_.load(p_.path,
                     boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
@@ -161,6 +166,7 @@ class Loading {
 
   bool init(const std::map<std::string, std::string>& names_taken) {
     p_.phase = DLRT_PHASE_ABI;
+    log(DLRT_LOG_INFO, "loader", "loading {}: {}", p_.path, DLRT_PLUGIN_INIT_SYMBOL);
     auto init_fn = library_.get<dlrt_status*(const dlrt_host_api*, dlrt_plugin_api*)>(
         DLRT_PLUGIN_INIT_SYMBOL);
 
@@ -254,6 +260,7 @@ class Loading {
 
   bool create(const PluginOptions& all_options, dlrt_plugin** out_instance) {
     p_.phase = DLRT_PHASE_CREATE;
+    log(DLRT_LOG_INFO, "loader", "loading {}: plugin_create", p_.path);
     // Options reach the plugin as string attributes; `options` owns what they point to.
     static const std::vector<std::pair<std::string, std::string>> kNone;
     auto found = all_options.find(p_.name);
@@ -284,6 +291,7 @@ class Loading {
   // Never stops the plugin: an error here leaves it LOADED, with fewer (or no) devices.
   void devices(dlrt_plugin* instance) {
     p_.phase = DLRT_PHASE_DEVICES;
+    log(DLRT_LOG_INFO, "loader", "loading {}: devices", p_.path);
     int32_t count = 0;
     StatusValue s = call_plugin("device_count", [&] { return api_.device_count(instance, &count); });
     if (s.ok() && (count < 0 || count > 65536))
@@ -387,15 +395,27 @@ PluginOptions parse_plugin_options(std::string_view text) {
 }
 
 std::unique_ptr<Plugin> load_plugin(const PluginCandidate& candidate, const PluginOptions& options,
-                                    const std::map<std::string, std::string>& names_taken) {
+                                    const std::map<std::string, std::string>& names_taken,
+                                    double isolate_timeout_s) {
   auto p = std::make_unique<Plugin>();
   p->path = candidate.path;
   p->origin = candidate.origin;
+  IsolatedCheck isolated;  // OK unless the child-process check ran and failed
+  if (candidate.code == DLRT_OK && isolate_timeout_s > 0) {
+    log(DLRT_LOG_INFO, "loader", "loading {}: load and init in a child process first",
+        candidate.path);
+    isolated = check_plugin_in_child(candidate.path, isolate_timeout_s);
+  }
   if (candidate.code != DLRT_OK) {  // refused by the search itself
     p->state = candidate.state;
     p->code = candidate.code;
     p->error = candidate.error;
     p->phase = DLRT_PHASE_SEARCH;
+  } else if (isolated.code != DLRT_OK) {  // crashed, exited or hung in the child
+    p->state = DLRT_PLUGIN_FAILED;
+    p->code = isolated.code;
+    p->error = isolated.message;
+    p->phase = DLRT_PHASE_ABI;
   } else {
     Loading loading(*p, p->library_, p->api_);
     dlrt_plugin* instance = nullptr;

@@ -89,7 +89,7 @@ class Plugin {
 
  private:
   friend std::unique_ptr<Plugin> load_plugin(const PluginCandidate&, const PluginOptions&,
-                                             const std::map<std::string, std::string>&);
+                                             const std::map<std::string, std::string>&, double);
   boost::dll::shared_library library_;
   dlrt_plugin_api api_{};
   dlrt_plugin* instance_ = nullptr;
@@ -102,7 +102,11 @@ class Plugin {
 // Runs the phases for one candidate. `names_taken` maps plugin names already claimed to the
 // path that claimed them (a second plugin of the same name is refused). Never throws for
 // anything the plugin does; may throw std::bad_alloc.
+// isolate_timeout_s > 0: first check load + init in a child process with that timeout
+// (plugin_isolation.hpp); a plugin that crashes, exits or hangs there is recorded FAILED in
+// phase ABI and never loaded here. 0: load in-process directly.
 std::unique_ptr<Plugin> load_plugin(const PluginCandidate& candidate, const PluginOptions& options,
-                                    const std::map<std::string, std::string>& names_taken);
+                                    const std::map<std::string, std::string>& names_taken,
+                                    double isolate_timeout_s = 0);
 
 }  // namespace dlrt::core

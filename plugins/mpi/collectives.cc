@@ -170,7 +170,7 @@ dlrt_status* comm_create(dlrt_device* device, const uint8_t id[DLRT_COMM_ID_BYTE
       MPI_Comm_get_attr(comm->mpi, MPI_TAG_UB, &value, &flag);
       if (flag && value != nullptr) comm->tag_ub = *static_cast<int*>(value);
     }
-    comm_created();
+    comm_created(timeout_ms);
     try {
       startup_barrier(comm.get(), deadline);
     } catch (...) {

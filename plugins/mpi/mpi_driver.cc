@@ -13,6 +13,11 @@
 //                           error naming rank 1 within the timeout, says so, and exits.
 //   mpi_driver dead_at_start  rank 1 kills itself before comm_create: rank 0's comm_create
 //                           (MPI_Init waits for every rank) gives DEADLINE_EXCEEDED in time.
+//   mpi_driver exit_after_last  rank 1 goes silent after the last collective and exits later
+//                           (no comm_destroy, no MPI_Finalize); rank 0 destroys its
+//                           communicator and the plugin, whose shutdown must end after the 2 s
+//                           timeout (a final barrier, then no MPI_Finalize, which would wait
+//                           for rank 1) with a warning that rank 1 did not answer.
 //
 // Every rank prints "DRIVER_OK rank R MODE" when all its checks passed, "DRIVER_FAIL ..." at
 // the first that did not (and exits 1); rank errors it was meant to get are printed as
@@ -275,6 +280,43 @@ void run_dead_at_start(const dlrt_collective_api& c, const uint8_t* id, int nran
   if (took > 4.0 * static_cast<double>(timeout_ms) / 1000.0) die("the error took %.2f s", took);
 }
 
+// The file rank 0 creates when its shutdown has returned, for rank 1 to see: both ranks are
+// children of the same mpirun on this host, so its pid names the job.
+std::string shutdown_marker() {
+  return "/tmp/dlrt-mpi-exit-after-last-" + std::to_string(getppid());
+}
+
+// Rank 1 goes silent right after the last collective and later exits without MPI_Finalize,
+// as a worker that hangs or dies slowly after training. (One already dead when rank 0 shuts
+// down is noticed by Open MPI 4.1's MPI_Finalize under --enable-recovery; a silent one is
+// not: MPI_Finalize waited for it as long as it lived, for ever if it never exits.) Rank 1
+// stays silent until rank 0's shutdown has returned (the marker file) or 15 s have passed.
+// Rank 0 shuts down (comm_destroy, plugin_destroy), timed: with the final barrier it returns
+// after the 2 s timeout naming rank 1; without it, it would wait for rank 1's exit.
+void run_exit_after_last(const dlrt_collective_api& c, dlrt_comm* comm, int nranks,
+                         int64_t timeout_ms, LoadedPlugin& plugin) {
+  if (nranks != 2) die("run with 2 ranks");
+  const std::string marker = shutdown_marker();
+  if (g_rank == 1) {
+    std::printf("rank 1: silent after the last collective, then exiting without MPI_Finalize\n");
+    std::fflush(stdout);
+    const auto give_up = Clock::now() + std::chrono::seconds(15);
+    while (access(marker.c_str(), F_OK) != 0 && Clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    unlink(marker.c_str());
+    std::_Exit(0);
+  }
+  c.comm_destroy(comm);
+  const auto t0 = Clock::now();
+  plugin.destroy();  // the last plugin_destroy: final barrier, then MPI_Finalize or not
+  const double took = seconds_since(t0);
+  if (FILE* f = std::fopen(marker.c_str(), "w")) std::fclose(f);
+  std::printf("rank 0: plugin_destroy returned after %.2f s\n", took);
+  const double timeout_s = static_cast<double>(timeout_ms) / 1000.0;
+  if (took > 3.0 * timeout_s) die("shutdown took %.2f s, more than 3x the timeout", took);
+  if (took < 0.9 * timeout_s) die("shutdown took %.2f s: it cannot have waited for rank 1", took);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -284,8 +326,9 @@ int main(int argc, char** argv) {
   g_rank = env_int("OMPI_COMM_WORLD_RANK", "PMI_RANK");
   const int nranks = env_int("OMPI_COMM_WORLD_SIZE", "PMI_SIZE");
   if (g_rank < 0 || nranks < 1) die("no rank in the environment: run me under mpirun");
-  if (mode != "collectives" && mode != "timeout" && mode != "dead_peer" && mode != "dead_at_start")
-    die("usage: mpi_driver collectives|timeout|dead_peer|dead_at_start");
+  if (mode != "collectives" && mode != "timeout" && mode != "dead_peer" &&
+      mode != "dead_at_start" && mode != "exit_after_last")
+    die("usage: mpi_driver collectives|timeout|dead_peer|dead_at_start|exit_after_last");
   const int64_t timeout_ms = mode == "collectives" ? 30000 : 2000;
   {
     LoadedPlugin plugin(DLRT_PLUGIN_FILE);
@@ -308,6 +351,8 @@ int main(int argc, char** argv) {
     if (mode == "collectives") {
       run_collectives(c, comm, nranks);
       c.comm_destroy(comm);
+    } else if (mode == "exit_after_last") {
+      run_exit_after_last(c, comm, nranks, timeout_ms, plugin);
     } else if (mode == "timeout") {
       run_timeout(c, comm, nranks, timeout_ms);
     } else {

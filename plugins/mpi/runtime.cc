@@ -5,9 +5,11 @@
 #include <mpi.h>
 
 #include <condition_variable>
+#include <cstdint>
 #include <string>
 #include <thread>
 
+#include "final_barrier.hpp"
 #include "plugin_support.hpp"
 
 namespace dlrt::mpi {
@@ -23,6 +25,7 @@ bool g_we_initialised = false;    // MPI_Init_thread was ours: so is MPI_Finaliz
 bool g_failed = false;            // some communicator failed or was aborted
 int g_instances = 0;              // live plugin instances
 int g_comms = 0;                  // live communicators
+int64_t g_shutdown_timeout_ms = 0;  // the latest communicator's timeout: the final barrier's
 
 // Signalled when the initialising thread finishes (g_init leaves kRunning).
 std::condition_variable& init_done() {
@@ -155,9 +158,10 @@ void instance_created() {
   ++g_instances;
 }
 
-void comm_created() {
+void comm_created(int64_t timeout_ms) {
   std::lock_guard<std::mutex> lock(mpi_mutex());
   ++g_comms;
+  g_shutdown_timeout_ms = timeout_ms;
 }
 
 void comm_released() {
@@ -170,20 +174,45 @@ void note_failure() {
   g_failed = true;
 }
 
+// Decides under the lock, then runs the final barrier without it (the barrier's polls take
+// the lock themselves, and a failure calls note_failure), then finalises under it again.
 void instance_destroyed() {
+  int64_t timeout_ms = 0;
+  {
+    std::lock_guard<std::mutex> lock(mpi_mutex());
+    if (--g_instances > 0 || !g_we_initialised) return;
+    if (g_failed) {
+      dlrt::plugin::log(DLRT_LOG_INFO,
+                        "mpi: not calling MPI_Finalize: a communicator failed or was aborted, "
+                        "and MPI_Finalize could wait forever for a peer that is gone");
+      return;
+    }
+    if (g_comms > 0) {
+      dlrt::plugin::log(DLRT_LOG_WARNING, "mpi: not calling MPI_Finalize: " +
+                                              std::to_string(g_comms) +
+                                              " communicator(s) were never destroyed");
+      return;
+    }
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) {
+      g_we_initialised = false;
+      return;
+    }
+    timeout_ms = g_shutdown_timeout_ms;
+  }
+  // Every rank must reach here alive before MPI_Finalize, which would otherwise wait for ever
+  // for a peer that died after the last collective (final_barrier.hpp).
+  const std::string late = final_barrier(timeout_ms);
   std::lock_guard<std::mutex> lock(mpi_mutex());
-  if (--g_instances > 0 || !g_we_initialised) return;
-  if (g_failed) {
-    dlrt::plugin::log(DLRT_LOG_INFO,
-                      "mpi: not calling MPI_Finalize: a communicator failed or was aborted, and "
-                      "MPI_Finalize could wait forever for a peer that is gone");
+  if (!late.empty()) {
+    g_failed = true;  // the job is broken: no MPI_Finalize, now or later
+    dlrt::plugin::log(DLRT_LOG_WARNING,
+                      "mpi: not calling MPI_Finalize, which would wait for ever for a rank that "
+                      "is gone; the process ends without it (mpirun may say so): " + late);
     return;
   }
-  if (g_comms > 0) {
-    dlrt::plugin::log(DLRT_LOG_WARNING, "mpi: not calling MPI_Finalize: " + std::to_string(g_comms) +
-                                            " communicator(s) were never destroyed");
-    return;
-  }
+  if (g_instances > 0) return;  // a new instance appeared meanwhile: the last one finalises
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) {

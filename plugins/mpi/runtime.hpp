@@ -6,13 +6,16 @@
 //     program loads every plugin; most are not MPI jobs). If the program initialised MPI
 //     itself, the plugin uses it as it is and leaves finalising to the program;
 //   - who finalises it: the last plugin_destroy, only if this plugin initialised MPI, no
-//     communicator is alive and none ever failed or was aborted (MPI_Finalize may then wait
-//     forever for a peer that is gone);
+//     communicator is alive, none ever failed or was aborted (MPI_Finalize may then wait
+//     forever for a peer that is gone), and every rank then answers a final barrier within
+//     the latest communicator's timeout (final_barrier.hpp); when one does not, MPI_Finalize
+//     is skipped and a warning names the rank;
 //   - how MPI calls are serialised: every MPI call this plugin makes holds mpi_mutex(), so
 //     MPI_THREAD_SERIALIZED is enough even when communicators are used from several threads
 //     (the one exception, MPI_Init_thread on its own thread, runs before any other call).
 #pragma once
 
+#include <cstdint>
 #include <mutex>
 #include <string>
 
@@ -35,8 +38,10 @@ void ensure_initialized(const Deadline& deadline, const std::string& self);
 
 // Bookkeeping that decides whether MPI_Finalize is safe (see above).
 void instance_created();
-void instance_destroyed();  // finalises MPI when the conditions above hold
-void comm_created();
+// Finalises MPI when the conditions above hold; bounded by the final barrier's timeout.
+void instance_destroyed();
+// timeout_ms: the new communicator's; the final barrier uses the latest one's.
+void comm_created(int64_t timeout_ms);
 void comm_released();
 // A communicator failed (timeout, peer error) or was aborted: never MPI_Finalize from here on.
 void note_failure();

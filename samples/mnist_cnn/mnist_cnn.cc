@@ -106,21 +106,49 @@ nn::Array load(const std::string& path, bool images) {
   return nn::Array(DLRT_U8, dims, std::vector<uint8_t>(p, p + a.bytes()));
 }
 
-// "auto": the first GPU-class device, else CPU:0 (the oneDNN plugin; the reference plugin's
-// devices are CPU-class too, but they are the slow oracle), else any CPU-class device.
-// Anything else must name a visible device (NOT_FOUND lists them).
+// The reference plugin's devices are the slow oracle (every op, no speed): auto never trains
+// on one; only a user who names it (--device REF:0) gets it.
+bool is_oracle(const dlrt::DeviceInfo& d) { return d.plugin == "reference"; }
+
+// Every plugin that was refused or failed, with its reason, as warnings on stderr: with
+// auto, a missing plugin silently changes which device is picked (e.g. cpu:threads=-5
+// refuses the cpu plugin), so the user must see why.
+void warn_about_unloaded_plugins(const dlrt::Context& ctx) {
+  for (const dlrt::PluginInfo& p : ctx.plugins())
+    if (p.state != DLRT_PLUGIN_LOADED)
+      std::cerr << "warning: --device auto: plugin " << (p.name.empty() ? p.path : p.name)
+                << " was not loaded, so its devices are not candidates: " << p.error << "\n";
+}
+
+// "auto": the first GPU-class device, else CPU:0 (the oneDNN plugin), else any CPU-class
+// device that is not the reference oracle; it says on stderr what it picked and why, after
+// the reasons of any plugin that did not load. Only oracle devices visible: UNAVAILABLE
+// (ask for REF:0 by name). Anything else must name a visible device (NOT_FOUND lists them).
 std::string pick_device(const dlrt::Context& ctx, const std::string& requested) {
   if (requested != "auto") {
     const dlrt::DeviceInfo d = ctx.device(ctx.find_device(requested));
     return d.name;
   }
+  warn_about_unloaded_plugins(ctx);
   const std::vector<dlrt::DeviceInfo> devices = ctx.devices();
+  auto picked = [](const dlrt::DeviceInfo& d, const char* why) {
+    std::cerr << "--device auto: picked " << d.name << " (" << d.plugin << " plugin, " << why
+              << ")\n";
+    return d.name;
+  };
   for (const dlrt::DeviceInfo& d : devices)
-    if (d.device_class == DLRT_DEVICE_CLASS_GPU) return d.name;
+    if (d.device_class == DLRT_DEVICE_CLASS_GPU && !is_oracle(d)) return picked(d, "first GPU");
   for (const dlrt::DeviceInfo& d : devices)
-    if (d.type == "CPU") return d.name;
+    if (d.type == "CPU" && !is_oracle(d)) return picked(d, "no GPU; first CPU");
   for (const dlrt::DeviceInfo& d : devices)
-    if (d.device_class == DLRT_DEVICE_CLASS_CPU) return d.name;
+    if (d.device_class == DLRT_DEVICE_CLASS_CPU && !is_oracle(d))
+      return picked(d, "no GPU, no CPU type; first CPU-class device");
+  for (const dlrt::DeviceInfo& d : devices)
+    if (is_oracle(d))
+      throw dlrt::Error(DLRT_UNAVAILABLE,
+                        "--device auto: only the reference plugin's devices (the slow oracle) "
+                        "are usable, and auto never picks them; name one to train on it anyway "
+                        "(--device " + d.name + "), or fix the plugins warned about above");
   throw dlrt::Error(DLRT_UNAVAILABLE, "--device auto: no GPU or CPU device is visible "
                                       "(dlprobe says why)");
 }

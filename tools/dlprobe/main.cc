@@ -8,6 +8,8 @@
 //   dlprobe --env                also every setting, its value and where it came from
 //   dlprobe --ops                also the op x device matrix (with --json: an "ops" array)
 //   dlprobe --require cuda       exit 1, saying why, unless a cuda device is usable
+//   dlprobe --no-isolate         load plugins in-process directly (by default each plugin's
+//                                init is tried in a child process first)
 //
 // Exit status: 0 fine; 1 a --require is not met; 2 bad command line, or options libdlrt
 // rejected (e.g. a malformed --visible-devices); 3 an unexpected internal error.
@@ -36,6 +38,8 @@ struct Args {
   bool quiet = false;
   bool ops = false;
   bool no_default_paths = false;
+  bool isolate = true;          // false (--no-isolate): load plugins in-process directly
+  double isolate_timeout = 10;  // --isolate-timeout SECONDS
   std::vector<std::string> require;
   std::vector<std::string> plugin_paths;
   std::string visible_devices;
@@ -52,6 +56,9 @@ int run(const Args& args) {
     options.plugin_path(std::filesystem::absolute(p).lexically_normal().string());
   }
   if (args.no_default_paths) options.search_default_paths(false);
+  // By default every plugin's init is tried in a child process first, so a plugin that
+  // crashes or hangs there is reported by name instead of taking dlprobe down.
+  options.isolate_plugins(args.isolate, args.isolate_timeout);
   if (args.has_visible_devices) options.visible_devices(args.visible_devices);
   if (args.has_plugin_options) options.plugin_options(args.plugin_options);
 
@@ -115,6 +122,14 @@ int main(int argc, char** argv) {
                      "Per-plugin options \"cpu:threads=2;reference:num_devices=3\" "
                      "(overrides DLRT_PLUGIN_OPTIONS)")
           ->type_name("OPTIONS");
+  app.add_flag("--isolate,!--no-isolate", args.isolate,
+               "Check each plugin's load and init in a child process first (the default), "
+               "reporting one that crashes, exits or hangs instead of dying; --no-isolate "
+               "loads in-process directly");
+  app.add_option("--isolate-timeout", args.isolate_timeout,
+                 "Seconds a plugin's init may take in the child process (default 10)")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0.1, 3600.0));
   app.add_flag("--ops", args.ops,
                "Also ask every device about every op (on the op's small f32 example) and show "
                "the op x device matrix with the reason for every \"no\"");

@@ -71,8 +71,14 @@ class LoadedPlugin {
     if (code != DLRT_OK) error_ = "init: " + msg;
   }
   ~LoadedPlugin() {
-    if (instance_ != nullptr && api_.plugin_destroy != nullptr) api_.plugin_destroy(instance_);
+    destroy();
     // Deliberately no dlclose: vendor libraries (oneDNN, CUDA) dislike being unloaded.
+  }
+  // plugin_destroy of the instance create() made, now rather than at destruction (a test
+  // that times shutdown); a no-op when there is none or it was destroyed already.
+  void destroy() {
+    if (instance_ != nullptr && api_.plugin_destroy != nullptr) api_.plugin_destroy(instance_);
+    instance_ = nullptr;
   }
   LoadedPlugin(const LoadedPlugin&) = delete;
   LoadedPlugin& operator=(const LoadedPlugin&) = delete;

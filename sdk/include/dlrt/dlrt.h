@@ -105,6 +105,16 @@ typedef struct dlrt_context_options {
    * (non-zero) wins over it. Out of memory is RESOURCE_EXHAUSTED naming the device, the
    * request, the bytes in use, the peak and the limit. */
   uint64_t gpu_memory_limit;
+  /* ---- plugin isolation (added at the end: read only when struct_size reaches them) ----
+   * isolate_plugins 1: before loading each plugin, dlopen it and run dlrt_plugin_init in a
+   * child process (fork); a plugin that crashes (e.g. SIGSEGV), exits or does not return
+   * within isolate_timeout_s there is recorded FAILED (phase ABI) with a message saying so,
+   * and never loaded into this process. 0 (default): load in-process directly (no fork).
+   * dlprobe turns it on unless --no-isolate. */
+  int32_t isolate_plugins;
+  int32_t reserved1; /* 0 */
+  /* Seconds the child may take: 0 (default) = 10 s. */
+  double isolate_timeout_s;
 } dlrt_context_options;
 
 /* Fill `options` with the defaults (including struct_size). */

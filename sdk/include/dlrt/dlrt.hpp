@@ -416,6 +416,14 @@ class ContextOptions {
     search_default_paths_ = on ? 1 : 0;
     return *this;
   }
+  // true: check each plugin's load + init in a child process first, waiting at most
+  // timeout_s (0: 10 s); one that crashes, exits or hangs there is recorded FAILED with the
+  // reason and never loaded into this process (dlrt_context_options.isolate_plugins).
+  ContextOptions& isolate_plugins(bool on, double timeout_s = 0) {
+    isolate_plugins_ = on ? 1 : 0;
+    isolate_timeout_s_ = timeout_s;
+    return *this;
+  }
   // "CPU:0,GPU:1", "GPU", ...; overrides DLRT_VISIBLE_DEVICES.
   ContextOptions& visible_devices(std::string list) {
     visible_devices_ = std::move(list);
@@ -476,6 +484,8 @@ class ContextOptions {
     o.plugin_paths = view->paths.empty() ? nullptr : view->paths.data();
     o.num_plugin_paths = view->paths.size();
     if (search_default_paths_) o.search_default_paths = *search_default_paths_;
+    o.isolate_plugins = isolate_plugins_;
+    o.isolate_timeout_s = isolate_timeout_s_;
     if (log_level_) o.log_level = *log_level_;
     if (visible_devices_) o.visible_devices = visible_devices_->c_str();
     if (plugin_options_) o.plugin_options = plugin_options_->c_str();
@@ -500,6 +510,8 @@ class ContextOptions {
  private:
   std::vector<std::string> plugin_paths_;
   std::optional<int32_t> search_default_paths_;
+  int32_t isolate_plugins_ = 0;
+  double isolate_timeout_s_ = 0;
   std::optional<std::string> visible_devices_;
   std::optional<std::string> plugin_options_;
   std::vector<LogicalDevices> logical_;

@@ -10,6 +10,10 @@
 //   CASE_NO_ENTRY          exports no dlrt_plugin_init at all
 //   CASE_INIT_ERROR        dlrt_plugin_init returns an error
 //   CASE_INIT_THROWS       dlrt_plugin_init throws a C++ exception (what plugins must not do)
+//   CASE_INIT_SEGFAULT     dlrt_plugin_init dies of SIGSEGV (hostile: for isolation tests)
+//   CASE_INIT_ABORT        dlrt_plugin_init calls abort()
+//   CASE_INIT_EXIT         dlrt_plugin_init calls exit(3)
+//   CASE_INIT_HANG         dlrt_plugin_init never returns
 //   CASE_CREATE_FAILS      plugin_create returns INVALID_ARGUMENT
 //   CASE_NULL_ENTRY        leaves the required device_open NULL
 //   CASE_COUNT_FAILS       device_count returns UNAVAILABLE (like CUDA without a GPU)
@@ -26,7 +30,10 @@
 #include <dlrt/plugin.h>
 #include <plugin_support.hpp>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -247,6 +254,18 @@ extern "C" DLRT_PLUGIN_EXPORT dlrt_status* dlrt_plugin_init(const dlrt_host_api*
                                                             dlrt_plugin_api* api) {
   dlrt::plugin::g_host = host;
   dlrt::plugin::g_plugin_name = TEST_PLUGIN_NAME;
+#ifdef CASE_INIT_SEGFAULT
+  std::raise(SIGSEGV);  // as a wild pointer would, without UB the compiler may remove
+#endif
+#ifdef CASE_INIT_ABORT
+  std::abort();
+#endif
+#ifdef CASE_INIT_EXIT
+  std::exit(3);
+#endif
+#ifdef CASE_INIT_HANG
+  for (;;) pause();
+#endif
 #ifdef CASE_INIT_THROWS
   throw std::runtime_error("loader_init_throws: thrown on purpose");
 #endif
