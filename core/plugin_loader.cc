@@ -10,28 +10,11 @@
 
 #include "host_api.hpp"
 #include "log.hpp"
+#include "plugin_call.hpp"
 #include "status.hpp"
 
 namespace dlrt::core {
 namespace {
-
-// ---- calling into a plugin ----------------------------------------------------------------
-// Plugins must not throw across the C boundary, but a broken one might; catching here keeps
-// the host alive and turns the throw into a recorded failure.
-template <typename Fn>
-StatusValue call_plugin(const char* entry, Fn&& fn) {
-  try {
-    return take_status(fn());
-  } catch (const std::exception& e) {
-    return {DLRT_INTERNAL, fmt::format("{} threw a C++ exception ({}); plugins must return a "
-                                       "status, never throw",
-                                       entry, e.what())};
-  } catch (...) {
-    return {DLRT_INTERNAL, fmt::format("{} threw an exception; plugins must return a status, "
-                                       "never throw",
-                                       entry)};
-  }
-}
 
 // ---- the ABI checks ---------------------------------------------------------------------
 struct Entry {
@@ -273,7 +256,7 @@ class Loading {
     args.num_options = ptrs.size();
     args.options = ptrs.empty() ? nullptr : ptrs.data();
     *out_instance = nullptr;
-    StatusValue s = call_plugin("plugin_create", [&] { return api_.plugin_create(&args, out_instance); });
+    StatusValue s = plugin_status("plugin_create", [&] { return api_.plugin_create(&args, out_instance); });
     if (!s.ok()) {
       *out_instance = nullptr;  // a failed create released what it built (plugin.h)
       return stop(DLRT_PLUGIN_FAILED, s.code, "plugin_create failed: " + s.message);
@@ -285,7 +268,7 @@ class Loading {
   void devices(dlrt_plugin* instance) {
     p_.phase = DLRT_PHASE_DEVICES;
     int32_t count = 0;
-    StatusValue s = call_plugin("device_count", [&] { return api_.device_count(instance, &count); });
+    StatusValue s = plugin_status("device_count", [&] { return api_.device_count(instance, &count); });
     if (s.ok() && (count < 0 || count > 65536))
       s = {DLRT_INTERNAL, fmt::format("device_count returned {}, expected 0..65536", count)};
     if (!s.ok()) {
@@ -300,7 +283,7 @@ class Loading {
     for (int32_t ordinal = 0; ordinal < count; ++ordinal) {
       dlrt_device_desc desc{};
       desc.struct_size = sizeof desc;
-      s = call_plugin("device_get_desc",
+      s = plugin_status("device_get_desc",
                       [&] { return api_.device_get_desc(instance, ordinal, &desc); });
       if (!s.ok()) {
         // Leave this device out but keep the others; the record says which one and why.
@@ -426,7 +409,7 @@ dlrt_device* Plugin::open_device(int32_t ordinal) {
   if (it != open_devices_.end()) return it->second;
   dlrt_device* device = nullptr;
   StatusValue s =
-      call_plugin("device_open", [&] { return api_.device_open(instance_, ordinal, &device); });
+      plugin_status("device_open", [&] { return api_.device_open(instance_, ordinal, &device); });
   if (!s.ok())
     fail(s.code, fmt::format("plugin {} could not open device {}: {}", name, ordinal, s.message));
   open_devices_[ordinal] = device;
