@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstring>
 #include <exception>
+#include <iterator>
+#include <vector>
 
 #include "host_api.hpp"
 #include "log.hpp"
@@ -22,11 +24,14 @@ struct Entry {
   size_t offset;
 };
 #define DLRT_ENTRY(field) Entry{#field, offsetof(dlrt_plugin_api, field)}
-// Every required slot of ABI 1.x (pointers: the strings and the functions). Required entries
-// never become optional within a major, so this list only grows with it.
+// The slots every plugin of ABI 1.x fills (pointers: the strings and the functions).
 constexpr Entry kRequired[] = {
-    DLRT_ENTRY(name),          DLRT_ENTRY(platform),         DLRT_ENTRY(plugin_create),
-    DLRT_ENTRY(plugin_destroy), DLRT_ENTRY(device_count),    DLRT_ENTRY(device_get_desc),
+    DLRT_ENTRY(name), DLRT_ENTRY(platform), DLRT_ENTRY(plugin_create), DLRT_ENTRY(plugin_destroy),
+};
+// The device entries: required too, except that a plugin without devices that offers
+// collectives may leave all of them NULL together (plugin.h, ABI 1.2).
+constexpr Entry kDeviceEntries[] = {
+    DLRT_ENTRY(device_count),  DLRT_ENTRY(device_get_desc),
     DLRT_ENTRY(device_open),   DLRT_ENTRY(device_close),     DLRT_ENTRY(memory_info),
     DLRT_ENTRY(mem_alloc),     DLRT_ENTRY(mem_free),         DLRT_ENTRY(memcpy_h2d),
     DLRT_ENTRY(memcpy_d2h),    DLRT_ENTRY(memcpy_d2d),       DLRT_ENTRY(memset),
@@ -43,6 +48,14 @@ bool slot_is_set(const dlrt_plugin_api& api, size_t offset) {
   void* p = nullptr;
   std::memcpy(&p, reinterpret_cast<const unsigned char*>(&api) + offset, sizeof p);
   return p != nullptr;
+}
+
+// A plugin that owns no devices: every device entry NULL, and a collectives table to offer.
+// `api` is already zeroed past the plugin's struct_size, so absent slots read as NULL.
+bool is_deviceless_transport(const dlrt_plugin_api& api) {
+  for (const Entry& e : kDeviceEntries)
+    if (slot_is_set(api, e.offset)) return false;
+  return api.collectives != nullptr;
 }
 
 std::string abi_text(uint32_t major, uint32_t minor) { return fmt::format("{}.{}", major, minor); }
@@ -210,7 +223,10 @@ class Loading {
     std::memcpy(&api_, api, size);
     api_.struct_size = size;
 
-    for (const Entry& e : kRequired) {
+    const bool deviceless = is_deviceless_transport(api_);
+    std::vector<Entry> required(std::begin(kRequired), std::end(kRequired));
+    if (!deviceless) required.insert(required.end(), std::begin(kDeviceEntries), std::end(kDeviceEntries));
+    for (const Entry& e : required) {
       if (e.offset + sizeof(void*) > size)
         return stop(DLRT_PLUGIN_REFUSED, DLRT_FAILED_PRECONDITION,
                     fmt::format("plugin {} (ABI {}) has a table of {} bytes that ends before "
@@ -267,6 +283,11 @@ class Loading {
   // Never stops the plugin: an error here leaves it LOADED, with fewer (or no) devices.
   void devices(dlrt_plugin* instance) {
     p_.phase = DLRT_PHASE_DEVICES;
+    if (api_.device_count == nullptr) {  // a transport without devices (plugin.h, ABI 1.2)
+      p_.device_count = 0;
+      p_.phase = DLRT_PHASE_READY;
+      return;
+    }
     int32_t count = 0;
     StatusValue s = plugin_status("device_count", [&] { return api_.device_count(instance, &count); });
     if (s.ok() && (count < 0 || count > 65536))
@@ -407,6 +428,10 @@ dlrt_device* Plugin::open_device(int32_t ordinal) {
   if (!usable()) fail(DLRT_FAILED_PRECONDITION, fmt::format("plugin {} is not loaded", path));
   auto it = open_devices_.find(ordinal);
   if (it != open_devices_.end()) return it->second;
+  if (api_.device_open == nullptr)
+    fail(DLRT_FAILED_PRECONDITION,
+         fmt::format("plugin {} owns no devices (it offers collectives only); device {} cannot "
+                     "be opened", name, ordinal));
   dlrt_device* device = nullptr;
   StatusValue s =
       plugin_status("device_open", [&] { return api_.device_open(instance_, ordinal, &device); });
