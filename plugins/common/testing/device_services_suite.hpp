@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -130,9 +131,16 @@ TEST_P(DeviceServices, CopiesAndMemsetRoundTripSyncAndOnAStream) {
   api().stream_destroy(s);
 }
 
-// An event recorded on one stream after a copy orders a read on another stream: the read
-// sees the copied data. A never-recorded event is complete.
+// An event orders work across streams: five memsets of a large buffer on s1, an event
+// recorded after them, s2 waits for it and copies the buffer. The copy must see the last
+// memset's bytes everywhere (64 MiB: big enough that an unordered copy on an asynchronous
+// device would see older data). A never-recorded event is complete.
 TEST_P(DeviceServices, EventsOrderWorkAcrossStreams) {
+  const size_t n = size_t(64) << 20;
+  void* a = nullptr;
+  void* b = nullptr;
+  ASSERT_OK(api().mem_alloc(dev(), n, 256, &a));
+  ASSERT_OK(api().mem_alloc(dev(), n, 256, &b));
   dlrt_stream* s1 = nullptr;
   dlrt_stream* s2 = nullptr;
   dlrt_event* e = nullptr;
@@ -140,25 +148,56 @@ TEST_P(DeviceServices, EventsOrderWorkAcrossStreams) {
   ASSERT_OK(api().stream_create(dev(), &s2));
   ASSERT_OK(api().event_create(dev(), &e));
   EXPECT_OK(api().event_synchronize(e));  // never recorded: complete
-
-  std::vector<float> host(1 << 16), back(1 << 16, -1.f);
-  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i) * 0.5f;
-  const size_t bytes = host.size() * sizeof(float);
-  void* a = nullptr;
-  ASSERT_OK(api().mem_alloc(dev(), bytes, 256, &a));
-  EXPECT_OK(api().memcpy_h2d(dev(), a, host.data(), bytes, s1));
+  ASSERT_OK(api().memset(dev(), b, 0, n, nullptr));
+  for (int v : {1, 2, 3, 4, 0x5A}) EXPECT_OK(api().memset(dev(), a, v, n, s1));
   EXPECT_OK(api().event_record(e, s1));
   EXPECT_OK(api().stream_wait_event(s2, e));
-  EXPECT_OK(api().memcpy_d2h(dev(), back.data(), a, bytes, s2));
+  EXPECT_OK(api().memcpy_d2d(dev(), b, a, n, s2));
   EXPECT_OK(api().stream_synchronize(s2));
   EXPECT_OK(api().event_synchronize(e));
-  EXPECT_EQ(host, back);
+  std::vector<uint8_t> out(n, 0);
+  EXPECT_OK(api().memcpy_d2h(dev(), out.data(), b, n, nullptr));
+  EXPECT_EQ(out.front(), 0x5A);
+  EXPECT_EQ(out.back(), 0x5A);
+  EXPECT_EQ(out, std::vector<uint8_t>(n, 0x5A));
   EXPECT_OK(api().stream_synchronize(s1));
-
-  api().mem_free(dev(), a);
   api().event_destroy(e);
   api().stream_destroy(s1);
   api().stream_destroy(s2);
+  api().mem_free(dev(), a);
+  api().mem_free(dev(), b);
+}
+
+// Pinned host memory (optional: skipped when the plugin leaves host_alloc_pinned NULL) is a
+// valid source and destination of copies on a stream.
+TEST_P(DeviceServices, PinnedHostMemoryRoundTripsOnAStream) {
+  if (api().host_alloc_pinned == nullptr || api().host_free_pinned == nullptr)
+    GTEST_SKIP() << GetParam().label << " offers no pinned host memory (optional)";
+  const size_t n = (1 << 20) + 3;  // not a multiple of anything
+  void* a = nullptr;
+  void* b = nullptr;
+  void* in = nullptr;
+  void* out = nullptr;
+  ASSERT_OK(api().mem_alloc(dev(), n, 256, &a));
+  ASSERT_OK(api().mem_alloc(dev(), n, 256, &b));
+  ASSERT_OK(api().host_alloc_pinned(dev(), n, &in));
+  ASSERT_OK(api().host_alloc_pinned(dev(), n, &out));
+  std::vector<uint8_t> want(n);
+  for (size_t i = 0; i < n; ++i) want[i] = static_cast<uint8_t>(i * 31 + 99);
+  std::memcpy(in, want.data(), n);
+  std::memset(out, 0, n);
+  dlrt_stream* s = nullptr;
+  ASSERT_OK(api().stream_create(dev(), &s));
+  EXPECT_OK(api().memcpy_h2d(dev(), a, in, n, s));
+  EXPECT_OK(api().memcpy_d2d(dev(), b, a, n, s));
+  EXPECT_OK(api().memcpy_d2h(dev(), out, b, n, s));
+  ASSERT_OK(api().stream_synchronize(s));
+  EXPECT_EQ(std::memcmp(out, want.data(), n), 0);
+  api().stream_destroy(s);
+  api().host_free_pinned(dev(), in);
+  api().host_free_pinned(dev(), out);
+  api().mem_free(dev(), a);
+  api().mem_free(dev(), b);
 }
 
 // memcpy_d2d on the destination device reads memory of another device of the same instance
