@@ -45,6 +45,8 @@ class DeviceServices : public ::testing::TestWithParam<DeviceServicesTarget> {
     ASSERT_TRUE(lib_->ok()) << lib_->error();
     inst_ = lib_->create(GetParam().options);
     ASSERT_NE(inst_, nullptr) << lib_->error();
+    if (api().device_count == nullptr)  // a device-less transport (plugin.h, ABI 1.2)
+      GTEST_SKIP() << GetParam().label << " has no device entries";
     int32_t count = 0;
     auto [code, msg] = take_status(api().device_count(inst_, &count));
     if (code != DLRT_OK || count == 0)
