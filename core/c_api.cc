@@ -14,6 +14,7 @@
 #include "c_api_util.hpp"
 #include "context.hpp"
 #include "device_spec.hpp"
+#include "plugin_call.hpp"
 #include "status.hpp"
 
 using dlrt::core::Context;
@@ -196,16 +197,9 @@ DLRT_API dlrt_status* dlrt_context_device_memory_free(dlrt_context* context, siz
     require(out_free, "out_free");
     auto [api, device] = context->device_handle(index);
     uint64_t free_bytes = 0, total = 0;
-    dlrt::core::StatusValue s;
-    try {
-      s = dlrt::core::take_status(api->memory_info(device, &free_bytes, &total));
-    } catch (...) {
-      fail(DLRT_INTERNAL, fmt::format("plugin {}: memory_info threw; plugins must return a "
-                                      "status", context->plugin_of(index).name));
-    }
-    if (!s.ok())
-      fail(s.code, fmt::format("{}: memory_info failed: {}",
-                               context->registry().devices()[index].name, s.message));
+    dlrt::core::plugin_call(
+        [&] { return context->registry().devices()[index].name + ": memory_info failed"; },
+        [&] { return api->memory_info(device, &free_bytes, &total); });
     *out_free = free_bytes;
   });
 }

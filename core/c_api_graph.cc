@@ -20,6 +20,7 @@
 #include "ops/attrs.hpp"
 #include "ops/op_instance.hpp"
 #include "ops/op_registry.hpp"
+#include "plugin_call.hpp"
 #include "status.hpp"
 
 using dlrt::core::fail;
@@ -99,9 +100,9 @@ dlrt::core::VariableSlot& slot_for_copy(Graph& g, dlrt_value value, size_t bytes
   return slot;
 }
 
-void plugin_copy(dlrt_status* status, const char* fn, const std::string& device) {
-  dlrt::core::StatusValue s = dlrt::core::take_status(status);
-  if (!s.ok()) fail(s.code, fmt::format("{} on {}: {}", fn, device, s.message));
+// The message of a failed copy: "<fn> on <device>: <the plugin's message>".
+std::string copy_what(Graph& g, const dlrt::core::VariableSlot& slot, const char* fn) {
+  return fmt::format("{} on {}", fn, g.context().registry().devices()[slot.device].name);
 }
 
 }  // namespace
@@ -294,8 +295,9 @@ DLRT_API dlrt_status* dlrt_graph_variable_read(dlrt_graph* graph, dlrt_value var
     require(dst, fn, "dst");
     dlrt::core::VariableSlot& slot = slot_for_copy(*graph, variable, bytes, fn);
     auto [api, device] = graph->context().device_handle(slot.device);
-    plugin_copy(api->memcpy_d2h(device, dst, slot.buffer.data(), bytes, nullptr), fn,
-                graph->context().registry().devices()[slot.device].name);
+    dlrt::core::plugin_call([&] { return copy_what(*graph, slot, fn); }, [&] {
+      return api->memcpy_d2h(device, dst, slot.buffer.data(), bytes, nullptr);
+    });
   });
 }
 
@@ -307,8 +309,9 @@ DLRT_API dlrt_status* dlrt_graph_variable_write(dlrt_graph* graph, dlrt_value va
     require(src, fn, "src");
     dlrt::core::VariableSlot& slot = slot_for_copy(*graph, variable, bytes, fn);
     auto [api, device] = graph->context().device_handle(slot.device);
-    plugin_copy(api->memcpy_h2d(device, slot.buffer.data(), src, bytes, nullptr), fn,
-                graph->context().registry().devices()[slot.device].name);
+    dlrt::core::plugin_call([&] { return copy_what(*graph, slot, fn); }, [&] {
+      return api->memcpy_h2d(device, slot.buffer.data(), src, bytes, nullptr);
+    });
   });
 }
 

@@ -7,32 +7,17 @@
 #include <cstddef>
 #include <cstring>
 #include <exception>
+#include <iterator>
+#include <vector>
 
 #include "host_api.hpp"
 #include "log.hpp"
+#include "plugin_call.hpp"
 #include "plugin_isolation.hpp"
 #include "status.hpp"
 
 namespace dlrt::core {
 namespace {
-
-// ---- calling into a plugin ----------------------------------------------------------------
-// Plugins must not throw across the C boundary, but a broken one might; catching here keeps
-// the host alive and turns the throw into a recorded failure.
-template <typename Fn>
-StatusValue call_plugin(const char* entry, Fn&& fn) {
-  try {
-    return take_status(fn());
-  } catch (const std::exception& e) {
-    return {DLRT_INTERNAL, fmt::format("{} threw a C++ exception ({}); plugins must return a "
-                                       "status, never throw",
-                                       entry, e.what())};
-  } catch (...) {
-    return {DLRT_INTERNAL, fmt::format("{} threw an exception; plugins must return a status, "
-                                       "never throw",
-                                       entry)};
-  }
-}
 
 // ---- the ABI checks ---------------------------------------------------------------------
 struct Entry {
@@ -40,11 +25,14 @@ struct Entry {
   size_t offset;
 };
 #define DLRT_ENTRY(field) Entry{#field, offsetof(dlrt_plugin_api, field)}
-// Every required slot of ABI 1.x (pointers: the strings and the functions). Required entries
-// never become optional within a major, so this list only grows with it.
+// The slots every plugin of ABI 1.x fills (pointers: the strings and the functions).
 constexpr Entry kRequired[] = {
-    DLRT_ENTRY(name),          DLRT_ENTRY(platform),         DLRT_ENTRY(plugin_create),
-    DLRT_ENTRY(plugin_destroy), DLRT_ENTRY(device_count),    DLRT_ENTRY(device_get_desc),
+    DLRT_ENTRY(name), DLRT_ENTRY(platform), DLRT_ENTRY(plugin_create), DLRT_ENTRY(plugin_destroy),
+};
+// The device entries: required too, except that a plugin without devices that offers
+// collectives may leave all of them NULL together (plugin.h, ABI 1.2).
+constexpr Entry kDeviceEntries[] = {
+    DLRT_ENTRY(device_count),  DLRT_ENTRY(device_get_desc),
     DLRT_ENTRY(device_open),   DLRT_ENTRY(device_close),     DLRT_ENTRY(memory_info),
     DLRT_ENTRY(mem_alloc),     DLRT_ENTRY(mem_free),         DLRT_ENTRY(memcpy_h2d),
     DLRT_ENTRY(memcpy_d2h),    DLRT_ENTRY(memcpy_d2d),       DLRT_ENTRY(memset),
@@ -61,6 +49,14 @@ bool slot_is_set(const dlrt_plugin_api& api, size_t offset) {
   void* p = nullptr;
   std::memcpy(&p, reinterpret_cast<const unsigned char*>(&api) + offset, sizeof p);
   return p != nullptr;
+}
+
+// A plugin that owns no devices: every device entry NULL, and a collectives table to offer.
+// `api` is already zeroed past the plugin's struct_size, so absent slots read as NULL.
+bool is_deviceless_transport(const dlrt_plugin_api& api) {
+  for (const Entry& e : kDeviceEntries)
+    if (slot_is_set(api, e.offset)) return false;
+  return api.collectives != nullptr;
 }
 
 std::string abi_text(uint32_t major, uint32_t minor) { return fmt::format("{}.{}", major, minor); }
@@ -233,7 +229,10 @@ class Loading {
     std::memcpy(&api_, api, size);
     api_.struct_size = size;
 
-    for (const Entry& e : kRequired) {
+    const bool deviceless = is_deviceless_transport(api_);
+    std::vector<Entry> required(std::begin(kRequired), std::end(kRequired));
+    if (!deviceless) required.insert(required.end(), std::begin(kDeviceEntries), std::end(kDeviceEntries));
+    for (const Entry& e : required) {
       if (e.offset + sizeof(void*) > size)
         return stop(DLRT_PLUGIN_REFUSED, DLRT_FAILED_PRECONDITION,
                     fmt::format("plugin {} (ABI {}) has a table of {} bytes that ends before "
@@ -280,7 +279,7 @@ class Loading {
     args.num_options = ptrs.size();
     args.options = ptrs.empty() ? nullptr : ptrs.data();
     *out_instance = nullptr;
-    StatusValue s = call_plugin("plugin_create", [&] { return api_.plugin_create(&args, out_instance); });
+    StatusValue s = plugin_status("plugin_create", [&] { return api_.plugin_create(&args, out_instance); });
     if (!s.ok()) {
       *out_instance = nullptr;  // a failed create released what it built (plugin.h)
       return stop(DLRT_PLUGIN_FAILED, s.code, "plugin_create failed: " + s.message);
@@ -291,9 +290,14 @@ class Loading {
   // Never stops the plugin: an error here leaves it LOADED, with fewer (or no) devices.
   void devices(dlrt_plugin* instance) {
     p_.phase = DLRT_PHASE_DEVICES;
+    if (api_.device_count == nullptr) {  // a transport without devices (plugin.h, ABI 1.2)
+      p_.device_count = 0;
+      p_.phase = DLRT_PHASE_READY;
+      return;
+    }
     log(DLRT_LOG_INFO, "loader", "loading {}: devices", p_.path);
     int32_t count = 0;
-    StatusValue s = call_plugin("device_count", [&] { return api_.device_count(instance, &count); });
+    StatusValue s = plugin_status("device_count", [&] { return api_.device_count(instance, &count); });
     if (s.ok() && (count < 0 || count > 65536))
       s = {DLRT_INTERNAL, fmt::format("device_count returned {}, expected 0..65536", count)};
     if (!s.ok()) {
@@ -308,7 +312,7 @@ class Loading {
     for (int32_t ordinal = 0; ordinal < count; ++ordinal) {
       dlrt_device_desc desc{};
       desc.struct_size = sizeof desc;
-      s = call_plugin("device_get_desc",
+      s = plugin_status("device_get_desc",
                       [&] { return api_.device_get_desc(instance, ordinal, &desc); });
       if (!s.ok()) {
         // Leave this device out but keep the others; the record says which one and why.
@@ -444,9 +448,13 @@ dlrt_device* Plugin::open_device(int32_t ordinal) {
   if (!usable()) fail(DLRT_FAILED_PRECONDITION, fmt::format("plugin {} is not loaded", path));
   auto it = open_devices_.find(ordinal);
   if (it != open_devices_.end()) return it->second;
+  if (api_.device_open == nullptr)
+    fail(DLRT_FAILED_PRECONDITION,
+         fmt::format("plugin {} owns no devices (it offers collectives only); device {} cannot "
+                     "be opened", name, ordinal));
   dlrt_device* device = nullptr;
   StatusValue s =
-      call_plugin("device_open", [&] { return api_.device_open(instance_, ordinal, &device); });
+      plugin_status("device_open", [&] { return api_.device_open(instance_, ordinal, &device); });
   if (!s.ok())
     fail(s.code, fmt::format("plugin {} could not open device {}: {}", name, ordinal, s.message));
   open_devices_[ordinal] = device;

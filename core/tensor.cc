@@ -13,21 +13,7 @@
 
 namespace dlrt::core {
 
-size_t dtype_size(dlrt_dtype dtype) {
-  switch (dtype) {
-    case DLRT_F32: return 4;
-    case DLRT_F16: return 2;
-    case DLRT_BF16: return 2;
-    case DLRT_F64: return 8;
-    case DLRT_I32: return 4;
-    case DLRT_I64: return 8;
-    case DLRT_U8: return 1;
-    case DLRT_I8: return 1;
-    case DLRT_BOOL: return 1;
-    case DLRT_DTYPE_INVALID: break;
-  }
-  return 0;
-}
+size_t dtype_size(dlrt_dtype dtype) { return dlrt_dtype_size(dtype); }
 
 size_t dense_byte_size(const ops::TensorType& type) {
   size_t bytes = dtype_size(type.dtype);

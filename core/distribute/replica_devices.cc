@@ -13,16 +13,18 @@ namespace {
 
 std::vector<size_t> default_devices(const Context& ctx) {
   const auto& devices = ctx.registry().devices();
-  std::vector<size_t> gpus, cpu_type, cpu_class;
+  std::vector<size_t> gpus, fast_cpus, cpus;
   for (size_t i = 0; i < devices.size(); ++i) {
-    const int32_t cls = ctx.desc_of(i).device_class;
-    if (cls == DLRT_DEVICE_CLASS_GPU) gpus.push_back(i);
-    if (cls == DLRT_DEVICE_CLASS_CPU) cpu_class.push_back(i);
-    if (devices[i].type == "CPU") cpu_type.push_back(i);
+    const auto& desc = ctx.desc_of(i);
+    if (desc.device_class == DLRT_DEVICE_CLASS_GPU) gpus.push_back(i);
+    if (desc.device_class != DLRT_DEVICE_CLASS_CPU) continue;
+    cpus.push_back(i);
+    // A backend meant for speed states its peak; a test oracle states 0 (unknown).
+    if (desc.peak_gflops > 0) fast_cpus.push_back(i);
   }
   if (!gpus.empty()) return gpus;
-  if (!cpu_type.empty()) return cpu_type;
-  if (!cpu_class.empty()) return cpu_class;
+  if (!fast_cpus.empty()) return fast_cpus;
+  if (!cpus.empty()) return cpus;
   fail(DLRT_NOT_FOUND, fmt::format("dlrt_strategy_create: no devices were given and the context "
                                    "has no GPU- or CPU-class device for the default (devices: "
                                    "{}); dlprobe shows why plugins have none",

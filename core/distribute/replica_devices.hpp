@@ -6,11 +6,13 @@
 // A malformed spec, one that matches no device, and a device named twice are all
 // INVALID_ARGUMENT naming the entry (the caller's list is an argument, not a lookup).
 //
-// Default (no specs): every GPU-class device; else every device of type CPU (the CPU
-// backend's logical devices); else every CPU-class device (e.g. the reference plugin's
-// REF devices). Registry order. Nothing at all is NOT_FOUND. The middle step keeps the slow
-// reference oracle out of a default that has the real CPU backend, as TensorFlow's default
-// is "the GPUs, else the CPU", never a mock.
+// Default (no specs), chosen by device class and capability, never by a type or plugin
+// name: every GPU-class device; else every CPU-class device whose description states a peak
+// speed (dlrt_device_desc.peak_gflops > 0: a backend meant for speed, such as the CPU
+// backend's logical devices); else every CPU-class device (e.g. the reference plugin's REF
+// devices, which state 0). Registry order. Nothing at all is NOT_FOUND. The middle step
+// keeps the slow reference oracle out of a default that has a real CPU backend, as
+// TensorFlow's default is "the GPUs, else the CPU", never a mock.
 #pragma once
 
 #include <cstddef>

@@ -2,9 +2,11 @@
 #include "distribute/worker_group.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstring>
-#include <string_view>
+#include <string>
+#include <vector>
 
 #include "context.hpp"
 #include "plugin_call.hpp"
@@ -13,24 +15,21 @@
 namespace dlrt::core::distribute {
 namespace {
 
-constexpr const char* kMpiName = "mpi";
-constexpr const char* kMpiFile = "libdlrt-mpi.so";
-
-bool is_mpi_record(const Plugin& p) {
-  if (p.name == kMpiName) return true;
-  // A plugin that failed before its name was read is known by its file.
-  const std::string_view path = p.path;
-  const size_t slash = path.rfind('/');
-  return path.substr(slash == std::string_view::npos ? 0 : slash + 1) == kMpiFile;
+// Does the table say it makes host-memory communicators (plugin.h, ABI 1.2 flags)? A table
+// whose struct_size ends before `flags` (a 1.0/1.1 plugin) offers device collectives only.
+bool works_on_host_memory(const dlrt_collective_api* c) {
+  return c != nullptr &&
+         DLRT_HAS_FIELD(dlrt_collective_api, flags, c->struct_size) &&
+         (c->flags & DLRT_COLLECTIVES_HOST_MEMORY) != 0;
 }
 
 // The host-memory entries a worker group calls.
 bool has_host_entries(const dlrt_collective_api* c) {
-  return c != nullptr && c->comm_create != nullptr && c->comm_destroy != nullptr &&
-         c->comm_abort != nullptr && c->all_reduce != nullptr && c->broadcast != nullptr;
+  return c->comm_create != nullptr && c->comm_destroy != nullptr && c->comm_abort != nullptr &&
+         c->all_reduce != nullptr && c->broadcast != nullptr;
 }
 
-// Every worker passes the same id: a host-memory communicator over MPI spans the job's
+// Every worker passes the same id: a host-memory communicator (e.g. over MPI) spans the job's
 // processes (MPI_COMM_WORLD), so it needs no id from a rank; the bytes only name its purpose.
 void world_id(uint8_t id[DLRT_COMM_ID_BYTES]) {
   std::memset(id, 0, DLRT_COMM_ID_BYTES);
@@ -40,30 +39,39 @@ void world_id(uint8_t id[DLRT_COMM_ID_BYTES]) {
 
 }  // namespace
 
-const Plugin& find_mpi_plugin(const Context& ctx, const WorkerEnv& worker) {
-  std::string why = "no plugin file libdlrt-mpi.so was found where plugins are searched "
-                    "(DLRT_PLUGIN_PATH, the install's lib/dlrt/plugins; a build without MPI "
-                    "has none: configure with -DDLRT_BUILD_MPI=ON)";
+const Plugin& find_host_transport(const Context& ctx, const WorkerEnv& worker) {
+  std::vector<std::string> seen;  // why the plugins that could not serve did not
   for (const auto& p : ctx.plugins()) {
-    if (!is_mpi_record(*p)) continue;
-    if (p->usable() && has_host_entries(p->api().collectives)) return *p;
-    if (p->usable())
-      why = fmt::format("{} loaded but offers no host-memory collectives", p->path);
-    else
-      why = fmt::format("{} did not load: {} ({})", p->path, p->error, dlrt_code_name(p->code));
+    if (!p->usable()) {
+      // A plugin that did not load may be the transport; its record says why it is missing.
+      seen.push_back(fmt::format("{} did not load: {} ({})", p->path, p->error,
+                                 dlrt_code_name(p->code)));
+      continue;
+    }
+    const dlrt_collective_api* c = p->api().collectives;
+    if (!works_on_host_memory(c)) continue;
+    if (has_host_entries(c)) return *p;
+    seen.push_back(fmt::format("{} says its collectives work on host memory but leaves "
+                               "comm_create, comm_destroy, comm_abort, all_reduce or broadcast "
+                               "NULL",
+                               p->path));
   }
+  std::string why = "no loaded plugin offers collectives that work on host memory";
+  if (!seen.empty()) why += fmt::format(" ({})", fmt::join(seen, "; "));
   fail(DLRT_FAILED_PRECONDITION,
-       fmt::format("dlrt_strategy_create: multi-worker needs the mpi plugin (libdlrt-mpi.so) to "
-                   "join {} workers ({} says this is rank {}), but {}; dlprobe shows why it did "
-                   "not load",
+       fmt::format("dlrt_strategy_create: multi-worker needs a plugin whose collectives work on "
+                   "host memory, such as the mpi plugin (libdlrt-mpi.so; a build without MPI "
+                   "has none: configure with -DDLRT_BUILD_MPI=ON), to join {} workers ({} says "
+                   "this is rank {}), but {}; dlprobe shows which plugins loaded and why others "
+                   "did not",
                    worker.size, worker.source, worker.rank, why));
 }
 
 WorkerGroup::WorkerGroup(const Context& ctx, const WorkerEnv& worker, int64_t timeout_ms)
-    : plugin_(find_mpi_plugin(ctx, worker)), worker_(worker) {
+    : plugin_(find_host_transport(ctx, worker)), worker_(worker) {
   uint8_t id[DLRT_COMM_ID_BYTES];
   world_id(id);
-  plugin_call(fmt::format("joining {} workers as rank {} (mpi comm_create)", worker.size,
+  plugin_call(fmt::format("joining {} workers as rank {} (host transport comm_create)", worker.size,
                           worker.rank),
               [&] {
                 return coll().comm_create(nullptr, id, worker.size, worker.rank, timeout_ms,
@@ -86,14 +94,14 @@ bool WorkerGroup::abort() noexcept {
 
 void WorkerGroup::all_reduce_sum(float* data, size_t count) {
   if (comm_ == nullptr) fail(DLRT_FAILED_PRECONDITION, "the workers' communicator was aborted");
-  plugin_call(fmt::format("all_reduce of {} floats between workers (mpi)", count), [&] {
+  plugin_call(fmt::format("all_reduce of {} floats between workers", count), [&] {
     return coll().all_reduce(comm_, data, data, count, DLRT_F32, DLRT_REDUCE_SUM, nullptr);
   });
 }
 
 void WorkerGroup::broadcast(void* data, size_t bytes) {
   if (comm_ == nullptr) fail(DLRT_FAILED_PRECONDITION, "the workers' communicator was aborted");
-  plugin_call(fmt::format("broadcast of {} bytes from worker 0 (mpi)", bytes), [&] {
+  plugin_call(fmt::format("broadcast of {} bytes from worker 0", bytes), [&] {
     return coll().broadcast(comm_, data, data, bytes, DLRT_U8, 0, nullptr);
   });
 }

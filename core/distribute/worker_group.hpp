@@ -1,5 +1,7 @@
 // worker_group.hpp: the workers of a multi-worker job talking to each other through host
-// memory, over the "mpi" plugin (libdlrt-mpi.so, plugins/mpi).
+// memory, over the first loaded plugin whose collectives table says it works on host memory
+// (plugin.h, DLRT_COLLECTIVES_HOST_MEMORY; today plugins/mpi, libdlrt-mpi.so). Found by
+// that capability, never by a plugin's name.
 //
 // One host-memory communicator (plugin.h, "Host-memory communicators": comm_create with
 // device NULL, every call with stream NULL and complete when it returns) of `size` ranks,
@@ -33,10 +35,12 @@ class Plugin;
 
 namespace dlrt::core::distribute {
 
-// The loaded "mpi" plugin, with host-memory collectives. Throws FAILED_PRECONDITION saying
-// "multi-worker needs the mpi plugin (libdlrt-mpi.so)", what the loader recorded about it (not
-// found, or why it did not load) and that dlprobe shows why. `worker` is for the message.
-const Plugin& find_mpi_plugin(const Context& ctx, const WorkerEnv& worker);
+// The first loaded plugin whose collectives work on host memory (flag set and the entries a
+// worker group calls present). Throws FAILED_PRECONDITION saying "multi-worker needs a plugin
+// whose collectives work on host memory, such as the mpi plugin (libdlrt-mpi.so)", what the
+// loader recorded about each plugin that did not load, and that dlprobe shows why. `worker`
+// is for the message.
+const Plugin& find_host_transport(const Context& ctx, const WorkerEnv& worker);
 
 class WorkerGroup {
  public:

@@ -31,7 +31,8 @@ DeviceMemory allocate_device(Context& context, size_t device, size_t bytes, cons
 HostStaging::HostStaging(const dlrt_plugin_api* api, dlrt_device* handle, size_t bytes) {
   if (api != nullptr && api->host_alloc_pinned != nullptr && api->host_free_pinned != nullptr) {
     void* p = nullptr;
-    StatusValue s = take_status(api->host_alloc_pinned(handle, bytes, &p));
+    const StatusValue s =
+        plugin_status("host_alloc_pinned", [&] { return api->host_alloc_pinned(handle, bytes, &p); });
     if (s.ok() && p != nullptr) {
       api_ = api;
       handle_ = handle;

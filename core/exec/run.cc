@@ -13,7 +13,7 @@
 // copy is enqueued alone, its stream synchronised and its time recorded.
 //
 // Nothing here allocates when every fetch has a tensor and profiling is off: error messages
-// are built only on failure (call() below), so the per-step path formats no string.
+// are built only on failure (plugin_call with a callable `what`), so the per-step path formats no string.
 #include <fmt/format.h>
 
 #include "context.hpp"
@@ -25,32 +25,6 @@
 namespace dlrt::core::exec {
 
 namespace {
-
-// The status of one plugin entry, as a value; a plugin that throws is INTERNAL.
-template <typename Fn>
-StatusValue plugin_status(Fn&& entry) {
-  try {
-    return take_status(entry());
-  } catch (...) {
-    return StatusValue{DLRT_INTERNAL, "the plugin threw an exception (plugins must return a "
-                                      "status)"};
-  }
-}
-
-// plugin_call with the message made only when the entry fails: `what` returns it.
-template <typename What, typename Fn>
-void call(What&& what, Fn&& entry) {
-  dlrt_status* status = nullptr;
-  try {
-    status = entry();
-  } catch (...) {
-    fail(DLRT_INTERNAL, fmt::format("{}: the plugin threw an exception (plugins must return a "
-                                    "status)", what()));
-  }
-  if (status == nullptr) return;
-  StatusValue s = take_status(status);
-  if (!s.ok()) fail(s.code, fmt::format("{}: {}", what(), s.message));
-}
 
 }  // namespace
 
@@ -97,23 +71,23 @@ void CompiledExecutable::enqueue(Transfer& t) {
   auto what = [&] { return fmt::format("copy {} -> {}", s.name, d.name); };
   if (t.direct) {
     if (t.src != t.dst) {
-      call(what, [&] { return s.api->event_record(t.event, s.stream); });
-      call(what, [&] { return d.api->stream_wait_event(d.stream, t.event); });
+      plugin_call(what, [&] { return s.api->event_record(t.event, s.stream); });
+      plugin_call(what, [&] { return d.api->stream_wait_event(d.stream, t.event); });
     }
-    call(what, [&] { return d.api->memcpy_d2d(d.handle, t.to, t.from, t.bytes, d.stream); });
+    plugin_call(what, [&] { return d.api->memcpy_d2d(d.handle, t.to, t.from, t.bytes, d.stream); });
     return;
   }
   // Different plugins: no common address space, so through host memory.
   void* host = t.staging.data();
-  call(what, [&] { return s.api->memcpy_d2h(s.handle, host, t.from, t.bytes, s.stream); });
-  call(what, [&] { return s.api->event_record(t.event, s.stream); });
-  call(what, [&] { return s.api->event_synchronize(t.event); });
-  call(what, [&] { return d.api->memcpy_h2d(d.handle, t.to, host, t.bytes, d.stream); });
+  plugin_call(what, [&] { return s.api->memcpy_d2h(s.handle, host, t.from, t.bytes, s.stream); });
+  plugin_call(what, [&] { return s.api->event_record(t.event, s.stream); });
+  plugin_call(what, [&] { return s.api->event_synchronize(t.event); });
+  plugin_call(what, [&] { return d.api->memcpy_h2d(d.handle, t.to, host, t.bytes, d.stream); });
 }
 
 void CompiledExecutable::synchronize(size_t device) {
   DeviceRes& d = devices[device];
-  call([&] { return fmt::format("synchronising {}", d.name); },
+  plugin_call([&] { return fmt::format("synchronising {}", d.name); },
        [&] { return d.api->stream_synchronize(d.stream); });
 }
 
@@ -124,7 +98,7 @@ void CompiledExecutable::write_rng_offsets() {
   for (DeviceRes& d : devices) {
     if (d.rng_offset.data() == nullptr) continue;
     *static_cast<uint64_t*>(d.rng_staging.data()) = runs_;
-    call([&] { return fmt::format("writing the run count to {}", d.name); }, [&] {
+    plugin_call([&] { return fmt::format("writing the run count to {}", d.name); }, [&] {
       return d.api->memcpy_h2d(d.handle, d.rng_offset.data(), d.rng_staging.data(),
                                sizeof(uint64_t), d.stream);
     });
@@ -170,10 +144,10 @@ void CompiledExecutable::capture_or_run_steps(const dlrt_capture_api* cap) {
   // cudaStreamEndCapture reports an invalidated capture, or cudaGraphInstantiate fails) or
   // cannot launch the fresh graph, the step is run uncaptured instead, and this executable
   // stops trying: capturing again would fail again, every run.
-  StatusValue ended = plugin_status([&] { return cap->capture_end(d.stream, &captured_); });
+  StatusValue ended = plugin_status("capture_end", [&] { return cap->capture_end(d.stream, &captured_); });
   if (ended.ok()) {
     StatusValue launched =
-        plugin_status([&] { return cap->graph_launch(captured_, d.stream); });
+        plugin_status("graph_launch", [&] { return cap->graph_launch(captured_, d.stream); });
     if (launched.ok()) return;
     release_capture();
     disable_capture(fmt::format("launching the captured step failed: {}", launched.message));
@@ -202,7 +176,7 @@ void CompiledExecutable::enqueue_steps() {
     auto& k = std::get<KernelStep>(s);
     DeviceRes& d = devices[k.device];
     k.args.rng_offset = runs_;
-    call([&] { return fmt::format("{} on {}: kernel_run", k.name, d.name); },
+    plugin_call([&] { return fmt::format("{} on {}: kernel_run", k.name, d.name); },
          [&] { return d.api->kernel_run(k.kernel, d.stream, &k.args); });
   }
 }
@@ -223,7 +197,7 @@ void CompiledExecutable::profile_steps() {
       auto& k = std::get<KernelStep>(steps[i]);
       DeviceRes& d = devices[k.device];
       k.args.rng_offset = runs_;
-      call([&] { return fmt::format("{} on {}: kernel_run", k.name, d.name); },
+      plugin_call([&] { return fmt::format("{} on {}: kernel_run", k.name, d.name); },
            [&] { return d.api->kernel_run(k.kernel, d.stream, &k.args); });
       device = k.device;
     }
@@ -285,10 +259,10 @@ void CompiledExecutable::run(const std::vector<const dlrt_tensor*>& in,
     const size_t src_plugin =
         ctx.registry().physical()[ctx.registry().devices()[t.device()].physical].plugin;
     if (src_plugin == d.plugin) {
-      call(what, [&] { return d.api->memcpy_d2d(d.handle, f.to, t.data(), f.bytes, d.stream); });
+      plugin_call(what, [&] { return d.api->memcpy_d2d(d.handle, f.to, t.data(), f.bytes, d.stream); });
     } else {
       t.read(f.staging.data(), f.bytes);  // synchronous d2h on the feed's own device
-      call(what, [&] {
+      plugin_call(what, [&] {
         return d.api->memcpy_h2d(d.handle, f.to, f.staging.data(), f.bytes, d.stream);
       });
     }
@@ -316,9 +290,9 @@ void CompiledExecutable::run(const std::vector<const dlrt_tensor*>& in,
         ctx.registry().physical()[ctx.registry().devices()[t.device()].physical].plugin;
     auto what = [&] { return fmt::format("fetching '{}' from {}", f.name, d.name); };
     if (dst_plugin == d.plugin)
-      call(what, [&] { return d.api->memcpy_d2d(d.handle, t.data(), f.from, f.bytes, d.stream); });
+      plugin_call(what, [&] { return d.api->memcpy_d2d(d.handle, t.data(), f.from, f.bytes, d.stream); });
     else
-      call(what, [&] {
+      plugin_call(what, [&] {
         return d.api->memcpy_d2h(d.handle, f.staging.data(), f.from, f.bytes, d.stream);
       });
   }

@@ -26,21 +26,7 @@ namespace dlrt::core {
 namespace {
 
 // Bytes per element; 0 for a dtype the graph cannot hold.
-size_t element_bytes(dlrt_dtype dtype) {
-  switch (dtype) {
-    case DLRT_F64:
-    case DLRT_I64: return 8;
-    case DLRT_F32:
-    case DLRT_I32: return 4;
-    case DLRT_F16:
-    case DLRT_BF16: return 2;
-    case DLRT_U8:
-    case DLRT_I8:
-    case DLRT_BOOL: return 1;
-    case DLRT_DTYPE_INVALID: break;
-  }
-  return 0;
-}
+size_t element_bytes(dlrt_dtype dtype) { return dlrt_dtype_size(dtype); }
 
 // A placeholder, constant or variable type: valid dtype, rank <= DLRT_MAX_RANK, dims >= 1
 // (the registry rejects empty dims on every op input, so a graph never holds one).

@@ -22,38 +22,19 @@
 
 #include "context.hpp"
 #include "ops/op_instance.hpp"
+#include "plugin_call.hpp"
 #include "status.hpp"
 
 namespace dlrt::core {
 
 namespace {
 
-// Calls a plugin entry and turns its status into an Error prefixed with `what`.
-template <typename Fn>
-void call(const std::string& what, Fn&& entry) {
-  StatusValue s;
-  try {
-    s = take_status(entry());
-  } catch (...) {
-    fail(DLRT_INTERNAL, what + ": the plugin threw an exception (plugins must return a status)");
-  }
-  if (!s.ok()) fail(s.code, what + ": " + s.message);
-}
-
 const std::string& device_name(Context& ctx, size_t device) {
   return ctx.registry().devices().at(device).name;
 }
 
 size_t byte_size(const ops::TensorType& t) {
-  size_t element = 0;
-  switch (t.dtype) {
-    case DLRT_F64: case DLRT_I64: element = 8; break;
-    case DLRT_F32: case DLRT_I32: element = 4; break;
-    case DLRT_F16: case DLRT_BF16: element = 2; break;
-    case DLRT_U8: case DLRT_I8: case DLRT_BOOL: element = 1; break;
-    case DLRT_DTYPE_INVALID: break;
-  }
-  return static_cast<size_t>(t.num_elements()) * element;
+  return static_cast<size_t>(t.num_elements()) * dlrt_dtype_size(t.dtype);
 }
 
 Buffer allocate_variable(Context& ctx, size_t device, size_t bytes, const Node& var) {
@@ -66,12 +47,9 @@ Buffer allocate_variable(Context& ctx, size_t device, size_t bytes, const Node& 
 std::string unsupported_reason(Context& ctx, size_t device, const ops::OpInstance& inst) {
   const Plugin& plugin = ctx.plugin_of(device);
   const int32_t ordinal = ctx.registry().physical()[ctx.registry().devices()[device].physical].ordinal;
-  StatusValue s;
-  try {
-    s = take_status(plugin.api().op_supported(plugin.instance(), ordinal, &inst.desc(), nullptr));
-  } catch (...) {
-    return "op_supported threw an exception";
-  }
+  const StatusValue s = plugin_status("op_supported", [&] {
+    return plugin.api().op_supported(plugin.instance(), ordinal, &inst.desc(), nullptr);
+  });
   return s.ok() ? "" : std::string(dlrt_code_name(s.code)) + ": " + s.message;
 }
 
@@ -93,13 +71,13 @@ void run_generator(Context& ctx, size_t device, const ops::OpInstance& inst, voi
     }
   } h{api, nullptr, nullptr, Buffer()};
   size_t workspace_bytes = 0;
-  call(where + ": kernel_create",
+  plugin_call(where + ": kernel_create",
        [&] { return api->kernel_create(handle, &inst.desc(), &h.kernel, &workspace_bytes); });
   if (workspace_bytes > 0) {
     const std::string what = "the workspace of " + who + "'s init op";
     h.workspace = ctx.arena(device).allocate(workspace_bytes, what.c_str());
   }
-  call(where + ": stream_create", [&] { return api->stream_create(handle, &h.stream); });
+  plugin_call(where + ": stream_create", [&] { return api->stream_create(handle, &h.stream); });
   void* outputs[] = {out};
   dlrt_kernel_args args{};
   args.struct_size = sizeof args;
@@ -110,8 +88,8 @@ void run_generator(Context& ctx, size_t device, const ops::OpInstance& inst, voi
   args.workspace = h.workspace.data();
   args.workspace_bytes = workspace_bytes;
   args.rng_offset = 0;
-  call(where + ": kernel_run", [&] { return api->kernel_run(h.kernel, h.stream, &args); });
-  call(where + ": stream_synchronize", [&] { return api->stream_synchronize(h.stream); });
+  plugin_call(where + ": kernel_run", [&] { return api->kernel_run(h.kernel, h.stream, &args); });
+  plugin_call(where + ": stream_synchronize", [&] { return api->stream_synchronize(h.stream); });
 }
 
 // Registry devices in placement priority: GPU, ACCEL, CPU, anything else; registry order within.
@@ -188,11 +166,11 @@ VariableSlot& VariableStore::place_and_init(NodeId id, size_t device) {
     run_generator(ctx, helper, *inst, staging.data(), who);
     std::vector<uint8_t> host(bytes);
     auto [helper_api, helper_handle] = ctx.device_handle(helper);
-    call(fmt::format("{}: copying its initial value from {}", who, device_name(ctx, helper)),
+    plugin_call(fmt::format("{}: copying its initial value from {}", who, device_name(ctx, helper)),
          [&] { return helper_api->memcpy_d2h(helper_handle, host.data(), staging.data(), bytes,
                                              nullptr); });
     auto [api, handle] = ctx.device_handle(device);
-    call(fmt::format("{}: copying its initial value to {}", who, device_name(ctx, device)),
+    plugin_call(fmt::format("{}: copying its initial value to {}", who, device_name(ctx, device)),
          [&] { return api->memcpy_h2d(handle, slot.buffer.data(), host.data(), bytes, nullptr); });
   }
   slot.initialized = true;

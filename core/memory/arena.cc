@@ -182,12 +182,9 @@ void* DeviceArena::allocate_growing(size_t bytes, size_t rounded, const char* wh
     stats_.in_use -= bytes;
     return stats_;
   };
-  auto try_alloc = [&](void** out) -> StatusValue {
-    try {
-      return take_status(api_->mem_alloc(device_, rounded, kArenaAlignment, out));
-    } catch (...) {
-      return {DLRT_INTERNAL, "mem_alloc threw an exception (plugins must return a status)"};
-    }
+  auto try_alloc = [&](void** out) {
+    return plugin_status("mem_alloc",
+                         [&] { return api_->mem_alloc(device_, rounded, kArenaAlignment, out); });
   };
   void* data = nullptr;
   StatusValue s = try_alloc(&data);
@@ -230,12 +227,9 @@ void DeviceArena::reserve_pool(size_t bytes, const char* what) {
                               options_.preallocate_fraction, format_bytes(free_bytes),
                               options_.share, format_bytes(want)));
   void* base = nullptr;
-  StatusValue s;
-  try {
-    s = take_status(api_->mem_alloc(device_, static_cast<size_t>(want), kArenaAlignment, &base));
-  } catch (...) {
-    s = {DLRT_INTERNAL, "mem_alloc threw an exception (plugins must return a status)"};
-  }
+  const StatusValue s = plugin_status("mem_alloc", [&] {
+    return api_->mem_alloc(device_, static_cast<size_t>(want), kArenaAlignment, &base);
+  });
   if (s.code == DLRT_RESOURCE_EXHAUSTED)
     out_of_memory(stats_, bytes, what,
                   fmt::format("growth is off and reserving {} ({} of the free memory) failed: {}",

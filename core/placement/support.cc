@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "ops/op_instance.hpp"
+#include "plugin_call.hpp"
 #include "status.hpp"
 
 namespace dlrt::core::placement {
@@ -121,14 +122,10 @@ const std::string& SupportOracle::why_not(NodeId id, size_t d) {
     answer = fmt::format("{}: plugin '{}' is not loaded", names_[d], plugin.name);
     return answer;
   }
-  StatusValue s;
-  try {
-    s = take_status(plugin.api().op_supported(plugin.instance(), ordinal, &q.instance->desc(),
-                                              nullptr));
-  } catch (...) {
-    // plugin.h forbids exceptions across the boundary; one that arrives anyway is a "no".
-    s = {DLRT_INTERNAL, "op_supported threw an exception (plugins must return a status)"};
-  }
+  // An exception that crosses the boundary anyway (plugin.h forbids it) is a "no".
+  const StatusValue s = plugin_status("op_supported", [&] {
+    return plugin.api().op_supported(plugin.instance(), ordinal, &q.instance->desc(), nullptr);
+  });
   if (!s.ok()) answer = fmt::format("{}: {}", names_[d], s.message.empty() ? "unsupported" : s.message);
   return answer;
 }

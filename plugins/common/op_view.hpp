@@ -34,35 +34,12 @@ namespace dlrt::plugin {
 // ---- dtypes ------------------------------------------------------------------------------
 
 // Bytes per element; 0 for DLRT_DTYPE_INVALID or an unknown value.
-inline size_t dtype_size(int32_t dtype) {
-  switch (dtype) {
-    case DLRT_F64:
-    case DLRT_I64: return 8;
-    case DLRT_F32:
-    case DLRT_I32: return 4;
-    case DLRT_F16:
-    case DLRT_BF16: return 2;
-    case DLRT_U8:
-    case DLRT_I8:
-    case DLRT_BOOL: return 1;
-    default: return 0;
-  }
-}
+inline size_t dtype_size(int32_t dtype) { return dlrt_dtype_size(dtype); }
 
 // The name used in messages and in docs/ops.md ("f32", "i64", ...).
 inline const char* dtype_name(int32_t dtype) {
-  switch (dtype) {
-    case DLRT_F32: return "f32";
-    case DLRT_F16: return "f16";
-    case DLRT_BF16: return "bf16";
-    case DLRT_F64: return "f64";
-    case DLRT_I32: return "i32";
-    case DLRT_I64: return "i64";
-    case DLRT_U8: return "u8";
-    case DLRT_I8: return "i8";
-    case DLRT_BOOL: return "bool";
-    default: return "invalid";
-  }
+  const char* name = dlrt_dtype_name(dtype);
+  return name != nullptr ? name : "invalid";
 }
 
 inline bool dtype_is_float(int32_t dtype) {

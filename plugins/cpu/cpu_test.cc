@@ -1,6 +1,7 @@
 // cpu_test.cc: the cpu plugin at device level through the fake host: its description (model
-// name, cores, ISA, oneDNN version, peak estimate), memory (alignment, copies, memory_info),
-// streams/events, options, and the UNIMPLEMENTED answer for an op without a kernel row (the
+// name, cores, ISA, oneDNN version, peak estimate), memory_info, options, its own error
+// messages (alignment, copies, memset, streams and events are the shared device-services
+// suite, instantiated at the end), and the UNIMPLEMENTED answer for an op without a kernel row (the
 // kernels themselves: kernels/primitive_kernels_test.cc, kernels/loop_kernels_test.cc).
 #include <gtest/gtest.h>
 
@@ -10,11 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "testing/device_services_suite.hpp"
 #include "testing/fake_host.hpp"
 #include "testing/status_checks.hpp"
 
 #ifdef __SANITIZE_ADDRESS__
-// AllocationIsAligned asks for an impossible size to see RESOURCE_EXHAUSTED; ASan's allocator
+// AllocationAndCopyErrorsNameTheProblem asks for an impossible size to see RESOURCE_EXHAUSTED; ASan's allocator
 // would abort on it instead of failing the allocation as libc does.
 extern "C" const char* __asan_default_options() { return "allocator_may_return_null=1"; }
 #endif
@@ -126,18 +128,11 @@ TEST(CpuPlugin, MemoryInfoIsTheHosts) {
   EXPECT_EQ(total_b, c.desc().memory_total);
 }
 
-TEST(CpuPlugin, AllocationIsAligned) {
+// Alignment, copies, memset, streams and events: the shared device-services suite
+// (plugins/common/testing/device_services_suite.hpp). Here only the cpu plugin's own messages.
+TEST(CpuPlugin, AllocationAndCopyErrorsNameTheProblem) {
   Cpu c;
   ASSERT_NE(c.dev, nullptr) << c.lib.error();
-  for (size_t align : {1, 16, 64, 128, 4096}) {
-    for (size_t bytes : {1, 100, 1 << 20}) {
-      void* p = nullptr;
-      ASSERT_OK(c.api().mem_alloc(c.dev, bytes, align, &p));
-      const size_t want = align < 64 ? 64 : align;
-      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % want, 0u) << bytes << " @ " << align;
-      c.api().mem_free(c.dev, p);
-    }
-  }
   void* p = reinterpret_cast<void*>(0x1);
   auto [code, msg] = take_status(c.api().mem_alloc(c.dev, 64, 48, &p));
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
@@ -146,55 +141,9 @@ TEST(CpuPlugin, AllocationIsAligned) {
   std::tie(code, msg) = take_status(c.api().mem_alloc(c.dev, SIZE_MAX / 2, 64, &p));
   EXPECT_EQ(code, DLRT_RESOURCE_EXHAUSTED) << msg;
   EXPECT_TRUE(contains(msg, "cannot allocate")) << msg;
-}
-
-TEST(CpuPlugin, CopiesAndMemsetRoundTrip) {
-  Cpu c;
-  ASSERT_NE(c.dev, nullptr) << c.lib.error();
-  dlrt_stream* s = nullptr;
-  ASSERT_OK(c.api().stream_create(c.dev, &s));
-  for (dlrt_stream* stream : {static_cast<dlrt_stream*>(nullptr), s}) {
-    std::vector<int32_t> host(4096), back(4096, -1);
-    for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<int32_t>(i * 7);
-    const size_t bytes = host.size() * sizeof(int32_t);
-    void* a = nullptr;
-    void* b = nullptr;
-    ASSERT_OK(c.api().mem_alloc(c.dev, bytes, 64, &a));
-    ASSERT_OK(c.api().mem_alloc(c.dev, bytes, 64, &b));
-    EXPECT_OK(c.api().memcpy_h2d(c.dev, a, host.data(), bytes, stream));
-    EXPECT_OK(c.api().memcpy_d2d(c.dev, b, a, bytes, stream));
-    EXPECT_OK(c.api().memset(c.dev, a, 0, bytes, stream));
-    EXPECT_OK(c.api().memcpy_d2h(c.dev, back.data(), b, bytes, stream));
-    if (stream != nullptr) EXPECT_OK(c.api().stream_synchronize(stream));
-    EXPECT_EQ(host, back);
-    EXPECT_OK(c.api().memcpy_d2h(c.dev, back.data(), a, bytes, stream));
-    EXPECT_EQ(back, std::vector<int32_t>(host.size(), 0));
-    c.api().mem_free(c.dev, a);
-    c.api().mem_free(c.dev, b);
-  }
-  auto [code, msg] = take_status(c.api().memcpy_h2d(c.dev, nullptr, nullptr, 8, nullptr));
+  std::tie(code, msg) = take_status(c.api().memcpy_h2d(c.dev, nullptr, nullptr, 8, nullptr));
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(msg, "memcpy_h2d")) << msg;
-  c.api().stream_destroy(s);
-}
-
-TEST(CpuPlugin, StreamsAndEvents) {
-  Cpu c;
-  ASSERT_NE(c.dev, nullptr) << c.lib.error();
-  dlrt_stream* s1 = nullptr;
-  dlrt_stream* s2 = nullptr;
-  dlrt_event* e = nullptr;
-  ASSERT_OK(c.api().stream_create(c.dev, &s1));
-  ASSERT_OK(c.api().stream_create(c.dev, &s2));
-  ASSERT_OK(c.api().event_create(c.dev, &e));
-  EXPECT_OK(c.api().event_synchronize(e));
-  EXPECT_OK(c.api().event_record(e, s1));
-  EXPECT_OK(c.api().stream_wait_event(s2, e));
-  EXPECT_OK(c.api().event_synchronize(e));
-  EXPECT_OK(c.api().stream_synchronize(s2));
-  c.api().event_destroy(e);
-  c.api().stream_destroy(s1);
-  c.api().stream_destroy(s2);
 }
 
 TEST(CpuPlugin, OpsWithoutAKernelRowAreUnimplemented) {
@@ -217,3 +166,10 @@ TEST(CpuPlugin, OpsWithoutAKernelRowAreUnimplemented) {
 }
 
 }  // namespace
+
+// The shared device-services suite on the cpu plugin's device (threads=2 keeps it small).
+using dlrt::testing::DeviceServices;
+INSTANTIATE_TEST_SUITE_P(cpu, DeviceServices,
+                         ::testing::Values(dlrt::testing::DeviceServicesTarget{
+                             "cpu", DLRT_PLUGIN_FILE, {{"threads", "2"}}}),
+                         [](const auto& info) { return info.param.label; });

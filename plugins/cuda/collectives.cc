@@ -131,18 +131,8 @@ dlrt_comm* live(dlrt_comm* comm, const char* entry) {
 }
 
 const char* dtype_name(int32_t dtype) {
-  switch (dtype) {
-    case DLRT_F32: return "F32";
-    case DLRT_F16: return "F16";
-    case DLRT_BF16: return "BF16";
-    case DLRT_F64: return "F64";
-    case DLRT_I32: return "I32";
-    case DLRT_I64: return "I64";
-    case DLRT_U8: return "U8";
-    case DLRT_I8: return "I8";
-    case DLRT_BOOL: return "BOOL";
-    default: return nullptr;
-  }
+  const char* name = dlrt_dtype_name(dtype);
+  return name != nullptr ? name : "an unknown dtype";
 }
 
 ncclDataType_t nccl_dtype(int32_t dtype, const char* entry) {

@@ -2,8 +2,9 @@
 // Labelled `gpu` in ctest; every test skips cleanly (with the plugin's reason) when
 // device_count reports no device, so the executable also passes in CI.
 //
-// Covers: the device description, memory (alloc/free, alignment, copies both ways and on the
-// device, memset, pinned host memory, out of memory and recovery), stream/event ordering,
+// Covers: the device description, memory (allocation arguments and alignment, memset's
+// low-byte rule, out of memory and recovery; copies, pinned memory and stream/event ordering
+// are the shared device-services suite, device_services_gpu_test.cc),
 // graph capture and replay (random ops reading their offset from device memory on every
 // replay, ABI 1.1), and NCCL collectives on one rank.
 #include <gtest/gtest.h>
@@ -122,38 +123,6 @@ TEST_F(CudaGpu, DescribesTheDevice) {
   EXPECT_EQ(take_status(api().device_open(inst_, count, &none)).first, DLRT_NOT_FOUND);
 }
 
-TEST_F(CudaGpu, CopiesRoundTripSyncAndOnAStream) {
-  const size_t n = (1 << 20) + 3;  // not a multiple of anything
-  const auto in = pattern(n, 7);
-  void* a = alloc(n);
-  void* b = alloc(n);
-  ASSERT_OK(api().memcpy_h2d(dev_, a, in.data(), n, nullptr));
-  ASSERT_OK(api().memcpy_d2d(dev_, b, a, n, nullptr));
-  EXPECT_EQ(read(b, n), in);
-
-  // The same through a stream and pinned host memory.
-  dlrt_stream* s = nullptr;
-  ASSERT_OK(api().stream_create(dev_, &s));
-  void* host = nullptr;
-  ASSERT_OK(api().host_alloc_pinned(dev_, n, &host));
-  const auto in2 = pattern(n, 99);
-  std::memcpy(host, in2.data(), n);
-  EXPECT_OK(api().memcpy_h2d(dev_, a, host, n, s));
-  EXPECT_OK(api().memcpy_d2d(dev_, b, a, n, s));
-  std::vector<uint8_t> out(n);
-  void* host_out = nullptr;
-  ASSERT_OK(api().host_alloc_pinned(dev_, n, &host_out));
-  EXPECT_OK(api().memcpy_d2h(dev_, host_out, b, n, s));
-  ASSERT_OK(api().stream_synchronize(s));
-  std::memcpy(out.data(), host_out, n);
-  EXPECT_EQ(out, in2);
-  api().host_free_pinned(dev_, host);
-  api().host_free_pinned(dev_, host_out);
-  api().stream_destroy(s);
-  api().mem_free(dev_, a);
-  api().mem_free(dev_, b);
-}
-
 TEST_F(CudaGpu, MemsetSyncAndOnAStream) {
   const size_t n = 4099;
   void* p = alloc(n);
@@ -196,33 +165,6 @@ TEST_F(CudaGpu, OutOfMemoryIsResourceExhaustedAndRecoverable) {
   ASSERT_NE(q, nullptr);
   EXPECT_OK(api().memset(dev_, q, 0, 1 << 20, nullptr));
   api().mem_free(dev_, q);
-}
-
-TEST_F(CudaGpu, EventsOrderTwoStreams) {
-  const size_t n = size_t(64) << 20;  // big enough that an unordered read would see old data
-  void* a = alloc(n);
-  void* b = alloc(n);
-  dlrt_stream *s1 = nullptr, *s2 = nullptr;
-  dlrt_event* e = nullptr;
-  ASSERT_OK(api().stream_create(dev_, &s1));
-  ASSERT_OK(api().stream_create(dev_, &s2));
-  ASSERT_OK(api().event_create(dev_, &e));
-  ASSERT_OK(api().memset(dev_, b, 0, n, nullptr));
-  for (int v : {1, 2, 3, 4, 0x5A}) EXPECT_OK(api().memset(dev_, a, v, n, s1));
-  EXPECT_OK(api().event_record(e, s1));
-  EXPECT_OK(api().stream_wait_event(s2, e));
-  EXPECT_OK(api().memcpy_d2d(dev_, b, a, n, s2));
-  EXPECT_OK(api().stream_synchronize(s2));
-  EXPECT_OK(api().event_synchronize(e));
-  const auto out = read(b, n);
-  EXPECT_EQ(out.front(), 0x5A);
-  EXPECT_EQ(out.back(), 0x5A);
-  EXPECT_EQ(out, std::vector<uint8_t>(n, 0x5A));
-  api().event_destroy(e);
-  api().stream_destroy(s1);
-  api().stream_destroy(s2);
-  api().mem_free(dev_, a);
-  api().mem_free(dev_, b);
 }
 
 TEST_F(CudaGpu, CapturedCopiesReplayTwice) {

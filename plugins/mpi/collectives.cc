@@ -218,8 +218,8 @@ dlrt_status* all_reduce(dlrt_comm* comm, const void* send, void* recv, size_t co
     if (!reduce_supported(dtype, reduce_op))
       fail(DLRT_UNIMPLEMENTED, "mpi all_reduce: " + reduce_op_name(reduce_op) + " of " +
                                    dtype_name(dtype) +
-                                   " is not supported (SUM, PROD, MAX, MIN of F32, F64, I32, "
-                                   "I64; AVG of F32, F64)");
+                                   " is not supported (SUM, PROD, MAX, MIN of f32, f64, i32, "
+                                   "i64; AVG of f32, f64)");
     if (count == 0) return;
     require(send, "send");
     require(recv, "recv");
@@ -312,6 +312,7 @@ const dlrt_collective_api* collective_table() {
       .all_reduce = all_reduce,
       .broadcast = broadcast,
       .all_gather = all_gather,
+      .flags = DLRT_COLLECTIVES_HOST_MEMORY,  // how the core finds its transport between workers
   };
   return &table;
 }

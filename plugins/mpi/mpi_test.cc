@@ -70,18 +70,20 @@ TEST(MpiPlugin, LoadsWithNoDevicesAndACollectivesTable) {
   const dlrt_plugin_api& api = p.api();
   EXPECT_STREQ(api.name, "mpi");
   EXPECT_STREQ(api.platform, "mpi");
-  const void* required[] = {
-      (void*)api.plugin_create,      (void*)api.plugin_destroy,    (void*)api.device_count,
-      (void*)api.device_get_desc,    (void*)api.device_open,       (void*)api.device_close,
-      (void*)api.memory_info,        (void*)api.mem_alloc,         (void*)api.mem_free,
-      (void*)api.memcpy_h2d,         (void*)api.memcpy_d2h,        (void*)api.memcpy_d2d,
-      (void*)api.memset,             (void*)api.stream_create,     (void*)api.stream_destroy,
-      (void*)api.stream_synchronize, (void*)api.event_create,      (void*)api.event_destroy,
-      (void*)api.event_record,       (void*)api.stream_wait_event, (void*)api.event_synchronize,
-      (void*)api.op_supported,       (void*)api.kernel_create,     (void*)api.kernel_run,
-      (void*)api.kernel_destroy};
-  for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); ++i)
-    EXPECT_NE(required[i], nullptr) << "required entry #" << i << " is NULL";
+  EXPECT_NE((void*)api.plugin_create, nullptr);
+  EXPECT_NE((void*)api.plugin_destroy, nullptr);
+  // No device entries at all (plugin.h, ABI 1.2: a device-less transport leaves them NULL).
+  const void* device_entries[] = {
+      (void*)api.device_count,       (void*)api.device_get_desc,   (void*)api.device_open,
+      (void*)api.device_close,       (void*)api.memory_info,       (void*)api.mem_alloc,
+      (void*)api.mem_free,           (void*)api.memcpy_h2d,        (void*)api.memcpy_d2h,
+      (void*)api.memcpy_d2d,         (void*)api.memset,            (void*)api.stream_create,
+      (void*)api.stream_destroy,     (void*)api.stream_synchronize, (void*)api.event_create,
+      (void*)api.event_destroy,      (void*)api.event_record,      (void*)api.stream_wait_event,
+      (void*)api.event_synchronize,  (void*)api.op_supported,      (void*)api.kernel_create,
+      (void*)api.kernel_run,         (void*)api.kernel_destroy};
+  for (size_t i = 0; i < sizeof(device_entries) / sizeof(device_entries[0]); ++i)
+    EXPECT_EQ(device_entries[i], nullptr) << "device entry #" << i << " is a stub";
   ASSERT_NE(api.collectives, nullptr);
   const dlrt_collective_api& c = *api.collectives;
   EXPECT_EQ(c.struct_size, sizeof(dlrt_collective_api));
@@ -92,15 +94,8 @@ TEST(MpiPlugin, LoadsWithNoDevicesAndACollectivesTable) {
                         (void*)c.all_gather})
     EXPECT_NE(f, nullptr);
 
-  int32_t count = 7;
-  auto [code, msg] = take_status(api.device_count(nullptr, &count));
-  EXPECT_EQ(code, DLRT_OK) << msg;
-  EXPECT_EQ(count, 0);
-  dlrt_device* dev = reinterpret_cast<dlrt_device*>(0x1000);
-  auto [c2, m2] = take_status(api.device_open(nullptr, 0, &dev));
-  EXPECT_EQ(c2, DLRT_UNIMPLEMENTED);
-  EXPECT_NE(m2.find("device_open"), std::string::npos) << m2;
-  EXPECT_EQ(dev, nullptr);
+  // The core finds it by this flag, not by its name.
+  EXPECT_EQ(c.flags & DLRT_COLLECTIVES_HOST_MEMORY, DLRT_COLLECTIVES_HOST_MEMORY);
 }
 
 TEST(MpiPlugin, RejectsOptions) {
@@ -249,11 +244,11 @@ TEST(MpiPlugin, UnsupportedDtypesAndOpsAreRefusedByName) {
   uint16_t h[2] = {0, 0};
   auto [code, msg] = take_status(coll().all_reduce(comm.c, h, h, 2, DLRT_F16, DLRT_REDUCE_SUM, nullptr));
   EXPECT_EQ(code, DLRT_UNIMPLEMENTED);
-  EXPECT_NE(msg.find("SUM of F16"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("SUM of f16"), std::string::npos) << msg;
   int32_t i[2] = {1, 2};
   std::tie(code, msg) = take_status(coll().all_reduce(comm.c, i, i, 2, DLRT_I32, DLRT_REDUCE_AVG, nullptr));
   EXPECT_EQ(code, DLRT_UNIMPLEMENTED);
-  EXPECT_NE(msg.find("AVG of I32"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("AVG of i32"), std::string::npos) << msg;
   std::tie(code, msg) = take_status(coll().all_reduce(comm.c, i, i, 2, DLRT_I32, 9, nullptr));
   EXPECT_EQ(code, DLRT_UNIMPLEMENTED);
   EXPECT_NE(msg.find("reduce_op 9"), std::string::npos) << msg;

@@ -53,34 +53,11 @@ bool is_float(int32_t dtype) { return dtype == DLRT_F32 || dtype == DLRT_F64; }
 
 }  // namespace
 
-size_t dtype_size(int32_t dtype) {
-  switch (dtype) {
-    case DLRT_F32: return 4;
-    case DLRT_F16: return 2;
-    case DLRT_BF16: return 2;
-    case DLRT_F64: return 8;
-    case DLRT_I32: return 4;
-    case DLRT_I64: return 8;
-    case DLRT_U8: return 1;
-    case DLRT_I8: return 1;
-    case DLRT_BOOL: return 1;
-    default: return 0;
-  }
-}
+size_t dtype_size(int32_t dtype) { return dlrt_dtype_size(dtype); }
 
 std::string dtype_name(int32_t dtype) {
-  switch (dtype) {
-    case DLRT_F32: return "F32";
-    case DLRT_F16: return "F16";
-    case DLRT_BF16: return "BF16";
-    case DLRT_F64: return "F64";
-    case DLRT_I32: return "I32";
-    case DLRT_I64: return "I64";
-    case DLRT_U8: return "U8";
-    case DLRT_I8: return "I8";
-    case DLRT_BOOL: return "BOOL";
-    default: return "dtype " + std::to_string(dtype);
-  }
+  const char* name = dlrt_dtype_name(dtype);
+  return name != nullptr ? name : "dtype " + std::to_string(dtype);
 }
 
 std::string reduce_op_name(int32_t op) {

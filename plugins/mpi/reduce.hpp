@@ -14,7 +14,7 @@ namespace dlrt::mpi {
 
 // Bytes per element of `dtype`; 0 for a value that is not a dlrt_dtype.
 size_t dtype_size(int32_t dtype);
-// "F32", "I64", ...; "dtype 42" for a value that is not one.
+// "f32", "i64", ... (types.h's dlrt_dtype_name); "dtype 42" for a value that is not one.
 std::string dtype_name(int32_t dtype);
 // "SUM", "AVG", ...; "reduce_op 42" for a value that is not one.
 std::string reduce_op_name(int32_t op);

@@ -41,29 +41,11 @@ uint64_t case_seed(uint64_t run_seed, const std::string& op, size_t index) {
 
 // ---- host tensors --------------------------------------------------------------------------
 
-size_t dtype_size(dlrt_dtype dtype) {
-  switch (dtype) {
-    case DLRT_F32: case DLRT_I32: return 4;
-    case DLRT_F64: case DLRT_I64: return 8;
-    case DLRT_F16: case DLRT_BF16: return 2;
-    case DLRT_U8: case DLRT_I8: case DLRT_BOOL: return 1;
-    default: return 0;
-  }
-}
+size_t dtype_size(dlrt_dtype dtype) { return dlrt_dtype_size(dtype); }
 
 const char* dtype_name(dlrt_dtype dtype) {
-  switch (dtype) {
-    case DLRT_F32: return "f32";
-    case DLRT_F16: return "f16";
-    case DLRT_BF16: return "bf16";
-    case DLRT_F64: return "f64";
-    case DLRT_I32: return "i32";
-    case DLRT_I64: return "i64";
-    case DLRT_U8: return "u8";
-    case DLRT_I8: return "i8";
-    case DLRT_BOOL: return "bool";
-    default: return "invalid";
-  }
+  const char* name = dlrt_dtype_name(dtype);
+  return name != nullptr ? name : "invalid";
 }
 
 int64_t num_elements(const Dims& dims) {

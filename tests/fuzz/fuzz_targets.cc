@@ -17,15 +17,8 @@ void require(bool ok, const char* what) {
 }
 
 size_t element_size(dlrt_dtype t) {
-  switch (t) {
-    case DLRT_F64:
-    case DLRT_I64: return 8;
-    case DLRT_F32:
-    case DLRT_I32: return 4;
-    case DLRT_F16:
-    case DLRT_BF16: return 2;
-    default: return 1;
-  }
+  const size_t n = dlrt_dtype_size(t);
+  return n != 0 ? n : 1;
 }
 
 }  // namespace

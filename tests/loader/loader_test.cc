@@ -118,7 +118,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"null_entry", DLRT_PLUGIN_REFUSED, DLRT_PHASE_ABI, DLRT_FAILED_PRECONDITION,
              {"required entry 'device_open'"}},
         Case{"count_fails", DLRT_PLUGIN_LOADED, DLRT_PHASE_DEVICES, DLRT_UNAVAILABLE,
-             {"no test hardware"}}),
+             {"no test hardware"}},
+        // Every device entry NULL: honest for a collectives-only transport (ABI 1.2), a
+        // refusal naming the first missing entry for anything else.
+        Case{"no_devices", DLRT_PLUGIN_LOADED, DLRT_PHASE_READY, DLRT_OK, {}},
+        Case{"no_devices_no_collectives", DLRT_PLUGIN_REFUSED, DLRT_PHASE_ABI,
+             DLRT_FAILED_PRECONDITION, {"leaves the required entry 'device_count' NULL"}}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.dir); });
 
 TEST(Loader, VersionsAreReportedAsDeclared) {
@@ -132,6 +137,11 @@ TEST(Loader, VersionsAreReportedAsDeclared) {
   Ctx d({case_dir("count_fails")});
   EXPECT_EQ(d.plugin(0).device_count, 0);
   EXPECT_EQ(d.device_count(), 0u);
+  // A transport without device entries lists none, and nothing calls into them.
+  Ctx e({case_dir("no_devices")});
+  EXPECT_EQ(e.plugin(0).state, DLRT_PLUGIN_LOADED) << e.plugin(0).error;
+  EXPECT_EQ(e.plugin(0).device_count, 0);
+  EXPECT_EQ(e.device_count(), 0u);
 }
 
 TEST(Loader, UnknownPluginOptionFailsThatPluginsCreate) {

@@ -157,18 +157,8 @@ inline std::string setting_source_name(dlrt_setting_source s) {
 }
 
 inline std::string dtype_name(dlrt_dtype t) {
-  switch (t) {
-    case DLRT_DTYPE_INVALID: return "invalid";
-    case DLRT_F32: return "f32";
-    case DLRT_F16: return "f16";
-    case DLRT_BF16: return "bf16";
-    case DLRT_F64: return "f64";
-    case DLRT_I32: return "i32";
-    case DLRT_I64: return "i64";
-    case DLRT_U8: return "u8";
-    case DLRT_I8: return "i8";
-    case DLRT_BOOL: return "bool";
-  }
+  if (const char* name = dlrt_dtype_name(t)) return name;
+  if (t == DLRT_DTYPE_INVALID) return "invalid";
   return unknown_name(t);
 }
 

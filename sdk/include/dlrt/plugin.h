@@ -215,11 +215,17 @@ typedef struct dlrt_capture_api {
  *
  * Host-memory communicators (a transport such as MPI that owns no device): comm_create is
  * called with device NULL, buffers are host memory, every call is given stream NULL and
- * returns when its work is complete. A plugin that cannot make one returns UNIMPLEMENTED.
+ * returns when its work is complete. A plugin that can make one says so with
+ * DLRT_COLLECTIVES_HOST_MEMORY in `flags` (ABI 1.2); the host looks for its transport between
+ * worker processes by that flag, never by a plugin's name. A plugin that cannot make one
+ * returns UNIMPLEMENTED.
  * Every blocking call honours the communicator's timeout_ms: DEADLINE_EXCEEDED naming the
  * rank(s) still awaited; a peer the transport sees fail is UNAVAILABLE naming it.
  */
 #define DLRT_COMM_ID_BYTES 128
+
+/* dlrt_collective_api.flags (ABI 1.2): what the table offers beyond device collectives. */
+#define DLRT_COLLECTIVES_HOST_MEMORY 0x1u /* comm_create(device NULL) works on host memory */
 
 typedef struct dlrt_collective_api {
   size_t struct_size;
@@ -244,6 +250,10 @@ typedef struct dlrt_collective_api {
   /* recv holds nranks * count elements, rank r's block at r * count. */
   dlrt_status* (*all_gather)(dlrt_comm* comm, const void* send, void* recv, size_t count,
                              int32_t dtype, dlrt_stream* stream);
+  /* ---- ABI 1.2 ---- */
+  /* DLRT_COLLECTIVES_* bits. Absent (a table whose struct_size ends before it, from a plugin
+   * built against 1.0/1.1) reads as 0: device collectives only. */
+  uint64_t flags;
 } dlrt_collective_api;
 
 /* ==========================================================================================
@@ -265,7 +275,14 @@ typedef struct dlrt_plugin_api {
   dlrt_status* (*plugin_create)(const dlrt_plugin_create_args* args, dlrt_plugin** out_plugin);
   void (*plugin_destroy)(dlrt_plugin* plugin);
 
-  /* ---- devices (required) ---- */
+  /* ---- devices, memory, streams and events, ops ----
+   * Required, with one exception (ABI 1.2): a plugin that owns no devices and offers
+   * collectives (a host-memory transport such as MPI) may leave every entry from
+   * device_count to kernel_destroy NULL, all of them together. The host then lists no
+   * devices for it and never calls into these entries. Leaving some but not all NULL, or all
+   * NULL without a collectives table, is refused naming the first NULL entry. A host older
+   * than 1.2 refuses such a plugin; one that must load there keeps stub entries. */
+  /* ---- devices ---- */
   /* Number of devices. When the platform cannot be used, return an error (UNAVAILABLE for
    * "no driver / no device") whose message says why; the host shows it and lists no devices. */
   dlrt_status* (*device_count)(dlrt_plugin* plugin, int32_t* out_count);
@@ -274,7 +291,7 @@ typedef struct dlrt_plugin_api {
   dlrt_status* (*device_open)(dlrt_plugin* plugin, int32_t ordinal, dlrt_device** out_device);
   void (*device_close)(dlrt_device* device);
 
-  /* ---- memory (required) ---- */
+  /* ---- memory ---- */
   /* Current free and total bytes of the physical device. */
   dlrt_status* (*memory_info)(dlrt_device* device, uint64_t* out_free, uint64_t* out_total);
   /* Allocate `bytes` (> 0) aligned to at least `alignment` (a power of two, <= 4096).
@@ -298,7 +315,7 @@ typedef struct dlrt_plugin_api {
   dlrt_status* (*host_alloc_pinned)(dlrt_device* device, size_t bytes, void** out_ptr);
   void (*host_free_pinned)(dlrt_device* device, void* ptr);
 
-  /* ---- streams and events (required) ---- */
+  /* ---- streams and events ---- */
   dlrt_status* (*stream_create)(dlrt_device* device, dlrt_stream** out_stream);
   void (*stream_destroy)(dlrt_stream* stream);
   /* Block until all work enqueued on `stream` has completed; reports asynchronous errors. */
@@ -312,7 +329,7 @@ typedef struct dlrt_plugin_api {
   dlrt_status* (*stream_wait_event)(dlrt_stream* stream, dlrt_event* event);
   dlrt_status* (*event_synchronize)(dlrt_event* event);
 
-  /* ---- ops (required, though a skeleton may answer UNIMPLEMENTED to everything) ---- */
+  /* ---- ops (a skeleton with devices may answer UNIMPLEMENTED to everything) ---- */
   /* Can device `ordinal` run `op`? NULL = yes (and `out_cost`, if non-NULL, is filled);
    * otherwise the reason: UNIMPLEMENTED for "no kernel for this op / dtype / layout",
    * INVALID_ARGUMENT for a malformed descriptor. Does not open the device. */

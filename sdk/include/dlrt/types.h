@@ -42,6 +42,37 @@ typedef enum dlrt_dtype {
   DLRT_BOOL = 9 /* one byte, 0 or 1 */
 } dlrt_dtype;
 
+/* Bytes per element of `dtype` (a dlrt_dtype as stored in structs); 0 for
+ * DLRT_DTYPE_INVALID or a value that is not a dtype, so callers can reject it by the 0.
+ * The one copy of this table for the core, the plugins, the SDK and the tests. */
+static inline size_t dlrt_dtype_size(int32_t dtype) {
+  switch (dtype) {
+    case DLRT_F64: case DLRT_I64: return 8;
+    case DLRT_F32: case DLRT_I32: return 4;
+    case DLRT_F16: case DLRT_BF16: return 2;
+    case DLRT_U8: case DLRT_I8: case DLRT_BOOL: return 1;
+    default: return 0;
+  }
+}
+
+/* The dtype's name as messages and docs/ops.md spell it: "f32", "f16", "bf16", "f64",
+ * "i32", "i64", "u8", "i8", "bool"; NULL for DLRT_DTYPE_INVALID or a value that is not a
+ * dtype (the caller says "dtype 42" or "invalid", as its message needs). Static storage. */
+static inline const char* dlrt_dtype_name(int32_t dtype) {
+  switch (dtype) {
+    case DLRT_F32: return "f32";
+    case DLRT_F16: return "f16";
+    case DLRT_BF16: return "bf16";
+    case DLRT_F64: return "f64";
+    case DLRT_I32: return "i32";
+    case DLRT_I64: return "i64";
+    case DLRT_U8: return "u8";
+    case DLRT_I8: return "i8";
+    case DLRT_BOOL: return "bool";
+    default: return NULL;
+  }
+}
+
 /* The largest rank a tensor descriptor holds. */
 #define DLRT_MAX_RANK 8
 

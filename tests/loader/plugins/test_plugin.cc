@@ -315,6 +315,36 @@ extern "C" DLRT_PLUGIN_EXPORT dlrt_status* dlrt_plugin_init(const dlrt_host_api*
 #ifdef CASE_MINOR_1
   a.abi_minor = 1;
 #endif
+#if defined(CASE_NO_DEVICES) || defined(CASE_NO_DEVICES_NO_COLLECTIVES)
+  // A transport without devices (plugin.h, ABI 1.2): every device entry NULL. With a
+  // collectives table the host must accept it and never call those entries; without one it
+  // must refuse it. The table's entries are never called by the loader.
+  a.device_count = nullptr;
+  a.device_get_desc = nullptr;
+  a.device_open = nullptr;
+  a.device_close = nullptr;
+  a.memory_info = nullptr;
+  a.mem_alloc = nullptr;
+  a.mem_free = nullptr;
+  a.memcpy_h2d = a.memcpy_d2h = a.memcpy_d2d = nullptr;
+  a.memset = nullptr;
+  a.stream_create = nullptr;
+  a.stream_destroy = nullptr;
+  a.stream_synchronize = nullptr;
+  a.event_create = nullptr;
+  a.event_destroy = nullptr;
+  a.event_record = nullptr;
+  a.stream_wait_event = nullptr;
+  a.event_synchronize = nullptr;
+  a.op_supported = nullptr;
+  a.kernel_create = nullptr;
+  a.kernel_run = nullptr;
+  a.kernel_destroy = nullptr;
+#endif
+#ifdef CASE_NO_DEVICES
+  static const dlrt_collective_api collectives = {sizeof(dlrt_collective_api)};
+  a.collectives = &collectives;
+#endif
 #ifdef CASE_OLD_MINOR
   // Built before `capture`/`collectives` existed: junk where they would be, which the host
   // must never read because it lies past our struct_size.

@@ -43,15 +43,8 @@ inline int64_t element_count(const Shape& s) {
   return n;
 }
 
-inline size_t dtype_size(dlrt_dtype t) {
-  switch (t) {
-    case DLRT_F64: case DLRT_I64: return 8;
-    case DLRT_F32: case DLRT_I32: return 4;
-    case DLRT_F16: case DLRT_BF16: return 2;
-    case DLRT_U8: case DLRT_I8: case DLRT_BOOL: return 1;
-    default: return 0;
-  }
-}
+// Bytes per element; 0 for a value that is not a dtype (types.h's dlrt_dtype_size).
+inline size_t dtype_size(dlrt_dtype t) { return dlrt_dtype_size(t); }
 
 // A host array: `dims[0]` samples of shape dims[1:], row-major bytes. Copyable (it is data).
 class Array {
