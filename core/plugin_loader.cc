@@ -1,6 +1,8 @@
 // plugin_loader.cc: see plugin_loader.hpp.
 #include "plugin_loader.hpp"
 
+#include <dlfcn.h>
+
 #include <fmt/format.h>
 
 #include <cctype>
@@ -8,6 +10,7 @@
 #include <cstring>
 #include <exception>
 
+#include "echo_text.hpp"
 #include "host_api.hpp"
 #include "log.hpp"
 #include "status.hpp"
@@ -140,14 +143,16 @@ DeviceDesc copy_desc(const dlrt_device_desc& d, int32_t ordinal) {
 // ---- the phases -------------------------------------------------------------------------
 class Loading {
  public:
-  Loading(Plugin& p, boost::dll::shared_library& library, dlrt_plugin_api& api)
-      : p_(p), library_(library), api_(api) {}
+  // load_path: what dlopen gets (the checked descriptor's /proc/self/fd/N; p.path otherwise).
+  Loading(Plugin& p, boost::dll::shared_library& library, dlrt_plugin_api& api,
+          std::string load_path)
+      : p_(p), library_(library), api_(api), load_path_(std::move(load_path)) {}
 
   // Each phase returns false when the plugin stopped there (the record says why).
   bool open() {
     p_.phase = DLRT_PHASE_OPEN;
     try {
-      library_.load(p_.path,
+      library_.load(load_path_,
                     boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
     } catch (const std::exception& e) {
       return stop(DLRT_PLUGIN_FAILED, DLRT_UNAVAILABLE, fmt::format("cannot open: {}", e.what()));
@@ -331,6 +336,7 @@ class Loading {
   Plugin& p_;
   boost::dll::shared_library& library_;
   dlrt_plugin_api& api_;
+  std::string load_path_;
 };
 
 const char* state_name(dlrt_plugin_state s) {
@@ -372,7 +378,7 @@ PluginOptions parse_plugin_options(std::string_view text) {
       fail(DLRT_INVALID_ARGUMENT,
            fmt::format("bad plugin option '{}' in '{}': expected <plugin>:<key>=<value> items "
                        "separated by ';', e.g. cpu:threads=2;reference:num_devices=3",
-                       item, text));
+                       truncated_for_message(item), truncated_for_message(text)));
     std::string plugin = trim(item.substr(0, colon));
     std::string key = trim(item.substr(colon + 1, eq - colon - 1));
     std::string value = trim(item.substr(eq + 1));
@@ -380,11 +386,35 @@ PluginOptions parse_plugin_options(std::string_view text) {
     for (const auto& [k, v] : list)
       if (k == key)
         fail(DLRT_INVALID_ARGUMENT, fmt::format("plugin option '{}:{}' is given twice in '{}'",
-                                                plugin, key, text));
+                                                truncated_for_message(plugin),
+                                                truncated_for_message(key),
+                                                truncated_for_message(text)));
     list.emplace_back(key, value);
   }
   return out;
 }
+
+namespace {
+
+// What dlopen gets: the checked descriptor as /proc/self/fd/N, so the file checked is the file
+// loaded. glibc matches an already-loaded library by the name it was opened with before
+// anything else; when some library is already registered under this /proc/self/fd/N (another
+// context loaded the same file through a descriptor that has since closed), that name could
+// mean a different file, so the canonical path is used instead (the old check-then-open
+// window, only in that case), logged at info level.
+std::string load_path_for(const PluginCandidate& candidate) {
+  if (!candidate.file) return candidate.path;
+  std::string by_fd = candidate.file->load_path();
+  if (void* earlier = ::dlopen(by_fd.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
+    ::dlclose(earlier);
+    log(DLRT_LOG_INFO, "loader", "{}: {} already names a loaded library; opening by path",
+        candidate.path, by_fd);
+    return candidate.path;
+  }
+  return by_fd;
+}
+
+}  // namespace
 
 std::unique_ptr<Plugin> load_plugin(const PluginCandidate& candidate, const PluginOptions& options,
                                     const std::map<std::string, std::string>& names_taken) {
@@ -397,7 +427,8 @@ std::unique_ptr<Plugin> load_plugin(const PluginCandidate& candidate, const Plug
     p->error = candidate.error;
     p->phase = DLRT_PHASE_SEARCH;
   } else {
-    Loading loading(*p, p->library_, p->api_);
+    p->file_ = candidate.file;
+    Loading loading(*p, p->library_, p->api_, load_path_for(candidate));
     dlrt_plugin* instance = nullptr;
     if (loading.open() && loading.init(names_taken) && loading.create(options, &instance)) {
       p->instance_ = instance;
