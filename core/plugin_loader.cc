@@ -382,6 +382,14 @@ PluginOptions parse_plugin_options(std::string_view text) {
     std::string plugin = trim(item.substr(0, colon));
     std::string key = trim(item.substr(colon + 1, eq - colon - 1));
     std::string value = trim(item.substr(eq + 1));
+    // Checked after trimming: " cpu : =2" has a colon and an '=' but no key (found by the
+    // plugin_options fuzz target).
+    if (plugin.empty() || key.empty())
+      fail(DLRT_INVALID_ARGUMENT,
+           fmt::format("bad plugin option '{}' in '{}': the {} is empty; expected "
+                       "<plugin>:<key>=<value>, e.g. cpu:threads=2",
+                       truncated_for_message(item), truncated_for_message(text),
+                       plugin.empty() ? "plugin name" : "key"));
     auto& list = out[plugin];
     for (const auto& [k, v] : list)
       if (k == key)
