@@ -25,9 +25,10 @@
 # also reported upstream as intermittent, google/sanitizers#1353): if it comes back, it is the
 # tracer's crash, not a leak (rerun that binary with ASAN_OPTIONS=detect_leaks=0 to tell).
 #
-# Time: not yet measured end to end on the 2-core CI machine (the first cold build here was
-# stopped at 12 of 169 steps, shared with five other builds). Update this line and .ci/run
-# with the figure of `time tools/sanitize-check.sh` on a clean clone.
+# Time: not yet measured end to end on a 2-core machine of its own. What was measured: a cold
+# build here, sharing 2 cores with five other engineers' builds (load average 4.7), did 78 of
+# its 161 steps in 21 min and was stopped there; the tests have not run under it yet. Update
+# this line and .ci/run with the figure of `time tools/sanitize-check.sh` on a clean clone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${1:-build-sanitize}
