@@ -8,6 +8,7 @@
 #include <climits>
 #include <vector>
 
+#include "echo_text.hpp"
 #include "status.hpp"
 
 namespace dlrt::core {
@@ -17,8 +18,12 @@ constexpr const char* kExpected =
     "expected /job:<name>/replica:<n>/task:<n>/device:<TYPE>:<n> (every part optional) or a "
     "short form such as GPU:0, /CPU:0, cpu or GPU";
 
+// Input echoed in a message, cut to kEchoMaxChars (a spec can be any length).
+std::string shown(std::string_view s) { return truncated_for_message(s); }
+
 [[noreturn]] void bad(std::string_view text, const std::string& what) {
-  fail(DLRT_INVALID_ARGUMENT, fmt::format("bad device spec '{}': {}", text, what));
+  fail(DLRT_INVALID_ARGUMENT,
+       fmt::format("bad device spec '{}': {}", truncated_for_message(text), what));
 }
 
 std::string lower(std::string_view s) {
@@ -66,9 +71,10 @@ void parse_type_and_index(std::string_view text, std::string_view part, std::str
   if (!is_identifier(type))
     bad(text, fmt::format("device type '{}' in '{}' is not a name; expected letters, digits "
                           "or _ such as CPU or GPU",
-                          type, part));
+                          shown(type), shown(part)));
   if (type.size() > kMaxTypeLength)
-    bad(text, fmt::format("device type '{}' is longer than {} characters", type, kMaxTypeLength));
+    bad(text, fmt::format("device type '{}' is longer than {} characters", shown(type),
+                          kMaxTypeLength));
   spec.type = upper(type);
   if (colon == std::string_view::npos) return;
   std::string_view index = body.substr(colon + 1);
@@ -76,7 +82,7 @@ void parse_type_and_index(std::string_view text, std::string_view part, std::str
   spec.index = parse_index(index);
   if (spec.index < 0)
     bad(text, fmt::format("bad device index '{}' in '{}': expected a non-negative integer or *",
-                          index, part));
+                          shown(index), shown(part)));
 }
 
 }  // namespace
@@ -104,9 +110,9 @@ DeviceSpec parse_device_spec(std::string_view text) {
   int last_rank = 0;
   auto ordered = [&](int rank, std::string_view part) {
     if (rank == last_rank)
-      bad(text, fmt::format("'{}' repeats a part that was already given", part));
+      bad(text, fmt::format("'{}' repeats a part that was already given", shown(part)));
     if (rank < last_rank)
-      bad(text, fmt::format("'{}' is out of order; parts go job, replica, task, device", part));
+      bad(text, fmt::format("'{}' is out of order; parts go job, replica, task, device", shown(part)));
     last_rank = rank;
   };
 
@@ -124,14 +130,14 @@ DeviceSpec parse_device_spec(std::string_view text) {
         ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-');
       if (!ok)
         bad(text, fmt::format("bad job name '{}': expected 1 to {} letters, digits, _ or -",
-                              value, kMaxJobLength));
+                              shown(value), kMaxJobLength));
       spec.job = std::string(value);
     } else if ((key == "replica" || key == "task") && colon != std::string_view::npos) {
       ordered(key == "replica" ? 2 : 3, part);
       int32_t n = parse_index(value);
       if (n < 0)
-        bad(text, fmt::format("bad {} '{}' in '{}': expected a non-negative integer", key, value,
-                              part));
+        bad(text, fmt::format("bad {} '{}' in '{}': expected a non-negative integer", key,
+                              shown(value), shown(part)));
       (key == "replica" ? spec.replica : spec.task) = n;
     } else if (key == "device" && colon != std::string_view::npos) {
       ordered(4, part);
@@ -144,7 +150,7 @@ DeviceSpec parse_device_spec(std::string_view text) {
         bad(text, fmt::format("unknown part '{}'; expected job:<name>, replica:<n>, task:<n>, "
                               "device:<TYPE>:<n>, or a short device form TYPE:<n> (TYPE in "
                               "upper case, or cpu/gpu)",
-                              part));
+                              shown(part)));
       ordered(4, part);
       parse_type_and_index(text, part, part, spec);
     }

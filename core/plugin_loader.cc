@@ -1,6 +1,8 @@
 // plugin_loader.cc: see plugin_loader.hpp.
 #include "plugin_loader.hpp"
 
+#include <dlfcn.h>
+
 #include <fmt/format.h>
 
 #include <cctype>
@@ -10,6 +12,7 @@
 #include <iterator>
 #include <vector>
 
+#include "echo_text.hpp"
 #include "host_api.hpp"
 #include "log.hpp"
 #include "plugin_call.hpp"
@@ -137,8 +140,10 @@ DeviceDesc copy_desc(const dlrt_device_desc& d, int32_t ordinal) {
 // ---- the phases -------------------------------------------------------------------------
 class Loading {
  public:
-  Loading(Plugin& p, boost::dll::shared_library& library, dlrt_plugin_api& api)
-      : p_(p), library_(library), api_(api) {}
+  // load_path: what dlopen gets (the checked descriptor's /proc/self/fd/N; p.path otherwise).
+  Loading(Plugin& p, boost::dll::shared_library& library, dlrt_plugin_api& api,
+          std::string load_path)
+      : p_(p), library_(library), api_(api), load_path_(std::move(load_path)) {}
 
   // Each phase returns false when the plugin stopped there (the record says why).
   // Each phase starts with an info line "loading <path>: <phase>", so that when a plugin
@@ -148,7 +153,7 @@ class Loading {
     p_.phase = DLRT_PHASE_OPEN;
     log(DLRT_LOG_INFO, "loader", "loading {}: dlopen", p_.path);
     try {
-      library_.load(p_.path,
+      library_.load(load_path_,
                     boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
     } catch (const std::exception& e) {
       return stop(DLRT_PLUGIN_FAILED, DLRT_UNAVAILABLE, fmt::format("cannot open: {}", e.what()));
@@ -343,6 +348,7 @@ class Loading {
   Plugin& p_;
   boost::dll::shared_library& library_;
   dlrt_plugin_api& api_;
+  std::string load_path_;
 };
 
 const char* state_name(dlrt_plugin_state s) {
@@ -384,19 +390,51 @@ PluginOptions parse_plugin_options(std::string_view text) {
       fail(DLRT_INVALID_ARGUMENT,
            fmt::format("bad plugin option '{}' in '{}': expected <plugin>:<key>=<value> items "
                        "separated by ';', e.g. cpu:threads=2;reference:num_devices=3",
-                       item, text));
+                       truncated_for_message(item), truncated_for_message(text)));
     std::string plugin = trim(item.substr(0, colon));
     std::string key = trim(item.substr(colon + 1, eq - colon - 1));
     std::string value = trim(item.substr(eq + 1));
+    // Checked after trimming: " cpu : =2" has a colon and an '=' but no key (found by the
+    // plugin_options fuzz target).
+    if (plugin.empty() || key.empty())
+      fail(DLRT_INVALID_ARGUMENT,
+           fmt::format("bad plugin option '{}' in '{}': the {} is empty; expected "
+                       "<plugin>:<key>=<value>, e.g. cpu:threads=2",
+                       truncated_for_message(item), truncated_for_message(text),
+                       plugin.empty() ? "plugin name" : "key"));
     auto& list = out[plugin];
     for (const auto& [k, v] : list)
       if (k == key)
         fail(DLRT_INVALID_ARGUMENT, fmt::format("plugin option '{}:{}' is given twice in '{}'",
-                                                plugin, key, text));
+                                                truncated_for_message(plugin),
+                                                truncated_for_message(key),
+                                                truncated_for_message(text)));
     list.emplace_back(key, value);
   }
   return out;
 }
+
+namespace {
+
+// What dlopen gets: the checked descriptor as /proc/self/fd/N, so the file checked is the file
+// loaded. glibc matches an already-loaded library by the name it was opened with before
+// anything else; when some library is already registered under this /proc/self/fd/N (another
+// context loaded the same file through a descriptor that has since closed), that name could
+// mean a different file, so the canonical path is used instead (the old check-then-open
+// window, only in that case), logged at info level.
+std::string load_path_for(const PluginCandidate& candidate) {
+  if (!candidate.file) return candidate.path;
+  std::string by_fd = candidate.file->load_path();
+  if (void* earlier = ::dlopen(by_fd.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
+    ::dlclose(earlier);
+    log(DLRT_LOG_INFO, "loader", "{}: {} already names a loaded library; opening by path",
+        candidate.path, by_fd);
+    return candidate.path;
+  }
+  return by_fd;
+}
+
+}  // namespace
 
 std::unique_ptr<Plugin> load_plugin(const PluginCandidate& candidate, const PluginOptions& options,
                                     const std::map<std::string, std::string>& names_taken,
@@ -421,7 +459,8 @@ std::unique_ptr<Plugin> load_plugin(const PluginCandidate& candidate, const Plug
     p->error = isolated.message;
     p->phase = DLRT_PHASE_ABI;
   } else {
-    Loading loading(*p, p->library_, p->api_);
+    p->file_ = candidate.file;
+    Loading loading(*p, p->library_, p->api_, load_path_for(candidate));
     dlrt_plugin* instance = nullptr;
     if (loading.open() && loading.init(names_taken) && loading.create(options, &instance)) {
       p->instance_ = instance;

@@ -90,6 +90,10 @@ class Plugin {
  private:
   friend std::unique_ptr<Plugin> load_plugin(const PluginCandidate&, const PluginOptions&,
                                              const std::map<std::string, std::string>&, double);
+  // The descriptor the search checked and dlopen loaded (/proc/self/fd/N). Held while the
+  // library is loaded (declared before library_, so it closes after the unload): the fd number
+  // cannot be reused, so the name "/proc/self/fd/N" keeps meaning this file.
+  std::shared_ptr<PluginFile> file_;
   boost::dll::shared_library library_;
   dlrt_plugin_api api_{};
   dlrt_plugin* instance_ = nullptr;

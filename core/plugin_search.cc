@@ -2,6 +2,7 @@
 #include "plugin_search.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -109,7 +110,7 @@ class Collector {
     PluginCandidate c;
     c.path = path;
     c.origin = origin;
-    std::string problem = plugin_permission_problem(path);
+    std::string problem = check_plugin_file(path, &c.file);
     if (!problem.empty()) {
       c.state = DLRT_PLUGIN_REFUSED;
       c.code = DLRT_PERMISSION_DENIED;
@@ -135,9 +136,51 @@ class Collector {
 
 }  // namespace
 
-std::string plugin_permission_problem(const std::string& path) {
+PluginFile::~PluginFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string PluginFile::load_path() const { return fmt::format("/proc/self/fd/{}", fd_); }
+
+std::string ancestor_folder_problem(const std::string& folder) {
+  // From the plugin's folder's parent up to "/": whoever may rename an entry of one of these
+  // folders can swap the whole subtree, plugin included (the rule of sudo and ssh).
+  std::string dir = folder;
+  while (dir != "/") {
+    size_t slash = dir.rfind('/');
+    dir = slash == 0 || slash == std::string::npos ? "/" : dir.substr(0, slash);
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0)
+      return fmt::format("cannot stat {}, an ancestor of plugin folder {}: {}", dir, folder,
+                         std::strerror(errno));
+    uid_t me = ::geteuid();
+    if (st.st_uid != me && st.st_uid != 0)
+      return fmt::format("{}, an ancestor of plugin folder {}, is owned by uid {}, not by this "
+                         "user (uid {}) or root",
+                         dir, folder, st.st_uid, me);
+    const bool writable = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+    // A sticky folder owned by root (/tmp) lets nobody rename what others own in it.
+    const bool sticky_root = (st.st_mode & S_ISVTX) != 0 && st.st_uid == 0;
+    if (writable && !sticky_root)
+      return fmt::format("{}, an ancestor of plugin folder {}, is {}-writable (mode {:o}) and "
+                         "not a sticky folder owned by root: anyone who can write there can "
+                         "rename the folder and swap the plugin; every folder above a plugin "
+                         "must be writable only by its owner (or be sticky and root's, as /tmp)",
+                         dir, folder, (st.st_mode & S_IWOTH) != 0 ? "world" : "group",
+                         st.st_mode & 07777);
+  }
+  return "";
+}
+
+std::string check_plugin_file(const std::string& path, std::shared_ptr<PluginFile>* opened) {
+  // The checks run on the open descriptor, and the loader loads that same descriptor
+  // (/proc/self/fd/N), so the file checked is the file loaded even if the path is swapped
+  // in between. O_NONBLOCK: a FIFO under a plugin's name must not block the search.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return fmt::format("cannot open plugin {}: {}", path, std::strerror(errno));
+  auto file = std::make_shared<PluginFile>(fd);
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
+  if (::fstat(fd, &st) != 0)
     return fmt::format("cannot stat plugin {}: {}", path, std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return fmt::format("plugin {} is not a regular file", path);
   std::string problem = owner_and_mode_problem("plugin", path, st);
@@ -146,7 +189,16 @@ std::string plugin_permission_problem(const std::string& path) {
   if (dir.empty()) dir = "/";
   if (::stat(dir.c_str(), &st) != 0)
     return fmt::format("cannot stat plugin folder {}: {}", dir, std::strerror(errno));
-  return owner_and_mode_problem("plugin folder", dir, st);
+  problem = owner_and_mode_problem("plugin folder", dir, st);
+  if (!problem.empty()) return problem;
+  problem = ancestor_folder_problem(dir);
+  if (!problem.empty()) return problem;
+  if (opened != nullptr) *opened = std::move(file);
+  return "";
+}
+
+std::string plugin_permission_problem(const std::string& path) {
+  return check_plugin_file(path, nullptr);
 }
 
 std::vector<PluginCandidate> find_plugin_candidates(const SearchRequest& request) {

@@ -1,5 +1,5 @@
 // plugin_search.hpp: which plugin files a context loads, in which order, and which it refuses
-// before opening them (DESIGN.md section 3).
+// before opening them (docs/design.md).
 //
 // Order: the context's plugin_paths option, then DLRT_PLUGIN_PATH (colon list), then
 // `<folder of libdlrt.so>/dlrt/plugins`. The build tree mirrors the install tree
@@ -11,17 +11,38 @@
 //   - paths are canonicalised (symlinks resolved) and a file seen twice is loaded once;
 //   - a plugin file, or the folder holding it, that is group- or world-writable or owned by
 //     someone other than the effective user or root is refused (anyone who can write there
-//     can make this process run their code).
-// The checks run on the canonical file right before it is opened; they narrow but cannot close
-// the window between check and dlopen (as for every loader that trusts the file system).
+//     can make this process run their code);
+//   - so is one below any group- or world-writable ancestor folder, up to "/", unless that
+//     ancestor is sticky and owned by root (/tmp): whoever can rename a folder on the way can
+//     swap the subtree (the rule of sudo and ssh);
+//   - the file is opened once (O_NOFOLLOW, O_NONBLOCK), checked through that descriptor
+//     (fstat), and the loader loads that descriptor (/proc/self/fd/N): the file checked is the
+//     file loaded, even if someone swaps the path after the check.
+// DLRT_PLUGIN_PATH is read with secure_getenv (ignored in a setuid/setgid process).
 #pragma once
 
 #include <dlrt/dlrt.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace dlrt::core {
+
+// The open descriptor of a checked plugin file (closed when the last holder lets go).
+class PluginFile {
+ public:
+  explicit PluginFile(int fd) : fd_(fd) {}
+  ~PluginFile();
+  PluginFile(const PluginFile&) = delete;
+  PluginFile& operator=(const PluginFile&) = delete;
+  int fd() const { return fd_; }
+  // "/proc/self/fd/N": what dlopen gets, so it maps the very file that was checked.
+  std::string load_path() const;
+
+ private:
+  int fd_;
+};
 
 // One file the loader will try, or an entry refused before any file was opened.
 struct PluginCandidate {
@@ -31,6 +52,8 @@ struct PluginCandidate {
   dlrt_code code = DLRT_OK;
   dlrt_plugin_state state = DLRT_PLUGIN_LOADED;
   std::string error;
+  // For a candidate that passed the checks: the descriptor they ran on, for the loader.
+  std::shared_ptr<PluginFile> file;
 };
 
 struct SearchRequest {
@@ -46,8 +69,14 @@ std::vector<PluginCandidate> find_plugin_candidates(const SearchRequest& request
 // linked statically into a test).
 std::string default_plugin_dir();
 
-// "" if the canonical file `path` and its folder pass the ownership and write-permission
-// rules; otherwise the reason, naming the file or folder and its mode.
+// "" if the canonical file `path`, its folder and every ancestor folder pass the ownership
+// and write-permission rules; otherwise the reason, naming the file or folder and its mode.
+// *opened (when not NULL) gets the descriptor the checks ran on, after a pass.
+std::string check_plugin_file(const std::string& path, std::shared_ptr<PluginFile>* opened);
 std::string plugin_permission_problem(const std::string& path);
+
+// "" if every folder above `folder` (canonical), up to "/", is owned by this user or root and
+// writable only by its owner, or is sticky and owned by root; otherwise the reason.
+std::string ancestor_folder_problem(const std::string& folder);
 
 }  // namespace dlrt::core

@@ -3,12 +3,15 @@
 #include "settings.hpp"
 
 #include <cctype>
+#include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 
 #include <fmt/format.h>
 
+#include "echo_text.hpp"
 #include "log.hpp"
 #include "status.hpp"
 
@@ -83,7 +86,7 @@ Setting bool_setting(const EnvLookup& env, const char* name, int32_t api_value, 
     } else {
       log(DLRT_LOG_WARNING, "settings",
           "{}='{}' is not a boolean; expected 1/0, true/false, yes/no or on/off; using {}", name,
-          *v, s.value);
+          truncated_for_message(*v), s.value);
     }
   }
   return s;
@@ -94,13 +97,21 @@ Setting count_setting(const EnvLookup& env, const char* name, std::string help) 
   Setting s{name, "", DLRT_SOURCE_DEFAULT, std::move(help)};
   if (auto v = env_value(env, name)) {
     char* end = nullptr;
+    errno = 0;
     unsigned long long n = std::strtoull(v->c_str(), &end, 10);
-    if (!v->empty() && std::isdigit(static_cast<unsigned char>((*v)[0])) && *end == '\0') {
+    if (errno == ERANGE) {
+      // strtoull saturates at ULLONG_MAX: without this check the value would be shown (and
+      // used) as 18446744073709551615.
+      log(DLRT_LOG_WARNING, "settings",
+          "{}='{}' is larger than the largest 64-bit value {}; ignoring it (no limit)", name,
+          truncated_for_message(*v), ULLONG_MAX);
+    } else if (!v->empty() && std::isdigit(static_cast<unsigned char>((*v)[0])) && *end == '\0') {
       s.value = std::to_string(n);
       s.source = DLRT_SOURCE_ENVIRONMENT;
     } else {
       log(DLRT_LOG_WARNING, "settings",
-          "{}='{}' is not a non-negative integer; ignoring it (no limit)", name, *v);
+          "{}='{}' is not a non-negative integer; ignoring it (no limit)", name,
+          truncated_for_message(*v));
     }
   }
   return s;
@@ -147,7 +158,7 @@ Setting collective_timeout_setting(const EnvLookup& env, int64_t* ms) {
       fail(DLRT_INVALID_ARGUMENT,
            fmt::format("DLRT_COLLECTIVE_TIMEOUT='{}' is not a timeout; expected seconds > 0 "
                        "(decimals allowed, e.g. 30 or 0.5), at most 1e9",
-                       *v));
+                       truncated_for_message(*v)));
     *ms = *parsed;
     s.value = *v;
     s.source = DLRT_SOURCE_ENVIRONMENT;

@@ -35,6 +35,11 @@ void check_idx_struct(const dlrt_idx_array* out) {
 extern "C" {
 
 DLRT_API dlrt_status* dlrt_idx_read(const char* path, dlrt_idx_array* out) {
+  return dlrt_idx_read_rows(path, 0, out);
+}
+
+DLRT_API dlrt_status* dlrt_idx_read_rows(const char* path, uint64_t max_rows,
+                                         dlrt_idx_array* out) {
   return guarded([&] {
     require(out, "out");
     check_idx_struct(out);
@@ -42,7 +47,7 @@ DLRT_API dlrt_status* dlrt_idx_read(const char* path, dlrt_idx_array* out) {
     std::memset(reinterpret_cast<unsigned char*>(out) + sizeof(size_t), 0,
                 sizeof(dlrt_idx_array) - sizeof(size_t));
     require(path, "path");
-    dlrt::core::io::IdxArray a = dlrt::core::io::read_idx(path);
+    dlrt::core::io::IdxArray a = dlrt::core::io::read_idx(path, max_rows);
     dlrt_idx_array full{};
     full.struct_size = keep;
     full.dtype = a.dtype;

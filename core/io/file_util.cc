@@ -31,22 +31,45 @@ Error errno_error(int err, const std::string& what) {
   return Error(code, fmt::format("{}: {}", what, std::strerror(err)));
 }
 
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISREG(mode)) return "a regular file";
+  return "not a file";
+}
+
 // ---- File -------------------------------------------------------------------------------
 
 File::File(const std::string& path) : path_(path) {
-  f_ = std::fopen(path.c_str(), "rb");
-  if (f_ == nullptr) throw errno_error(errno, fmt::format("cannot open '{}'", path));
+  // O_NONBLOCK: opening a FIFO for reading blocks until a writer appears (forever, for a
+  // typo'd path to a pipe); with it the open returns at once, and fstat below refuses
+  // everything that is not a regular file before a single byte is read. The flag is cleared
+  // again for the regular file (it means nothing there, but keep reads plain).
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw errno_error(errno, fmt::format("cannot open '{}'", path));
   struct stat st {};
-  if (fstat(fileno(f_), &st) != 0) {
+  if (fstat(fd, &st) != 0) {
     int err = errno;
-    std::fclose(f_);
-    f_ = nullptr;
+    ::close(fd);
     throw errno_error(err, fmt::format("cannot stat '{}'", path));
   }
-  if (S_ISDIR(st.st_mode)) {
-    std::fclose(f_);
-    f_ = nullptr;
-    fail(DLRT_INVALID_ARGUMENT, fmt::format("'{}' is a folder, not a file", path));
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail(DLRT_INVALID_ARGUMENT,
+         fmt::format("'{}' is {}, not a regular file; expected a regular file", path,
+                     file_kind(st.st_mode)));
+  }
+  int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  f_ = fdopen(fd, "rb");
+  if (f_ == nullptr) {
+    int err = errno;
+    ::close(fd);
+    throw errno_error(err, fmt::format("cannot open '{}'", path));
   }
   size_ = static_cast<uint64_t>(st.st_size);
 }

@@ -5,7 +5,8 @@
 //   errno_error(errno, what)  the dlrt_code for an errno (ENOENT -> NOT_FOUND, EACCES ->
 //                             PERMISSION_DENIED, ENOSPC -> RESOURCE_EXHAUSTED, ...) and the
 //                             message "<what>: <strerror>"
-//   File                      an owned FILE* opened for reading, closed by its destructor
+//   File                      an owned FILE* opened for reading, closed by its destructor;
+//                             only regular files (a FIFO or device would block or never end)
 //   AtomicFileWriter          writes a file so that readers see either the old file or the
 //                             complete new one, never a partial write (temp file + fsync +
 //                             rename + fsync of the folder)
@@ -16,6 +17,8 @@
 #include <cstdio>
 #include <string>
 
+#include <sys/types.h>
+
 #include "status.hpp"
 
 namespace dlrt::core::io {
@@ -23,7 +26,12 @@ namespace dlrt::core::io {
 // The core::Error for a failed system call: `what` ("open '/x/y'") then strerror(err).
 Error errno_error(int err, const std::string& what);
 
-// A file opened for binary reading. NOT_FOUND with the path when it does not exist.
+// "a folder", "a FIFO (named pipe)", "a socket", ... for the file type bits of st_mode.
+const char* file_kind(mode_t mode);
+
+// A regular file opened for binary reading. NOT_FOUND with the path when it does not exist;
+// INVALID_ARGUMENT naming the path and what it is when it is a folder, FIFO, socket or
+// device (it is opened with O_NONBLOCK and checked by fstat first, so a FIFO never blocks).
 class File {
  public:
   explicit File(const std::string& path);

@@ -71,7 +71,7 @@ std::string dims_text(const std::vector<int64_t>& dims) {
   return fmt::format("{}", fmt::join(dims, "×"));
 }
 
-IdxArray parse(ByteSource& src, const std::string& name, bool gzipped) {
+IdxArray parse(ByteSource& src, const std::string& name, bool gzipped, uint64_t max_rows) {
   uint8_t magic_bytes[4];
   size_t got = read_full(src, magic_bytes, 4);
   if (got < 4)
@@ -126,8 +126,10 @@ IdxArray parse(ByteSource& src, const std::string& name, bool gzipped) {
           : fmt::format("header says {} {} × {} bytes = {} bytes of data", dims_text(out.dims),
                         type.name, type.size, bytes);
 
-  // Plain files and memory know their size: check it before allocating anything.
-  if (std::optional<uint64_t> left = src.remaining()) {
+  // Plain files and memory know their size: check it before allocating anything. (The whole
+  // file is checked even when only its first rows are read: it costs nothing.)
+  const std::optional<uint64_t> left = src.remaining();
+  if (left) {
     if (*left < bytes)
       fail(DLRT_DATA_LOSS, fmt::format("{}: {}, file has {} after its {}-byte header", name, says,
                                        *left, header));
@@ -137,17 +139,33 @@ IdxArray parse(ByteSource& src, const std::string& name, bool gzipped) {
                                        name, says, *left, header, *left - bytes));
   }
 
-  // Grow the buffer as bytes arrive (never past `bytes`): a header that lies about the size
+  // max_rows: only the first rows along dims[0] (mnist_cnn --limit). A row is the product of
+  // the other dims; `want` is what is read and allocated.
+  const uint64_t rows = static_cast<uint64_t>(out.dims[0]);
+  const uint64_t keep_rows = max_rows != 0 ? std::min(rows, max_rows) : rows;
+  const size_t want = rows == 0 ? 0 : static_cast<size_t>(bytes / rows * keep_rows);
+  if (want > kIdxMaxBytes)
+    fail(DLRT_RESOURCE_EXHAUSTED,
+         fmt::format("{}: {}{}, more than the IDX reader's limit of {} bytes "
+                     "(DLRT_IDX_MAX_BYTES, 4 GiB); read fewer rows (a row limit, e.g. mnist_cnn "
+                     "--limit) or split the file",
+                     name, says,
+                     keep_rows < rows ? fmt::format(" ({} of its {} rows asked for: {} bytes)",
+                                                    keep_rows, rows, want)
+                                      : "",
+                     kIdxMaxBytes));
+
+  // Grow the buffer as bytes arrive (never past `want`): a header that lies about the size
   // of a small gzip stream costs at most twice what the stream really holds.
-  size_t capacity = std::min<size_t>(bytes, size_t{1} << 20);
+  size_t capacity = std::min<size_t>(want, size_t{1} << 20);
   uint8_t* buf = static_cast<uint8_t*>(std::malloc(std::max<size_t>(capacity, 1)));
   if (buf == nullptr)
     fail(DLRT_RESOURCE_EXHAUSTED, fmt::format("{}: cannot allocate {} bytes", name, capacity));
   out.data.reset(buf);
   size_t have = 0;
-  while (have < bytes) {
+  while (have < want) {
     if (have == capacity) {
-      capacity = std::min(bytes, std::max(capacity * 2, capacity + 1));
+      capacity = std::min(want, std::max(capacity * 2, capacity + 1));
       void* grown = std::realloc(out.data.get(), capacity);
       if (grown == nullptr)
         fail(DLRT_RESOURCE_EXHAUSTED, fmt::format("{}: cannot allocate {} bytes for {}", name,
@@ -159,15 +177,17 @@ IdxArray parse(ByteSource& src, const std::string& name, bool gzipped) {
     have += k;
     if (k == 0) break;
   }
-  if (have < bytes)
+  if (have < want)
     fail(DLRT_DATA_LOSS, fmt::format("{}: {}, file has {} after its {}-byte header{}", name, says,
                                      have, header, gzipped ? " (decompressed)" : ""));
 
   // Anything after the data is an error. Count it (up to 64 MiB, so a gzip bomb is cut short).
+  // With a row limit the rest is not read: a plain file's size was checked above; the tail of
+  // a gzip stream goes unchecked (checking it would mean decompressing all of it).
   uint64_t extra = 0;
   uint8_t scratch[16 * 1024];
   constexpr uint64_t kCountLimit = uint64_t{64} << 20;
-  while (extra < kCountLimit) {
+  while (keep_rows == rows && extra < kCountLimit) {
     size_t k = src.read(scratch, sizeof(scratch));
     if (k == 0) break;
     extra += k;
@@ -178,14 +198,15 @@ IdxArray parse(ByteSource& src, const std::string& name, bool gzipped) {
                      name, says, extra >= kCountLimit ? "at least " : "", bytes + extra, header,
                      gzipped ? " (decompressed)" : "", extra));
 
-  to_host_order(out.data.get(), bytes, type.size);
-  out.bytes = bytes;
+  out.dims[0] = static_cast<int64_t>(keep_rows);
+  to_host_order(out.data.get(), want, type.size);
+  out.bytes = want;
   return out;
 }
 
 }  // namespace
 
-IdxArray read_idx(const std::string& path) {
+IdxArray read_idx(const std::string& path, uint64_t max_rows) {
   File file(path);
   uint8_t head[2] = {0, 0};
   size_t got = file.read(head, 2);
@@ -195,19 +216,19 @@ IdxArray read_idx(const std::string& path) {
   FileSource raw(file);
   if (is_gzip_magic(head, got)) {
     GzipSource gz(raw, path);
-    return parse(gz, path, true);
+    return parse(gz, path, true, max_rows);
   }
-  return parse(raw, path, false);
+  return parse(raw, path, false, max_rows);
 }
 
-IdxArray parse_idx(const uint8_t* bytes, size_t size) {
+IdxArray parse_idx(const uint8_t* bytes, size_t size, uint64_t max_rows) {
   const std::string name = "<memory>";
   MemorySource raw(bytes, size);
   if (is_gzip_magic(bytes, size)) {
     GzipSource gz(raw, name);
-    return parse(gz, name, true);
+    return parse(gz, name, true, max_rows);
   }
-  return parse(raw, name, false);
+  return parse(raw, name, false, max_rows);
 }
 
 }  // namespace dlrt::core::io

@@ -11,9 +11,14 @@
 // bytes are the gzip magic 1f 8b is decompressed through zlib as it is read; the buffer only
 // grows as decompressed bytes arrive and never past what the header describes, so a small
 // gzip "bomb" cannot exhaust memory (the excess is counted, then reported as trailing bytes).
+// Limits: read_idx(path, max_rows) reads only the first max_rows rows along dims[0] (and
+// allocates only for them), and no reader call allocates more than kIdxMaxBytes
+// (DLRT_IDX_MAX_BYTES, 4 GiB) or more than the file really holds: a header claiming more is
+// RESOURCE_EXHAUSTED naming the size and the limit, before anything is allocated.
 // What it is not: a writer, or a memory-mapped reader — the data is read into one buffer.
 #pragma once
 
+#include <dlrt/dlrt.h>
 #include <dlrt/types.h>
 
 #include <cstdint>
@@ -39,12 +44,19 @@ struct IdxArray {
   size_t bytes = 0;           // element size × the product of dims
 };
 
+// The most bytes one IDX read allocates for its data (what a header may claim, after the row
+// limit): 4 GiB, 90 times Fashion-MNIST's training images.
+inline constexpr uint64_t kIdxMaxBytes = DLRT_IDX_MAX_BYTES;
+
 // Reads the IDX file at `path` (gzip detected by its magic). NOT_FOUND when it does not
-// exist; DATA_LOSS for a malformed file; UNIMPLEMENTED for i16 or rank > DLRT_MAX_RANK.
-IdxArray read_idx(const std::string& path);
+// exist; INVALID_ARGUMENT when it is not a regular file; DATA_LOSS for a malformed file;
+// UNIMPLEMENTED for i16 or rank > DLRT_MAX_RANK; RESOURCE_EXHAUSTED above kIdxMaxBytes.
+// max_rows > 0: only the first max_rows rows of dims[0] (dims[0] comes back as
+// min(dims[0], max_rows)); the rest of a plain file is size-checked but not read.
+IdxArray read_idx(const std::string& path, uint64_t max_rows = 0);
 
 // The same parser over bytes in memory (the fuzz targets' entry point). Messages name the
 // source as "<memory>".
-IdxArray parse_idx(const uint8_t* bytes, size_t size);
+IdxArray parse_idx(const uint8_t* bytes, size_t size, uint64_t max_rows = 0);
 
 }  // namespace dlrt::core::io

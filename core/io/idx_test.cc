@@ -197,11 +197,21 @@ TEST(IdxRead, GzipBombIsCutShort) {
 // arrives, so this is a size error, not an allocation of 1 TB.
 TEST(IdxRead, LyingHeaderDoesNotAllocateWhatItClaims) {
   TempDir dir;
+  {
+    // 2 GiB claimed (under DLRT_IDX_MAX_BYTES), 100 bytes in the gzip stream: the buffer grows
+    // only with the data, so this fails on the missing data, not on malloc.
+    Read r;
+    read_bytes(dir, idx_header(0x08, {0x80000000u, 1}) + Bytes(100, 'z'), &r, true);
+    EXPECT_EQ(r.status.code, DLRT_DATA_LOSS);
+    EXPECT_THAT(r.status.message, HasSubstr("header says 2147483648×1 = 2147483648 bytes of "
+                                            "data, file has 100"));
+  }
+  // 1 TB claimed: over the reader's limit, refused before reading the stream.
   Read r;
   read_bytes(dir, idx_header(0x08, {0xFFFFFFFFu, 255}) + Bytes(100, 'z'), &r, true);
-  EXPECT_EQ(r.status.code, DLRT_DATA_LOSS);
+  EXPECT_EQ(r.status.code, DLRT_RESOURCE_EXHAUSTED);
   EXPECT_THAT(r.status.message, HasSubstr("header says 4294967295×255 = 1095216660225 bytes of "
-                                          "data, file has 100"));
+                                          "data, more than the IDX reader's limit"));
 }
 
 TEST(IdxRead, StructSizeAndFree) {

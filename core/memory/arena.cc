@@ -34,7 +34,7 @@ size_t round_up(size_t bytes) {
 
 std::string format_bytes(uint64_t bytes) {
   if (bytes < 1024) return fmt::format("{} bytes", bytes);
-  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double v = static_cast<double>(bytes) / 1024.0;
   size_t u = 0;
   while (v >= 1024.0 && u + 1 < std::size(kUnits)) {
@@ -309,12 +309,31 @@ ArenaStats DeviceArena::stats() const {
   return stats_;
 }
 
+std::string DeviceArena::limit_text(uint64_t limit) const {
+  if (limit == 0) return "none";
+  // A limit above what the device has (a typo'd DLRT_GPU_MEMORY_LIMIT_MB, UINT64_MAX as "no
+  // limit") is no limit at all: say so, instead of showing 18446744073709551615 bytes as if it
+  // bound anything. The error path only: memory_info is asked here, never on the fast path.
+  uint64_t free_bytes = 0, total = 0;
+  StatusValue s;
+  try {
+    s = take_status(api_->memory_info(device_, &free_bytes, &total));
+  } catch (...) {
+    s = {DLRT_INTERNAL, "memory_info threw"};
+  }
+  if (s.ok() && total != 0 && limit > total)
+    return fmt::format("{}, larger than the device's {} (so the device's memory, not the limit, "
+                       "is what ran out)",
+                       format_bytes(limit), format_bytes(total));
+  return format_bytes(limit);
+}
+
 void DeviceArena::out_of_memory(const ArenaStats& at, size_t bytes, const char* what,
                                 const std::string& why) const {
   fail(DLRT_RESOURCE_EXHAUSTED,
        fmt::format("out of memory on {}: {} asked for {}; in use {}, peak {}, limit {}: {}", name_,
                    what, format_bytes(bytes), format_bytes(at.in_use), format_bytes(at.peak),
-                   at.limit != 0 ? format_bytes(at.limit) : std::string("none"), why));
+                   limit_text(at.limit), why));
 }
 
 }  // namespace dlrt::core

@@ -123,6 +123,8 @@ class DeviceArena {
   uint64_t drop_cache() noexcept;
   // RESOURCE_EXHAUSTED naming the device, the request, in-use, peak and limit (from `at`, a
   // snapshot read under mu_), and `why`.
+  // "4096 bytes (4.00 KiB)", "none", or the limit and that it is larger than the device.
+  std::string limit_text(uint64_t limit) const;
   [[noreturn]] void out_of_memory(const ArenaStats& at, size_t bytes, const char* what,
                                   const std::string& why) const;
 

@@ -130,6 +130,20 @@ TEST_F(Arena, LimitIsEnforcedAndASmallerRequestThenSucceeds) {
   EXPECT_EQ(arena->stats().peak, 4000u);
 }
 
+// Issue 18 item 8: a limit larger than the device is reported as such, not as a bare
+// 18446744073709551615 bytes.
+TEST_F(Arena, LimitLargerThanTheDeviceIsReportedAsSuch) {
+  ArenaOptions o;
+  o.limit = UINT64_MAX;
+  auto arena = make(o);
+  const std::string msg = error_of([&] { arena->allocate(size_t{2} << 20, "tensor big"); },
+                                   DLRT_RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(contains(msg, "limit 18446744073709551615 bytes (16.00 EiB), larger than the "
+                            "device's 1048576 bytes (1.00 MiB)"))
+      << msg;
+  EXPECT_TRUE(contains(msg, "fake device full")) << msg;
+}
+
 TEST_F(Arena, ZeroBytesIsInvalid) {
   auto arena = make({});
   const std::string msg =

@@ -92,9 +92,10 @@ std::string data_file(const std::string& dir, const std::string& name) {
                                         ".gz there (expected MNIST's file layout)");
 }
 
-// Images (N,H,W) u8 -> (N,H,W,1); labels (N) u8.
-nn::Array load(const std::string& path, bool images) {
-  dlrt::IdxArray a = dlrt::read_idx(path);
+// Images (N,H,W) u8 -> (N,H,W,1); labels (N) u8. max_rows > 0: only the first max_rows
+// samples are read from the file (--limit), so a huge file costs only what is used.
+nn::Array load(const std::string& path, bool images, int64_t max_rows = 0) {
+  dlrt::IdxArray a = dlrt::read_idx(path, static_cast<uint64_t>(max_rows));
   std::vector<int64_t> dims = a.dims();
   if (a.dtype() != DLRT_U8 || dims.size() != (images ? 3u : 1u))
     throw dlrt::Error(DLRT_INVALID_ARGUMENT,
@@ -164,14 +165,11 @@ int run(const Flags& f) {
   std::ostringstream muted;
   std::ostream& out = speaks ? std::cout : muted;
 
-  nn::Array x_train = load(data_file(f.data, "train-images-idx3-ubyte"), true);
-  nn::Array y_train = load(data_file(f.data, "train-labels-idx1-ubyte"), false);
+  // --limit is applied by the reader: the rest of the training files is never read.
+  nn::Array x_train = load(data_file(f.data, "train-images-idx3-ubyte"), true, f.limit);
+  nn::Array y_train = load(data_file(f.data, "train-labels-idx1-ubyte"), false, f.limit);
   nn::Array x_test = load(data_file(f.data, "t10k-images-idx3-ubyte"), true);
   nn::Array y_test = load(data_file(f.data, "t10k-labels-idx1-ubyte"), false);
-  if (f.limit > 0) {
-    x_train = x_train.head(f.limit);
-    y_train = y_train.head(f.limit);
-  }
   out << "Data: " << f.data << ": " << x_train.rows() << " training and " << x_test.rows()
       << " test images of " << nn::dims_string(x_train.sample_shape()) << "\n";
   if (strategy) {

@@ -118,7 +118,10 @@ int main(int argc, char** argv) {
     else if (flag == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
   }
   const Target targets[] = {{"idx", dlrt::fuzz::idx_one_input},
-                            {"safetensors", dlrt::fuzz::safetensors_one_input}};
+                            {"safetensors", dlrt::fuzz::safetensors_one_input},
+                            {"device_spec", dlrt::fuzz::device_spec_one_input},
+                            {"plugin_options", dlrt::fuzz::plugin_options_one_input},
+                            {"settings", dlrt::fuzz::settings_one_input}};
   int failures = 0;
   for (const Target& t : targets) {
     std::vector<Bytes> seeds;

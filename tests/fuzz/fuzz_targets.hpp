@@ -23,4 +23,14 @@ int idx_one_input(const uint8_t* data, size_t size);
 // that gives the same tensors, dims, data and metadata.
 int safetensors_one_input(const uint8_t* data, size_t size);
 
+// The text parsers (fuzz_text_targets.cc). A refused input's message must stay short (input
+// echoed is cut, core/echo_text.hpp).
+// parse_device_spec: on success the canonical form parses back to itself.
+int device_spec_one_input(const uint8_t* data, size_t size);
+// parse_plugin_options: on success no plugin name or key is empty and no key repeats.
+int plugin_options_one_input(const uint8_t* data, size_t size);
+// Settings::resolve with the input as every variable's value: only DLRT_COLLECTIVE_TIMEOUT
+// may fail; the timeout is >= 1 ms and no saturated strtoull value is used.
+int settings_one_input(const uint8_t* data, size_t size);
+
 }  // namespace dlrt::fuzz

@@ -7,6 +7,8 @@
 #include <cstddef>
 
 #include "context.hpp"
+#include "plugin_loader.hpp"
+#include "plugin_search.hpp"
 #include "status.hpp"
 #include "test_util.hpp"
 
@@ -72,6 +74,26 @@ TEST(LoaderInternal, RefusedAndFailedPluginsKeepNoLibraryOpen) {
     EXPECT_FALSE(p->usable());
     EXPECT_EQ(p->instance(), nullptr);
   }
+}
+
+// Issue 18 item 2: the search checks the file through a descriptor and the loader loads that
+// descriptor, so swapping the path between check and load changes nothing: the checked
+// plugin (loader_good2) loads, not the file now at its path (loader_good).
+TEST(LoaderInternal, TheFileCheckedIsTheFileLoaded) {
+  TempDir tmp;
+  const std::string path = tmp.copy(case_file("good2"), "libdlrt-x.so");
+  core::SearchRequest request;
+  request.api_paths = {path};
+  std::vector<core::PluginCandidate> found = core::find_plugin_candidates(request);
+  ASSERT_EQ(found.size(), 1u);
+  ASSERT_EQ(found[0].code, DLRT_OK) << found[0].error;
+  ASSERT_NE(found[0].file, nullptr);
+  const std::string other = tmp.copy(case_file("good"), "other.so");
+  ASSERT_EQ(::rename(other.c_str(), path.c_str()), 0);
+  std::unique_ptr<core::Plugin> plugin = core::load_plugin(found[0], {}, {});
+  EXPECT_TRUE(plugin->usable()) << plugin->error;
+  EXPECT_EQ(plugin->name, "loader_good2");
+  EXPECT_EQ(plugin->path, found[0].path);  // records and messages keep the real path
 }
 
 }  // namespace

@@ -198,6 +198,37 @@ TEST(LoaderSecurity, PluginInAWritableFolderIsRefused) {
   expect_refused_for_permissions(c, "plugin folder");
 }
 
+// Issue 18 item 2: the folder itself is 755, but its parent is 777 and not sticky, so anyone
+// may rename the folder and put their own in its place. /tmp above it (1777, root's) is fine.
+TEST(LoaderSecurity, PluginBelowAWritableNonStickyAncestorIsRefused) {
+  TempDir tmp;
+  const std::string plugins = tmp.path() + "/plugins";
+  ASSERT_EQ(::mkdir(plugins.c_str(), 0755), 0);
+  fs::copy_file(case_file("good2"), plugins + "/libdlrt-copy.so");
+  ASSERT_EQ(::chmod(tmp.path().c_str(), 0777), 0);
+  Ctx c({plugins, case_dir("good")});
+  expect_refused_for_permissions(c, "an ancestor of plugin folder");
+  const std::string error = c.plugin(0).error;
+  EXPECT_TRUE(contains(error, tmp.path() + ", an ancestor")) << error;
+  EXPECT_TRUE(contains(error, "world-writable (mode 777) and not a sticky folder owned by root"))
+      << error;
+}
+
+TEST(LoaderSecurity, StickyRootOwnedAncestorIsAccepted) {
+  // The same tree with the sticky bit on the 777 parent (as /tmp): loads.
+  TempDir tmp;
+  const std::string plugins = tmp.path() + "/plugins";
+  ASSERT_EQ(::mkdir(plugins.c_str(), 0755), 0);
+  fs::copy_file(case_file("good2"), plugins + "/libdlrt-copy.so");
+  ASSERT_EQ(::chmod(tmp.path().c_str(), 01777), 0);
+  struct stat st {};
+  ASSERT_EQ(::stat(tmp.path().c_str(), &st), 0);
+  if (st.st_uid != 0) GTEST_SKIP() << "the sticky rule is for root-owned folders; run as root";
+  Ctx c({plugins});
+  ASSERT_EQ(c.plugin_count(), 1u);
+  EXPECT_EQ(c.plugin(0).state, DLRT_PLUGIN_LOADED) << c.plugin(0).error;
+}
+
 TEST(LoaderSecurity, PluginOwnedByAnotherUserIsRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
   TempDir tmp;

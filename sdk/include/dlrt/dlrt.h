@@ -627,6 +627,15 @@ typedef struct dlrt_idx_array {
  * UNIMPLEMENTED for type i16 or rank > DLRT_MAX_RANK. A gzipped file is decompressed into a
  * buffer that grows only as data arrives and never past the size the header states. */
 DLRT_API dlrt_status* dlrt_idx_read(const char* path, dlrt_idx_array* out);
+/* The most bytes one IDX read allocates for its data: a header (after max_rows) claiming more
+ * is RESOURCE_EXHAUSTED naming the size and this limit, before anything is allocated. */
+#define DLRT_IDX_MAX_BYTES (UINT64_C(4) << 30)
+/* dlrt_idx_read limited to the first `max_rows` rows along dims[0] (0: all): only those are
+ * read and allocated, and out->dims[0] is min(dims[0], max_rows). A plain file's total size
+ * is still checked against its header; the unread tail of a gzipped file is not. A FIFO,
+ * folder or device is INVALID_ARGUMENT naming the path (it is never read from). */
+DLRT_API dlrt_status* dlrt_idx_read_rows(const char* path, uint64_t max_rows,
+                                         dlrt_idx_array* out);
 /* Free out->data and clear data/bytes. NULL and an already-freed array are accepted. */
 DLRT_API void dlrt_idx_free(dlrt_idx_array* array);
 

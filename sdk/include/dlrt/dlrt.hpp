@@ -1303,7 +1303,10 @@ class Strategy {
 class IdxArray {
  public:
   IdxArray() = default;
-  explicit IdxArray(const std::string& path) { check(dlrt_idx_read(path.c_str(), &a_)); }
+  // max_rows > 0: only the first max_rows rows along dims[0] are read (dlrt_idx_read_rows).
+  explicit IdxArray(const std::string& path, uint64_t max_rows = 0) {
+    check(dlrt_idx_read_rows(path.c_str(), max_rows, &a_));
+  }
   ~IdxArray() { dlrt_idx_free(&a_); }
   IdxArray(IdxArray&& o) noexcept : a_(o.a_) { o.a_ = empty(); }
   IdxArray& operator=(IdxArray&& o) noexcept {
@@ -1340,7 +1343,9 @@ class IdxArray {
   dlrt_idx_array a_ = empty();
 };
 
-inline IdxArray read_idx(const std::string& path) { return IdxArray(path); }
+inline IdxArray read_idx(const std::string& path, uint64_t max_rows = 0) {
+  return IdxArray(path, max_rows);
+}
 
 // A tensor of a safetensors file: a view (data and name point into the SafeTensors that made
 // it, valid while that lives), or a tensor to write (data caller-owned).
