@@ -36,7 +36,7 @@ dlrt_status* plugin_create(const dlrt_plugin_create_args* args, dlrt_plugin** ou
     plugin::require(out_plugin, "out_plugin");
     *out_plugin = nullptr;
     // No options yet: anything given is an INVALID_ARGUMENT naming the key. (Memory limits
-    // and growth are the core allocator's, DESIGN.md section 8.)
+    // and growth are the core allocator's, docs/design.md section 8.)
     plugin::Options options(args, {});
     auto p = std::make_unique<dlrt_plugin>();
     p->library_versions = library_versions();  // the linked libraries answer without a GPU

@@ -1,4 +1,4 @@
-// plugins/mpi: libdlrt-mpi.so, collectives over MPI for multi-worker CPU runs (DESIGN.md
+// plugins/mpi: libdlrt-mpi.so, collectives over MPI for multi-worker CPU runs (docs/design.md
 // section 7). It owns no device: device_count is 0, and its one offer is the collectives
 // table (collectives.cc) with communicators over host memory (plugin.h). The other required
 // entries exist so that the host accepts the plugin; those that could only be reached with a
