@@ -12,7 +12,7 @@
 // wait 300 s for a dead worker when the user asked for, say, 10: a setting that exists to
 // bound failures must not silently stop doing so.
 //
-// This is not the place that acts on the settings: the loader, registry and (later) executor
+// This is not the place that acts on the settings: the loader, registry and executor
 // read the typed accessors below.
 #pragma once
 
