@@ -22,7 +22,7 @@ configure: deps $(BUILD_DIR)/build.ninja
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# Probe the devices, then train the reference CNN (samples/mnist_cnn, DESIGN.md section 9) for
+# Probe the devices, then train the reference CNN (samples/mnist_cnn, docs/design.md section 9) for
 # 5 epochs on Fashion-MNIST on the best device (a GPU if there is one, else the CPU).
 run: build
 	$(BUILD_DIR)/bin/dlprobe

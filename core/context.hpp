@@ -56,7 +56,7 @@ class Context {
   const Plugin& plugin_of(size_t index) const;
   const DeviceDesc& desc_of(size_t index) const;
 
-  // For the executor and memory arena (later issues): the plugin table and the opened device
+  // For the executor and the memory arenas: the plugin table and the opened device
   // behind registry device `index`. Opens the physical device on first use; logical devices of
   // one physical device share one handle. Throws OUT_OF_RANGE, or the plugin's open error.
   std::pair<const dlrt_plugin_api*, dlrt_device*> device_handle(size_t index);

@@ -1,5 +1,5 @@
 // plugin_search.hpp: which plugin files a context loads, in which order, and which it refuses
-// before opening them (docs/design.md).
+// before opening them (docs/design.md section 3).
 //
 // Order: the context's plugin_paths option, then DLRT_PLUGIN_PATH (colon list), then
 // `<folder of libdlrt.so>/dlrt/plugins`. The build tree mirrors the install tree

@@ -1,6 +1,6 @@
 // settings.hpp: the effective configuration of one context, and where each value came from.
 //
-// DESIGN.md section 8: API options first, then environment variables, then defaults. Every
+// docs/design.md section 8: API options first, then environment variables, then defaults. Every
 // variable of that section is here (plus DLRT_PLUGIN_OPTIONS and CUDA_VISIBLE_DEVICES), so
 // `dlprobe --env` (dlrt_context_setting*) can show them all. Values are normalised: booleans
 // become "1"/"0", log levels their name; an environment value that does not parse is logged
@@ -12,7 +12,7 @@
 // wait 300 s for a dead worker when the user asked for, say, 10: a setting that exists to
 // bound failures must not silently stop doing so.
 //
-// This is not the place that acts on the settings: the loader, registry and (later) executor
+// This is not the place that acts on the settings: the loader, registry and executor
 // read the typed accessors below.
 #pragma once
 

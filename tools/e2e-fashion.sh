@@ -1,5 +1,5 @@
 #!/bin/sh
-# tools/e2e-fashion.sh: the end-to-end check of DESIGN.md section 10 in one command — the
+# tools/e2e-fashion.sh: the end-to-end check of docs/design.md section 10 in one command — the
 # reference CNN (samples/mnist_cnn), 5 epochs on all of Fashion-MNIST, test accuracy >= 0.88.
 # Not in the default CTest suite (mnist_cnn_e2e there trains one epoch against 0.80): five
 # epochs take minutes on a small CPU (about 4 on 2 cores with cpu:threads=1).

@@ -1,4 +1,4 @@
-// autodiff.hpp: reverse-mode gradients as ops in the same graph (DESIGN.md section 4).
+// autodiff.hpp: reverse-mode gradients as ops in the same graph (docs/design.md section 4).
 //
 // gradients(loss, wrt) walks the nodes `loss` depends on in reverse topological order,
 // applying one rule per op (core/autodiff/rules_*.cc) that turns the gradient of an op's

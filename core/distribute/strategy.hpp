@@ -1,5 +1,5 @@
 // strategy.hpp: what a dlrt_strategy is inside — this process's share of a data-parallel
-// group (dlrt.h, "Distribution"; DESIGN.md section 7).
+// group (dlrt.h, "Distribution"; docs/design.md section 7).
 //
 //   replicas   one per local device (replica_devices.hpp), in the order given
 //   workers    this process's rank among the job's processes (worker_env.hpp) and, when there

@@ -1,4 +1,4 @@
-// executable.hpp: a compiled subgraph (DESIGN.md section 4, "Executor").
+// executable.hpp: a compiled subgraph (docs/design.md section 4, "Executor").
 //
 // compile: choose the nodes the fetches need (and, with run_assigns, every assign of the
 // graph: a training step; without, none: evaluation and prediction); place them

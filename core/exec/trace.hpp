@@ -1,4 +1,4 @@
-// trace.hpp: the executor's profiler (DESIGN.md section 6) — per-node timings of runs, written
+// trace.hpp: the executor's profiler (docs/design.md section 6) — per-node timings of runs, written
 // as Chrome trace-event JSON, which opens in Perfetto (ui.perfetto.dev) or chrome://tracing.
 //
 // The file is one object {"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}:

@@ -2,7 +2,7 @@
 // through the DeviceArena of its (logical) device: eager tensors, variables, executable
 // buffers, kernel workspaces.
 //
-// Policy (DESIGN.md section 4, TensorFlow's memory options):
+// Policy (docs/design.md section 4, TensorFlow's memory options):
 //   - grow on demand (default): allocations go to the plugin as they come and return to it
 //     when freed (a caching/best-fit layer may sit here; the contract below does not change);
 //   - growth off: the first allocation reserves `preallocate_fraction` of the physical

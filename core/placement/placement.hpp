@@ -1,4 +1,4 @@
-// placement.hpp: the placement engine (DESIGN.md section 4) — maps every node an executable
+// placement.hpp: the placement engine (docs/design.md section 4) — maps every node an executable
 // needs onto a device, in this order:
 //   1. requested devices (device scopes; TF device-spec grammar, partial specs match any
 //      device of that type/index);

@@ -14,7 +14,7 @@
 namespace dlrt::core::placement {
 namespace {
 
-// Lower ranks are placed first: DESIGN.md section 4, "GPU before CPU".
+// Lower ranks are placed first: docs/design.md section 4, "GPU before CPU".
 int class_rank(int32_t device_class) {
   switch (device_class) {
     case DLRT_DEVICE_CLASS_GPU: return 0;

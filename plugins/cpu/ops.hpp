@@ -1,7 +1,7 @@
 // ops.hpp: how a oneDNN kernel plugs into the cpu plugin. One KernelDef row per op, in the table
 // in ops.cc; op_supported, kernel_create and kernel_run consult nothing else.
 //
-// A cpu kernel is made once and run many times (DESIGN.md section 9): `create` builds the
+// A cpu kernel is made once and run many times (docs/design.md section 9): `create` builds the
 // oneDNN primitive descriptor(s) and primitive(s) for the exact shapes of the descriptor and
 // asks for its scratchpad as the workspace; `run` binds the host's buffers as dnnl::memory
 // (no copies: device memory is host memory) and executes on the stream. Nothing is allocated

@@ -1,6 +1,6 @@
 // collectives.cc: the optional collectives table, over NCCL.
 //
-// One dlrt_comm is one NCCL rank on one GPU. How ranks meet (DESIGN.md section 7): one rank
+// One dlrt_comm is one NCCL rank on one GPU. How ranks meet (docs/design.md section 7): one rank
 // calls comm_id_create (ncclGetUniqueId), the host ships the 128 bytes to every other rank
 // (over MPI between hosts), and every rank calls comm_create with them.
 //

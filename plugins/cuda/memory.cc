@@ -2,7 +2,7 @@
 //
 // Device memory is plain cudaMalloc: no managed (unified) memory, whose page faults would
 // hide transfers, and no pool here: the core's allocator carves its own arenas out of large
-// allocations (DESIGN.md section 4), so this layer stays thin.
+// allocations (docs/design.md section 4), so this layer stays thin.
 //
 // Copies and memset with `stream` NULL are synchronous: they run on the calling thread's
 // per-thread stream (cudaStreamPerThread) and return when it has finished. They are NOT

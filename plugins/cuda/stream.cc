@@ -4,7 +4,7 @@
 // the legacy default stream (stream 0), so a library or host code that uses stream 0 never
 // stalls dlrt's work, and the reverse. All ordering between dlrt streams is explicit, with
 // events. Events are created with timing disabled: they are cheaper to record and to wait on
-// (dlrt measures time on the host, DESIGN.md section 9).
+// (dlrt measures time on the host, docs/design.md section 9).
 #include <memory>
 #include <string>
 

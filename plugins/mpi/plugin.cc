@@ -1,4 +1,4 @@
-// plugins/mpi: libdlrt-mpi.so, collectives over MPI for multi-worker CPU runs (DESIGN.md
+// plugins/mpi: libdlrt-mpi.so, collectives over MPI for multi-worker CPU runs (docs/design.md
 // section 7). It owns no device: its one offer is the collectives table (collectives.cc), with
 // communicators over host memory (plugin.h, DLRT_COLLECTIVES_HOST_MEMORY). Every device,
 // memory, stream and kernel entry is NULL, as plugin.h allows a device-less transport since

@@ -1,4 +1,4 @@
-// samples/mnist_cnn: the reference workload (DESIGN.md section 9) — the classic Keras MNIST
+// samples/mnist_cnn: the reference workload (docs/design.md section 9) — the classic Keras MNIST
 // CNN on Fashion-MNIST (or any folder in MNIST's layout), trained with dlrt::nn.
 //
 //   Conv2D(32,3x3,relu) -> MaxPool2 -> Conv2D(64,3x3,relu) -> MaxPool2 -> Conv2D(64,3x3,relu)
@@ -239,7 +239,7 @@ int run(const Flags& f) {
 
 int main(int argc, char** argv) {
   Flags f;
-  CLI::App app{"Train the reference CNN (DESIGN.md section 9) on an MNIST-format data set"};
+  CLI::App app{"Train the reference CNN (docs/design.md section 9) on an MNIST-format data set"};
   app.add_option("--data", f.data, "folder with train-images-idx3-ubyte(.gz), "
                  "train-labels-idx1-ubyte(.gz), t10k-...")->capture_default_str();
   app.add_option("--epochs", f.epochs, "epochs to train")->check(CLI::Range(1, 100000))

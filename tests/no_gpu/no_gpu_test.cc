@@ -1,5 +1,5 @@
 // no_gpu_test.cc: what a machine without a usable GPU does with a model that asks for one
-// (DESIGN.md sections 3 and 4; docs/placement.md).
+// (docs/design.md sections 3 and 4; docs/placement.md).
 //
 // The context loads this build tree's plugins (cpu, reference, null, and cuda in a CUDA
 // build, which on such a machine loads with no devices and its reason) plus the loader test

@@ -1,4 +1,4 @@
-// bench.hpp: what dlbench's modes share: the reference workload's numbers (DESIGN.md §9),
+// bench.hpp: what dlbench's modes share: the reference workload's numbers (docs/design.md section 9),
 // timing statistics, and the JSON that says which device and machine a figure came from.
 //
 // What it is not: a profiler. Every figure is wall-clock time around whole calls on the host,
@@ -19,7 +19,7 @@ namespace dlbench {
 
 using json = nlohmann::json;
 
-// ---- the reference workload (DESIGN.md §9) -------------------------------------------------
+// ---- the reference workload (docs/design.md section 9) -------------------------------------------------
 // Conv2D(32,3x3,relu) -> MaxPool2 -> Conv2D(64,3x3,relu) -> MaxPool2 -> Conv2D(64,3x3,relu)
 // -> Flatten -> Dense(64,relu) -> Dense(10), NHWC, batch 64, 28x28x1 images, Adam(1e-3).
 namespace workload {

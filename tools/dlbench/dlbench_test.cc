@@ -78,7 +78,7 @@ TEST(DlbenchTrain, SmallRunPrintsEveryField) {
   ASSERT_NO_THROW(doc = nlohmann::json::parse(r.out)) << r.out;
   EXPECT_EQ(doc.at("mode"), "train");
   EXPECT_EQ(doc.at("device").at("name"), "/device:CPU:0");
-  EXPECT_EQ(doc.at("parameters"), 93322);  // DESIGN.md section 9, from the layers' shapes
+  EXPECT_EQ(doc.at("parameters"), 93322);  // docs/design.md section 9, from the layers' shapes
   EXPECT_EQ(doc.at("train_samples"), 640);
   EXPECT_EQ(doc.at("steps_per_epoch"), 10);
   EXPECT_EQ(doc.at("epoch_seconds").size(), 1u);

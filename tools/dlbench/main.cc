@@ -1,4 +1,4 @@
-// dlbench: the benchmark driver (DESIGN.md §9). Prints JSON on stdout so every change can be
+// dlbench: the benchmark driver (docs/design.md section 9). Prints JSON on stdout so every change can be
 // measured the same way; errors go to stderr with exit status 1.
 //
 //   dlbench ops --device CPU:0 [--repeat N] [--threads T] [--filter conv2] [--plugin-options O]

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""torch_reference.py: the reference workload (DESIGN.md section 9) in PyTorch, timed the way
+"""torch_reference.py: the reference workload (docs/design.md section 9) in PyTorch, timed the way
 `dlbench train` times dlrt, so `dlbench train --compare-torch` can print the ratio.
 
 Same model (Conv2D(32,3x3,relu) -> MaxPool2 -> Conv2D(64,3x3,relu) -> MaxPool2 ->

@@ -1,4 +1,4 @@
-// train.cc: `dlbench train` — whole epochs of the reference workload (DESIGN.md §9) through the
+// train.cc: `dlbench train` — whole epochs of the reference workload (docs/design.md section 9) through the
 // Keras-style layer (dlrt/nn.hpp), built exactly as samples/mnist_cnn builds it, and optionally
 // the same run in PyTorch (torch_reference.py) for the ratio the target is stated in.
 //
@@ -58,7 +58,7 @@ nn::Array load(const std::string& path, bool images) {
 // does 2 x (output elements) x (kernel elements per output channel) in its forward pass, and
 // as much again for each of its two gradients (filter and data) — except that the first such
 // layer needs no data gradient when it is the model's first layer (the images take none).
-// Pooling, activations, the loss and Adam are left out, as in DESIGN.md's 16.4 MFLOP.
+// Pooling, activations, the loss and Adam are left out, as in docs/design.md's 16.4 MFLOP.
 double train_flop_per_sample(const nn::Sequential& model, nn::Shape shape) {
   double total = 0;
   bool first = true;

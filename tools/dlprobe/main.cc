@@ -1,6 +1,6 @@
 // dlprobe: which dlrt plugins were found, which loaded (and why not), which devices they
 // offer, and the settings in effect. It links only libdlrt and finds plugins at run time the
-// way every dlrt program does (DESIGN.md section 3), so what it shows is what your program
+// way every dlrt program does (docs/design.md section 3), so what it shows is what your program
 // gets.
 //
 //   dlprobe                      plugins and devices, as tables

@@ -258,7 +258,7 @@ DLRT_SIMD_INLINE void sum_rows(const T* __restrict dy, double* __restrict acc, i
 
 // The f32 form: channels [c0, c0+CB) summed over the rows with their double sums in registers
 // (acc[] kept in memory across rows made the speed depend on where dy lies relative to it,
-// 0.2-0.45 ms for 64x26x26x32), then added into acc. F holds L floats, D the same L lanes in
+// by up to 2x: docs/benchmarks.md, "Kernel choices"), then added into acc. F holds L floats, D the same L lanes in
 // double, CB = NV*L. Each channel is still summed row by row from 0 and then added to acc (0),
 // so both paths give the same bits.
 typedef float F2 __attribute__((vector_size(8)));

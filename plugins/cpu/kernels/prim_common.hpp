@@ -6,7 +6,7 @@
 // row-major layouts (nhwc/nchw, HWIO filters); a primitive that prefers another layout (a
 // blocked weight layout) gets an owned buffer and a reorder step, made in create.
 //
-// How a PrimKernel runs (DESIGN.md section 9: made once, run many times, nothing allocated):
+// How a PrimKernel runs (docs/design.md section 9: made once, run many times, nothing allocated):
 //   create: build each primitive_desc with scratchpad_mode::user, the primitive, and its args
 //           map over dnnl::memory objects made now with no data handle (DNNL_MEMORY_NONE) for
 //           the host's buffers, owned memory for internal buffers (reorders, pool workspace);

@@ -16,28 +16,27 @@
 // backward data) or dw out of one after it (backward filter); oneDNN's gemm-based fallback
 // takes HWIO directly and then no reorder is added.
 //
-// Backward filter, NHWC, Ci >= 8 (ConvBackwardFilterGemm): oneDNN 2.6's direct jit:avx2 kernel
-// ran the reference workload's middle layer (64x13x13x32 -> 64, 3x3) at ~58 GFLOP/s and its
-// last one (64x5x5x64 -> 64, 3x3 output) at ~39, and oneDNN's gemm-based implementation, one
-// im2col and one GEMM per image (K = OH*OW: 121, 9), at ~65 and ~35. Here the im2col rows of a
+// Backward filter, NHWC, Ci >= 8 (ConvBackwardFilterGemm): oneDNN's own choices (its direct
+// jit:avx2 kernel, or one im2col and one GEMM per image, whose K = OH*OW is small: 121, 9)
+// are slow on the reference workload's middle and last layers. Here the im2col rows of a
 // chunk of images (~2 MiB) feed one matmul primitive, dw (KH*KW*Ci, Co) += cols^T (.., rows) x
-// dy (rows, Co), whose K is the chunk's rows (1936, 144): 4.9-5.0 -> 3.5-3.8 ms (oneDNN's gemm
-// implementation: 4.5) and 0.96 -> 0.50-0.54 ms on one thread (minimums). The rows of an NHWC window are contiguous runs of KW*Ci floats (no dilation along
-// w), so the im2col is one copy per window row, and dw comes out in HWIO, dlrt's own filter
-// layout (no reorder). Taken when oneDNN's own first choice is a jit kernel no wider than AVX2
-// (what was measured); with Ci = 1 (conv1: 9-float rows, a 9 x 32 result) the jit kernel is
-// faster and stays. docs/benchmarks.md, 2026-12-01.
+// dy (rows, Co), whose K is the chunk's rows (1936, 144), which is faster (docs/benchmarks.md,
+// "Kernel choices"). The rows of an NHWC window are contiguous runs of KW*Ci floats (no
+// dilation along w), so the im2col is one copy per window row, and dw comes out in HWIO,
+// dlrt's own filter layout (no reorder). Taken when oneDNN's own first choice is a jit kernel
+// no wider than AVX2 (what was measured); with Ci = 1 (conv1: 9-float rows, a 9 x 32 result)
+// the jit kernel is faster and stays.
 //
 // 3x3 stride-1 NHWC convolutions with channel counts in multiples of 16 (the MNIST CNN's
 // middle and last layers) run, in all three passes, as Winograd F(4x4, 3x3) on AVX2+FMA CPUs
 // (winograd_conv.cc; winograd_applies below), unless the plugin's `winograd` option is 0:
-// conv2's three passes 1.9-3.5 -> 0.9-1.2 ms each on two threads (docs/benchmarks.md).
+// two to three times faster than oneDNN's direct kernels there (docs/benchmarks.md,
+// "Kernel choices").
 //
 // Ci = 1 (the first layer of the MNIST CNN, batch 64, 28x28x1 -> 26x26x32): oneDNN 2.6 picks
-// jit:avx2, and on one thread it runs forward and backward filter at 30-55 GFLOP/s, as fast per
-// FLOP as the 32 -> 64 layer (docs/benchmarks.md; an earlier 1-2 GFLOP/s figure was two threads
-// on a loaded machine). Backward data is slow for it (3-4 GFLOP/s), but training never needs
-// the image's gradient.
+// jit:avx2, which runs forward and backward filter as fast per FLOP as the 32 -> 64 layer
+// (docs/benchmarks.md, "Kernel choices"). Backward data is slow for it, but training never
+// needs the image's gradient.
 #include "prim_conv.hpp"
 
 #include <cstring>

@@ -12,8 +12,8 @@
 // (eltwise_*_use_dst_for_bwd), which is exactly what the ops are given; leaky_relu_grad is
 // given x, the SRC of eltwise_relu's backward pass. bias_add is a binary add
 // whose b operand has dims 1 except C (oneDNN broadcasts it). relu_grad is a loop kernel
-// (loop_elementwise.cc): oneDNN 2.6's eltwise backward pass took about twice the time of one
-// vectorised pass over dy, x and dx (docs/benchmarks.md, 2026-12-01).
+// (loop_elementwise.cc): oneDNN's eltwise backward pass takes about twice the time of one
+// vectorised pass over dy, x and dx (docs/benchmarks.md, "Kernel choices").
 #include "prim_eltwise.hpp"
 
 #include "prim_common.hpp"

@@ -1,6 +1,6 @@
 /* dlrt/dlrt.h: the host C API of libdlrt. What an application embeds: a context that loads
- * the device plugins, the devices they offer, and (in later sections) tensors, ops, graphs
- * and executables.
+ * the device plugins, the devices they offer, tensors and eager ops, graphs and executables,
+ * data files and checkpoints, and distribution (one section each, in that order).
  *
  * Conventions:
  *   - Fallible functions return dlrt_status* (NULL = OK; see status.h). Out-parameters come
@@ -51,7 +51,7 @@ DLRT_API dlrt_status* dlrt_device_spec_parse(const char* text, dlrt_device_spec*
 DLRT_API size_t dlrt_device_spec_format(const dlrt_device_spec* spec, char* buf, size_t buf_size);
 
 /* ==========================================================================================
- * Contexts: own the loaded plugins, the device registry and (later) everything made on them.
+ * Contexts: own the loaded plugins, the device registry and everything made on them.
  */
 typedef struct dlrt_context dlrt_context;
 
@@ -333,7 +333,7 @@ DLRT_API const char* dlrt_op_doc(size_t index);
 DLRT_API dlrt_status* dlrt_op_probe(dlrt_context* context, const char* op, size_t device_index);
 
 /* ==========================================================================================
- * Graphs, variables, gradients, placement and executables (section added by the graph issue).
+ * Graphs, variables, gradients, placement and executables.
  *
  * A dlrt_graph is a dataflow graph built op by op with shape inference at build time. Values
  * are named by dlrt_value handles (plain integers, valid for their graph). A graph also owns
@@ -590,7 +590,7 @@ DLRT_API dlrt_status* dlrt_context_memory_stats(dlrt_context* context, size_t de
                                                 dlrt_memory_stats* out);
 
 /* ==========================================================================================
- * Data files and checkpoints (section added by the training issue).
+ * Data files and checkpoints.
  *
  * IDX (the files of MNIST and Fashion-MNIST): a 4-byte magic 0x0000TTRR (TT the element
  * type: 0x08 u8, 0x09 i8, 0x0C i32, 0x0D f32, 0x0E f64; 0x0B i16 is UNIMPLEMENTED), RR
@@ -697,8 +697,8 @@ DLRT_API dlrt_status* dlrt_safetensors_write(const char* path,
                                              const char* const* meta_values, size_t num_meta);
 
 /* ==========================================================================================
- * Distribution: data parallel over several devices and several processes (DESIGN §7;
- * section added by the multi-device issue).
+ * Distribution: data parallel over several devices and several processes (docs/design.md
+ * section 7).
  *
  * A strategy is this process's share of a data-parallel group: its local replicas (one per
  * device) and, in a multi-worker job started by mpirun, its rank among the workers. Every

@@ -110,7 +110,8 @@ typedef struct dlrt_device_desc {
   uint64_t memory_total; /* out: bytes */
   const char* driver_version;   /* out: e.g. "CUDA driver 13.0" */
   const char* library_versions; /* out: e.g. "oneDNN 3.0.0" or "cuDNN 9.1, cuBLAS 13.0, NCCL 2.27" */
-  /* Cost hints for placement and for dlbench's floor: 0 when unknown. */
+  /* Cost hints, advisory: shown by dlprobe, not read by placement (docs/design.md
+   * section 2). 0 when unknown. */
   double peak_gflops;            /* out: f32 */
   double memory_bandwidth_gbps;  /* out */
   double launch_overhead_us;     /* out: cost of one kernel launch */
@@ -129,7 +130,8 @@ typedef struct dlrt_plugin_create_args {
   const dlrt_attr* const* options;
 } dlrt_plugin_create_args;
 
-/* Cost estimate for one op on one device, filled by op_supported. 0 = unknown. */
+/* Cost estimate for one op on one device, filled by op_supported. 0 = unknown. Advisory:
+ * the core passes NULL today (docs/design.md section 2). */
 typedef struct dlrt_op_cost {
   size_t struct_size;
   double estimated_us; /* out */

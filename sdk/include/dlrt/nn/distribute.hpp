@@ -1,5 +1,5 @@
 // dlrt/nn/distribute.hpp: tf.distribute's MirroredStrategy and MultiWorkerMirroredStrategy
-// for nn models (DESIGN.md section 7).
+// for nn models (docs/design.md section 7).
 //
 //   nn::MirroredStrategy strategy(ctx);              // every GPU, else every CPU device
 //   {
