@@ -161,6 +161,10 @@ DLRT_API dlrt_status* dlrt_safetensors_write(const char* path,
         fail(DLRT_INVALID_ARGUMENT, fmt::format("entries[{}] (\"{}\"): rank {} is outside 0..{}", i,
                                                 e->name, e->rank, DLRT_MAX_RANK));
       tensors[i].name = e->name;
+      // Checked as an int first: an out-of-range value must not become a dlrt_dtype (UB).
+      if (e->dtype < DLRT_F32 || e->dtype > DLRT_BOOL)
+        fail(DLRT_INVALID_ARGUMENT, fmt::format("entries[{}] (\"{}\"): dtype {} is not a dlrt dtype", i,
+                                                e->name, e->dtype));
       tensors[i].dtype = static_cast<dlrt_dtype>(e->dtype);
       tensors[i].dims.assign(e->dims, e->dims + e->rank);
       tensors[i].data = e->data;

@@ -123,7 +123,7 @@ TEST_P(DeviceServices, CopiesAndMemsetRoundTripSyncAndOnAStream) {
     std::vector<unsigned char> tail(bytes - half, 0);
     EXPECT_OK(api().memcpy_d2h(dev(), tail.data(), b_half, tail.size(), stream));
     std::vector<int32_t> head(half / sizeof(int32_t), -1);
-    EXPECT_OK(api().memcpy_d2h(dev(), head.data(), b, half, stream));
+    EXPECT_OK(api().memcpy_d2h(dev(), head.data(), b, head.size() * sizeof(int32_t), stream));
     if (stream != nullptr) EXPECT_OK(api().stream_synchronize(stream));
     EXPECT_EQ(tail, std::vector<unsigned char>(tail.size(), 0x7F));
     EXPECT_EQ(head, std::vector<int32_t>(host.begin(), host.begin() + head.size()));
