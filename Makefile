@@ -7,7 +7,7 @@ BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build run test clean docs
+.PHONY: all deps configure build run test clean docs format
 
 all: build
 
@@ -50,3 +50,8 @@ bench: build
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends python3-torch; \
 	fi
 	$(BUILD_DIR)/bin/dlbench train --device CPU:0 --epochs 1 --compare-torch
+
+# Re-format the C and C++ sources with the repository's .clang-format (clang-format 14, Debian's
+# `clang-format` package). Applied to the whole tree once; run it on what you change.
+format:
+	git ls-files '*.c' '*.cc' '*.h' '*.hpp' '*.cu' '*.cuh' | xargs clang-format -i

@@ -37,7 +37,8 @@ dlrt::core::distribute::StrategyConfig config_from_c(const dlrt_strategy_options
   }
   if (o.num_devices > 0 && o.devices == nullptr)
     fail(DLRT_INVALID_ARGUMENT, fmt::format("dlrt_strategy_create: options->num_devices is {} "
-                                            "but options->devices is NULL", o.num_devices));
+                                            "but options->devices is NULL",
+                                            o.num_devices));
   if (o.multi_worker != 0 && o.multi_worker != 1)
     fail(DLRT_INVALID_ARGUMENT, fmt::format("dlrt_strategy_create: options->multi_worker is {}; "
                                             "expected 0 (this process) or 1 (every worker)",
@@ -85,8 +86,8 @@ DLRT_API size_t dlrt_strategy_num_replicas(const dlrt_strategy* strategy) {
   return strategy == nullptr ? 0 : strategy->num_replicas();
 }
 
-DLRT_API dlrt_status* dlrt_strategy_replica_device(const dlrt_strategy* strategy,
-                                                   size_t replica, size_t* out_device_index) {
+DLRT_API dlrt_status* dlrt_strategy_replica_device(const dlrt_strategy* strategy, size_t replica,
+                                                   size_t* out_device_index) {
   if (out_device_index != nullptr) *out_device_index = 0;
   return guarded([&] {
     require(strategy, "dlrt_strategy_replica_device: strategy");
@@ -107,16 +108,16 @@ DLRT_API int32_t dlrt_strategy_local_rank(const dlrt_strategy* strategy) {
   return strategy == nullptr ? 0 : strategy->worker().local_rank;
 }
 
-DLRT_API dlrt_status* dlrt_strategy_all_reduce(dlrt_strategy* strategy,
-                                               dlrt_tensor* const* tensors, size_t per_replica) {
+DLRT_API dlrt_status* dlrt_strategy_all_reduce(dlrt_strategy* strategy, dlrt_tensor* const* tensors,
+                                               size_t per_replica) {
   return guarded([&] {
     require(strategy, "dlrt_strategy_all_reduce: strategy");
     strategy->all_reduce(tensors, per_replica);
   });
 }
 
-DLRT_API dlrt_status* dlrt_strategy_broadcast(dlrt_strategy* strategy,
-                                              dlrt_tensor* const* tensors, size_t per_replica) {
+DLRT_API dlrt_status* dlrt_strategy_broadcast(dlrt_strategy* strategy, dlrt_tensor* const* tensors,
+                                              size_t per_replica) {
   return guarded([&] {
     require(strategy, "dlrt_strategy_broadcast: strategy");
     strategy->broadcast(tensors, per_replica);

@@ -103,16 +103,15 @@ DLRT_API dlrt_status* dlrt_op_infer(dlrt_context* context, const char* op,
     const size_t n = inst.outputs().size();
     *out_num_outputs = n;
     if (n > max_outputs)
-      fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: the op has {} outputs, max_outputs is {}", op,
-                                              n, max_outputs));
+      fail(DLRT_INVALID_ARGUMENT,
+           fmt::format("{}: the op has {} outputs, max_outputs is {}", op, n, max_outputs));
     if (n > 0) require(out_descs, "out_descs");
     for (size_t o = 0; o < n; ++o)
       write_out(&out_descs[o], *inst.desc().outputs[o], "out_descs[i]");
   });
 }
 
-DLRT_API dlrt_status* dlrt_op_supported(dlrt_context* context, const char* op,
-                                        size_t device_index,
+DLRT_API dlrt_status* dlrt_op_supported(dlrt_context* context, const char* op, size_t device_index,
                                         const dlrt_tensor_desc* const* inputs, size_t num_inputs,
                                         const dlrt_attr* const* attrs, size_t num_attrs) {
   return guarded([&] {
@@ -166,7 +165,8 @@ DLRT_API dlrt_status* dlrt_op_probe(dlrt_context* context, const char* op, size_
     context->check_device(device_index);
     dlrt::ops::Result<dlrt::ops::OpInstance> inst = dlrt::ops::instantiate_example(op);
     if (!inst.ok()) {
-      if (dlrt::ops::find_op(op) == nullptr) fail(DLRT_NOT_FOUND, fmt::format("unknown op '{}'", op));
+      if (dlrt::ops::find_op(op) == nullptr)
+        fail(DLRT_NOT_FOUND, fmt::format("unknown op '{}'", op));
       fail(inst.status().code(), inst.status().message());
     }
     dlrt::core::check_supported(*context, *inst, device_index);

@@ -41,21 +41,24 @@ dlrt::core::CompileOptions resolve_options(const dlrt::core::Context& ctx,
     if (c->struct_size < sizeof(size_t))
       fail(DLRT_INVALID_ARGUMENT,
            fmt::format("dlrt_graph_compile: options->struct_size is {}; set it with "
-                       "dlrt_compile_options_init", c->struct_size));
+                       "dlrt_compile_options_init",
+                       c->struct_size));
     size_t n = c->struct_size < sizeof(o) ? c->struct_size : sizeof(o);
     std::memcpy(reinterpret_cast<char*>(&o) + sizeof(size_t),
                 reinterpret_cast<const char*>(c) + sizeof(size_t), n - sizeof(size_t));
   }
   dlrt::core::CompileOptions out;
-  out.soft_placement = o.soft_placement < 0 ? ctx.settings().soft_placement() : o.soft_placement != 0;
-  out.log_device_placement =
-      o.log_device_placement < 0 ? ctx.settings().log_device_placement() : o.log_device_placement != 0;
+  out.soft_placement =
+      o.soft_placement < 0 ? ctx.settings().soft_placement() : o.soft_placement != 0;
+  out.log_device_placement = o.log_device_placement < 0 ? ctx.settings().log_device_placement()
+                                                        : o.log_device_placement != 0;
   out.use_capture = o.use_capture != 0;
   if (o.run_assigns < -1 || o.run_assigns > 1)
     fail(DLRT_INVALID_ARGUMENT,
          fmt::format("dlrt_graph_compile: options->run_assigns is {}; expected 0 (no assigns: "
                      "evaluation, prediction), 1 (every assign: a training step) or -1 (default, "
-                     "0)", o.run_assigns));
+                     "0)",
+                     o.run_assigns));
   out.run_assigns = o.run_assigns == 1;
   return out;
 }
@@ -72,10 +75,14 @@ const char* node_op_name(const dlrt::core::Graph& g, const dlrt::core::PlacedNod
   if (p.is_copy) return "copy";
   const dlrt::core::Node& n = g.node(p.source);
   switch (n.kind) {
-    case NodeKind::kPlaceholder: return "placeholder";
-    case NodeKind::kConstant: return "constant";
-    case NodeKind::kVariable: return "variable";
-    case NodeKind::kOp: break;
+    case NodeKind::kPlaceholder:
+      return "placeholder";
+    case NodeKind::kConstant:
+      return "constant";
+    case NodeKind::kVariable:
+      return "variable";
+    case NodeKind::kOp:
+      break;
   }
   return nullptr;  // an op: its name is in the graph node
 }
@@ -127,8 +134,7 @@ DLRT_API dlrt_status* dlrt_executable_run(dlrt_executable* executable,
   });
 }
 
-DLRT_API dlrt_status* dlrt_executable_set_profiling(dlrt_executable* executable,
-                                                    int32_t enabled) {
+DLRT_API dlrt_status* dlrt_executable_set_profiling(dlrt_executable* executable, int32_t enabled) {
   return guarded([&] {
     require(executable, "dlrt_executable_set_profiling: executable");
     executable->impl->set_profiling(enabled != 0);
@@ -181,7 +187,8 @@ DLRT_API dlrt_status* dlrt_executable_node_placement(const dlrt_executable* exec
     const dlrt::core::Graph& g = executable->impl->graph();
     if (index >= placed.nodes.size())
       fail(DLRT_OUT_OF_RANGE, fmt::format("dlrt_executable_node_placement: index {} >= node "
-                                          "count {}", index, placed.nodes.size()));
+                                          "count {}",
+                                          index, placed.nodes.size()));
     auto& strings = const_cast<dlrt_executable*>(executable)->strings;
     if (strings.empty()) {
       for (const dlrt::core::PlacedNode& p : placed.nodes) {
@@ -215,13 +222,20 @@ DLRT_API dlrt_status* dlrt_executable_dump(const dlrt_executable* executable, in
     const auto& placed = executable->impl->placed();
     std::string text;
     switch (format) {
-      case DLRT_DUMP_LOG: text = dlrt::core::placement_log(g, placed); break;
-      case DLRT_DUMP_JSON: text = dlrt::core::placement_json(g, placed); break;
-      case DLRT_DUMP_DOT: text = dlrt::core::placement_dot(g, placed); break;
+      case DLRT_DUMP_LOG:
+        text = dlrt::core::placement_log(g, placed);
+        break;
+      case DLRT_DUMP_JSON:
+        text = dlrt::core::placement_json(g, placed);
+        break;
+      case DLRT_DUMP_DOT:
+        text = dlrt::core::placement_dot(g, placed);
+        break;
       default:
         fail(DLRT_INVALID_ARGUMENT,
              fmt::format("dlrt_executable_dump: format {} is not one of DLRT_DUMP_LOG (0), "
-                         "DLRT_DUMP_JSON (1), DLRT_DUMP_DOT (2)", format));
+                         "DLRT_DUMP_JSON (1), DLRT_DUMP_DOT (2)",
+                         format));
     }
     *out_length = text.size();
     if (buf != nullptr && buf_size > 0) {

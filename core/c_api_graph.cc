@@ -63,7 +63,8 @@ dlrt::ops::TensorType type_from_c(const char* fn, const dlrt_tensor_desc& desc) 
 dlrt::ops::AttrMap attrs_from_c(const std::string& who, const dlrt_attr* const* attrs,
                                 size_t num_attrs) {
   if (num_attrs > 0 && attrs == nullptr)
-    fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: {} attribute(s) but a NULL array", who, num_attrs));
+    fail(DLRT_INVALID_ARGUMENT,
+         fmt::format("{}: {} attribute(s) but a NULL array", who, num_attrs));
   dlrt::ops::AttrMap out;
   for (size_t i = 0; i < num_attrs; ++i) {
     if (attrs[i] == nullptr)
@@ -295,9 +296,9 @@ DLRT_API dlrt_status* dlrt_graph_variable_read(dlrt_graph* graph, dlrt_value var
     require(dst, fn, "dst");
     dlrt::core::VariableSlot& slot = slot_for_copy(*graph, variable, bytes, fn);
     auto [api, device] = graph->context().device_handle(slot.device);
-    dlrt::core::plugin_call([&] { return copy_what(*graph, slot, fn); }, [&] {
-      return api->memcpy_d2h(device, dst, slot.buffer.data(), bytes, nullptr);
-    });
+    dlrt::core::plugin_call(
+        [&] { return copy_what(*graph, slot, fn); },
+        [&] { return api->memcpy_d2h(device, dst, slot.buffer.data(), bytes, nullptr); });
   });
 }
 
@@ -309,9 +310,9 @@ DLRT_API dlrt_status* dlrt_graph_variable_write(dlrt_graph* graph, dlrt_value va
     require(src, fn, "src");
     dlrt::core::VariableSlot& slot = slot_for_copy(*graph, variable, bytes, fn);
     auto [api, device] = graph->context().device_handle(slot.device);
-    dlrt::core::plugin_call([&] { return copy_what(*graph, slot, fn); }, [&] {
-      return api->memcpy_h2d(device, slot.buffer.data(), src, bytes, nullptr);
-    });
+    dlrt::core::plugin_call(
+        [&] { return copy_what(*graph, slot, fn); },
+        [&] { return api->memcpy_h2d(device, slot.buffer.data(), src, bytes, nullptr); });
   });
 }
 

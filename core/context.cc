@@ -34,10 +34,12 @@ dlrt_context_options complete_options(const dlrt_context_options* options) {
   out.struct_size = sizeof out;
   if (out.num_plugin_paths > 0 && out.plugin_paths == nullptr)
     fail(DLRT_INVALID_ARGUMENT, fmt::format("options.num_plugin_paths is {} but plugin_paths is "
-                                            "NULL", out.num_plugin_paths));
+                                            "NULL",
+                                            out.num_plugin_paths));
   if (out.num_logical_devices > 0 && out.logical_devices == nullptr)
     fail(DLRT_INVALID_ARGUMENT, fmt::format("options.num_logical_devices is {} but "
-                                            "logical_devices is NULL", out.num_logical_devices));
+                                            "logical_devices is NULL",
+                                            out.num_logical_devices));
   if (out.log_level < -1 || out.log_level > DLRT_LOG_DEBUG)
     fail(DLRT_INVALID_ARGUMENT, fmt::format("options.log_level is {}; expected -1 (from "
                                             "DLRT_LOG_LEVEL) or 0 (error) .. 3 (debug)",
@@ -115,7 +117,7 @@ Context::Context(const dlrt_context_options* given, const EnvLookup& env_in) {
   }
 
   // Child-process check of each plugin's init first (plugin_isolation.hpp), when asked.
-  const double isolate_s = options.isolate_plugins == 0 ? 0.0
+  const double isolate_s = options.isolate_plugins == 0    ? 0.0
                            : options.isolate_timeout_s > 0 ? options.isolate_timeout_s
                                                            : 10.0;
   std::map<std::string, std::string> names_taken;  // plugin name -> path that claimed it
@@ -128,8 +130,10 @@ Context::Context(const dlrt_context_options* given, const EnvLookup& env_in) {
   }
   for (const auto& [name, opts] : plugin_options)
     if (names_taken.count(name) == 0)
-      log(DLRT_LOG_WARNING, "context", "options were given for plugin '{}', but no plugin of "
-          "that name was loaded", name);
+      log(DLRT_LOG_WARNING, "context",
+          "options were given for plugin '{}', but no plugin of "
+          "that name was loaded",
+          name);
 
   std::vector<PhysicalDevice> physical;
   for (size_t i = 0; i < plugins_.size(); ++i) {
@@ -137,8 +141,8 @@ Context::Context(const dlrt_context_options* given, const EnvLookup& env_in) {
     for (const DeviceDesc& d : plugins_[i]->devices) physical.push_back({i, d.ordinal, d.type});
   }
   try {
-    registry_ = DeviceRegistry::build(std::move(physical),
-                                      settings_.value("DLRT_VISIBLE_DEVICES"), splits);
+    registry_ =
+        DeviceRegistry::build(std::move(physical), settings_.value("DLRT_VISIBLE_DEVICES"), splits);
   } catch (const Error& e) {
     // A visible-devices entry naming no device: say why devices may be missing too.
     const std::string why = why_devices_missing();
@@ -156,8 +160,10 @@ Context::~Context() {
     // Tensors hold a pointer to this context; they cannot be freed from here without the
     // caller's handles, so say so (their memory goes with the devices).
     if (size_t live = eager_->live_tensors(); live > 0)
-      log(DLRT_LOG_WARNING, "context", "destroyed with {} tensor(s) still alive; destroy tensors "
-          "before their context (their handles are now invalid)", live);
+      log(DLRT_LOG_WARNING, "context",
+          "destroyed with {} tensor(s) still alive; destroy tensors "
+          "before their context (their handles are now invalid)",
+          live);
     eager_.reset();  // kernels, workspaces, streams: before the devices close
   }
   arenas_.clear();  // what the arenas hold goes back before the devices close

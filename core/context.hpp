@@ -92,7 +92,7 @@ class Context {
   DeviceRegistry registry_;
   std::mutex arenas_mu_;
   std::vector<std::unique_ptr<DeviceArena>> arenas_;  // by registry device; null until used
-  std::map<size_t, uint64_t> physical_free_;  // free bytes per physical device, growth off
+  std::map<size_t, uint64_t> physical_free_;          // free bytes per physical device, growth off
   std::unique_ptr<Eager> eager_;  // after registry_: built from it, destroyed before plugins_
 };
 

@@ -23,7 +23,8 @@ struct Named {
 
 std::string list_of(const std::vector<Named>& devices) {
   std::string out;
-  for (const auto& d : devices) out += (out.empty() ? "" : ", ") + short_device_name(d.type, d.index);
+  for (const auto& d : devices)
+    out += (out.empty() ? "" : ", ") + short_device_name(d.type, d.index);
   return out.empty() ? "none (no plugin reported a device)" : out;
 }
 
@@ -160,12 +161,12 @@ size_t DeviceRegistry::find(std::string_view text) const {
     for (size_t i = 0; i < devices_.size(); ++i)
       if (devices_[i].type == spec.type && (spec.index < 0 || devices_[i].index == spec.index))
         return i;
-    fail(DLRT_NOT_FOUND, fmt::format("no device matches '{}'; devices there are: {}", text, names()));
+    fail(DLRT_NOT_FOUND,
+         fmt::format("no device matches '{}'; devices there are: {}", text, names()));
   }
-  fail(DLRT_NOT_FOUND,
-       fmt::format("no device matches '{}': this context is a single process "
-                   "(/job:localhost/replica:0/task:0); devices there are: {}",
-                   text, names()));
+  fail(DLRT_NOT_FOUND, fmt::format("no device matches '{}': this context is a single process "
+                                   "(/job:localhost/replica:0/task:0); devices there are: {}",
+                                   text, names()));
 }
 
 std::string DeviceRegistry::names() const {

@@ -32,18 +32,18 @@ struct PhysicalDevice {
 struct LogicalDevice {
   size_t physical = 0;  // index into DeviceRegistry::physical()
   std::string type;
-  int32_t index = 0;         // the n of TYPE:n
-  std::string name;          // "/device:GPU:0"
-  std::string full_name;     // "/job:localhost/replica:0/task:0/device:GPU:0"
-  int32_t logical_index = 0; // which split of its physical device
+  int32_t index = 0;          // the n of TYPE:n
+  std::string name;           // "/device:GPU:0"
+  std::string full_name;      // "/job:localhost/replica:0/task:0/device:GPU:0"
+  int32_t logical_index = 0;  // which split of its physical device
   int32_t logical_count = 1;
-  uint64_t memory_limit = 0; // bytes, 0 = none
+  uint64_t memory_limit = 0;  // bytes, 0 = none
 };
 
 struct LogicalSplit {
-  std::string physical_device;         // a device spec, "GPU:0"
-  int32_t count = 1;                   // >= 1
-  std::vector<uint64_t> memory_limits; // empty, or `count` limits
+  std::string physical_device;          // a device spec, "GPU:0"
+  int32_t count = 1;                    // >= 1
+  std::vector<uint64_t> memory_limits;  // empty, or `count` limits
 };
 
 class DeviceRegistry {

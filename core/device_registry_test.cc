@@ -37,8 +37,9 @@ std::pair<dlrt_code, std::string> error_of(Fn&& fn) {
 
 TEST(DeviceRegistry, AllDevicesNumberedPerTypeInLoadOrder) {
   DeviceRegistry r = DeviceRegistry::build(machine(), "", {});
-  EXPECT_EQ(names(r), (std::vector<std::string>{"/device:CPU:0", "/device:GPU:0", "/device:GPU:1",
-                                                "/device:REF:0", "/device:REF:1", "/device:REF:2"}));
+  EXPECT_EQ(names(r),
+            (std::vector<std::string>{"/device:CPU:0", "/device:GPU:0", "/device:GPU:1",
+                                      "/device:REF:0", "/device:REF:1", "/device:REF:2"}));
   EXPECT_EQ(r.devices()[2].full_name, "/job:localhost/replica:0/task:0/device:GPU:1");
   EXPECT_EQ(r.devices()[2].physical, 2u);
   EXPECT_EQ(r.devices()[2].logical_count, 1);
@@ -55,7 +56,8 @@ TEST(DeviceRegistry, VisibilityFiltersAndRenumbersInListOrder) {
 
 TEST(DeviceRegistry, BareTypeMeansAllOfThatTypeAndRepeatsKeepFirstPlace) {
   DeviceRegistry r = DeviceRegistry::build(machine(), "REF:1,REF", {});
-  EXPECT_EQ(names(r), (std::vector<std::string>{"/device:REF:0", "/device:REF:1", "/device:REF:2"}));
+  EXPECT_EQ(names(r),
+            (std::vector<std::string>{"/device:REF:0", "/device:REF:1", "/device:REF:2"}));
   EXPECT_EQ(r.devices()[0].physical, 4u);
   EXPECT_EQ(r.devices()[1].physical, 3u);
   EXPECT_EQ(r.devices()[2].physical, 5u);
@@ -82,10 +84,9 @@ TEST(DeviceRegistry, VisibilityErrors) {
 TEST(DeviceRegistry, LogicalSplitTakesConsecutiveIndicesAndShiftsLaterOnes) {
   LogicalSplit split{"REF:0", 3, {100, 200, 300}};
   DeviceRegistry r = DeviceRegistry::build(machine(), "", {split});
-  EXPECT_EQ(names(r),
-            (std::vector<std::string>{"/device:CPU:0", "/device:GPU:0", "/device:GPU:1",
-                                      "/device:REF:0", "/device:REF:1", "/device:REF:2",
-                                      "/device:REF:3", "/device:REF:4"}));
+  EXPECT_EQ(names(r), (std::vector<std::string>{"/device:CPU:0", "/device:GPU:0", "/device:GPU:1",
+                                                "/device:REF:0", "/device:REF:1", "/device:REF:2",
+                                                "/device:REF:3", "/device:REF:4"}));
   for (int k = 0; k < 3; ++k) {
     const LogicalDevice& d = r.devices()[3 + k];
     EXPECT_EQ(d.physical, 3u);
@@ -115,8 +116,9 @@ TEST(DeviceRegistry, LogicalSplitErrors) {
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
   code = error_of([] { DeviceRegistry::build(machine(), "", {{"GPU:0", 2, {1}}}); }).first;
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
-  auto [c2, msg] = error_of(
-      [] { DeviceRegistry::build(machine(), "", {{"GPU:0", 2, {}}, {"GPU:0", 2, {}}}); });
+  auto [c2, msg] = error_of([] {
+    DeviceRegistry::build(machine(), "", {{"GPU:0", 2, {}}, {"GPU:0", 2, {}}});
+  });
   EXPECT_EQ(c2, DLRT_INVALID_ARGUMENT);
   EXPECT_NE(msg.find("split twice"), std::string::npos) << msg;
 }

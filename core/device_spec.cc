@@ -73,8 +73,8 @@ void parse_type_and_index(std::string_view text, std::string_view part, std::str
                           "or _ such as CPU or GPU",
                           shown(type), shown(part)));
   if (type.size() > kMaxTypeLength)
-    bad(text, fmt::format("device type '{}' is longer than {} characters", shown(type),
-                          kMaxTypeLength));
+    bad(text,
+        fmt::format("device type '{}' is longer than {} characters", shown(type), kMaxTypeLength));
   spec.type = upper(type);
   if (colon == std::string_view::npos) return;
   std::string_view index = body.substr(colon + 1);
@@ -112,13 +112,14 @@ DeviceSpec parse_device_spec(std::string_view text) {
     if (rank == last_rank)
       bad(text, fmt::format("'{}' repeats a part that was already given", shown(part)));
     if (rank < last_rank)
-      bad(text, fmt::format("'{}' is out of order; parts go job, replica, task, device", shown(part)));
+      bad(text,
+          fmt::format("'{}' is out of order; parts go job, replica, task, device", shown(part)));
     last_rank = rank;
   };
 
   for (std::string_view part : parts) {
-    if (part.empty()) bad(text, std::string("it has an empty part ('//' or a trailing '/'); ") +
-                                    kExpected);
+    if (part.empty())
+      bad(text, std::string("it has an empty part ('//' or a trailing '/'); ") + kExpected);
     size_t colon = part.find(':');
     std::string key = lower(part.substr(0, colon));
     std::string_view value =
@@ -159,9 +160,9 @@ DeviceSpec parse_device_spec(std::string_view text) {
 }
 
 std::string format_device_spec(const DeviceSpec& spec) {
-  std::string out = fmt::format("/job:{}/replica:{}/task:{}",
-                                spec.job.empty() ? "localhost" : spec.job,
-                                spec.replica < 0 ? 0 : spec.replica, spec.task < 0 ? 0 : spec.task);
+  std::string out =
+      fmt::format("/job:{}/replica:{}/task:{}", spec.job.empty() ? "localhost" : spec.job,
+                  spec.replica < 0 ? 0 : spec.replica, spec.task < 0 ? 0 : spec.task);
   if (!spec.type.empty())
     out += fmt::format("/device:{}:{}", spec.type, spec.index < 0 ? 0 : spec.index);
   return out;

@@ -82,13 +82,15 @@ void Eager::run(const ops::OpInstance& instance, size_t device,
   args.rng_offset = rng_offset_++;
   const std::string where = fmt::format("{} on {}", instance.name(), context_.device_name(device));
   try {
-    plugin_call(where + ": kernel_run", [&] { return st.api->kernel_run(k.kernel, st.stream, &args); });
+    plugin_call(where + ": kernel_run",
+                [&] { return st.api->kernel_run(k.kernel, st.stream, &args); });
   } catch (...) {
     // Let whatever was enqueued finish before the caller frees the buffers it used.
     plugin_call_noexcept([&] { dlrt_status_free(st.api->stream_synchronize(st.stream)); });
     throw;
   }
-  plugin_call(where + ": stream_synchronize", [&] { return st.api->stream_synchronize(st.stream); });
+  plugin_call(where + ": stream_synchronize",
+              [&] { return st.api->stream_synchronize(st.stream); });
 }
 
 size_t Eager::kernels_created(size_t device) const {
@@ -115,7 +117,8 @@ uint64_t Eager::runs() const {
 namespace {
 
 const char* op_or_fail(const char* op) {
-  if (op == nullptr) fail(DLRT_INVALID_ARGUMENT, "op is NULL; expected an op name such as \"relu\"");
+  if (op == nullptr)
+    fail(DLRT_INVALID_ARGUMENT, "op is NULL; expected an op name such as \"relu\"");
   return op;
 }
 
@@ -132,8 +135,8 @@ std::vector<ops::TensorType> input_types_from_c(const char* op,
                                                 size_t num_inputs) {
   op_or_fail(op);
   if (num_inputs > 0 && inputs == nullptr)
-    fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: num_inputs is {} but inputs is NULL", op,
-                                            num_inputs));
+    fail(DLRT_INVALID_ARGUMENT,
+         fmt::format("{}: num_inputs is {} but inputs is NULL", op, num_inputs));
   std::vector<ops::TensorType> types;
   for (size_t i = 0; i < num_inputs; ++i) {
     const std::string what = fmt::format("input {}", i);
@@ -154,8 +157,8 @@ ops::OpInstance instantiate_from_c(const char* op, const std::vector<ops::Tensor
                                    const dlrt_attr* const* attrs, size_t num_attrs) {
   op_or_fail(op);
   if (num_attrs > 0 && attrs == nullptr)
-    fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: num_attrs is {} but attrs is NULL", op,
-                                            num_attrs));
+    fail(DLRT_INVALID_ARGUMENT,
+         fmt::format("{}: num_attrs is {} but attrs is NULL", op, num_attrs));
   ops::AttrMap map;
   for (size_t k = 0; k < num_attrs; ++k) {
     if (attrs[k] == nullptr)
@@ -163,8 +166,8 @@ ops::OpInstance instantiate_from_c(const char* op, const std::vector<ops::Tensor
     ops::Result<ops::AttrValue> v = ops::attr_from_c(op, *attrs[k]);
     if (!v.ok()) fail(v.status().code(), v.status().message());
     if (!map.emplace(attrs[k]->name, std::move(*v)).second)
-      fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: attribute '{}' is given twice", op,
-                                              attrs[k]->name));
+      fail(DLRT_INVALID_ARGUMENT,
+           fmt::format("{}: attribute '{}' is given twice", op, attrs[k]->name));
   }
   ops::Result<ops::OpInstance> inst = ops::instantiate(op, inputs, map);
   if (!inst.ok()) fail(inst.status().code(), inst.status().message());
@@ -185,17 +188,18 @@ void run_op(Context& context, const char* op, size_t device, const dlrt_tensor* 
             dlrt_tensor** outputs, size_t num_outputs) {
   op_or_fail(op);
   if (num_inputs > 0 && inputs == nullptr)
-    fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: num_inputs is {} but inputs is NULL", op,
-                                            num_inputs));
+    fail(DLRT_INVALID_ARGUMENT,
+         fmt::format("{}: num_inputs is {} but inputs is NULL", op, num_inputs));
   if (num_outputs > 0 && outputs == nullptr)
-    fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: num_outputs is {} but outputs is NULL", op,
-                                            num_outputs));
+    fail(DLRT_INVALID_ARGUMENT,
+         fmt::format("{}: num_outputs is {} but outputs is NULL", op, num_outputs));
   context.check_device(device);
 
   // 1. The op on the inputs' types.
   std::vector<ops::TensorType> types;
   for (size_t i = 0; i < num_inputs; ++i) {
-    if (inputs[i] == nullptr) fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: input {} is NULL", op, i));
+    if (inputs[i] == nullptr)
+      fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: input {} is NULL", op, i));
     if (&inputs[i]->context() != &context)
       fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: input {} belongs to another context", op, i));
     types.push_back(inputs[i]->type());
@@ -224,18 +228,16 @@ void run_op(Context& context, const char* op, size_t device, const dlrt_tensor* 
     if (&out->context() != &context)
       fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: {} belongs to another context", op, label));
     if (out->device() != device)
-      fail(DLRT_INVALID_ARGUMENT,
-           fmt::format("{}: {} is on device {}, but the op runs on {}", op, label,
-                       context.device_name(out->device()), dev_name));
+      fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: {} is on device {}, but the op runs on {}", op,
+                                              label, context.device_name(out->device()), dev_name));
     if (out->type() != inst.output(static_cast<int>(o)))
-      fail(DLRT_INVALID_ARGUMENT,
-           fmt::format("{}: {} is {}, expected {} (the inferred output)", op, label,
-                       ops::to_string(out->type()),
-                       ops::to_string(inst.output(static_cast<int>(o)))));
+      fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: {} is {}, expected {} (the inferred output)", op,
+                                              label, ops::to_string(out->type()),
+                                              ops::to_string(inst.output(static_cast<int>(o)))));
     for (size_t p = 0; p < o; ++p)
       if (outputs[p] == out)
-        fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: {} is the same tensor as output {}", op,
-                                                label, p));
+        fail(DLRT_INVALID_ARGUMENT,
+             fmt::format("{}: {} is the same tensor as output {}", op, label, p));
     for (size_t i = 0; i < num_inputs; ++i) {
       if (inputs[i] != out) continue;
       bool allowed = false;

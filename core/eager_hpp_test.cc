@@ -72,7 +72,8 @@ TEST(EagerHpp, ErrorsThrowAndAnswersDoNot) {
   EXPECT_NE(no.reason.find("sigmoid on /device:REF:0"), std::string::npos) << no.reason;
   EXPECT_FALSE(ctx.op_supported("sigmoid", ref, {x.desc()}));
   EXPECT_THROW(ctx.op_supported("conv3d", ref, {x.desc()}), dlrt::Error);
-  EXPECT_EQ(ctx.op_infer("flatten", {dlrt::detail::dense_desc(DLRT_F32, {2, 3, 4})})[0].dims[1], 12);
+  EXPECT_EQ(ctx.op_infer("flatten", {dlrt::detail::dense_desc(DLRT_F32, {2, 3, 4})})[0].dims[1],
+            12);
   const std::vector<dlrt::OpInfo> ops = dlrt::op_list();
   EXPECT_EQ(ops.size(), dlrt_op_count());
   EXPECT_EQ(ops.front().name, dlrt_op_name(0));

@@ -39,9 +39,9 @@ struct ContextFree {
 using ContextPtr = std::unique_ptr<dlrt_context, ContextFree>;
 
 std::string text(const dlrt_status* s) {
-  return s == nullptr ? "OK"
-                      : std::string(dlrt_code_name(dlrt_status_code(s))) + ": " +
-                            dlrt_status_message(s);
+  return s == nullptr
+             ? "OK"
+             : std::string(dlrt_code_name(dlrt_status_code(s))) + ": " + dlrt_status_message(s);
 }
 
 bool contains(const std::string& s, const std::string& part) {
@@ -112,7 +112,8 @@ class Eager : public ::testing::Test {
     return i;
   }
 
-  TensorPtr tensor(size_t device, const dlrt_tensor_desc& d, const std::vector<float>& values = {}) {
+  TensorPtr tensor(size_t device, const dlrt_tensor_desc& d,
+                   const std::vector<float>& values = {}) {
     dlrt_tensor* t = nullptr;
     StatusPtr s(dlrt_tensor_create(ctx_.get(), device, &d, &t));
     EXPECT_EQ(s, nullptr) << text(s.get());
@@ -151,8 +152,8 @@ class Eager : public ::testing::Test {
     std::vector<const dlrt_attr*> ap;
     for (const dlrt_attr& a : attrs) ap.push_back(&a);
     dlrt_tensor* out[1] = {nullptr};
-    StatusPtr s(dlrt_op_run(ctx_.get(), op, device, ip.data(), ip.size(), ap.data(), ap.size(),
-                            out, 1));
+    StatusPtr s(
+        dlrt_op_run(ctx_.get(), op, device, ip.data(), ip.size(), ap.data(), ap.size(), out, 1));
     EXPECT_EQ(s, nullptr) << text(s.get());
     TensorPtr y(out[0]);
     return y ? read(y.get()) : std::vector<float>{};
@@ -326,7 +327,8 @@ TEST_F(Eager, KernelKeyTellsDescriptorsApart) {
   EXPECT_NE(key("relu", {a}), key("relu", {h}));
   EXPECT_NE(key("relu", {a}), key("sigmoid", {a}));
   EXPECT_NE(key("dropout", {a}, {{"rate", 0.5}}), key("dropout", {a}, {{"rate", 0.25}}));
-  EXPECT_NE(key("dropout", {a}, {{"rate", 0.5}}), key("dropout", {a}, {{"rate", 0.5}, {"seed", 1}}));
+  EXPECT_NE(key("dropout", {a}, {{"rate", 0.5}}),
+            key("dropout", {a}, {{"rate", 0.5}, {"seed", 1}}));
 }
 
 TEST_F(Eager, RandomOpsDrawFreshNumbersEveryRun) {
@@ -360,7 +362,8 @@ TEST_F(Eager, Errors) {
   const dlrt_tensor* conv_in[] = {x.get(), w.get()};
   s.reset(dlrt_op_run(ctx_.get(), "conv2d", ref_, conv_in, 2, nullptr, 0, out, 1));
   EXPECT_EQ(dlrt_status_code(s.get()), DLRT_INVALID_ARGUMENT) << text(s.get());
-  EXPECT_TRUE(contains(text(s.get()), "conv2d") && contains(text(s.get()), "rank")) << text(s.get());
+  EXPECT_TRUE(contains(text(s.get()), "conv2d") && contains(text(s.get()), "rank"))
+      << text(s.get());
 
   const dlrt_attr alpha = attr_float("alpha", 0.1);
   const dlrt_attr* attrs[] = {&alpha};
@@ -439,7 +442,8 @@ TEST_F(Eager, InferGivesOutputDescriptors) {
   // Too little room: the count still comes back.
   const dlrt_tensor_desc logits = desc(DLRT_F32, {4, 3}), labels = desc(DLRT_I32, {4});
   const dlrt_tensor_desc* sce[] = {&logits, &labels};
-  s.reset(dlrt_op_infer(ctx_.get(), "sparse_softmax_cross_entropy", sce, 2, nullptr, 0, outs, 1, &n));
+  s.reset(
+      dlrt_op_infer(ctx_.get(), "sparse_softmax_cross_entropy", sce, 2, nullptr, 0, outs, 1, &n));
   EXPECT_EQ(dlrt_status_code(s.get()), DLRT_INVALID_ARGUMENT) << text(s.get());
   EXPECT_EQ(n, 2u);
 }

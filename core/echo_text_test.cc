@@ -25,7 +25,8 @@ const std::string kMegabyte(size_t{1} << 20, 'x');
 
 TEST(EchoText, ShortTextIsKeptWhole) {
   EXPECT_EQ(truncated_for_message("GPU:0"), "GPU:0");
-  EXPECT_EQ(truncated_for_message(std::string(kEchoMaxChars, 'a')), std::string(kEchoMaxChars, 'a'));
+  EXPECT_EQ(truncated_for_message(std::string(kEchoMaxChars, 'a')),
+            std::string(kEchoMaxChars, 'a'));
 }
 
 TEST(EchoText, LongTextIsCutAndSaysHowLongItWas) {

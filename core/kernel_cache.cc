@@ -41,9 +41,15 @@ void append_attr(std::string& key, const dlrt_attr* a) {
   switch (a->type) {
     case DLRT_ATTR_INT:
     case DLRT_ATTR_BOOL:
-    case DLRT_ATTR_DTYPE: key += fmt::format("{}", a->i); break;
-    case DLRT_ATTR_FLOAT: key += fmt::format("{}", a->f); break;  // shortest round-trip form
-    case DLRT_ATTR_STRING: append_string(key, a->s); break;
+    case DLRT_ATTR_DTYPE:
+      key += fmt::format("{}", a->i);
+      break;
+    case DLRT_ATTR_FLOAT:
+      key += fmt::format("{}", a->f);
+      break;  // shortest round-trip form
+    case DLRT_ATTR_STRING:
+      append_string(key, a->s);
+      break;
     case DLRT_ATTR_INTS:
       for (size_t k = 0; k < a->count && a->ints != nullptr; ++k)
         key += fmt::format("{}{}", k == 0 ? "" : ",", a->ints[k]);
@@ -52,7 +58,8 @@ void append_attr(std::string& key, const dlrt_attr* a) {
       for (size_t k = 0; k < a->count && a->floats != nullptr; ++k)
         key += fmt::format("{}{}", k == 0 ? "" : ",", a->floats[k]);
       break;
-    default: break;
+    default:
+      break;
   }
   key += ";";
 }
@@ -88,9 +95,8 @@ const CachedKernel& KernelCache::get(const dlrt_op_desc& desc) {
 
   const std::string where = fmt::format("{} on {}", desc.op, device_name_);
   CachedKernel k;
-  plugin_call(where + ": kernel_create", [&] {
-    return api_->kernel_create(device_, &desc, &k.kernel, &k.workspace_bytes);
-  });
+  plugin_call(where + ": kernel_create",
+              [&] { return api_->kernel_create(device_, &desc, &k.kernel, &k.workspace_bytes); });
   if (k.kernel == nullptr) {
     fail(DLRT_INTERNAL, where + ": kernel_create returned OK but no kernel");
   }

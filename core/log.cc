@@ -43,10 +43,14 @@ std::optional<dlrt_log_level> parse_log_level(std::string_view text) {
 
 const char* log_level_name(dlrt_log_level level) {
   switch (level) {
-    case DLRT_LOG_ERROR: return "error";
-    case DLRT_LOG_WARNING: return "warning";
-    case DLRT_LOG_INFO: return "info";
-    case DLRT_LOG_DEBUG: return "debug";
+    case DLRT_LOG_ERROR:
+      return "error";
+    case DLRT_LOG_WARNING:
+      return "warning";
+    case DLRT_LOG_INFO:
+      return "info";
+    case DLRT_LOG_DEBUG:
+      return "debug";
   }
   return "warning";
 }

@@ -40,18 +40,15 @@ StatusValue plugin_status(std::string_view entry, Fn&& fn) {
                                        entry, e.what())};
   } catch (...) {
     return {DLRT_INTERNAL,
-            fmt::format("{} threw an exception; plugins must return a status, never throw",
-                        entry)};
+            fmt::format("{} threw an exception; plugins must return a status, never throw", entry)};
   }
 }
 
 namespace detail {
 template <typename What>
 std::string describe(What&& what) {
-  if constexpr (std::is_invocable_v<What&>)
-    return std::string(what());
-  else
-    return std::string(std::forward<What>(what));
+  if constexpr (std::is_invocable_v<What&>) return std::string(what());
+  else return std::string(std::forward<What>(what));
 }
 }  // namespace detail
 

@@ -27,22 +27,41 @@ struct Entry {
   const char* name;
   size_t offset;
 };
-#define DLRT_ENTRY(field) Entry{#field, offsetof(dlrt_plugin_api, field)}
+#define DLRT_ENTRY(field) \
+  Entry { #field, offsetof(dlrt_plugin_api, field) }
 // The slots every plugin of ABI 1.x fills (pointers: the strings and the functions).
 constexpr Entry kRequired[] = {
-    DLRT_ENTRY(name), DLRT_ENTRY(platform), DLRT_ENTRY(plugin_create), DLRT_ENTRY(plugin_destroy),
+    DLRT_ENTRY(name),
+    DLRT_ENTRY(platform),
+    DLRT_ENTRY(plugin_create),
+    DLRT_ENTRY(plugin_destroy),
 };
 // The device entries: required too, except that a plugin without devices that offers
 // collectives may leave all of them NULL together (plugin.h, ABI 1.2).
 constexpr Entry kDeviceEntries[] = {
-    DLRT_ENTRY(device_count),  DLRT_ENTRY(device_get_desc),
-    DLRT_ENTRY(device_open),   DLRT_ENTRY(device_close),     DLRT_ENTRY(memory_info),
-    DLRT_ENTRY(mem_alloc),     DLRT_ENTRY(mem_free),         DLRT_ENTRY(memcpy_h2d),
-    DLRT_ENTRY(memcpy_d2h),    DLRT_ENTRY(memcpy_d2d),       DLRT_ENTRY(memset),
-    DLRT_ENTRY(stream_create), DLRT_ENTRY(stream_destroy),   DLRT_ENTRY(stream_synchronize),
-    DLRT_ENTRY(event_create),  DLRT_ENTRY(event_destroy),    DLRT_ENTRY(event_record),
-    DLRT_ENTRY(stream_wait_event), DLRT_ENTRY(event_synchronize), DLRT_ENTRY(op_supported),
-    DLRT_ENTRY(kernel_create), DLRT_ENTRY(kernel_run),       DLRT_ENTRY(kernel_destroy),
+    DLRT_ENTRY(device_count),
+    DLRT_ENTRY(device_get_desc),
+    DLRT_ENTRY(device_open),
+    DLRT_ENTRY(device_close),
+    DLRT_ENTRY(memory_info),
+    DLRT_ENTRY(mem_alloc),
+    DLRT_ENTRY(mem_free),
+    DLRT_ENTRY(memcpy_h2d),
+    DLRT_ENTRY(memcpy_d2h),
+    DLRT_ENTRY(memcpy_d2d),
+    DLRT_ENTRY(memset),
+    DLRT_ENTRY(stream_create),
+    DLRT_ENTRY(stream_destroy),
+    DLRT_ENTRY(stream_synchronize),
+    DLRT_ENTRY(event_create),
+    DLRT_ENTRY(event_destroy),
+    DLRT_ENTRY(event_record),
+    DLRT_ENTRY(stream_wait_event),
+    DLRT_ENTRY(event_synchronize),
+    DLRT_ENTRY(op_supported),
+    DLRT_ENTRY(kernel_create),
+    DLRT_ENTRY(kernel_run),
+    DLRT_ENTRY(kernel_destroy),
 };
 #undef DLRT_ENTRY
 
@@ -75,10 +94,14 @@ std::string str(const char* s) { return s != nullptr ? s : ""; }
 
 std::string type_from_class(int32_t device_class) {
   switch (device_class) {
-    case DLRT_DEVICE_CLASS_CPU: return "CPU";
-    case DLRT_DEVICE_CLASS_GPU: return "GPU";
-    case DLRT_DEVICE_CLASS_ACCEL: return "ACCEL";
-    default: return "DEVICE";
+    case DLRT_DEVICE_CLASS_CPU:
+      return "CPU";
+    case DLRT_DEVICE_CLASS_GPU:
+      return "GPU";
+    case DLRT_DEVICE_CLASS_ACCEL:
+      return "ACCEL";
+    default:
+      return "DEVICE";
   }
 }
 
@@ -112,7 +135,8 @@ DeviceDesc copy_desc(const dlrt_device_desc& d, int32_t ordinal) {
   DeviceDesc out;
   out.device_class = d.device_class;
   out.ordinal = ordinal;
-  for (char c : str(d.type)) out.type += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char c : str(d.type))
+    out.type += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (out.type.empty()) out.type = type_from_class(d.device_class);
   out.name = str(d.name);
   out.vendor = str(d.vendor);
@@ -168,8 +192,8 @@ class Loading {
   bool init(const std::map<std::string, std::string>& names_taken) {
     p_.phase = DLRT_PHASE_ABI;
     log(DLRT_LOG_INFO, "loader", "loading {}: {}", p_.path, DLRT_PLUGIN_INIT_SYMBOL);
-    auto init_fn = library_.get<dlrt_status*(const dlrt_host_api*, dlrt_plugin_api*)>(
-        DLRT_PLUGIN_INIT_SYMBOL);
+    auto init_fn =
+        library_.get<dlrt_status*(const dlrt_host_api*, dlrt_plugin_api*)>(DLRT_PLUGIN_INIT_SYMBOL);
 
     // The plugin writes into a zeroed table with room to spare: a well-behaved plugin writes at
     // most sizeof(dlrt_plugin_api) bytes (dlrt_plugin_api_fill), but a newer one that copied
@@ -206,8 +230,7 @@ class Loading {
       p_.platform = str(api->platform);
       p_.version = str(api->version);
     }
-    if (!s.ok())
-      return stop(DLRT_PLUGIN_FAILED, s.code, "dlrt_plugin_init failed: " + s.message);
+    if (!s.ok()) return stop(DLRT_PLUGIN_FAILED, s.code, "dlrt_plugin_init failed: " + s.message);
 
     if (size < kVersionEnd)
       return stop(DLRT_PLUGIN_REFUSED, DLRT_FAILED_PRECONDITION,
@@ -236,7 +259,8 @@ class Loading {
 
     const bool deviceless = is_deviceless_transport(api_);
     std::vector<Entry> required(std::begin(kRequired), std::end(kRequired));
-    if (!deviceless) required.insert(required.end(), std::begin(kDeviceEntries), std::end(kDeviceEntries));
+    if (!deviceless)
+      required.insert(required.end(), std::begin(kDeviceEntries), std::end(kDeviceEntries));
     for (const Entry& e : required) {
       if (e.offset + sizeof(void*) > size)
         return stop(DLRT_PLUGIN_REFUSED, DLRT_FAILED_PRECONDITION,
@@ -245,8 +269,7 @@ class Loading {
                                 p_.path, abi_text(p_.abi_major, p_.abi_minor), size, e.name));
       if (!slot_is_set(api_, e.offset))
         return stop(DLRT_PLUGIN_REFUSED, DLRT_FAILED_PRECONDITION,
-                    fmt::format("plugin {} leaves the required entry '{}' NULL", p_.path,
-                                e.name));
+                    fmt::format("plugin {} leaves the required entry '{}' NULL", p_.path, e.name));
     }
     if (p_.name.empty())
       return stop(DLRT_PLUGIN_REFUSED, DLRT_FAILED_PRECONDITION,
@@ -284,7 +307,8 @@ class Loading {
     args.num_options = ptrs.size();
     args.options = ptrs.empty() ? nullptr : ptrs.data();
     *out_instance = nullptr;
-    StatusValue s = plugin_status("plugin_create", [&] { return api_.plugin_create(&args, out_instance); });
+    StatusValue s =
+        plugin_status("plugin_create", [&] { return api_.plugin_create(&args, out_instance); });
     if (!s.ok()) {
       *out_instance = nullptr;  // a failed create released what it built (plugin.h)
       return stop(DLRT_PLUGIN_FAILED, s.code, "plugin_create failed: " + s.message);
@@ -302,7 +326,8 @@ class Loading {
     }
     log(DLRT_LOG_INFO, "loader", "loading {}: devices", p_.path);
     int32_t count = 0;
-    StatusValue s = plugin_status("device_count", [&] { return api_.device_count(instance, &count); });
+    StatusValue s =
+        plugin_status("device_count", [&] { return api_.device_count(instance, &count); });
     if (s.ok() && (count < 0 || count > 65536))
       s = {DLRT_INTERNAL, fmt::format("device_count returned {}, expected 0..65536", count)};
     if (!s.ok()) {
@@ -318,7 +343,7 @@ class Loading {
       dlrt_device_desc desc{};
       desc.struct_size = sizeof desc;
       s = plugin_status("device_get_desc",
-                      [&] { return api_.device_get_desc(instance, ordinal, &desc); });
+                        [&] { return api_.device_get_desc(instance, ordinal, &desc); });
       if (!s.ok()) {
         // Leave this device out but keep the others; the record says which one and why.
         p_.code = s.code;
@@ -353,9 +378,12 @@ class Loading {
 
 const char* state_name(dlrt_plugin_state s) {
   switch (s) {
-    case DLRT_PLUGIN_LOADED: return "loaded";
-    case DLRT_PLUGIN_REFUSED: return "refused";
-    case DLRT_PLUGIN_FAILED: return "failed";
+    case DLRT_PLUGIN_LOADED:
+      return "loaded";
+    case DLRT_PLUGIN_REFUSED:
+      return "refused";
+    case DLRT_PLUGIN_FAILED:
+      return "failed";
   }
   return "?";
 }
@@ -405,10 +433,10 @@ PluginOptions parse_plugin_options(std::string_view text) {
     auto& list = out[plugin];
     for (const auto& [k, v] : list)
       if (k == key)
-        fail(DLRT_INVALID_ARGUMENT, fmt::format("plugin option '{}:{}' is given twice in '{}'",
-                                                truncated_for_message(plugin),
-                                                truncated_for_message(key),
-                                                truncated_for_message(text)));
+        fail(DLRT_INVALID_ARGUMENT,
+             fmt::format("plugin option '{}:{}' is given twice in '{}'",
+                         truncated_for_message(plugin), truncated_for_message(key),
+                         truncated_for_message(text)));
     list.emplace_back(key, value);
   }
   return out;
@@ -490,7 +518,8 @@ dlrt_device* Plugin::open_device(int32_t ordinal) {
   if (api_.device_open == nullptr)
     fail(DLRT_FAILED_PRECONDITION,
          fmt::format("plugin {} owns no devices (it offers collectives only); device {} cannot "
-                     "be opened", name, ordinal));
+                     "be opened",
+                     name, ordinal));
   dlrt_device* device = nullptr;
   StatusValue s =
       plugin_status("device_open", [&] { return api_.device_open(instance_, ordinal, &device); });

@@ -8,7 +8,8 @@ namespace dlrt::core {
 namespace {
 
 TEST(PluginOptions, ParsesItemsPerPlugin) {
-  PluginOptions o = parse_plugin_options(" cpu:threads=2; reference:num_devices=3;reference:ops=add ;");
+  PluginOptions o =
+      parse_plugin_options(" cpu:threads=2; reference:num_devices=3;reference:ops=add ;");
   ASSERT_EQ(o.size(), 2u);
   ASSERT_EQ(o["cpu"].size(), 1u);
   EXPECT_EQ(o["cpu"][0], (std::pair<std::string, std::string>{"threads", "2"}));

@@ -27,9 +27,7 @@ std::string canonical(const std::string& path) {
   return buf;
 }
 
-bool starts_with(const std::string& s, const char* prefix) {
-  return s.rfind(prefix, 0) == 0;
-}
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 bool ends_with(const std::string& s, const char* suffix) {
   size_t n = std::strlen(suffix);
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
@@ -58,10 +56,10 @@ std::string owner_and_mode_problem(const std::string& what, const std::string& p
     return fmt::format("{} {} is owned by uid {}, not by this user (uid {}) or root", what, path,
                        st.st_uid, me);
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-    return fmt::format("{} {} is {}-writable (mode {:o}); plugins and their folders must be "
-                       "writable only by their owner",
-                       what, path, (st.st_mode & S_IWOTH) != 0 ? "world" : "group",
-                       st.st_mode & 07777);
+    return fmt::format(
+        "{} {} is {}-writable (mode {:o}); plugins and their folders must be "
+        "writable only by their owner",
+        what, path, (st.st_mode & S_IWOTH) != 0 ? "world" : "group", st.st_mode & 07777);
   return "";
 }
 
@@ -155,19 +153,20 @@ std::string ancestor_folder_problem(const std::string& folder) {
                          std::strerror(errno));
     uid_t me = ::geteuid();
     if (st.st_uid != me && st.st_uid != 0)
-      return fmt::format("{}, an ancestor of plugin folder {}, is owned by uid {}, not by this "
-                         "user (uid {}) or root",
-                         dir, folder, st.st_uid, me);
+      return fmt::format(
+          "{}, an ancestor of plugin folder {}, is owned by uid {}, not by this "
+          "user (uid {}) or root",
+          dir, folder, st.st_uid, me);
     const bool writable = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
     // A sticky folder owned by root (/tmp) lets nobody rename what others own in it.
     const bool sticky_root = (st.st_mode & S_ISVTX) != 0 && st.st_uid == 0;
     if (writable && !sticky_root)
-      return fmt::format("{}, an ancestor of plugin folder {}, is {}-writable (mode {:o}) and "
-                         "not a sticky folder owned by root: anyone who can write there can "
-                         "rename the folder and swap the plugin; every folder above a plugin "
-                         "must be writable only by its owner (or be sticky and root's, as /tmp)",
-                         dir, folder, (st.st_mode & S_IWOTH) != 0 ? "world" : "group",
-                         st.st_mode & 07777);
+      return fmt::format(
+          "{}, an ancestor of plugin folder {}, is {}-writable (mode {:o}) and "
+          "not a sticky folder owned by root: anyone who can write there can "
+          "rename the folder and swap the plugin; every folder above a plugin "
+          "must be writable only by its owner (or be sticky and root's, as /tmp)",
+          dir, folder, (st.st_mode & S_IWOTH) != 0 ? "world" : "group", st.st_mode & 07777);
   }
   return "";
 }
@@ -216,8 +215,10 @@ std::string default_plugin_dir() {
   boost::dll::fs::error_code ec;
   boost::dll::fs::path self = boost::dll::this_line_location(ec);
   if (ec || self.empty()) {
-    log(DLRT_LOG_WARNING, "loader", "cannot find libdlrt's own location ({}); skipping the "
-        "default plugin folder", ec.message());
+    log(DLRT_LOG_WARNING, "loader",
+        "cannot find libdlrt's own location ({}); skipping the "
+        "default plugin folder",
+        ec.message());
     return "";
   }
   return (self.parent_path() / "dlrt" / "plugins").string();

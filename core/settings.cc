@@ -121,23 +121,26 @@ Setting count_setting(const EnvLookup& env, const char* name, std::string help) 
 // (MiB). Shown in MiB; *bytes gets the limit (0 = none). A bad variable is logged and ignored.
 Setting memory_limit_setting(const EnvLookup& env, uint64_t api_bytes, uint64_t* bytes) {
   constexpr uint64_t kMiB = uint64_t{1} << 20;
-  const char* help = "limit on the memory dlrt takes per GPU-class logical device, in MiB "
-                     "(0 or unset: none; a logical device's own limit wins)";
+  const char* help =
+      "limit on the memory dlrt takes per GPU-class logical device, in MiB "
+      "(0 or unset: none; a logical device's own limit wins)";
   *bytes = 0;
   if (api_bytes != 0) {
     *bytes = api_bytes;
-    std::string text = api_bytes % kMiB == 0
-                           ? std::to_string(api_bytes / kMiB)
-                           : fmt::format("{:.3f} ({} bytes)",
-                                         static_cast<double>(api_bytes) / kMiB, api_bytes);
+    std::string text =
+        api_bytes % kMiB == 0
+            ? std::to_string(api_bytes / kMiB)
+            : fmt::format("{:.3f} ({} bytes)", static_cast<double>(api_bytes) / kMiB, api_bytes);
     return Setting{"DLRT_GPU_MEMORY_LIMIT_MB", text, DLRT_SOURCE_API, help};
   }
   Setting s = count_setting(env, "DLRT_GPU_MEMORY_LIMIT_MB", help);
   if (s.source == DLRT_SOURCE_ENVIRONMENT) {
     const unsigned long long mb = std::strtoull(s.value.c_str(), nullptr, 10);
     if (mb > UINT64_MAX / kMiB) {
-      log(DLRT_LOG_WARNING, "settings", "DLRT_GPU_MEMORY_LIMIT_MB='{}' does not fit in 64 bits "
-          "of bytes; ignoring it (no limit)", s.value);
+      log(DLRT_LOG_WARNING, "settings",
+          "DLRT_GPU_MEMORY_LIMIT_MB='{}' does not fit in 64 bits "
+          "of bytes; ignoring it (no limit)",
+          s.value);
       return Setting{s.name, "", DLRT_SOURCE_DEFAULT, help};
     }
     *bytes = mb * kMiB;
@@ -228,14 +231,15 @@ Settings Settings::resolve(const dlrt_context_options& options,
                                        "memory_fraction of it at first use (0)"));
   out.gpu_allow_growth_ = out.settings_.back().value == "1";
   out.memory_fraction_ = options.memory_fraction > 0.0 ? options.memory_fraction : 0.9;
-  out.settings_.push_back(memory_limit_setting(env, options.gpu_memory_limit,
-                                               &out.gpu_memory_limit_));
-  out.settings_.push_back(bool_setting(env, "DLRT_CHECK_NUMERICS", -1, false,
-                                       "fail on NaN or Inf in op outputs"));
+  out.settings_.push_back(
+      memory_limit_setting(env, options.gpu_memory_limit, &out.gpu_memory_limit_));
+  out.settings_.push_back(
+      bool_setting(env, "DLRT_CHECK_NUMERICS", -1, false, "fail on NaN or Inf in op outputs"));
   out.settings_.push_back(
       text_setting(env, "DLRT_TRACE_FILE", nullptr, "write a Chrome trace of execution here"));
-  out.settings_.push_back(text_setting(env, "DLRT_PLUGIN_OPTIONS", options.plugin_options,
-                                       "per-plugin options, e.g. cpu:threads=2;reference:num_devices=3"));
+  out.settings_.push_back(
+      text_setting(env, "DLRT_PLUGIN_OPTIONS", options.plugin_options,
+                   "per-plugin options, e.g. cpu:threads=2;reference:num_devices=3"));
   out.settings_.push_back(text_setting(env, "CUDA_VISIBLE_DEVICES", nullptr,
                                        "GPUs the CUDA runtime shows (read by the CUDA plugin)"));
   out.settings_.push_back(collective_timeout_setting(env, &out.collective_timeout_ms_));

@@ -50,12 +50,9 @@ TEST(Settings, EveryDesignVariableIsListed) {
 
 TEST(Settings, EnvironmentOverridesDefaultAndApiOverridesEnvironment) {
   FakeEnv env;
-  env.vars = {{"DLRT_LOG_LEVEL", "DEBUG"},
-              {"DLRT_VISIBLE_DEVICES", "GPU:1"},
-              {"DLRT_LOG_DEVICE_PLACEMENT", "true"},
-              {"DLRT_GPU_MEMORY_LIMIT_MB", "1024"},
-              {"DLRT_PLUGIN_PATH", "/a:/b"},
-              {"CUDA_VISIBLE_DEVICES", "0,1"}};
+  env.vars = {{"DLRT_LOG_LEVEL", "DEBUG"},           {"DLRT_VISIBLE_DEVICES", "GPU:1"},
+              {"DLRT_LOG_DEVICE_PLACEMENT", "true"}, {"DLRT_GPU_MEMORY_LIMIT_MB", "1024"},
+              {"DLRT_PLUGIN_PATH", "/a:/b"},         {"CUDA_VISIBLE_DEVICES", "0,1"}};
   Settings s = Settings::resolve(defaults(), "/d", env.lookup());
   EXPECT_EQ(s.value("DLRT_LOG_LEVEL"), "debug");
   EXPECT_EQ(s.log_level(), DLRT_LOG_DEBUG);

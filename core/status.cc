@@ -9,8 +9,7 @@
 
 namespace {
 
-dlrt_status g_out_of_memory{DLRT_RESOURCE_EXHAUSTED,
-                            "out of host memory while creating a status"};
+dlrt_status g_out_of_memory{DLRT_RESOURCE_EXHAUSTED, "out of host memory while creating a status"};
 
 }  // namespace
 
@@ -40,23 +39,40 @@ DLRT_API void dlrt_status_free(dlrt_status* status) {
 
 DLRT_API const char* dlrt_code_name(dlrt_code code) {
   switch (code) {
-    case DLRT_OK: return "OK";
-    case DLRT_CANCELLED: return "CANCELLED";
-    case DLRT_UNKNOWN: return "UNKNOWN";
-    case DLRT_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case DLRT_DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case DLRT_NOT_FOUND: return "NOT_FOUND";
-    case DLRT_ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case DLRT_PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case DLRT_RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case DLRT_FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case DLRT_ABORTED: return "ABORTED";
-    case DLRT_OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case DLRT_UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case DLRT_INTERNAL: return "INTERNAL";
-    case DLRT_UNAVAILABLE: return "UNAVAILABLE";
-    case DLRT_DATA_LOSS: return "DATA_LOSS";
-    case DLRT_UNAUTHENTICATED: return "UNAUTHENTICATED";
+    case DLRT_OK:
+      return "OK";
+    case DLRT_CANCELLED:
+      return "CANCELLED";
+    case DLRT_UNKNOWN:
+      return "UNKNOWN";
+    case DLRT_INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case DLRT_DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case DLRT_NOT_FOUND:
+      return "NOT_FOUND";
+    case DLRT_ALREADY_EXISTS:
+      return "ALREADY_EXISTS";
+    case DLRT_PERMISSION_DENIED:
+      return "PERMISSION_DENIED";
+    case DLRT_RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case DLRT_FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
+    case DLRT_ABORTED:
+      return "ABORTED";
+    case DLRT_OUT_OF_RANGE:
+      return "OUT_OF_RANGE";
+    case DLRT_UNIMPLEMENTED:
+      return "UNIMPLEMENTED";
+    case DLRT_INTERNAL:
+      return "INTERNAL";
+    case DLRT_UNAVAILABLE:
+      return "UNAVAILABLE";
+    case DLRT_DATA_LOSS:
+      return "DATA_LOSS";
+    case DLRT_UNAUTHENTICATED:
+      return "UNAUTHENTICATED";
   }
   return "UNKNOWN_CODE";
 }
@@ -86,7 +102,8 @@ dlrt_status* status_from_current_exception() noexcept {
     return dlrt_status_create(DLRT_RESOURCE_EXHAUSTED, "out of host memory");
   } catch (const std::exception& e) {
     try {
-      return dlrt_status_create(DLRT_INTERNAL, (std::string("internal error: ") + e.what()).c_str());
+      return dlrt_status_create(DLRT_INTERNAL,
+                                (std::string("internal error: ") + e.what()).c_str());
     } catch (...) {
       return dlrt_status_create(DLRT_INTERNAL, e.what());
     }

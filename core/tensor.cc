@@ -18,11 +18,12 @@ size_t dtype_size(dlrt_dtype dtype) { return dlrt_dtype_size(dtype); }
 size_t dense_byte_size(const ops::TensorType& type) {
   size_t bytes = dtype_size(type.dtype);
   if (bytes == 0)
-    fail(DLRT_INVALID_ARGUMENT, fmt::format("{} is not a valid dtype", ops::dtype_name(type.dtype)));
+    fail(DLRT_INVALID_ARGUMENT,
+         fmt::format("{} is not a valid dtype", ops::dtype_name(type.dtype)));
   for (int64_t d : type.dims) {
     if (d < 1 || __builtin_mul_overflow(bytes, static_cast<size_t>(d), &bytes))
-      fail(DLRT_INVALID_ARGUMENT, fmt::format("a tensor of {} does not fit in memory",
-                                              ops::to_string(type)));
+      fail(DLRT_INVALID_ARGUMENT,
+           fmt::format("a tensor of {} does not fit in memory", ops::to_string(type)));
   }
   return bytes;
 }

@@ -25,7 +25,9 @@ namespace {
 
 using autodiff::MaybeValue;
 
-bool is_float(dlrt_dtype d) { return d == DLRT_F32 || d == DLRT_F16 || d == DLRT_BF16 || d == DLRT_F64; }
+bool is_float(dlrt_dtype d) {
+  return d == DLRT_F32 || d == DLRT_F16 || d == DLRT_BF16 || d == DLRT_F64;
+}
 
 // "'relu_1' f32(4,3)" for messages.
 std::string describe(const Graph& g, ValueRef v) {
@@ -49,7 +51,8 @@ class Contributions {
     std::vector<ValueRef>& parts = it->second;
     if (parts.size() > 1) {
       const Node producer = g_.node(v.node);  // a copy: emitting may move the node vector
-      const std::string what = v.output == 0 ? "accumulate" : fmt::format("accumulate_out{}", v.output);
+      const std::string what =
+          v.output == 0 ? "accumulate" : fmt::format("accumulate_out{}", v.output);
       ValueRef sum = parts[0];
       for (size_t i = 1; i < parts.size(); ++i)
         sum = autodiff::emit_gradient_op(g_, producer, "add", what, {sum, parts[i]}, {}).front();
@@ -130,12 +133,12 @@ std::vector<ValueRef> gradients(Graph& graph, ValueRef loss, const std::vector<V
   {
     const Node loss_node = graph.node(loss.node);
     const ops::TensorType lt = graph.type_of(loss);
-    grads.add(loss, autodiff::emit_gradient_op(
-                        graph, loss_node, "fill", "seed", {},
-                        {{"shape", ops::Ints(lt.dims.begin(), lt.dims.end())},
-                         {"value", 1.0},
-                         {"dtype", lt.dtype}})
-                        .front());
+    grads.add(loss,
+              autodiff::emit_gradient_op(graph, loss_node, "fill", "seed", {},
+                                         {{"shape", ops::Ints(lt.dims.begin(), lt.dims.end())},
+                                          {"value", 1.0},
+                                          {"dtype", lt.dtype}})
+                  .front());
   }
   for (NodeId n = last + 1; n-- > 0;) {
     if (!on_path(graph.node(n))) continue;

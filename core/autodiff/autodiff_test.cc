@@ -134,7 +134,9 @@ TEST(Gradients, LossMustBeAFloatScalar) {
   auto bad_wrt = error_of([&] { gradients(c.graph(), s, {labels}); });
   EXPECT_EQ(bad_wrt.first, DLRT_INVALID_ARGUMENT);
   EXPECT_NE(bad_wrt.second.find("wrt[0]"), std::string::npos) << bad_wrt.second;
-  EXPECT_EQ(error_of([&] { gradients(c.graph(), s, {ValueRef{999, 0}}); }).first,
+  EXPECT_EQ(error_of([&] {
+              gradients(c.graph(), s, {ValueRef{999, 0}});
+            }).first,
             DLRT_INVALID_ARGUMENT);
 }
 
@@ -176,11 +178,13 @@ TEST(Gradients, EveryDifferentiableOpHasARule) {
   std::set<std::string> registry;
   for (const ops::OpDef* def : ops::all_ops()) {
     registry.insert(def->name);
-    const bool differentiable = std::any_of(def->inputs.begin(), def->inputs.end(),
-                                            [](const ops::InputSpec& in) { return in.differentiable; });
+    const bool differentiable =
+        std::any_of(def->inputs.begin(), def->inputs.end(),
+                    [](const ops::InputSpec& in) { return in.differentiable; });
     if (differentiable && !known_missing.count(def->name))
       EXPECT_TRUE(rules.count(def->name)) << def->name << " has a differentiable input but no rule";
-    if (!differentiable) EXPECT_FALSE(rules.count(def->name)) << def->name << " is not differentiable";
+    if (!differentiable)
+      EXPECT_FALSE(rules.count(def->name)) << def->name << " is not differentiable";
   }
   for (const std::string& r : rules) EXPECT_TRUE(registry.count(r)) << r << " is not an op";
 }

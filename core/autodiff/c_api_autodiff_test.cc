@@ -62,7 +62,8 @@ class CApiGradients : public ::testing::Test {
 
 TEST_F(CApiGradients, GivesGradientValues) {
   dlrt_value wrt[2] = {x_, t_}, grads[2] = {0, 0};
-  ASSERT_EQ(take(dlrt_graph_gradients(g_, loss_, wrt, 2, grads)), (std::pair<dlrt_code, std::string>{DLRT_OK, ""}));
+  ASSERT_EQ(take(dlrt_graph_gradients(g_, loss_, wrt, 2, grads)),
+            (std::pair<dlrt_code, std::string>{DLRT_OK, ""}));
   dlrt_tensor_desc d{};
   d.struct_size = DLRT_STRUCT_SIZE(dlrt_tensor_desc);
   ASSERT_EQ(take(dlrt_graph_value_desc(g_, grads[0], &d)).first, DLRT_OK);
@@ -108,8 +109,10 @@ TEST_F(CApiGradients, ErrorsAreStatusesAndResetOutputs) {
   const dlrt_attr* attrs[] = {&dtype};
   dlrt_value cast = DLRT_INVALID_VALUE, sum = DLRT_INVALID_VALUE;
   size_t n = 0;
-  ASSERT_EQ(take(dlrt_graph_op(g_, "cast", nullptr, &am, 1, attrs, 1, &cast, 1, &n)).first, DLRT_OK);
-  ASSERT_EQ(take(dlrt_graph_op(g_, "reduce_sum", nullptr, &cast, 1, nullptr, 0, &sum, 1, &n)).first, DLRT_OK);
+  ASSERT_EQ(take(dlrt_graph_op(g_, "cast", nullptr, &am, 1, attrs, 1, &cast, 1, &n)).first,
+            DLRT_OK);
+  ASSERT_EQ(take(dlrt_graph_op(g_, "reduce_sum", nullptr, &cast, 1, nullptr, 0, &sum, 1, &n)).first,
+            DLRT_OK);
   const size_t nodes = static_cast<dlrt::core::Graph*>(g_)->nodes().size();
   auto [code2, msg2] = take(dlrt_graph_gradients(g_, sum, &x_, 1, grads));
   EXPECT_EQ(code2, DLRT_UNIMPLEMENTED);

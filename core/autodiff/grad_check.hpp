@@ -50,8 +50,8 @@ std::pair<dlrt_code, std::string> error_of(Fn&& fn) {
 }
 
 enum class Values {
-  kSigned,    // uniform in [-1, 1)
-  kPositive,  // uniform in [0.5, 1.5): log, sqrt, divisors
+  kSigned,        // uniform in [-1, 1)
+  kPositive,      // uniform in [0.5, 1.5): log, sqrt, divisors
   kAwayFromZero,  // |v| in [0.1, 1): relu's kink stays further than eps
 };
 
@@ -62,7 +62,8 @@ class GradCheck {
   Graph& graph() { return g_; }
 
   // A placeholder that check() differentiates with respect to.
-  ValueRef input(const std::string& name, const ops::TensorType& type, Values kind = Values::kSigned) {
+  ValueRef input(const std::string& name, const ops::TensorType& type,
+                 Values kind = Values::kSigned) {
     ValueRef v = g_.add_placeholder(name, type);
     std::vector<double> vals(size_t(type.num_elements()));
     for (double& x : vals) {
@@ -76,7 +77,8 @@ class GradCheck {
   // A trainable variable, differentiated like input() (HostEval's feed stands in for its
   // initial value).
   ValueRef variable(const std::string& name, const ops::TensorType& type) {
-    ValueRef v = g_.add_variable(name, type, "random_uniform", {{"minval", -0.5}, {"maxval", 0.5}}, true);
+    ValueRef v =
+        g_.add_variable(name, type, "random_uniform", {{"minval", -0.5}, {"maxval", 0.5}}, true);
     std::vector<double> vals(size_t(type.num_elements()));
     for (double& x : vals) x = uniform(-0.5, 0.5);
     inputs_.push_back({v, std::move(vals)});
@@ -91,7 +93,8 @@ class GradCheck {
     return v;
   }
   // A placeholder fed with integers (labels, indices), not differentiated.
-  ValueRef index_input(const std::string& name, const ops::TensorType& type, std::vector<int64_t> v) {
+  ValueRef index_input(const std::string& name, const ops::TensorType& type,
+                       std::vector<int64_t> v) {
     ValueRef p = g_.add_placeholder(name, type);
     index_inputs_.push_back({p, std::move(v)});
     return p;
@@ -100,7 +103,8 @@ class GradCheck {
                                const ops::AttrMap& attrs = {}) {
     return g_.add_op(op, "", in, attrs);
   }
-  ValueRef op(const std::string& op, const std::vector<ValueRef>& in, const ops::AttrMap& attrs = {}) {
+  ValueRef op(const std::string& op, const std::vector<ValueRef>& in,
+              const ops::AttrMap& attrs = {}) {
     return op_all(op, in, attrs).at(0);
   }
   // loss = sum over the given values of reduce_sum(v * r_v), r_v a random constant: a random
@@ -156,7 +160,9 @@ class GradCheck {
   }
 
  private:
-  double uniform(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng_); }
+  double uniform(double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng_);
+  }
 
   struct Input {
     ValueRef value;

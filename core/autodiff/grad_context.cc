@@ -48,8 +48,7 @@ std::string unique_gradient_name(const Graph& graph, const std::string& base) {
 }  // namespace
 
 std::vector<ValueRef> emit_gradient_op(Graph& graph, const Node& forward, const std::string& op,
-                                       const std::string& what,
-                                       const std::vector<ValueRef>& inputs,
+                                       const std::string& what, const std::vector<ValueRef>& inputs,
                                        const ops::AttrMap& attrs) {
   std::vector<ValueRef> out = graph.add_op(
       op, unique_gradient_name(graph, "gradients/" + forward.name + "/" + what), inputs, attrs);

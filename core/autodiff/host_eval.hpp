@@ -69,7 +69,9 @@ class HostEval {
     const auto* p = reinterpret_cast<const uint8_t*>(&x);
     b.bytes.insert(b.bytes.end(), p, p + sizeof(T));
   }
-  static bool is_float(int32_t d) { return d == DLRT_F32 || d == DLRT_F16 || d == DLRT_BF16 || d == DLRT_F64; }
+  static bool is_float(int32_t d) {
+    return d == DLRT_F32 || d == DLRT_F16 || d == DLRT_BF16 || d == DLRT_F64;
+  }
   static int32_t promote(int32_t d) { return is_float(d) ? DLRT_F64 : d; }
 
   void check_fed(ValueRef v, const Buf& b, int64_t n) {
@@ -152,7 +154,8 @@ class HostEval {
     plugin::OpView view(&pd);
     reference::check_supported(view);
     reference::run(view, in_ptrs.data(), out_ptrs.data(), 0);
-    for (size_t k = 0; k < results.size(); ++k) computed_[{id, uint32_t(k)}] = std::move(results[k]);
+    for (size_t k = 0; k < results.size(); ++k)
+      computed_[{id, uint32_t(k)}] = std::move(results[k]);
   }
 
   const Graph& g_;

@@ -55,8 +55,8 @@ class GradContext {
   std::vector<ValueRef> emit_all(const std::string& op, const std::string& what,
                                  const std::vector<ValueRef>& inputs,
                                  const ops::AttrMap& attrs = {});
-  ValueRef emit(const std::string& op, const std::string& what,
-                const std::vector<ValueRef>& inputs, const ops::AttrMap& attrs = {}) {
+  ValueRef emit(const std::string& op, const std::string& what, const std::vector<ValueRef>& inputs,
+                const ops::AttrMap& attrs = {}) {
     return emit_all(op, what, inputs, attrs).front();
   }
   const ops::TensorType& type_of(ValueRef v) const { return graph_.type_of(v); }
@@ -84,8 +84,7 @@ class GradContext {
 // is_gradient, with `forward`'s requested device. For the nodes gradients() adds outside any
 // rule (the seed, sums of several contributions, zeros); rules use GradContext::emit.
 std::vector<ValueRef> emit_gradient_op(Graph& graph, const Node& forward, const std::string& op,
-                                       const std::string& what,
-                                       const std::vector<ValueRef>& inputs,
+                                       const std::string& what, const std::vector<ValueRef>& inputs,
                                        const ops::AttrMap& attrs);
 
 // A rule: reads ctx.dy(...), calls ctx.set_dx(i, ...) for the needed inputs.

@@ -28,15 +28,18 @@ void sub_rule(GradContext& c) {
 // c = a * b: da = sum_to(dc * b, a), db = sum_to(dc * a, b).
 void mul_rule(GradContext& c) {
   ValueRef dy = *c.dy(0);
-  if (c.needs(0)) c.set_dx(0, c.sum_to(c.emit("mul", "da_mul", {dy, c.input(1)}), c.in_dims(0), "da"));
-  if (c.needs(1)) c.set_dx(1, c.sum_to(c.emit("mul", "db_mul", {dy, c.input(0)}), c.in_dims(1), "db"));
+  if (c.needs(0))
+    c.set_dx(0, c.sum_to(c.emit("mul", "da_mul", {dy, c.input(1)}), c.in_dims(0), "da"));
+  if (c.needs(1))
+    c.set_dx(1, c.sum_to(c.emit("mul", "db_mul", {dy, c.input(0)}), c.in_dims(1), "db"));
 }
 
 // c = a / b: da = sum_to(dc / b, a), db = -sum_to(dc * c / b, b)  (dc * a / b^2, written with
 // the output c so no square is needed).
 void div_rule(GradContext& c) {
   ValueRef dy = *c.dy(0);
-  if (c.needs(0)) c.set_dx(0, c.sum_to(c.emit("div", "da_div", {dy, c.input(1)}), c.in_dims(0), "da"));
+  if (c.needs(0))
+    c.set_dx(0, c.sum_to(c.emit("div", "da_div", {dy, c.input(1)}), c.in_dims(0), "da"));
   if (c.needs(1)) {
     ValueRef t = c.emit("mul", "db_mul", {dy, c.output(0)});
     t = c.emit("div", "db_div", {t, c.input(1)});

@@ -35,8 +35,8 @@ void conv2d_rule(GradContext& c) { conv_backward(c, *c.dy(0), c.attrs()); }
 void conv2d_bias_act_rule(GradContext& c) {
   ValueRef dz = activation_input_grad(c, *c.dy(0), c.output(0));
   if (c.needs(2))
-    c.set_dx(2, c.emit("bias_add_grad", "bias_grad", {dz},
-                       {{"data_format", c.attr("data_format")}}));
+    c.set_dx(2,
+             c.emit("bias_add_grad", "bias_grad", {dz}, {{"data_format", c.attr("data_format")}}));
   conv_backward(c, dz, c.attrs_without({"activation"}));
 }
 
@@ -65,11 +65,13 @@ void matmul_backward(GradContext& c, ValueRef dc) {
   };
   const ValueRef a = c.input(0), b = c.input(1);
   if (c.needs(0))
-    c.set_dx(0, !ta ? mm("da", dc, b, false, !tb) : tb ? mm("da", b, dc, true, true)
-                                                        : mm("da", b, dc, false, true));
+    c.set_dx(0, !ta  ? mm("da", dc, b, false, !tb)
+                : tb ? mm("da", b, dc, true, true)
+                     : mm("da", b, dc, false, true));
   if (c.needs(1))
-    c.set_dx(1, !tb ? mm("db", a, dc, !ta, false) : ta ? mm("db", dc, a, true, true)
-                                                        : mm("db", dc, a, true, false));
+    c.set_dx(1, !tb  ? mm("db", a, dc, !ta, false)
+                : ta ? mm("db", dc, a, true, true)
+                     : mm("db", dc, a, true, false));
 }
 
 void matmul_rule(GradContext& c) { matmul_backward(c, *c.dy(0)); }
@@ -106,9 +108,11 @@ void tanh_rule(GradContext& c) {
 }
 
 // The softmax Jacobian-vector product: s * (g - sum(g * s, axis, keepdims)).
-ValueRef softmax_jvp(GradContext& c, ValueRef s, ValueRef g, int64_t axis, const std::string& what) {
+ValueRef softmax_jvp(GradContext& c, ValueRef s, ValueRef g, int64_t axis,
+                     const std::string& what) {
   ValueRef gs = c.emit("mul", what + "_gs", {g, s});
-  ValueRef sum = c.emit("reduce_sum", what + "_sum", {gs}, {{"axes", ops::Ints{axis}}, {"keepdims", true}});
+  ValueRef sum =
+      c.emit("reduce_sum", what + "_sum", {gs}, {{"axes", ops::Ints{axis}}, {"keepdims", true}});
   ValueRef centred = c.emit("sub", what + "_centred", {g, sum});
   return c.emit("mul", what, {s, centred});
 }
@@ -123,7 +127,8 @@ void log_softmax_rule(GradContext& c) {
   const int64_t axis = c.attr("axis").as_int();
   ValueRef dy = *c.dy(0);
   ValueRef s = c.emit("softmax", "softmax", {c.input(0)}, {{"axis", axis}});
-  ValueRef sum = c.emit("reduce_sum", "dy_sum", {dy}, {{"axes", ops::Ints{axis}}, {"keepdims", true}});
+  ValueRef sum =
+      c.emit("reduce_sum", "dy_sum", {dy}, {{"axes", ops::Ints{axis}}, {"keepdims", true}});
   ValueRef ssum = c.emit("mul", "softmax_dy_sum", {s, sum});
   c.set_dx(0, c.emit("sub", "dx", {dy, ssum}));
 }

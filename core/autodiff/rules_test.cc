@@ -17,12 +17,13 @@ namespace {
 const dlrt_dtype F = DLRT_F32;
 
 // One op on float inputs of the given dims (values of the given kind), projected; checked.
-void check_op(const std::string& op, const std::vector<ops::Dims>& inputs, const ops::AttrMap& attrs = {},
-              Values kind = Values::kSigned) {
+void check_op(const std::string& op, const std::vector<ops::Dims>& inputs,
+              const ops::AttrMap& attrs = {}, Values kind = Values::kSigned) {
   SCOPED_TRACE(op);
   GradCheck c;
   std::vector<ValueRef> xs;
-  for (size_t i = 0; i < inputs.size(); ++i) xs.push_back(c.input("x" + std::to_string(i), {F, inputs[i]}, kind));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    xs.push_back(c.input("x" + std::to_string(i), {F, inputs[i]}, kind));
   c.check(c.project(c.op_all(op, xs, attrs)));
 }
 
@@ -33,8 +34,9 @@ TEST(GradientRules, EveryOpHasARuleOrItsSchemaSaysWhyNot) {
   for (const ops::OpDef* def : ops::all_ops()) {
     const bool has_rule = autodiff::rules().count(def->name) != 0;
     EXPECT_NE(has_rule, !def->no_gradient.empty())
-        << def->name << (has_rule ? ": has a rule and a no_gradient reason"
-                                  : ": needs a gradient rule or OpDef::gradient_free(reason)");
+        << def->name
+        << (has_rule ? ": has a rule and a no_gradient reason"
+                     : ": needs a gradient rule or OpDef::gradient_free(reason)");
   }
 }
 
@@ -70,7 +72,8 @@ TEST(GradientRules, Pooling) {
 TEST(GradientRules, MatmulAllTransposeCases) {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
-      SCOPED_TRACE(std::string("transpose_a=") + (ta ? "1" : "0") + " transpose_b=" + (tb ? "1" : "0"));
+      SCOPED_TRACE(std::string("transpose_a=") + (ta ? "1" : "0") +
+                   " transpose_b=" + (tb ? "1" : "0"));
       const ops::Dims a = ta ? ops::Dims{4, 3} : ops::Dims{3, 4};
       const ops::Dims b = tb ? ops::Dims{2, 4} : ops::Dims{4, 2};
       check_op("matmul", {a, b}, {{"transpose_a", ta}, {"transpose_b", tb}});
@@ -156,10 +159,10 @@ TEST(GradientRules, UnaryElementwise) {
 
 TEST(GradientRules, Reductions) {
   const std::vector<ops::AttrMap> cases = {
-      {},                                        // every axis
-      {{"axes", ops::Ints{1}}},                  // one axis, dims dropped
+      {},                        // every axis
+      {{"axes", ops::Ints{1}}},  // one axis, dims dropped
       {{"axes", ops::Ints{0, 2}}, {"keepdims", true}},
-      {{"axes", ops::Ints{-1}}},                 // counted from the end
+      {{"axes", ops::Ints{-1}}},  // counted from the end
   };
   for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max"})
     for (const auto& a : cases) check_op(op, {{2, 3, 4}}, a);

@@ -46,18 +46,20 @@ std::string DevicePath::unusable_reason(const Context& ctx, const std::vector<si
     if (c == nullptr)
       return fmt::format("{}'s plugin '{}' offers no collectives", ctx.device_name(d), p.name);
     if (const char* entry = missing_entry(*c))
-      return fmt::format("{}'s plugin '{}' has a collectives table without {}",
-                         ctx.device_name(d), p.name, entry);
+      return fmt::format("{}'s plugin '{}' has a collectives table without {}", ctx.device_name(d),
+                         p.name, entry);
     if (first == nullptr) first = &p;
     if (&p != first)
-      return fmt::format("the replicas are on plugins '{}' and '{}'; one communicator spans the "
-                         "devices of one plugin",
-                         first->name, p.name);
+      return fmt::format(
+          "the replicas are on plugins '{}' and '{}'; one communicator spans the "
+          "devices of one plugin",
+          first->name, p.name);
     size_t& owner = physical_owner.at(ctx.registry().devices().at(d).physical);
     if (owner != SIZE_MAX)
-      return fmt::format("{} and {} are logical devices of one physical device; a device "
-                         "communicator takes each physical device once",
-                         ctx.device_name(owner), ctx.device_name(d));
+      return fmt::format(
+          "{} and {} are logical devices of one physical device; a device "
+          "communicator takes each physical device once",
+          ctx.device_name(owner), ctx.device_name(d));
     owner = d;
   }
   return "";
@@ -115,10 +117,8 @@ void DevicePath::release(bool abort_comms) noexcept {
     std::lock_guard<std::mutex> lock(comms_mu_);
     for (Replica& r : replicas_) {
       if (r.comm == nullptr) continue;
-      if (abort_comms)
-        plugin_call_noexcept([&] { coll().comm_abort(r.comm); });
-      else
-        plugin_call_noexcept([&] { coll().comm_destroy(r.comm); });
+      if (abort_comms) plugin_call_noexcept([&] { coll().comm_abort(r.comm); });
+      else plugin_call_noexcept([&] { coll().comm_destroy(r.comm); });
       r.comm = nullptr;
     }
   }
@@ -183,8 +183,8 @@ void DevicePath::pack(const Layout& layout, size_t r) {
     unsigned char* dst = static_cast<unsigned char*>(rep.flat.data()) + layout.offsets[k];
     plugin_call(fmt::format("{}: packing tensor {} (memcpy_d2d)", ctx_.device_name(rep.device), k),
                 [&] {
-                  return api_->memcpy_d2d(rep.handle, dst, layout.at(r, k).data(),
-                                          layout.bytes[k], rep.stream);
+                  return api_->memcpy_d2d(rep.handle, dst, layout.at(r, k).data(), layout.bytes[k],
+                                          rep.stream);
                 });
   }
 }
@@ -194,8 +194,7 @@ void DevicePath::unpack(const Layout& layout, size_t r) {
   for (size_t k = 0; k < layout.per_replica; ++k) {
     const unsigned char* src = static_cast<unsigned char*>(rep.flat.data()) + layout.offsets[k];
     plugin_call(
-        fmt::format("{}: unpacking tensor {} (memcpy_d2d)", ctx_.device_name(rep.device), k),
-        [&] {
+        fmt::format("{}: unpacking tensor {} (memcpy_d2d)", ctx_.device_name(rep.device), k), [&] {
           return api_->memcpy_d2d(rep.handle, layout.at(r, k).data(), src, layout.bytes[k],
                                   rep.stream);
         });
@@ -207,9 +206,9 @@ void DevicePath::synchronize(const char* what) {
       timeout_ms_,
       [&] {
         for (Replica& r : replicas_)
-          plugin_call(fmt::format("{}: stream_synchronize after {}", ctx_.device_name(r.device),
-                                  what),
-                      [&] { return api_->stream_synchronize(r.stream); });
+          plugin_call(
+              fmt::format("{}: stream_synchronize after {}", ctx_.device_name(r.device), what),
+              [&] { return api_->stream_synchronize(r.stream); });
       },
       [&] { abort(); });
   if (expired)
@@ -232,9 +231,8 @@ void DevicePath::all_reduce(const Layout& layout) {
     plugin_call(fmt::format("{}: all_reduce of {} f32 (rank {})", ctx_.device_name(rep.device),
                             layout.total_elements, global_rank(r)),
                 [&] {
-                  return coll().all_reduce(rep.comm, buffer(r), buffer(r),
-                                           layout.total_elements, DLRT_F32, DLRT_REDUCE_SUM,
-                                           rep.stream);
+                  return coll().all_reduce(rep.comm, buffer(r), buffer(r), layout.total_elements,
+                                           DLRT_F32, DLRT_REDUCE_SUM, rep.stream);
                 });
   });
   if (!in_place)

@@ -74,7 +74,7 @@ class DevicePath {
 
  private:
   struct Replica {
-    size_t device = 0;             // registry index
+    size_t device = 0;  // registry index
     dlrt_device* handle = nullptr;
     dlrt_stream* stream = nullptr;  // owned
     dlrt_comm* comm = nullptr;      // owned; NULL once aborted

@@ -43,8 +43,8 @@ struct FakeEnv {
 };
 
 struct ContextSpec {
-  int cpu_split = 1;             // logical devices CPU:0 is split into (1: no split)
-  std::string visible = "";      // "" = all
+  int cpu_split = 1;         // logical devices CPU:0 is split into (1: no split)
+  std::string visible = "";  // "" = all
   std::string plugin_options = "";
   std::vector<std::string> extra_plugin_paths;  // e.g. a missing libdlrt-mpi.so
   std::map<std::string, std::string> env;       // the context's environment
@@ -120,8 +120,8 @@ inline std::vector<float> read_f32(const dlrt_tensor& t) {
 // and element (some fractional, some large, so the order of the sum shows in the bits).
 struct Replicas {
   std::vector<std::vector<int64_t>> shapes;
-  std::vector<TensorPtr> owned;       // replica-major
-  std::vector<dlrt_tensor*> ptrs;     // what the calls take
+  std::vector<TensorPtr> owned;    // replica-major
+  std::vector<dlrt_tensor*> ptrs;  // what the calls take
 
   static float value(size_t r, size_t k, size_t i) {
     const float big = (i % 3 == 0) ? 1e7f * static_cast<float>(r % 2 == 0 ? 1 : -1) : 0.0f;
@@ -134,7 +134,8 @@ struct Replicas {
     return n;
   }
 
-  Replicas(Strategy& s, std::vector<std::vector<int64_t>> shapes_in) : shapes(std::move(shapes_in)) {
+  Replicas(Strategy& s, std::vector<std::vector<int64_t>> shapes_in)
+      : shapes(std::move(shapes_in)) {
     for (size_t r = 0; r < s.num_replicas(); ++r)
       for (size_t k = 0; k < shapes.size(); ++k) {
         std::vector<float> v(count(shapes[k]));

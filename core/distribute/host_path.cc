@@ -10,8 +10,7 @@ namespace {
 // Replica r's tensors, packed: tensor k at layout.offsets[k].
 void read_replica(const Layout& layout, size_t r, void* packed) {
   for (size_t k = 0; k < layout.per_replica; ++k)
-    layout.at(r, k).read(static_cast<unsigned char*>(packed) + layout.offsets[k],
-                         layout.bytes[k]);
+    layout.at(r, k).read(static_cast<unsigned char*>(packed) + layout.offsets[k], layout.bytes[k]);
 }
 
 void write_replica(const Layout& layout, size_t r, const void* packed) {

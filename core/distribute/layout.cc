@@ -31,7 +31,8 @@ Layout check_layout(const Context& ctx, Collective c, const std::vector<size_t>&
   const char* call = collective_name(c);
   if (per_replica == 0)
     fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: per_replica is 0; expected the number of "
-                                            "tensors of each replica (>= 1)", call));
+                                            "tensors of each replica (>= 1)",
+                                            call));
   if (tensors == nullptr) fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: tensors is NULL", call));
   Layout l;
   l.num_replicas = replica_devices.size();
@@ -49,7 +50,8 @@ Layout check_layout(const Context& ctx, Collective c, const std::vector<size_t>&
       fail(DLRT_INVALID_ARGUMENT, who + " belongs to another context than the strategy's");
     if (auto [it, fresh] = seen.emplace(t, i); !fresh)
       fail(DLRT_INVALID_ARGUMENT, fmt::format("{} is the same tensor as tensors[{}]; each "
-                                              "replica's tensors are distinct", who, it->second));
+                                              "replica's tensors are distinct",
+                                              who, it->second));
     if (t->device() != replica_devices[r])
       fail(DLRT_INVALID_ARGUMENT,
            fmt::format("{} is on {}, expected replica {}'s device {} (tensors are replica-major: "
@@ -58,8 +60,8 @@ Layout check_layout(const Context& ctx, Collective c, const std::vector<size_t>&
     const dlrt_dtype dtype = t->type().dtype;
     const size_t elements = t->byte_size() / dtype_size(dtype);
     if (c == Collective::kAllReduce && dtype != DLRT_F32)
-      fail(DLRT_INVALID_ARGUMENT, fmt::format("{} is {}; all_reduce sums f32 tensors only", who,
-                                              ops::dtype_name(dtype)));
+      fail(DLRT_INVALID_ARGUMENT,
+           fmt::format("{} is {}; all_reduce sums f32 tensors only", who, ops::dtype_name(dtype)));
     if (r == 0) {
       l.dtypes.push_back(dtype);
       l.elements.push_back(elements);
@@ -68,12 +70,13 @@ Layout check_layout(const Context& ctx, Collective c, const std::vector<size_t>&
       l.total_bytes += t->byte_size();
       l.total_elements += elements;
     } else if (dtype != l.dtypes[k]) {
-      fail(DLRT_INVALID_ARGUMENT, fmt::format("{} is {}, expected {} as tensor {} of replica 0",
-                                              who, ops::dtype_name(dtype),
-                                              ops::dtype_name(l.dtypes[k]), k));
+      fail(DLRT_INVALID_ARGUMENT,
+           fmt::format("{} is {}, expected {} as tensor {} of replica 0", who,
+                       ops::dtype_name(dtype), ops::dtype_name(l.dtypes[k]), k));
     } else if (elements != l.elements[k]) {
       fail(DLRT_INVALID_ARGUMENT, fmt::format("{} has {} elements, expected {} as tensor {} of "
-                                              "replica 0", who, elements, l.elements[k], k));
+                                              "replica 0",
+                                              who, elements, l.elements[k], k));
     }
     l.tensors.push_back(t);
   }

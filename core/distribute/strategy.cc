@@ -22,17 +22,18 @@ namespace {
 constexpr size_t kMaxAgreedLayouts = 64;
 
 std::string describe_tensor(const std::vector<int64_t>& sig, size_t k) {
-  return fmt::format("{} with {} elements", ops::dtype_name(static_cast<dlrt_dtype>(sig[2 + 2 * k])),
-                     sig[3 + 2 * k]);
+  return fmt::format("{} with {} elements",
+                     ops::dtype_name(static_cast<dlrt_dtype>(sig[2 + 2 * k])), sig[3 + 2 * k]);
 }
 
 // Where this worker's layout signature (`mine`) first differs from worker 0's.
-std::string first_difference(const std::vector<int64_t>& mine,
-                             const std::vector<int64_t>& worker0, int32_t rank) {
+std::string first_difference(const std::vector<int64_t>& mine, const std::vector<int64_t>& worker0,
+                             int32_t rank) {
   if (worker0.size() < 2 || mine[0] != worker0[0])
-    return fmt::format("worker {} called {} while worker 0 called {}", rank,
-                       collective_name(static_cast<Collective>(mine[0])),
-                       worker0.empty() ? "?" : collective_name(static_cast<Collective>(worker0[0])));
+    return fmt::format(
+        "worker {} called {} while worker 0 called {}", rank,
+        collective_name(static_cast<Collective>(mine[0])),
+        worker0.empty() ? "?" : collective_name(static_cast<Collective>(worker0[0])));
   if (mine[1] != worker0[1])
     return fmt::format("worker {} passes {} tensors per replica, worker 0 passes {}", rank, mine[1],
                        worker0[1]);
@@ -45,8 +46,7 @@ std::string first_difference(const std::vector<int64_t>& mine,
 
 }  // namespace
 
-Strategy::Strategy(Context& ctx, const StrategyConfig& config, const EnvLookup& env)
-    : ctx_(ctx) {
+Strategy::Strategy(Context& ctx, const StrategyConfig& config, const EnvLookup& env) : ctx_(ctx) {
   if (config.timeout_ms < 0)
     fail(DLRT_INVALID_ARGUMENT,
          fmt::format("dlrt_strategy_create: options->timeout_ms is {}; expected milliseconds > 0, "
@@ -102,8 +102,10 @@ Strategy::Strategy(Context& ctx, const StrategyConfig& config, const EnvLookup& 
 
   std::string names;
   for (size_t d : devices_) names += (names.empty() ? "" : ", ") + ctx.device_name(d);
-  log(DLRT_LOG_INFO, "strategy", "{} replica(s) on {}; worker {} of {} (local rank {}); {} path: "
-      "{}; timeout {} ms", devices_.size(), names, worker_.rank, worker_.size, worker_.local_rank,
+  log(DLRT_LOG_INFO, "strategy",
+      "{} replica(s) on {}; worker {} of {} (local rank {}); {} path: "
+      "{}; timeout {} ms",
+      devices_.size(), names, worker_.rank, worker_.size, worker_.local_rank,
       path_ == Path::kDevice ? "device" : "host", path_reason_, timeout_ms_);
 }
 
@@ -118,7 +120,8 @@ Strategy::~Strategy() {
 size_t Strategy::replica_device(size_t replica) const {
   if (replica >= devices_.size())
     fail(DLRT_OUT_OF_RANGE, fmt::format("replica {} is out of range; the strategy has {} "
-                                        "replica(s)", replica, devices_.size()));
+                                        "replica(s)",
+                                        replica, devices_.size()));
   return devices_[replica];
 }
 
@@ -147,15 +150,11 @@ void Strategy::run(Collective c, dlrt_tensor* const* tensors, size_t per_replica
   if (workers_) agree_on_layout(c, layout);
   communicate([&] {
     if (device_path_) {
-      if (c == Collective::kAllReduce)
-        device_path_->all_reduce(layout);
-      else
-        device_path_->broadcast(layout);
+      if (c == Collective::kAllReduce) device_path_->all_reduce(layout);
+      else device_path_->broadcast(layout);
     } else {
-      if (c == Collective::kAllReduce)
-        host_path_->all_reduce(layout);
-      else
-        host_path_->broadcast(layout);
+      if (c == Collective::kAllReduce) host_path_->all_reduce(layout);
+      else host_path_->broadcast(layout);
     }
   });
 }
@@ -179,9 +178,10 @@ void Strategy::agree_on_layout(Collective c, const Layout& layout) {
     // and none is left waiting in a collective the others never start.
     const std::string where =
         a.worker0 == mine
-            ? fmt::format("this worker's layout matches worker 0's; {} other worker(s) differ "
-                          "(their errors say how)",
-                          a.disagreeing)
+            ? fmt::format(
+                  "this worker's layout matches worker 0's; {} other worker(s) differ "
+                  "(their errors say how)",
+                  a.disagreeing)
             : first_difference(mine, a.worker0, worker_.rank);
     fail(DLRT_INVALID_ARGUMENT,
          fmt::format("{}: the workers call with different layouts: {}; every worker must pass "
@@ -211,10 +211,13 @@ void Strategy::break_with(dlrt_code code, const std::string& message) {
   first_message_ = message;
   if (device_path_) device_path_->abort();  // those the watchdog has not aborted already
   if (workers_ && workers_->abort()) ++aborted_;
-  log(DLRT_LOG_ERROR, "strategy", "a collective failed; the strategy is now broken, its "
-      "communicators aborted: {}: {}", dlrt_code_name(code), message);
-  fail(code, message + "; the strategy is now broken: its communicators were aborted and every "
-                       "later call fails");
+  log(DLRT_LOG_ERROR, "strategy",
+      "a collective failed; the strategy is now broken, its "
+      "communicators aborted: {}: {}",
+      dlrt_code_name(code), message);
+  fail(code, message +
+                 "; the strategy is now broken: its communicators were aborted and every "
+                 "later call fails");
 }
 
 }  // namespace dlrt::core::distribute

@@ -30,7 +30,8 @@ StrategyConfig devices(std::vector<std::string> specs) {
 
 TEST(StrategyDevices, SpecsInTheOrderGiven) {
   auto ctx = cpu_context(3);
-  Strategy s(*ctx, devices({"/device:CPU:2", "cpu:0", "/job:localhost/replica:0/task:0/device:CPU:1"}));
+  Strategy s(*ctx,
+             devices({"/device:CPU:2", "cpu:0", "/job:localhost/replica:0/task:0/device:CPU:1"}));
   ASSERT_EQ(s.num_replicas(), 3u);
   EXPECT_EQ(s.replica_device(0), 2u);
   EXPECT_EQ(s.replica_device(1), 0u);
@@ -48,10 +49,12 @@ TEST(StrategyDevices, BadSpecsAreInvalidArguments) {
   };
   const Case cases[] = {
       {{"CPU:0", "/foo:1"}, "devices[1] '/foo:1'"},
-      {{"GPU:0"}, "devices[0] 'GPU:0': no device matches 'GPU:0'; devices there are: "
-                  "/device:CPU:0, /device:CPU:1"},
-      {{"CPU:0", "/device:CPU:0"}, "devices[1] '/device:CPU:0' is /device:CPU:0, as devices[0] "
-                                   "'CPU:0' is; one replica per device"},
+      {{"GPU:0"},
+       "devices[0] 'GPU:0': no device matches 'GPU:0'; devices there are: "
+       "/device:CPU:0, /device:CPU:1"},
+      {{"CPU:0", "/device:CPU:0"},
+       "devices[1] '/device:CPU:0' is /device:CPU:0, as devices[0] "
+       "'CPU:0' is; one replica per device"},
       {{"/job:worker/task:1/device:CPU:0"}, "single process"},
   };
   for (const Case& c : cases) {
@@ -73,8 +76,9 @@ TEST(StrategyDevices, DefaultPrefersGpuThenTheCpuBackendThenCpuClass) {
   }
   {  // GPU-class devices first (the reference plugin posing as two GPUs)
     ContextSpec spec;
-    spec.plugin_options = "reference:num_devices=2;reference:device_type=GPU;"
-                          "reference:device_class=gpu";
+    spec.plugin_options =
+        "reference:num_devices=2;reference:device_type=GPU;"
+        "reference:device_class=gpu";
     auto ctx = make_context(spec);
     Strategy s(*ctx, {});
     ASSERT_EQ(s.num_replicas(), 2u);
@@ -144,10 +148,14 @@ TEST_F(StrategyLayout, EachRuleNamesTheTensor) {
     std::string expected;
   };
   const Case cases[] = {
-      {{a0, b0, a1, c1}, 2, "tensors[3] (replica 1, tensor 1) has 5 elements, expected 6 as "
-                            "tensor 1 of replica 0"},
-      {{a1, a0}, 1, "tensors[0] (replica 0, tensor 0) is on /device:CPU:1, expected replica 0's "
-                    "device /device:CPU:0"},
+      {{a0, b0, a1, c1},
+       2,
+       "tensors[3] (replica 1, tensor 1) has 5 elements, expected 6 as "
+       "tensor 1 of replica 0"},
+      {{a1, a0},
+       1,
+       "tensors[0] (replica 0, tensor 0) is on /device:CPU:1, expected replica 0's "
+       "device /device:CPU:0"},
       {{a0, b0, b1, a1}, 2, "tensors[2] (replica 1, tensor 0) has 6 elements, expected 4"},
       {{i0, i1}, 1, "tensors[0] (replica 0, tensor 0) is i32; all_reduce sums f32 tensors only"},
       {{a0, nullptr}, 1, "tensors[1] (replica 1, tensor 0) is NULL"},
@@ -167,8 +175,9 @@ TEST_F(StrategyLayout, EachRuleNamesTheTensor) {
   EXPECT_EQ(broadcast({i0, i1}, 1).first, DLRT_OK);
   std::tie(code, msg) = broadcast({a0, i1}, 1);
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
-  EXPECT_TRUE(contains(msg, "dlrt_strategy_broadcast: tensors[1] (replica 1, tensor 0) is i32, "
-                            "expected f32 as tensor 0 of replica 0"))
+  EXPECT_TRUE(contains(msg,
+                       "dlrt_strategy_broadcast: tensors[1] (replica 1, tensor 0) is i32, "
+                       "expected f32 as tensor 0 of replica 0"))
       << msg;
 
   // None of it touched the strategy.
@@ -219,11 +228,11 @@ TEST(StrategyWorkers, TwoWorkersWithoutTheMpiPluginIsAFailedPrecondition) {
     auto ctx = cpu_context(1);
     auto [code, msg] = error_of([&] { Strategy s(*ctx, multi, env.lookup()); });
     EXPECT_EQ(code, DLRT_FAILED_PRECONDITION);
-    EXPECT_TRUE(contains(msg, "multi-worker needs a plugin whose collectives work on host "
-                              "memory, such as the mpi plugin (libdlrt-mpi.so"))
+    EXPECT_TRUE(contains(msg,
+                         "multi-worker needs a plugin whose collectives work on host "
+                         "memory, such as the mpi plugin (libdlrt-mpi.so"))
         << msg;
-    EXPECT_TRUE(contains(msg, "to join 2 workers (OMPI_COMM_WORLD_* says this is rank 1)"))
-        << msg;
+    EXPECT_TRUE(contains(msg, "to join 2 workers (OMPI_COMM_WORLD_* says this is rank 1)")) << msg;
     // The cpu and reference plugins loaded, with collectives or none, but not on host memory.
     EXPECT_TRUE(contains(msg, "no loaded plugin offers collectives that work on host memory"))
         << msg;
@@ -298,15 +307,14 @@ TEST(StrategyBroken, AFailedCollectiveAbortsAndEveryLaterCallRepeatsIt) {
 
     for (int again = 0; again < 2; ++again) {
       auto [later, later_msg] = error_of([&] {
-        if (again == 0)
-          s.all_reduce(t.ptrs.data(), 2);
-        else
-          s.broadcast(t.ptrs.data(), 2);
+        if (again == 0) s.all_reduce(t.ptrs.data(), 2);
+        else s.broadcast(t.ptrs.data(), 2);
       });
       EXPECT_EQ(later, DLRT_FAILED_PRECONDITION);
       EXPECT_TRUE(contains(later_msg, "the strategy is broken")) << later_msg;
-      EXPECT_TRUE(contains(later_msg, std::string("The first error was ") +
-                                          dlrt_code_name(c.code) + ": ")) << later_msg;
+      EXPECT_TRUE(
+          contains(later_msg, std::string("The first error was ") + dlrt_code_name(c.code) + ": "))
+          << later_msg;
       EXPECT_TRUE(contains(later_msg, c.text)) << later_msg;
     }
     EXPECT_EQ(s.communicators_aborted(), 2u) << "aborted once, not again";

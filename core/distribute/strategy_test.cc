@@ -144,7 +144,8 @@ TEST_P(Mirrored, SteadyStateAllocatesNothing) {
   // A larger layout re-makes the buffers; the sums stay right.
   Replicas bigger(*strategy_, {{8}, {3, 3}, {100}});
   strategy_->all_reduce(bigger.ptrs.data(), bigger.per_replica());
-  EXPECT_TRUE(same_bits(read_f32(bigger.at(0, 2)), bigger.expected_sum(strategy_->num_replicas(), 2)));
+  EXPECT_TRUE(
+      same_bits(read_f32(bigger.at(0, 2)), bigger.expected_sum(strategy_->num_replicas(), 2)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategy, Mirrored,

@@ -60,7 +60,8 @@ void Watchdog::loop() {
     // deadline.
     const uint64_t generation = generation_;
     const auto deadline = deadline_;
-    if (cv_.wait_until(lock, deadline, [&] { return stop_ || !armed_ || generation_ != generation; }))
+    if (cv_.wait_until(lock, deadline,
+                       [&] { return stop_ || !armed_ || generation_ != generation; }))
       continue;
     // The deadline passed with the wait still running.
     expired_ = true;

@@ -46,9 +46,9 @@ class Watchdog {
   std::condition_variable cv_;
   std::thread thread_;
   bool stop_ = false;
-  bool armed_ = false;    // a run() is waiting
-  bool firing_ = false;   // on_expiry is running
-  bool expired_ = false;  // on_expiry ran for the current run()
+  bool armed_ = false;       // a run() is waiting
+  bool firing_ = false;      // on_expiry is running
+  bool expired_ = false;     // on_expiry ran for the current run()
   uint64_t generation_ = 0;  // counts run()s
   std::chrono::steady_clock::time_point deadline_;
   const std::function<void()>* on_expiry_ = nullptr;

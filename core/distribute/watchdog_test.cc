@@ -18,9 +18,12 @@ TEST(Watchdog, AWaitInTimeIsNotDisturbed) {
   Watchdog w;
   int expiries = 0;
   for (int i = 0; i < 100; ++i)
-    EXPECT_FALSE(w.run(10000, [] {}, [&] { ++expiries; }));
+    EXPECT_FALSE(w.run(
+        10000, [] {}, [&] { ++expiries; }));
   EXPECT_EQ(expiries, 0);
-  EXPECT_FALSE(w.run(0, [] {}, [&] { ++expiries; })) << "no timeout: no watchdog";
+  EXPECT_FALSE(w.run(
+      0, [] {}, [&] { ++expiries; }))
+      << "no timeout: no watchdog";
 }
 
 TEST(Watchdog, AStuckWaitIsEndedByOnExpiry) {
@@ -45,12 +48,15 @@ TEST(Watchdog, AStuckWaitIsEndedByOnExpiry) {
     EXPECT_TRUE(expired);
     EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(30));
   }
-  EXPECT_FALSE(w.run(10000, [] {}, [] {})) << "and a later quick one is fine";
+  EXPECT_FALSE(w.run(
+      10000, [] {}, [] {}))
+      << "and a later quick one is fine";
 }
 
 TEST(Watchdog, ErrorsOfAWaitInTimePassThrough) {
   Watchdog w;
-  EXPECT_THROW(w.run(10000, [] { throw std::runtime_error("sync failed"); }, [] {}),
+  EXPECT_THROW(w.run(
+                   10000, [] { throw std::runtime_error("sync failed"); }, [] {}),
                std::runtime_error);
 }
 

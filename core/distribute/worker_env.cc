@@ -57,13 +57,14 @@ WorkerEnv read_family(const EnvLookup& env, const Family& f) {
     fail(DLRT_INVALID_ARGUMENT, fmt::format("{}='{}': expected at least 1 worker", f.size, *size));
   if (w.rank >= w.size)
     fail(DLRT_INVALID_ARGUMENT, fmt::format("{}='{}' is not below {}='{}'; expected 0 <= rank "
-                                            "< size", f.rank, *rank, f.size, *size));
+                                            "< size",
+                                            f.rank, *rank, f.size, *size));
   if (std::optional<std::string> local = get(env, f.local_rank)) {
     w.local_rank = parse_count(f.local_rank, *local);
     if (w.local_rank >= w.size)
       fail(DLRT_INVALID_ARGUMENT, fmt::format("{}='{}' is not below {}='{}'; expected 0 <= "
-                                              "local rank < size", f.local_rank, *local, f.size,
-                                              *size));
+                                              "local rank < size",
+                                              f.local_rank, *local, f.size, *size));
   }
   return w;
 }

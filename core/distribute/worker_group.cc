@@ -18,8 +18,7 @@ namespace {
 // Does the table say it makes host-memory communicators (plugin.h, ABI 1.2 flags)? A table
 // whose struct_size ends before `flags` (a 1.0/1.1 plugin) offers device collectives only.
 bool works_on_host_memory(const dlrt_collective_api* c) {
-  return c != nullptr &&
-         DLRT_HAS_FIELD(dlrt_collective_api, flags, c->struct_size) &&
+  return c != nullptr && DLRT_HAS_FIELD(dlrt_collective_api, flags, c->struct_size) &&
          (c->flags & DLRT_COLLECTIVES_HOST_MEMORY) != 0;
 }
 
@@ -44,17 +43,18 @@ const Plugin& find_host_transport(const Context& ctx, const WorkerEnv& worker) {
   for (const auto& p : ctx.plugins()) {
     if (!p->usable()) {
       // A plugin that did not load may be the transport; its record says why it is missing.
-      seen.push_back(fmt::format("{} did not load: {} ({})", p->path, p->error,
-                                 dlrt_code_name(p->code)));
+      seen.push_back(
+          fmt::format("{} did not load: {} ({})", p->path, p->error, dlrt_code_name(p->code)));
       continue;
     }
     const dlrt_collective_api* c = p->api().collectives;
     if (!works_on_host_memory(c)) continue;
     if (has_host_entries(c)) return *p;
-    seen.push_back(fmt::format("{} says its collectives work on host memory but leaves "
-                               "comm_create, comm_destroy, comm_abort, all_reduce or broadcast "
-                               "NULL",
-                               p->path));
+    seen.push_back(
+        fmt::format("{} says its collectives work on host memory but leaves "
+                    "comm_create, comm_destroy, comm_abort, all_reduce or broadcast "
+                    "NULL",
+                    p->path));
   }
   std::string why = "no loaded plugin offers collectives that work on host memory";
   if (!seen.empty()) why += fmt::format(" ({})", fmt::join(seen, "; "));
@@ -101,9 +101,8 @@ void WorkerGroup::all_reduce_sum(float* data, size_t count) {
 
 void WorkerGroup::broadcast(void* data, size_t bytes) {
   if (comm_ == nullptr) fail(DLRT_FAILED_PRECONDITION, "the workers' communicator was aborted");
-  plugin_call(fmt::format("broadcast of {} bytes from worker 0", bytes), [&] {
-    return coll().broadcast(comm_, data, data, bytes, DLRT_U8, 0, nullptr);
-  });
+  plugin_call(fmt::format("broadcast of {} bytes from worker 0", bytes),
+              [&] { return coll().broadcast(comm_, data, data, bytes, DLRT_U8, 0, nullptr); });
 }
 
 WorkerGroup::Agreement WorkerGroup::agree(const std::vector<int64_t>& mine) {

@@ -22,9 +22,9 @@ using Ptr = std::unique_ptr<T, Deleter>;
 
 std::string text(dlrt_status* s) {
   Ptr<dlrt_status> owned(s);
-  return s == nullptr ? "OK"
-                      : std::string(dlrt_code_name(dlrt_status_code(s))) + ": " +
-                            dlrt_status_message(s);
+  return s == nullptr
+             ? "OK"
+             : std::string(dlrt_code_name(dlrt_status_code(s))) + ": " + dlrt_status_message(s);
 }
 
 dlrt_tensor_desc desc(std::vector<int64_t> dims) {
@@ -58,8 +58,7 @@ class CApiExec : public ::testing::Test {
     dlrt_tensor_desc dx = desc({2, 3});
     ASSERT_EQ(text(dlrt_graph_placeholder(graph_.get(), "x", &dx, &x_)), "OK");
     size_t n = 0;
-    ASSERT_EQ(text(dlrt_graph_op(graph_.get(), "relu", "y", &x_, 1, nullptr, 0, &y_, 1, &n)),
-              "OK");
+    ASSERT_EQ(text(dlrt_graph_op(graph_.get(), "relu", "y", &x_, 1, nullptr, 0, &y_, 1, &n)), "OK");
   }
 
   Ptr<dlrt_context> ctx_;
@@ -81,8 +80,8 @@ TEST_F(CApiExec, CompileRunAndPlacement) {
   std::string log = ::testing::internal::GetCapturedStderr();
   ASSERT_EQ(text(s), "OK");
   Ptr<dlrt_executable> ex(raw);
-  EXPECT_NE(log.find("y: (relu): /job:localhost/replica:0/task:0/device:CPU:0"),
-            std::string::npos) << log;
+  EXPECT_NE(log.find("y: (relu): /job:localhost/replica:0/task:0/device:CPU:0"), std::string::npos)
+      << log;
 
   ASSERT_EQ(dlrt_executable_node_count(ex.get()), 2u);
   dlrt_node_placement p{};
@@ -99,8 +98,7 @@ TEST_F(CApiExec, CompileRunAndPlacement) {
   size_t len = 0;
   ASSERT_EQ(text(dlrt_executable_dump(ex.get(), DLRT_DUMP_JSON, nullptr, 0, &len)), "OK");
   std::string json(len, '\0');
-  ASSERT_EQ(text(dlrt_executable_dump(ex.get(), DLRT_DUMP_JSON, json.data(), len + 1, &len)),
-            "OK");
+  ASSERT_EQ(text(dlrt_executable_dump(ex.get(), DLRT_DUMP_JSON, json.data(), len + 1, &len)), "OK");
   EXPECT_NE(json.find("\"y\""), std::string::npos) << json;
   char small[8];
   ASSERT_EQ(text(dlrt_executable_dump(ex.get(), DLRT_DUMP_DOT, small, sizeof small, &len)), "OK");
@@ -129,15 +127,17 @@ TEST_F(CApiExec, ErrorsAreStatuses) {
   std::string t = text(dlrt_graph_compile(graph_.get(), nullptr, 0, &y_, 1, nullptr, &ex));
   EXPECT_EQ(ex, nullptr);
   EXPECT_EQ(t, "INVALID_ARGUMENT: placeholder 'x' (f32(2,3)) is needed by the fetches but not fed");
-  EXPECT_EQ(text(dlrt_graph_compile(nullptr, nullptr, 0, &y_, 1, nullptr, &ex)).rfind(
-                "INVALID_ARGUMENT", 0), 0u);
+  EXPECT_EQ(text(dlrt_graph_compile(nullptr, nullptr, 0, &y_, 1, nullptr, &ex))
+                .rfind("INVALID_ARGUMENT", 0),
+            0u);
   dlrt_compile_options bad{};
   bad.struct_size = 2;
   EXPECT_NE(text(dlrt_graph_compile(graph_.get(), &x_, 1, &y_, 1, &bad, &ex)).find("struct_size"),
             std::string::npos);
   dlrt_value wrong = (uint64_t(77) << 32);
-  EXPECT_EQ(text(dlrt_graph_compile(graph_.get(), &x_, 1, &wrong, 1, nullptr, &ex)).rfind(
-                "INVALID_ARGUMENT", 0), 0u);
+  EXPECT_EQ(text(dlrt_graph_compile(graph_.get(), &x_, 1, &wrong, 1, nullptr, &ex))
+                .rfind("INVALID_ARGUMENT", 0),
+            0u);
   EXPECT_EQ(dlrt_executable_node_count(nullptr), 0u);
   dlrt_executable_destroy(nullptr);
 }

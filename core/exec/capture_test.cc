@@ -130,7 +130,8 @@ TEST(Capture, EveryOpFlaggedUsesRngDrawsFreshNumbersUnderCapture) {
     std::vector<ValueRef> outs = g.add_op(def->name, "op", feeds, sample.attrs);
     auto captured = Executable::compile(g, feeds, outs, with_capture(true));
     auto plain = Executable::compile(g, feeds, outs, with_capture(false));
-    EXPECT_NE(dynamic_cast<exec::CompiledExecutable&>(*captured).devices[0].rng_offset.data(), nullptr);
+    EXPECT_NE(dynamic_cast<exec::CompiledExecutable&>(*captured).devices[0].rng_offset.data(),
+              nullptr);
     std::vector<std::vector<std::vector<float>>> seen;
     for (int run = 0; run < 4; ++run) {
       auto a = run_and_read(*captured, feed_ptrs, outs.size());
@@ -227,8 +228,7 @@ TEST(Capture, TwoDevicesAreNotCaptured) {
   auto split = Executable::compile(two, {b.x}, {b.y}, with_capture(true));
   EXPECT_FALSE(dynamic_cast<exec::CompiledExecutable&>(*split).capture_allowed);
   // No random op: no run-count word, no extra copy per run.
-  EXPECT_EQ(dynamic_cast<exec::CompiledExecutable&>(*single).devices[0].rng_offset.data(),
-            nullptr);
+  EXPECT_EQ(dynamic_cast<exec::CompiledExecutable&>(*single).devices[0].rng_offset.data(), nullptr);
   TensorPtr x = tensor(*ctx, 0, {DLRT_F32, {4, 3}}, kX);
   for (int run = 0; run < 4; ++run)
     EXPECT_EQ(run_and_read(*single, {x.get()}, 1), run_and_read(*split, {x.get()}, 1));
@@ -284,8 +284,10 @@ TEST(Capture, AFailedCaptureRunsUncapturedFromThenOn) {
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(captured->stats().captured_replays, 0u);
   EXPECT_FALSE(compiled.capture_allowed);
-  EXPECT_NE(compiled.capture_failure.find("capture_end failed"), std::string::npos) << compiled.capture_failure;
-  EXPECT_NE(compiled.capture_failure.find("capture_fault=1"), std::string::npos) << compiled.capture_failure;
+  EXPECT_NE(compiled.capture_failure.find("capture_end failed"), std::string::npos)
+      << compiled.capture_failure;
+  EXPECT_NE(compiled.capture_failure.find("capture_fault=1"), std::string::npos)
+      << compiled.capture_failure;
   // Logged once (a warning), not once per run.
   size_t warnings = 0;
   for (size_t at = log.find("capture is off"); at != std::string::npos;

@@ -77,8 +77,8 @@ class Compiler {
   CompiledExecutable& ex_;
   Graph& g_;
   Context& ctx_;
-  std::map<size_t, size_t> local_;        // registry index -> local device
-  std::map<NodeId, size_t> original_;     // graph node -> its (non-copy) placed index
+  std::map<size_t, size_t> local_;     // registry index -> local device
+  std::map<NodeId, size_t> original_;  // graph node -> its (non-copy) placed index
   std::vector<std::vector<ValueLoc>> locs_;
   std::vector<std::vector<exec::Lifetime>> lifetimes_;  // per local device
   std::vector<exec::MemoryPlan> plans_;
@@ -110,8 +110,8 @@ void Compiler::init_variables() {
     VariableSlot* slot = g_.variables().find(p.source);
     if (slot == nullptr) slot = &g_.variables().place_and_init(p.source, p.device);
     if (slot->device != p.device)
-      fail(DLRT_INTERNAL, fmt::format("variable '{}' lives on {} but was placed on {}",
-                                      p.name, ctx_.registry().devices()[slot->device].name,
+      fail(DLRT_INTERNAL, fmt::format("variable '{}' lives on {} but was placed on {}", p.name,
+                                      ctx_.registry().devices()[slot->device].name,
                                       ctx_.registry().devices()[p.device].name));
   }
 }
@@ -209,13 +209,12 @@ void Compiler::plan(const exec::Selection& sel, const std::vector<ValueRef>& fet
 
   for (size_t d = 0; d < ex_.devices.size(); ++d) {
     plans_.push_back(exec::plan_memory(lifetimes_[d]));
-    ex_.devices[d].values = exec::allocate_device(ctx_, ex_.devices[d].registry,
-                                                  plans_[d].total, "executable values");
+    ex_.devices[d].values =
+        exec::allocate_device(ctx_, ex_.devices[d].registry, plans_[d].total, "executable values");
   }
 }
 
-Transfer Compiler::make_transfer(size_t src, size_t dst, const void* from, void* to,
-                                 size_t bytes) {
+Transfer Compiler::make_transfer(size_t src, size_t dst, const void* from, void* to, size_t bytes) {
   Transfer t;
   t.src = src;
   t.dst = dst;
@@ -246,9 +245,9 @@ void Compiler::create_kernels() {
     if (p.is_copy) {
       const PlacedInput& in = p.inputs.at(0);
       size_t src_dev = locs_[in.node][in.output].device;
-      ex_.steps.push_back(exec::CopyStep{
-          i, p.name, make_transfer(src_dev, dev, pointer_of(in.node, in.output), pointer_of(i, 0),
-                                locs_[i][0].bytes)});
+      ex_.steps.push_back(exec::CopyStep{i, p.name,
+                                         make_transfer(src_dev, dev, pointer_of(in.node, in.output),
+                                                       pointer_of(i, 0), locs_[i][0].bytes)});
       continue;
     }
     const Node& node = g_.node(p.source);
@@ -264,9 +263,8 @@ void Compiler::create_kernels() {
     k.placed = i;
     k.name = p.name;
     size_t ws = 0;
-    plugin_call(fmt::format("{} ({}) on {}: kernel_create", p.name, node.op, d.name), [&] {
-      return d.api->kernel_create(d.handle, &inst->desc(), &k.kernel, &ws);
-    });
+    plugin_call(fmt::format("{} ({}) on {}: kernel_create", p.name, node.op, d.name),
+                [&] { return d.api->kernel_create(d.handle, &inst->desc(), &k.kernel, &ws); });
     ++ex_.stats_.kernels;
     workspace[dev] = std::max(workspace[dev], ws);
     draws_random[dev] |= draws_random_numbers(node.op);
@@ -330,8 +328,8 @@ void Compiler::build_io(const std::vector<ValueRef>& feeds, const std::vector<Va
     exec::FetchSlot slot;
     const ValueLoc& loc = locs_[placed_of(f.node)][f.output];
     const DeviceRes& d = ex_.devices[loc.device];
-    slot.name = f.output == 0 ? g_.node(f.node).name
-                              : fmt::format("{}:{}", g_.node(f.node).name, f.output);
+    slot.name =
+        f.output == 0 ? g_.node(f.node).name : fmt::format("{}:{}", g_.node(f.node).name, f.output);
     slot.device = loc.device;
     slot.from = pointer(loc);
     slot.type = g_.type_of(f);

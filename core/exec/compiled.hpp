@@ -32,9 +32,9 @@ struct DeviceRes {
   const dlrt_plugin_api* api = nullptr;
   dlrt_device* handle = nullptr;
   dlrt_stream* stream = nullptr;
-  dlrt_event* done = nullptr;   // recorded after the step, when assigns must wait on it
-  DeviceMemory values;          // the planned values (memory_plan.hpp)
-  DeviceMemory workspace;       // the largest workspace of this device's kernels
+  dlrt_event* done = nullptr;  // recorded after the step, when assigns must wait on it
+  DeviceMemory values;         // the planned values (memory_plan.hpp)
+  DeviceMemory workspace;      // the largest workspace of this device's kernels
   std::vector<DeviceMemory> constants;
   // The run count where random kernels read it when they execute (plugin.h, ABI 1.1
   // rng_offset_device): 8 bytes of this device's memory, rewritten from `rng_staging` on the
@@ -83,8 +83,8 @@ using Step = std::variant<KernelStep, CopyStep>;
 
 // A feed: the caller's tensor is copied into the placeholder's buffer.
 struct FeedSlot {
-  std::string name;  // the placeholder
-  size_t device = 0; // local
+  std::string name;   // the placeholder
+  size_t device = 0;  // local
   void* to = nullptr;
   ops::TensorType type;
   size_t bytes = 0;
@@ -125,7 +125,7 @@ class CompiledExecutable final : public Executable {
   std::vector<FeedSlot> feeds;
   std::vector<FetchSlot> fetches;
   std::vector<AssignCopy> assign_copies;  // assigns that did not run in place
-  size_t in_place_assigns = 0;          // for tests and logs
+  size_t in_place_assigns = 0;            // for tests and logs
   // One device offering capture; random ops only if they read the run count from device
   // memory. Cleared for good when capture_begin declines (UNIMPLEMENTED), or when capturing
   // fails (capture_end or the first launch): then capture_failure says why.

@@ -31,8 +31,8 @@ DeviceMemory allocate_device(Context& context, size_t device, size_t bytes, cons
 HostStaging::HostStaging(const dlrt_plugin_api* api, dlrt_device* handle, size_t bytes) {
   if (api != nullptr && api->host_alloc_pinned != nullptr && api->host_free_pinned != nullptr) {
     void* p = nullptr;
-    const StatusValue s =
-        plugin_status("host_alloc_pinned", [&] { return api->host_alloc_pinned(handle, bytes, &p); });
+    const StatusValue s = plugin_status("host_alloc_pinned",
+                                        [&] { return api->host_alloc_pinned(handle, bytes, &p); });
     if (s.ok() && p != nullptr) {
       api_ = api;
       handle_ = handle;
@@ -49,10 +49,8 @@ HostStaging::HostStaging(const dlrt_plugin_api* api, dlrt_device* handle, size_t
 
 HostStaging::~HostStaging() {
   if (data_ == nullptr) return;
-  if (pinned_)
-    plugin_call_noexcept([&] { api_->host_free_pinned(handle_, data_); });
-  else
-    std::free(data_);
+  if (pinned_) plugin_call_noexcept([&] { api_->host_free_pinned(handle_, data_); });
+  else std::free(data_);
 }
 
 }  // namespace dlrt::core::exec

@@ -62,7 +62,8 @@ std::pair<dlrt_code, std::string> error_of(Fn&& fn) {
   return {DLRT_OK, ""};
 }
 
-inline TensorPtr tensor(Context& ctx, size_t device, TensorType type, const std::vector<float>& data) {
+inline TensorPtr tensor(Context& ctx, size_t device, TensorType type,
+                        const std::vector<float>& data) {
   auto t = std::make_unique<dlrt_tensor>(ctx, device, std::move(type));
   t->write(data.data(), data.size() * sizeof(float));
   return t;
@@ -135,7 +136,9 @@ struct Mlp {
     };
     ValueRef w1 = var("w1", {4, 16}, 1), b1 = var("b1", {16}, 2);
     ValueRef w2 = var("w2", {16, 3}, 3), b2 = var("b2", {3}, 4);
-    ValueRef h = g.add_op("relu", "h", {g.add_op("bias_add", "", {g.add_op("matmul", "", {x, w1}, {})[0], b1}, {})[0]}, {})[0];
+    ValueRef h = g.add_op(
+        "relu", "h",
+        {g.add_op("bias_add", "", {g.add_op("matmul", "", {x, w1}, {})[0], b1}, {})[0]}, {})[0];
     logits = g.add_op("bias_add", "logits", {g.add_op("matmul", "", {h, w2}, {})[0], b2}, {})[0];
     ValueRef xent = g.add_op("sparse_softmax_cross_entropy", "xent", {logits, labels}, {})[0];
     loss = g.add_op("reduce_mean", "loss", {xent}, {})[0];
@@ -154,8 +157,8 @@ struct Mlp {
       };
       if (optimizer == "adam") {
         ValueRef m = slot("m"), v = slot("v");
-        auto out = g.add_op("adam_update", "", {vars[i], grads[i], m, v, step},
-                            {{"learning_rate", 0.02}});
+        auto out =
+            g.add_op("adam_update", "", {vars[i], grads[i], m, v, step}, {{"learning_rate", 0.02}});
         g.add_assign(vars[i], out[0]);
         g.add_assign(m, out[1]);
         g.add_assign(v, out[2]);

@@ -92,7 +92,6 @@ TEST(Executable, OneDeviceEqualsTwoLogicalDevices) {
   EXPECT_EQ(ex2->stats().run_allocations, 0u);
 }
 
-
 void train_lowers_loss(const std::string& optimizer) {
   auto ctx = make_context("CPU");
   Graph g(*ctx);
@@ -121,8 +120,8 @@ void train_lowers_loss(const std::string& optimizer) {
     losses.push_back(read(*loss)[0]);
   }
   EXPECT_GT(losses.front(), 0.5f);  // about ln 3 at random init
-  EXPECT_LT(losses.back(), 0.25f * losses.front()) << "first " << losses.front() << " last "
-                                                    << losses.back();
+  EXPECT_LT(losses.back(), 0.25f * losses.front())
+      << "first " << losses.front() << " last " << losses.back();
   EXPECT_EQ(ex->stats().run_allocations, 0u);
 }
 
@@ -186,7 +185,8 @@ TEST(Executable, FeedErrorsNameThePlaceholder) {
   auto [code, msg] = error_of([&] { Executable::compile(g, {}, {net.y}, {}); });
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
   EXPECT_NE(msg.find("placeholder 'x' (f32(4,3)) is needed by the fetches but not fed"),
-            std::string::npos) << msg;
+            std::string::npos)
+      << msg;
   std::tie(code, msg) = error_of([&] { Executable::compile(g, {net.h}, {net.y}, {}); });
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
   EXPECT_NE(msg.find("feed 'h' is not a placeholder"), std::string::npos) << msg;
@@ -217,8 +217,8 @@ TEST(Executable, FetchedVariableShowsAssignOnNextRun) {
     ex->run({}, out);
     TensorPtr a(out[0]), b(out[1]);
     seen.push_back(read(*a));
-    EXPECT_EQ(read(*b), (std::vector<float>{seen.back()[0] + 1, seen.back()[1] + 2,
-                                            seen.back()[2] + 3}));
+    EXPECT_EQ(read(*b),
+              (std::vector<float>{seen.back()[0] + 1, seen.back()[1] + 2, seen.back()[2] + 3}));
   }
   EXPECT_EQ(seen[0], (std::vector<float>{1, 1, 1}));
   EXPECT_EQ(seen[1], (std::vector<float>{2, 3, 4}));

@@ -37,11 +37,10 @@ MemoryPlan plan_memory(const std::vector<Lifetime>& values, size_t alignment) {
     }
     plan.offsets[v] = offset;
     plan.total = std::max(plan.total, offset + bytes);
-    placed.insert(std::upper_bound(placed.begin(), placed.end(), v,
-                                   [&](size_t a, size_t b) {
-                                     return plan.offsets[a] < plan.offsets[b];
-                                   }),
-                  v);
+    placed.insert(
+        std::upper_bound(placed.begin(), placed.end(), v,
+                         [&](size_t a, size_t b) { return plan.offsets[a] < plan.offsets[b]; }),
+        v);
   }
   return plan;
 }

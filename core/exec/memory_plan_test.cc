@@ -21,8 +21,8 @@ TEST(MemoryPlan, ChainReusesMemory) {
 }
 
 TEST(MemoryPlan, LiveValuesNeverShare) {
-  std::vector<Lifetime> v = {{300, 0, 5}, {700, 1, 2}, {100, 2, 4}, {900, 3, 6}, {50, 6, 6},
-                             {256, 0, 0}, {1, 4, 5}};
+  std::vector<Lifetime> v = {{300, 0, 5}, {700, 1, 2}, {100, 2, 4}, {900, 3, 6},
+                             {50, 6, 6},  {256, 0, 0}, {1, 4, 5}};
   MemoryPlan p = plan_memory(v);
   for (size_t a = 0; a < v.size(); ++a) {
     EXPECT_EQ(p.offsets[a] % kPlanAlignment, 0u);

@@ -24,16 +24,14 @@
 
 namespace dlrt::core::exec {
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 CompiledExecutable::~CompiledExecutable() {
   if (!trace_file.empty()) {
     try {
       write_trace_file(*this, trace_file);
-      log(DLRT_LOG_INFO, "exec", "DLRT_TRACE_FILE: wrote {} events to {}",
-          profiler.events().size(), trace_file);
+      log(DLRT_LOG_INFO, "exec", "DLRT_TRACE_FILE: wrote {} events to {}", profiler.events().size(),
+          trace_file);
     } catch (const Error& e) {  // a destructor cannot fail; say why the file is missing
       log(DLRT_LOG_WARNING, "exec", "DLRT_TRACE_FILE: {}", e.message());
     } catch (...) {
@@ -45,8 +43,7 @@ CompiledExecutable::~CompiledExecutable() {
     if (auto* k = std::get_if<KernelStep>(&s); k != nullptr && k->kernel != nullptr)
       plugin_call_noexcept([&] { devices[k->device].api->kernel_destroy(k->kernel); });
     if (auto* c = std::get_if<CopyStep>(&s); c != nullptr && c->transfer.event != nullptr)
-      plugin_call_noexcept(
-          [&] { devices[c->transfer.src].api->event_destroy(c->transfer.event); });
+      plugin_call_noexcept([&] { devices[c->transfer.src].api->event_destroy(c->transfer.event); });
   }
   for (AssignCopy& a : assign_copies)
     if (a.transfer.event != nullptr)
@@ -88,7 +85,7 @@ void CompiledExecutable::enqueue(Transfer& t) {
 void CompiledExecutable::synchronize(size_t device) {
   DeviceRes& d = devices[device];
   plugin_call([&] { return fmt::format("synchronising {}", d.name); },
-       [&] { return d.api->stream_synchronize(d.stream); });
+              [&] { return d.api->stream_synchronize(d.stream); });
 }
 
 // Before the steps (or the replay) read it: the run count, copied to each device's word on
@@ -98,10 +95,11 @@ void CompiledExecutable::write_rng_offsets() {
   for (DeviceRes& d : devices) {
     if (d.rng_offset.data() == nullptr) continue;
     *static_cast<uint64_t*>(d.rng_staging.data()) = runs_;
-    plugin_call([&] { return fmt::format("writing the run count to {}", d.name); }, [&] {
-      return d.api->memcpy_h2d(d.handle, d.rng_offset.data(), d.rng_staging.data(),
-                               sizeof(uint64_t), d.stream);
-    });
+    plugin_call([&] { return fmt::format("writing the run count to {}", d.name); },
+                [&] {
+                  return d.api->memcpy_h2d(d.handle, d.rng_offset.data(), d.rng_staging.data(),
+                                           sizeof(uint64_t), d.stream);
+                });
   }
 }
 
@@ -121,8 +119,9 @@ void CompiledExecutable::capture_or_run_steps(const dlrt_capture_api* cap) {
   try {
     begun = take_status(cap->capture_begin(d.stream));
   } catch (...) {
-    fail(DLRT_INTERNAL, "capture_begin: the plugin threw an exception (plugins must return a "
-                        "status)");
+    fail(DLRT_INTERNAL,
+         "capture_begin: the plugin threw an exception (plugins must return a "
+         "status)");
   }
   if (begun.code == DLRT_UNIMPLEMENTED) {
     log(DLRT_LOG_DEBUG, "exec", "{} does not capture ({}); running uncaptured", d.name,
@@ -144,7 +143,8 @@ void CompiledExecutable::capture_or_run_steps(const dlrt_capture_api* cap) {
   // cudaStreamEndCapture reports an invalidated capture, or cudaGraphInstantiate fails) or
   // cannot launch the fresh graph, the step is run uncaptured instead, and this executable
   // stops trying: capturing again would fail again, every run.
-  StatusValue ended = plugin_status("capture_end", [&] { return cap->capture_end(d.stream, &captured_); });
+  StatusValue ended =
+      plugin_status("capture_end", [&] { return cap->capture_end(d.stream, &captured_); });
   if (ended.ok()) {
     StatusValue launched =
         plugin_status("graph_launch", [&] { return cap->graph_launch(captured_, d.stream); });
@@ -161,8 +161,10 @@ void CompiledExecutable::capture_or_run_steps(const dlrt_capture_api* cap) {
 // Capture is off for good on this executable; the reason is logged once (a warning: the run
 // is correct but slower) and kept for stats().
 void CompiledExecutable::disable_capture(std::string reason) {
-  log(DLRT_LOG_WARNING, "exec", "{}: {}; capture is off for this executable, which runs "
-      "uncaptured from now on", devices[0].name, reason);
+  log(DLRT_LOG_WARNING, "exec",
+      "{}: {}; capture is off for this executable, which runs "
+      "uncaptured from now on",
+      devices[0].name, reason);
   capture_allowed = false;
   capture_failure = std::move(reason);
 }
@@ -177,7 +179,7 @@ void CompiledExecutable::enqueue_steps() {
     DeviceRes& d = devices[k.device];
     k.args.rng_offset = runs_;
     plugin_call([&] { return fmt::format("{} on {}: kernel_run", k.name, d.name); },
-         [&] { return d.api->kernel_run(k.kernel, d.stream, &k.args); });
+                [&] { return d.api->kernel_run(k.kernel, d.stream, &k.args); });
   }
 }
 
@@ -198,7 +200,7 @@ void CompiledExecutable::profile_steps() {
       DeviceRes& d = devices[k.device];
       k.args.rng_offset = runs_;
       plugin_call([&] { return fmt::format("{} on {}: kernel_run", k.name, d.name); },
-           [&] { return d.api->kernel_run(k.kernel, d.stream, &k.args); });
+                  [&] { return d.api->kernel_run(k.kernel, d.stream, &k.args); });
       device = k.device;
     }
     synchronize(device);
@@ -216,9 +218,8 @@ namespace {
 void check_type(const char* role, const std::string& name, const ops::TensorType& want,
                 const dlrt_tensor& t) {
   if (t.type() != want)
-    fail(DLRT_INVALID_ARGUMENT,
-         fmt::format("{} '{}': expected a tensor of {}, got {}", role, name,
-                     ops::to_string(want), ops::to_string(t.type())));
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("{} '{}': expected a tensor of {}, got {}", role, name,
+                                            ops::to_string(want), ops::to_string(t.type())));
 }
 
 }  // namespace
@@ -244,8 +245,8 @@ void CompiledExecutable::run(const std::vector<const dlrt_tensor*>& in,
   for (size_t i = 0; i < out.size(); ++i)
     if (out[i] == nullptr) {
       made.resize(out.size());
-      made[i] = std::make_unique<dlrt_tensor>(ctx, devices[fetches[i].device].registry,
-                                              fetches[i].type);
+      made[i] =
+          std::make_unique<dlrt_tensor>(ctx, devices[fetches[i].device].registry, fetches[i].type);
     }
   const uint64_t allocs_before = device_allocations();
 
@@ -259,7 +260,8 @@ void CompiledExecutable::run(const std::vector<const dlrt_tensor*>& in,
     const size_t src_plugin =
         ctx.registry().physical()[ctx.registry().devices()[t.device()].physical].plugin;
     if (src_plugin == d.plugin) {
-      plugin_call(what, [&] { return d.api->memcpy_d2d(d.handle, f.to, t.data(), f.bytes, d.stream); });
+      plugin_call(what,
+                  [&] { return d.api->memcpy_d2d(d.handle, f.to, t.data(), f.bytes, d.stream); });
     } else {
       t.read(f.staging.data(), f.bytes);  // synchronous d2h on the feed's own device
       plugin_call(what, [&] {
@@ -290,7 +292,8 @@ void CompiledExecutable::run(const std::vector<const dlrt_tensor*>& in,
         ctx.registry().physical()[ctx.registry().devices()[t.device()].physical].plugin;
     auto what = [&] { return fmt::format("fetching '{}' from {}", f.name, d.name); };
     if (dst_plugin == d.plugin)
-      plugin_call(what, [&] { return d.api->memcpy_d2d(d.handle, t.data(), f.from, f.bytes, d.stream); });
+      plugin_call(what,
+                  [&] { return d.api->memcpy_d2d(d.handle, t.data(), f.from, f.bytes, d.stream); });
     else
       plugin_call(what, [&] {
         return d.api->memcpy_d2h(d.handle, f.staging.data(), f.from, f.bytes, d.stream);
@@ -311,8 +314,7 @@ void CompiledExecutable::run(const std::vector<const dlrt_tensor*>& in,
         if (&d == &w) continue;
         if (d.plugin == w.plugin)
           plugin_call("assign wait", [&] { return w.api->stream_wait_event(w.stream, d.done); });
-        else
-          plugin_call("assign wait", [&] { return d.api->event_synchronize(d.done); });
+        else plugin_call("assign wait", [&] { return d.api->event_synchronize(d.done); });
       }
     }
   }

@@ -66,7 +66,9 @@ TEST(RunAssigns, EvaluationExecutableSharesTrainedVariablesAndChangesNone) {
   TensorPtr x = tensor(*ctx, 0, {DLRT_F32, {batch, 4}}, xs);
   auto labels = std::make_unique<dlrt_tensor>(*ctx, 0, TensorType{DLRT_I32, {batch}});
   labels->write(ys.data(), ys.size() * sizeof(int32_t));
-  auto new_logits = [&] { return std::make_unique<dlrt_tensor>(*ctx, 0, TensorType{DLRT_F32, {batch, 3}}); };
+  auto new_logits = [&] {
+    return std::make_unique<dlrt_tensor>(*ctx, 0, TensorType{DLRT_F32, {batch, 3}});
+  };
   TensorPtr eval_logits = new_logits(), train_logits = new_logits();
   TensorPtr loss = std::make_unique<dlrt_tensor>(*ctx, 0, TensorType{DLRT_F32, {}});
 

@@ -60,7 +60,8 @@ Selection select_nodes(const Graph& graph, const std::vector<ValueRef>& feeds,
     if (!assigned.insert(all[a].variable).second)
       fail(DLRT_INVALID_ARGUMENT,
            fmt::format("variable '{}' has two assigns in one executable; only one value can "
-                       "become its next value", graph.node(all[a].variable).name));
+                       "become its next value",
+                       graph.node(all[a].variable).name));
     sel.assigns.push_back(all[a]);
   }
   for (NodeId id = 0; id < n; ++id) {
@@ -68,8 +69,8 @@ Selection select_nodes(const Graph& graph, const std::vector<ValueRef>& feeds,
     const Node& node = graph.node(id);
     if (node.kind == NodeKind::kPlaceholder && fed.count(id) == 0)
       fail(DLRT_INVALID_ARGUMENT,
-           fmt::format("placeholder '{}' ({}) is needed by the fetches{} but not fed",
-                       node.name, ops::to_string(node.outputs[0]),
+           fmt::format("placeholder '{}' ({}) is needed by the fetches{} but not fed", node.name,
+                       ops::to_string(node.outputs[0]),
                        run_assigns ? " or the assigns (run_assigns is on)" : ""));
     sel.nodes.push_back(id);
   }

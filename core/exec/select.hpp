@@ -8,8 +8,8 @@
 namespace dlrt::core::exec {
 
 struct Selection {
-  std::vector<NodeId> nodes;      // topological (ascending id) order
-  std::vector<Assign> assigns;    // the graph's assigns that this executable applies
+  std::vector<NodeId> nodes;    // topological (ascending id) order
+  std::vector<Assign> assigns;  // the graph's assigns that this executable applies
 };
 
 // The ancestors of `fetches`; with `run_assigns`, also every assign of the graph with the

@@ -87,13 +87,22 @@ std::string trace_json(const CompiledExecutable& ex) {
   json events = json::array();
   const auto& recorded = ex.profiler.events();
   if (!recorded.empty()) {
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 0},
+    events.push_back({{"name", "process_name"},
+                      {"ph", "M"},
+                      {"pid", 1},
+                      {"tid", 0},
                       {"args", {{"name", "dlrt executable"}}}});
     for (size_t d = 0; d < ex.devices.size(); ++d) {
-      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", d + 1},
+      events.push_back({{"name", "thread_name"},
+                        {"ph", "M"},
+                        {"pid", 1},
+                        {"tid", d + 1},
                         {"args", {{"name", ex.devices[d].name + " stream"}}}});
-      events.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 1},
-                        {"tid", d + 1}, {"args", {{"sort_index", d}}}});
+      events.push_back({{"name", "thread_sort_index"},
+                        {"ph", "M"},
+                        {"pid", 1},
+                        {"tid", d + 1},
+                        {"args", {{"sort_index", d}}}});
     }
   }
   const std::vector<Label> labels = labels_of(ex);
@@ -112,11 +121,11 @@ std::string trace_json(const CompiledExecutable& ex) {
                         {"shapes", l.shapes},
                         {"run", e.run}}}});
   }
-  json doc = {{"traceEvents", std::move(events)},
-              {"displayTimeUnit", "ms"},
-              {"otherData",
-               {{"producer", "dlrt executor profiler"},
-                {"dropped_events", ex.profiler.dropped()}}}};
+  json doc = {
+      {"traceEvents", std::move(events)},
+      {"displayTimeUnit", "ms"},
+      {"otherData",
+       {{"producer", "dlrt executor profiler"}, {"dropped_events", ex.profiler.dropped()}}}};
   return doc.dump();
 }
 

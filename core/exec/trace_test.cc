@@ -27,9 +27,9 @@ namespace fs = std::filesystem;
 
 // A fresh folder for this test's files, removed afterwards.
 struct TempDir {
-  fs::path path = fs::temp_directory_path() /
-                  ("dlrt_trace_test_" + std::to_string(::getpid()) + "_" +
-                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::path path =
+      fs::temp_directory_path() / ("dlrt_trace_test_" + std::to_string(::getpid()) + "_" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
   TempDir() { fs::create_directories(path); }
   ~TempDir() {
     std::error_code ec;
@@ -109,8 +109,8 @@ TEST(Trace, TwoProfiledRunsOnTwoLogicalDevices) {
   ASSERT_EQ(complete.size(), 2 * expected.size());
 
   // One tid per device stream, named after its device; each event on its device's row.
-  EXPECT_EQ(thread_names, (std::map<int, std::string>{{1, "/device:CPU:0 stream"},
-                                                      {2, "/device:CPU:1 stream"}}));
+  EXPECT_EQ(thread_names,
+            (std::map<int, std::string>{{1, "/device:CPU:0 stream"}, {2, "/device:CPU:1 stream"}}));
   std::map<std::string, int> runs_of;  // node name -> events
   for (const json& e : complete) {
     const std::string name = e["name"];
@@ -207,7 +207,7 @@ TEST(Trace, TraceFileSettingWritesAtDestroy) {
   size_t events = 0;
   for (const json& e : doc.at("traceEvents")) events += e["ph"] == "X";
   EXPECT_EQ(events, 3u * 4u);  // three runs of mm, ba, h, y
-  b.reset();  // never run: an empty trace, still written
+  b.reset();                   // never run: an empty trace, still written
   EXPECT_TRUE(parse_file(file_b).at("traceEvents").empty());
 }
 

@@ -20,10 +20,10 @@ Result take(dlrt_status* s) {
   dlrt_status_free(s);
   return r;
 }
-#define EXPECT_OK(call)                          \
-  do {                                           \
-    Result r_ = take(call);                      \
-    EXPECT_EQ(r_.code, DLRT_OK) << r_.message;   \
+#define EXPECT_OK(call)                        \
+  do {                                         \
+    Result r_ = take(call);                    \
+    EXPECT_EQ(r_.code, DLRT_OK) << r_.message; \
   } while (0)
 
 dlrt_tensor_desc desc(dlrt_dtype dtype, std::vector<int64_t> dims) {
@@ -106,7 +106,8 @@ TEST_F(CApiGraph, BuildsWithAttributesAndQueriesValues) {
   dlrt_value x = 0, w = 0;
   EXPECT_OK(dlrt_graph_placeholder(g_, "x", &xd, &x));
   const dlrt_tensor_desc wd = desc(DLRT_F32, {3, 3, 3, 4});
-  const dlrt_attr lo = float_attr("minval", -1), hi = float_attr("maxval", 1), seed = int_attr("seed", 3);
+  const dlrt_attr lo = float_attr("minval", -1), hi = float_attr("maxval", 1),
+                  seed = int_attr("seed", 3);
   const dlrt_attr* init[] = {&lo, &hi, &seed};
   EXPECT_OK(dlrt_graph_variable(g_, "w", &wd, "random_uniform", init, 3, 1, &w));
 
@@ -155,13 +156,13 @@ TEST_F(CApiGraph, BuildsWithAttributesAndQueriesValues) {
   EXPECT_OK(dlrt_graph_placeholder(g_, "logits", &ld, &logits));
   EXPECT_OK(dlrt_graph_placeholder(g_, "labels", &labd, &labels));
   const dlrt_value xent_in[] = {logits, labels};
-  Result room = take(dlrt_graph_op(g_, "sparse_softmax_cross_entropy", "xent", xent_in, 2,
-                                   nullptr, 0, y, 1, &n));
+  Result room = take(
+      dlrt_graph_op(g_, "sparse_softmax_cross_entropy", "xent", xent_in, 2, nullptr, 0, y, 1, &n));
   EXPECT_EQ(room.code, DLRT_INVALID_ARGUMENT);
   EXPECT_NE(room.message.find("room for 1"), std::string::npos) << room.message;
   EXPECT_EQ(take(dlrt_graph_find(g_, "xent", &found)).code, DLRT_NOT_FOUND);
-  EXPECT_OK(dlrt_graph_op(g_, "sparse_softmax_cross_entropy", "xent", xent_in, 2, nullptr, 0, y,
-                          2, &n));
+  EXPECT_OK(
+      dlrt_graph_op(g_, "sparse_softmax_cross_entropy", "xent", xent_in, 2, nullptr, 0, y, 2, &n));
   EXPECT_EQ(n, 2u);
   EXPECT_OK(dlrt_graph_find(g_, "xent:1", &found));
   EXPECT_EQ(found, y[1]);

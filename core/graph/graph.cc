@@ -35,8 +35,8 @@ void check_value_type(const char* kind, const std::string& name, const ops::Tens
     fail(DLRT_INVALID_ARGUMENT, fmt::format("{} '{}': dtype {} is not a valid dlrt_dtype", kind,
                                             name, static_cast<int>(t.dtype)));
   if (t.rank() > DLRT_MAX_RANK)
-    fail(DLRT_INVALID_ARGUMENT, fmt::format("{} '{}': rank {} is above the maximum {}", kind,
-                                            name, t.rank(), DLRT_MAX_RANK));
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("{} '{}': rank {} is above the maximum {}", kind, name,
+                                            t.rank(), DLRT_MAX_RANK));
   for (int i = 0; i < t.rank(); ++i)
     if (t.dims[i] < 1)
       fail(DLRT_INVALID_ARGUMENT, fmt::format("{} '{}': dim {} of {} is {}, expected >= 1", kind,
@@ -89,7 +89,7 @@ NodeId Graph::append(Node node) {
   // The only checks left here are the name's; callers checked everything else, so after the
   // name is settled nothing can fail and the graph changes all at once.
   if (node.name.empty()) {
-    node.name = unique_name(node.kind == NodeKind::kOp ? node.op
+    node.name = unique_name(node.kind == NodeKind::kOp            ? node.op
                             : node.kind == NodeKind::kPlaceholder ? "placeholder"
                             : node.kind == NodeKind::kConstant    ? "constant"
                                                                   : "variable");
@@ -115,7 +115,8 @@ static void check_new_name(const std::map<std::string, NodeId, std::less<>>& by_
     fail(DLRT_ALREADY_EXISTS,
          fmt::format("a node named '{}' already exists (a {}); names are unique in a graph, "
                      "pass an empty name to get a unique one",
-                     name, other.kind == NodeKind::kOp ? other.op : "placeholder/constant/variable"));
+                     name,
+                     other.kind == NodeKind::kOp ? other.op : "placeholder/constant/variable"));
   }
 }
 
@@ -137,9 +138,8 @@ ValueRef Graph::add_constant(const std::string& name, const ops::TensorType& typ
   check_value_type("constant", name, type);
   const size_t expected = static_cast<size_t>(type.num_elements()) * element_bytes(type.dtype);
   if (bytes.size() != expected)
-    fail(DLRT_INVALID_ARGUMENT,
-         fmt::format("constant '{}': {} bytes given, {} holds {} bytes", name, bytes.size(),
-                     ops::to_string(type), expected));
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("constant '{}': {} bytes given, {} holds {} bytes",
+                                            name, bytes.size(), ops::to_string(type), expected));
   Node n;
   n.name = name;
   n.kind = NodeKind::kConstant;
@@ -181,12 +181,10 @@ ValueRef Graph::add_variable(const std::string& name, const ops::TensorType& typ
   // The registry checks the rest now (random_uniform's minval < maxval, a float dtype, ...),
   // so a bad initialiser fails here and not at the first compile.
   ops::Result<ops::OpInstance> inst = ops::instantiate(init_op, {}, attrs);
-  if (!inst.ok())
-    fail(inst.status().code(), fmt::format("{}: {}", who, inst.status().message()));
+  if (!inst.ok()) fail(inst.status().code(), fmt::format("{}: {}", who, inst.status().message()));
   if (inst->outputs().size() != 1 || inst->output(0) != type)
-    fail(DLRT_INVALID_ARGUMENT,
-         fmt::format("{}: init op '{}' makes {}, expected {}", who, init_op,
-                     ops::to_string(inst->output(0)), ops::to_string(type)));
+    fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: init op '{}' makes {}, expected {}", who, init_op,
+                                            ops::to_string(inst->output(0)), ops::to_string(type)));
 
   Node n;
   n.name = name;
@@ -234,16 +232,17 @@ void Graph::add_assign(ValueRef variable, ValueRef value) {
   if (var.kind != NodeKind::kVariable)
     fail(DLRT_INVALID_ARGUMENT,
          fmt::format("assign: '{}' is not a variable (it is a {}); only variables take assigns",
-                     var.name, var.kind == NodeKind::kOp ? var.op
-                               : var.kind == NodeKind::kPlaceholder ? "placeholder"
-                                                                    : "constant"));
+                     var.name,
+                     var.kind == NodeKind::kOp            ? var.op
+                     : var.kind == NodeKind::kPlaceholder ? "placeholder"
+                                                          : "constant"));
   const ops::TensorType& type = type_of(value);
   const Node& src = nodes_[value.node];
   if (type != vtype)
-    fail(DLRT_INVALID_ARGUMENT,
-         fmt::format("assign: variable '{}' is {}, but the value '{}:{}' is {}; they must match",
-                     var.name, ops::to_string(vtype), src.name, value.output,
-                     ops::to_string(type)));
+    fail(
+        DLRT_INVALID_ARGUMENT,
+        fmt::format("assign: variable '{}' is {}, but the value '{}:{}' is {}; they must match",
+                    var.name, ops::to_string(vtype), src.name, value.output, ops::to_string(type)));
   // One assign per variable: with two, "after a run the variable holds the value" would be
   // ambiguous for every executable touching it.
   for (const Assign& a : assigns_)

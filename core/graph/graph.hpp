@@ -33,7 +33,9 @@ using NodeId = uint32_t;
 struct ValueRef {
   NodeId node = 0;
   uint32_t output = 0;
-  friend bool operator==(ValueRef a, ValueRef b) { return a.node == b.node && a.output == b.output; }
+  friend bool operator==(ValueRef a, ValueRef b) {
+    return a.node == b.node && a.output == b.output;
+  }
   friend bool operator!=(ValueRef a, ValueRef b) { return !(a == b); }
   friend bool operator<(ValueRef a, ValueRef b) {
     return a.node != b.node ? a.node < b.node : a.output < b.output;
@@ -55,14 +57,14 @@ struct Node {
   NodeId id = 0;
   std::string name;  // unique in the graph
   NodeKind kind = NodeKind::kOp;
-  std::string op;    // registry op name for kOp; "" otherwise
+  std::string op;  // registry op name for kOp; "" otherwise
   std::vector<ValueRef> inputs;
-  ops::AttrMap attrs;                     // complete (defaults filled) for kOp
-  std::vector<ops::TensorType> outputs;   // inferred at build time
+  ops::AttrMap attrs;                    // complete (defaults filled) for kOp
+  std::vector<ops::TensorType> outputs;  // inferred at build time
 
   // Placement inputs.
-  std::string requested_device;           // the device-scope spec as written, "" = none
-  std::optional<DeviceSpec> requested;    // parsed; nullopt = none
+  std::string requested_device;              // the device-scope spec as written, "" = none
+  std::optional<DeviceSpec> requested;       // parsed; nullopt = none
   std::optional<uint32_t> colocation_group;  // nodes sharing a group share a device
 
   // kConstant: the bytes (dense, row-major).
@@ -99,8 +101,7 @@ class Graph {
   ValueRef add_constant(const std::string& name, const ops::TensorType& type,
                         std::vector<uint8_t> bytes);
   ValueRef add_variable(const std::string& name, const ops::TensorType& type,
-                        const std::string& init_op, const ops::AttrMap& init_attrs,
-                        bool trainable);
+                        const std::string& init_op, const ops::AttrMap& init_attrs, bool trainable);
   std::vector<ValueRef> add_op(const std::string& op, const std::string& name,
                                const std::vector<ValueRef>& inputs, const ops::AttrMap& attrs);
   void add_assign(ValueRef variable, ValueRef value);
@@ -111,7 +112,7 @@ class Graph {
   void colocate(ValueRef a, ValueRef b);
 
   const std::vector<Node>& nodes() const { return nodes_; }
-  const Node& node(NodeId id) const;          // OUT_OF_RANGE checked
+  const Node& node(NodeId id) const;  // OUT_OF_RANGE checked
   Node& mutable_node(NodeId id);
   const ops::TensorType& type_of(ValueRef v) const;  // INVALID_ARGUMENT for a bad value
   const std::vector<Assign>& assigns() const { return assigns_; }

@@ -83,9 +83,9 @@ TEST(GraphHpp, BuildsQueriesAndRoundTripsVariables) {
   g.write_variable(w, next);
   EXPECT_EQ(g.read_variable<float>(w), next);
 
-  std::vector<dlrt::Value> outs = g.op("sparse_softmax_cross_entropy",
-                                       {g.placeholder("logits", DLRT_F32, {2, 5}),
-                                        g.placeholder("labels", DLRT_I64, {2})});
+  std::vector<dlrt::Value> outs =
+      g.op("sparse_softmax_cross_entropy",
+           {g.placeholder("logits", DLRT_F32, {2, 5}), g.placeholder("labels", DLRT_I64, {2})});
   ASSERT_EQ(outs.size(), 2u);
   EXPECT_EQ(outs[1].dims(), (std::vector<int64_t>{2, 5}));
   dlrt::Value sum = g.op1("reduce_sum", {outs[0]}, {{"axes", {0}}, {"keepdims", true}});

@@ -72,7 +72,8 @@ TEST_F(GraphTest, SmallCnnInfersShapes) {
   ValueRef logits = op1("matmul", {f, var("w3", {3136, 10})});
   EXPECT_EQ(g_.type_of(logits), (TensorType{DLRT_F32, {8, 10}}));
   ValueRef labels = g_.add_placeholder("labels", {DLRT_I32, {8}});
-  std::vector<ValueRef> xent = g_.add_op("sparse_softmax_cross_entropy", "loss", {logits, labels}, {});
+  std::vector<ValueRef> xent =
+      g_.add_op("sparse_softmax_cross_entropy", "loss", {logits, labels}, {});
   ASSERT_EQ(xent.size(), 2u);
   EXPECT_EQ(g_.type_of(xent[0]), (TensorType{DLRT_F32, {8}}));
   EXPECT_EQ(g_.type_of(xent[1]), (TensorType{DLRT_F32, {8, 10}}));
@@ -127,23 +128,32 @@ TEST_F(GraphTest, ConstantsAndPlaceholdersAreChecked) {
   std::vector<uint8_t> six_floats(24);
   ValueRef c = g_.add_constant("c", {DLRT_F32, {2, 3}}, six_floats);
   EXPECT_EQ(g_.node(c.node).constant_data.size(), 24u);
-  auto [code, msg] = error_of([&] { g_.add_constant("d", {DLRT_F32, {2, 3}}, std::vector<uint8_t>(20)); });
+  auto [code, msg] = error_of([&] {
+    g_.add_constant("d", {DLRT_F32, {2, 3}}, std::vector<uint8_t>(20));
+  });
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
   EXPECT_NE(msg.find("20 bytes"), std::string::npos) << msg;
-  EXPECT_EQ(error_of([&] { g_.add_placeholder("p", {DLRT_F32, {2, 0}}); }).first,
+  EXPECT_EQ(error_of([&] {
+              g_.add_placeholder("p", {DLRT_F32, {2, 0}});
+            }).first,
             DLRT_INVALID_ARGUMENT);
-  EXPECT_EQ(error_of([&] { g_.add_placeholder("p", {DLRT_DTYPE_INVALID, {2}}); }).first,
+  EXPECT_EQ(error_of([&] {
+              g_.add_placeholder("p", {DLRT_DTYPE_INVALID, {2}});
+            }).first,
             DLRT_INVALID_ARGUMENT);
 }
 
 TEST_F(GraphTest, VariableInitOpIsCheckedAtBuildTime) {
-  EXPECT_EQ(error_of([&] { g_.add_variable("v", {DLRT_F32, {2}}, "no_such_op", {}, true); }).first,
+  EXPECT_EQ(error_of([&] {
+              g_.add_variable("v", {DLRT_F32, {2}}, "no_such_op", {}, true);
+            }).first,
             DLRT_NOT_FOUND);
   auto with_inputs = error_of([&] { g_.add_variable("v", {DLRT_F32, {2}}, "relu", {}, true); });
   EXPECT_EQ(with_inputs.first, DLRT_INVALID_ARGUMENT);
   EXPECT_NE(with_inputs.second.find("takes 1 input"), std::string::npos) << with_inputs.second;
   auto bad_range = error_of([&] {
-    g_.add_variable("v", {DLRT_F32, {2}}, "random_uniform", {{"minval", 1.0}, {"maxval", 0.0}}, true);
+    g_.add_variable("v", {DLRT_F32, {2}}, "random_uniform", {{"minval", 1.0}, {"maxval", 0.0}},
+                    true);
   });
   EXPECT_EQ(bad_range.first, DLRT_INVALID_ARGUMENT);
   EXPECT_NE(bad_range.second.find("variable 'v': random_uniform"), std::string::npos)
@@ -155,7 +165,9 @@ TEST_F(GraphTest, VariableInitOpIsCheckedAtBuildTime) {
   EXPECT_EQ(shape_clash.first, DLRT_INVALID_ARGUMENT);
   EXPECT_NE(shape_clash.second.find("'shape'"), std::string::npos) << shape_clash.second;
   // Integer variables take fill, not random_uniform (float only).
-  EXPECT_EQ(error_of([&] { g_.add_variable("v", {DLRT_I32, {2}}, "random_uniform", {}, false); }).first,
+  EXPECT_EQ(error_of([&] {
+              g_.add_variable("v", {DLRT_I32, {2}}, "random_uniform", {}, false);
+            }).first,
             DLRT_INVALID_ARGUMENT);
   ValueRef step = g_.add_variable("step", {DLRT_I32, {}}, "fill", {{"value", 0.0}}, false);
   const Node& n = g_.node(step.node);
@@ -206,7 +218,8 @@ TEST_F(GraphTest, DeviceScopesNestMergeAndPop) {
 }
 
 TEST_F(GraphTest, ColocationGroupsJoin) {
-  ValueRef a = op1("relu", {x_}), b = op1("relu", {x_}), c = op1("relu", {x_}), d = op1("relu", {x_});
+  ValueRef a = op1("relu", {x_}), b = op1("relu", {x_}), c = op1("relu", {x_}),
+           d = op1("relu", {x_});
   EXPECT_FALSE(g_.node(a.node).colocation_group.has_value());
   g_.colocate(a, b);
   g_.colocate(c, d);
@@ -241,7 +254,8 @@ TEST_F(GraphTest, AssignChecksKindAndType) {
 TEST_F(GraphTest, FindNameAndOutput) {
   ValueRef logits = g_.add_placeholder("logits", {DLRT_F32, {4, 10}});
   ValueRef labels = g_.add_placeholder("labels", {DLRT_I32, {4}});
-  std::vector<ValueRef> out = g_.add_op("sparse_softmax_cross_entropy", "xent", {logits, labels}, {});
+  std::vector<ValueRef> out =
+      g_.add_op("sparse_softmax_cross_entropy", "xent", {logits, labels}, {});
   EXPECT_EQ(g_.find("xent"), out[0]);
   EXPECT_EQ(g_.find("xent:0"), out[0]);
   EXPECT_EQ(g_.find("xent:1"), out[1]);

@@ -46,7 +46,8 @@ Buffer allocate_variable(Context& ctx, size_t device, size_t bytes, const Node& 
 // else the plugin's reason.
 std::string unsupported_reason(Context& ctx, size_t device, const ops::OpInstance& inst) {
   const Plugin& plugin = ctx.plugin_of(device);
-  const int32_t ordinal = ctx.registry().physical()[ctx.registry().devices()[device].physical].ordinal;
+  const int32_t ordinal =
+      ctx.registry().physical()[ctx.registry().devices()[device].physical].ordinal;
   const StatusValue s = plugin_status("op_supported", [&] {
     return plugin.api().op_supported(plugin.instance(), ordinal, &inst.desc(), nullptr);
   });
@@ -71,8 +72,9 @@ void run_generator(Context& ctx, size_t device, const ops::OpInstance& inst, voi
     }
   } h{api, nullptr, nullptr, Buffer()};
   size_t workspace_bytes = 0;
-  plugin_call(where + ": kernel_create",
-       [&] { return api->kernel_create(handle, &inst.desc(), &h.kernel, &workspace_bytes); });
+  plugin_call(where + ": kernel_create", [&] {
+    return api->kernel_create(handle, &inst.desc(), &h.kernel, &workspace_bytes);
+  });
   if (workspace_bytes > 0) {
     const std::string what = "the workspace of " + who + "'s init op";
     h.workspace = ctx.arena(device).allocate(workspace_bytes, what.c_str());
@@ -96,10 +98,14 @@ void run_generator(Context& ctx, size_t device, const ops::OpInstance& inst, voi
 std::vector<size_t> by_priority(Context& ctx) {
   auto rank = [&](size_t d) {
     switch (ctx.desc_of(d).device_class) {
-      case DLRT_DEVICE_CLASS_GPU: return 0;
-      case DLRT_DEVICE_CLASS_ACCEL: return 1;
-      case DLRT_DEVICE_CLASS_CPU: return 2;
-      default: return 3;
+      case DLRT_DEVICE_CLASS_GPU:
+        return 0;
+      case DLRT_DEVICE_CLASS_ACCEL:
+        return 1;
+      case DLRT_DEVICE_CLASS_CPU:
+        return 2;
+      default:
+        return 3;
     }
   };
   std::vector<size_t> out(ctx.registry().devices().size());
@@ -166,12 +172,14 @@ VariableSlot& VariableStore::place_and_init(NodeId id, size_t device) {
     run_generator(ctx, helper, *inst, staging.data(), who);
     std::vector<uint8_t> host(bytes);
     auto [helper_api, helper_handle] = ctx.device_handle(helper);
-    plugin_call(fmt::format("{}: copying its initial value from {}", who, device_name(ctx, helper)),
-         [&] { return helper_api->memcpy_d2h(helper_handle, host.data(), staging.data(), bytes,
-                                             nullptr); });
+    plugin_call(
+        fmt::format("{}: copying its initial value from {}", who, device_name(ctx, helper)), [&] {
+          return helper_api->memcpy_d2h(helper_handle, host.data(), staging.data(), bytes, nullptr);
+        });
     auto [api, handle] = ctx.device_handle(device);
-    plugin_call(fmt::format("{}: copying its initial value to {}", who, device_name(ctx, device)),
-         [&] { return api->memcpy_h2d(handle, slot.buffer.data(), host.data(), bytes, nullptr); });
+    plugin_call(
+        fmt::format("{}: copying its initial value to {}", who, device_name(ctx, device)),
+        [&] { return api->memcpy_h2d(handle, slot.buffer.data(), host.data(), bytes, nullptr); });
   }
   slot.initialized = true;
   return slots_.emplace(id, std::move(slot)).first->second;
@@ -190,8 +198,8 @@ VariableSlot& VariableStore::ensure(NodeId id) {
     try {
       device = ctx.registry().find(var.requested_device);
     } catch (const Error& e) {
-      fail(e.code(), fmt::format("{} requests device '{}': {}", who, var.requested_device,
-                                 e.message()));
+      fail(e.code(),
+           fmt::format("{} requests device '{}': {}", who, var.requested_device, e.message()));
     }
     return place_and_init(id, device);
   }

@@ -49,7 +49,8 @@ size_t GzipSource::read(void* dst, size_t n) {
     int rc = inflate(&zs_, Z_NO_FLUSH);
     produced += chunk - zs_.avail_out;
     switch (rc) {
-      case Z_OK: break;
+      case Z_OK:
+        break;
       case Z_STREAM_END:
         ended_ = true;
         check_nothing_after_end();

@@ -38,8 +38,7 @@ DLRT_API dlrt_status* dlrt_idx_read(const char* path, dlrt_idx_array* out) {
   return dlrt_idx_read_rows(path, 0, out);
 }
 
-DLRT_API dlrt_status* dlrt_idx_read_rows(const char* path, uint64_t max_rows,
-                                         dlrt_idx_array* out) {
+DLRT_API dlrt_status* dlrt_idx_read_rows(const char* path, uint64_t max_rows, dlrt_idx_array* out) {
   return guarded([&] {
     require(out, "out");
     check_idx_struct(out);
@@ -130,8 +129,7 @@ DLRT_API size_t dlrt_safetensors_metadata_count(const dlrt_safetensors* handle) 
   return handle == nullptr ? 0 : handle->file->header().metadata.size();
 }
 
-DLRT_API const char* dlrt_safetensors_metadata_key(const dlrt_safetensors* handle,
-                                                   size_t index) {
+DLRT_API const char* dlrt_safetensors_metadata_key(const dlrt_safetensors* handle, size_t index) {
   if (handle == nullptr || index >= handle->file->header().metadata.size()) return nullptr;
   return handle->file->header().metadata[index].first.c_str();
 }
@@ -152,19 +150,20 @@ DLRT_API dlrt_status* dlrt_safetensors_write(const char* path,
       const dlrt_safetensors_entry* e = entries[i];
       if (e == nullptr) fail(DLRT_INVALID_ARGUMENT, fmt::format("entries[{}] is NULL", i));
       if (!DLRT_HAS_FIELD(dlrt_safetensors_entry, bytes, e->struct_size))
-        fail(DLRT_INVALID_ARGUMENT,
-             fmt::format("entries[{}]->struct_size is {}; set it with "
-                         "DLRT_STRUCT_SIZE(dlrt_safetensors_entry)",
-                         i, e->struct_size));
-      if (e->name == nullptr) fail(DLRT_INVALID_ARGUMENT, fmt::format("entries[{}]->name is NULL", i));
+        fail(DLRT_INVALID_ARGUMENT, fmt::format("entries[{}]->struct_size is {}; set it with "
+                                                "DLRT_STRUCT_SIZE(dlrt_safetensors_entry)",
+                                                i, e->struct_size));
+      if (e->name == nullptr)
+        fail(DLRT_INVALID_ARGUMENT, fmt::format("entries[{}]->name is NULL", i));
       if (e->rank < 0 || e->rank > DLRT_MAX_RANK)
         fail(DLRT_INVALID_ARGUMENT, fmt::format("entries[{}] (\"{}\"): rank {} is outside 0..{}", i,
                                                 e->name, e->rank, DLRT_MAX_RANK));
       tensors[i].name = e->name;
       // Checked as an int first: an out-of-range value must not become a dlrt_dtype (UB).
       if (e->dtype < DLRT_F32 || e->dtype > DLRT_BOOL)
-        fail(DLRT_INVALID_ARGUMENT, fmt::format("entries[{}] (\"{}\"): dtype {} is not a dlrt dtype", i,
-                                                e->name, e->dtype));
+        fail(DLRT_INVALID_ARGUMENT,
+             fmt::format("entries[{}] (\"{}\"): dtype {} is not a dlrt dtype", i, e->name,
+                         e->dtype));
       tensors[i].dtype = static_cast<dlrt_dtype>(e->dtype);
       tensors[i].dims.assign(e->dims, e->dims + e->rank);
       tensors[i].data = e->data;

@@ -16,17 +16,28 @@ Error errno_error(int err, const std::string& what) {
   dlrt_code code = DLRT_UNKNOWN;
   switch (err) {
     case ENOENT:
-    case ENOTDIR: code = DLRT_NOT_FOUND; break;
+    case ENOTDIR:
+      code = DLRT_NOT_FOUND;
+      break;
     case EACCES:
     case EPERM:
-    case EROFS: code = DLRT_PERMISSION_DENIED; break;
+    case EROFS:
+      code = DLRT_PERMISSION_DENIED;
+      break;
     case ENOSPC:
     case EDQUOT:
-    case ENOMEM: code = DLRT_RESOURCE_EXHAUSTED; break;
+    case ENOMEM:
+      code = DLRT_RESOURCE_EXHAUSTED;
+      break;
     case EISDIR:
-    case ENAMETOOLONG: code = DLRT_INVALID_ARGUMENT; break;
-    case EIO: code = DLRT_DATA_LOSS; break;
-    default: break;
+    case ENAMETOOLONG:
+      code = DLRT_INVALID_ARGUMENT;
+      break;
+    case EIO:
+      code = DLRT_DATA_LOSS;
+      break;
+    default:
+      break;
   }
   return Error(code, fmt::format("{}: {}", what, std::strerror(err)));
 }
@@ -101,8 +112,8 @@ AtomicFileWriter::AtomicFileWriter(const std::string& path) : path_(path) {
   std::string temp = dir_ + "/." + base + ".tmp.XXXXXX";
   fd_ = mkstemp(temp.data());
   if (fd_ < 0)
-    throw errno_error(errno, fmt::format("cannot create a temp file in '{}' to write '{}'",
-                                         dir_, path));
+    throw errno_error(errno,
+                      fmt::format("cannot create a temp file in '{}' to write '{}'", dir_, path));
   temp_path_ = temp;
   // mkstemp makes 0600; a checkpoint should get the usual umask-based mode like fopen's.
   mode_t mask = umask(0);

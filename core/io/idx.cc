@@ -24,11 +24,16 @@ struct IdxType {
 // The element type of IDX type byte `code`; fails for i16 and for codes IDX does not define.
 IdxType idx_type(uint8_t code, uint32_t magic, const std::string& name) {
   switch (code) {
-    case 0x08: return {DLRT_U8, 1, "u8"};
-    case 0x09: return {DLRT_I8, 1, "i8"};
-    case 0x0C: return {DLRT_I32, 4, "i32"};
-    case 0x0D: return {DLRT_F32, 4, "f32"};
-    case 0x0E: return {DLRT_F64, 8, "f64"};
+    case 0x08:
+      return {DLRT_U8, 1, "u8"};
+    case 0x09:
+      return {DLRT_I8, 1, "i8"};
+    case 0x0C:
+      return {DLRT_I32, 4, "i32"};
+    case 0x0D:
+      return {DLRT_F32, 4, "f32"};
+    case 0x0E:
+      return {DLRT_F64, 8, "f64"};
     case 0x0B:
       fail(DLRT_UNIMPLEMENTED,
            fmt::format("{}: IDX type 0x0B (i16) is not supported: dlrt has no 16-bit integer "
@@ -121,18 +126,17 @@ IdxArray parse(ByteSource& src, const std::string& name, bool gzipped, uint64_t 
                                      name, dims_text(out.dims), type.name));
   const size_t bytes = static_cast<size_t>(bytes64);
   std::string says =
-      type.size == 1
-          ? fmt::format("header says {} = {} bytes of data", dims_text(out.dims), bytes)
-          : fmt::format("header says {} {} × {} bytes = {} bytes of data", dims_text(out.dims),
-                        type.name, type.size, bytes);
+      type.size == 1 ? fmt::format("header says {} = {} bytes of data", dims_text(out.dims), bytes)
+                     : fmt::format("header says {} {} × {} bytes = {} bytes of data",
+                                   dims_text(out.dims), type.name, type.size, bytes);
 
   // Plain files and memory know their size: check it before allocating anything. (The whole
   // file is checked even when only its first rows are read: it costs nothing.)
   const std::optional<uint64_t> left = src.remaining();
   if (left) {
     if (*left < bytes)
-      fail(DLRT_DATA_LOSS, fmt::format("{}: {}, file has {} after its {}-byte header", name, says,
-                                       *left, header));
+      fail(DLRT_DATA_LOSS,
+           fmt::format("{}: {}, file has {} after its {}-byte header", name, says, *left, header));
     if (*left > bytes)
       fail(DLRT_DATA_LOSS, fmt::format("{}: {}, file has {} after its {}-byte header: {} "
                                        "trailing bytes",
@@ -168,8 +172,8 @@ IdxArray parse(ByteSource& src, const std::string& name, bool gzipped, uint64_t 
       capacity = std::min(want, std::max(capacity * 2, capacity + 1));
       void* grown = std::realloc(out.data.get(), capacity);
       if (grown == nullptr)
-        fail(DLRT_RESOURCE_EXHAUSTED, fmt::format("{}: cannot allocate {} bytes for {}", name,
-                                                  capacity, says));
+        fail(DLRT_RESOURCE_EXHAUSTED,
+             fmt::format("{}: cannot allocate {} bytes for {}", name, capacity, says));
       (void)out.data.release();
       out.data.reset(static_cast<uint8_t*>(grown));
     }
@@ -193,10 +197,11 @@ IdxArray parse(ByteSource& src, const std::string& name, bool gzipped, uint64_t 
     extra += k;
   }
   if (extra > 0)
-    fail(DLRT_DATA_LOSS,
-         fmt::format("{0}: {1}, file has {2}{3} after its {4}-byte header{5}: {2}{6} trailing bytes",
-                     name, says, extra >= kCountLimit ? "at least " : "", bytes + extra, header,
-                     gzipped ? " (decompressed)" : "", extra));
+    fail(
+        DLRT_DATA_LOSS,
+        fmt::format("{0}: {1}, file has {2}{3} after its {4}-byte header{5}: {2}{6} trailing bytes",
+                    name, says, extra >= kCountLimit ? "at least " : "", bytes + extra, header,
+                    gzipped ? " (decompressed)" : "", extra));
 
   out.dims[0] = static_cast<int64_t>(keep_rows);
   to_host_order(out.data.get(), want, type.size);

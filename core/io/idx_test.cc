@@ -136,8 +136,9 @@ TEST(IdxRead, DataSizeMustMatchTheHeader) {
   Read shorter, longer, wide;
   read_bytes(dir, idx_header(0x08, {3, 4}) + Bytes(10, 'x'), &shorter);
   EXPECT_EQ(shorter.status.code, DLRT_DATA_LOSS);
-  EXPECT_THAT(shorter.status.message,
-              HasSubstr("header says 3×4 = 12 bytes of data, file has 10 after its 12-byte header"));
+  EXPECT_THAT(
+      shorter.status.message,
+      HasSubstr("header says 3×4 = 12 bytes of data, file has 10 after its 12-byte header"));
   read_bytes(dir, idx_header(0x08, {3, 4}) + Bytes(14, 'x'), &longer);
   EXPECT_EQ(longer.status.code, DLRT_DATA_LOSS);
   EXPECT_THAT(longer.status.message, HasSubstr("file has 14 after its 12-byte header: 2 trailing"));
@@ -250,8 +251,7 @@ TEST(IdxRead, FashionMnist) {
   if (!std::filesystem::exists(dir + "train-images-idx3-ubyte.gz"))
     GTEST_SKIP() << dir << " is not installed";
   Read images, labels;
-  images.status =
-      take(dlrt_idx_read((dir + "train-images-idx3-ubyte.gz").c_str(), &images.array));
+  images.status = take(dlrt_idx_read((dir + "train-images-idx3-ubyte.gz").c_str(), &images.array));
   ASSERT_EQ(images.status.code, DLRT_OK) << images.status.message;
   EXPECT_EQ(images.array.dtype, DLRT_U8);
   ASSERT_EQ(images.array.rank, 3);
@@ -259,8 +259,7 @@ TEST(IdxRead, FashionMnist) {
   EXPECT_EQ(images.array.dims[1], 28);
   EXPECT_EQ(images.array.dims[2], 28);
   EXPECT_EQ(images.array.bytes, 47040000u);
-  labels.status =
-      take(dlrt_idx_read((dir + "train-labels-idx1-ubyte.gz").c_str(), &labels.array));
+  labels.status = take(dlrt_idx_read((dir + "train-labels-idx1-ubyte.gz").c_str(), &labels.array));
   ASSERT_EQ(labels.status.code, DLRT_OK) << labels.status.message;
   ASSERT_EQ(labels.array.rank, 1);
   EXPECT_EQ(labels.array.dims[0], 60000);

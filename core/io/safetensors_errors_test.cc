@@ -58,11 +58,13 @@ TEST(SafetensorsOpen, EveryCorruptHeaderHasItsOwnError) {
        "tensor \"a\": expected an object"},
       {"missing field", st_file("{\"a\":{\"shape\":[],\"data_offsets\":[0,0]}}"), DLRT_DATA_LOSS,
        "missing field \"dtype\""},
-      {"unknown field", st_file("{\"a\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1],"
-                                "\"x\":1}}", "z"),
+      {"unknown field",
+       st_file("{\"a\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1],"
+               "\"x\":1}}",
+               "z"),
        DLRT_DATA_LOSS, "unknown field \"x\""},
-      {"unknown dtype", st_file("{\"a\":" + t("F33", "[1]", "[0,4]") + "}", "abcd"),
-       DLRT_DATA_LOSS, "unknown dtype \"F33\""},
+      {"unknown dtype", st_file("{\"a\":" + t("F33", "[1]", "[0,4]") + "}", "abcd"), DLRT_DATA_LOSS,
+       "unknown dtype \"F33\""},
       {"dtype not a string",
        st_file("{\"a\":{\"dtype\":32,\"shape\":[1],\"data_offsets\":[0,4]}}", "abcd"),
        DLRT_DATA_LOSS, "dtype is a JSON number"},
@@ -70,8 +72,8 @@ TEST(SafetensorsOpen, EveryCorruptHeaderHasItsOwnError) {
        DLRT_UNIMPLEMENTED, "dtype U16 is not supported by dlrt"},
       {"shape not a list", st_file("{\"a\":" + t("U8", "\"2\"", "[0,2]") + "}", "ab"),
        DLRT_DATA_LOSS, "shape is a JSON string"},
-      {"negative dim", st_file("{\"a\":" + t("U8", "[1,-2]", "[0,2]") + "}", "ab"),
-       DLRT_DATA_LOSS, "shape[1] is -2, expected a non-negative integer"},
+      {"negative dim", st_file("{\"a\":" + t("U8", "[1,-2]", "[0,2]") + "}", "ab"), DLRT_DATA_LOSS,
+       "shape[1] is -2, expected a non-negative integer"},
       {"float dim", st_file("{\"a\":" + t("U8", "[1.5]", "[0,2]") + "}", "ab"), DLRT_DATA_LOSS,
        "shape[0] is 1.5"},
       {"rank 9", st_file("{\"a\":" + t("U8", "[1,1,1,1,1,1,1,1,1]", "[0,1]") + "}", "a"),
@@ -79,26 +81,29 @@ TEST(SafetensorsOpen, EveryCorruptHeaderHasItsOwnError) {
       {"shape product overflow",
        st_file("{\"a\":" + t("I32", "[2,9223372036854775807]", "[0,16]") + "}", d16),
        DLRT_DATA_LOSS, "overflows: its element count × 4 bytes"},
-      {"offsets not a pair", st_file("{\"a\":" + t("U8", "[2]", "[0]") + "}", "ab"),
-       DLRT_DATA_LOSS, "data_offsets is [0], expected [begin, end]"},
+      {"offsets not a pair", st_file("{\"a\":" + t("U8", "[2]", "[0]") + "}", "ab"), DLRT_DATA_LOSS,
+       "data_offsets is [0], expected [begin, end]"},
       {"begin > end", st_file("{\"a\":" + t("U8", "[0]", "[2,0]") + "}", "ab"), DLRT_DATA_LOSS,
        "data_offsets [2, 0] has begin > end"},
       {"size mismatch", st_file("{\"a\":" + t("I32", "[2,2]", "[0,4]") + "}", "abcd"),
        DLRT_DATA_LOSS, "size != product × dtype size"},
       {"not from 0", st_file("{\"a\":" + t("U8", "[2]", "[2,4]") + "}", "abcd"), DLRT_DATA_LOSS,
        "the first tensor \"a\" starts at 2, expected 0"},
-      {"gap", st_file("{\"a\":" + t("U8", "[2]", "[0,2]") + ",\"b\":" + t("U8", "[2]", "[3,5]") +
-                      "}", "abcde"),
+      {"gap",
+       st_file("{\"a\":" + t("U8", "[2]", "[0,2]") + ",\"b\":" + t("U8", "[2]", "[3,5]") + "}",
+               "abcde"),
        DLRT_DATA_LOSS, "gap: tensor \"b\" starts at 3 but \"a\" ends at 2"},
-      {"overlap", st_file("{\"a\":" + t("U8", "[4]", "[0,4]") + ",\"b\":" + t("U8", "[2]", "[2,4]") +
-                          "}", "abcd"),
+      {"overlap",
+       st_file("{\"a\":" + t("U8", "[4]", "[0,4]") + ",\"b\":" + t("U8", "[2]", "[2,4]") + "}",
+               "abcd"),
        DLRT_DATA_LOSS, "overlap: tensor \"b\" [2, 4) overlaps \"a\""},
       {"data past the end", st_file("{\"a\":" + t("I32", "[4]", "[0,16]") + "}", "abcdefgh"),
        DLRT_DATA_LOSS, "data past the end: tensor \"a\" ends at byte 16"},
-      {"trailing bytes", st_file("{\"a\":" + t("U8", "[2]", "[0,2]") + "}", "abcd"),
-       DLRT_DATA_LOSS, "2 trailing bytes after the last tensor"},
-      {"duplicate name", st_file("{\"a\":" + t("U8", "[1]", "[0,1]") + ",\"a\":" +
-                                 t("U8", "[1]", "[1,2]") + "}", "ab"),
+      {"trailing bytes", st_file("{\"a\":" + t("U8", "[2]", "[0,2]") + "}", "abcd"), DLRT_DATA_LOSS,
+       "2 trailing bytes after the last tensor"},
+      {"duplicate name",
+       st_file("{\"a\":" + t("U8", "[1]", "[0,1]") + ",\"a\":" + t("U8", "[1]", "[1,2]") + "}",
+               "ab"),
        DLRT_DATA_LOSS, "duplicate key \"a\" (two tensors with the same name)"},
       {"metadata not a map", st_file("{\"__metadata__\":[\"a\"]}"), DLRT_DATA_LOSS,
        "__metadata__ is a JSON array, expected a string→string map"},
@@ -121,9 +126,9 @@ TEST(SafetensorsOpen, EveryCorruptHeaderHasItsOwnError) {
 // a header padded with JSON whitespace, metadata written by another writer.
 TEST(SafetensorsOpen, AcceptsWhatTheReferenceAccepts) {
   TempDir dir;
-  EXPECT_EQ(open_bytes(dir, st_file("{\"test\":" + t("I32", "[]", "[0,4]") + "}", Bytes(4, 0)))
-                .code,
-            DLRT_OK);
+  EXPECT_EQ(
+      open_bytes(dir, st_file("{\"test\":" + t("I32", "[]", "[0,4]") + "}", Bytes(4, 0))).code,
+      DLRT_OK);
   EXPECT_EQ(open_bytes(dir, st_file("{\"test\":" + t("I32", "[2,0]", "[0, 0]") + "}")).code,
             DLRT_OK);
   EXPECT_EQ(open_bytes(dir, st_file("{}\x0D\x20\x09\x0A")).code, DLRT_OK);

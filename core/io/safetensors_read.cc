@@ -27,9 +27,8 @@ constexpr Dtype kDtypes[] = {{"F32", DLRT_F32, 4}, {"F16", DLRT_F16, 2}, {"BF16"
                              {"F64", DLRT_F64, 8}, {"I32", DLRT_I32, 4}, {"I64", DLRT_I64, 8},
                              {"U8", DLRT_U8, 1},   {"I8", DLRT_I8, 1},   {"BOOL", DLRT_BOOL, 1}};
 // Dtypes of the format that dlrt has no dtype for.
-constexpr const char* kUnsupported[] = {"I16",     "U16",     "U32",     "U64",    "F8_E5M2",
-                                        "F8_E4M3", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4",
-                                        "C64"};
+constexpr const char* kUnsupported[] = {
+    "I16", "U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4", "C64"};
 
 // Thrown from the parser callback; turned into DATA_LOSS by the caller.
 struct HeaderShapeError {
@@ -64,7 +63,8 @@ Json parse_json(const char* begin, const char* end) {
                           keys.size() == 1 ? " (two tensors with the same name)" : "")};
         break;
       }
-      default: break;
+      default:
+        break;
     }
     return true;
   };
@@ -153,8 +153,8 @@ SafetensorsEntry parse_tensor(const std::string& name, const Json& info, const s
                                      "non-negative integers",
                                      where, off.dump()));
   if (e.begin > e.end)
-    fail(DLRT_DATA_LOSS, fmt::format("{}: data_offsets [{}, {}] has begin > end", where, e.begin,
-                                     e.end));
+    fail(DLRT_DATA_LOSS,
+         fmt::format("{}: data_offsets [{}, {}] has begin > end", where, e.begin, e.end));
   if (e.end - e.begin != nbytes)
     fail(DLRT_DATA_LOSS, fmt::format("{}: data_offsets [{}, {}] span {} bytes, but shape {} of {} "
                                      "needs {} × {} = {} (size != product × dtype size)",
@@ -206,27 +206,24 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* head, size_t head_size
     const char* text = reinterpret_cast<const char*>(head + 8);
     root = parse_json(text, text + n);
   } catch (const HeaderShapeError& e) {
-    fail(DLRT_DATA_LOSS, fmt::format("{}: header is not a valid safetensors header: {}", src,
-                                     e.what));
+    fail(DLRT_DATA_LOSS,
+         fmt::format("{}: header is not a valid safetensors header: {}", src, e.what));
   } catch (const nlohmann::json::exception& e) {
     fail(DLRT_DATA_LOSS, fmt::format("{}: header is not JSON: {}", src, e.what()));
   }
   if (!root.is_object())
-    fail(DLRT_DATA_LOSS, fmt::format("{}: header is a JSON {}, expected a JSON object", src,
-                                     root.type_name()));
+    fail(DLRT_DATA_LOSS,
+         fmt::format("{}: header is a JSON {}, expected a JSON object", src, root.type_name()));
 
   for (const auto& item : root.items()) {
-    if (item.key() == "__metadata__")
-      parse_metadata(item.value(), src, &out);
-    else
-      out.entries.push_back(parse_tensor(item.key(), item.value(), src));
+    if (item.key() == "__metadata__") parse_metadata(item.value(), src, &out);
+    else out.entries.push_back(parse_tensor(item.key(), item.value(), src));
   }
 
   // The offsets must tile [0, data_bytes) exactly.
-  std::stable_sort(out.entries.begin(), out.entries.end(),
-                   [](const SafetensorsEntry& a, const SafetensorsEntry& b) {
-                     return a.begin < b.begin;
-                   });
+  std::stable_sort(
+      out.entries.begin(), out.entries.end(),
+      [](const SafetensorsEntry& a, const SafetensorsEntry& b) { return a.begin < b.begin; });
   uint64_t expected = 0;
   const SafetensorsEntry* prev = nullptr;
   for (const SafetensorsEntry& e : out.entries) {
@@ -277,8 +274,8 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) 
   const uint64_t bytes = out->header_.data_bytes;
   out->data_.reset(static_cast<uint8_t*>(std::malloc(std::max<uint64_t>(bytes, 1))));
   if (out->data_ == nullptr)
-    fail(DLRT_RESOURCE_EXHAUSTED, fmt::format("{}: cannot allocate {} bytes for its tensors",
-                                              path, bytes));
+    fail(DLRT_RESOURCE_EXHAUSTED,
+         fmt::format("{}: cannot allocate {} bytes for its tensors", path, bytes));
   if (file.read(out->data_.get(), bytes) != bytes)
     fail(DLRT_DATA_LOSS, fmt::format("{}: the file shrank while it was read", path));
   for (size_t i = 0; i < out->header_.entries.size(); ++i)

@@ -52,13 +52,13 @@ TEST(SafetensorsWrite, MatchesTheReferenceTestVector) {
                   {entry("attn.0", DLRT_F32, {1, 2, 3}, values, sizeof(values))})
                 .code,
             DLRT_OK);
-  const Bytes expected = from_ints(
-      {64,  0,   0,   0,   0,   0,   0,   0,   123, 34,  97,  116, 116, 110, 46,  48,  34,
-       58,  123, 34,  100, 116, 121, 112, 101, 34,  58,  34,  70,  51,  50,  34,  44,  34,
-       115, 104, 97,  112, 101, 34,  58,  91,  49,  44,  50,  44,  51,  93,  44,  34,  100,
-       97,  116, 97,  95,  111, 102, 102, 115, 101, 116, 115, 34,  58,  91,  48,  44,  50,
-       52,  93,  125, 125, 0,   0,   0,   0,   0,   0,   128, 63,  0,   0,   0,   64,  0,
-       0,   64,  64,  0,   0,   128, 64,  0,   0,   160, 64});
+  const Bytes expected =
+      from_ints({64, 0,  0,   0,   0,   0,   0,   0,   123, 34,  97,  116, 116, 110, 46,  48,
+                 34, 58, 123, 34,  100, 116, 121, 112, 101, 34,  58,  34,  70,  51,  50,  34,
+                 44, 34, 115, 104, 97,  112, 101, 34,  58,  91,  49,  44,  50,  44,  51,  93,
+                 44, 34, 100, 97,  116, 97,  95,  111, 102, 102, 115, 101, 116, 115, 34,  58,
+                 91, 48, 44,  50,  52,  93,  125, 125, 0,   0,   0,   0,   0,   0,   128, 63,
+                 0,  0,  0,   64,  0,   0,   64,  64,  0,   0,   128, 64,  0,   0,   160, 64});
   EXPECT_EQ(read_file(dir.file("v.safetensors")), expected);
 }
 
@@ -81,17 +81,17 @@ TEST(SafetensorsWrite, RoundTripWithMetadata) {
   const uint16_t half[2] = {0x3C00, 0xC000};
   const int8_t s8 = -7;
   const std::string path = dir.file("ckpt.safetensors");
-  ASSERT_EQ(write(path,
-                  {entry("dense/kernel", DLRT_F32, {2, 3}, w, sizeof(w)),
-                   entry("step", DLRT_I64, {1}, step, sizeof(step)),
-                   entry("mask", DLRT_BOOL, {3}, flags, 3), entry("h", DLRT_F16, {2}, half, 4),
-                   entry("scalar", DLRT_I8, {}, &s8, 1),
-                   entry("empty", DLRT_F64, {4, 0}, nullptr, 0)},
-                  {"format", "epoch"}, {"dlrt", "3"})
-                .code,
-            DLRT_OK);
-  EXPECT_EQ(read_file(path).substr(8).find("\"__metadata__\":{\"format\":\"dlrt\",\"epoch\":\"3\"}"),
-            1u);
+  ASSERT_EQ(
+      write(path,
+            {entry("dense/kernel", DLRT_F32, {2, 3}, w, sizeof(w)),
+             entry("step", DLRT_I64, {1}, step, sizeof(step)),
+             entry("mask", DLRT_BOOL, {3}, flags, 3), entry("h", DLRT_F16, {2}, half, 4),
+             entry("scalar", DLRT_I8, {}, &s8, 1), entry("empty", DLRT_F64, {4, 0}, nullptr, 0)},
+            {"format", "epoch"}, {"dlrt", "3"})
+          .code,
+      DLRT_OK);
+  EXPECT_EQ(
+      read_file(path).substr(8).find("\"__metadata__\":{\"format\":\"dlrt\",\"epoch\":\"3\"}"), 1u);
 
   dlrt_safetensors* st = nullptr;
   Result open = take(dlrt_safetensors_open(path.c_str(), &st));

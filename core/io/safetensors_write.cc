@@ -18,16 +18,26 @@ namespace dlrt::core::io {
 
 const char* safetensors_dtype_name(dlrt_dtype dtype) {
   switch (dtype) {
-    case DLRT_F32: return "F32";
-    case DLRT_F16: return "F16";
-    case DLRT_BF16: return "BF16";
-    case DLRT_F64: return "F64";
-    case DLRT_I32: return "I32";
-    case DLRT_I64: return "I64";
-    case DLRT_U8: return "U8";
-    case DLRT_I8: return "I8";
-    case DLRT_BOOL: return "BOOL";
-    default: return nullptr;
+    case DLRT_F32:
+      return "F32";
+    case DLRT_F16:
+      return "F16";
+    case DLRT_BF16:
+      return "BF16";
+    case DLRT_F64:
+      return "F64";
+    case DLRT_I32:
+      return "I32";
+    case DLRT_I64:
+      return "I64";
+    case DLRT_U8:
+      return "U8";
+    case DLRT_I8:
+      return "I8";
+    case DLRT_BOOL:
+      return "BOOL";
+    default:
+      return nullptr;
   }
 }
 
@@ -66,8 +76,8 @@ std::string safetensors_header_bytes(
       fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: the name is used by an earlier tensor", where));
     const char* dt = safetensors_dtype_name(t.dtype);
     if (dt == nullptr)
-      fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: dtype {} is not a dlrt dtype", where,
-                                              static_cast<int>(t.dtype)));
+      fail(DLRT_INVALID_ARGUMENT,
+           fmt::format("{}: dtype {} is not a dlrt dtype", where, static_cast<int>(t.dtype)));
     if (t.dims.size() > DLRT_MAX_RANK)
       fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: rank {} is over DLRT_MAX_RANK = {}", where,
                                               t.dims.size(), DLRT_MAX_RANK));
@@ -80,11 +90,10 @@ std::string safetensors_header_bytes(
         fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: the dims' product overflows", where));
     }
     uint64_t nbytes = 0;
-    if (__builtin_mul_overflow(count, uint64_t{dtype_bytes(t.dtype)}, &nbytes) ||
-        nbytes != t.bytes)
-      fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: bytes is {}, but dims ({}) of {} need {} × {}",
-                                              where, t.bytes, fmt::join(t.dims, ","), dt, count,
-                                              dtype_bytes(t.dtype)));
+    if (__builtin_mul_overflow(count, uint64_t{dtype_bytes(t.dtype)}, &nbytes) || nbytes != t.bytes)
+      fail(DLRT_INVALID_ARGUMENT,
+           fmt::format("{}: bytes is {}, but dims ({}) of {} need {} × {}", where, t.bytes,
+                       fmt::join(t.dims, ","), dt, count, dtype_bytes(t.dtype)));
     if (t.bytes > 0 && t.data == nullptr)
       fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: data is NULL", where));
     nlohmann::ordered_json info = nlohmann::ordered_json::object();

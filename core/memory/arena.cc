@@ -77,7 +77,7 @@ void Buffer::reset() {
 struct DeviceArena::Pool {
   void* base = nullptr;
   size_t size = 0;
-  std::map<size_t, size_t> by_offset;          // offset -> size
+  std::map<size_t, size_t> by_offset;           // offset -> size
   std::set<std::pair<size_t, size_t>> by_size;  // (size, offset)
 
   void add_free(size_t offset, size_t size) {
@@ -132,9 +132,11 @@ DeviceArena::DeviceArena(std::string device_name, const dlrt_plugin_api* api, dl
 
 DeviceArena::~DeviceArena() {
   if (stats_.in_use > 0)
-    log(DLRT_LOG_WARNING, "memory", "{}: the arena is destroyed with {} still in use; whatever "
+    log(DLRT_LOG_WARNING, "memory",
+        "{}: the arena is destroyed with {} still in use; whatever "
         "holds it (a tensor, graph or executable outliving its context) now points at freed "
-        "memory", name_, format_bytes(stats_.in_use));
+        "memory",
+        name_, format_bytes(stats_.in_use));
   drop_cache();
   if (pool_ && pool_->base != nullptr) {
     void* base = pool_->base;
@@ -144,8 +146,8 @@ DeviceArena::~DeviceArena() {
 
 Buffer DeviceArena::allocate(size_t bytes, const char* what) {
   if (bytes == 0)
-    fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: {} asked for 0 bytes; expected at least 1",
-                                            name_, what));
+    fail(DLRT_INVALID_ARGUMENT,
+         fmt::format("{}: {} asked for 0 bytes; expected at least 1", name_, what));
   if (bytes > SIZE_MAX - kArenaAlignment)
     out_of_memory(stats(), bytes, what, "the request does not fit in the address space");
   const size_t rounded = round_up(bytes);
@@ -322,9 +324,10 @@ std::string DeviceArena::limit_text(uint64_t limit) const {
     s = {DLRT_INTERNAL, "memory_info threw"};
   }
   if (s.ok() && total != 0 && limit > total)
-    return fmt::format("{}, larger than the device's {} (so the device's memory, not the limit, "
-                       "is what ran out)",
-                       format_bytes(limit), format_bytes(total));
+    return fmt::format(
+        "{}, larger than the device's {} (so the device's memory, not the limit, "
+        "is what ran out)",
+        format_bytes(limit), format_bytes(total));
   return format_bytes(limit);
 }
 

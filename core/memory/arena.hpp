@@ -73,9 +73,9 @@ class Buffer {
 };
 
 struct ArenaOptions {
-  bool allow_growth = true;          // false: preallocate at first use
-  double preallocate_fraction = 0.9; // of the physical device's free memory, when growth is off
-  uint64_t limit = 0;                // bytes; 0 = none
+  bool allow_growth = true;           // false: preallocate at first use
+  double preallocate_fraction = 0.9;  // of the physical device's free memory, when growth is off
+  uint64_t limit = 0;                 // bytes; 0 = none
   // Growth off only: the logical devices sharing the physical device (each reserves 1/share
   // of the fraction), and the physical device's free bytes measured before any of them
   // reserved (0: ask the plugin's memory_info at first use). The reservation is
@@ -137,7 +137,7 @@ class DeviceArena {
   // Growth on: freed blocks by their rounded size, kept for reuse; cached_ bytes in all.
   std::multimap<size_t, void*> cache_;
   uint64_t cached_ = 0;
-  struct Pool;                  // the preallocated block when growth is off
+  struct Pool;  // the preallocated block when growth is off
   std::unique_ptr<Pool> pool_;
 };
 

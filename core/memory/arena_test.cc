@@ -110,8 +110,8 @@ TEST_F(Arena, LimitIsEnforcedAndASmallerRequestThenSucceeds) {
   Buffer a = arena->allocate(3000, "tensor a");
   EXPECT_EQ(a.size(), 3000u);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(a.data()) % kArenaAlignment, 0u);
-  const std::string msg = error_of([&] { arena->allocate(2000, "variable dense/kernel"); },
-                                   DLRT_RESOURCE_EXHAUSTED);
+  const std::string msg =
+      error_of([&] { arena->allocate(2000, "variable dense/kernel"); }, DLRT_RESOURCE_EXHAUSTED);
   EXPECT_TRUE(contains(msg, "/device:GPU:0")) << msg;
   EXPECT_TRUE(contains(msg, "variable dense/kernel asked for 2000 bytes")) << msg;
   EXPECT_TRUE(contains(msg, "in use 3000 bytes")) << msg;
@@ -136,18 +136,18 @@ TEST_F(Arena, LimitLargerThanTheDeviceIsReportedAsSuch) {
   ArenaOptions o;
   o.limit = UINT64_MAX;
   auto arena = make(o);
-  const std::string msg = error_of([&] { arena->allocate(size_t{2} << 20, "tensor big"); },
-                                   DLRT_RESOURCE_EXHAUSTED);
-  EXPECT_TRUE(contains(msg, "limit 18446744073709551615 bytes (16.00 EiB), larger than the "
-                            "device's 1048576 bytes (1.00 MiB)"))
+  const std::string msg =
+      error_of([&] { arena->allocate(size_t{2} << 20, "tensor big"); }, DLRT_RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(contains(msg,
+                       "limit 18446744073709551615 bytes (16.00 EiB), larger than the "
+                       "device's 1048576 bytes (1.00 MiB)"))
       << msg;
   EXPECT_TRUE(contains(msg, "fake device full")) << msg;
 }
 
 TEST_F(Arena, ZeroBytesIsInvalid) {
   auto arena = make({});
-  const std::string msg =
-      error_of([&] { arena->allocate(0, "a tensor"); }, DLRT_INVALID_ARGUMENT);
+  const std::string msg = error_of([&] { arena->allocate(0, "a tensor"); }, DLRT_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(msg, "0 bytes")) << msg;
 }
 
@@ -177,8 +177,8 @@ TEST_F(Arena, PluginOutOfMemoryEmptiesTheCacheAndRetries) {
   EXPECT_EQ(dev_.frees, 1);
   EXPECT_EQ(arena->stats().reserved, 8192u);
   // Truly too big: the plugin's reason, and the arena's numbers.
-  const std::string msg = error_of([&] { arena->allocate(100, "workspace of conv2d_1"); },
-                                   DLRT_RESOURCE_EXHAUSTED);
+  const std::string msg =
+      error_of([&] { arena->allocate(100, "workspace of conv2d_1"); }, DLRT_RESOURCE_EXHAUSTED);
   EXPECT_TRUE(contains(msg, "workspace of conv2d_1 asked for 100 bytes")) << msg;
   EXPECT_TRUE(contains(msg, "in use 8192 bytes")) << msg;
   EXPECT_TRUE(contains(msg, "limit none")) << msg;
@@ -242,8 +242,7 @@ TEST_F(Arena, GrowthOffUsesTheMeasuredFreeMemoryAndTheLimit) {
   DeviceArena limited("/device:GPU:1", &api_, reinterpret_cast<dlrt_device*>(&other), o);
   Buffer b = limited.allocate(1, "t");
   EXPECT_EQ(limited.stats().reserved, 9984u);
-  const std::string msg =
-      error_of([&] { limited.allocate(9999, "t"); }, DLRT_RESOURCE_EXHAUSTED);
+  const std::string msg = error_of([&] { limited.allocate(9999, "t"); }, DLRT_RESOURCE_EXHAUSTED);
   EXPECT_TRUE(contains(msg, "limit 10000")) << msg;
 }
 

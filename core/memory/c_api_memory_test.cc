@@ -46,9 +46,9 @@ struct TensorFree {
 using TensorPtr = std::unique_ptr<dlrt_tensor, TensorFree>;
 
 std::string text(const dlrt_status* s) {
-  return s == nullptr ? "OK"
-                      : std::string(dlrt_code_name(dlrt_status_code(s))) + ": " +
-                            dlrt_status_message(s);
+  return s == nullptr
+             ? "OK"
+             : std::string(dlrt_code_name(dlrt_status_code(s))) + ": " + dlrt_status_message(s);
 }
 bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
@@ -165,8 +165,7 @@ struct FakeEnv {
 
 // A context on the cpu plugin and the reference plugin posing as a GPU, with `env` standing in
 // for the environment.
-std::unique_ptr<dlrt::core::Context> context_with_env(const FakeEnv& env,
-                                                      dlrt_context_options o) {
+std::unique_ptr<dlrt::core::Context> context_with_env(const FakeEnv& env, dlrt_context_options o) {
   return std::make_unique<dlrt::core::Context>(&o, env.lookup());
 }
 
@@ -228,13 +227,15 @@ TEST(MemoryEnvironment, EverySpellingOfAllowGrowth) {
 // accepted, so the typo is found.
 TEST(MemoryEnvironment, ABadValueIsAWarningNamingTheVariable) {
   FakeEnv env;
-  env.vars = {{"DLRT_GPU_ALLOW_GROWTH", "maybe"}, {"DLRT_GPU_MEMORY_LIMIT_MB", "12MB"},
+  env.vars = {{"DLRT_GPU_ALLOW_GROWTH", "maybe"},
+              {"DLRT_GPU_MEMORY_LIMIT_MB", "12MB"},
               {"DLRT_LOG_LEVEL", "warning"}};
   ::testing::internal::CaptureStderr();
   auto ctx = context_with_env(env, base_options(kRefAsGpu));
   const std::string log = ::testing::internal::GetCapturedStderr();
-  EXPECT_TRUE(contains(log, "DLRT_GPU_ALLOW_GROWTH='maybe' is not a boolean; expected 1/0, "
-                            "true/false, yes/no or on/off; using 1"))
+  EXPECT_TRUE(contains(log,
+                       "DLRT_GPU_ALLOW_GROWTH='maybe' is not a boolean; expected 1/0, "
+                       "true/false, yes/no or on/off; using 1"))
       << log;
   EXPECT_TRUE(contains(log, "DLRT_GPU_MEMORY_LIMIT_MB='12MB' is not a non-negative integer"))
       << log;
@@ -246,9 +247,9 @@ TEST(MemoryEnvironment, ABadValueIsAWarningNamingTheVariable) {
 TEST(MemoryEnvironment, GrowthOffPreallocatesTheDefaultFraction) {
   FakeEnv env;
   env.vars = {{"DLRT_GPU_ALLOW_GROWTH", "false"}};
-  auto ctx = context_with_env(
-      env, base_options("reference:device_type=GPU;reference:device_class=gpu;"
-                        "reference:memory_mb=64"));
+  auto ctx =
+      context_with_env(env, base_options("reference:device_type=GPU;reference:device_class=gpu;"
+                                         "reference:memory_mb=64"));
   const size_t gpu = ctx->registry().find("GPU:0");
   dlrt::core::DeviceArena& arena = ctx->arena(gpu);
   EXPECT_EQ(arena.stats().reserved, 0u) << "nothing reserved before first use";

@@ -11,36 +11,52 @@ namespace dlrt::ops {
 
 dlrt_attr_type AttrValue::type() const {
   // Index order of the variant: int64_t, double, bool, string, Ints, Floats, dlrt_dtype.
-  static constexpr dlrt_attr_type kTypes[] = {DLRT_ATTR_INT,  DLRT_ATTR_FLOAT, DLRT_ATTR_BOOL,
-                                              DLRT_ATTR_STRING, DLRT_ATTR_INTS, DLRT_ATTR_FLOATS,
+  static constexpr dlrt_attr_type kTypes[] = {DLRT_ATTR_INT,    DLRT_ATTR_FLOAT, DLRT_ATTR_BOOL,
+                                              DLRT_ATTR_STRING, DLRT_ATTR_INTS,  DLRT_ATTR_FLOATS,
                                               DLRT_ATTR_DTYPE};
   return kTypes[v_.index()];
 }
 
 const char* attr_type_name(dlrt_attr_type type) {
   switch (type) {
-    case DLRT_ATTR_INT: return "int";
-    case DLRT_ATTR_FLOAT: return "float";
-    case DLRT_ATTR_STRING: return "string";
-    case DLRT_ATTR_BOOL: return "bool";
-    case DLRT_ATTR_DTYPE: return "dtype";
-    case DLRT_ATTR_INTS: return "ints";
-    case DLRT_ATTR_FLOATS: return "floats";
-    case DLRT_ATTR_NONE: break;
+    case DLRT_ATTR_INT:
+      return "int";
+    case DLRT_ATTR_FLOAT:
+      return "float";
+    case DLRT_ATTR_STRING:
+      return "string";
+    case DLRT_ATTR_BOOL:
+      return "bool";
+    case DLRT_ATTR_DTYPE:
+      return "dtype";
+    case DLRT_ATTR_INTS:
+      return "ints";
+    case DLRT_ATTR_FLOATS:
+      return "floats";
+    case DLRT_ATTR_NONE:
+      break;
   }
   return "none";
 }
 
 std::string to_string(const AttrValue& value) {
   switch (value.type()) {
-    case DLRT_ATTR_INT: return std::to_string(value.as_int());
-    case DLRT_ATTR_FLOAT: return fmt::format("{}", value.as_float());
-    case DLRT_ATTR_BOOL: return value.as_bool() ? "true" : "false";
-    case DLRT_ATTR_STRING: return fmt::format("\"{}\"", value.as_string());
-    case DLRT_ATTR_INTS: return format_dims(value.as_ints());
-    case DLRT_ATTR_FLOATS: return fmt::format("({})", fmt::join(value.as_floats(), ","));
-    case DLRT_ATTR_DTYPE: return dtype_name(value.as_dtype());
-    case DLRT_ATTR_NONE: break;
+    case DLRT_ATTR_INT:
+      return std::to_string(value.as_int());
+    case DLRT_ATTR_FLOAT:
+      return fmt::format("{}", value.as_float());
+    case DLRT_ATTR_BOOL:
+      return value.as_bool() ? "true" : "false";
+    case DLRT_ATTR_STRING:
+      return fmt::format("\"{}\"", value.as_string());
+    case DLRT_ATTR_INTS:
+      return format_dims(value.as_ints());
+    case DLRT_ATTR_FLOATS:
+      return fmt::format("({})", fmt::join(value.as_floats(), ","));
+    case DLRT_ATTR_DTYPE:
+      return dtype_name(value.as_dtype());
+    case DLRT_ATTR_NONE:
+      break;
   }
   return "?";
 }
@@ -143,8 +159,9 @@ Result<AttrMap> resolve_attrs(std::string_view op, const std::vector<AttrSpec>& 
       std::vector<std::string> names;
       for (const AttrSpec& s : specs) names.push_back(s.name);
       std::sort(names.begin(), names.end());
-      return invalid_argument("{}: unknown attribute '{}' (accepted: {})", op, name,
-                              names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", ")));
+      return invalid_argument(
+          "{}: unknown attribute '{}' (accepted: {})", op, name,
+          names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", ")));
     }
   }
   AttrMap out;
@@ -182,8 +199,10 @@ Result<AttrValue> attr_from_c(std::string_view op, const dlrt_attr& a) {
   const double* floats = DLRT_HAS_FIELD(dlrt_attr, floats, size) ? a.floats : nullptr;
   const size_t count = DLRT_HAS_FIELD(dlrt_attr, count, size) ? a.count : 0;
   switch (type) {
-    case DLRT_ATTR_INT: return AttrValue(i);
-    case DLRT_ATTR_FLOAT: return AttrValue(f);
+    case DLRT_ATTR_INT:
+      return AttrValue(i);
+    case DLRT_ATTR_FLOAT:
+      return AttrValue(f);
     case DLRT_ATTR_BOOL:
       if (i != 0 && i != 1)
         return invalid_argument("{}: attribute '{}' is a bool holding {}, expected 0 or 1", op,
@@ -216,11 +235,21 @@ dlrt_attr to_c_attr(const std::string& name, const AttrValue& value) {
   a.name = name.c_str();
   a.type = value.type();
   switch (value.type()) {
-    case DLRT_ATTR_INT: a.i = value.as_int(); break;
-    case DLRT_ATTR_FLOAT: a.f = value.as_float(); break;
-    case DLRT_ATTR_BOOL: a.i = value.as_bool() ? 1 : 0; break;
-    case DLRT_ATTR_STRING: a.s = value.as_string().c_str(); break;
-    case DLRT_ATTR_DTYPE: a.i = value.as_dtype(); break;
+    case DLRT_ATTR_INT:
+      a.i = value.as_int();
+      break;
+    case DLRT_ATTR_FLOAT:
+      a.f = value.as_float();
+      break;
+    case DLRT_ATTR_BOOL:
+      a.i = value.as_bool() ? 1 : 0;
+      break;
+    case DLRT_ATTR_STRING:
+      a.s = value.as_string().c_str();
+      break;
+    case DLRT_ATTR_DTYPE:
+      a.i = value.as_dtype();
+      break;
     case DLRT_ATTR_INTS:
       a.ints = value.as_ints().data();
       a.count = value.as_ints().size();
@@ -229,7 +258,8 @@ dlrt_attr to_c_attr(const std::string& name, const AttrValue& value) {
       a.floats = value.as_floats().data();
       a.count = value.as_floats().size();
       break;
-    case DLRT_ATTR_NONE: break;
+    case DLRT_ATTR_NONE:
+      break;
   }
   return a;
 }

@@ -31,17 +31,17 @@ class AttrValue {
  public:
   AttrValue() : v_(int64_t{0}) {}
   // Any integer type but bool is an int attribute (so 1, 1L and int64_t{1} all work).
-  template <typename I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>,
-                                         int> = 0>
-  AttrValue(I v) : v_(static_cast<int64_t>(v)) {}  // NOLINT
+  template <typename I,
+            std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
+  AttrValue(I v) : v_(static_cast<int64_t>(v)) {}   // NOLINT
   AttrValue(double v) : v_(v) {}                    // NOLINT
   AttrValue(bool v) : v_(v) {}                      // NOLINT
   AttrValue(const char* v) : v_(std::string(v)) {}  // NOLINT: else it would become a bool
   AttrValue(std::string v) : v_(std::move(v)) {}    // NOLINT
   AttrValue(Ints v) : v_(std::move(v)) {}           // NOLINT
   AttrValue(std::initializer_list<int64_t> v) : v_(Ints(v)) {}  // {2, 2}
-  AttrValue(Floats v) : v_(std::move(v)) {}         // NOLINT
-  AttrValue(dlrt_dtype v) : v_(v) {}                // NOLINT
+  AttrValue(Floats v) : v_(std::move(v)) {}                     // NOLINT
+  AttrValue(dlrt_dtype v) : v_(v) {}                            // NOLINT
 
   dlrt_attr_type type() const;
 
@@ -77,7 +77,7 @@ struct AttrSpec {
   std::string name;
   dlrt_attr_type type = DLRT_ATTR_NONE;
   bool required = false;
-  std::optional<AttrValue> default_value;  // set iff !required
+  std::optional<AttrValue> default_value;    // set iff !required
   std::vector<std::string> allowed_strings;  // string: one of these (empty: any)
   std::vector<dlrt_dtype> allowed_dtypes;    // dtype: one of these (empty: any valid dtype)
   int length = -1;                           // ints/floats: exactly this many (-1: any)

@@ -12,8 +12,8 @@ using testing::fails_with;
 
 std::vector<AttrSpec> specs() {
   return {optional_attr("strides", Ints{1, 1}).exactly(2).at_least(1),
-          optional_attr("padding", "VALID").one_of({"VALID", "SAME"}),
-          optional_attr("lr", 0.5), required_attr("shape", DLRT_ATTR_INTS),
+          optional_attr("padding", "VALID").one_of({"VALID", "SAME"}), optional_attr("lr", 0.5),
+          required_attr("shape", DLRT_ATTR_INTS),
           optional_attr("dtype", DLRT_F32).dtypes({DLRT_F32, DLRT_F16})};
 }
 
@@ -42,10 +42,9 @@ TEST(Attrs, DefaultsAreFilled) {
 }
 
 TEST(Attrs, UnknownAttributeListsTheAcceptedOnes) {
-  EXPECT_TRUE(fails_with(resolve_attrs("op", specs(), {{"shape", {4}}, {"stride", {2, 2}}}),
-                         DLRT_INVALID_ARGUMENT,
-                         {"op: unknown attribute 'stride'",
-                          "(accepted: dtype, lr, padding, shape, strides)"}));
+  EXPECT_TRUE(fails_with(
+      resolve_attrs("op", specs(), {{"shape", {4}}, {"stride", {2, 2}}}), DLRT_INVALID_ARGUMENT,
+      {"op: unknown attribute 'stride'", "(accepted: dtype, lr, padding, shape, strides)"}));
   EXPECT_TRUE(fails_with(resolve_attrs("relu", {}, {{"alpha", 0.1}}), DLRT_INVALID_ARGUMENT,
                          {"relu: unknown attribute 'alpha' (accepted: none)"}));
 }
@@ -73,9 +72,9 @@ TEST(Attrs, IntWidensToFloat) {
 }
 
 TEST(Attrs, CRoundTrip) {
-  for (const AttrValue& v : {AttrValue(7), AttrValue(0.25), AttrValue(true), AttrValue("SAME"),
-                             AttrValue({1, 2, 3}), AttrValue(Floats{0.5, 2}),
-                             AttrValue(DLRT_I64), AttrValue(Ints{})}) {
+  for (const AttrValue& v :
+       {AttrValue(7), AttrValue(0.25), AttrValue(true), AttrValue("SAME"), AttrValue({1, 2, 3}),
+        AttrValue(Floats{0.5, 2}), AttrValue(DLRT_I64), AttrValue(Ints{})}) {
     const std::string name = "a";
     const dlrt_attr c = to_c_attr(name, v);
     EXPECT_EQ(c.struct_size, sizeof(dlrt_attr));

@@ -51,21 +51,24 @@ Result<std::pair<PadPair, PadPair>> window_pads(InferContext& ctx, int64_t in_h,
       if (given[i] >= (i % 2 == 0 ? kh : kw))
         return ctx.error("attribute 'pads' is {}: pad {} must be smaller than the window ({})",
                          format_dims(given), i, i % 2 == 0 ? kh : kw);
-  const PadPair h = window_padding(padding, in_h, kh, strides[0], dilations[0], {given[0], given[2]});
-  const PadPair w = window_padding(padding, in_w, kw, strides[1], dilations[1], {given[1], given[3]});
+  const PadPair h =
+      window_padding(padding, in_h, kh, strides[0], dilations[0], {given[0], given[2]});
+  const PadPair w =
+      window_padding(padding, in_w, kw, strides[1], dilations[1], {given[1], given[3]});
   const Ints pads{h.before, w.before, h.after, w.after};
   if (padding != Padding::kExplicit && given != Ints{0, 0, 0, 0} && given != pads)
-    return ctx.error("attribute 'pads' is {}, but padding \"{}\" gives {}; other pads need "
-                     "padding \"EXPLICIT\"",
-                     format_dims(given), ctx.attr_string("padding"), format_dims(pads));
+    return ctx.error(
+        "attribute 'pads' is {}, but padding \"{}\" gives {}; other pads need "
+        "padding \"EXPLICIT\"",
+        format_dims(given), ctx.attr_string("padding"), format_dims(pads));
   ctx.normalize("pads", pads);
   return std::make_pair(h, w);
 }
 
 // conv2d's output dims from x (image) and w (KH,KW,Ci,Co). x_what/w_what say where the two
 // shapes came from, for messages: "input 0 (x)" or "attribute 'input_shape'".
-Result<Dims> conv_output(InferContext& ctx, const Dims& x, const std::string& x_what,
-                         const Dims& w, const std::string& w_what) {
+Result<Dims> conv_output(InferContext& ctx, const Dims& x, const std::string& x_what, const Dims& w,
+                         const std::string& w_what) {
   const ImageAxes ax = image_axes(ctx.attr_string("data_format"));
   const Ints& strides = ctx.attr_ints("strides");
   const Ints& dilations = ctx.attr_ints("dilations");
@@ -75,9 +78,11 @@ Result<Dims> conv_output(InferContext& ctx, const Dims& x, const std::string& x_
                      w[2], x[ax.c], x_what, ax.c);
   auto pads = window_pads(ctx, x[ax.h], x[ax.w], w[0], w[1], strides, dilations, false);
   if (!pads.ok()) return pads.status();
-  Result<int64_t> oh = spatial_out(ctx, "height", x[ax.h], w[0], strides[0], dilations[0], pads->first, false);
+  Result<int64_t> oh =
+      spatial_out(ctx, "height", x[ax.h], w[0], strides[0], dilations[0], pads->first, false);
   if (!oh.ok()) return oh.status();
-  Result<int64_t> ow = spatial_out(ctx, "width", x[ax.w], w[1], strides[1], dilations[1], pads->second, false);
+  Result<int64_t> ow =
+      spatial_out(ctx, "width", x[ax.w], w[1], strides[1], dilations[1], pads->second, false);
   if (!ow.ok()) return ow.status();
   return make_image(ax, x[ax.n], *oh, *ow, w[3]);
 }
@@ -153,7 +158,8 @@ Result<Dims> pool_output(InferContext& ctx, const Dims& x) {
 
 // x: (N,H,W,C) -> y: (N,OH,OW,C)
 Status infer_pool2d(InferContext& ctx) {
-  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(0, 4, image_axes(ctx.attr_string("data_format")).dims_doc));
+  DLRT_OPS_RETURN_IF_ERROR(
+      ctx.expect_rank(0, 4, image_axes(ctx.attr_string("data_format")).dims_doc));
   Result<Dims> y = pool_output(ctx, ctx.dims(0));
   if (!y.ok()) return y.status();
   ctx.add_output(ctx.input(0).dtype, std::move(*y));
@@ -173,7 +179,8 @@ Status infer_max_pool2d_backward(InferContext& ctx) {
 
 // dy: (N,OH,OW,C) -> dx: input_shape (N,H,W,C)
 Status infer_avg_pool2d_backward(InferContext& ctx) {
-  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(0, 4, image_axes(ctx.attr_string("data_format")).dims_doc));
+  DLRT_OPS_RETURN_IF_ERROR(
+      ctx.expect_rank(0, 4, image_axes(ctx.attr_string("data_format")).dims_doc));
   const Ints& x = ctx.attr_ints("input_shape");
   Result<Dims> y = pool_output(ctx, x);
   if (!y.ok()) return y.status();
@@ -185,15 +192,14 @@ Status infer_avg_pool2d_backward(InferContext& ctx) {
 }
 
 std::vector<AttrSpec> conv_attrs() {
-  return {optional_attr("strides", Ints{1, 1}).exactly(2).at_least(1),
-          detail::padding_attr(), detail::pads_attr(),
-          optional_attr("dilations", Ints{1, 1}).exactly(2).at_least(1),
+  return {optional_attr("strides", Ints{1, 1}).exactly(2).at_least(1), detail::padding_attr(),
+          detail::pads_attr(), optional_attr("dilations", Ints{1, 1}).exactly(2).at_least(1),
           detail::data_format_attr()};
 }
 std::vector<AttrSpec> pool_attrs() {
   return {optional_attr("ksize", Ints{2, 2}).exactly(2).at_least(1),
-          optional_attr("strides", Ints{2, 2}).exactly(2).at_least(1),
-          detail::padding_attr(), detail::pads_attr(), detail::data_format_attr()};
+          optional_attr("strides", Ints{2, 2}).exactly(2).at_least(1), detail::padding_attr(),
+          detail::pads_attr(), detail::data_format_attr()};
 }
 template <typename... More>
 std::vector<AttrSpec> plus(std::vector<AttrSpec> base, More... more) {
@@ -209,55 +215,89 @@ std::vector<OpDef> conv_pool_ops() {
   const DtypeSet& F = kFloatTypes;
   const char* backward = "it is a backward op, and dlrt differentiates to first order only";
   std::vector<OpDef> ops;
-  ops.push_back(OpDef{"conv2d", "conv_pool", "2-D cross-correlation, as TF's conv2d",
+  ops.push_back(OpDef{"conv2d",
+                      "conv_pool",
+                      "2-D cross-correlation, as TF's conv2d",
                       {in("x", F, "(N,H,W,Ci)"), in("w", F, "(KH,KW,Ci,Co)")},
-                      {out("y", "(N,OH,OW,Co)")}, conv_attrs(), infer_conv2d, {}}
+                      {out("y", "(N,OH,OW,Co)")},
+                      conv_attrs(),
+                      infer_conv2d,
+                      {}}
                     .sampled(samples::conv(ConvPass::kForward))
                     .tol(kGemmTol));
-  ops.push_back(OpDef{"conv2d_bias_act", "conv_pool", "fused y = act(conv2d(x, w) + b)",
+  ops.push_back(OpDef{"conv2d_bias_act",
+                      "conv_pool",
+                      "fused y = act(conv2d(x, w) + b)",
                       {in("x", F, "(N,H,W,Ci)"), in("w", F, "(KH,KW,Ci,Co)"), in("b", F, "(Co)")},
-                      {out("y", "(N,OH,OW,Co)")}, plus(conv_attrs(), detail::activation_attr()),
-                      infer_conv2d_bias_act, {}}
+                      {out("y", "(N,OH,OW,Co)")},
+                      plus(conv_attrs(), detail::activation_attr()),
+                      infer_conv2d_bias_act,
+                      {}}
                     .sampled(samples::conv(ConvPass::kBiasAct))
                     .tol(kGemmTol));
-  ops.push_back(OpDef{"max_pool2d", "conv_pool", "max over each window; padded cells are -inf",
-                      {in("x", F, "(N,H,W,C)")}, {out("y", "(N,OH,OW,C)")}, pool_attrs(),
-                      infer_pool2d, {}}
+  ops.push_back(OpDef{"max_pool2d",
+                      "conv_pool",
+                      "max over each window; padded cells are -inf",
+                      {in("x", F, "(N,H,W,C)")},
+                      {out("y", "(N,OH,OW,C)")},
+                      pool_attrs(),
+                      infer_pool2d,
+                      {}}
                     .sampled(samples::pool(PoolPass::kMax))
                     .tol(kReductionTol));
-  ops.push_back(OpDef{"avg_pool2d", "conv_pool", "mean over each window; padded cells not counted",
-                      {in("x", F, "(N,H,W,C)")}, {out("y", "(N,OH,OW,C)")}, pool_attrs(),
-                      infer_pool2d, {}}
+  ops.push_back(OpDef{"avg_pool2d",
+                      "conv_pool",
+                      "mean over each window; padded cells not counted",
+                      {in("x", F, "(N,H,W,C)")},
+                      {out("y", "(N,OH,OW,C)")},
+                      pool_attrs(),
+                      infer_pool2d,
+                      {}}
                     .sampled(samples::pool(PoolPass::kAvg))
                     .tol(kReductionTol));
   // Backward ops: autodiff emits them; they are not differentiated again (first order only).
-  ops.push_back(OpDef{"conv2d_backward_data", "conv_pool", "gradient of conv2d with respect to x",
-                      {in_const("dy", F, "(N,OH,OW,Co)"), in_const("w", F, "(KH,KW,Ci,Co)")},
-                      {out("dx", "(N,H,W,Ci)")},
-                      plus(conv_attrs(), required_attr("input_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
-                      infer_conv2d_backward_data, {}}
-                    .sampled(samples::conv(ConvPass::kBackwardData))
+  ops.push_back(OpDef{
+      "conv2d_backward_data",
+      "conv_pool",
+      "gradient of conv2d with respect to x",
+      {in_const("dy", F, "(N,OH,OW,Co)"), in_const("w", F, "(KH,KW,Ci,Co)")},
+      {out("dx", "(N,H,W,Ci)")},
+      plus(conv_attrs(), required_attr("input_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
+      infer_conv2d_backward_data,
+      {}}.sampled(samples::conv(ConvPass::kBackwardData))
                     .gradient_free(backward)
                     .tol(kGemmTol));
-  ops.push_back(OpDef{"conv2d_backward_filter", "conv_pool", "gradient of conv2d with respect to w",
-                      {in_const("x", F, "(N,H,W,Ci)"), in_const("dy", F, "(N,OH,OW,Co)")},
-                      {out("dw", "(KH,KW,Ci,Co)")},
-                      plus(conv_attrs(), required_attr("filter_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
-                      infer_conv2d_backward_filter, {}}
-                    .sampled(samples::conv(ConvPass::kBackwardFilter))
+  ops.push_back(OpDef{
+      "conv2d_backward_filter",
+      "conv_pool",
+      "gradient of conv2d with respect to w",
+      {in_const("x", F, "(N,H,W,Ci)"), in_const("dy", F, "(N,OH,OW,Co)")},
+      {out("dw", "(KH,KW,Ci,Co)")},
+      plus(conv_attrs(), required_attr("filter_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
+      infer_conv2d_backward_filter,
+      {}}.sampled(samples::conv(ConvPass::kBackwardFilter))
                     .gradient_free(backward)
                     .tol(kGemmTol));
-  ops.push_back(OpDef{"max_pool2d_backward", "conv_pool", "routes dy to the first max of each window",
+  ops.push_back(OpDef{"max_pool2d_backward",
+                      "conv_pool",
+                      "routes dy to the first max of each window",
                       {in_const("x", F, "(N,H,W,C)"), in_const("dy", F, "(N,OH,OW,C)")},
-                      {out("dx", "(N,H,W,C)")}, pool_attrs(), infer_max_pool2d_backward, {}}
+                      {out("dx", "(N,H,W,C)")},
+                      pool_attrs(),
+                      infer_max_pool2d_backward,
+                      {}}
                     .sampled(samples::pool(PoolPass::kMaxBackward))
                     .gradient_free(backward)
                     .tol(kReductionTol));
-  ops.push_back(OpDef{"avg_pool2d_backward", "conv_pool", "spreads dy evenly over each window",
-                      {in_const("dy", F, "(N,OH,OW,C)")}, {out("dx", "(N,H,W,C)")},
-                      plus(pool_attrs(), required_attr("input_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
-                      infer_avg_pool2d_backward, {}}
-                    .sampled(samples::pool(PoolPass::kAvgBackward))
+  ops.push_back(OpDef{
+      "avg_pool2d_backward",
+      "conv_pool",
+      "spreads dy evenly over each window",
+      {in_const("dy", F, "(N,OH,OW,C)")},
+      {out("dx", "(N,H,W,C)")},
+      plus(pool_attrs(), required_attr("input_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
+      infer_avg_pool2d_backward,
+      {}}.sampled(samples::pool(PoolPass::kAvgBackward))
                     .gradient_free(backward)
                     .tol(kReductionTol));
   return ops;

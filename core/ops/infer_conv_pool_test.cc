@@ -38,8 +38,9 @@ TEST(InferConvPool, Conv2dErrors) {
                       {"conv2d: input 0 (x) must have rank 4 (N,H,W,C), got rank 3"}));
   EXPECT_TRUE(invalid("conv2d", {f32({1, 8, 8, 4}), f32({3, 4, 8})}, {},
                       {"conv2d: input 1 (w) must have rank 4 (KH,KW,Ci,Co), got rank 3"}));
-  EXPECT_TRUE(invalid("conv2d", {f32({1, 2, 8, 4}), f32({3, 3, 4, 8})}, {},
-                      {"conv2d: VALID output height would be 0 (input 2, kernel 3, dilation 1, stride 1)"}));
+  EXPECT_TRUE(invalid(
+      "conv2d", {f32({1, 2, 8, 4}), f32({3, 3, 4, 8})}, {},
+      {"conv2d: VALID output height would be 0 (input 2, kernel 3, dilation 1, stride 1)"}));
   EXPECT_TRUE(invalid("conv2d", {f32({1, 8, 8, 4}), f32({3, 3, 4, 8})}, {{"stride", {2, 2}}},
                       {"conv2d: unknown attribute 'stride' (accepted: data_format, dilations, "
                        "padding, pads, strides)"}));
@@ -75,17 +76,20 @@ TEST(InferConvPool, PaddingIsNormalisedToExplicitPads) {
   EXPECT_EQ(out_dims("conv2d", {f32({1, 5, 5, 3}), f32({3, 3, 3, 4})},
                      {{"padding", "EXPLICIT"}, {"pads", {2, 1, 0, 3}}}),
             (Dims{1, 5, 7, 4}));
-  EXPECT_TRUE(invalid("conv2d", {f32({1, 5, 5, 3}), f32({3, 3, 3, 4})},
-                      {{"padding", "SAME"}, {"pads", {2, 1, 0, 3}}},
-                      {"conv2d: attribute 'pads' is (2,1,0,3), but padding \"SAME\" gives (1,1,1,1)"}));
+  EXPECT_TRUE(
+      invalid("conv2d", {f32({1, 5, 5, 3}), f32({3, 3, 3, 4})},
+              {{"padding", "SAME"}, {"pads", {2, 1, 0, 3}}},
+              {"conv2d: attribute 'pads' is (2,1,0,3), but padding \"SAME\" gives (1,1,1,1)"}));
   EXPECT_TRUE(invalid("conv2d", {f32({1, 5, 5, 3}), f32({3, 3, 3, 4})},
                       {{"padding", "EXPLICIT"}, {"pads", {0, 0, -1, 0}}},
                       {"conv2d: attribute 'pads' (0,0,-1,0) has -1 at index 2, expected >= 0"}));
-  EXPECT_TRUE(invalid("max_pool2d", {f32({1, 5, 5, 3})}, {{"padding", "EXPLICIT"}, {"pads", {2, 0, 0, 0}}},
-                      {"max_pool2d: attribute 'pads' is (2,0,0,0): pad 0 must be smaller than the window (2)"}));
+  EXPECT_TRUE(invalid(
+      "max_pool2d", {f32({1, 5, 5, 3})}, {{"padding", "EXPLICIT"}, {"pads", {2, 0, 0, 0}}},
+      {"max_pool2d: attribute 'pads' is (2,0,0,0): pad 0 must be smaller than the window (2)"}));
   EXPECT_TRUE(invalid("conv2d", {f32({1, 1, 5, 3}), f32({3, 3, 3, 4})},
                       {{"padding", "EXPLICIT"}, {"pads", {1, 0, 0, 0}}},
-                      {"conv2d: EXPLICIT output height would be 0 (input 1, kernel 3, dilation 1, stride 1, pads (1,0))"}));
+                      {"conv2d: EXPLICIT output height would be 0 (input 1, kernel 3, dilation 1, "
+                       "stride 1, pads (1,0))"}));
 }
 
 TEST(InferConvPool, Conv2dBiasAct) {
@@ -101,10 +105,12 @@ TEST(InferConvPool, Conv2dBiasAct) {
 TEST(InferConvPool, MaxPoolValidAndSame) {
   EXPECT_EQ(out_dims("max_pool2d", {f32({64, 26, 26, 32})}), (Dims{64, 13, 13, 32}));
   EXPECT_EQ(out_dims("max_pool2d", {f32({64, 11, 11, 64})}), (Dims{64, 5, 5, 64}));
-  EXPECT_EQ(out_dims("max_pool2d", {f32({1, 11, 11, 2})}, {{"padding", "SAME"}}), (Dims{1, 6, 6, 2}));
+  EXPECT_EQ(out_dims("max_pool2d", {f32({1, 11, 11, 2})}, {{"padding", "SAME"}}),
+            (Dims{1, 6, 6, 2}));
   EXPECT_EQ(out_dims("avg_pool2d", {f32({1, 9, 9, 1})}, {{"ksize", {3, 3}}, {"strides", {1, 1}}}),
             (Dims{1, 7, 7, 1}));
-  EXPECT_EQ(out_dims("avg_pool2d", {f32({1, 4, 9, 9})}, {{"data_format", "NCHW"}}), (Dims{1, 4, 4, 4}));
+  EXPECT_EQ(out_dims("avg_pool2d", {f32({1, 4, 9, 9})}, {{"data_format", "NCHW"}}),
+            (Dims{1, 4, 4, 4}));
 }
 
 TEST(InferConvPool, PoolErrors) {
@@ -123,23 +129,27 @@ TEST(InferConvPool, Conv2dBackward) {
   EXPECT_EQ(out_dims("conv2d_backward_filter", {f32({2, 28, 28, 1}), f32({2, 26, 26, 32})},
                      {{"filter_shape", {3, 3, 1, 32}}}),
             (Dims{3, 3, 1, 32}));
-  EXPECT_TRUE(invalid("conv2d_backward_data", {f32({2, 25, 26, 32}), f32({3, 3, 1, 32})},
-                      {{"input_shape", {2, 28, 28, 1}}},
-                      {"conv2d_backward_data: input 0 (dy) has dims (2,25,26,32), expected (2,26,26,32)"}));
+  EXPECT_TRUE(
+      invalid("conv2d_backward_data", {f32({2, 25, 26, 32}), f32({3, 3, 1, 32})},
+              {{"input_shape", {2, 28, 28, 1}}},
+              {"conv2d_backward_data: input 0 (dy) has dims (2,25,26,32), expected (2,26,26,32)"}));
   EXPECT_TRUE(invalid("conv2d_backward_data", {f32({2, 26, 26, 32}), f32({3, 3, 1, 32})}, {},
                       {"conv2d_backward_data: missing required attribute 'input_shape' (ints)"}));
-  EXPECT_TRUE(invalid("conv2d_backward_filter", {f32({2, 28, 28, 2}), f32({2, 26, 26, 32})},
-                      {{"filter_shape", {3, 3, 1, 32}}},
-                      {"attribute 'filter_shape' (3,3,1,32) has 1 channels in dim 2 (Ci), expected 2"}));
+  EXPECT_TRUE(
+      invalid("conv2d_backward_filter", {f32({2, 28, 28, 2}), f32({2, 26, 26, 32})},
+              {{"filter_shape", {3, 3, 1, 32}}},
+              {"attribute 'filter_shape' (3,3,1,32) has 1 channels in dim 2 (Ci), expected 2"}));
 }
 
 TEST(InferConvPool, PoolBackward) {
   EXPECT_EQ(out_dims("max_pool2d_backward", {f32({1, 26, 26, 3}), f32({1, 13, 13, 3})}),
             (Dims{1, 26, 26, 3}));
-  EXPECT_EQ(out_dims("avg_pool2d_backward", {f32({1, 13, 13, 3})}, {{"input_shape", {1, 27, 27, 3}}}),
-            (Dims{1, 27, 27, 3}));
-  EXPECT_TRUE(invalid("max_pool2d_backward", {f32({1, 26, 26, 3}), f32({1, 12, 13, 3})}, {},
-                      {"max_pool2d_backward: input 1 (dy) has dims (1,12,13,3), expected (1,13,13,3)"}));
+  EXPECT_EQ(
+      out_dims("avg_pool2d_backward", {f32({1, 13, 13, 3})}, {{"input_shape", {1, 27, 27, 3}}}),
+      (Dims{1, 27, 27, 3}));
+  EXPECT_TRUE(
+      invalid("max_pool2d_backward", {f32({1, 26, 26, 3}), f32({1, 12, 13, 3})}, {},
+              {"max_pool2d_backward: input 1 (dy) has dims (1,12,13,3), expected (1,13,13,3)"}));
 }
 
 }  // namespace

@@ -61,20 +61,34 @@ Status infer_activation_grad(InferContext& ctx) {
 }
 
 OpDef unary(const char* name, const char* doc, Values x, std::vector<Sample> extra = {}) {
-  return OpDef{name, "elementwise", doc, {in("x", kFloatTypes)}, {out("y")}, {},
-               detail::infer_same_as_input0, {}}
+  return OpDef{name,
+               "elementwise",
+               doc,
+               {in("x", kFloatTypes)},
+               {out("y")},
+               {},
+               detail::infer_same_as_input0,
+               {}}
       .sampled(samples::unary(x, std::move(extra)));
 }
 OpDef binary(const char* name, const char* doc, Values b = uniform(-2, 2)) {
-  return OpDef{name, "elementwise", doc, {in("a", kFloatTypes), in("b", kFloatTypes)}, {out("c")},
-               {}, infer_broadcast_binary, {}}
+  return OpDef{
+      name, "elementwise",          doc, {in("a", kFloatTypes), in("b", kFloatTypes)}, {out("c")},
+      {},   infer_broadcast_binary, {}}
       .sampled(samples::binary(b));
 }
 // Backward ops: autodiff emits them and differentiates to first order only.
-constexpr const char* kBackward = "it is a backward op, and dlrt differentiates to first order only";
+constexpr const char* kBackward =
+    "it is a backward op, and dlrt differentiates to first order only";
 OpDef activation_grad(const char* name, const char* second, const char* doc, Values second_values) {
-  return OpDef{name, "elementwise", doc, {in_const("dy", kFloatTypes), in_const(second, kFloatTypes)},
-               {out("dx")}, {}, infer_activation_grad, {}}
+  return OpDef{name,
+               "elementwise",
+               doc,
+               {in_const("dy", kFloatTypes), in_const(second, kFloatTypes)},
+               {out("dx")},
+               {},
+               infer_activation_grad,
+               {}}
       .sampled(samples::activation_grad(second_values))
       .gradient_free(kBackward);
 }
@@ -103,13 +117,23 @@ std::vector<OpDef> elementwise_ops() {
       binary("mul", "c = a * b, broadcasting"),
       // Denominators away from 0, so the quotient is well conditioned.
       binary("div", "c = a / b, broadcasting", away_from_zero(0.25, 4)),
-      OpDef{"bias_add", "elementwise", "y = x + b along the channel axis",
-            {in("x", kFloatTypes, "(...,C)"), in("b", kFloatTypes, "(C)")}, {out("y", "(...,C)")},
-            {detail::data_format_attr()}, infer_bias_add, {}}
+      OpDef{"bias_add",
+            "elementwise",
+            "y = x + b along the channel axis",
+            {in("x", kFloatTypes, "(...,C)"), in("b", kFloatTypes, "(C)")},
+            {out("y", "(...,C)")},
+            {detail::data_format_attr()},
+            infer_bias_add,
+            {}}
           .sampled(samples::bias(false)),
-      OpDef{"bias_add_grad", "elementwise", "db = dy summed over every axis but the channel axis",
-            {in_const("dy", kFloatTypes, "(...,C)")}, {out("db", "(C)")},
-            {detail::data_format_attr()}, infer_bias_add_grad, {}}
+      OpDef{"bias_add_grad",
+            "elementwise",
+            "db = dy summed over every axis but the channel axis",
+            {in_const("dy", kFloatTypes, "(...,C)")},
+            {out("db", "(C)")},
+            {detail::data_format_attr()},
+            infer_bias_add_grad,
+            {}}
           .sampled(samples::bias(true))
           .gradient_free(kBackward)
           .tol(kReductionTol),

@@ -25,8 +25,9 @@ TEST(InferElementwise, BinaryBroadcasts) {
 }
 
 TEST(InferElementwise, BroadcastConflict) {
-  EXPECT_TRUE(invalid("add", {f32({3, 4}), f32({2, 4})}, {},
-                      {"add: cannot broadcast a (3,4) with b (2,4): a dim 0 is 3 and b dim 0 is 2"}));
+  EXPECT_TRUE(
+      invalid("add", {f32({3, 4}), f32({2, 4})}, {},
+              {"add: cannot broadcast a (3,4) with b (2,4): a dim 0 is 3 and b dim 0 is 2"}));
 }
 
 TEST(InferElementwise, BiasAdd) {
@@ -34,8 +35,9 @@ TEST(InferElementwise, BiasAdd) {
   EXPECT_EQ(out_dims("bias_add", {f32({2, 5, 5, 8}), f32({8})}), (Dims{2, 5, 5, 8}));
   EXPECT_EQ(out_dims("bias_add", {f32({2, 8, 5, 5}), f32({8})}, {{"data_format", "NCHW"}}),
             (Dims{2, 8, 5, 5}));
-  EXPECT_TRUE(invalid("bias_add", {f32({64, 10}), f32({9})}, {},
-                      {"bias_add: input 1 (b) has 9 elements, expected 10 to match input 0 (x) dim 1"}));
+  EXPECT_TRUE(
+      invalid("bias_add", {f32({64, 10}), f32({9})}, {},
+              {"bias_add: input 1 (b) has 9 elements, expected 10 to match input 0 (x) dim 1"}));
   EXPECT_TRUE(invalid("bias_add", {f32({64, 10}), f32({1, 10})}, {},
                       {"bias_add: input 1 (b) must have rank 1 (C), got rank 2"}));
 }
@@ -50,8 +52,9 @@ TEST(InferElementwise, BiasAddGrad) {
 TEST(InferElementwise, ActivationGrads) {
   for (const char* op : {"relu_grad", "sigmoid_grad", "tanh_grad"})
     EXPECT_EQ(out_dims(op, {f32({4, 3}), f32({4, 3})}), (Dims{4, 3})) << op;
-  EXPECT_TRUE(invalid("relu_grad", {f32({4, 3}), f32({3, 4})}, {},
-                      {"relu_grad: input 1 (x) has dims (3,4), expected (4,3) to match input 0 (dy)"}));
+  EXPECT_TRUE(
+      invalid("relu_grad", {f32({4, 3}), f32({3, 4})}, {},
+              {"relu_grad: input 1 (x) has dims (3,4), expected (4,3) to match input 0 (dy)"}));
 }
 
 }  // namespace

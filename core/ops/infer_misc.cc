@@ -21,9 +21,10 @@ Status infer_matmul(InferContext& ctx) {
   const int64_t m = ta ? a[1] : a[0], ka = ta ? a[0] : a[1];
   const int64_t kb = tb ? b[1] : b[0], n = tb ? b[0] : b[1];
   if (ka != kb)
-    return ctx.error("inner dimensions differ: a is {} and b is {} (transpose_a={}, "
-                     "transpose_b={})",
-                     format_dims(a), format_dims(b), ta, tb);
+    return ctx.error(
+        "inner dimensions differ: a is {} and b is {} (transpose_a={}, "
+        "transpose_b={})",
+        format_dims(a), format_dims(b), ta, tb);
   ctx.add_output(ctx.input(0).dtype, {m, n});
   return Status();
 }
@@ -131,8 +132,9 @@ std::vector<AttrSpec> matmul_attrs() {
 }
 
 OpDef softmax(const char* name, const char* doc) {
-  return OpDef{name, "misc", doc, {in("x", kFloatTypes)}, {out("y")},
-               {optional_attr("axis", -1)}, infer_softmax, {}}
+  return OpDef{
+      name,          "misc", doc, {in("x", kFloatTypes)}, {out("y")}, {optional_attr("axis", -1)},
+      infer_softmax, {}}
       .sampled(samples::softmax)
       .tol(kReductionTol);
 }
@@ -149,64 +151,140 @@ std::vector<OpDef> misc_ops() {
       "metrics such as accuracy beside the loss, not inside it";
   const char* kGenerator = "it has no inputs to differentiate";
   std::vector<OpDef> ops;
-  ops.push_back(OpDef{"matmul", "misc", "c = op(a) . op(b), op = transpose when asked",
-                 {in("a", F, "(M,K)"), in("b", F, "(K,N)")}, {out("c", "(M,N)")},
-                 matmul_attrs(), infer_matmul, {}}.sampled(samples::matmul(false)).tol(kGemmTol));
+  ops.push_back(OpDef{"matmul",
+                      "misc",
+                      "c = op(a) . op(b), op = transpose when asked",
+                      {in("a", F, "(M,K)"), in("b", F, "(K,N)")},
+                      {out("c", "(M,N)")},
+                      matmul_attrs(),
+                      infer_matmul,
+                      {}}
+                    .sampled(samples::matmul(false))
+                    .tol(kGemmTol));
   std::vector<AttrSpec> fused = matmul_attrs();
   fused.push_back(detail::activation_attr());
-  ops.push_back(OpDef{"matmul_bias_act", "misc", "fused c = act(a . b + bias)",
-                 {in("a", F, "(M,K)"), in("b", F, "(K,N)"), in("bias", F, "(N)")},
-                 {out("c", "(M,N)")}, fused, infer_matmul_bias_act, {}}
-                    .sampled(samples::matmul(true)).tol(kGemmTol));
+  ops.push_back(OpDef{"matmul_bias_act",
+                      "misc",
+                      "fused c = act(a . b + bias)",
+                      {in("a", F, "(M,K)"), in("b", F, "(K,N)"), in("bias", F, "(N)")},
+                      {out("c", "(M,N)")},
+                      fused,
+                      infer_matmul_bias_act,
+                      {}}
+                    .sampled(samples::matmul(true))
+                    .tol(kGemmTol));
   ops.push_back(softmax("softmax", "exp(x) / sum(exp(x)) along axis, max-subtracted"));
   ops.push_back(softmax("log_softmax", "x - logsumexp(x) along axis, max-subtracted"));
-  ops.push_back(OpDef{"sparse_softmax_cross_entropy", "misc",
-                 "loss = logsumexp(logits) - logits[label]; backprop = softmax - onehot",
-                 {in("logits", F, "(N,K)"), in_const("labels", kIndexTypes, "(N)", 0)},
-                 {out("loss", "(N)"), out("backprop", "(N,K)")}, {}, infer_sparse_xent, {}}
-                    .sampled(samples::sparse_xent).tol(kReductionTol));
-  ops.push_back(OpDef{"argmax", "misc", "first index of the max along axis",
-                 {in_const("x", F)}, {out("y")},
-                 {optional_attr("axis", -1), optional_attr("output_type", DLRT_I32).dtypes(kIndexTypes)},
-                 infer_argmax, {}}
-                    .sampled(samples::argmax).tol(kExact)
+  ops.push_back(OpDef{"sparse_softmax_cross_entropy",
+                      "misc",
+                      "loss = logsumexp(logits) - logits[label]; backprop = softmax - onehot",
+                      {in("logits", F, "(N,K)"), in_const("labels", kIndexTypes, "(N)", 0)},
+                      {out("loss", "(N)"), out("backprop", "(N,K)")},
+                      {},
+                      infer_sparse_xent,
+                      {}}
+                    .sampled(samples::sparse_xent)
+                    .tol(kReductionTol));
+  ops.push_back(OpDef{
+      "argmax",
+      "misc",
+      "first index of the max along axis",
+      {in_const("x", F)},
+      {out("y")},
+      {optional_attr("axis", -1), optional_attr("output_type", DLRT_I32).dtypes(kIndexTypes)},
+      infer_argmax,
+      {}}.sampled(samples::argmax)
+                    .tol(kExact)
                     .gradient_free(kPiecewiseConstant));
-  ops.push_back(OpDef{"equal_count", "misc", "number of i with a[i] == b[i], as f32",
-                 {in_const("a", kIndexTypes, "(N)", 0), in_const("b", kIndexTypes, "(N)", 0)},
-                 {out("count", "()")}, {}, infer_equal_count, {}}
-                    .sampled(samples::equal_count).tol(kExact)
+  ops.push_back(OpDef{"equal_count",
+                      "misc",
+                      "number of i with a[i] == b[i], as f32",
+                      {in_const("a", kIndexTypes, "(N)", 0), in_const("b", kIndexTypes, "(N)", 0)},
+                      {out("count", "()")},
+                      {},
+                      infer_equal_count,
+                      {}}
+                    .sampled(samples::equal_count)
+                    .tol(kExact)
                     .gradient_free(kPiecewiseConstant));
-  ops.push_back(OpDef{"fill", "misc", "every element = value", {}, {out("y")},
-                 {shape, optional_attr("value", 0.0), optional_attr("dtype", DLRT_F32)},
-                 infer_generator, {}}
-                    .sampled(samples::fill).tol(kExact).gradient_free(kGenerator));
-  ops.push_back(OpDef{"random_uniform", "misc", "Philox uniform in [minval, maxval)", {}, {out("y")},
-                 {shape, optional_attr("minval", 0.0), optional_attr("maxval", 1.0), seed,
-                  optional_attr("dtype", DLRT_F32).dtypes(F)},
-                 infer_generator, {}}
-                    .sampled(samples::random_uniform).tol(kExact).gradient_free(kGenerator)
+  ops.push_back(OpDef{"fill",
+                      "misc",
+                      "every element = value",
+                      {},
+                      {out("y")},
+                      {shape, optional_attr("value", 0.0), optional_attr("dtype", DLRT_F32)},
+                      infer_generator,
+                      {}}
+                    .sampled(samples::fill)
+                    .tol(kExact)
+                    .gradient_free(kGenerator));
+  ops.push_back(OpDef{"random_uniform",
+                      "misc",
+                      "Philox uniform in [minval, maxval)",
+                      {},
+                      {out("y")},
+                      {shape, optional_attr("minval", 0.0), optional_attr("maxval", 1.0), seed,
+                       optional_attr("dtype", DLRT_F32).dtypes(F)},
+                      infer_generator,
+                      {}}
+                    .sampled(samples::random_uniform)
+                    .tol(kExact)
+                    .gradient_free(kGenerator)
                     .draws_random());
-  ops.push_back(OpDef{"random_normal", "misc", "Philox + Box-Muller normal", {}, {out("y")},
-                 {shape, optional_attr("mean", 0.0), optional_attr("stddev", 1.0), seed,
-                  optional_attr("dtype", DLRT_F32).dtypes(F)},
-                 infer_generator, {}}
-                    .sampled(samples::random_normal).tol(kExact).gradient_free(kGenerator)
+  ops.push_back(OpDef{"random_normal",
+                      "misc",
+                      "Philox + Box-Muller normal",
+                      {},
+                      {out("y")},
+                      {shape, optional_attr("mean", 0.0), optional_attr("stddev", 1.0), seed,
+                       optional_attr("dtype", DLRT_F32).dtypes(F)},
+                      infer_generator,
+                      {}}
+                    .sampled(samples::random_normal)
+                    .tol(kExact)
+                    .gradient_free(kGenerator)
                     .draws_random());
-  ops.push_back(OpDef{"dropout", "misc", "mask = (u >= rate) / (1 - rate); y = x * mask",
-                 {in("x", F)}, {out("y"), out("mask")},
-                 {required_attr("rate", DLRT_ATTR_FLOAT), seed}, infer_dropout, {}}
-                    .sampled(samples::dropout).tol(kExact).draws_random());
-  ops.push_back(OpDef{"cast", "misc", "y = x converted to dtype; float -> int truncates",
-                 {in("x", kAllTypes)}, {out("y")}, {required_attr("dtype", DLRT_ATTR_DTYPE)},
-                 infer_cast, {}}.sampled(samples::cast).tol(kExact));
-  ops.push_back(OpDef{"gather_rows", "misc", "y[i] = params[indices[i]]; zero row when out of range",
-                 {in("params", kAllTypes, "(R,...)"), in_const("indices", kIndexTypes, "(B)", 0)},
-                 {out("y", "(B,...)")}, {}, infer_gather_rows, {}}
-                    .sampled(samples::gather_rows)
+  ops.push_back(OpDef{"dropout",
+                      "misc",
+                      "mask = (u >= rate) / (1 - rate); y = x * mask",
+                      {in("x", F)},
+                      {out("y"), out("mask")},
+                      {required_attr("rate", DLRT_ATTR_FLOAT), seed},
+                      infer_dropout,
+                      {}}
+                    .sampled(samples::dropout)
+                    .tol(kExact)
+                    .draws_random());
+  ops.push_back(OpDef{"cast",
+                      "misc",
+                      "y = x converted to dtype; float -> int truncates",
+                      {in("x", kAllTypes)},
+                      {out("y")},
+                      {required_attr("dtype", DLRT_ATTR_DTYPE)},
+                      infer_cast,
+                      {}}
+                    .sampled(samples::cast)
+                    .tol(kExact));
+  ops.push_back(OpDef{
+      "gather_rows",
+      "misc",
+      "y[i] = params[indices[i]]; zero row when out of range",
+      {in("params", kAllTypes, "(R,...)"), in_const("indices", kIndexTypes, "(B)", 0)},
+      {out("y", "(B,...)")},
+      {},
+      infer_gather_rows,
+      {}}.sampled(samples::gather_rows)
                     .gradient_free("the gradient with respect to params needs a scatter-add op, "
                                    "which the op set (docs/ops.md) does not have yet"));
-  ops.push_back(OpDef{"copy", "misc", "y = x", {in("x", kAllTypes)}, {out("y")}, {},
-                 detail::infer_same_as_input0, {}}.sampled(samples::copy));
+  ops.push_back(OpDef{
+      "copy",
+      "misc",
+      "y = x",
+      {in("x", kAllTypes)},
+      {out("y")},
+      {},
+      detail::infer_same_as_input0,
+      {}}.sampled(samples::copy));
   return ops;
 }
 

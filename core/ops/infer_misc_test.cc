@@ -49,8 +49,7 @@ TEST(InferMisc, Softmax) {
 
 TEST(InferMisc, SparseSoftmaxCrossEntropyHasTwoOutputs) {
   for (const TensorType& labels : {i32({64}), i64({64})}) {
-    Result<OpInstance> r =
-        instantiate("sparse_softmax_cross_entropy", {f32({64, 10}), labels}, {});
+    Result<OpInstance> r = instantiate("sparse_softmax_cross_entropy", {f32({64, 10}), labels}, {});
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     ASSERT_EQ(r->outputs().size(), 2u);
     EXPECT_EQ(r->output(0), f32({64}));      // loss
@@ -103,13 +102,15 @@ TEST(InferMisc, Dropout) {
   EXPECT_EQ(r->output(1), f32({64, 128}));  // mask
   EXPECT_TRUE(invalid("dropout", {f32({4})}, {{"rate", 1.0}},
                       {"dropout: attribute 'rate' is 1, expected a value in [0, 1)"}));
-  EXPECT_TRUE(invalid("dropout", {f32({4})}, {}, {"dropout: missing required attribute 'rate' (float)"}));
+  EXPECT_TRUE(
+      invalid("dropout", {f32({4})}, {}, {"dropout: missing required attribute 'rate' (float)"}));
 }
 
 TEST(InferMisc, CastGatherCopy) {
   EXPECT_EQ(instantiate("cast", {{DLRT_U8, {64, 28, 28, 1}}}, {{"dtype", DLRT_F32}})->output(0),
             f32({64, 28, 28, 1}));
-  EXPECT_TRUE(invalid("cast", {f32({2})}, {}, {"cast: missing required attribute 'dtype' (dtype)"}));
+  EXPECT_TRUE(
+      invalid("cast", {f32({2})}, {}, {"cast: missing required attribute 'dtype' (dtype)"}));
   Result<OpInstance> g = instantiate("gather_rows", {{DLRT_U8, {60000, 28, 28, 1}}, i64({64})}, {});
   ASSERT_TRUE(g.ok()) << g.status().to_string();
   EXPECT_EQ(g->output(0), (TensorType{DLRT_U8, {64, 28, 28, 1}}));

@@ -23,10 +23,11 @@ Result<Dims> reduced_dims(const InferContext& ctx, int input) {
   for (int64_t a : axes) {
     std::optional<int> n = normalize_axis(a, ctx.rank(input));
     if (!n)
-      return ctx.error("attribute 'axes' {} has axis {}, out of range for {} of rank {} "
-                       "(expected {}..{})",
-                       format_dims(axes), a, ctx.label(input), ctx.rank(input), -ctx.rank(input),
-                       ctx.rank(input) - 1);
+      return ctx.error(
+          "attribute 'axes' {} has axis {}, out of range for {} of rank {} "
+          "(expected {}..{})",
+          format_dims(axes), a, ctx.label(input), ctx.rank(input), -ctx.rank(input),
+          ctx.rank(input) - 1);
     if (reduce[*n])
       return ctx.error("attribute 'axes' {} names axis {} twice", format_dims(axes), *n);
     reduce[*n] = true;
@@ -53,9 +54,8 @@ Status infer_reduce_max_grad(InferContext& ctx) {
   if (!y.ok()) return y.status();
   for (int i : {1, 2})
     if (ctx.dims(i) != *y)
-      return ctx.error("{} has dims {}, expected {} (reduce_max of input 0 (x) {})",
-                       ctx.label(i), format_dims(ctx.dims(i)), format_dims(*y),
-                       format_dims(ctx.dims(0)));
+      return ctx.error("{} has dims {}, expected {} (reduce_max of input 0 (x) {})", ctx.label(i),
+                       format_dims(ctx.dims(i)), format_dims(*y), format_dims(ctx.dims(0)));
   return detail::infer_same_as_input0(ctx);
 }
 
@@ -136,8 +136,8 @@ std::vector<AttrSpec> reduce_attrs() {
 }
 
 OpDef reduce(const char* name, const char* doc) {
-  return OpDef{name, "reduce_shape", doc, {in("x", kFloatTypes)}, {out("y")}, reduce_attrs(),
-               infer_reduce, {}}
+  return OpDef{name,       "reduce_shape", doc,          {in("x", kFloatTypes)},
+               {out("y")}, reduce_attrs(), infer_reduce, {}}
       .tol(kReductionTol);
 }
 
@@ -150,23 +150,52 @@ std::vector<OpDef> reduce_shape_ops() {
       reduce("reduce_sum", "sum over axes").sampled(samples::reduce(ReducePass::kSum)),
       reduce("reduce_mean", "mean over axes").sampled(samples::reduce(ReducePass::kMean)),
       reduce("reduce_max", "max over axes").sampled(samples::reduce(ReducePass::kMax)),
-      OpDef{"reduce_max_grad", "reduce_shape", "dy split equally among the maxima of x",
+      OpDef{"reduce_max_grad",
+            "reduce_shape",
+            "dy split equally among the maxima of x",
             {in_const("x", kFloatTypes), in_const("y", kFloatTypes), in_const("dy", kFloatTypes)},
-            {out("dx")}, reduce_attrs(), infer_reduce_max_grad, {}}
+            {out("dx")},
+            reduce_attrs(),
+            infer_reduce_max_grad,
+            {}}
           .sampled(samples::reduce(ReducePass::kMaxGrad))
           .gradient_free("it is a backward op, and dlrt differentiates to first order only")
           .tol(kReductionTol),
-      OpDef{"broadcast_to", "reduce_shape", "x stretched to shape, NumPy rules", {in("x", A)},
-            {out("y")}, {required_attr("shape", DLRT_ATTR_INTS).at_least(1)}, infer_broadcast_to, {}}
+      OpDef{"broadcast_to",
+            "reduce_shape",
+            "x stretched to shape, NumPy rules",
+            {in("x", A)},
+            {out("y")},
+            {required_attr("shape", DLRT_ATTR_INTS).at_least(1)},
+            infer_broadcast_to,
+            {}}
           .sampled(samples::broadcast_to),
-      OpDef{"reshape", "reduce_shape", "same elements, new dims (one -1 inferred)", {in("x", A)},
-            {out("y")}, {required_attr("shape", DLRT_ATTR_INTS)}, infer_reshape, {}}
+      OpDef{"reshape",
+            "reduce_shape",
+            "same elements, new dims (one -1 inferred)",
+            {in("x", A)},
+            {out("y")},
+            {required_attr("shape", DLRT_ATTR_INTS)},
+            infer_reshape,
+            {}}
           .sampled(samples::reshape),
-      OpDef{"flatten", "reduce_shape", "(N,...) -> (N, prod(...))", {in("x", A, "(N,...)")},
-            {out("y", "(N,prod(...))")}, {}, infer_flatten, {}}
+      OpDef{"flatten",
+            "reduce_shape",
+            "(N,...) -> (N, prod(...))",
+            {in("x", A, "(N,...)")},
+            {out("y", "(N,prod(...))")},
+            {},
+            infer_flatten,
+            {}}
           .sampled(samples::flatten),
-      OpDef{"transpose", "reduce_shape", "y.dims[i] = x.dims[perm[i]]", {in("x", A)}, {out("y")},
-            {required_attr("perm", DLRT_ATTR_INTS)}, infer_transpose, {}}
+      OpDef{"transpose",
+            "reduce_shape",
+            "y.dims[i] = x.dims[perm[i]]",
+            {in("x", A)},
+            {out("y")},
+            {required_attr("perm", DLRT_ATTR_INTS)},
+            infer_transpose,
+            {}}
           .sampled(samples::transpose),
   };
 }

@@ -41,8 +41,9 @@ TEST(InferReduceShape, ReduceMaxGrad) {
 
 TEST(InferReduceShape, BroadcastTo) {
   EXPECT_EQ(out_dims("broadcast_to", {f32({3, 1})}, {{"shape", {2, 3, 4}}}), (Dims{2, 3, 4}));
-  EXPECT_TRUE(invalid("broadcast_to", {f32({3, 4})}, {{"shape", {4}}},
-                      {"broadcast_to: input 0 (x) (3,4) does not broadcast to attribute 'shape' (4)"}));
+  EXPECT_TRUE(
+      invalid("broadcast_to", {f32({3, 4})}, {{"shape", {4}}},
+              {"broadcast_to: input 0 (x) (3,4) does not broadcast to attribute 'shape' (4)"}));
 }
 
 TEST(InferReduceShape, ReshapeWithMinusOne) {
@@ -54,27 +55,31 @@ TEST(InferReduceShape, ReshapeWithMinusOne) {
 TEST(InferReduceShape, ReshapeErrors) {
   EXPECT_TRUE(invalid("reshape", {f32({4, 6})}, {{"shape", {2, -1, -1}}},
                       {"reshape: attribute 'shape' (2,-1,-1) has more than one -1"}));
-  EXPECT_TRUE(invalid("reshape", {f32({4, 2})}, {{"shape", {2, 3}}},
-                      {"reshape: attribute 'shape' (2,3) has 6 elements, input 0 (x) (4,2) has 8"}));
+  EXPECT_TRUE(
+      invalid("reshape", {f32({4, 2})}, {{"shape", {2, 3}}},
+              {"reshape: attribute 'shape' (2,3) has 6 elements, input 0 (x) (4,2) has 8"}));
   EXPECT_TRUE(invalid("reshape", {f32({4, 2})}, {{"shape", {3, -1}}},
                       {"reshape: attribute 'shape' (3,-1) cannot hold the 8 elements"}));
   EXPECT_TRUE(invalid("reshape", {f32({4, 2})}, {{"shape", {8, 0}}},
                       {"reshape: attribute 'shape' (8,0) has 0 at index 1, expected >= 1 or -1"}));
-  EXPECT_TRUE(invalid("reshape", {f32({4, 2})}, {}, {"reshape: missing required attribute 'shape'"}));
+  EXPECT_TRUE(
+      invalid("reshape", {f32({4, 2})}, {}, {"reshape: missing required attribute 'shape'"}));
 }
 
 TEST(InferReduceShape, Flatten) {
   EXPECT_EQ(out_dims("flatten", {f32({64, 3, 3, 64})}), (Dims{64, 576}));
   EXPECT_EQ(out_dims("flatten", {f32({5})}), (Dims{5, 1}));
-  EXPECT_TRUE(invalid("flatten", {f32({})}, {}, {"flatten: input 0 (x) must have rank >= 1, got rank 0"}));
+  EXPECT_TRUE(
+      invalid("flatten", {f32({})}, {}, {"flatten: input 0 (x) must have rank >= 1, got rank 0"}));
 }
 
 TEST(InferReduceShape, Transpose) {
   EXPECT_EQ(out_dims("transpose", {f32({2, 3, 4})}, {{"perm", {2, 0, 1}}}), (Dims{4, 2, 3}));
   EXPECT_TRUE(invalid("transpose", {f32({2, 3, 4})}, {{"perm", {0, 1}}},
                       {"transpose: attribute 'perm' (0,1) has 2 values, expected 3"}));
-  EXPECT_TRUE(invalid("transpose", {f32({2, 3, 4})}, {{"perm", {0, 1, 1}}},
-                      {"transpose: attribute 'perm' (0,1,1) is not a permutation of 0..2: 1 at index 2"}));
+  EXPECT_TRUE(
+      invalid("transpose", {f32({2, 3, 4})}, {{"perm", {0, 1, 1}}},
+              {"transpose: attribute 'perm' (0,1,1) is not a permutation of 0..2: 1 at index 2"}));
 }
 
 }  // namespace

@@ -47,24 +47,32 @@ std::vector<OpDef> train_ops() {
   const DtypeSet& F = kFloatTypes;
   std::vector<OpDef> ops;
   const char* why = "optimizer updates are not differentiable";
-  ops.push_back(OpDef{"sgd_update", "train", "SGD with (Nesterov) momentum, Keras' formula",
-                 {in_const("param", F), in_const("grad", F), in_const("velocity", F)},
-                 {out("param"), out("velocity")},
-                 {required_attr("learning_rate", DLRT_ATTR_FLOAT), optional_attr("momentum", 0.0),
-                  optional_attr("nesterov", false)},
-                 infer_sgd,
-                 {{0, 0}, {1, 2}}}
-                    .sampled(samples::sgd_update).with_state().gradient_free(why));
+  ops.push_back(OpDef{"sgd_update",
+                      "train",
+                      "SGD with (Nesterov) momentum, Keras' formula",
+                      {in_const("param", F), in_const("grad", F), in_const("velocity", F)},
+                      {out("param"), out("velocity")},
+                      {required_attr("learning_rate", DLRT_ATTR_FLOAT),
+                       optional_attr("momentum", 0.0), optional_attr("nesterov", false)},
+                      infer_sgd,
+                      {{0, 0}, {1, 2}}}
+                    .sampled(samples::sgd_update)
+                    .with_state()
+                    .gradient_free(why));
   // step is always f32 (the 1-based step number, already advanced), whatever param's dtype.
-  ops.push_back(OpDef{"adam_update", "train", "Adam, Keras' formula with bias-corrected lr_t",
-                 {in_const("param", F), in_const("grad", F), in_const("m", F), in_const("v", F),
-                  in_const("step", {DLRT_F32}, "()", 0)},
-                 {out("param"), out("m"), out("v")},
-                 {optional_attr("learning_rate", 0.001), optional_attr("beta1", 0.9),
-                  optional_attr("beta2", 0.999), optional_attr("epsilon", 1e-7)},
-                 infer_adam,
-                 {{0, 0}, {1, 2}, {2, 3}}}
-                    .sampled(samples::adam_update).with_state().gradient_free(why));
+  ops.push_back(OpDef{"adam_update",
+                      "train",
+                      "Adam, Keras' formula with bias-corrected lr_t",
+                      {in_const("param", F), in_const("grad", F), in_const("m", F),
+                       in_const("v", F), in_const("step", {DLRT_F32}, "()", 0)},
+                      {out("param"), out("m"), out("v")},
+                      {optional_attr("learning_rate", 0.001), optional_attr("beta1", 0.9),
+                       optional_attr("beta2", 0.999), optional_attr("epsilon", 1e-7)},
+                      infer_adam,
+                      {{0, 0}, {1, 2}, {2, 3}}}
+                    .sampled(samples::adam_update)
+                    .with_state()
+                    .gradient_free(why));
   return ops;
 }
 

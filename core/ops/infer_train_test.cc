@@ -10,9 +10,9 @@ using testing::f32;
 using testing::invalid;
 
 TEST(InferTrain, SgdUpdate) {
-  Result<OpInstance> r = instantiate("sgd_update", {f32({3, 3, 1, 32}), f32({3, 3, 1, 32}),
-                                                    f32({3, 3, 1, 32})},
-                                     {{"learning_rate", 0.01}, {"momentum", 0.9}});
+  Result<OpInstance> r =
+      instantiate("sgd_update", {f32({3, 3, 1, 32}), f32({3, 3, 1, 32}), f32({3, 3, 1, 32})},
+                  {{"learning_rate", 0.01}, {"momentum", 0.9}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->outputs().size(), 2u);
   EXPECT_EQ(r->output(1), f32({3, 3, 1, 32}));
@@ -20,8 +20,9 @@ TEST(InferTrain, SgdUpdate) {
   EXPECT_EQ(find_op("sgd_update")->in_place, (std::vector<InPlace>{{0, 0}, {1, 2}}));
   EXPECT_TRUE(invalid("sgd_update", {f32({3}), f32({3}), f32({3})}, {},
                       {"sgd_update: missing required attribute 'learning_rate' (float)"}));
-  EXPECT_TRUE(invalid("sgd_update", {f32({3}), f32({4}), f32({3})}, {{"learning_rate", 0.1}},
-                      {"sgd_update: input 1 (grad) has dims (4), expected (3) to match input 0 (param)"}));
+  EXPECT_TRUE(
+      invalid("sgd_update", {f32({3}), f32({4}), f32({3})}, {{"learning_rate", 0.1}},
+              {"sgd_update: input 1 (grad) has dims (4), expected (3) to match input 0 (param)"}));
 }
 
 TEST(InferTrain, AdamUpdateInPlacePairs) {

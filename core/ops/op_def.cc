@@ -42,8 +42,8 @@ std::string InferContext::label(int i) const {
 
 Status InferContext::expect_rank(int i, int rank, std::string_view dims_doc) const {
   if (this->rank(i) == rank) return Status();
-  return error("{} must have rank {}{}{}, got rank {}", label(i), rank,
-               dims_doc.empty() ? "" : " ", dims_doc, this->rank(i));
+  return error("{} must have rank {}{}{}, got rank {}", label(i), rank, dims_doc.empty() ? "" : " ",
+               dims_doc, this->rank(i));
 }
 
 Status InferContext::expect_min_rank(int i, int min_rank) const {

@@ -63,7 +63,9 @@ struct OutputSpec {
 struct InPlace {
   int output;
   int input;
-  friend bool operator==(InPlace a, InPlace b) { return a.output == b.output && a.input == b.input; }
+  friend bool operator==(InPlace a, InPlace b) {
+    return a.output == b.output && a.input == b.input;
+  }
 };
 
 class InferContext;
@@ -119,13 +121,34 @@ struct OpDef {
 
   // Chainable setters for the tables in infer_*.cc:
   //   unary("relu", ...).gradient_free("...").tol(kExact)
-  OpDef& draws_random() { uses_rng = true; return *this; }
-  OpDef& with_state() { stateful = true; return *this; }
-  OpDef& gradient_free(std::string why) { no_gradient = std::move(why); return *this; }
-  OpDef& tol(Tolerance t) { tolerance = t; return *this; }
-  OpDef& sampled(SampleFn fn) { samples = std::move(fn); return *this; }
-  OpDef& with_attr(AttrSpec spec) { attrs.push_back(std::move(spec)); return *this; }
-  OpDef& at_version(int v) { version = v; return *this; }
+  OpDef& draws_random() {
+    uses_rng = true;
+    return *this;
+  }
+  OpDef& with_state() {
+    stateful = true;
+    return *this;
+  }
+  OpDef& gradient_free(std::string why) {
+    no_gradient = std::move(why);
+    return *this;
+  }
+  OpDef& tol(Tolerance t) {
+    tolerance = t;
+    return *this;
+  }
+  OpDef& sampled(SampleFn fn) {
+    samples = std::move(fn);
+    return *this;
+  }
+  OpDef& with_attr(AttrSpec spec) {
+    attrs.push_back(std::move(spec));
+    return *this;
+  }
+  OpDef& at_version(int v) {
+    version = v;
+    return *this;
+  }
 
   const AttrSpec* find_attr(std::string_view attr) const;
   int input_index(std::string_view input) const;  // -1 when absent

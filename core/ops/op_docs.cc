@@ -37,7 +37,8 @@ std::string inputs_text(const OpDef& d) {
 
 std::string outputs_text(const OpDef& d) {
   std::vector<std::string> parts;
-  for (const OutputSpec& o : d.outputs) parts.push_back(o.shape.empty() ? o.name : o.name + " " + o.shape);
+  for (const OutputSpec& o : d.outputs)
+    parts.push_back(o.shape.empty() ? o.name : o.name + " " + o.shape);
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
@@ -68,7 +69,8 @@ std::string properties_text(const OpDef& d) {
 std::string op_table_markdown() {
   std::map<std::string, std::vector<const OpDef*>> by_family;
   for (const OpDef* d : all_ops()) by_family[d->family].push_back(d);
-  std::string out = fmt::format("{} ops, version 1 unless the v column says otherwise.\n", all_ops().size());
+  std::string out =
+      fmt::format("{} ops, version 1 unless the v column says otherwise.\n", all_ops().size());
   for (const auto& [family, heading] : kFamilies) {
     auto it = by_family.find(family);
     if (it == by_family.end()) continue;

@@ -11,7 +11,8 @@ namespace {
 TEST(OpExamples, EveryOpHasOneThatInstantiates) {
   for (const OpDef* d : all_ops()) {
     SCOPED_TRACE(d->name);
-    ASSERT_NE(find_example(d->name), nullptr) << d->name << " has no samples in its schema entry (OpDef::sampled)";
+    ASSERT_NE(find_example(d->name), nullptr)
+        << d->name << " has no samples in its schema entry (OpDef::sampled)";
     Result<OpInstance> r = instantiate_example(d->name);
     EXPECT_TRUE(r.ok()) << r.status().to_string();
   }

@@ -52,12 +52,12 @@ void materialise(OpInstance::Storage& s);
 // rank <= DLRT_MAX_RANK and every dim >= 1 (docs/ops.md "Decisions": no zero-sized tensors).
 Status check_dims(std::string_view op, const std::string& what, const TensorType& t) {
   if (t.rank() > DLRT_MAX_RANK)
-    return invalid_argument("{}: {} has rank {}, more than DLRT_MAX_RANK ({})", op, what,
-                            t.rank(), DLRT_MAX_RANK);
+    return invalid_argument("{}: {} has rank {}, more than DLRT_MAX_RANK ({})", op, what, t.rank(),
+                            DLRT_MAX_RANK);
   for (int a = 0; a < t.rank(); ++a)
     if (t.dims[a] < 1)
-      return invalid_argument("{}: {} has dim {} = {} in {}, expected >= 1", op, what, a,
-                              t.dims[a], format_dims(t.dims));
+      return invalid_argument("{}: {} has dim {} = {} in {}, expected >= 1", op, what, a, t.dims[a],
+                              format_dims(t.dims));
   return Status();
 }
 
@@ -82,9 +82,9 @@ Status check_inputs(const OpDef& def, const std::vector<TensorType>& inputs) {
     for (size_t j = 0; j < i && spec.type_var != 0; ++j) {
       if (def.inputs[j].type_var != spec.type_var) continue;
       if (inputs[j].dtype != inputs[i].dtype)
-        return invalid_argument("{}: {} has dtype {}, expected {} to match input {} ({})",
-                                def.name, what, dtype_name(inputs[i].dtype),
-                                dtype_name(inputs[j].dtype), j, def.inputs[j].name);
+        return invalid_argument("{}: {} has dtype {}, expected {} to match input {} ({})", def.name,
+                                what, dtype_name(inputs[i].dtype), dtype_name(inputs[j].dtype), j,
+                                def.inputs[j].name);
       break;
     }
   }
@@ -109,7 +109,8 @@ Result<OpInstance::Storage*> build(const OpDef& def, const std::vector<TensorTyp
     auto it = attrs->find(name);
     if (it == attrs->end())
       return Status(DLRT_INTERNAL, fmt::format("{}: inference normalised '{}', which is not an "
-                                               "attribute of the op", def.name, name));
+                                               "attribute of the op",
+                                               def.name, name));
     it->second = value;
   }
   s.def = &def;
@@ -227,7 +228,7 @@ Result<OpInstance> instantiate_desc(const dlrt_op_desc& desc) {
     // Keep the caller's layouts: the registry infers dtypes and dims, not memory formats.
     auto layout = [](const dlrt_tensor_desc* d) {
       return DLRT_HAS_FIELD(dlrt_tensor_desc, layout, d->struct_size) ? d->layout
-                                                                     : DLRT_LAYOUT_DENSE;
+                                                                      : DLRT_LAYOUT_DENSE;
     };
     for (size_t i = 0; i < desc.num_inputs; ++i)
       inst->s_->input_descs[i].layout = layout(desc.inputs[i]);

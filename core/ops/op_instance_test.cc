@@ -25,12 +25,13 @@ TEST(OpInstance, UnknownOpIsNotFound) {
 }
 
 TEST(OpInstance, InputCount) {
-  EXPECT_TRUE(invalid("conv2d", {f32({1, 28, 28, 1})}, {},
-                      {"conv2d: expected 2 inputs (x, w), got 1"}));
+  EXPECT_TRUE(
+      invalid("conv2d", {f32({1, 28, 28, 1})}, {}, {"conv2d: expected 2 inputs (x, w), got 1"}));
 }
 
 TEST(OpInstance, InputDtypeAndTypeVariables) {
-  EXPECT_TRUE(invalid("relu", {i32({3})}, {}, {"relu: input 0 (x) has dtype i32, expected f32|f16|bf16"}));
+  EXPECT_TRUE(
+      invalid("relu", {i32({3})}, {}, {"relu: input 0 (x) has dtype i32, expected f32|f16|bf16"}));
   EXPECT_TRUE(invalid("add", {f32({3}), {DLRT_F16, {3}}}, {},
                       {"add: input 1 (b) has dtype f16, expected f32 to match input 0 (a)"}));
   EXPECT_TRUE(invalid("relu", {{DLRT_DTYPE_INVALID, {3}}}, {}, {"has dtype dtype(0)"}));
@@ -41,7 +42,8 @@ TEST(OpInstance, NegativeOrZeroDims) {
                       {"relu: input 0 (x) has dim 1 = 0 in (2,0), expected >= 1"}));
   EXPECT_TRUE(invalid("conv2d", {f32({1, -28, 28, 1}), f32({3, 3, 1, 32})}, {},
                       {"conv2d: input 0 (x) has dim 1 = -28"}));
-  EXPECT_TRUE(invalid("fill", {}, {{"shape", {2, 0}}}, {"fill: attribute 'shape' (2,0) has 0 at index 1"}));
+  EXPECT_TRUE(
+      invalid("fill", {}, {{"shape", {2, 0}}}, {"fill: attribute 'shape' (2,0) has 0 at index 1"}));
 }
 
 TEST(OpInstance, RankAboveMax) {
@@ -76,8 +78,8 @@ TEST(OpInstance, DefaultsFilledInTheDescriptor) {
 }
 
 TEST(OpInstance, TensorDescsAndStablePointersAfterMove) {
-  Result<OpInstance> r = instantiate("conv2d", {f32({1, 28, 28, 1}), f32({3, 3, 1, 32})},
-                                     {{"padding", "SAME"}});
+  Result<OpInstance> r =
+      instantiate("conv2d", {f32({1, 28, 28, 1}), f32({3, 3, 1, 32})}, {{"padding", "SAME"}});
   ASSERT_TRUE(r.ok());
   OpInstance moved = std::move(*r);
   std::vector<OpInstance> many;
@@ -127,7 +129,8 @@ TEST(OpInstance, InstantiateDescRejectsMalformedDescriptors) {
   EXPECT_TRUE(fails_with(instantiate_desc(d), DLRT_INVALID_ARGUMENT, {"NULL op name"}));
   d.op = "relu";
   d.num_inputs = 1;
-  EXPECT_TRUE(fails_with(instantiate_desc(d), DLRT_INVALID_ARGUMENT, {"relu: 1 inputs but a NULL array"}));
+  EXPECT_TRUE(
+      fails_with(instantiate_desc(d), DLRT_INVALID_ARGUMENT, {"relu: 1 inputs but a NULL array"}));
   dlrt_tensor_desc x{DLRT_STRUCT_SIZE(dlrt_tensor_desc), DLRT_F32, 9, {}, 0, 0};
   const dlrt_tensor_desc* ins[] = {&x};
   d.inputs = ins;

@@ -12,15 +12,21 @@ struct ConvGeom {
   int64_t n, h, w, ci, co, kh, kw, sh, sw, dh, dw;
   const char* padding;
   Ints pads = {0, 0, 0, 0};  // with EXPLICIT: (h_before, w_before, h_after, w_after)
-  PadPair ph() const { return window_padding(*parse_padding(padding), h, kh, sh, dh, {pads[0], pads[2]}); }
-  PadPair pw() const { return window_padding(*parse_padding(padding), w, kw, sw, dw, {pads[1], pads[3]}); }
+  PadPair ph() const {
+    return window_padding(*parse_padding(padding), h, kh, sh, dh, {pads[0], pads[2]});
+  }
+  PadPair pw() const {
+    return window_padding(*parse_padding(padding), w, kw, sw, dw, {pads[1], pads[3]});
+  }
   int64_t oh() const { return padded_output_size(h, ph(), kh, sh, dh); }
   int64_t ow() const { return padded_output_size(w, pw(), kw, sw, dw); }
   Dims x() const { return image_dims(format, n, h, w, ci); }
   Dims y() const { return image_dims(format, n, oh(), ow(), co); }
   Dims filter() const { return {kh, kw, ci, co}; }
   AttrMap attrs() const {
-    AttrMap a{{"strides", Ints{sh, sw}}, {"padding", padding}, {"dilations", Ints{dh, dw}},
+    AttrMap a{{"strides", Ints{sh, sw}},
+              {"padding", padding},
+              {"dilations", Ints{dh, dw}},
               {"data_format", format}};
     if (std::string(padding) == "EXPLICIT") a.emplace("pads", pads);
     return a;
@@ -30,12 +36,12 @@ struct ConvGeom {
 const ConvGeom kConv[] = {
     {"NHWC", 1, 5, 7, 3, 5, 3, 3, 1, 1, 1, 1, "VALID"},
     {"NHWC", 2, 6, 5, 3, 4, 3, 2, 2, 2, 1, 1, "SAME"},
-    {"NHWC", 1, 9, 8, 4, 6, 3, 3, 1, 1, 2, 2, "SAME"},    // dilation 2
+    {"NHWC", 1, 9, 8, 4, 6, 3, 3, 1, 1, 2, 2, "SAME"},  // dilation 2
     {"NCHW", 2, 7, 6, 3, 5, 3, 3, 2, 1, 1, 1, "SAME"},
     {"NHWC", 1, 8, 8, 9, 10, 1, 1, 1, 1, 1, 1, "VALID"},  // 1x1, Ci 9, Co 10
     {"NCHW", 1, 9, 9, 2, 3, 3, 3, 1, 2, 2, 1, "VALID"},   // dilation (2,1), stride (1,2)
     {"NHWC", 2, 7, 7, 2, 3, 5, 5, 2, 2, 1, 1, "VALID"},
-    {"NCHW", 1, 5, 5, 3, 4, 2, 2, 2, 2, 1, 1, "SAME"},    // even kernel: asymmetric padding
+    {"NCHW", 1, 5, 5, 3, 4, 2, 2, 2, 2, 1, 1, "SAME"},  // even kernel: asymmetric padding
     {"NHWC", 1, 6, 5, 3, 4, 3, 3, 1, 2, 1, 1, "EXPLICIT", {2, 0, 1, 3}},  // ONNX-style pads
     {"NCHW", 2, 5, 6, 2, 3, 3, 2, 2, 1, 1, 2, "EXPLICIT", {0, 1, 1, 0}},
 };
@@ -48,15 +54,19 @@ struct PoolGeom {
   bool defaults;  // leave every attribute to its default (ksize 2, strides 2, VALID, NHWC)
   Ints pads = {0, 0, 0, 0};
   int64_t out(int64_t in, int64_t k, int64_t s, int64_t before, int64_t after) const {
-    return padded_output_size(in, window_padding(*parse_padding(padding), in, k, s, 1, {before, after}), k, s, 1);
+    return padded_output_size(
+        in, window_padding(*parse_padding(padding), in, k, s, 1, {before, after}), k, s, 1);
   }
   Dims x() const { return image_dims(format, n, h, w, c); }
   Dims y() const {
-    return image_dims(format, n, out(h, kh, sh, pads[0], pads[2]), out(w, kw, sw, pads[1], pads[3]), c);
+    return image_dims(format, n, out(h, kh, sh, pads[0], pads[2]), out(w, kw, sw, pads[1], pads[3]),
+                      c);
   }
   AttrMap attrs() const {
     if (defaults) return {};
-    AttrMap a{{"ksize", Ints{kh, kw}}, {"strides", Ints{sh, sw}}, {"padding", padding},
+    AttrMap a{{"ksize", Ints{kh, kw}},
+              {"strides", Ints{sh, sw}},
+              {"padding", padding},
               {"data_format", format}};
     if (std::string(padding) == "EXPLICIT") a.emplace("pads", pads);
     return a;
@@ -89,11 +99,14 @@ SampleFn conv(ConvPass pass) {
           const ConvGeom& g = kConv[k];
           AttrMap attrs = g.attrs();
           attrs.emplace("activation", acts[a]);
-          out.push_back({{f32_in("x", g.x(), u), f32_in("w", g.filter(), u), f32_in("b", {g.co}, u)},
-                         attrs});
+          out.push_back(
+              {{f32_in("x", g.x(), u), f32_in("w", g.filter(), u), f32_in("b", {g.co}, u)}, attrs});
         }
-      out.push_back({{f32_in("x", {1, 4, 4, 3}, u), f32_in("w", {2, 2, 3, 5}, u), f32_in("b", {5}, u)},
-                     {}, true, "all defaults"});
+      out.push_back(
+          {{f32_in("x", {1, 4, 4, 3}, u), f32_in("w", {2, 2, 3, 5}, u), f32_in("b", {5}, u)},
+           {},
+           true,
+           "all defaults"});
       return out;
     }
     for (const ConvGeom& g : kConv) {
@@ -110,7 +123,8 @@ SampleFn conv(ConvPass pass) {
           attrs.emplace("filter_shape", g.filter());
           out.push_back({{f32_in("x", g.x(), u), f32_in("dy", g.y(), u)}, attrs});
           break;
-        case ConvPass::kBiasAct: break;
+        case ConvPass::kBiasAct:
+          break;
       }
     }
     return out;
@@ -125,8 +139,12 @@ SampleFn pool(PoolPass pass) {
       AttrMap attrs = g.attrs();
       switch (pass) {
         // Distinct values: the first max of each window is the only max.
-        case PoolPass::kMax: out.push_back({{f32_in("x", g.x(), distinct(-3, 3))}, attrs}); break;
-        case PoolPass::kAvg: out.push_back({{f32_in("x", g.x(), u)}, attrs}); break;
+        case PoolPass::kMax:
+          out.push_back({{f32_in("x", g.x(), distinct(-3, 3))}, attrs});
+          break;
+        case PoolPass::kAvg:
+          out.push_back({{f32_in("x", g.x(), u)}, attrs});
+          break;
         case PoolPass::kMaxBackward:
           out.push_back({{f32_in("x", g.x(), distinct(-3, 3)), f32_in("dy", g.y(), u)}, attrs});
           break;

@@ -10,12 +10,11 @@ const Dims kUnaryShapes[] = {{}, {7}, {3, 5, 7}, {2, 3, 4, 5}};
 
 // (a, b) pairs: same shape, b broadcast into a, a broadcast into b, both stretch, scalars.
 const std::pair<Dims, Dims> kBinaryShapes[] = {
-    {{3, 5, 7}, {3, 5, 7}},
-    {{2, 3, 4, 5}, {5}},     // b stretches (bias-like)
-    {{4, 1}, {2, 3, 4, 6}},  // a stretches, both ways within one pair of dims
-    {{3, 1, 5}, {4, 1}},     // both stretch: (3,4,5)
-    {{}, {2, 3}},            // rank-0 a
-    {{6, 1}, {1}},           // size-1 b of rank 1
+    {{3, 5, 7}, {3, 5, 7}}, {{2, 3, 4, 5}, {5}},  // b stretches (bias-like)
+    {{4, 1}, {2, 3, 4, 6}},                       // a stretches, both ways within one pair of dims
+    {{3, 1, 5}, {4, 1}},                          // both stretch: (3,4,5)
+    {{}, {2, 3}},                                 // rank-0 a
+    {{6, 1}, {1}},                                // size-1 b of rank 1
 };
 
 }  // namespace
@@ -51,7 +50,12 @@ SampleFn bias(bool grad) {
   return [grad](const OpDef&) {
     // NHWC (C last) at ranks 1, 2 and 4; NCHW (C is dim 1) at ranks 2 and 4; C not a
     // multiple of 8. The first leaves data_format to its default.
-    struct BiasShape { const char* format; Dims x; int64_t c; bool defaults; };
+    struct BiasShape {
+      const char* format;
+      Dims x;
+      int64_t c;
+      bool defaults;
+    };
     const BiasShape shapes[] = {
         {"NHWC", {2, 5, 7, 3}, 3, true},  {"NHWC", {4, 10}, 10, false}, {"NHWC", {7}, 7, false},
         {"NCHW", {2, 3, 5, 7}, 3, false}, {"NCHW", {3, 9}, 9, false},

@@ -6,7 +6,9 @@
 namespace dlrt::ops::samples {
 namespace {
 
-struct MatmulShape { int64_t m, k, n; };
+struct MatmulShape {
+  int64_t m, k, n;
+};
 const MatmulShape kMatmul[] = {{1, 13, 7}, {5, 3, 9}, {17, 67, 10}, {8, 8, 8}, {3, 1, 4}};
 
 // a: (M,K), or (K,M) when transposed; b: (K,N), or (N,K) when transposed.
@@ -31,7 +33,9 @@ SampleFn matmul(bool fused) {
       for (int i = 0; i < 5; ++i) out.push_back(matmul_sample(kMatmul[i], i & 1, i & 2));
       out.push_back(matmul_sample(kMatmul[2], true, true));
       out.push_back({{f32_in("a", {4, 6}, uniform(-2, 2)), f32_in("b", {6, 3}, uniform(-2, 2))},
-                     {}, true, "defaults"});
+                     {},
+                     true,
+                     "defaults"});
       return out;
     }
     const char* acts[] = {"none", "relu", "sigmoid", "tanh"};
@@ -69,9 +73,13 @@ std::vector<Sample> sparse_xent(const OpDef&) {
       {{f32_in("logits", {1, 3}, u), typed_in("labels", DLRT_I64, {1}, labels(3))}},
       {{f32_in("logits", {5, 7}, u), typed_in("labels", DLRT_I64, {5}, labels(7))}},
       {{f32_in("logits", {4, 6}, uniform(-60, 60)), typed_in("labels", DLRT_I32, {4}, labels(6))},
-       {}, true, "large logits"},
+       {},
+       true,
+       "large logits"},
       {{f32_in("logits", {4, 5}, u), typed_in("labels", DLRT_I32, {4}, labels(5, true))},
-       {}, true, "labels K and -1 give NaN rows"},
+       {},
+       true,
+       "labels K and -1 give NaN rows"},
   };
 }
 
@@ -90,10 +98,14 @@ std::vector<Sample> argmax(const OpDef&) {
 // Few classes, so there are matches; i32, i64 and mixed.
 std::vector<Sample> equal_count(const OpDef&) {
   return {
-      {{typed_in("a", DLRT_I32, {50}, integers(0, 3)), typed_in("b", DLRT_I32, {50}, integers(0, 3))}},
-      {{typed_in("a", DLRT_I64, {17}, integers(0, 2)), typed_in("b", DLRT_I64, {17}, integers(0, 2))}},
+      {{typed_in("a", DLRT_I32, {50}, integers(0, 3)),
+        typed_in("b", DLRT_I32, {50}, integers(0, 3))}},
+      {{typed_in("a", DLRT_I64, {17}, integers(0, 2)),
+        typed_in("b", DLRT_I64, {17}, integers(0, 2))}},
       {{typed_in("a", DLRT_I32, {9}, integers(0, 1)), typed_in("b", DLRT_I64, {9}, integers(0, 1))},
-       {}, true, "mixed index types"},
+       {},
+       true,
+       "mixed index types"},
       {{typed_in("a", DLRT_I64, {1}, constant(4)), typed_in("b", DLRT_I64, {1}, constant(4))}},
   };
 }
@@ -140,7 +152,10 @@ std::vector<Sample> dropout(const OpDef&) {
 // float -> int truncates toward zero; images u8 -> f32; labels.
 std::vector<Sample> cast(const OpDef&) {
   return {
-      {{f32_in("x", {4, 5}, uniform(-100, 100))}, {{"dtype", DLRT_I32}}, true, "truncation toward zero"},
+      {{f32_in("x", {4, 5}, uniform(-100, 100))},
+       {{"dtype", DLRT_I32}},
+       true,
+       "truncation toward zero"},
       {{typed_in("x", DLRT_I32, {9}, integers(-1000, 1000))}, {{"dtype", DLRT_F32}}},
       {{typed_in("x", DLRT_U8, {2, 4, 4, 1}, integers(0, 255))}, {{"dtype", DLRT_F32}}},
       {{f32_in("x", {6}, uniform(-1e6, 1e6))}, {{"dtype", DLRT_I64}}},
@@ -160,9 +175,13 @@ std::vector<Sample> gather_rows(const OpDef&) {
       {{f32_in("params", {6, 2, 3}, u), typed_in("indices", DLRT_I64, {4}, integers(0, 5))}},
       {{f32_in("params", {5, 4}, u), typed_in("indices", DLRT_I32, {1}, integers(0, 4))}},
       {{f32_in("params", {4, 5}, u), typed_in("indices", DLRT_I64, {6}, integers(-2, 5))},
-       {}, true, "out-of-range indices give zero rows"},
+       {},
+       true,
+       "out-of-range indices give zero rows"},
       {{typed_in("params", DLRT_U8, {12, 28}, integers(0, 255)),
-        typed_in("indices", DLRT_I32, {5}, integers(0, 11))}, {}, false},
+        typed_in("indices", DLRT_I32, {5}, integers(0, 11))},
+       {},
+       false},
   };
 }
 
@@ -177,7 +196,10 @@ std::vector<Sample> copy(const OpDef&) {
 }
 
 std::vector<Sample> sgd_update(const OpDef&) {
-  struct Sgd { AttrMap attrs; const char* note; };
+  struct Sgd {
+    AttrMap attrs;
+    const char* note;
+  };
   const Sgd sgd[] = {
       {{{"learning_rate", 0.01}}, ""},
       {{{"learning_rate", 0.1}, {"momentum", 0.9}}, ""},
@@ -191,13 +213,19 @@ std::vector<Sample> sgd_update(const OpDef&) {
       const Dims& d = kUpdateShapes[k++ % 3];
       out.push_back({{f32_in("param", d, uniform(-1, 1)), f32_in("grad", d, uniform(-0.1, 0.1)),
                       f32_in("velocity", d, uniform(-0.01, 0.01))},
-                     s.attrs, true, s.note, in_place});
+                     s.attrs,
+                     true,
+                     s.note,
+                     in_place});
     }
   return out;
 }
 
 std::vector<Sample> adam_update(const OpDef&) {
-  struct Adam { AttrMap attrs; double step; };
+  struct Adam {
+    AttrMap attrs;
+    double step;
+  };
   const Adam adam[] = {
       {{}, 1},
       {{}, 10},
@@ -212,7 +240,10 @@ std::vector<Sample> adam_update(const OpDef&) {
       out.push_back({{f32_in("param", d, uniform(-1, 1)), f32_in("grad", d, uniform(-0.1, 0.1)),
                       f32_in("m", d, uniform(-0.01, 0.01)), f32_in("v", d, uniform(0, 1e-4)),
                       f32_in("step", {}, constant(a.step))},
-                     a.attrs, true, "", in_place});
+                     a.attrs,
+                     true,
+                     "",
+                     in_place});
     }
   return out;
 }

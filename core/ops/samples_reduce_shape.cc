@@ -47,7 +47,9 @@ Dims reduced_dims(const Reduction& r) {
 Sample max_grad(const Reduction& r, Values x, std::string note = "") {
   const Dims y = reduced_dims(r);
   return {{f32_in("x", r.x, x), f32_in("y", y, max_of_input0()), f32_in("dy", y, uniform(-2, 2))},
-          reduce_attrs(r), true, std::move(note)};
+          reduce_attrs(r),
+          true,
+          std::move(note)};
 }
 
 }  // namespace
@@ -59,22 +61,32 @@ SampleFn reduce(ReducePass pass) {
     for (const Reduction& r : kReductions) {
       switch (pass) {
         case ReducePass::kSum:
-        case ReducePass::kMean: out.push_back({{f32_in("x", r.x, u)}, reduce_attrs(r)}); break;
-        case ReducePass::kMax: out.push_back({{f32_in("x", r.x, distinct(-3, 3))}, reduce_attrs(r)}); break;
-        case ReducePass::kMaxGrad: out.push_back(max_grad(r, distinct(-3, 3))); break;
+        case ReducePass::kMean:
+          out.push_back({{f32_in("x", r.x, u)}, reduce_attrs(r)});
+          break;
+        case ReducePass::kMax:
+          out.push_back({{f32_in("x", r.x, distinct(-3, 3))}, reduce_attrs(r)});
+          break;
+        case ReducePass::kMaxGrad:
+          out.push_back(max_grad(r, distinct(-3, 3)));
+          break;
       }
     }
     switch (pass) {
       // A sum or mean over many elements (accumulation order matters at 1e-4).
-      case ReducePass::kSum: out.push_back({{f32_in("x", {2000}, uniform(-1, 1))}}); break;
+      case ReducePass::kSum:
+        out.push_back({{f32_in("x", {2000}, uniform(-1, 1))}});
+        break;
       case ReducePass::kMean:
         out.push_back({{f32_in("x", {3, 1000}, uniform(0, 10))}, {{"axes", Ints{1}}}});
         break;
       // Ties are well defined for the gradient: dy is split equally among the maxima.
       case ReducePass::kMaxGrad:
-        out.push_back(max_grad({{4, 6}, {1}, true, false}, integers(0, 2), "ties: dy split among the maxima"));
+        out.push_back(max_grad({{4, 6}, {1}, true, false}, integers(0, 2),
+                               "ties: dy split among the maxima"));
         break;
-      case ReducePass::kMax: break;
+      case ReducePass::kMax:
+        break;
     }
     return out;
   };

@@ -36,15 +36,17 @@ PadPair same_padding(int64_t in, int64_t k, int64_t stride, int64_t dilation) {
 PadPair window_padding(Padding padding, int64_t in, int64_t k, int64_t stride, int64_t dilation,
                        PadPair given) {
   switch (padding) {
-    case Padding::kSame: return same_padding(in, k, stride, dilation);
-    case Padding::kExplicit: return given;
-    case Padding::kValid: break;
+    case Padding::kSame:
+      return same_padding(in, k, stride, dilation);
+    case Padding::kExplicit:
+      return given;
+    case Padding::kValid:
+      break;
   }
   return PadPair{};
 }
 
-int64_t padded_output_size(int64_t in, PadPair pads, int64_t k, int64_t stride,
-                           int64_t dilation) {
+int64_t padded_output_size(int64_t in, PadPair pads, int64_t k, int64_t stride, int64_t dilation) {
   const int64_t span = (k - 1) * dilation + 1;
   return floor_div(in + pads.before + pads.after - span, stride) + 1;
 }
@@ -88,9 +90,9 @@ struct DtypeName {
   const char* name;
 };
 constexpr DtypeName kDtypeNames[] = {
-    {DLRT_F32, "f32"}, {DLRT_F16, "f16"}, {DLRT_BF16, "bf16"}, {DLRT_F64, "f64"},
-    {DLRT_I32, "i32"}, {DLRT_I64, "i64"}, {DLRT_U8, "u8"},     {DLRT_I8, "i8"},
-    {DLRT_BOOL, "bool"},
+    {DLRT_F32, "f32"}, {DLRT_F16, "f16"}, {DLRT_BF16, "bf16"},
+    {DLRT_F64, "f64"}, {DLRT_I32, "i32"}, {DLRT_I64, "i64"},
+    {DLRT_U8, "u8"},   {DLRT_I8, "i8"},   {DLRT_BOOL, "bool"},
 };
 }  // namespace
 

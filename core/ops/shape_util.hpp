@@ -70,10 +70,10 @@ std::optional<int> normalize_axis(int64_t axis, int rank);
 // Product of the dims (1 for a scalar).
 int64_t num_elements(const Dims& dims);
 
-std::string format_dims(const Dims& dims);      // "(3,5)", "()"
-std::string dtype_name(dlrt_dtype dtype);        // "f32", ... ; "dtype(42)" when unknown
-std::optional<dlrt_dtype> parse_dtype(std::string_view name);  // inverse of dtype_name
+std::string format_dims(const Dims& dims);  // "(3,5)", "()"
+std::string dtype_name(dlrt_dtype dtype);   // "f32", ... ; "dtype(42)" when unknown
+std::optional<dlrt_dtype> parse_dtype(std::string_view name);      // inverse of dtype_name
 std::string format_dtypes(const std::vector<dlrt_dtype>& dtypes);  // "f32|f16|bf16"
-bool is_valid_dtype(int32_t dtype);              // one of the dlrt_dtype values but INVALID
+bool is_valid_dtype(int32_t dtype);  // one of the dlrt_dtype values but INVALID
 
 }  // namespace dlrt::ops

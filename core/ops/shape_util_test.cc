@@ -11,7 +11,7 @@ TEST(ShapeUtil, ValidOutputSize) {
   EXPECT_EQ(window_output_size(Padding::kValid, 26, 2, 2), 13);
   EXPECT_EQ(window_output_size(Padding::kValid, 7, 3, 2), 3);
   EXPECT_EQ(window_output_size(Padding::kValid, 7, 3, 1, 2), 3);  // dilated span 5
-  EXPECT_EQ(window_output_size(Padding::kValid, 1, 2, 2), 0);      // window longer than input
+  EXPECT_EQ(window_output_size(Padding::kValid, 1, 2, 2), 0);     // window longer than input
   EXPECT_LE(window_output_size(Padding::kValid, 1, 5, 1), 0);
 }
 

@@ -74,8 +74,8 @@ class Result {
 }  // namespace dlrt::ops
 
 // Returns the Status of `expr` from the enclosing function when it is not OK.
-#define DLRT_OPS_RETURN_IF_ERROR(expr)                 \
-  do {                                                 \
-    ::dlrt::ops::Status dlrt_ops_status_ = (expr);     \
+#define DLRT_OPS_RETURN_IF_ERROR(expr)                   \
+  do {                                                   \
+    ::dlrt::ops::Status dlrt_ops_status_ = (expr);       \
     if (!dlrt_ops_status_.ok()) return dlrt_ops_status_; \
   } while (0)

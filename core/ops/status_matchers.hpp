@@ -17,12 +17,12 @@ template <typename T>
   if (r.ok()) return ::testing::AssertionFailure() << "succeeded, expected " << code_name(code);
   const Status s = r.status();
   if (s.code() != code)
-    return ::testing::AssertionFailure() << "got " << s.to_string() << ", expected code "
-                                         << code_name(code);
+    return ::testing::AssertionFailure()
+           << "got " << s.to_string() << ", expected code " << code_name(code);
   for (const std::string& p : parts)
     if (s.message().find(p) == std::string::npos)
-      return ::testing::AssertionFailure() << "message \"" << s.message() << "\" lacks \"" << p
-                                           << "\"";
+      return ::testing::AssertionFailure()
+             << "message \"" << s.message() << "\" lacks \"" << p << "\"";
   return ::testing::AssertionSuccess();
 }
 

@@ -61,7 +61,10 @@ std::optional<DeviceSpec> merge(DeviceSpec a, const DeviceSpec& b) {
 class Placer {
  public:
   Placer(Graph& graph, const std::vector<NodeId>& needed, const PlacementOptions& options)
-      : graph_(graph), needed_(needed), options_(options), oracle_(graph),
+      : graph_(graph),
+        needed_(needed),
+        options_(options),
+        oracle_(graph),
         devices_(graph.context().registry().devices()) {
     const size_t n = graph.nodes().size();
     in_needed_.assign(n, false);
@@ -77,7 +80,8 @@ class Placer {
     if (devices_.empty())
       fail(DLRT_FAILED_PRECONDITION,
            fmt::format("cannot place {} nodes: the context has no devices (see "
-                       "dlrt_context_plugin_info for why each plugin offers none)", needed_.size()));
+                       "dlrt_context_plugin_info for why each plugin offers none)",
+                       needed_.size()));
     build_groups();
     for (const std::vector<NodeId>& members : groups()) resolve(members);
     follow_inputs();
@@ -87,7 +91,9 @@ class Placer {
 
  private:
   const Node& node(NodeId id) const { return graph_.node(id); }
-  std::string who(NodeId id) const { return fmt::format("{} ({})", node(id).name, op_type(node(id))); }
+  std::string who(NodeId id) const {
+    return fmt::format("{} ({})", node(id).name, op_type(node(id)));
+  }
   const std::string& full(size_t d) const { return devices_[d].full_name; }
   // The request as the user wrote it ("/GPU:0"), or formatted when only the parsed one is set.
   std::string spec_text(NodeId id) const {
@@ -118,8 +124,8 @@ class Placer {
   void check_needed() {
     for (NodeId id : needed_) {
       if (id >= in_needed_.size())
-        fail(DLRT_INTERNAL, fmt::format("placement: node id {} is not in the graph ({} nodes)",
-                                        id, in_needed_.size()));
+        fail(DLRT_INTERNAL, fmt::format("placement: node id {} is not in the graph ({} nodes)", id,
+                                        in_needed_.size()));
       if (in_needed_[id]) fail(DLRT_INTERNAL, fmt::format("placement: node {} listed twice", id));
       for (ValueRef v : node(id).inputs)
         if (v.node >= in_needed_.size() || !in_needed_[v.node])
@@ -189,13 +195,14 @@ class Placer {
     for (size_t d : oracle_.by_priority())
       for (NodeId m : members)
         if (!oracle_.supports(m, d)) {
-          why.push_back(members.size() == 1 ? oracle_.why_not(m, d)
-                                            : fmt::format("{} for {}", oracle_.why_not(m, d), who(m)));
+          why.push_back(members.size() == 1
+                            ? oracle_.why_not(m, d)
+                            : fmt::format("{} for {}", oracle_.why_not(m, d), who(m)));
           break;
         }
     if (members.size() == 1)
-      fail(DLRT_INVALID_ARGUMENT, fmt::format("no device can run {}: {}", who(members[0]),
-                                              fmt::join(why, "; ")));
+      fail(DLRT_INVALID_ARGUMENT,
+           fmt::format("no device can run {}: {}", who(members[0]), fmt::join(why, "; ")));
     std::vector<std::string> ws;
     for (NodeId m : members) ws.push_back(node(m).name);
     fail(DLRT_INVALID_ARGUMENT,
@@ -214,8 +221,9 @@ class Placer {
       if (pinned_by && device_[*pinned_by] != slot->device)
         fail(DLRT_INVALID_ARGUMENT,
              fmt::format("variables {} and {} are colocated but earlier compiles placed them on "
-                         "{} and {}", node(*pinned_by).name, node(m).name,
-                         full(device_[*pinned_by]), full(slot->device)));
+                         "{} and {}",
+                         node(*pinned_by).name, node(m).name, full(device_[*pinned_by]),
+                         full(slot->device)));
       set(m, slot->device, PlacementReason::kVariableStore, "placed by an earlier compile");
       pinned_by = m;
     }
@@ -234,7 +242,8 @@ class Placer {
       if (!merged)
         fail(DLRT_INVALID_ARGUMENT,
              fmt::format("{} requests {} and {} requests {}, but they are colocated and must "
-                         "share a device", who(*req_by), spec_text(*req_by), who(m), spec_text(m)));
+                         "share a device",
+                         who(*req_by), spec_text(*req_by), who(m), spec_text(m)));
       req = merged;
     }
 
@@ -271,8 +280,9 @@ class Placer {
         for (size_t d : matching)
           for (NodeId m : members)
             if (!oracle_.supports(m, d)) {
-              why.push_back(m == *req_by ? oracle_.why_not(m, d)
-                                         : fmt::format("{} for colocated {}", oracle_.why_not(m, d), who(m)));
+              why.push_back(
+                  m == *req_by ? oracle_.why_not(m, d)
+                               : fmt::format("{} for colocated {}", oracle_.why_not(m, d), who(m)));
               break;
             }
         problem = fmt::format("requested {} which cannot run it ({})", spec_text(*req_by),
@@ -282,8 +292,8 @@ class Placer {
     if (chosen == kUnplaced) {
       std::vector<size_t> capable = capable_all(members);
       if (!problem.empty() && !options_.soft)
-        fail(DLRT_INVALID_ARGUMENT, fmt::format("{} {}; devices that can: {}", who(*req_by),
-                                                problem, names(capable)));
+        fail(DLRT_INVALID_ARGUMENT,
+             fmt::format("{} {}; devices that can: {}", who(*req_by), problem, names(capable)));
       if (capable.empty()) fail_no_device(members);
       chosen = capable[0];
     }
@@ -300,7 +310,8 @@ class Placer {
         set(m, chosen, PlacementReason::kColocated, fmt::format("with {}", node(lead).name));
       }
     }
-    if (members.size() == 1 && !req && node(anchor).kind == NodeKind::kOp) followers_.insert(anchor);
+    if (members.size() == 1 && !req && node(anchor).kind == NodeKind::kOp)
+      followers_.insert(anchor);
   }
 
   // The group follows a variable an earlier compile placed. A member that device cannot run
@@ -331,8 +342,8 @@ class Placer {
       }
       std::vector<size_t> capable = oracle_.capable(m);
       if (!options_.soft)
-        fail(DLRT_INVALID_ARGUMENT, fmt::format("{} {}; devices that can: {}", who(m), problem,
-                                                names(capable)));
+        fail(DLRT_INVALID_ARGUMENT,
+             fmt::format("{} {}; devices that can: {}", who(m), problem, names(capable)));
       if (fallback == PlacementReason::kColocated) {
         set(m, d, fallback, problem);  // soft: colocation wins over the request
       } else {
@@ -379,7 +390,8 @@ class Placer {
         set(a.value.node, device_[a.variable], PlacementReason::kFollowsInput,
             fmt::format("assigned to {}", node(a.variable).name));
     for (NodeId f : floating_)  // used by nothing placed here (fetched directly, say)
-      if (device_[f] == kUnplaced) set(f, oracle_.by_priority()[0], PlacementReason::kDefaultPriority);
+      if (device_[f] == kUnplaced)
+        set(f, oracle_.by_priority()[0], PlacementReason::kDefaultPriority);
   }
 
   // Pass 5, in copies.cc.
@@ -405,7 +417,8 @@ class Placer {
 
 }  // namespace
 
-PlacedGraph place(Graph& graph, const std::vector<NodeId>& needed, const PlacementOptions& options) {
+PlacedGraph place(Graph& graph, const std::vector<NodeId>& needed,
+                  const PlacementOptions& options) {
   return Placer(graph, needed, options).run();
 }
 
@@ -413,7 +426,8 @@ size_t PlacedGraph::producer(ValueRef v, size_t device) const {
   auto it = available.find({v, device});
   if (it == available.end())
     fail(DLRT_INTERNAL, fmt::format("placement: value {}:{} was never made available on device "
-                                    "{}", v.node, v.output, device));
+                                    "{}",
+                                    v.node, v.output, device));
   return it->second;
 }
 

@@ -27,14 +27,14 @@
 namespace dlrt::core {
 
 enum class PlacementReason {
-  kExplicit,              // "explicit": on the device its scope requested
-  kColocated,             // "colocated": follows its colocation group
-  kDefaultPriority,       // "default-priority": best device that supports it
-  kFollowsInput,          // "follows-input": on its input's device to avoid a copy
-  kFallbackNoKernel,      // "fallback:no-kernel": requested device cannot run it (soft)
-  kFallbackDeviceMissing, // "fallback:device-missing": requested device does not exist (soft)
-  kInsertedCopy,          // "inserted-copy": a copy between devices
-  kVariableStore,         // "variable-placed": variable already placed by an earlier compile
+  kExplicit,               // "explicit": on the device its scope requested
+  kColocated,              // "colocated": follows its colocation group
+  kDefaultPriority,        // "default-priority": best device that supports it
+  kFollowsInput,           // "follows-input": on its input's device to avoid a copy
+  kFallbackNoKernel,       // "fallback:no-kernel": requested device cannot run it (soft)
+  kFallbackDeviceMissing,  // "fallback:device-missing": requested device does not exist (soft)
+  kInsertedCopy,           // "inserted-copy": a copy between devices
+  kVariableStore,          // "variable-placed": variable already placed by an earlier compile
 };
 const char* reason_name(PlacementReason reason);
 
@@ -51,9 +51,9 @@ struct PlacedNode {
   uint32_t copied_output = 0;  // for copies: which output of `source`
   size_t device = 0;           // registry index
   PlacementReason reason = PlacementReason::kDefaultPriority;
-  std::string detail;          // human words for the reason, or ""
+  std::string detail;               // human words for the reason, or ""
   std::vector<PlacedInput> inputs;  // rewired through copies
-  std::string name;            // graph node name, or "<src>/copy_to_<TYPE>_<n>" for copies
+  std::string name;                 // graph node name, or "<src>/copy_to_<TYPE>_<n>" for copies
 };
 
 struct PlacedGraph {

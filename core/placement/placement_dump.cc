@@ -54,14 +54,22 @@ std::string dot_escape(const std::string& s) {
 
 const char* reason_name(PlacementReason reason) {
   switch (reason) {
-    case PlacementReason::kExplicit: return "explicit";
-    case PlacementReason::kColocated: return "colocated";
-    case PlacementReason::kDefaultPriority: return "default-priority";
-    case PlacementReason::kFollowsInput: return "follows-input";
-    case PlacementReason::kFallbackNoKernel: return "fallback:no-kernel";
-    case PlacementReason::kFallbackDeviceMissing: return "fallback:device-missing";
-    case PlacementReason::kInsertedCopy: return "inserted-copy";
-    case PlacementReason::kVariableStore: return "variable-placed";
+    case PlacementReason::kExplicit:
+      return "explicit";
+    case PlacementReason::kColocated:
+      return "colocated";
+    case PlacementReason::kDefaultPriority:
+      return "default-priority";
+    case PlacementReason::kFollowsInput:
+      return "follows-input";
+    case PlacementReason::kFallbackNoKernel:
+      return "fallback:no-kernel";
+    case PlacementReason::kFallbackDeviceMissing:
+      return "fallback:device-missing";
+    case PlacementReason::kInsertedCopy:
+      return "inserted-copy";
+    case PlacementReason::kVariableStore:
+      return "variable-placed";
   }
   return "unknown";
 }
@@ -72,8 +80,8 @@ std::string placement_log(const Graph& graph, const PlacedGraph& placed) {
   const auto& devices = graph.context().registry().devices();
   std::string out;
   for (const PlacedNode& p : placed.nodes) {
-    out += fmt::format("{}: ({}): {} [{}", p.name, view(graph, p).op, devices.at(p.device).full_name,
-                       reason_name(p.reason));
+    out += fmt::format("{}: ({}): {} [{}", p.name, view(graph, p).op,
+                       devices.at(p.device).full_name, reason_name(p.reason));
     if (!p.detail.empty()) out += ": " + p.detail;
     out += "]\n";
   }
@@ -124,8 +132,8 @@ std::string placement_dot(const Graph& graph, const PlacedGraph& placed) {
     const std::string label = fmt::format("{}\\n{} [{}]", dot_escape(p.name),
                                           dot_escape(view(graph, p).op), reason_name(p.reason));
     out += fmt::format("  n{} [label=\"{}\", shape={}, style=\"{}\", fillcolor=\"{}\"];\n", i,
-                       label, p.is_copy ? "box" : "ellipse",
-                       p.is_copy ? "filled,dashed" : "filled", colour(p.device));
+                       label, p.is_copy ? "box" : "ellipse", p.is_copy ? "filled,dashed" : "filled",
+                       colour(p.device));
     for (const PlacedInput& in : p.inputs)
       out += in.output == 0 ? fmt::format("  n{} -> n{};\n", in.node, i)
                             : fmt::format("  n{} -> n{} [label=\"{}\"];\n", in.node, i, in.output);

@@ -36,7 +36,8 @@ TEST_F(Placement, VariableUpdateAndSlotsAreColocated) {
   add_adam(*g_);
   PlacedGraph p = place_all();
   // The mock GPUs run fill but not adam_update, so the group's best common device is CPU:0.
-  for (const char* name : {"w", "m", "v", "adam"}) EXPECT_EQ(by_name(p, name).device, dev("CPU:0")) << name;
+  for (const char* name : {"w", "m", "v", "adam"})
+    EXPECT_EQ(by_name(p, name).device, dev("CPU:0")) << name;
   EXPECT_EQ(by_name(p, "w").reason, PlacementReason::kDefaultPriority);
   for (const char* name : {"m", "v", "adam"}) {
     EXPECT_EQ(by_name(p, name).reason, PlacementReason::kColocated) << name;
@@ -80,8 +81,9 @@ TEST_F(Placement, ConflictingRequestsInOneGroupNameBoth) {
   g_->colocate(c, d);
   Error e = place_error(/*soft=*/true);
   EXPECT_EQ(e.code(), DLRT_INVALID_ARGUMENT);
-  EXPECT_EQ(e.message(), "c (relu) requests /CPU:0 and d (relu) requests /GPU:0, but they are "
-                         "colocated and must share a device");
+  EXPECT_EQ(e.message(),
+            "c (relu) requests /CPU:0 and d (relu) requests /GPU:0, but they are "
+            "colocated and must share a device");
 }
 
 TEST_F(Placement, VariablePlacedByAnEarlierCompileKeepsItsDevice) {
@@ -95,14 +97,17 @@ TEST_F(Placement, VariablePlacedByAnEarlierCompileKeepsItsDevice) {
   const PlacedNode& adam = by_name(p, "adam");
   EXPECT_EQ(adam.device, dev("CPU:0"));
   EXPECT_EQ(adam.reason, PlacementReason::kFallbackNoKernel);
-  EXPECT_EQ(adam.detail.rfind("colocated with variable w on /device:GPU:1 which cannot run it", 0), 0u)
+  EXPECT_EQ(adam.detail.rfind("colocated with variable w on /device:GPU:1 which cannot run it", 0),
+            0u)
       << adam.detail;
   // w, m, v to CPU:0 for the update; its three results back to GPU:1 for the assigns.
   EXPECT_EQ(copies(p), 6u);
   Error e = place_error(/*soft=*/false);
-  EXPECT_EQ(e.message().rfind("adam (adam_update) colocated with variable w on /device:GPU:1", 0), 0u)
+  EXPECT_EQ(e.message().rfind("adam (adam_update) colocated with variable w on /device:GPU:1", 0),
+            0u)
       << e.message();
-  EXPECT_NE(e.message().find("; devices that can: /device:CPU:0"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("; devices that can: /device:CPU:0"), std::string::npos)
+      << e.message();
 }
 
 TEST_F(Placement, UnconstrainedOpsFollowTheirInputToAvoidACopy) {
@@ -214,9 +219,10 @@ TEST_F(Placement, LogLinesHaveTensorFlowsFormat) {
   g_->push_device("/CPU:0");
   op("relu", "r", {x});
   PlacedGraph p = place_all();
-  EXPECT_EQ(placement_log(*g_, p),
-            "x: (placeholder): " + kCpu + " [follows-input: first consumer r]\n"
-            "r: (relu): " + kCpu + " [explicit]\n");
+  EXPECT_EQ(placement_log(*g_, p), "x: (placeholder): " + kCpu +
+                                       " [follows-input: first consumer r]\n"
+                                       "r: (relu): " +
+                                       kCpu + " [explicit]\n");
 }
 
 // h (GPU:0) feeds s (CPU:0) through one copy.
@@ -236,8 +242,9 @@ class PlacementDumps : public Placement {
 };
 
 TEST_F(PlacementDumps, LogShowsTheCopy) {
-  EXPECT_NE(placement_log(*g_, placed_).find("h/copy_to_CPU_0: (copy): " + kCpu +
-                                             " [inserted-copy: h from /device:GPU:0 to /device:CPU:0]\n"),
+  EXPECT_NE(placement_log(*g_, placed_)
+                .find("h/copy_to_CPU_0: (copy): " + kCpu +
+                      " [inserted-copy: h from /device:GPU:0 to /device:CPU:0]\n"),
             std::string::npos);
 }
 

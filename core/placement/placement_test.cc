@@ -92,7 +92,8 @@ TEST_F(Placement, SoftFallbackWhenTheRequestedDeviceLacksTheKernel) {
   EXPECT_EQ(s.device, dev("CPU:0"));
   EXPECT_EQ(s.reason, PlacementReason::kFallbackNoKernel);
   EXPECT_EQ(s.detail.rfind("requested /GPU:0 which cannot run it (GPU:0: ", 0), 0u) << s.detail;
-  EXPECT_NE(s.detail.find("restricted to ops"), std::string::npos) << s.detail;  // the plugin's words
+  EXPECT_NE(s.detail.find("restricted to ops"), std::string::npos)
+      << s.detail;  // the plugin's words
 }
 
 TEST_F(Placement, StrictFailureNamesOpRequestAndCapableDevices) {

@@ -68,7 +68,8 @@ class Placement : public ::testing::Test {
     throw std::runtime_error("no placed node " + name);
   }
   static size_t copies(const PlacedGraph& p) {
-    return std::count_if(p.nodes.begin(), p.nodes.end(), [](const PlacedNode& n) { return n.is_copy; });
+    return std::count_if(p.nodes.begin(), p.nodes.end(),
+                         [](const PlacedNode& n) { return n.is_copy; });
   }
   // The error place() throws (strict or not), or a failure when it does not.
   Error place_error(bool soft) {

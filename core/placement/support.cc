@@ -17,10 +17,14 @@ namespace {
 // Lower ranks are placed first: docs/design.md section 4, "GPU before CPU".
 int class_rank(int32_t device_class) {
   switch (device_class) {
-    case DLRT_DEVICE_CLASS_GPU: return 0;
-    case DLRT_DEVICE_CLASS_ACCEL: return 1;
-    case DLRT_DEVICE_CLASS_CPU: return 2;
-    default: return 3;
+    case DLRT_DEVICE_CLASS_GPU:
+      return 0;
+    case DLRT_DEVICE_CLASS_ACCEL:
+      return 1;
+    case DLRT_DEVICE_CLASS_CPU:
+      return 2;
+    default:
+      return 3;
   }
 }
 
@@ -34,18 +38,30 @@ std::string instance_key(const ops::OpInstance& inst) {
   for (const auto& [name, value] : inst.attrs()) {
     key += fmt::format("{}:{}=", name.size(), name);
     switch (value.type()) {
-      case DLRT_ATTR_INT: key += fmt::format("i{}", value.as_int()); break;
-      case DLRT_ATTR_FLOAT: key += fmt::format("f{}", value.as_float()); break;
-      case DLRT_ATTR_BOOL: key += value.as_bool() ? "b1" : "b0"; break;
+      case DLRT_ATTR_INT:
+        key += fmt::format("i{}", value.as_int());
+        break;
+      case DLRT_ATTR_FLOAT:
+        key += fmt::format("f{}", value.as_float());
+        break;
+      case DLRT_ATTR_BOOL:
+        key += value.as_bool() ? "b1" : "b0";
+        break;
       case DLRT_ATTR_STRING:
         key += fmt::format("s{}:{}", value.as_string().size(), value.as_string());
         break;
-      case DLRT_ATTR_INTS: key += fmt::format("I({})", fmt::join(value.as_ints(), ",")); break;
+      case DLRT_ATTR_INTS:
+        key += fmt::format("I({})", fmt::join(value.as_ints(), ","));
+        break;
       case DLRT_ATTR_FLOATS:
         key += fmt::format("F({})", fmt::join(value.as_floats(), ","));
         break;
-      case DLRT_ATTR_DTYPE: key += fmt::format("d{}", static_cast<int>(value.as_dtype())); break;
-      default: key += "?"; break;
+      case DLRT_ATTR_DTYPE:
+        key += fmt::format("d{}", static_cast<int>(value.as_dtype()));
+        break;
+      default:
+        key += "?";
+        break;
     }
     key += ";";
   }
@@ -56,10 +72,14 @@ std::string instance_key(const ops::OpInstance& inst) {
 
 std::string op_type(const Node& node) {
   switch (node.kind) {
-    case NodeKind::kPlaceholder: return "placeholder";
-    case NodeKind::kConstant: return "constant";
-    case NodeKind::kVariable: return "variable";
-    case NodeKind::kOp: return node.op;
+    case NodeKind::kPlaceholder:
+      return "placeholder";
+    case NodeKind::kConstant:
+      return "constant";
+    case NodeKind::kVariable:
+      return "variable";
+    case NodeKind::kOp:
+      return node.op;
   }
   return node.op;
 }
@@ -126,7 +146,8 @@ const std::string& SupportOracle::why_not(NodeId id, size_t d) {
   const StatusValue s = plugin_status("op_supported", [&] {
     return plugin.api().op_supported(plugin.instance(), ordinal, &q.instance->desc(), nullptr);
   });
-  if (!s.ok()) answer = fmt::format("{}: {}", names_[d], s.message.empty() ? "unsupported" : s.message);
+  if (!s.ok())
+    answer = fmt::format("{}: {}", names_[d], s.message.empty() ? "unsupported" : s.message);
   return answer;
 }
 

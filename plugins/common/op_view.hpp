@@ -114,18 +114,21 @@ class OpView {
     for (size_t k = 0; k < desc->num_attrs; ++k) {
       const dlrt_attr* a = desc->attrs != nullptr ? desc->attrs[k] : nullptr;
       if (a == nullptr || a->name == nullptr)
-        fail(DLRT_INVALID_ARGUMENT, name_ + ": attribute " + std::to_string(k) + " is NULL or unnamed");
+        fail(DLRT_INVALID_ARGUMENT,
+             name_ + ": attribute " + std::to_string(k) + " is NULL or unnamed");
       Attr v;
       v.type = a->type;
       v.i = a->i;
       v.f = a->f;
       if (a->type == DLRT_ATTR_STRING) v.s = a->s != nullptr ? a->s : "";
       if (a->type == DLRT_ATTR_INTS && a->count > 0) {
-        if (a->ints == nullptr) fail(DLRT_INVALID_ARGUMENT, name_ + ": attribute '" + a->name + "' has NULL ints");
+        if (a->ints == nullptr)
+          fail(DLRT_INVALID_ARGUMENT, name_ + ": attribute '" + a->name + "' has NULL ints");
         v.ints.assign(a->ints, a->ints + a->count);
       }
       if (a->type == DLRT_ATTR_FLOATS && a->count > 0) {
-        if (a->floats == nullptr) fail(DLRT_INVALID_ARGUMENT, name_ + ": attribute '" + a->name + "' has NULL floats");
+        if (a->floats == nullptr)
+          fail(DLRT_INVALID_ARGUMENT, name_ + ": attribute '" + a->name + "' has NULL floats");
         v.floats.assign(a->floats, a->floats + a->count);
       }
       attrs_[a->name] = std::move(v);
@@ -158,7 +161,9 @@ class OpView {
     if (a.type == DLRT_ATTR_INT) return static_cast<double>(a.i);
     mistyped(attr, a, "float");
   }
-  bool get_bool(const std::string& attr) const { return typed(attr, DLRT_ATTR_BOOL, "bool").i != 0; }
+  bool get_bool(const std::string& attr) const {
+    return typed(attr, DLRT_ATTR_BOOL, "bool").i != 0;
+  }
   const std::string& get_string(const std::string& attr) const {
     return typed(attr, DLRT_ATTR_STRING, "string").s;
   }
@@ -175,8 +180,9 @@ class OpView {
   const std::vector<int64_t>& get_ints(const std::string& attr, size_t n) const {
     const auto& v = get_ints(attr);
     if (v.size() != n)
-      fail(DLRT_INVALID_ARGUMENT, name_ + ": attribute '" + attr + "' has " + std::to_string(v.size()) +
-                                      " values, expected " + std::to_string(n));
+      fail(DLRT_INVALID_ARGUMENT, name_ + ": attribute '" + attr + "' has " +
+                                      std::to_string(v.size()) + " values, expected " +
+                                      std::to_string(n));
     return v;
   }
 
@@ -210,12 +216,13 @@ class OpView {
   }
   const Attr& require_attr(const std::string& attr) const {
     auto it = attrs_.find(attr);
-    if (it == attrs_.end()) fail(DLRT_INVALID_ARGUMENT, name_ + ": missing attribute '" + attr + "'");
+    if (it == attrs_.end())
+      fail(DLRT_INVALID_ARGUMENT, name_ + ": missing attribute '" + attr + "'");
     return it->second;
   }
   [[noreturn]] void mistyped(const std::string& attr, const Attr& a, const char* expected) const {
-    fail(DLRT_INVALID_ARGUMENT, name_ + ": attribute '" + attr + "' has type " + std::to_string(a.type) +
-                                    ", expected " + expected);
+    fail(DLRT_INVALID_ARGUMENT, name_ + ": attribute '" + attr + "' has type " +
+                                    std::to_string(a.type) + ", expected " + expected);
   }
   const Attr& typed(const std::string& attr, int32_t type, const char* expected) const {
     const Attr& a = require_attr(attr);
@@ -273,11 +280,13 @@ inline Window1D window_1d(int64_t in, int64_t k, int64_t stride, int64_t dilatio
     w.pad_after = total - w.pad_before;
   } else if (padding == "VALID") {
     if (in < span)
-      fail(DLRT_INVALID_ARGUMENT, op + ": " + axis + ": VALID window of extent " + std::to_string(span) +
-                                      " is larger than the input (" + std::to_string(in) + ")");
+      fail(DLRT_INVALID_ARGUMENT, op + ": " + axis + ": VALID window of extent " +
+                                      std::to_string(span) + " is larger than the input (" +
+                                      std::to_string(in) + ")");
     w.out = (in - span) / stride + 1;
   } else {
-    fail(DLRT_INVALID_ARGUMENT, op + ": padding is '" + padding + "', expected \"SAME\" or \"VALID\"");
+    fail(DLRT_INVALID_ARGUMENT,
+         op + ": padding is '" + padding + "', expected \"SAME\" or \"VALID\"");
   }
   return w;
 }
@@ -291,7 +300,8 @@ inline Window1D window_1d(int64_t in, int64_t k, int64_t stride, int64_t dilatio
 inline Window1D window_of(const OpView& op, int axis, int64_t in, int64_t k, int64_t stride,
                           int64_t dilation) {
   const char* name = axis == 0 ? "h" : "w";
-  if (!op.has("pads")) return window_1d(in, k, stride, dilation, op.get_string("padding"), op.name(), name);
+  if (!op.has("pads"))
+    return window_1d(in, k, stride, dilation, op.get_string("padding"), op.name(), name);
   const std::vector<int64_t> pads = op.get_ints("pads");
   if (pads.size() != 4)
     fail(DLRT_INVALID_ARGUMENT, op.name() + ": pads has " + std::to_string(pads.size()) +
@@ -305,8 +315,9 @@ inline Window1D window_of(const OpView& op, int axis, int64_t in, int64_t k, int
       in + w.pad_before + w.pad_after < span)
     fail(DLRT_INVALID_ARGUMENT, op.name() + ": " + name + ": input " + std::to_string(in) +
                                     " padded by (" + std::to_string(w.pad_before) + ", " +
-                                    std::to_string(w.pad_after) + ") does not fit a window of extent " +
-                                    std::to_string(span) + " (stride " + std::to_string(stride) + ")");
+                                    std::to_string(w.pad_after) +
+                                    ") does not fit a window of extent " + std::to_string(span) +
+                                    " (stride " + std::to_string(stride) + ")");
   w.out = (in + w.pad_before + w.pad_after - span) / stride + 1;
   return w;
 }
@@ -333,14 +344,16 @@ struct ImageShape {
 inline bool is_nchw(const std::string& data_format, const std::string& op) {
   if (data_format == "NHWC") return false;
   if (data_format == "NCHW") return true;
-  fail(DLRT_INVALID_ARGUMENT, op + ": data_format is '" + data_format + "', expected \"NHWC\" or \"NCHW\"");
+  fail(DLRT_INVALID_ARGUMENT,
+       op + ": data_format is '" + data_format + "', expected \"NHWC\" or \"NCHW\"");
 }
 
 // From dims as stored (must be rank 4).
 inline ImageShape image_shape(const std::vector<int64_t>& dims, bool nchw, const std::string& op,
                               const char* what) {
   if (dims.size() != 4)
-    fail(DLRT_INVALID_ARGUMENT, op + ": " + what + " must have rank 4, has dims " + dims_string(dims));
+    fail(DLRT_INVALID_ARGUMENT,
+         op + ": " + what + " must have rank 4, has dims " + dims_string(dims));
   ImageShape s;
   s.nchw = nchw;
   s.n = dims[0];
@@ -380,22 +393,24 @@ inline bool try_broadcast_shape(const std::vector<int64_t>& a, const std::vector
 }
 
 // Throws INVALID_ARGUMENT naming `op` when the shapes do not broadcast.
-inline std::vector<int64_t> broadcast_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
-                                            const std::string& op) {
+inline std::vector<int64_t> broadcast_shape(const std::vector<int64_t>& a,
+                                            const std::vector<int64_t>& b, const std::string& op) {
   std::vector<int64_t> r;
   if (!try_broadcast_shape(a, b, &r))
-    fail(DLRT_INVALID_ARGUMENT, op + ": shapes " + dims_string(a) + " and " + dims_string(b) +
-                                    " do not broadcast");
+    fail(DLRT_INVALID_ARGUMENT,
+         op + ": shapes " + dims_string(a) + " and " + dims_string(b) + " do not broadcast");
   return r;
 }
 
 // Element strides of a tensor of dims `in`, seen as a tensor of dims `out` (in broadcasts to
 // out): one stride per dim of `out`, 0 where `in` is stretched or absent. Throws
 // INVALID_ARGUMENT if `in` does not broadcast to `out`.
-inline std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+inline std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in,
+                                              const std::vector<int64_t>& out,
                                               const std::string& op) {
   if (in.size() > out.size())
-    fail(DLRT_INVALID_ARGUMENT, op + ": " + dims_string(in) + " has more dims than " + dims_string(out));
+    fail(DLRT_INVALID_ARGUMENT,
+         op + ": " + dims_string(in) + " has more dims than " + dims_string(out));
   std::vector<int64_t> s(out.size(), 0);
   const size_t lead = out.size() - in.size();
   std::vector<int64_t> own = row_major_strides(in);
@@ -403,7 +418,8 @@ inline std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in, co
     if (in[i] == out[lead + i]) s[lead + i] = in[i] == 1 ? 0 : own[i];
     else if (in[i] == 1) s[lead + i] = 0;
     else
-      fail(DLRT_INVALID_ARGUMENT, op + ": " + dims_string(in) + " does not broadcast to " + dims_string(out));
+      fail(DLRT_INVALID_ARGUMENT,
+           op + ": " + dims_string(in) + " does not broadcast to " + dims_string(out));
   }
   return s;
 }
@@ -411,8 +427,8 @@ inline std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in, co
 // Axis in [-rank, rank) to [0, rank); throws INVALID_ARGUMENT otherwise.
 inline int normalize_axis(int64_t axis, int rank, const std::string& op) {
   if (axis < -rank || axis >= rank)
-    fail(DLRT_INVALID_ARGUMENT, op + ": axis " + std::to_string(axis) + " is out of range for rank " +
-                                    std::to_string(rank));
+    fail(DLRT_INVALID_ARGUMENT, op + ": axis " + std::to_string(axis) +
+                                    " is out of range for rank " + std::to_string(rank));
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
 

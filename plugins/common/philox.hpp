@@ -34,7 +34,7 @@ struct Block {
   uint32_t w[4];
 };
 
-constexpr uint32_t kMul0 = 0xD2511F53u;   // Philox 4x32 round multipliers
+constexpr uint32_t kMul0 = 0xD2511F53u;  // Philox 4x32 round multipliers
 constexpr uint32_t kMul1 = 0xCD9E8D57u;
 constexpr uint32_t kWeyl0 = 0x9E3779B9u;  // key schedule increments (golden ratio, sqrt(3)-1)
 constexpr uint32_t kWeyl1 = 0xBB67AE85u;
@@ -94,7 +94,7 @@ DLRT_PHILOX_FN float uniform(uint64_t seed, uint64_t rng_offset, uint64_t index)
 // Standard normal of element `index`, by Box-Muller over the pair (2p, 2p+1), p = index/2.
 DLRT_PHILOX_FN double normal(uint64_t seed, uint64_t rng_offset, uint64_t index) {
   Block b = block_for(seed, rng_offset, index);
-  unsigned first = static_cast<unsigned>(index % 4) & ~1u;  // 0 or 2
+  unsigned first = static_cast<unsigned>(index % 4) & ~1u;        // 0 or 2
   double u1 = 1.0 - static_cast<double>(to_uniform(b.w[first]));  // (0, 1]: log(u1) is finite
   double u2 = static_cast<double>(to_uniform(b.w[first + 1]));
   double r = sqrt(-2.0 * log(u1));

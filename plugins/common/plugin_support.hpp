@@ -53,7 +53,8 @@ inline dlrt_status* make_status(dlrt_code code, const std::string& message) {
 }
 
 inline void log(dlrt_log_level level, const std::string& message) {
-  if (g_host != nullptr && g_host->log != nullptr) g_host->log(level, g_plugin_name, message.c_str());
+  if (g_host != nullptr && g_host->log != nullptr)
+    g_host->log(level, g_plugin_name, message.c_str());
 }
 
 // Runs `body` (returns void, reports failure by throwing) and converts what it throws.
@@ -94,7 +95,8 @@ void guard_void(const char* entry, Fn&& body) noexcept {
 // Throws INVALID_ARGUMENT if `p` is null, naming the argument.
 template <typename T>
 T* require(T* p, const char* what) {
-  if (p == nullptr) fail(DLRT_INVALID_ARGUMENT, std::string(g_plugin_name) + ": " + what + " is NULL");
+  if (p == nullptr)
+    fail(DLRT_INVALID_ARGUMENT, std::string(g_plugin_name) + ": " + what + " is NULL");
   return p;
 }
 
@@ -105,17 +107,17 @@ inline void check_kernel_args(const std::string& op, size_t num_inputs, size_t n
                               const dlrt_kernel_args* args) {
   require(args, "args");
   if (!DLRT_HAS_FIELD(dlrt_kernel_args, rng_offset, args->struct_size))
-    fail(DLRT_INVALID_ARGUMENT, std::string(g_plugin_name) + ": kernel_run args struct_size is " +
-                                    std::to_string(args->struct_size) + ", expected at least " +
-                                    std::to_string(offsetof(dlrt_kernel_args, rng_offset) +
-                                                   sizeof(uint64_t)) +
-                                    " (ABI 1.0)");
-  if (args->num_inputs != num_inputs || args->num_outputs != num_outputs)
     fail(DLRT_INVALID_ARGUMENT,
-         std::string(g_plugin_name) + ": kernel_run of '" + op + "' got " +
-             std::to_string(args->num_inputs) + " inputs and " + std::to_string(args->num_outputs) +
-             " outputs, expected " + std::to_string(num_inputs) + " and " +
-             std::to_string(num_outputs));
+         std::string(g_plugin_name) + ": kernel_run args struct_size is " +
+             std::to_string(args->struct_size) + ", expected at least " +
+             std::to_string(offsetof(dlrt_kernel_args, rng_offset) + sizeof(uint64_t)) +
+             " (ABI 1.0)");
+  if (args->num_inputs != num_inputs || args->num_outputs != num_outputs)
+    fail(DLRT_INVALID_ARGUMENT, std::string(g_plugin_name) + ": kernel_run of '" + op + "' got " +
+                                    std::to_string(args->num_inputs) + " inputs and " +
+                                    std::to_string(args->num_outputs) + " outputs, expected " +
+                                    std::to_string(num_inputs) + " and " +
+                                    std::to_string(num_outputs));
 }
 
 // Where a random kernel finds its offset (plugin.h, dlrt_kernel_args): the device pointer a

@@ -20,9 +20,10 @@ template <typename T>
 void write_versioned(T* out, const T& filled, const char* what) {
   require(out, what);
   if (out->struct_size < sizeof(size_t))
-    fail(DLRT_INVALID_ARGUMENT, std::string(g_plugin_name) + ": " + what + "->struct_size is " +
-                                    std::to_string(out->struct_size) +
-                                    ", expected the caller's sizeof (set it with DLRT_STRUCT_SIZE)");
+    fail(DLRT_INVALID_ARGUMENT,
+         std::string(g_plugin_name) + ": " + what + "->struct_size is " +
+             std::to_string(out->struct_size) +
+             ", expected the caller's sizeof (set it with DLRT_STRUCT_SIZE)");
   size_t n = out->struct_size < sizeof(T) ? out->struct_size : sizeof(T);
   std::memcpy(reinterpret_cast<unsigned char*>(out) + sizeof(size_t),
               reinterpret_cast<const unsigned char*>(&filled) + sizeof(size_t), n - sizeof(size_t));

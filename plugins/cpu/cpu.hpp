@@ -70,7 +70,7 @@ struct dlrt_event {
 
 struct dlrt_kernel {
   dlrt_device* device;
-  dlrt::plugin::OpView op;                 // owned copy of the descriptor
+  dlrt::plugin::OpView op;                  // owned copy of the descriptor
   std::unique_ptr<dlrt::cpu::Kernel> impl;  // the prepared primitive(s)
   size_t workspace_bytes = 0;
 };

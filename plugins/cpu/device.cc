@@ -29,17 +29,28 @@ struct Isa {
 
 Isa effective_isa() {
   switch (dnnl_get_effective_cpu_isa()) {
-    case dnnl_cpu_isa_sse41: return {"sse41", 8};
-    case dnnl_cpu_isa_avx: return {"avx", 16};
-    case dnnl_cpu_isa_avx2: return {"avx2", 32};
-    case dnnl_cpu_isa_avx2_vnni: return {"avx2_vnni", 32};
-    case dnnl_cpu_isa_avx512_mic: return {"avx512_mic", 64};
-    case dnnl_cpu_isa_avx512_mic_4ops: return {"avx512_mic_4ops", 64};
-    case dnnl_cpu_isa_avx512_core: return {"avx512_core", 64};
-    case dnnl_cpu_isa_avx512_core_vnni: return {"avx512_core_vnni", 64};
-    case dnnl_cpu_isa_avx512_core_bf16: return {"avx512_core_bf16", 64};
-    case dnnl_cpu_isa_avx512_core_amx: return {"avx512_core_amx", 64};
-    default: return {"unknown", 0};
+    case dnnl_cpu_isa_sse41:
+      return {"sse41", 8};
+    case dnnl_cpu_isa_avx:
+      return {"avx", 16};
+    case dnnl_cpu_isa_avx2:
+      return {"avx2", 32};
+    case dnnl_cpu_isa_avx2_vnni:
+      return {"avx2_vnni", 32};
+    case dnnl_cpu_isa_avx512_mic:
+      return {"avx512_mic", 64};
+    case dnnl_cpu_isa_avx512_mic_4ops:
+      return {"avx512_mic_4ops", 64};
+    case dnnl_cpu_isa_avx512_core:
+      return {"avx512_core", 64};
+    case dnnl_cpu_isa_avx512_core_vnni:
+      return {"avx512_core_vnni", 64};
+    case dnnl_cpu_isa_avx512_core_bf16:
+      return {"avx512_core_bf16", 64};
+    case dnnl_cpu_isa_avx512_core_amx:
+      return {"avx512_core_amx", 64};
+    default:
+      return {"unknown", 0};
   }
 }
 
@@ -49,7 +60,8 @@ Isa effective_isa() {
 bool loops_avx2() {
 #if defined(__x86_64__) || defined(__i386__)
   const unsigned avx2 = dnnl_cpu_isa_avx2;
-  return __builtin_cpu_supports("avx2") && (static_cast<unsigned>(dnnl_get_effective_cpu_isa()) & avx2) == avx2;
+  return __builtin_cpu_supports("avx2") &&
+         (static_cast<unsigned>(dnnl_get_effective_cpu_isa()) & avx2) == avx2;
 #else
   return false;
 #endif
@@ -73,11 +85,16 @@ std::string vendor_name(const std::string& vendor_id) {
 
 const char* runtime_name(unsigned runtime) {
   switch (runtime) {
-    case DNNL_RUNTIME_SEQ: return "sequential";
-    case DNNL_RUNTIME_OMP: return "OpenMP";
-    case DNNL_RUNTIME_TBB: return "TBB";
-    case DNNL_RUNTIME_THREADPOOL: return "threadpool";
-    default: return "other";
+    case DNNL_RUNTIME_SEQ:
+      return "sequential";
+    case DNNL_RUNTIME_OMP:
+      return "OpenMP";
+    case DNNL_RUNTIME_TBB:
+      return "TBB";
+    case DNNL_RUNTIME_THREADPOOL:
+      return "threadpool";
+    default:
+      return "other";
   }
 }
 
@@ -96,8 +113,8 @@ void build_desc(dlrt_plugin* p) {
   s.name = plugin::host::proc_field("/proc/cpuinfo", "model name");
   s.vendor = vendor_name(plugin::host::proc_field("/proc/cpuinfo", "vendor_id"));
   const dnnl_version_t* v = dnnl_version();
-  s.library_versions = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) +
-                       "." + std::to_string(v->patch);
+  s.library_versions = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                       std::to_string(v->patch);
   // Distribution builds report the hash as "N/A"; only a real one is worth showing.
   if (v->hash != nullptr && v->hash[0] != '\0' && std::string(v->hash) != "N/A")
     s.library_versions += std::string(" (") + v->hash + ")";

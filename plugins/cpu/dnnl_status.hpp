@@ -19,12 +19,18 @@ namespace dlrt::cpu {
 
 inline dlrt_code to_code(dnnl_status_t s) {
   switch (s) {
-    case dnnl_success: return DLRT_OK;
-    case dnnl_out_of_memory: return DLRT_RESOURCE_EXHAUSTED;
-    case dnnl_invalid_arguments: return DLRT_INVALID_ARGUMENT;
-    case dnnl_unimplemented: return DLRT_UNIMPLEMENTED;  // no primitive for this shape/dtype
-    case dnnl_iterator_ends: return DLRT_OUT_OF_RANGE;
-    default: return DLRT_INTERNAL;  // runtime_error, not_required, and anything newer
+    case dnnl_success:
+      return DLRT_OK;
+    case dnnl_out_of_memory:
+      return DLRT_RESOURCE_EXHAUSTED;
+    case dnnl_invalid_arguments:
+      return DLRT_INVALID_ARGUMENT;
+    case dnnl_unimplemented:
+      return DLRT_UNIMPLEMENTED;  // no primitive for this shape/dtype
+    case dnnl_iterator_ends:
+      return DLRT_OUT_OF_RANGE;
+    default:
+      return DLRT_INTERNAL;  // runtime_error, not_required, and anything newer
   }
 }
 
@@ -34,9 +40,9 @@ auto dnnl_call(const char* what, const char* file, int line, Fn&& fn) -> decltyp
   try {
     return fn();
   } catch (const dnnl::error& e) {
-    plugin::fail(to_code(e.status), std::string(plugin::g_plugin_name) + ": " + what +
-                                        ": oneDNN " + dnnl_status2str(e.status) + ": " + e.what() +
-                                        " (" + file + ":" + std::to_string(line) + ")");
+    plugin::fail(to_code(e.status), std::string(plugin::g_plugin_name) + ": " + what + ": oneDNN " +
+                                        dnnl_status2str(e.status) + ": " + e.what() + " (" + file +
+                                        ":" + std::to_string(line) + ")");
   }
 }
 

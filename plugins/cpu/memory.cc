@@ -56,9 +56,9 @@ dlrt_status* mem_alloc(dlrt_device* device, size_t bytes, size_t alignment, void
     if (bytes == 0)
       fail(DLRT_INVALID_ARGUMENT, prefix() + "mem_alloc of 0 bytes, expected bytes > 0");
     if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > kMaxAlignment)
-      fail(DLRT_INVALID_ARGUMENT, prefix() + "mem_alloc alignment " + std::to_string(alignment) +
-                                      ", expected a power of two <= " +
-                                      std::to_string(kMaxAlignment));
+      fail(DLRT_INVALID_ARGUMENT,
+           prefix() + "mem_alloc alignment " + std::to_string(alignment) +
+               ", expected a power of two <= " + std::to_string(kMaxAlignment));
     const size_t align = alignment < kMinAlignment ? kMinAlignment : alignment;
     void* p = nullptr;
     const int rc = posix_memalign(&p, align, bytes);
@@ -105,8 +105,8 @@ dlrt_status* memset_device(dlrt_device* device, void* dst, int32_t byte_value, s
   return guard([&] {
     prelude(device, stream, "memset", dst, dst, bytes);
     if (byte_value < 0 || byte_value > 255)
-      fail(DLRT_INVALID_ARGUMENT, prefix() + "memset byte_value " + std::to_string(byte_value) +
-                                      ", expected 0..255");
+      fail(DLRT_INVALID_ARGUMENT,
+           prefix() + "memset byte_value " + std::to_string(byte_value) + ", expected 0..255");
     if (bytes > 0) std::memset(dst, byte_value, bytes);
   });
 }

@@ -44,8 +44,8 @@ dlrt_status* op_supported(dlrt_plugin* p, int32_t ordinal, const dlrt_op_desc* o
     plugin::require(p, "plugin");
     if (!p->unavailable.empty()) fail(DLRT_UNAVAILABLE, p->unavailable);
     if (ordinal != 0)
-      fail(DLRT_INVALID_ARGUMENT, prefix() + "device ordinal " + std::to_string(ordinal) +
-                                      " is out of range, expected 0");
+      fail(DLRT_INVALID_ARGUMENT,
+           prefix() + "device ordinal " + std::to_string(ordinal) + " is out of range, expected 0");
     const OpView view(op);
     dlrt_op_cost cost{};
     cost.struct_size = sizeof(dlrt_op_cost);
@@ -82,10 +82,10 @@ dlrt_status* kernel_run(dlrt_kernel* kernel, dlrt_stream* stream, const dlrt_ker
     const OpView& op = kernel->op;
     plugin::check_kernel_args(op.name(), op.num_inputs(), op.num_outputs(), args);
     if (args->workspace_bytes < kernel->workspace_bytes)
-      fail(DLRT_INVALID_ARGUMENT, prefix() + "kernel_run of '" + op.name() +
-                                      "' got a workspace of " + std::to_string(args->workspace_bytes) +
-                                      " bytes, expected at least " +
-                                      std::to_string(kernel->workspace_bytes));
+      fail(DLRT_INVALID_ARGUMENT,
+           prefix() + "kernel_run of '" + op.name() + "' got a workspace of " +
+               std::to_string(args->workspace_bytes) + " bytes, expected at least " +
+               std::to_string(kernel->workspace_bytes));
     dnnl_call("execute the primitive", __FILE__, __LINE__,
               [&] { kernel->impl->run(stream->stream, *args); });
   });

@@ -18,9 +18,9 @@ namespace dlrt::cuda {
 
 struct AlgoCandidate {
   int algo = 0;
-  bool succeeded = false;       // perf[i].status == CUDNN_STATUS_SUCCESS
-  bool tensor_op = false;       // perf[i].mathType is a tensor-op math type
-  bool deterministic = false;   // perf[i].determinism == CUDNN_DETERMINISTIC
+  bool succeeded = false;        // perf[i].status == CUDNN_STATUS_SUCCESS
+  bool tensor_op = false;        // perf[i].mathType is a tensor-op math type
+  bool deterministic = false;    // perf[i].determinism == CUDNN_DETERMINISTIC
   bool workspace_known = false;  // the workspace-size query succeeded
   size_t workspace_bytes = 0;
 };
@@ -54,8 +54,7 @@ inline int choose_algo(const std::vector<AlgoCandidate>& candidates, const AlgoP
                 std::to_string(nondeterministic) +
                 " not deterministic (option deterministic=0 allows them), " +
                 std::to_string(too_big) + " over the workspace limit of " +
-                std::to_string(policy.workspace_limit >> 20) +
-                " MiB (option cudnn_workspace_mb)";
+                std::to_string(policy.workspace_limit >> 20) + " MiB (option cudnn_workspace_mb)";
   return -1;
 }
 

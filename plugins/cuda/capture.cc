@@ -43,9 +43,9 @@ dlrt_status* capture_begin(dlrt_stream* stream) noexcept {
     plugin::require(stream, "stream");
     set_device(stream->device->ordinal);
     if (capture_status(stream) != cudaStreamCaptureStatusNone)
-      plugin::fail(DLRT_FAILED_PRECONDITION,
-                   "cuda: capture_begin: the stream on " + stream->device->label +
-                       " is already capturing; capture_end it first");
+      plugin::fail(DLRT_FAILED_PRECONDITION, "cuda: capture_begin: the stream on " +
+                                                 stream->device->label +
+                                                 " is already capturing; capture_end it first");
     CUDA_CHECK_MSG(cudaStreamBeginCapture(stream->stream, cudaStreamCaptureModeThreadLocal),
                    stream->device->label + " capture_begin");
   });

@@ -88,10 +88,8 @@ void wait_ready(dlrt_comm* comm, const std::string& what, int64_t timeout_ms) {
                    "cuda: " + what + " (" + comm->label + ") did not complete within " +
                        std::to_string(timeout_ms) + " ms: a peer rank is missing, slow or dead");
     // Spin briefly (most waits are short), then back off to sleeping.
-    if (polls < 1000)
-      std::this_thread::yield();
-    else
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (polls < 1000) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
 
@@ -104,8 +102,8 @@ void wait_ready(dlrt_comm* comm, const std::string& what, int64_t timeout_ms) {
 // "Attempt to use communicator before the previous operation returned ncclSuccess".
 void settle(dlrt_comm* comm, ncclResult_t r, const char* call, const std::string& what) {
   if (r != ncclSuccess && r != ncclInProgress)
-    plugin::fail(code_for_nccl(r),
-                 "cuda: " + what + " (" + comm->label + "): " + call + " failed: " + nccl_detail(comm, r));
+    plugin::fail(code_for_nccl(r), "cuda: " + what + " (" + comm->label + "): " + call +
+                                       " failed: " + nccl_detail(comm, r));
   if (t_group.depth > 0) {
     remember(comm, false);  // group_end waits, whether r was ncclSuccess or ncclInProgress
     return;
@@ -118,8 +116,8 @@ void abort_comm(dlrt_comm* comm) {
   ncclResult_t r = ncclCommAbort(comm->comm);
   comm->comm = nullptr;
   if (r != ncclSuccess && r != ncclInProgress)
-    plugin::log(DLRT_LOG_WARNING, "cuda: ncclCommAbort (" + comm->label + "): " +
-                                      ncclGetErrorString(r));
+    plugin::log(DLRT_LOG_WARNING,
+                "cuda: ncclCommAbort (" + comm->label + "): " + ncclGetErrorString(r));
 }
 
 dlrt_comm* live(dlrt_comm* comm, const char* entry) {
@@ -137,15 +135,24 @@ const char* dtype_name(int32_t dtype) {
 
 ncclDataType_t nccl_dtype(int32_t dtype, const char* entry) {
   switch (dtype) {
-    case DLRT_F32: return ncclFloat32;
-    case DLRT_F16: return ncclFloat16;
-    case DLRT_BF16: return ncclBfloat16;
-    case DLRT_F64: return ncclFloat64;
-    case DLRT_I32: return ncclInt32;
-    case DLRT_I64: return ncclInt64;
-    case DLRT_U8: return ncclUint8;
-    case DLRT_I8: return ncclInt8;
-    case DLRT_BOOL: return ncclUint8;  // one byte, 0 or 1
+    case DLRT_F32:
+      return ncclFloat32;
+    case DLRT_F16:
+      return ncclFloat16;
+    case DLRT_BF16:
+      return ncclBfloat16;
+    case DLRT_F64:
+      return ncclFloat64;
+    case DLRT_I32:
+      return ncclInt32;
+    case DLRT_I64:
+      return ncclInt64;
+    case DLRT_U8:
+      return ncclUint8;
+    case DLRT_I8:
+      return ncclInt8;
+    case DLRT_BOOL:
+      return ncclUint8;  // one byte, 0 or 1
     default:
       plugin::fail(DLRT_INVALID_ARGUMENT,
                    std::string("cuda: ") + entry + ": dtype " + std::to_string(dtype) +
@@ -157,11 +164,26 @@ ncclRedOp_t nccl_op(int32_t op, int32_t dtype) {
   const char* name = nullptr;
   ncclRedOp_t r = ncclSum;
   switch (op) {
-    case DLRT_REDUCE_SUM: name = "SUM"; r = ncclSum; break;
-    case DLRT_REDUCE_PROD: name = "PROD"; r = ncclProd; break;
-    case DLRT_REDUCE_MAX: name = "MAX"; r = ncclMax; break;
-    case DLRT_REDUCE_MIN: name = "MIN"; r = ncclMin; break;
-    case DLRT_REDUCE_AVG: name = "AVG"; r = ncclAvg; break;
+    case DLRT_REDUCE_SUM:
+      name = "SUM";
+      r = ncclSum;
+      break;
+    case DLRT_REDUCE_PROD:
+      name = "PROD";
+      r = ncclProd;
+      break;
+    case DLRT_REDUCE_MAX:
+      name = "MAX";
+      r = ncclMax;
+      break;
+    case DLRT_REDUCE_MIN:
+      name = "MIN";
+      r = ncclMin;
+      break;
+    case DLRT_REDUCE_AVG:
+      name = "AVG";
+      r = ncclAvg;
+      break;
     default:
       plugin::fail(DLRT_INVALID_ARGUMENT,
                    "cuda: all_reduce: reduce op " + std::to_string(op) +
@@ -209,7 +231,8 @@ dlrt_status* comm_create(dlrt_device* device, const uint8_t id[DLRT_COMM_ID_BYTE
     c->nranks = nranks;
     c->rank = rank;
     c->timeout_ms = timeout_ms;
-    c->label = "rank " + std::to_string(rank) + " of " + std::to_string(nranks) + " on " + device->label;
+    c->label =
+        "rank " + std::to_string(rank) + " of " + std::to_string(nranks) + " on " + device->label;
 
     ncclUniqueId uid;
     std::memcpy(uid.internal, id, DLRT_COMM_ID_BYTES);
@@ -285,8 +308,7 @@ void comm_destroy(dlrt_comm* comm) noexcept {
     // If the peers do not answer within the communicator's timeout, abort instead.
     try {
       const ncclResult_t r = ncclCommFinalize(comm->comm);
-      if (r == ncclInProgress)
-        wait_ready(comm, "comm_destroy", comm->timeout_ms);
+      if (r == ncclInProgress) wait_ready(comm, "comm_destroy", comm->timeout_ms);
       else if (r != ncclSuccess)
         plugin::fail(code_for_nccl(r), "cuda: comm_destroy (" + comm->label +
                                            "): ncclCommFinalize failed: " + nccl_detail(comm, r));
@@ -320,7 +342,8 @@ dlrt_status* all_reduce(dlrt_comm* comm, const void* send, void* recv, size_t co
     plugin::require(recv, "recv");
     set_device(comm->device->ordinal);
     settle(comm, ncclAllReduce(send, recv, count, dt, op, comm->comm, stream->stream),
-           "ncclAllReduce", std::string("all_reduce of ") + std::to_string(count) + " " + dtype_name(dtype));
+           "ncclAllReduce",
+           std::string("all_reduce of ") + std::to_string(count) + " " + dtype_name(dtype));
   });
 }
 
@@ -339,7 +362,8 @@ dlrt_status* broadcast(dlrt_comm* comm, const void* send, void* recv, size_t cou
     plugin::require(recv, "recv");
     set_device(comm->device->ordinal);
     settle(comm, ncclBroadcast(send, recv, count, dt, root, comm->comm, stream->stream),
-           "ncclBroadcast", std::string("broadcast of ") + std::to_string(count) + " " + dtype_name(dtype));
+           "ncclBroadcast",
+           std::string("broadcast of ") + std::to_string(count) + " " + dtype_name(dtype));
   });
 }
 
@@ -353,8 +377,8 @@ dlrt_status* all_gather(dlrt_comm* comm, const void* send, void* recv, size_t co
     plugin::require(send, "send");
     plugin::require(recv, "recv");
     set_device(comm->device->ordinal);
-    settle(comm, ncclAllGather(send, recv, count, dt, comm->comm, stream->stream),
-           "ncclAllGather", std::string("all_gather of ") + std::to_string(count) + " " + dtype_name(dtype));
+    settle(comm, ncclAllGather(send, recv, count, dt, comm->comm, stream->stream), "ncclAllGather",
+           std::string("all_gather of ") + std::to_string(count) + " " + dtype_name(dtype));
   });
 }
 

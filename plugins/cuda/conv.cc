@@ -52,8 +52,10 @@ struct ConvGeom {
 ConvGeom conv_geom(const OpView& op, Dir dir) {
   ConvGeom g;
   g.nchw = plugin::is_nchw(op.get_string("data_format"), op.name());
-  std::vector<int64_t> x_dims = dir == Dir::kBackwardData ? op.get_ints("input_shape", 4) : op.input(0).dims;
-  std::vector<int64_t> w_dims = dir == Dir::kBackwardFilter ? op.get_ints("filter_shape", 4) : op.input(1).dims;
+  std::vector<int64_t> x_dims =
+      dir == Dir::kBackwardData ? op.get_ints("input_shape", 4) : op.input(0).dims;
+  std::vector<int64_t> w_dims =
+      dir == Dir::kBackwardFilter ? op.get_ints("filter_shape", 4) : op.input(1).dims;
   plugin::ImageShape x = plugin::image_shape(x_dims, g.nchw, op.name(), "x");
   g.n = x.n, g.h = x.h, g.w = x.w, g.ci = x.c;
   g.kh = w_dims[0], g.kw = w_dims[1], g.co = w_dims[3];
@@ -78,7 +80,8 @@ void check_conv(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost
   ConvGeom g = conv_geom(op, dir);
   const std::string& name = op.name();
   for (int64_t v : {g.n, g.hp(), g.wp(), g.ci, g.co, g.kh, g.kw, g.oh, g.ow}) to_int(v, name);
-  fill_cost(cost, dev, 2.0 * double(g.n * g.oh * g.ow * g.co) * double(g.kh * g.kw * g.ci), operand_bytes(op));
+  fill_cost(cost, dev, 2.0 * double(g.n * g.oh * g.ow * g.co) * double(g.kh * g.kw * g.ci),
+            operand_bytes(op));
 }
 
 const char* math_name(cudnnMathType_t m) {
@@ -96,37 +99,44 @@ class ConvKernel final : public Kernel {
     }
     set_image_desc(x_desc_, g.nchw, g.n, g.ci, g.hp(), g.wp(), name_);
     set_image_desc(y_desc_, g.nchw, g.n, g.co, g.oh, g.ow, name_);
-    CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_desc_, CUDNN_DATA_FLOAT, g.nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC,
-                                           to_int(g.co, name_), to_int(g.ci, name_), to_int(g.kh, name_),
-                                           to_int(g.kw, name_)));
-    CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv_desc_, to_int(g.pad_h + 1, name_) - 1,
-                                                to_int(g.pad_w + 1, name_) - 1, to_int(g.sh, name_),
-                                                to_int(g.sw, name_), to_int(g.dh, name_), to_int(g.dw, name_),
-                                                CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CUDNN_CHECK(cudnnSetFilter4dDescriptor(
+        w_desc_, CUDNN_DATA_FLOAT, g.nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC,
+        to_int(g.co, name_), to_int(g.ci, name_), to_int(g.kh, name_), to_int(g.kw, name_)));
+    CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
+        conv_desc_, to_int(g.pad_h + 1, name_) - 1, to_int(g.pad_w + 1, name_) - 1,
+        to_int(g.sh, name_), to_int(g.sw, name_), to_int(g.dh, name_), to_int(g.dw, name_),
+        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     CUDNN_CHECK(cudnnSetConvolutionMathType(conv_desc_, CUDNN_FMA_MATH));
     int on = 0, oc = 0, ooh = 0, oow = 0;
-    CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv_desc_, x_desc_, w_desc_, &on, &oc, &ooh, &oow));
+    CUDNN_CHECK(
+        cudnnGetConvolution2dForwardOutputDim(conv_desc_, x_desc_, w_desc_, &on, &oc, &ooh, &oow));
     if (on != g.n || oc != g.co || ooh != g.oh || oow != g.ow)
-      plugin::fail(DLRT_INTERNAL, "cuda: " + name_ + ": cuDNN's output (" + std::to_string(ooh) + "x" +
-                                      std::to_string(oow) + ") differs from TensorFlow's (" + std::to_string(g.oh) +
-                                      "x" + std::to_string(g.ow) + ")");
+      plugin::fail(DLRT_INTERNAL, "cuda: " + name_ + ": cuDNN's output (" + std::to_string(ooh) +
+                                      "x" + std::to_string(oow) + ") differs from TensorFlow's (" +
+                                      std::to_string(g.oh) + "x" + std::to_string(g.ow) + ")");
     if (has_bias_) {
-      CUDNN_CHECK(cudnnSetTensor4dDescriptor(b_desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, to_int(g.co, name_), 1, 1));
-      CUDNN_CHECK(cudnnSetActivationDescriptor(act_desc_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+      CUDNN_CHECK(cudnnSetTensor4dDescriptor(b_desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1,
+                                             to_int(g.co, name_), 1, 1));
+      CUDNN_CHECK(cudnnSetActivationDescriptor(act_desc_, CUDNN_ACTIVATION_RELU,
+                                               CUDNN_NOT_PROPAGATE_NAN, 0.0));
     }
     choose_algorithm();
     filter_off_ = plan_.add(static_cast<size_t>(g.kh * g.kw * g.ci * g.co) * sizeof(float));
-    if (g.grown()) grown_off_ = plan_.add(static_cast<size_t>(g.n * g.hp() * g.wp() * g.ci) * sizeof(float));
+    if (g.grown())
+      grown_off_ = plan_.add(static_cast<size_t>(g.n * g.hp() * g.wp() * g.ci) * sizeof(float));
     cudnn_off_ = plan_.add(cudnn_bytes_);
     // The strided views between HWIO and cuDNN's filter layout.
     const std::vector<int64_t> hwio = {g.kh, g.kw, g.ci, g.co};
-    to_cudnn_ = transpose_view(hwio, g.nchw ? std::vector<int64_t>{3, 2, 0, 1} : std::vector<int64_t>{3, 0, 1, 2});
-    const std::vector<int64_t> cudnn_dims =
-        g.nchw ? std::vector<int64_t>{g.co, g.ci, g.kh, g.kw} : std::vector<int64_t>{g.co, g.kh, g.kw, g.ci};
-    from_cudnn_ = transpose_view(cudnn_dims, g.nchw ? std::vector<int64_t>{2, 3, 1, 0} : std::vector<int64_t>{1, 2, 3, 0});
+    to_cudnn_ = transpose_view(
+        hwio, g.nchw ? std::vector<int64_t>{3, 2, 0, 1} : std::vector<int64_t>{3, 0, 1, 2});
+    const std::vector<int64_t> cudnn_dims = g.nchw ? std::vector<int64_t>{g.co, g.ci, g.kh, g.kw}
+                                                   : std::vector<int64_t>{g.co, g.kh, g.kw, g.ci};
+    from_cudnn_ = transpose_view(
+        cudnn_dims, g.nchw ? std::vector<int64_t>{2, 3, 1, 0} : std::vector<int64_t>{1, 2, 3, 0});
     // The crop of a grown data gradient back to the image: dims of dx as stored, strides of
     // the grown buffer.
-    const std::vector<int64_t> grown_dims = plugin::image_shape(g.n, g.hp(), g.wp(), g.ci, g.nchw).dims();
+    const std::vector<int64_t> grown_dims =
+        plugin::image_shape(g.n, g.hp(), g.wp(), g.ci, g.nchw).dims();
     const std::vector<int64_t> grown_strides = plugin::row_major_strides(grown_dims);
     const std::vector<int64_t> dx_dims = plugin::image_shape(g.n, g.h, g.w, g.ci, g.nchw).dims();
     crop_.rank = 4;
@@ -159,29 +169,33 @@ class ConvKernel final : public Kernel {
       // result. The first run of an executable is never captured, so the refusal is met there.
       if (fused_relu_) {
         const cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
-            handle_, &one, x_desc_, x, w_desc_, wbuf, conv_desc_, fwd_, ws, cudnn_bytes_, &zero, y_desc_, y, b_desc_,
-            in<float>(a, 2), act_desc_, y_desc_, y);
+            handle_, &one, x_desc_, x, w_desc_, wbuf, conv_desc_, fwd_, ws, cudnn_bytes_, &zero,
+            y_desc_, y, b_desc_, in<float>(a, 2), act_desc_, y_desc_, y);
         if (st != CUDNN_STATUS_NOT_SUPPORTED) {
           CUDNN_CHECK(st);
           return;
         }
         fused_relu_ = false;
-        plugin::log(DLRT_LOG_INFO, "cuda: " + name_ + ": cuDNN refused the fused bias+relu for forward algorithm " +
-                                       std::to_string(int(fwd_)) + " (" + cudnnGetErrorString(st) +
-                                       "); running the convolution and the bias+relu kernel instead");
+        plugin::log(DLRT_LOG_INFO,
+                    "cuda: " + name_ +
+                        ": cuDNN refused the fused bias+relu for forward algorithm " +
+                        std::to_string(int(fwd_)) + " (" + cudnnGetErrorString(st) +
+                        "); running the convolution and the bias+relu kernel instead");
       }
       {
-        CUDNN_CHECK(cudnnConvolutionForward(handle_, &one, x_desc_, x, w_desc_, wbuf, conv_desc_, fwd_, ws,
-                                            cudnn_bytes_, &zero, y_desc_, y));
+        CUDNN_CHECK(cudnnConvolutionForward(handle_, &one, x_desc_, x, w_desc_, wbuf, conv_desc_,
+                                            fwd_, ws, cudnn_bytes_, &zero, y_desc_, y));
         if (has_bias_)
-          launch_bias_act(stream, y, in<float>(a, 2), g.n * g.oh * g.ow * g.co, g.co, g.nchw ? g.oh * g.ow : 1, act_);
+          launch_bias_act(stream, y, in<float>(a, 2), g.n * g.oh * g.ow * g.co, g.co,
+                          g.nchw ? g.oh * g.ow : 1, act_);
       }
     } else if (dir_ == Dir::kBackwardData) {
       // dy: input 0, w: input 1 -> dx
       launch_strided_copy(stream, in(a, 1), wbuf, filter_elems, sizeof(float), to_cudnn_);
       float* dx = grown != nullptr ? grown : out<float>(a, 0);
-      CUDNN_CHECK(cudnnConvolutionBackwardData(handle_, &one, w_desc_, wbuf, y_desc_, in(a, 0), conv_desc_, bwd_data_,
-                                               ws, cudnn_bytes_, &zero, x_desc_, dx));
+      CUDNN_CHECK(cudnnConvolutionBackwardData(handle_, &one, w_desc_, wbuf, y_desc_, in(a, 0),
+                                               conv_desc_, bwd_data_, ws, cudnn_bytes_, &zero,
+                                               x_desc_, dx));
       if (grown != nullptr)
         launch_strided_copy(stream, grown, out(a, 0), g.n * g.h * g.w * g.ci, sizeof(float), crop_);
     } else {
@@ -191,8 +205,9 @@ class ConvKernel final : public Kernel {
         launch_pad_image(stream, x, grown, g.nchw, g.n, g.h, g.w, g.ci, g.extra_h, g.extra_w);
         x = grown;
       }
-      CUDNN_CHECK(cudnnConvolutionBackwardFilter(handle_, &one, x_desc_, x, y_desc_, in(a, 1), conv_desc_, bwd_filter_,
-                                                 ws, cudnn_bytes_, &zero, w_desc_, wbuf));
+      CUDNN_CHECK(cudnnConvolutionBackwardFilter(handle_, &one, x_desc_, x, y_desc_, in(a, 1),
+                                                 conv_desc_, bwd_filter_, ws, cudnn_bytes_, &zero,
+                                                 w_desc_, wbuf));
       launch_strided_copy(stream, wbuf, out(a, 0), filter_elems, sizeof(float), from_cudnn_);
     }
   }
@@ -214,7 +229,8 @@ class ConvKernel final : public Kernel {
       c.tensor_op = perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
                     perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
       c.deterministic = perf[i].determinism == CUDNN_DETERMINISTIC;
-      c.workspace_known = c.succeeded && workspace_of(perf[i].algo, &bytes[i]) == CUDNN_STATUS_SUCCESS;
+      c.workspace_known =
+          c.succeeded && workspace_of(perf[i].algo, &bytes[i]) == CUDNN_STATUS_SUCCESS;
       c.workspace_bytes = bytes[i];
       list.push_back(c);
     }
@@ -231,48 +247,65 @@ class ConvKernel final : public Kernel {
     size_t bytes = 0;
     if (dir_ == Dir::kForward) {
       cudnnConvolutionFwdAlgoPerf_t perf[kMax];
-      CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle_, x_desc_, w_desc_, conv_desc_, y_desc_, kMax,
-                                                         &returned, perf));
-      const int i = pick(perf, returned, [&](cudnnConvolutionFwdAlgo_t a, size_t* b) {
-        return cudnnGetConvolutionForwardWorkspaceSize(handle_, x_desc_, w_desc_, conv_desc_, y_desc_, a, b);
-      }, &bytes, &why_none);
+      CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle_, x_desc_, w_desc_, conv_desc_,
+                                                         y_desc_, kMax, &returned, perf));
+      const int i = pick(
+          perf, returned,
+          [&](cudnnConvolutionFwdAlgo_t a, size_t* b) {
+            return cudnnGetConvolutionForwardWorkspaceSize(handle_, x_desc_, w_desc_, conv_desc_,
+                                                           y_desc_, a, b);
+          },
+          &bytes, &why_none);
       if (i >= 0) {
         fwd_ = perf[i].algo, cudnn_bytes_ = bytes;
-        chosen = "forward algorithm " + std::to_string(int(fwd_)) + " (" + math_name(perf[i].mathType) + ")";
+        chosen = "forward algorithm " + std::to_string(int(fwd_)) + " (" +
+                 math_name(perf[i].mathType) + ")";
       }
     } else if (dir_ == Dir::kBackwardData) {
       cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
-      CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle_, w_desc_, y_desc_, conv_desc_, x_desc_, kMax,
-                                                              &returned, perf));
-      const int i = pick(perf, returned, [&](cudnnConvolutionBwdDataAlgo_t a, size_t* b) {
-        return cudnnGetConvolutionBackwardDataWorkspaceSize(handle_, w_desc_, y_desc_, conv_desc_, x_desc_, a, b);
-      }, &bytes, &why_none);
+      CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle_, w_desc_, y_desc_, conv_desc_,
+                                                              x_desc_, kMax, &returned, perf));
+      const int i = pick(
+          perf, returned,
+          [&](cudnnConvolutionBwdDataAlgo_t a, size_t* b) {
+            return cudnnGetConvolutionBackwardDataWorkspaceSize(handle_, w_desc_, y_desc_,
+                                                                conv_desc_, x_desc_, a, b);
+          },
+          &bytes, &why_none);
       if (i >= 0) {
         bwd_data_ = perf[i].algo, cudnn_bytes_ = bytes;
-        chosen = "backward-data algorithm " + std::to_string(int(bwd_data_)) + " (" + math_name(perf[i].mathType) + ")";
+        chosen = "backward-data algorithm " + std::to_string(int(bwd_data_)) + " (" +
+                 math_name(perf[i].mathType) + ")";
       }
     } else {
       cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
-      CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle_, x_desc_, y_desc_, conv_desc_, w_desc_, kMax,
-                                                                &returned, perf));
-      const int i = pick(perf, returned, [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* b) {
-        return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle_, x_desc_, y_desc_, conv_desc_, w_desc_, a, b);
-      }, &bytes, &why_none);
+      CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+          handle_, x_desc_, y_desc_, conv_desc_, w_desc_, kMax, &returned, perf));
+      const int i = pick(
+          perf, returned,
+          [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* b) {
+            return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle_, x_desc_, y_desc_,
+                                                                  conv_desc_, w_desc_, a, b);
+          },
+          &bytes, &why_none);
       if (i >= 0) {
         bwd_filter_ = perf[i].algo, cudnn_bytes_ = bytes;
-        chosen =
-            "backward-filter algorithm " + std::to_string(int(bwd_filter_)) + " (" + math_name(perf[i].mathType) + ")";
+        chosen = "backward-filter algorithm " + std::to_string(int(bwd_filter_)) + " (" +
+                 math_name(perf[i].mathType) + ")";
       }
     }
     if (chosen.empty())
-      plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + name_ + ": cuDNN offers no usable f32 algorithm for this shape (" +
-                                           why_none + ")");
+      plugin::fail(DLRT_UNIMPLEMENTED,
+                   "cuda: " + name_ + ": cuDNN offers no usable f32 algorithm for this shape (" +
+                       why_none + ")");
     const ConvGeom& g = g_;
-    plugin::log(DLRT_LOG_INFO, "cuda: " + name_ + " x (" + std::to_string(g.n) + "," + std::to_string(g.h) + "," +
-                                   std::to_string(g.w) + "," + std::to_string(g.ci) + ") " + (g.nchw ? "NCHW" : "NHWC") +
-                                   ", filter " + std::to_string(g.kh) + "x" + std::to_string(g.kw) + "x" +
-                                   std::to_string(g.co) + ": " + chosen + ", cuDNN workspace " +
-                                   std::to_string(cudnn_bytes_) + " bytes" + (fused_relu_ ? ", fused bias+relu" : ""));
+    plugin::log(DLRT_LOG_INFO, "cuda: " + name_ + " x (" + std::to_string(g.n) + "," +
+                                   std::to_string(g.h) + "," + std::to_string(g.w) + "," +
+                                   std::to_string(g.ci) + ") " + (g.nchw ? "NCHW" : "NHWC") +
+                                   ", filter " + std::to_string(g.kh) + "x" + std::to_string(g.kw) +
+                                   "x" + std::to_string(g.co) + ": " + chosen +
+                                   ", cuDNN workspace " + std::to_string(cudnn_bytes_) + " bytes" +
+                                   (fused_relu_ ? ", fused bias+relu" : ""));
   }
 
   std::string name_;
@@ -295,7 +328,8 @@ class ConvKernel final : public Kernel {
 };
 
 template <Dir D>
-std::unique_ptr<Kernel> create_conv(const dlrt_op_desc& d, const dlrt_device_desc&, size_t* workspace) {
+std::unique_ptr<Kernel> create_conv(const dlrt_op_desc& d, const dlrt_device_desc&,
+                                    size_t* workspace) {
   OpView op(&d);
   auto k = std::make_unique<ConvKernel>(op, D);
   *workspace = k->workspace_bytes();

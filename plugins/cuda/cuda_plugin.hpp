@@ -49,9 +49,9 @@ struct Enumeration {
 struct dlrt_plugin {
   std::once_flag enumerated;
   dlrt::cuda::Enumeration enumeration;
-  std::mutex mu;  // guards infos
+  std::mutex mu;                                               // guards infos
   std::vector<std::unique_ptr<dlrt::cuda::DeviceInfo>> infos;  // by ordinal, filled lazily
-  std::string library_versions;  // "cuDNN 9.13.0, cuBLAS 13.0.0, NCCL 2.28.9"
+  std::string library_versions;     // "cuDNN 9.13.0, cuBLAS 13.0.0, NCCL 2.28.9"
   dlrt::cuda::CudaOptions options;  // plugin_create's options (cuda_options.hpp)
 };
 
@@ -95,7 +95,8 @@ const DeviceInfo& device_info(dlrt_plugin* plugin, int32_t ordinal);
 
 // ---- memory.cc ----
 dlrt_status* memory_info(dlrt_device* device, uint64_t* out_free, uint64_t* out_total) noexcept;
-dlrt_status* mem_alloc(dlrt_device* device, size_t bytes, size_t alignment, void** out_ptr) noexcept;
+dlrt_status* mem_alloc(dlrt_device* device, size_t bytes, size_t alignment,
+                       void** out_ptr) noexcept;
 void mem_free(dlrt_device* device, void* ptr) noexcept;
 dlrt_status* memcpy_h2d(dlrt_device* device, void* dst, const void* src, size_t bytes,
                         dlrt_stream* stream) noexcept;

@@ -150,8 +150,8 @@ void throw_cuda(cudaError_t error, const char* call, const char* file, int line,
 }
 
 void throw_cudnn(int status, const char* call, const char* file, int line) {
-  std::string msg = prefix({}) + call + " failed: " +
-                    cudnnGetErrorString(static_cast<cudnnStatus_t>(status)) + " (" +
+  std::string msg = prefix({}) + call +
+                    " failed: " + cudnnGetErrorString(static_cast<cudnnStatus_t>(status)) + " (" +
                     std::to_string(status) + ")" + where(file, line);
   throw plugin::Error(code_for_cudnn(status), msg);
 }

@@ -57,34 +57,34 @@ const char* short_file(const char* file);
 
 }  // namespace dlrt::cuda
 
-#define CUDA_CHECK_MSG(expr, context)                                                   \
-  do {                                                                                  \
-    cudaError_t dlrt_cuda_err_ = (expr);                                                \
-    if (dlrt_cuda_err_ != cudaSuccess)                                                  \
-      ::dlrt::cuda::throw_cuda(dlrt_cuda_err_, #expr, __FILE__, __LINE__, (context));   \
+#define CUDA_CHECK_MSG(expr, context)                                                 \
+  do {                                                                                \
+    cudaError_t dlrt_cuda_err_ = (expr);                                              \
+    if (dlrt_cuda_err_ != cudaSuccess)                                                \
+      ::dlrt::cuda::throw_cuda(dlrt_cuda_err_, #expr, __FILE__, __LINE__, (context)); \
   } while (0)
 
 #define CUDA_CHECK(expr) CUDA_CHECK_MSG(expr, std::string())
 
-#define CUDNN_CHECK(expr)                                                               \
-  do {                                                                                  \
-    cudnnStatus_t dlrt_cudnn_st_ = (expr);                                              \
-    if (dlrt_cudnn_st_ != CUDNN_STATUS_SUCCESS)                                         \
+#define CUDNN_CHECK(expr)                                                                     \
+  do {                                                                                        \
+    cudnnStatus_t dlrt_cudnn_st_ = (expr);                                                    \
+    if (dlrt_cudnn_st_ != CUDNN_STATUS_SUCCESS)                                               \
       ::dlrt::cuda::throw_cudnn(static_cast<int>(dlrt_cudnn_st_), #expr, __FILE__, __LINE__); \
   } while (0)
 
-#define CUBLAS_CHECK(expr)                                                              \
-  do {                                                                                  \
-    cublasStatus_t dlrt_cublas_st_ = (expr);                                            \
-    if (dlrt_cublas_st_ != CUBLAS_STATUS_SUCCESS)                                       \
+#define CUBLAS_CHECK(expr)                                                                      \
+  do {                                                                                          \
+    cublasStatus_t dlrt_cublas_st_ = (expr);                                                    \
+    if (dlrt_cublas_st_ != CUBLAS_STATUS_SUCCESS)                                               \
       ::dlrt::cuda::throw_cublas(static_cast<int>(dlrt_cublas_st_), #expr, __FILE__, __LINE__); \
   } while (0)
 
 // Note: ncclInProgress (a non-blocking communicator still working) is an error here; code
 // that drives non-blocking communicators handles it first (see collectives.cc).
-#define NCCL_CHECK(expr)                                                                \
-  do {                                                                                  \
-    ncclResult_t dlrt_nccl_res_ = (expr);                                               \
-    if (dlrt_nccl_res_ != ncclSuccess)                                                  \
+#define NCCL_CHECK(expr)                                                                     \
+  do {                                                                                       \
+    ncclResult_t dlrt_nccl_res_ = (expr);                                                    \
+    if (dlrt_nccl_res_ != ncclSuccess)                                                       \
       ::dlrt::cuda::throw_nccl(static_cast<int>(dlrt_nccl_res_), #expr, __FILE__, __LINE__); \
   } while (0)

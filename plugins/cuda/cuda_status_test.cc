@@ -41,12 +41,14 @@ TEST_F(CudaStatus, SuccessThrowsNothing) {
 
 TEST_F(CudaStatus, CudaOutOfMemoryIsResourceExhaustedWithCallFileAndLine) {
   const int line = __LINE__ + 1;
-  Error e = thrown([] { CUDA_CHECK_MSG(cudaErrorMemoryAllocation, "GPU:0 mem_alloc of 64 bytes"); });
+  Error e =
+      thrown([] { CUDA_CHECK_MSG(cudaErrorMemoryAllocation, "GPU:0 mem_alloc of 64 bytes"); });
   EXPECT_EQ(e.code(), DLRT_RESOURCE_EXHAUSTED);
   const std::string msg = e.what();
-  EXPECT_EQ(msg, "cuda: GPU:0 mem_alloc of 64 bytes: cudaErrorMemoryAllocation failed: "
-                 "cudaErrorMemoryAllocation (out of memory) [plugins/cuda/cuda_status_test.cc:" +
-                     std::to_string(line) + "]");
+  EXPECT_EQ(msg,
+            "cuda: GPU:0 mem_alloc of 64 bytes: cudaErrorMemoryAllocation failed: "
+            "cudaErrorMemoryAllocation (out of memory) [plugins/cuda/cuda_status_test.cc:" +
+                std::to_string(line) + "]");
 }
 
 TEST_F(CudaStatus, CudaCodes) {
@@ -87,7 +89,8 @@ TEST_F(CudaStatus, CudnnCodesAndMessage) {
   EXPECT_EQ(code_for_cudnn(CUDNN_STATUS_BAD_PARAM), DLRT_INTERNAL);
   Error e = thrown([] { CUDNN_CHECK(CUDNN_STATUS_NOT_SUPPORTED); });
   EXPECT_EQ(e.code(), DLRT_UNIMPLEMENTED);
-  EXPECT_NE(std::string(e.what()).find("CUDNN_STATUS_NOT_SUPPORTED"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("CUDNN_STATUS_NOT_SUPPORTED"), std::string::npos)
+      << e.what();
   EXPECT_NE(std::string(e.what()).find("cuda_status_test.cc:"), std::string::npos) << e.what();
 }
 
@@ -98,7 +101,8 @@ TEST_F(CudaStatus, CublasCodesAndMessage) {
   EXPECT_EQ(code_for_cublas(CUBLAS_STATUS_EXECUTION_FAILED), DLRT_INTERNAL);
   Error e = thrown([] { CUBLAS_CHECK(CUBLAS_STATUS_ALLOC_FAILED); });
   EXPECT_EQ(e.code(), DLRT_RESOURCE_EXHAUSTED);
-  EXPECT_NE(std::string(e.what()).find("CUBLAS_STATUS_ALLOC_FAILED"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("CUBLAS_STATUS_ALLOC_FAILED"), std::string::npos)
+      << e.what();
 }
 
 TEST_F(CudaStatus, NcclCodesAndMessage) {

@@ -34,7 +34,8 @@ class ActKernel final : public Kernel {
     check_args(a, 1, 1, 0, name_);
     const float one = 1.0f, zero = 0.0f;
     auto held = handle_.use(stream);
-    CUDNN_CHECK(cudnnActivationForward(handle_, act_, &one, desc_, in(a, 0), &zero, desc_, out(a, 0)));
+    CUDNN_CHECK(
+        cudnnActivationForward(handle_, act_, &one, desc_, in(a, 0), &zero, desc_, out(a, 0)));
   }
 
  private:
@@ -63,16 +64,17 @@ class SoftmaxKernel final : public Kernel {
     int64_t outer = 1, inner = 1;
     for (int i = 0; i < axis; ++i) outer *= x.dims[i];
     for (int i = axis + 1; i < x.rank(); ++i) inner *= x.dims[i];
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, to_int(outer, name_),
-                                           to_int(x.dims[axis], name_), to_int(inner, name_), 1));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                                           to_int(outer, name_), to_int(x.dims[axis], name_),
+                                           to_int(inner, name_), 1));
     algo_ = name_ == "log_softmax" ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
   }
   void run(cudaStream_t stream, const dlrt_kernel_args& a) override {
     check_args(a, 1, 1, 0, name_);
     const float one = 1.0f, zero = 0.0f;
     auto held = handle_.use(stream);
-    CUDNN_CHECK(cudnnSoftmaxForward(handle_, algo_, CUDNN_SOFTMAX_MODE_CHANNEL, &one, desc_, in(a, 0), &zero, desc_,
-                                    out(a, 0)));
+    CUDNN_CHECK(cudnnSoftmaxForward(handle_, algo_, CUDNN_SOFTMAX_MODE_CHANNEL, &one, desc_,
+                                    in(a, 0), &zero, desc_, out(a, 0)));
   }
 
  private:
@@ -93,7 +95,8 @@ std::unique_ptr<Kernel> create_softmax(const dlrt_op_desc& d, const dlrt_device_
 
 void add_cudnn_act_ops(std::vector<OpEntry>& t) {
   for (const char* op : {"relu", "sigmoid", "tanh"}) t.push_back({op, &check_act, &create_act});
-  for (const char* op : {"softmax", "log_softmax"}) t.push_back({op, &check_softmax, &create_softmax});
+  for (const char* op : {"softmax", "log_softmax"})
+    t.push_back({op, &check_softmax, &create_softmax});
 }
 
 }  // namespace dlrt::cuda

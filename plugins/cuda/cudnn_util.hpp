@@ -35,11 +35,14 @@ class CudnnOwner {
   T h_ = nullptr;
 };
 
-using TensorDesc = CudnnOwner<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
-using FilterDesc = CudnnOwner<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
+using TensorDesc =
+    CudnnOwner<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
+using FilterDesc =
+    CudnnOwner<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
 using ConvDesc = CudnnOwner<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
                             cudnnDestroyConvolutionDescriptor>;
-using PoolDesc = CudnnOwner<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor>;
+using PoolDesc = CudnnOwner<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor,
+                            cudnnDestroyPoolingDescriptor>;
 using ActDesc = CudnnOwner<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor,
                            cudnnDestroyActivationDescriptor>;
 
@@ -70,16 +73,18 @@ class SharedCudnnHandle {
 
 // cuDNN's legacy API takes int sizes; larger tensors are UNIMPLEMENTED here.
 inline int to_int(int64_t v, const std::string& op) {
-  if (v < 1 || v > INT_MAX) plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + op + ": dimension " + std::to_string(v) +
-                                                              " does not fit cuDNN's int sizes");
+  if (v < 1 || v > INT_MAX)
+    plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + op + ": dimension " + std::to_string(v) +
+                                         " does not fit cuDNN's int sizes");
   return static_cast<int>(v);
 }
 
 // A 4-D f32 image descriptor of logical (n, c, h, w), stored NCHW or NHWC.
-inline void set_image_desc(cudnnTensorDescriptor_t d, bool nchw, int64_t n, int64_t c, int64_t h, int64_t w,
-                           const std::string& op) {
-  CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT,
-                                         to_int(n, op), to_int(c, op), to_int(h, op), to_int(w, op)));
+inline void set_image_desc(cudnnTensorDescriptor_t d, bool nchw, int64_t n, int64_t c, int64_t h,
+                           int64_t w, const std::string& op) {
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC,
+                                         CUDNN_DATA_FLOAT, to_int(n, op), to_int(c, op),
+                                         to_int(h, op), to_int(w, op)));
 }
 
 }  // namespace dlrt::cuda

@@ -45,14 +45,15 @@ Enumeration enumerate() {
   (void)cudaRuntimeGetVersion(&runtime);
   e.reason = "cuda: no CUDA device: ";
   e.reason += err != cudaSuccess ? describe_cuda(err) : "cudaGetDeviceCount found 0 devices";
-  e.reason += "; driver " + (driver == 0 ? std::string("0 (none installed)")
-                                         : cuda_version_string(driver));
+  e.reason +=
+      "; driver " + (driver == 0 ? std::string("0 (none installed)") : cuda_version_string(driver));
   e.reason += ", runtime " + cuda_version_string(runtime);
   if (driver != 0 && driver / 1000 < runtime / 1000)
-    e.reason += "; install an NVIDIA driver for CUDA " + std::to_string(runtime / 1000) +
-                " or newer";
+    e.reason +=
+        "; install an NVIDIA driver for CUDA " + std::to_string(runtime / 1000) + " or newer";
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"))
-    e.reason += std::string("; CUDA_VISIBLE_DEVICES='") + visible + "' selects which GPUs CUDA shows";
+    e.reason +=
+        std::string("; CUDA_VISIBLE_DEVICES='") + visible + "' selects which GPUs CUDA shows";
   return e;
 }
 
@@ -100,7 +101,8 @@ std::unique_ptr<DeviceInfo> describe(dlrt_plugin* plugin, int ordinal) {
   char bus[64] = {0};
   CUDA_CHECK_MSG(cudaDeviceGetPCIBusId(bus, sizeof bus, ordinal), where);
   info->pci_bus_id = bus;  // "0000:3b:00.0": domain:bus:device.function, as sysfs spells it
-  for (char& c : info->pci_bus_id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : info->pci_bus_id)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
 
   int driver = 0, runtime = 0;
   CUDA_CHECK_MSG(cudaDriverGetVersion(&driver), where);
@@ -185,7 +187,8 @@ std::string library_versions() {
   int blas[3] = {0, 0, 0};
   const libraryPropertyType parts[3] = {MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL};
   bool blas_ok = true;
-  for (int i = 0; i < 3; ++i) blas_ok = blas_ok && cublasGetProperty(parts[i], &blas[i]) == CUBLAS_STATUS_SUCCESS;
+  for (int i = 0; i < 3; ++i)
+    blas_ok = blas_ok && cublasGetProperty(parts[i], &blas[i]) == CUBLAS_STATUS_SUCCESS;
   s += blas_ok ? ", cuBLAS " + std::to_string(blas[0]) + "." + std::to_string(blas[1]) + "." +
                      std::to_string(blas[2])
                : std::string(", cuBLAS (version unknown)");

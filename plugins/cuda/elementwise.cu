@@ -16,8 +16,9 @@ namespace {
 
 constexpr int kThreads = 256;
 
-#define GRID_STRIDE(i, n) \
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
+#define GRID_STRIDE(i, n)                                                   \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); \
+       i += int64_t(gridDim.x) * blockDim.x)
 
 // x, y: n elements
 __global__ void unary_kernel(const float* x, float* y, int64_t n, math::Unary op) {
@@ -25,13 +26,14 @@ __global__ void unary_kernel(const float* x, float* y, int64_t n, math::Unary op
 }
 
 // a, b, c: n elements (no broadcasting)
-__global__ void binary_same_kernel(const float* a, const float* b, float* c, int64_t n, math::Binary op) {
+__global__ void binary_same_kernel(const float* a, const float* b, float* c, int64_t n,
+                                   math::Binary op) {
   GRID_STRIDE(i, n) { c[i] = math::binary(op, a[i], b[i]); }
 }
 
 // c: view.dims; a and b read at the view's broadcast strides
-__global__ void binary_bcast_kernel(const float* a, const float* b, float* c, int64_t n, math::Strided view,
-                                    math::Binary op) {
+__global__ void binary_bcast_kernel(const float* a, const float* b, float* c, int64_t n,
+                                    math::Strided view, math::Binary op) {
   GRID_STRIDE(i, n) {
     int64_t oa, ob;
     math::source_offsets(view, i, &oa, &ob);
@@ -40,7 +42,8 @@ __global__ void binary_bcast_kernel(const float* a, const float* b, float* c, in
 }
 
 // dy, xy (x for relu, y for sigmoid/tanh), dx: n elements
-__global__ void act_grad_kernel(const float* dy, const float* xy, float* dx, int64_t n, math::ActGrad op) {
+__global__ void act_grad_kernel(const float* dy, const float* xy, float* dx, int64_t n,
+                                math::ActGrad op) {
   GRID_STRIDE(i, n) { dx[i] = math::act_grad(op, dy[i], xy[i]); }
 }
 
@@ -48,13 +51,14 @@ __global__ void act_grad_kernel(const float* dy, const float* xy, float* dx, int
 __global__ void leaky_relu_kernel(const float* x, float* y, int64_t n, float alpha) {
   GRID_STRIDE(i, n) { y[i] = math::leaky_relu(x[i], alpha); }
 }
-__global__ void leaky_relu_grad_kernel(const float* dy, const float* x, float* dx, int64_t n, float alpha) {
+__global__ void leaky_relu_grad_kernel(const float* dy, const float* x, float* dx, int64_t n,
+                                       float alpha) {
   GRID_STRIDE(i, n) { dx[i] = math::leaky_relu_grad(dy[i], x[i], alpha); }
 }
 
 // x, y: n elements with `channels` channels `inner` elements apart; b: (channels)
-__global__ void bias_act_kernel(const float* x, const float* b, float* y, int64_t n, int64_t channels,
-                                int64_t inner, math::Act act) {
+__global__ void bias_act_kernel(const float* x, const float* b, float* y, int64_t n,
+                                int64_t channels, int64_t inner, math::Act act) {
   GRID_STRIDE(i, n) { y[i] = math::activate(act, x[i] + b[math::channel_of(i, channels, inner)]); }
 }
 
@@ -101,15 +105,17 @@ std::unique_ptr<Kernel> create_binary(const dlrt_op_desc& d, const dlrt_device_d
   const math::Binary b = binary_of(op.name());
   const int64_t n = op.output(0).numel;
   const bool same = op.input(0).dims == op.output(0).dims && op.input(1).dims == op.output(0).dims;
-  const math::Strided view = broadcast_view(op.input(0).dims, op.input(1).dims, op.output(0).dims, op.name());
+  const math::Strided view =
+      broadcast_view(op.input(0).dims, op.input(1).dims, op.output(0).dims, op.name());
   const std::string name = op.name();
   return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
     check_args(a, 2, 1, 0, name);
     if (same)
-      binary_same_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), in<float>(a, 1), out<float>(a, 0), n, b);
+      binary_same_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), in<float>(a, 1),
+                                                          out<float>(a, 0), n, b);
     else
-      binary_bcast_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), in<float>(a, 1), out<float>(a, 0), n,
-                                                          view, b);
+      binary_bcast_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), in<float>(a, 1),
+                                                           out<float>(a, 0), n, view, b);
     check_launch("binary kernel");
   });
 }
@@ -125,7 +131,8 @@ std::unique_ptr<Kernel> create_act_grad(const dlrt_op_desc& d, const dlrt_device
   const std::string name = op.name();
   return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
     check_args(a, 2, 1, 0, name);
-    act_grad_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), in<float>(a, 1), out<float>(a, 0), n, g);
+    act_grad_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), in<float>(a, 1),
+                                                     out<float>(a, 0), n, g);
     check_launch("activation gradient kernel");
   });
 }
@@ -141,10 +148,11 @@ std::unique_ptr<Kernel> create_leaky_relu(const dlrt_op_desc& d, const dlrt_devi
   return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
     check_args(a, grad ? 2 : 1, 1, 0, name);
     if (grad)
-      leaky_relu_grad_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), in<float>(a, 1), out<float>(a, 0), n,
-                                                             alpha);
+      leaky_relu_grad_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), in<float>(a, 1),
+                                                              out<float>(a, 0), n, alpha);
     else
-      leaky_relu_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), out<float>(a, 0), n, alpha);
+      leaky_relu_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), out<float>(a, 0), n,
+                                                         alpha);
     check_launch("leaky_relu kernel");
   });
 }
@@ -160,16 +168,16 @@ std::unique_ptr<Kernel> create_bias_add(const dlrt_op_desc& d, const dlrt_device
   const int64_t channels = x.dims[cdim], n = x.numel;
   return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
     check_args(a, 2, 1, 0, "bias_add");
-    bias_act_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), in<float>(a, 1), out<float>(a, 0), n, channels,
-                                                    inner, math::Act::kNone);
+    bias_act_kernel<<<grid_for(n), kThreads, 0, s>>>(
+        in<float>(a, 0), in<float>(a, 1), out<float>(a, 0), n, channels, inner, math::Act::kNone);
     check_launch("bias_add kernel");
   });
 }
 
 }  // namespace
 
-void launch_bias_act(cudaStream_t stream, float* y, const float* b, int64_t n, int64_t channels, int64_t inner,
-                     math::Act act) {
+void launch_bias_act(cudaStream_t stream, float* y, const float* b, int64_t n, int64_t channels,
+                     int64_t inner, math::Act act) {
   bias_act_kernel<<<grid_for(n), kThreads, 0, stream>>>(y, b, y, n, channels, inner, act);
   check_launch("bias/activation epilogue kernel");
 }
@@ -180,10 +188,14 @@ void launch_act(cudaStream_t stream, float* y, int64_t n, math::Act act) {
 }
 
 void add_elementwise_ops(std::vector<OpEntry>& t) {
-  for (const char* op : {"neg", "exp", "log", "sqrt"}) t.push_back({op, &check_unary, &create_unary});
-  for (const char* op : {"add", "sub", "mul", "div"}) t.push_back({op, &check_unary, &create_binary});
-  for (const char* op : {"relu_grad", "sigmoid_grad", "tanh_grad"}) t.push_back({op, &check_unary, &create_act_grad});
-  for (const char* op : {"leaky_relu", "leaky_relu_grad"}) t.push_back({op, &check_unary, &create_leaky_relu});
+  for (const char* op : {"neg", "exp", "log", "sqrt"})
+    t.push_back({op, &check_unary, &create_unary});
+  for (const char* op : {"add", "sub", "mul", "div"})
+    t.push_back({op, &check_unary, &create_binary});
+  for (const char* op : {"relu_grad", "sigmoid_grad", "tanh_grad"})
+    t.push_back({op, &check_unary, &create_act_grad});
+  for (const char* op : {"leaky_relu", "leaky_relu_grad"})
+    t.push_back({op, &check_unary, &create_leaky_relu});
   t.push_back({"bias_add", &check_unary, &create_bias_add});
 }
 

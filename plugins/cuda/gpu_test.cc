@@ -23,14 +23,14 @@ namespace {
 using dlrt::testing::LoadedPlugin;
 using dlrt::testing::take_status;
 
-#define EXPECT_OK(expr)                             \
-  do {                                              \
-    auto dlrt_st_ = take_status(expr);              \
+#define EXPECT_OK(expr)                                    \
+  do {                                                     \
+    auto dlrt_st_ = take_status(expr);                     \
     EXPECT_EQ(dlrt_st_.first, DLRT_OK) << dlrt_st_.second; \
   } while (0)
-#define ASSERT_OK(expr)                             \
-  do {                                              \
-    auto dlrt_st_ = take_status(expr);              \
+#define ASSERT_OK(expr)                                    \
+  do {                                                     \
+    auto dlrt_st_ = take_status(expr);                     \
     ASSERT_EQ(dlrt_st_.first, DLRT_OK) << dlrt_st_.second; \
   } while (0)
 

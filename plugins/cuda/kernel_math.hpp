@@ -166,13 +166,13 @@ struct Pool2D {
   int64_t oh = 1, ow = 1;              // output
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, pad_top = 0, pad_left = 0;
 };
-DLRT_HD int64_t image_offset(bool nchw, int64_t h, int64_t w, int64_t c, int64_t in, int64_t ih, int64_t iw,
-                             int64_t ic) {
+DLRT_HD int64_t image_offset(bool nchw, int64_t h, int64_t w, int64_t c, int64_t in, int64_t ih,
+                             int64_t iw, int64_t ic) {
   return nchw ? ((in * c + ic) * h + ih) * w + iw : ((in * h + ih) * w + iw) * c + ic;
 }
 // Decomposes a flat index of an (n, h, w, c) image stored as NHWC or NCHW.
-DLRT_HD void image_coords(bool nchw, int64_t h, int64_t w, int64_t c, int64_t i, int64_t* n, int64_t* y,
-                          int64_t* x, int64_t* ch) {
+DLRT_HD void image_coords(bool nchw, int64_t h, int64_t w, int64_t c, int64_t i, int64_t* n,
+                          int64_t* y, int64_t* x, int64_t* ch) {
   if (nchw) {
     *x = i % w, i /= w;
     *y = i % h, i /= h;
@@ -185,7 +185,8 @@ DLRT_HD void image_coords(bool nchw, int64_t h, int64_t w, int64_t c, int64_t i,
 }
 // Offset in x of the first maximum of output (n, oh, ow, c)'s window, rows first; a NaN is
 // larger than everything (its first occurrence wins). -1 only for a window with no cell.
-DLRT_HD int64_t pool_argmax(const Pool2D& g, const float* x, int64_t n, int64_t oh, int64_t ow, int64_t c) {
+DLRT_HD int64_t pool_argmax(const Pool2D& g, const float* x, int64_t n, int64_t oh, int64_t ow,
+                            int64_t c) {
   int64_t best = -1;
   float best_v = 0.0f;
   for (int64_t i = 0; i < g.kh; ++i) {
@@ -210,8 +211,8 @@ DLRT_HD int64_t pool_count(const Pool2D& g, int64_t oh, int64_t ow) {
   return rows * cols;
 }
 // The outputs whose windows cover input row/column `i` along one axis: [*lo, *hi).
-DLRT_HD void covering_outputs(int64_t i, int64_t pad, int64_t k, int64_t stride, int64_t out, int64_t* lo,
-                              int64_t* hi) {
+DLRT_HD void covering_outputs(int64_t i, int64_t pad, int64_t k, int64_t stride, int64_t out,
+                              int64_t* lo, int64_t* hi) {
   // o covers i iff o*stride - pad <= i <= o*stride - pad + k - 1
   const int64_t a = i + pad - k + 1;  // o*stride >= a
   int64_t l = a <= 0 ? 0 : (a + stride - 1) / stride;
@@ -229,31 +230,45 @@ enum class Act : int { kNone, kRelu, kSigmoid, kTanh };
 
 DLRT_HD float unary(Unary op, float x) {
   switch (op) {
-    case Unary::kNeg: return -x;
-    case Unary::kExp: return expf(x);
-    case Unary::kLog: return logf(x);    // NaN for x < 0, -inf for 0 (IEEE)
-    case Unary::kSqrt: return sqrtf(x);  // NaN for x < 0
-    case Unary::kRelu: return x > 0.0f ? x : 0.0f;
-    case Unary::kSigmoid: return 1.0f / (1.0f + expf(-x));
-    default: return tanhf(x);
+    case Unary::kNeg:
+      return -x;
+    case Unary::kExp:
+      return expf(x);
+    case Unary::kLog:
+      return logf(x);  // NaN for x < 0, -inf for 0 (IEEE)
+    case Unary::kSqrt:
+      return sqrtf(x);  // NaN for x < 0
+    case Unary::kRelu:
+      return x > 0.0f ? x : 0.0f;
+    case Unary::kSigmoid:
+      return 1.0f / (1.0f + expf(-x));
+    default:
+      return tanhf(x);
   }
 }
 
 DLRT_HD float binary(Binary op, float a, float b) {
   switch (op) {
-    case Binary::kAdd: return a + b;
-    case Binary::kSub: return a - b;
-    case Binary::kMul: return a * b;
-    default: return a / b;  // IEEE: x/0 is +-inf or NaN
+    case Binary::kAdd:
+      return a + b;
+    case Binary::kSub:
+      return a - b;
+    case Binary::kMul:
+      return a * b;
+    default:
+      return a / b;  // IEEE: x/0 is +-inf or NaN
   }
 }
 
 // relu_grad(dy, x): dy where x > 0; sigmoid_grad(dy, y): dy*y*(1-y); tanh_grad(dy, y): dy*(1-y^2).
 DLRT_HD float act_grad(ActGrad op, float dy, float xy) {
   switch (op) {
-    case ActGrad::kRelu: return xy > 0.0f ? dy : 0.0f;
-    case ActGrad::kSigmoid: return dy * xy * (1.0f - xy);
-    default: return dy * (1.0f - xy * xy);
+    case ActGrad::kRelu:
+      return xy > 0.0f ? dy : 0.0f;
+    case ActGrad::kSigmoid:
+      return dy * xy * (1.0f - xy);
+    default:
+      return dy * (1.0f - xy * xy);
   }
 }
 
@@ -265,16 +280,22 @@ DLRT_HD float leaky_relu_grad(float dy, float x, float alpha) { return x > 0.0f 
 // The activation of the fused ops, applied after the bias.
 DLRT_HD float activate(Act act, float x) {
   switch (act) {
-    case Act::kRelu: return x > 0.0f ? x : 0.0f;
-    case Act::kSigmoid: return 1.0f / (1.0f + expf(-x));
-    case Act::kTanh: return tanhf(x);
-    default: return x;
+    case Act::kRelu:
+      return x > 0.0f ? x : 0.0f;
+    case Act::kSigmoid:
+      return 1.0f / (1.0f + expf(-x));
+    case Act::kTanh:
+      return tanhf(x);
+    default:
+      return x;
   }
 }
 
 // The channel of element i of a tensor whose channel dim has `channels` entries and
 // `inner` elements between consecutive channels (NHWC: inner = 1; NCHW: H*W).
-DLRT_HD int64_t channel_of(int64_t i, int64_t channels, int64_t inner) { return (i / inner) % channels; }
+DLRT_HD int64_t channel_of(int64_t i, int64_t channels, int64_t inner) {
+  return (i / inner) % channels;
+}
 
 // ---- reductions ---------------------------------------------------------------------------
 
@@ -330,13 +351,16 @@ DLRT_HD AdamStep adam_step(double p, double g, double m, double v, double lr_t, 
 // ---- random ops (plugins/common/philox.hpp's stream), formed in double like the reference ---
 
 DLRT_HD float uniform_value(uint64_t seed, uint64_t rng_offset, uint64_t i, double lo, double hi) {
-  return static_cast<float>(lo + (hi - lo) * static_cast<double>(philox::uniform(seed, rng_offset, i)));
+  return static_cast<float>(lo +
+                            (hi - lo) * static_cast<double>(philox::uniform(seed, rng_offset, i)));
 }
-DLRT_HD float normal_value(uint64_t seed, uint64_t rng_offset, uint64_t i, double mean, double stddev) {
+DLRT_HD float normal_value(uint64_t seed, uint64_t rng_offset, uint64_t i, double mean,
+                           double stddev) {
   return static_cast<float>(mean + stddev * philox::normal(seed, rng_offset, i));
 }
 // mask = u >= rate ? keep : 0 with keep = float(1/(1-rate)); y = float(double(x)*double(mask)).
-DLRT_HD float dropout_mask(uint64_t seed, uint64_t rng_offset, uint64_t i, double rate, float keep) {
+DLRT_HD float dropout_mask(uint64_t seed, uint64_t rng_offset, uint64_t i, double rate,
+                           float keep) {
   return static_cast<double>(philox::uniform(seed, rng_offset, i)) >= rate ? keep : 0.0f;
 }
 
@@ -349,22 +373,34 @@ DLRT_HD bool is_float_code(int32_t d) { return d == kF32 || d == kF64; }
 
 DLRT_HD double load_as_double(const void* p, int32_t d, int64_t i) {
   switch (d) {
-    case kF32: return static_cast<const float*>(p)[i];
-    case kF64: return static_cast<const double*>(p)[i];
-    case kI32: return static_cast<const int32_t*>(p)[i];
-    case kI64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
-    case kU8: return static_cast<const uint8_t*>(p)[i];
-    case kI8: return static_cast<const int8_t*>(p)[i];
-    default: return static_cast<const uint8_t*>(p)[i] != 0 ? 1.0 : 0.0;
+    case kF32:
+      return static_cast<const float*>(p)[i];
+    case kF64:
+      return static_cast<const double*>(p)[i];
+    case kI32:
+      return static_cast<const int32_t*>(p)[i];
+    case kI64:
+      return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case kU8:
+      return static_cast<const uint8_t*>(p)[i];
+    case kI8:
+      return static_cast<const int8_t*>(p)[i];
+    default:
+      return static_cast<const uint8_t*>(p)[i] != 0 ? 1.0 : 0.0;
   }
 }
 DLRT_HD int64_t load_as_int(const void* p, int32_t d, int64_t i) {
   switch (d) {
-    case kI32: return static_cast<const int32_t*>(p)[i];
-    case kI64: return static_cast<const int64_t*>(p)[i];
-    case kU8: return static_cast<const uint8_t*>(p)[i];
-    case kI8: return static_cast<const int8_t*>(p)[i];
-    default: return static_cast<const uint8_t*>(p)[i] != 0 ? 1 : 0;
+    case kI32:
+      return static_cast<const int32_t*>(p)[i];
+    case kI64:
+      return static_cast<const int64_t*>(p)[i];
+    case kU8:
+      return static_cast<const uint8_t*>(p)[i];
+    case kI8:
+      return static_cast<const int8_t*>(p)[i];
+    default:
+      return static_cast<const uint8_t*>(p)[i] != 0 ? 1 : 0;
   }
 }
 DLRT_HD int64_t saturate(int64_t v, int32_t d) {
@@ -376,13 +412,26 @@ DLRT_HD int64_t saturate(int64_t v, int32_t d) {
 }
 DLRT_HD void store_int(void* p, int32_t d, int64_t i, int64_t v) {
   switch (d) {
-    case kF32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
-    case kF64: static_cast<double*>(p)[i] = static_cast<double>(v); break;
-    case kI32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(saturate(v, d)); break;
-    case kI64: static_cast<int64_t*>(p)[i] = v; break;
-    case kU8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(saturate(v, d)); break;
-    case kI8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(saturate(v, d)); break;
-    default: static_cast<uint8_t*>(p)[i] = v != 0 ? 1 : 0;
+    case kF32:
+      static_cast<float*>(p)[i] = static_cast<float>(v);
+      break;
+    case kF64:
+      static_cast<double*>(p)[i] = static_cast<double>(v);
+      break;
+    case kI32:
+      static_cast<int32_t*>(p)[i] = static_cast<int32_t>(saturate(v, d));
+      break;
+    case kI64:
+      static_cast<int64_t*>(p)[i] = v;
+      break;
+    case kU8:
+      static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(saturate(v, d));
+      break;
+    case kI8:
+      static_cast<int8_t*>(p)[i] = static_cast<int8_t>(saturate(v, d));
+      break;
+    default:
+      static_cast<uint8_t*>(p)[i] = v != 0 ? 1 : 0;
   }
 }
 // float -> float rounds to nearest; float -> int truncates toward zero and saturates, NaN -> 0;
@@ -396,7 +445,7 @@ DLRT_HD void store_double(void* p, int32_t d, int64_t i, double v) {
     static_cast<uint8_t*>(p)[i] = v != 0.0 ? 1 : 0;
   } else {
     const double t = trunc(v);
-    const int64_t iv = t != t ? 0
+    const int64_t iv = t != t                        ? 0
                        : t >= 9223372036854775807.0  ? INT64_MAX
                        : t <= -9223372036854775808.0 ? INT64_MIN
                                                      : static_cast<int64_t>(t);

@@ -26,7 +26,8 @@ namespace {
 using ops::AttrMap;
 using ops::TensorType;
 
-ops::OpInstance make(const std::string& name, const std::vector<TensorType>& inputs, const AttrMap& attrs = {}) {
+ops::OpInstance make(const std::string& name, const std::vector<TensorType>& inputs,
+                     const AttrMap& attrs = {}) {
   auto r = ops::instantiate(name, inputs, attrs);
   EXPECT_TRUE(r.ok()) << name << ": " << r.status().to_string();
   return std::move(r).value();
@@ -41,8 +42,8 @@ std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -2.f, float
 }
 
 // Runs the reference kernel of `inst` on host buffers.
-void reference_run(const ops::OpInstance& inst, const std::vector<const void*>& in, const std::vector<void*>& out,
-                   uint64_t rng_offset = 0) {
+void reference_run(const ops::OpInstance& inst, const std::vector<const void*>& in,
+                   const std::vector<void*>& out, uint64_t rng_offset = 0) {
   OpView op(&inst.desc());
   reference::check_supported(op);
   reference::run(op, in.data(), out.data(), rng_offset);
@@ -72,9 +73,12 @@ TEST(KernelMath, AdamStepMatchesReference) {
   auto p = random_floats(n, 4), g = random_floats(n, 5), m = random_floats(n, 6);
   auto v = random_floats(n, 7, 0.f, 1.f);
   for (float step : {1.f, 2.f, 1000.f}) {
-    auto inst = make("adam_update", {{DLRT_F32, {41}}, {DLRT_F32, {41}}, {DLRT_F32, {41}}, {DLRT_F32, {41}}, {DLRT_F32, {}}});
+    auto inst = make(
+        "adam_update",
+        {{DLRT_F32, {41}}, {DLRT_F32, {41}}, {DLRT_F32, {41}}, {DLRT_F32, {41}}, {DLRT_F32, {}}});
     std::vector<float> rp(n), rm(n), rv(n);
-    reference_run(inst, {p.data(), g.data(), m.data(), v.data(), &step}, {rp.data(), rm.data(), rv.data()});
+    reference_run(inst, {p.data(), g.data(), m.data(), v.data(), &step},
+                  {rp.data(), rm.data(), rv.data()});
     const double lr_t = math::adam_lr_t(0.001, 0.9, 0.999, step);
     for (size_t i = 0; i < n; ++i) {
       math::AdamStep s = math::adam_step(p[i], g[i], m[i], v[i], lr_t, 0.9, 0.999, 1e-7);
@@ -106,7 +110,8 @@ TEST(KernelMath, CrossEntropyRowMatchesReference) {
     }
     EXPECT_NEAR(float(math::xent_loss(mx, sum, x[labels[r]])), loss[r], 1e-6) << r;
     for (int64_t j = 0; j < k; ++j)
-      EXPECT_NEAR(float(math::xent_backprop(x[j], mx, sum, j == labels[r])), bp[r * k + j], 1e-7) << r << "," << j;
+      EXPECT_NEAR(float(math::xent_backprop(x[j], mx, sum, j == labels[r])), bp[r * k + j], 1e-7)
+          << r << "," << j;
   }
 }
 
@@ -116,18 +121,22 @@ TEST(KernelMath, PhiloxValuesMatchReferenceExactly) {
   const int64_t n = 1031;  // not a multiple of 4: the last block is partial
   const uint64_t seed = 0x123456789abcdefULL, offset = 77;
   {
-    auto inst = make("random_uniform", {}, {{"shape", ops::Ints{n}}, {"minval", -3.0}, {"maxval", 5.0},
-                                            {"seed", int64_t(seed)}});
+    auto inst =
+        make("random_uniform", {},
+             {{"shape", ops::Ints{n}}, {"minval", -3.0}, {"maxval", 5.0}, {"seed", int64_t(seed)}});
     std::vector<float> ref(n);
     reference_run(inst, {}, {ref.data()}, offset);
-    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(math::uniform_value(seed, offset, i, -3.0, 5.0), ref[i]) << i;
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(math::uniform_value(seed, offset, i, -3.0, 5.0), ref[i]) << i;
   }
   {
-    auto inst = make("random_normal", {}, {{"shape", ops::Ints{n}}, {"mean", 1.0}, {"stddev", 2.0},
-                                           {"seed", int64_t(seed)}});
+    auto inst =
+        make("random_normal", {},
+             {{"shape", ops::Ints{n}}, {"mean", 1.0}, {"stddev", 2.0}, {"seed", int64_t(seed)}});
     std::vector<float> ref(n);
     reference_run(inst, {}, {ref.data()}, offset);
-    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(math::normal_value(seed, offset, i, 1.0, 2.0), ref[i]) << i;
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(math::normal_value(seed, offset, i, 1.0, 2.0), ref[i]) << i;
   }
   {
     const double rate = 0.3;
@@ -153,11 +162,12 @@ TEST(KernelMath, BroadcastOffsetsMatchReference) {
   struct Case {
     ops::Dims a, b;
   };
-  for (const Case& c : {Case{{2, 1, 3}, {4, 1}}, Case{{5}, {3, 1}}, Case{{2, 3}, {2, 3}}, Case{{1}, {2, 2, 2}},
-                        Case{{3, 1, 4, 1}, {1, 5, 1, 6}}, Case{{}, {3}}}) {
+  for (const Case& c : {Case{{2, 1, 3}, {4, 1}}, Case{{5}, {3, 1}}, Case{{2, 3}, {2, 3}},
+                        Case{{1}, {2, 2, 2}}, Case{{3, 1, 4, 1}, {1, 5, 1, 6}}, Case{{}, {3}}}) {
     auto inst = make("sub", {{DLRT_F32, c.a}, {DLRT_F32, c.b}});
     const auto& out_dims = inst.output(0).dims;
-    auto a = random_floats(size_t(ops::num_elements(c.a)), 10), b = random_floats(size_t(ops::num_elements(c.b)), 11);
+    auto a = random_floats(size_t(ops::num_elements(c.a)), 10),
+         b = random_floats(size_t(ops::num_elements(c.b)), 11);
     std::vector<float> ref(static_cast<size_t>(ops::num_elements(out_dims)));
     reference_run(inst, {a.data(), b.data()}, {ref.data()});
     math::Strided v = broadcast_view(c.a, c.b, out_dims, "sub");
@@ -172,7 +182,8 @@ TEST(KernelMath, BroadcastOffsetsMatchReference) {
 TEST(KernelMath, TransposeAndBroadcastToMatchReference) {
   const ops::Dims x_dims = {2, 3, 4, 5};
   auto x = random_floats(120, 12);
-  for (const ops::Ints& perm : {ops::Ints{0, 1, 2, 3}, ops::Ints{3, 2, 1, 0}, ops::Ints{1, 3, 0, 2}}) {
+  for (const ops::Ints& perm :
+       {ops::Ints{0, 1, 2, 3}, ops::Ints{3, 2, 1, 0}, ops::Ints{1, 3, 0, 2}}) {
     auto inst = make("transpose", {{DLRT_F32, x_dims}}, {{"perm", perm}});
     std::vector<float> ref(120);
     reference_run(inst, {x.data()}, {ref.data()});
@@ -220,7 +231,8 @@ TEST(KernelMath, ReductionsMatchReference) {
   reference_run(inst, {x.data()}, {ref.data()});
   for (int64_t o = 0; o < 4; ++o) {
     double acc = 0;
-    for (int64_t g = 0; g < r.group; ++g) acc += x[math::reduction_base(r, o) + math::reduction_within(r, g)];
+    for (int64_t g = 0; g < r.group; ++g)
+      acc += x[math::reduction_base(r, o) + math::reduction_within(r, g)];
     EXPECT_NEAR(float(acc), ref[o], 1e-6);
   }
 }
@@ -272,12 +284,15 @@ TEST(KernelMath, OwnPoolingMatchesReference) {
     const char* padding;
     const char* format;
   };
-  for (const Case& c : {Case{{2, 7, 6, 3}, {3, 3}, {2, 2}, "SAME", "NHWC"}, Case{{1, 3, 8, 5}, {2, 2}, {2, 2}, "SAME", "NCHW"},
-                        Case{{2, 6, 6, 2}, {3, 2}, {1, 2}, "VALID", "NHWC"}, Case{{1, 2, 5, 5}, {2, 3}, {1, 1}, "SAME", "NCHW"}}) {
+  for (const Case& c : {Case{{2, 7, 6, 3}, {3, 3}, {2, 2}, "SAME", "NHWC"},
+                        Case{{1, 3, 8, 5}, {2, 2}, {2, 2}, "SAME", "NCHW"},
+                        Case{{2, 6, 6, 2}, {3, 2}, {1, 2}, "VALID", "NHWC"},
+                        Case{{1, 2, 5, 5}, {2, 3}, {1, 1}, "SAME", "NCHW"}}) {
     const int64_t nx = ops::num_elements(c.x);
     auto x = random_floats(size_t(nx), 14);
     x[0] = x[1];  // a tie: the gradient goes to the first maximum
-    AttrMap attrs = {{"ksize", c.k}, {"strides", c.s}, {"padding", c.padding}, {"data_format", c.format}};
+    AttrMap attrs = {
+        {"ksize", c.k}, {"strides", c.s}, {"padding", c.padding}, {"data_format", c.format}};
     for (bool is_max : {true, false}) {
       auto fwd = make(is_max ? "max_pool2d" : "avg_pool2d", {{DLRT_F32, c.x}}, attrs);
       OpView op(&fwd.desc());
@@ -287,7 +302,8 @@ TEST(KernelMath, OwnPoolingMatchesReference) {
       plugin::Window1D ww = plugin::window_1d(xs.w, c.k[1], c.s[1], 1, c.padding, "t", "w");
       math::Pool2D g;
       g.nchw = nchw, g.n = xs.n, g.h = xs.h, g.w = xs.w, g.c = xs.c, g.oh = wh.out, g.ow = ww.out;
-      g.kh = c.k[0], g.kw = c.k[1], g.sh = c.s[0], g.sw = c.s[1], g.pad_top = wh.pad_before, g.pad_left = ww.pad_before;
+      g.kh = c.k[0], g.kw = c.k[1], g.sh = c.s[0], g.sw = c.s[1], g.pad_top = wh.pad_before,
+      g.pad_left = ww.pad_before;
       const int64_t ny = fwd.output(0).num_elements();
       std::vector<float> ref(static_cast<size_t>(ny));
       reference_run(fwd, {x.data()}, {ref.data()});
@@ -314,7 +330,8 @@ TEST(KernelMath, OwnPoolingMatchesReference) {
       AttrMap battrs = attrs;
       std::vector<float> dref(static_cast<size_t>(nx));
       if (is_max) {
-        auto bwd = make("max_pool2d_backward", {{DLRT_F32, c.x}, {DLRT_F32, fwd.output(0).dims}}, battrs);
+        auto bwd =
+            make("max_pool2d_backward", {{DLRT_F32, c.x}, {DLRT_F32, fwd.output(0).dims}}, battrs);
         reference_run(bwd, {x.data(), dy.data()}, {dref.data()});
       } else {
         battrs["input_shape"] = ops::Ints(c.x.begin(), c.x.end());
@@ -333,7 +350,8 @@ TEST(KernelMath, OwnPoolingMatchesReference) {
             if (is_max) acc += math::pool_argmax(g, x.data(), n, oh, ow, ch) == i ? d : 0.0;
             else acc += d / double(math::pool_count(g, oh, ow));
           }
-        ASSERT_NEAR(float(acc), dref[i], 1e-6) << (is_max ? "max" : "avg") << " " << c.padding << " i=" << i;
+        ASSERT_NEAR(float(acc), dref[i], 1e-6)
+            << (is_max ? "max" : "avg") << " " << c.padding << " i=" << i;
       }
     }
   }
@@ -342,14 +360,18 @@ TEST(KernelMath, OwnPoolingMatchesReference) {
 // ---- cast and fill -----------------------------------------------------------------------------
 
 TEST(KernelMath, CastMatchesReferenceForEveryPair) {
-  const std::vector<dlrt_dtype> types = {DLRT_F32, DLRT_F64, DLRT_I32, DLRT_I64, DLRT_U8, DLRT_I8, DLRT_BOOL};
-  const std::vector<double> values = {0.0, -0.0, 1.5, -1.5, 2.7, -2.7, 127.9, 128.0, 255.5, 256.0, -129.0, 3e9, -3e9,
-                                      1e20, -1e20, std::numeric_limits<double>::quiet_NaN(), INFINITY, -INFINITY};
+  const std::vector<dlrt_dtype> types = {DLRT_F32, DLRT_F64, DLRT_I32, DLRT_I64,
+                                         DLRT_U8,  DLRT_I8,  DLRT_BOOL};
+  const std::vector<double> values = {
+      0.0,      -0.0,     1.5,    -1.5, 2.7,  -2.7, 127.9, 128.0,
+      255.5,    256.0,    -129.0, 3e9,  -3e9, 1e20, -1e20, std::numeric_limits<double>::quiet_NaN(),
+      INFINITY, -INFINITY};
   for (dlrt_dtype from : types) {
     // Inputs: the values above, stored in `from` the way fill stores them.
     const size_t esize = plugin::dtype_size(from);
     std::vector<uint8_t> x(values.size() * esize);
-    for (size_t i = 0; i < values.size(); ++i) math::store_double(x.data(), from, int64_t(i), values[i]);
+    for (size_t i = 0; i < values.size(); ++i)
+      math::store_double(x.data(), from, int64_t(i), values[i]);
     for (dlrt_dtype to : types) {
       auto inst = make("cast", {{from, {int64_t(values.size())}}}, {{"dtype", to}});
       const size_t osize = plugin::dtype_size(to);
@@ -357,10 +379,12 @@ TEST(KernelMath, CastMatchesReferenceForEveryPair) {
       reference_run(inst, {x.data()}, {ref.data()});
       if (from == to) got = x;
       else
-        for (size_t i = 0; i < values.size(); ++i) math::cast_element(x.data(), from, got.data(), to, int64_t(i));
+        for (size_t i = 0; i < values.size(); ++i)
+          math::cast_element(x.data(), from, got.data(), to, int64_t(i));
       for (size_t i = 0; i < values.size(); ++i)
         ASSERT_EQ(std::memcmp(&got[i * osize], &ref[i * osize], osize), 0)
-            << plugin::dtype_name(from) << " -> " << plugin::dtype_name(to) << " value " << values[i];
+            << plugin::dtype_name(from) << " -> " << plugin::dtype_name(to) << " value "
+            << values[i];
     }
   }
   // fill's value pattern is the same conversion.
@@ -370,7 +394,8 @@ TEST(KernelMath, CastMatchesReferenceForEveryPair) {
     reference_run(inst, {}, {ref.data()});
     uint64_t pattern = 0;
     math::store_double(&pattern, to, 0, -2.5);
-    EXPECT_EQ(std::memcmp(&pattern, ref.data(), plugin::dtype_size(to)), 0) << plugin::dtype_name(to);
+    EXPECT_EQ(std::memcmp(&pattern, ref.data(), plugin::dtype_size(to)), 0)
+        << plugin::dtype_name(to);
   }
 }
 
@@ -384,9 +409,10 @@ TEST(KernelMath, ElementwiseMatchReference) {
     const char* name;
     math::Unary op;
   };
-  for (const U& u : {U{"neg", math::Unary::kNeg}, U{"exp", math::Unary::kExp}, U{"log", math::Unary::kLog},
-                     U{"sqrt", math::Unary::kSqrt}, U{"relu", math::Unary::kRelu},
-                     U{"sigmoid", math::Unary::kSigmoid}, U{"tanh", math::Unary::kTanh}}) {
+  for (const U& u :
+       {U{"neg", math::Unary::kNeg}, U{"exp", math::Unary::kExp}, U{"log", math::Unary::kLog},
+        U{"sqrt", math::Unary::kSqrt}, U{"relu", math::Unary::kRelu},
+        U{"sigmoid", math::Unary::kSigmoid}, U{"tanh", math::Unary::kTanh}}) {
     auto inst = make(u.name, {{DLRT_F32, dims}});
     std::vector<float> ref(64);
     reference_run(inst, {x.data()}, {ref.data()});
@@ -394,7 +420,8 @@ TEST(KernelMath, ElementwiseMatchReference) {
       float got = math::unary(u.op, x[i]);
       if (std::isnan(ref[i])) EXPECT_TRUE(std::isnan(got)) << u.name;
       else if (std::isinf(ref[i])) EXPECT_EQ(got, ref[i]) << u.name;
-      else EXPECT_NEAR(got, ref[i], 1e-5 * std::max(1.0f, std::fabs(ref[i]))) << u.name << " " << x[i];
+      else
+        EXPECT_NEAR(got, ref[i], 1e-5 * std::max(1.0f, std::fabs(ref[i]))) << u.name << " " << x[i];
     }
   }
   auto dy = random_floats(64, 17);
@@ -402,19 +429,23 @@ TEST(KernelMath, ElementwiseMatchReference) {
     const char* name;
     math::ActGrad op;
   };
-  for (const G& g : {G{"relu_grad", math::ActGrad::kRelu}, G{"sigmoid_grad", math::ActGrad::kSigmoid},
-                     G{"tanh_grad", math::ActGrad::kTanh}}) {
+  for (const G& g :
+       {G{"relu_grad", math::ActGrad::kRelu}, G{"sigmoid_grad", math::ActGrad::kSigmoid},
+        G{"tanh_grad", math::ActGrad::kTanh}}) {
     auto inst = make(g.name, {{DLRT_F32, dims}, {DLRT_F32, dims}});
     std::vector<float> ref(64);
     reference_run(inst, {dy.data(), x.data()}, {ref.data()});
-    for (int i = 0; i < 64; ++i) EXPECT_NEAR(math::act_grad(g.op, dy[i], x[i]), ref[i], 1e-5) << g.name;
+    for (int i = 0; i < 64; ++i)
+      EXPECT_NEAR(math::act_grad(g.op, dy[i], x[i]), ref[i], 1e-5) << g.name;
   }
   // bias_add + activation epilogue, NCHW: channel_of with inner = H*W.
   auto b = random_floats(3, 18);
-  auto inst = make("bias_add", {{DLRT_F32, {2, 3, 2, 5}}, {DLRT_F32, {3}}}, {{"data_format", "NCHW"}});
+  auto inst =
+      make("bias_add", {{DLRT_F32, {2, 3, 2, 5}}, {DLRT_F32, {3}}}, {{"data_format", "NCHW"}});
   std::vector<float> ref(60);
   reference_run(inst, {x.data(), b.data()}, {ref.data()});
-  for (int64_t i = 0; i < 60; ++i) EXPECT_EQ(math::activate(math::Act::kNone, x[i] + b[math::channel_of(i, 3, 10)]), ref[i]);
+  for (int64_t i = 0; i < 60; ++i)
+    EXPECT_EQ(math::activate(math::Act::kNone, x[i] + b[math::channel_of(i, 3, 10)]), ref[i]);
 }
 
 // leaky_relu and leaky_relu_grad with two slopes (one above 1), at 0 and on both sides.
@@ -462,7 +493,9 @@ namespace {
 // reduce.cu's split plan: chunks cover the group exactly, in order, none empty; few outputs
 // get many blocks, many outputs one chunk each (a single pass).
 TEST(SplitPlan, CoversEachGroupInOrderWithEnoughBlocks) {
-  struct Case { int64_t outputs, group; };
+  struct Case {
+    int64_t outputs, group;
+  };
   for (Case c : {Case{1, 1000000}, Case{32, 32 * 28 * 28}, Case{64, 4096}, Case{5000, 7},
                  Case{1, 1}, Case{3, 2049}, Case{1024, 100000}}) {
     const SplitPlan p = split_plan(c.outputs, c.group);
@@ -495,7 +528,8 @@ TEST(SplitPlan, TwoPassSumIsFixedAndClose) {
   auto two_pass = [&](const SplitPlan& p) {
     std::vector<double> partial(p.splits, 0.0);
     for (int64_t s = 0; s < p.splits; ++s)
-      for (int64_t g = split_begin(p, s); g < split_end(p, s, int64_t(x.size())); ++g) partial[s] += x[g];
+      for (int64_t g = split_begin(p, s); g < split_end(p, s, int64_t(x.size())); ++g)
+        partial[s] += x[g];
     double acc = partial[0];
     for (int64_t s = 1; s < p.splits; ++s) acc += partial[s];
     return acc;

@@ -54,20 +54,27 @@ class MatmulKernel final : public Kernel {
         },
         [](cublasLtHandle_t h) { cublasLtDestroy(h); });
     CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    cublasOperation_t op_first = tb ? CUBLAS_OP_T : CUBLAS_OP_N, op_second = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof op_first));
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof op_second));
+    cublasOperation_t op_first = tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                      op_second = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &op_first,
+                                                sizeof op_first));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &op_second,
+                                                sizeof op_second));
     cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
-    if (has_bias_) epi = act_ == math::Act::kRelu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+    if (has_bias_)
+      epi = act_ == math::Act::kRelu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+    CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
     if (has_bias_) {
       cudaDataType_t bias_type = CUDA_R_32F;
-      CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
-                                                  sizeof bias_type));
+      CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                                  &bias_type, sizeof bias_type));
     }
     // Stored (column-major) shapes: first = b, second = a, result = c^T.
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&first_, CUDA_R_32F, tb ? k : n_, tb ? n_ : k, tb ? k : n_));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&second_, CUDA_R_32F, ta ? m_ : k, ta ? k : m_, ta ? m_ : k));
+    CUBLAS_CHECK(
+        cublasLtMatrixLayoutCreate(&first_, CUDA_R_32F, tb ? k : n_, tb ? n_ : k, tb ? k : n_));
+    CUBLAS_CHECK(
+        cublasLtMatrixLayoutCreate(&second_, CUDA_R_32F, ta ? m_ : k, ta ? k : m_, ta ? m_ : k));
     CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&result_, CUDA_R_32F, n_, m_, n_));
 
     // Two algorithms, both asked of the heuristic once here: one for operands aligned to 16
@@ -77,10 +84,11 @@ class MatmulKernel final : public Kernel {
     aligned_ = heuristic(16);
     unaligned_ = heuristic(4);
     workspace_ = std::max(aligned_.workspace, unaligned_.workspace);
-    plugin::log(DLRT_LOG_INFO, "cuda: " + name_ + " (" + std::to_string(m_) + "x" + std::to_string(k) + ")x(" +
-                                   std::to_string(k) + "x" + std::to_string(n_) + ")" + (ta ? " ta" : "") +
-                                   (tb ? " tb" : "") + ": cuBLASLt heuristic algorithms, workspace " +
-                                   std::to_string(workspace_) + " bytes");
+    plugin::log(DLRT_LOG_INFO,
+                "cuda: " + name_ + " (" + std::to_string(m_) + "x" + std::to_string(k) + ")x(" +
+                    std::to_string(k) + "x" + std::to_string(n_) + ")" + (ta ? " ta" : "") +
+                    (tb ? " tb" : "") + ": cuBLASLt heuristic algorithms, workspace " +
+                    std::to_string(workspace_) + " bytes");
   }
 
   struct Choice {
@@ -95,18 +103,22 @@ class MatmulKernel final : public Kernel {
     size_t max_ws = kMaxWorkspace;
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws,
-                                                             sizeof max_ws);
-    for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-      if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align);
+    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof max_ws);
+    for (auto attr :
+         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+      if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align);
     auto held = lt_.lock();
     if (st == CUBLAS_STATUS_SUCCESS)
-      st = cublasLtMatmulAlgoGetHeuristic(lt_, desc_, first_, second_, result_, result_, pref, 1, &result, &found);
+      st = cublasLtMatmulAlgoGetHeuristic(lt_, desc_, first_, second_, result_, result_, pref, 1,
+                                          &result, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     CUBLAS_CHECK(st);
     if (found < 1 || result.state != CUBLAS_STATUS_SUCCESS)
-      plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + name_ + ": cuBLASLt has no algorithm for this shape with " +
+      plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + name_ +
+                                           ": cuBLASLt has no algorithm for this shape with " +
                                            std::to_string(align) + "-byte aligned operands");
     return {result.algo, result.workspaceSize};
   }
@@ -123,15 +135,16 @@ class MatmulKernel final : public Kernel {
     check_args(a, has_bias_ ? 3 : 2, 1, workspace_, name_);
     if (has_bias_) {
       const void* bias = in(a, 2);
-      CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+      CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                  sizeof bias));
     }
     const float one = 1.0f, zero = 0.0f;
     const size_t align = math::common_alignment({in(a, 0), in(a, 1), out(a, 0)}, 16);
     const Choice& c = align >= 16 ? aligned_ : unaligned_;
     auto held = lt_.lock();  // the handle is shared with the GPU's other matmul kernels
-    CUBLAS_CHECK(cublasLtMatmul(lt_, desc_, &one, in(a, 1), first_, in(a, 0), second_, &zero, out(a, 0), result_,
-                                out(a, 0), result_, &c.algo, c.workspace > 0 ? a.workspace : nullptr, c.workspace,
-                                stream));
+    CUBLAS_CHECK(cublasLtMatmul(lt_, desc_, &one, in(a, 1), first_, in(a, 0), second_, &zero,
+                                out(a, 0), result_, out(a, 0), result_, &c.algo,
+                                c.workspace > 0 ? a.workspace : nullptr, c.workspace, stream));
     if (has_bias_ && (act_ == math::Act::kSigmoid || act_ == math::Act::kTanh))
       launch_act(stream, out<float>(a, 0), m_ * n_, act_);
   }
@@ -145,10 +158,11 @@ class MatmulKernel final : public Kernel {
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t first_ = nullptr, second_ = nullptr, result_ = nullptr;
   Choice aligned_, unaligned_;  // for operands aligned to 16 bytes, and to 4
-  size_t workspace_ = 0;         // the larger of the two
+  size_t workspace_ = 0;        // the larger of the two
 };
 
-std::unique_ptr<Kernel> create_matmul(const dlrt_op_desc& d, const dlrt_device_desc&, size_t* workspace) {
+std::unique_ptr<Kernel> create_matmul(const dlrt_op_desc& d, const dlrt_device_desc&,
+                                      size_t* workspace) {
   auto k = std::make_unique<MatmulKernel>(OpView(&d));
   *workspace = k->workspace_bytes();
   return k;

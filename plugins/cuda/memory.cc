@@ -61,7 +61,8 @@ dlrt_status* memory_info(dlrt_device* device, uint64_t* out_free, uint64_t* out_
   });
 }
 
-dlrt_status* mem_alloc(dlrt_device* device, size_t bytes, size_t alignment, void** out_ptr) noexcept {
+dlrt_status* mem_alloc(dlrt_device* device, size_t bytes, size_t alignment,
+                       void** out_ptr) noexcept {
   return plugin::guard([&] {
     plugin::require(out_ptr, "out_ptr");
     *out_ptr = nullptr;
@@ -89,8 +90,7 @@ dlrt_status* mem_alloc(dlrt_device* device, size_t bytes, size_t alignment, void
         (void)cudaGetLastError();
         if (cudaMemGetInfo(&free, &total) == cudaSuccess)
           what += " (" + gib(free) + " free of " + gib(total) + ")";
-        else
-          (void)cudaGetLastError();
+        else (void)cudaGetLastError();
       }
       throw_cuda(err, "cudaMalloc(&base, bytes + pad)", __FILE__, __LINE__, what);
     }

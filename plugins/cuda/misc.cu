@@ -12,8 +12,9 @@ namespace {
 
 constexpr int kThreads = 256;
 
-#define GRID_STRIDE(i, n) \
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
+#define GRID_STRIDE(i, n)                                                   \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); \
+       i += int64_t(gridDim.x) * blockDim.x)
 
 // y: view.dims (n elements) = x read at the view's source-0 strides
 template <typename E>
@@ -34,8 +35,8 @@ __global__ void cast_kernel(const void* x, int32_t from, void* y, int32_t to, in
 // params: (R, row_words words), indices: (B) -> y: (B, row_words); a zero row when an index
 // is outside [0,R)
 template <typename W, typename Index>
-__global__ void gather_rows_kernel(const W* params, const Index* indices, W* y, int64_t rows, int64_t row_words,
-                                   int64_t n) {
+__global__ void gather_rows_kernel(const W* params, const Index* indices, W* y, int64_t rows,
+                                   int64_t row_words, int64_t n) {
   GRID_STRIDE(i, n) {
     const int64_t b = i / row_words, w = i % row_words;
     const int64_t r = static_cast<int64_t>(indices[b]);
@@ -61,7 +62,8 @@ __global__ void argmax_kernel(const float* x, Out* y, int64_t outer, int64_t k, 
 }
 
 // a, b: (N) i32|i64 -> count: () f32. One block.
-__global__ void equal_count_kernel(const void* a, int32_t ta, const void* b, int32_t tb, int64_t n, float* count) {
+__global__ void equal_count_kernel(const void* a, int32_t ta, const void* b, int32_t tb, int64_t n,
+                                   float* count) {
   __shared__ unsigned long long total;
   if (threadIdx.x == 0) total = 0;
   __syncthreads();
@@ -75,8 +77,8 @@ __global__ void equal_count_kernel(const void* a, int32_t ta, const void* b, int
 
 // x: (n, h, w, c) image -> y: (n, h + extra_h, w + extra_w, c), zeros in the extra rows and
 // columns (after the image: TensorFlow's SAME puts the odd padding cell after).
-__global__ void pad_image_kernel(const float* x, float* y, bool nchw, int64_t n, int64_t h, int64_t w, int64_t c,
-                                 int64_t hp, int64_t wp) {
+__global__ void pad_image_kernel(const float* x, float* y, bool nchw, int64_t n, int64_t h,
+                                 int64_t w, int64_t c, int64_t hp, int64_t wp) {
   GRID_STRIDE(i, n * hp * wp * c) {
     int64_t in, ih, iw, ic;
     math::image_coords(nchw, hp, wp, c, i, &in, &ih, &iw, &ic);
@@ -105,7 +107,8 @@ std::unique_ptr<Kernel> create_copy(const dlrt_op_desc& d, const dlrt_device_des
 
 // ---- transpose, broadcast_to ----------------------------------------------------------------
 
-std::unique_ptr<Kernel> strided_kernel(const math::Strided& view, int64_t n, size_t esize, const std::string& name) {
+std::unique_ptr<Kernel> strided_kernel(const math::Strided& view, int64_t n, size_t esize,
+                                       const std::string& name) {
   return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
     check_args(a, 1, 1, 0, name);
     launch_strided_copy(s, in(a, 0), out(a, 0), n, esize, view);
@@ -118,7 +121,8 @@ std::unique_ptr<Kernel> create_transpose(const dlrt_op_desc& d, const dlrt_devic
                         plugin::dtype_size(op.input(0).dtype), op.name());
 }
 
-std::unique_ptr<Kernel> create_broadcast_to(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
+std::unique_ptr<Kernel> create_broadcast_to(const dlrt_op_desc& d, const dlrt_device_desc&,
+                                            size_t*) {
   OpView op(&d);
   const auto& out_dims = op.output(0).dims;
   std::vector<int64_t> s = plugin::broadcast_strides(op.input(0).dims, out_dims, op.name());
@@ -143,9 +147,17 @@ std::unique_ptr<Kernel> create_fill(const dlrt_op_desc& d, const dlrt_device_des
     uint8_t b1;
     uint32_t b4;
     switch (esize) {
-      case 1: std::memcpy(&b1, &pattern, 1); fill_kernel<<<grid_for(n), kThreads, 0, s>>>((uint8_t*)y, n, b1); break;
-      case 4: std::memcpy(&b4, &pattern, 4); fill_kernel<<<grid_for(n), kThreads, 0, s>>>((uint32_t*)y, n, b4); break;
-      default: fill_kernel<<<grid_for(n), kThreads, 0, s>>>((uint64_t*)y, n, pattern); break;
+      case 1:
+        std::memcpy(&b1, &pattern, 1);
+        fill_kernel<<<grid_for(n), kThreads, 0, s>>>((uint8_t*)y, n, b1);
+        break;
+      case 4:
+        std::memcpy(&b4, &pattern, 4);
+        fill_kernel<<<grid_for(n), kThreads, 0, s>>>((uint32_t*)y, n, b4);
+        break;
+      default:
+        fill_kernel<<<grid_for(n), kThreads, 0, s>>>((uint64_t*)y, n, pattern);
+        break;
     }
     check_launch("fill kernel");
   });
@@ -170,7 +182,8 @@ std::unique_ptr<Kernel> create_cast(const dlrt_op_desc& d, const dlrt_device_des
 
 // ---- gather_rows, argmax, equal_count -----------------------------------------------------------
 
-std::unique_ptr<Kernel> create_gather_rows(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
+std::unique_ptr<Kernel> create_gather_rows(const dlrt_op_desc& d, const dlrt_device_desc&,
+                                           size_t*) {
   OpView op(&d);
   const int64_t rows = op.input(0).dims[0], batch = op.input(1).dims[0];
   const size_t row_bytes = op.input(0).bytes / static_cast<size_t>(rows);
@@ -182,13 +195,17 @@ std::unique_ptr<Kernel> create_gather_rows(const dlrt_op_desc& d, const dlrt_dev
     check_args(a, 2, 1, 0, "gather_rows");
     const unsigned g = grid_for(n);
     if (words && i64)
-      gather_rows_kernel<<<g, kThreads, 0, s>>>(in<uint32_t>(a, 0), in<int64_t>(a, 1), out<uint32_t>(a, 0), rows, row_words, n);
+      gather_rows_kernel<<<g, kThreads, 0, s>>>(in<uint32_t>(a, 0), in<int64_t>(a, 1),
+                                                out<uint32_t>(a, 0), rows, row_words, n);
     else if (words)
-      gather_rows_kernel<<<g, kThreads, 0, s>>>(in<uint32_t>(a, 0), in<int32_t>(a, 1), out<uint32_t>(a, 0), rows, row_words, n);
+      gather_rows_kernel<<<g, kThreads, 0, s>>>(in<uint32_t>(a, 0), in<int32_t>(a, 1),
+                                                out<uint32_t>(a, 0), rows, row_words, n);
     else if (i64)
-      gather_rows_kernel<<<g, kThreads, 0, s>>>(in<uint8_t>(a, 0), in<int64_t>(a, 1), out<uint8_t>(a, 0), rows, row_words, n);
+      gather_rows_kernel<<<g, kThreads, 0, s>>>(in<uint8_t>(a, 0), in<int64_t>(a, 1),
+                                                out<uint8_t>(a, 0), rows, row_words, n);
     else
-      gather_rows_kernel<<<g, kThreads, 0, s>>>(in<uint8_t>(a, 0), in<int32_t>(a, 1), out<uint8_t>(a, 0), rows, row_words, n);
+      gather_rows_kernel<<<g, kThreads, 0, s>>>(in<uint8_t>(a, 0), in<int32_t>(a, 1),
+                                                out<uint8_t>(a, 0), rows, row_words, n);
     check_launch("gather_rows kernel");
   });
 }
@@ -207,13 +224,18 @@ std::unique_ptr<Kernel> create_argmax(const dlrt_op_desc& d, const dlrt_device_d
   const bool i64 = op.output(0).dtype == DLRT_I64;
   return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
     check_args(a, 1, 1, 0, "argmax");
-    if (i64) argmax_kernel<<<grid_for(outer * inner), kThreads, 0, s>>>(in<float>(a, 0), out<int64_t>(a, 0), outer, k, inner);
-    else argmax_kernel<<<grid_for(outer * inner), kThreads, 0, s>>>(in<float>(a, 0), out<int32_t>(a, 0), outer, k, inner);
+    if (i64)
+      argmax_kernel<<<grid_for(outer * inner), kThreads, 0, s>>>(
+          in<float>(a, 0), out<int64_t>(a, 0), outer, k, inner);
+    else
+      argmax_kernel<<<grid_for(outer * inner), kThreads, 0, s>>>(
+          in<float>(a, 0), out<int32_t>(a, 0), outer, k, inner);
     check_launch("argmax kernel");
   });
 }
 
-std::unique_ptr<Kernel> create_equal_count(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
+std::unique_ptr<Kernel> create_equal_count(const dlrt_op_desc& d, const dlrt_device_desc&,
+                                           size_t*) {
   OpView op(&d);
   const int32_t ta = op.input(0).dtype, tb = op.input(1).dtype;
   const int64_t n = op.input(0).numel;
@@ -230,23 +252,33 @@ void launch_strided_copy(cudaStream_t stream, const void* x, void* y, int64_t n,
                          const math::Strided& view) {
   const unsigned g = grid_for(n);
   switch (esize) {
-    case 1: strided_copy_kernel<<<g, kThreads, 0, stream>>>((const uint8_t*)x, (uint8_t*)y, n, view); break;
-    case 2: strided_copy_kernel<<<g, kThreads, 0, stream>>>((const uint16_t*)x, (uint16_t*)y, n, view); break;
-    case 4: strided_copy_kernel<<<g, kThreads, 0, stream>>>((const uint32_t*)x, (uint32_t*)y, n, view); break;
-    default: strided_copy_kernel<<<g, kThreads, 0, stream>>>((const uint64_t*)x, (uint64_t*)y, n, view); break;
+    case 1:
+      strided_copy_kernel<<<g, kThreads, 0, stream>>>((const uint8_t*)x, (uint8_t*)y, n, view);
+      break;
+    case 2:
+      strided_copy_kernel<<<g, kThreads, 0, stream>>>((const uint16_t*)x, (uint16_t*)y, n, view);
+      break;
+    case 4:
+      strided_copy_kernel<<<g, kThreads, 0, stream>>>((const uint32_t*)x, (uint32_t*)y, n, view);
+      break;
+    default:
+      strided_copy_kernel<<<g, kThreads, 0, stream>>>((const uint64_t*)x, (uint64_t*)y, n, view);
+      break;
   }
   check_launch("strided copy kernel");
 }
 
-void launch_pad_image(cudaStream_t stream, const float* x, float* y, bool nchw, int64_t n, int64_t h, int64_t w,
-                      int64_t c, int64_t extra_h, int64_t extra_w) {
+void launch_pad_image(cudaStream_t stream, const float* x, float* y, bool nchw, int64_t n,
+                      int64_t h, int64_t w, int64_t c, int64_t extra_h, int64_t extra_w) {
   const int64_t hp = h + extra_h, wp = w + extra_w;
-  pad_image_kernel<<<grid_for(n * hp * wp * c), kThreads, 0, stream>>>(x, y, nchw, n, h, w, c, hp, wp);
+  pad_image_kernel<<<grid_for(n * hp * wp * c), kThreads, 0, stream>>>(x, y, nchw, n, h, w, c, hp,
+                                                                       wp);
   check_launch("image padding kernel");
 }
 
 void add_misc_ops(std::vector<OpEntry>& t) {
-  for (const char* op : {"copy", "reshape", "flatten"}) t.push_back({op, &check_bytes, &create_copy});
+  for (const char* op : {"copy", "reshape", "flatten"})
+    t.push_back({op, &check_bytes, &create_copy});
   t.push_back({"transpose", &check_bytes, &create_transpose});
   t.push_back({"broadcast_to", &check_bytes, &create_broadcast_to});
   t.push_back({"fill", &check_bytes, &create_fill});

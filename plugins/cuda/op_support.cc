@@ -12,8 +12,8 @@ void require_f32(const OpView& op) {
     for (size_t i = 0; i < list.size(); ++i) {
       const int32_t d = list[i].dtype;
       if (plugin::dtype_is_float(d) && d != DLRT_F32)
-        plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + op.name() + ": " + what + " " + std::to_string(i) +
-                                             " is " + plugin::dtype_name(d) +
+        plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + op.name() + ": " + what + " " +
+                                             std::to_string(i) + " is " + plugin::dtype_name(d) +
                                              "; the CUDA kernels of this op compute in f32 only");
     }
   };
@@ -40,7 +40,8 @@ void fill_cost(dlrt_op_cost* cost, const dlrt_device_desc& device, double flops,
   if (cost == nullptr) return;
   double us = device.launch_overhead_us > 0 ? device.launch_overhead_us : 3.0;
   double compute = device.peak_gflops > 0 ? flops / (device.peak_gflops * 1e3) : 0.0;
-  double memory = device.memory_bandwidth_gbps > 0 ? bytes / (device.memory_bandwidth_gbps * 1e3) : 0.0;
+  double memory =
+      device.memory_bandwidth_gbps > 0 ? bytes / (device.memory_bandwidth_gbps * 1e3) : 0.0;
   cost->estimated_us = us + std::max(compute, memory);
   cost->flops = flops;
   cost->bytes = bytes;
@@ -57,19 +58,22 @@ void check_f32_streaming(const OpView& op, const dlrt_device_desc& device, dlrt_
 void check_args(const dlrt_kernel_args& args, size_t num_inputs, size_t num_outputs,
                 size_t workspace_bytes, const std::string& op) {
   if (args.num_inputs != num_inputs || args.num_outputs != num_outputs)
-    plugin::fail(DLRT_INVALID_ARGUMENT, "cuda: " + op + ": kernel_run got " + std::to_string(args.num_inputs) +
-                                            " inputs and " + std::to_string(args.num_outputs) +
-                                            " outputs, the op has " + std::to_string(num_inputs) + " and " +
-                                            std::to_string(num_outputs));
+    plugin::fail(DLRT_INVALID_ARGUMENT,
+                 "cuda: " + op + ": kernel_run got " + std::to_string(args.num_inputs) +
+                     " inputs and " + std::to_string(args.num_outputs) + " outputs, the op has " +
+                     std::to_string(num_inputs) + " and " + std::to_string(num_outputs));
   for (size_t i = 0; i < num_inputs; ++i)
     if (args.inputs == nullptr || args.inputs[i] == nullptr)
-      plugin::fail(DLRT_INVALID_ARGUMENT, "cuda: " + op + ": input " + std::to_string(i) + " is NULL");
+      plugin::fail(DLRT_INVALID_ARGUMENT,
+                   "cuda: " + op + ": input " + std::to_string(i) + " is NULL");
   for (size_t i = 0; i < num_outputs; ++i)
     if (args.outputs == nullptr || args.outputs[i] == nullptr)
-      plugin::fail(DLRT_INVALID_ARGUMENT, "cuda: " + op + ": output " + std::to_string(i) + " is NULL");
+      plugin::fail(DLRT_INVALID_ARGUMENT,
+                   "cuda: " + op + ": output " + std::to_string(i) + " is NULL");
   if (workspace_bytes > 0 && (args.workspace == nullptr || args.workspace_bytes < workspace_bytes))
-    plugin::fail(DLRT_INVALID_ARGUMENT, "cuda: " + op + ": needs a workspace of " + std::to_string(workspace_bytes) +
-                                            " bytes, got " + std::to_string(args.workspace_bytes));
+    plugin::fail(DLRT_INVALID_ARGUMENT, "cuda: " + op + ": needs a workspace of " +
+                                            std::to_string(workspace_bytes) + " bytes, got " +
+                                            std::to_string(args.workspace_bytes));
 }
 
 math::Strided broadcast_view(const std::vector<int64_t>& a, const std::vector<int64_t>& b,

@@ -130,8 +130,8 @@ void launch_strided_copy(cudaStream_t stream, const void* x, void* y, int64_t n,
                          const math::Strided& view);
 // Defined in misc.cu: y = x (n,h,w,c) grown by extra_h rows and extra_w columns of zeros after
 // the image (NHWC or NCHW storage).
-void launch_pad_image(cudaStream_t stream, const float* x, float* y, bool nchw, int64_t n, int64_t h, int64_t w,
-                      int64_t c, int64_t extra_h, int64_t extra_w);
+void launch_pad_image(cudaStream_t stream, const float* x, float* y, bool nchw, int64_t n,
+                      int64_t h, int64_t w, int64_t c, int64_t extra_h, int64_t extra_w);
 // Defined in elementwise.cu: y[i] = act(y[i] + b[channel_of(i)]) in place (conv/matmul epilogues).
 void launch_bias_act(cudaStream_t stream, float* y, const float* b, int64_t n, int64_t channels,
                      int64_t inner, math::Act act);
@@ -140,9 +140,10 @@ void launch_act(cudaStream_t stream, float* y, int64_t n, math::Act act);
 
 // Defined in pool.cu: this plugin's own pooling kernels (any padding). x may be NULL for
 // average pooling's backward.
-void launch_pool_forward(cudaStream_t stream, const math::Pool2D& g, const float* x, float* y, bool is_max);
-void launch_pool_backward(cudaStream_t stream, const math::Pool2D& g, const float* x, const float* dy, float* dx,
-                          bool is_max);
+void launch_pool_forward(cudaStream_t stream, const math::Pool2D& g, const float* x, float* y,
+                         bool is_max);
+void launch_pool_backward(cudaStream_t stream, const math::Pool2D& g, const float* x,
+                          const float* dy, float* dx, bool is_max);
 
 math::Act parse_act(const OpView& op);
 

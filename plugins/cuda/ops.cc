@@ -14,7 +14,7 @@
 struct dlrt_kernel {
   dlrt_device* device = nullptr;
   std::string op;
-  size_t num_inputs = 0;   // operand counts of the descriptor, checked on every run
+  size_t num_inputs = 0;  // operand counts of the descriptor, checked on every run
   size_t num_outputs = 0;
   std::unique_ptr<dlrt::cuda::Kernel> impl;
 };

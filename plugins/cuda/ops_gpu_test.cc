@@ -56,7 +56,10 @@ std::vector<Case> cases() {
                         Conv{{2, 3, 11, 10}, {5, 3, 3, 4}, "SAME", {2, 1}, {1, 1}, "NCHW"},
                         Conv{{1, 2, 9, 9}, {3, 3, 2, 3}, "VALID", {1, 1}, {2, 2}, "NCHW"},
                         Conv{{2, 10, 10, 2}, {3, 3, 2, 4}, "SAME", {1, 1}, {2, 1}, "NHWC"}}) {
-    AttrMap a = {{"padding", v.padding}, {"strides", v.strides}, {"dilations", v.dil}, {"data_format", v.fmt}};
+    AttrMap a = {{"padding", v.padding},
+                 {"strides", v.strides},
+                 {"dilations", v.dil},
+                 {"data_format", v.fmt}};
     auto conv = dlrt::ops::instantiate("conv2d", {f32(v.x), f32(v.w)}, a);
     if (!conv.ok()) continue;
     const auto y = conv.value().output(0).dims;
@@ -78,8 +81,10 @@ std::vector<Case> cases() {
     const char* padding;
     const char* fmt;
   };
-  for (const Pool& p : {Pool{{2, 26, 26, 8}, {2, 2}, {2, 2}, "VALID", "NHWC"}, Pool{{1, 7, 9, 3}, {3, 3}, {2, 2}, "SAME", "NHWC"},
-                        Pool{{2, 3, 8, 8}, {3, 3}, {1, 1}, "SAME", "NCHW"}, Pool{{1, 2, 6, 7}, {2, 2}, {2, 2}, "SAME", "NCHW"}}) {
+  for (const Pool& p : {Pool{{2, 26, 26, 8}, {2, 2}, {2, 2}, "VALID", "NHWC"},
+                        Pool{{1, 7, 9, 3}, {3, 3}, {2, 2}, "SAME", "NHWC"},
+                        Pool{{2, 3, 8, 8}, {3, 3}, {1, 1}, "SAME", "NCHW"},
+                        Pool{{1, 2, 6, 7}, {2, 2}, {2, 2}, "SAME", "NCHW"}}) {
     AttrMap a = {{"ksize", p.k}, {"strides", p.s}, {"padding", p.padding}, {"data_format", p.fmt}};
     auto fwd = dlrt::ops::instantiate("max_pool2d", {f32(p.x)}, a);
     if (!fwd.ok()) continue;
@@ -107,7 +112,8 @@ std::vector<Case> cases() {
   c.push_back({"matmul", {f32({1, 1}), f32({1, 1})}, {}, kConv});
   for (const char* op : {"relu", "sigmoid", "tanh", "neg", "exp", "log", "sqrt", "copy"})
     c.push_back({op, {f32({3, 17, 5})}, {}, kEw});
-  for (const char* op : {"relu_grad", "sigmoid_grad", "tanh_grad"}) c.push_back({op, {f32({1031}), f32({1031})}, {}, kEw});
+  for (const char* op : {"relu_grad", "sigmoid_grad", "tanh_grad"})
+    c.push_back({op, {f32({1031}), f32({1031})}, {}, kEw});
   for (const char* op : {"add", "sub", "mul", "div"}) {
     c.push_back({op, {f32({4, 5}), f32({4, 5})}, {}, kEw});
     c.push_back({op, {f32({2, 1, 3}), f32({4, 1})}, {}, kEw});
@@ -120,7 +126,8 @@ std::vector<Case> cases() {
   for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max"})
     for (const Ints& axes : {Ints{}, Ints{1}, Ints{0, 2}, Ints{-1}})
       c.push_back({op, {f32({6, 7, 300})}, {{"axes", axes}, {"keepdims", axes.size() == 1}}, kRed});
-  c.push_back({"reduce_max_grad", {f32({6, 7, 5}), f32({6, 5}), f32({6, 5})}, {{"axes", Ints{1}}}, kEw});
+  c.push_back(
+      {"reduce_max_grad", {f32({6, 7, 5}), f32({6, 5}), f32({6, 5})}, {{"axes", Ints{1}}}, kEw});
   c.push_back({"broadcast_to", {f32({3, 1})}, {{"shape", Ints{2, 3, 4}}}, kEw});
   c.push_back({"reshape", {f32({4, 6})}, {{"shape", Ints{3, -1}}}, kEw});
   c.push_back({"flatten", {f32({4, 3, 2, 5})}, {}, kEw});
@@ -138,15 +145,22 @@ std::vector<Case> cases() {
   c.push_back({"equal_count", {i32({64}), i64({64})}, {}, 0});
   c.push_back({"fill", {}, {{"shape", Ints{3, 5}}, {"value", 2.5}}, 0});
   c.push_back({"fill", {}, {{"shape", Ints{7}}, {"value", -3.7}, {"dtype", DLRT_I32}}, 0});
-  c.push_back({"random_uniform", {}, {{"shape", Ints{1031}}, {"minval", -2.0}, {"maxval", 3.0}, {"seed", int64_t{42}}}, 0});
-  c.push_back({"random_normal", {}, {{"shape", Ints{33, 31}}, {"stddev", 0.5}, {"seed", int64_t{-7}}}, 0});
+  c.push_back({"random_uniform",
+               {},
+               {{"shape", Ints{1031}}, {"minval", -2.0}, {"maxval", 3.0}, {"seed", int64_t{42}}},
+               0});
+  c.push_back(
+      {"random_normal", {}, {{"shape", Ints{33, 31}}, {"stddev", 0.5}, {"seed", int64_t{-7}}}, 0});
   c.push_back({"dropout", {f32({1031})}, {{"rate", 0.25}, {"seed", int64_t{9}}}, 0});
   c.push_back({"cast", {f32({100})}, {{"dtype", DLRT_I32}}, 0});
   c.push_back({"cast", {{DLRT_U8, {100}}}, {{"dtype", DLRT_F32}}, 0});
   c.push_back({"cast", {i64({100})}, {{"dtype", DLRT_I8}}, 0});
   c.push_back({"gather_rows", {f32({10, 3, 4}), i32({7})}, {}, kEw});
   c.push_back({"gather_rows", {{DLRT_U8, {10, 5}}, i64({6})}, {}, 0});
-  c.push_back({"sgd_update", {f32({300}), f32({300}), f32({300})}, {{"learning_rate", 0.1}, {"momentum", 0.9}, {"nesterov", true}}, kEw});
+  c.push_back({"sgd_update",
+               {f32({300}), f32({300}), f32({300})},
+               {{"learning_rate", 0.1}, {"momentum", 0.9}, {"nesterov", true}},
+               kEw});
   c.push_back({"sgd_update", {f32({300}), f32({300}), f32({300})}, {{"learning_rate", 0.1}}, kEw});
   c.push_back({"adam_update", {f32({300}), f32({300}), f32({300}), f32({300}), f32({})}, {}, kEw});
   return c;
@@ -167,9 +181,15 @@ std::vector<uint8_t> make_input(const Case& c, size_t i, const TensorType& t, st
         reinterpret_cast<float*>(b.data())[k] = v;
         break;
       }
-      case DLRT_I32: reinterpret_cast<int32_t*>(b.data())[k] = int32_t(gen() % 3); break;
-      case DLRT_I64: reinterpret_cast<int64_t*>(b.data())[k] = int64_t(gen() % 3); break;
-      default: b[size_t(k)] = uint8_t(gen()); break;
+      case DLRT_I32:
+        reinterpret_cast<int32_t*>(b.data())[k] = int32_t(gen() % 3);
+        break;
+      case DLRT_I64:
+        reinterpret_cast<int64_t*>(b.data())[k] = int64_t(gen() % 3);
+        break;
+      default:
+        b[size_t(k)] = uint8_t(gen());
+        break;
     }
   }
   return b;
@@ -233,7 +253,10 @@ TEST_P(CudaOps, MatchesReference) {
   for (size_t i = 0; i < inst.inputs().size(); ++i) {
     host_in.push_back(make_input(c, i, inst.inputs()[i], gen));
     void* d = alloc(host_in.back().size());
-    ASSERT_EQ(take_status(api().memcpy_h2d(dev_, d, host_in.back().data(), host_in.back().size(), nullptr)).first, DLRT_OK);
+    ASSERT_EQ(take_status(
+                  api().memcpy_h2d(dev_, d, host_in.back().data(), host_in.back().size(), nullptr))
+                  .first,
+              DLRT_OK);
     dev_in.push_back(d);
   }
   for (auto& h : host_in) host_in_ptrs.push_back(h.data());
@@ -244,7 +267,8 @@ TEST_P(CudaOps, MatchesReference) {
     ref_out.emplace_back(bytes);
     got_out.emplace_back(bytes);
     void* d = alloc(bytes);
-    ASSERT_EQ(take_status(api().memset(dev_, d, 0xFF, bytes, nullptr)).first, DLRT_OK);  // NaN poison
+    ASSERT_EQ(take_status(api().memset(dev_, d, 0xFF, bytes, nullptr)).first,
+              DLRT_OK);  // NaN poison
     dev_out.push_back(d);
   }
   for (auto& r : ref_out) ref_ptrs.push_back(r.data());
@@ -273,7 +297,9 @@ TEST_P(CudaOps, MatchesReference) {
   // Optimizer updates run twice in place on the GPU only if aliased; here they are not, so
   // one reference run matches.
   for (size_t o = 0; o < dev_out.size(); ++o) {
-    ASSERT_EQ(take_status(api().memcpy_d2h(dev_, got_out[o].data(), dev_out[o], got_out[o].size(), nullptr)).first,
+    ASSERT_EQ(take_status(
+                  api().memcpy_d2h(dev_, got_out[o].data(), dev_out[o], got_out[o].size(), nullptr))
+                  .first,
               DLRT_OK);
     const TensorType& t = inst.outputs()[o];
     if (t.dtype != DLRT_F32) {
@@ -291,11 +317,11 @@ TEST_P(CudaOps, MatchesReference) {
       if (std::isnan(ref[k]) && std::isnan(got[k])) continue;
       double e = std::isnan(got[k]) || std::isnan(ref[k]) ? INFINITY
                  : ref[k] == got[k]                       ? 0.0
-                                                          : std::fabs(double(got[k]) - double(ref[k]));
+                                    : std::fabs(double(got[k]) - double(ref[k]));
       if (e > err) err = e, worst = k;
     }
-    EXPECT_LE(err / scale, c.tol) << "output " << o << ": worst element " << worst << " got " << got[worst] << " want "
-                                  << ref[worst];
+    EXPECT_LE(err / scale, c.tol) << "output " << o << ": worst element " << worst << " got "
+                                  << got[worst] << " want " << ref[worst];
   }
 }
 

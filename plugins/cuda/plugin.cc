@@ -24,9 +24,9 @@ void set_device(int ordinal) {
 
 void check_same_device(const dlrt_device* device, const dlrt_stream* stream, const char* entry) {
   if (stream->device != device)
-    plugin::fail(DLRT_INVALID_ARGUMENT,
-                 std::string("cuda: ") + entry + ": the stream belongs to " + stream->device->label +
-                     ", expected one of " + device->label);
+    plugin::fail(DLRT_INVALID_ARGUMENT, std::string("cuda: ") + entry + ": the stream belongs to " +
+                                            stream->device->label + ", expected one of " +
+                                            device->label);
 }
 
 namespace {
@@ -95,7 +95,7 @@ dlrt_plugin_api make_table() {
 }  // namespace dlrt::cuda
 
 extern "C" DLRT_PLUGIN_EXPORT dlrt_status* dlrt_plugin_init(const dlrt_host_api* host,
-                                                             dlrt_plugin_api* api) {
+                                                            dlrt_plugin_api* api) {
   // Without the host's services there is no way to report anything: leave `api` untouched
   // and the host refuses a plugin with no name.
   if (host == nullptr || !DLRT_HAS_FIELD(dlrt_host_api, status_create, host->struct_size))

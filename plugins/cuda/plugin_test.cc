@@ -28,15 +28,33 @@ TEST(CudaPlugin, FillsEveryEntryAndBothOptionalTables) {
   LoadedPlugin p(DLRT_CUDA_PLUGIN_PATH);
   ASSERT_TRUE(p.ok()) << p.error();
   const dlrt_plugin_api& a = p.api();
-  const void* entries[] = {
-      (void*)a.plugin_create, (void*)a.plugin_destroy, (void*)a.device_count,
-      (void*)a.device_get_desc, (void*)a.device_open, (void*)a.device_close,
-      (void*)a.memory_info, (void*)a.mem_alloc, (void*)a.mem_free, (void*)a.memcpy_h2d,
-      (void*)a.memcpy_d2h, (void*)a.memcpy_d2d, (void*)a.memset, (void*)a.host_alloc_pinned,
-      (void*)a.host_free_pinned, (void*)a.stream_create, (void*)a.stream_destroy,
-      (void*)a.stream_synchronize, (void*)a.event_create, (void*)a.event_destroy,
-      (void*)a.event_record, (void*)a.stream_wait_event, (void*)a.event_synchronize,
-      (void*)a.op_supported, (void*)a.kernel_create, (void*)a.kernel_run, (void*)a.kernel_destroy};
+  const void* entries[] = {(void*)a.plugin_create,
+                           (void*)a.plugin_destroy,
+                           (void*)a.device_count,
+                           (void*)a.device_get_desc,
+                           (void*)a.device_open,
+                           (void*)a.device_close,
+                           (void*)a.memory_info,
+                           (void*)a.mem_alloc,
+                           (void*)a.mem_free,
+                           (void*)a.memcpy_h2d,
+                           (void*)a.memcpy_d2h,
+                           (void*)a.memcpy_d2d,
+                           (void*)a.memset,
+                           (void*)a.host_alloc_pinned,
+                           (void*)a.host_free_pinned,
+                           (void*)a.stream_create,
+                           (void*)a.stream_destroy,
+                           (void*)a.stream_synchronize,
+                           (void*)a.event_create,
+                           (void*)a.event_destroy,
+                           (void*)a.event_record,
+                           (void*)a.stream_wait_event,
+                           (void*)a.event_synchronize,
+                           (void*)a.op_supported,
+                           (void*)a.kernel_create,
+                           (void*)a.kernel_run,
+                           (void*)a.kernel_destroy};
   for (size_t i = 0; i < sizeof entries / sizeof entries[0]; ++i)
     EXPECT_NE(entries[i], nullptr) << "entry " << i;
 
@@ -50,11 +68,10 @@ TEST(CudaPlugin, FillsEveryEntryAndBothOptionalTables) {
   ASSERT_NE(a.collectives, nullptr);
   const dlrt_collective_api& c = *a.collectives;
   EXPECT_EQ(c.struct_size, sizeof(dlrt_collective_api));
-  for (const void* f : {(const void*)c.comm_id_create, (const void*)c.comm_create,
-                        (const void*)c.group_begin, (const void*)c.group_end,
-                        (const void*)c.comm_destroy, (const void*)c.comm_abort,
-                        (const void*)c.all_reduce, (const void*)c.broadcast,
-                        (const void*)c.all_gather})
+  for (const void* f :
+       {(const void*)c.comm_id_create, (const void*)c.comm_create, (const void*)c.group_begin,
+        (const void*)c.group_end, (const void*)c.comm_destroy, (const void*)c.comm_abort,
+        (const void*)c.all_reduce, (const void*)c.broadcast, (const void*)c.all_gather})
     EXPECT_NE(f, nullptr);
 }
 
@@ -89,11 +106,13 @@ TEST(CudaPlugin, RejectsUnknownOptionsByName) {
 TEST(CudaPlugin, DeterminismAndWorkspaceOptionsAreCheckedAtCreate) {
   LoadedPlugin p(DLRT_CUDA_PLUGIN_PATH);
   ASSERT_TRUE(p.ok()) << p.error();
-  EXPECT_NE(p.create({{"deterministic", "0"}, {"cudnn_workspace_mb", "1024"}}), nullptr) << p.error();
+  EXPECT_NE(p.create({{"deterministic", "0"}, {"cudnn_workspace_mb", "1024"}}), nullptr)
+      << p.error();
   EXPECT_NE(p.create({{"deterministic", "1"}, {"cudnn_workspace_mb", "0"}}), nullptr) << p.error();
   EXPECT_EQ(p.create({{"deterministic", "yes"}}), nullptr);
   EXPECT_NE(p.error().find("option 'deterministic' is 'yes', expected an integer in [0, 1]"),
-            std::string::npos) << p.error();
+            std::string::npos)
+      << p.error();
   EXPECT_EQ(p.create({{"cudnn_workspace_mb", "-5"}}), nullptr);
   EXPECT_NE(p.error().find("option 'cudnn_workspace_mb' is '-5'"), std::string::npos) << p.error();
 }
@@ -183,9 +202,10 @@ TEST(CudaPlugin, CollectiveArgumentsAreCheckedBeforeAnyDeviceWork) {
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
   EXPECT_EQ(comm, nullptr);  // out-params cleared on entry
   EXPECT_NE(msg.find("device is NULL"), std::string::npos) << msg;
-  EXPECT_EQ(take_status(c.all_reduce(nullptr, nullptr, nullptr, 1, DLRT_F32, DLRT_REDUCE_SUM,
-                                     nullptr)).first,
-            DLRT_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      take_status(c.all_reduce(nullptr, nullptr, nullptr, 1, DLRT_F32, DLRT_REDUCE_SUM, nullptr))
+          .first,
+      DLRT_INVALID_ARGUMENT);
   // Entries that return nothing accept NULL.
   c.comm_destroy(nullptr);
   c.comm_abort(nullptr);

@@ -53,7 +53,9 @@ class PoolKernel final : public Kernel {
     is_max_ = name_ == "max_pool2d" || name_ == "max_pool2d_backward";
     backward_ = name_ == "max_pool2d_backward" || name_ == "avg_pool2d_backward";
     bool symmetric = false;
-    g_ = pool_geom(op, name_ == "avg_pool2d_backward" ? op.get_ints("input_shape", 4) : op.input(0).dims, &symmetric);
+    g_ = pool_geom(
+        op, name_ == "avg_pool2d_backward" ? op.get_ints("input_shape", 4) : op.input(0).dims,
+        &symmetric);
     use_cudnn_ = symmetric && name_ != "max_pool2d_backward" && fits_int();
     if (use_cudnn_) {
       handle_ = std::make_unique<SharedCudnnHandle>();
@@ -63,14 +65,17 @@ class PoolKernel final : public Kernel {
       set_image_desc(*x_, g_.nchw, g_.n, g_.c, g_.h, g_.w, name_);
       set_image_desc(*y_, g_.nchw, g_.n, g_.c, g_.oh, g_.ow, name_);
       CUDNN_CHECK(cudnnSetPooling2dDescriptor(
-          *pool_, is_max_ ? CUDNN_POOLING_MAX : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING, CUDNN_PROPAGATE_NAN,
-          int(g_.kh), int(g_.kw), int(g_.pad_top), int(g_.pad_left), int(g_.sh), int(g_.sw)));
+          *pool_, is_max_ ? CUDNN_POOLING_MAX : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
+          CUDNN_PROPAGATE_NAN, int(g_.kh), int(g_.kw), int(g_.pad_top), int(g_.pad_left),
+          int(g_.sh), int(g_.sw)));
       int n = 0, c = 0, h = 0, w = 0;
       CUDNN_CHECK(cudnnGetPooling2dForwardOutputDim(*pool_, *x_, &n, &c, &h, &w));
-      if (h != g_.oh || w != g_.ow) use_cudnn_ = false;  // never expected; the own kernel is always right
+      if (h != g_.oh || w != g_.ow)
+        use_cudnn_ = false;  // never expected; the own kernel is always right
     }
-    plugin::log(DLRT_LOG_INFO, "cuda: " + name_ + " " + std::to_string(g_.kh) + "x" + std::to_string(g_.kw) +
-                                   " stride " + std::to_string(g_.sh) + "x" + std::to_string(g_.sw) + ": " +
+    plugin::log(DLRT_LOG_INFO, "cuda: " + name_ + " " + std::to_string(g_.kh) + "x" +
+                                   std::to_string(g_.kw) + " stride " + std::to_string(g_.sh) +
+                                   "x" + std::to_string(g_.sw) + ": " +
                                    (use_cudnn_ ? "cuDNN" : "own kernel"));
   }
 
@@ -80,7 +85,8 @@ class PoolKernel final : public Kernel {
       check_args(a, 1, 1, 0, name_);
       if (use_cudnn_) {
         auto held = handle_->use(stream);
-        CUDNN_CHECK(cudnnPoolingForward(*handle_, *pool_, &one, *x_, in(a, 0), &zero, *y_, out(a, 0)));
+        CUDNN_CHECK(
+            cudnnPoolingForward(*handle_, *pool_, &one, *x_, in(a, 0), &zero, *y_, out(a, 0)));
       } else {
         launch_pool_forward(stream, g_, in<float>(a, 0), out<float>(a, 0), is_max_);
       }
@@ -91,8 +97,8 @@ class PoolKernel final : public Kernel {
       check_args(a, 1, 1, 0, name_);  // dy -> dx
       if (use_cudnn_) {
         auto held = handle_->use(stream);
-        CUDNN_CHECK(cudnnPoolingBackward(*handle_, *pool_, &one, *y_, in(a, 0), *y_, in(a, 0), *x_, out(a, 0), &zero,
-                                         *x_, out(a, 0)));
+        CUDNN_CHECK(cudnnPoolingBackward(*handle_, *pool_, &one, *y_, in(a, 0), *y_, in(a, 0), *x_,
+                                         out(a, 0), &zero, *x_, out(a, 0)));
       } else {
         launch_pool_backward(stream, g_, nullptr, in<float>(a, 0), out<float>(a, 0), false);
       }

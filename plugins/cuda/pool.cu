@@ -15,8 +15,9 @@ namespace {
 
 constexpr int kThreads = 256;
 
-#define GRID_STRIDE(i, n) \
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
+#define GRID_STRIDE(i, n)                                                   \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); \
+       i += int64_t(gridDim.x) * blockDim.x)
 
 // x: (N,H,W,C) -> y: (N,OH,OW,C) [or NCHW]
 __global__ void pool_forward_kernel(math::Pool2D g, const float* x, float* y, bool is_max) {
@@ -33,7 +34,8 @@ __global__ void pool_forward_kernel(math::Pool2D g, const float* x, float* y, bo
         if (ih < 0 || ih >= g.h) continue;
         for (int64_t b = 0; b < g.kw; ++b) {
           const int64_t iw = ow * g.sw - g.pad_left + b;
-          if (iw >= 0 && iw < g.w) sum += double(x[math::image_offset(g.nchw, g.h, g.w, g.c, n, ih, iw, c)]);
+          if (iw >= 0 && iw < g.w)
+            sum += double(x[math::image_offset(g.nchw, g.h, g.w, g.c, n, ih, iw, c)]);
         }
       }
       y[i] = float(sum / double(math::pool_count(g, oh, ow)));
@@ -42,7 +44,8 @@ __global__ void pool_forward_kernel(math::Pool2D g, const float* x, float* y, bo
 }
 
 // x (max only), dy: (N,OH,OW,C) -> dx: (N,H,W,C) [or NCHW]
-__global__ void pool_backward_kernel(math::Pool2D g, const float* x, const float* dy, float* dx, bool is_max) {
+__global__ void pool_backward_kernel(math::Pool2D g, const float* x, const float* dy, float* dx,
+                                     bool is_max) {
   GRID_STRIDE(i, g.n * g.h * g.w * g.c) {
     int64_t n, ih, iw, c;
     math::image_coords(g.nchw, g.h, g.w, g.c, i, &n, &ih, &iw, &c);
@@ -65,14 +68,16 @@ __global__ void pool_backward_kernel(math::Pool2D g, const float* x, const float
 
 }  // namespace
 
-void launch_pool_forward(cudaStream_t stream, const math::Pool2D& g, const float* x, float* y, bool is_max) {
+void launch_pool_forward(cudaStream_t stream, const math::Pool2D& g, const float* x, float* y,
+                         bool is_max) {
   pool_forward_kernel<<<grid_for(g.n * g.oh * g.ow * g.c), kThreads, 0, stream>>>(g, x, y, is_max);
   check_launch("pooling kernel");
 }
 
-void launch_pool_backward(cudaStream_t stream, const math::Pool2D& g, const float* x, const float* dy, float* dx,
-                          bool is_max) {
-  pool_backward_kernel<<<grid_for(g.n * g.h * g.w * g.c), kThreads, 0, stream>>>(g, x, dy, dx, is_max);
+void launch_pool_backward(cudaStream_t stream, const math::Pool2D& g, const float* x,
+                          const float* dy, float* dx, bool is_max) {
+  pool_backward_kernel<<<grid_for(g.n * g.h * g.w * g.c), kThreads, 0, stream>>>(g, x, dy, dx,
+                                                                                 is_max);
   check_launch("pooling backward kernel");
 }
 

@@ -14,8 +14,9 @@ namespace {
 
 constexpr int kThreads = 256;
 
-#define GRID_STRIDE(i, n) \
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
+#define GRID_STRIDE(i, n)                                                   \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); \
+       i += int64_t(gridDim.x) * blockDim.x)
 
 // The offset of this execution: *offset_ptr when the host gave device memory, else `offset`.
 __device__ __forceinline__ uint64_t offset_of(const uint64_t* offset_ptr, uint64_t offset) {
@@ -23,19 +24,20 @@ __device__ __forceinline__ uint64_t offset_of(const uint64_t* offset_ptr, uint64
 }
 
 // y: (n) f32
-__global__ void uniform_kernel(float* y, int64_t n, uint64_t seed, const uint64_t* offset_ptr, uint64_t offset_value,
-                               double lo, double hi) {
+__global__ void uniform_kernel(float* y, int64_t n, uint64_t seed, const uint64_t* offset_ptr,
+                               uint64_t offset_value, double lo, double hi) {
   const uint64_t offset = offset_of(offset_ptr, offset_value);
   GRID_STRIDE(i, n) { y[i] = math::uniform_value(seed, offset, uint64_t(i), lo, hi); }
 }
-__global__ void normal_kernel(float* y, int64_t n, uint64_t seed, const uint64_t* offset_ptr, uint64_t offset_value,
-                              double mean, double stddev) {
+__global__ void normal_kernel(float* y, int64_t n, uint64_t seed, const uint64_t* offset_ptr,
+                              uint64_t offset_value, double mean, double stddev) {
   const uint64_t offset = offset_of(offset_ptr, offset_value);
   GRID_STRIDE(i, n) { y[i] = math::normal_value(seed, offset, uint64_t(i), mean, stddev); }
 }
 // x -> y, mask: same shape; y may alias x
 __global__ void dropout_kernel(const float* x, float* y, float* mask, int64_t n, uint64_t seed,
-                               const uint64_t* offset_ptr, uint64_t offset_value, double rate, float keep) {
+                               const uint64_t* offset_ptr, uint64_t offset_value, double rate,
+                               float keep) {
   const uint64_t offset = offset_of(offset_ptr, offset_value);
   GRID_STRIDE(i, n) {
     const float m = math::dropout_mask(seed, offset, uint64_t(i), rate, keep);
@@ -57,16 +59,16 @@ std::unique_ptr<Kernel> create_random(const dlrt_op_desc& d, const dlrt_device_d
     const double lo = op.get_float("minval"), hi = op.get_float("maxval");
     return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
       check_args(a, 0, 1, 0, "random_uniform");
-      uniform_kernel<<<grid_for(n), kThreads, 0, s>>>(out<float>(a, 0), n, seed, plugin::rng_offset_device(a),
-                                                     a.rng_offset, lo, hi);
+      uniform_kernel<<<grid_for(n), kThreads, 0, s>>>(
+          out<float>(a, 0), n, seed, plugin::rng_offset_device(a), a.rng_offset, lo, hi);
       check_launch("random_uniform kernel");
     });
   }
   const double mean = op.get_float("mean"), stddev = op.get_float("stddev");
   return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
     check_args(a, 0, 1, 0, "random_normal");
-    normal_kernel<<<grid_for(n), kThreads, 0, s>>>(out<float>(a, 0), n, seed, plugin::rng_offset_device(a),
-                                                  a.rng_offset, mean, stddev);
+    normal_kernel<<<grid_for(n), kThreads, 0, s>>>(
+        out<float>(a, 0), n, seed, plugin::rng_offset_device(a), a.rng_offset, mean, stddev);
     check_launch("random_normal kernel");
   });
 }
@@ -79,8 +81,9 @@ std::unique_ptr<Kernel> create_dropout(const dlrt_op_desc& d, const dlrt_device_
   const float keep = static_cast<float>(1.0 / (1.0 - rate));
   return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
     check_args(a, 1, 2, 0, "dropout");
-    dropout_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), out<float>(a, 0), out<float>(a, 1), n, seed,
-                                                    plugin::rng_offset_device(a), a.rng_offset, rate, keep);
+    dropout_kernel<<<grid_for(n), kThreads, 0, s>>>(
+        in<float>(a, 0), out<float>(a, 0), out<float>(a, 1), n, seed, plugin::rng_offset_device(a),
+        a.rng_offset, rate, keep);
     check_launch("dropout kernel");
   });
 }

@@ -26,14 +26,17 @@ constexpr int kThreads = 256;
 
 enum class Kind : int { kSum, kMean, kMax };
 
-__device__ double combine(Kind k, double a, double b) { return k == Kind::kMax ? math::max_combine(a, b) : a + b; }
+__device__ double combine(Kind k, double a, double b) {
+  return k == Kind::kMax ? math::max_combine(a, b) : a + b;
+}
 
 // Block-wide combine of one value per thread; every thread gets the result.
 __device__ double block_combine(Kind k, double v, double* shared) {
   shared[threadIdx.x] = v;
   __syncthreads();
   for (int step = blockDim.x / 2; step > 0; step /= 2) {
-    if (threadIdx.x < step) shared[threadIdx.x] = combine(k, shared[threadIdx.x], shared[threadIdx.x + step]);
+    if (threadIdx.x < step)
+      shared[threadIdx.x] = combine(k, shared[threadIdx.x], shared[threadIdx.x + step]);
     __syncthreads();
   }
   double r = shared[0];
@@ -66,9 +69,10 @@ __global__ void reduce_partial_kernel(const float* x, double* partial, float* y,
 }
 
 // Pass 2. partial: (outputs, splits) -> y: (outputs), one thread per output, chunks in order.
-__global__ void reduce_finish_kernel(const double* partial, float* y, int64_t outputs, int64_t splits,
-                                     int64_t group, Kind kind) {
-  for (int64_t o = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; o < outputs; o += int64_t(gridDim.x) * blockDim.x) {
+__global__ void reduce_finish_kernel(const double* partial, float* y, int64_t outputs,
+                                     int64_t splits, int64_t group, Kind kind) {
+  for (int64_t o = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; o < outputs;
+       o += int64_t(gridDim.x) * blockDim.x) {
     double acc = partial[o * splits];
     for (int64_t s = 1; s < splits; ++s) acc = combine(kind, acc, partial[o * splits + s]);
     y[o] = finish(kind, acc, group);
@@ -80,7 +84,9 @@ struct SplitReduce {
   math::Reduction r;
   math::SplitPlan p;
   Kind kind;
-  size_t workspace() const { return p.splits > 1 ? size_t(r.outputs * p.splits) * sizeof(double) : 0; }
+  size_t workspace() const {
+    return p.splits > 1 ? size_t(r.outputs * p.splits) * sizeof(double) : 0;
+  }
   void launch(cudaStream_t s, const float* x, float* y, void* ws, const char* what) const {
     if (r.outputs == 0) return;
     const int64_t blocks = r.outputs * p.splits;
@@ -98,7 +104,8 @@ struct SplitReduce {
 // x: input, y: (r.outputs) = reduce_max(x), dy: (r.outputs) -> dx: input's dims;
 // dx = dy / (number of maxima) at every maximum, 0 elsewhere. dx may alias x: each element is
 // read (both passes) and written by the same thread, the write in the second pass.
-__global__ void reduce_max_grad_kernel(const float* x, const float* y, const float* dy, float* dx, math::Reduction r) {
+__global__ void reduce_max_grad_kernel(const float* x, const float* y, const float* dy, float* dx,
+                                       math::Reduction r) {
   __shared__ double shared[kThreads];
   for (int64_t o = blockIdx.x; o < r.outputs; o += gridDim.x) {
     const int64_t base = math::reduction_base(r, o);
@@ -125,10 +132,13 @@ unsigned grid_outputs(int64_t outputs) {
   return static_cast<unsigned>(outputs < 65536 ? outputs : 65536);
 }
 
-std::unique_ptr<Kernel> create_reduce(const dlrt_op_desc& d, const dlrt_device_desc&, size_t* workspace) {
+std::unique_ptr<Kernel> create_reduce(const dlrt_op_desc& d, const dlrt_device_desc&,
+                                      size_t* workspace) {
   OpView op(&d);
   const math::Reduction r = reduction(op.input(0).dims, reduced_axes(op, op.input(0).dims));
-  const Kind kind = op.name() == "reduce_sum" ? Kind::kSum : op.name() == "reduce_mean" ? Kind::kMean : Kind::kMax;
+  const Kind kind = op.name() == "reduce_sum"    ? Kind::kSum
+                    : op.name() == "reduce_mean" ? Kind::kMean
+                                                 : Kind::kMax;
   const SplitReduce plan{r, math::split_plan(r.outputs, r.group), kind};
   const size_t ws = plan.workspace();
   *workspace = ws;
@@ -139,18 +149,20 @@ std::unique_ptr<Kernel> create_reduce(const dlrt_op_desc& d, const dlrt_device_d
   });
 }
 
-std::unique_ptr<Kernel> create_reduce_max_grad(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
+std::unique_ptr<Kernel> create_reduce_max_grad(const dlrt_op_desc& d, const dlrt_device_desc&,
+                                               size_t*) {
   OpView op(&d);
   const math::Reduction r = reduction(op.input(0).dims, reduced_axes(op, op.input(0).dims));
   return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
     check_args(a, 3, 1, 0, "reduce_max_grad");
-    reduce_max_grad_kernel<<<grid_outputs(r.outputs), kThreads, 0, s>>>(in<float>(a, 0), in<float>(a, 1),
-                                                                       in<float>(a, 2), out<float>(a, 0), r);
+    reduce_max_grad_kernel<<<grid_outputs(r.outputs), kThreads, 0, s>>>(
+        in<float>(a, 0), in<float>(a, 1), in<float>(a, 2), out<float>(a, 0), r);
     check_launch("reduce_max_grad kernel");
   });
 }
 
-std::unique_ptr<Kernel> create_bias_add_grad(const dlrt_op_desc& d, const dlrt_device_desc&, size_t* workspace) {
+std::unique_ptr<Kernel> create_bias_add_grad(const dlrt_op_desc& d, const dlrt_device_desc&,
+                                             size_t* workspace) {
   OpView op(&d);
   const auto& dims = op.input(0).dims;
   std::vector<bool> reduced(dims.size(), true);
@@ -169,7 +181,8 @@ std::unique_ptr<Kernel> create_bias_add_grad(const dlrt_op_desc& d, const dlrt_d
 }  // namespace
 
 void add_reduce_ops(std::vector<OpEntry>& t) {
-  for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max"}) t.push_back({op, &check_reduce, &create_reduce});
+  for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max"})
+    t.push_back({op, &check_reduce, &create_reduce});
   t.push_back({"reduce_max_grad", &check_reduce, &create_reduce_max_grad});
   t.push_back({"bias_add_grad", &check_reduce, &create_bias_add_grad});
 }

@@ -33,8 +33,8 @@ __device__ double block_reduce(double v, double* shared, bool is_max) {
 }
 
 template <typename Label>
-__global__ void sparse_xent_kernel(const float* logits, const Label* labels, float* loss, float* backprop,
-                                   int64_t n, int64_t k) {
+__global__ void sparse_xent_kernel(const float* logits, const Label* labels, float* loss,
+                                   float* backprop, int64_t n, int64_t k) {
   __shared__ double shared[kThreads];
   for (int64_t row = blockIdx.x; row < n; row += gridDim.x) {
     const float* x = logits + row * k;
@@ -49,7 +49,8 @@ __global__ void sparse_xent_kernel(const float* logits, const Label* labels, flo
     sum = block_reduce(sum, shared, false);
     for (int64_t j = threadIdx.x; j < k; j += blockDim.x)
       bp[j] = valid ? float(math::xent_backprop(double(x[j]), mx, sum, j == label)) : CUDART_NAN_F;
-    if (threadIdx.x == 0) loss[row] = valid ? float(math::xent_loss(mx, sum, double(x[label]))) : CUDART_NAN_F;
+    if (threadIdx.x == 0)
+      loss[row] = valid ? float(math::xent_loss(mx, sum, double(x[label]))) : CUDART_NAN_F;
   }
 }
 
@@ -60,7 +61,8 @@ void check_sparse_xent(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_
   fill_cost(cost, dev, 4.0 * double(op.input(0).numel), operand_bytes(op));
 }
 
-std::unique_ptr<Kernel> create_sparse_xent(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
+std::unique_ptr<Kernel> create_sparse_xent(const dlrt_op_desc& d, const dlrt_device_desc&,
+                                           size_t*) {
   OpView op(&d);
   const int64_t n = op.input(0).dims[0], k = op.input(0).dims[1];
   const bool i64 = op.input(1).dtype == DLRT_I64;
@@ -68,11 +70,11 @@ std::unique_ptr<Kernel> create_sparse_xent(const dlrt_op_desc& d, const dlrt_dev
   return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
     check_args(a, 2, 2, 0, "sparse_softmax_cross_entropy");
     if (i64)
-      sparse_xent_kernel<<<grid, kThreads, 0, s>>>(in<float>(a, 0), in<int64_t>(a, 1), out<float>(a, 0),
-                                                   out<float>(a, 1), n, k);
+      sparse_xent_kernel<<<grid, kThreads, 0, s>>>(in<float>(a, 0), in<int64_t>(a, 1),
+                                                   out<float>(a, 0), out<float>(a, 1), n, k);
     else
-      sparse_xent_kernel<<<grid, kThreads, 0, s>>>(in<float>(a, 0), in<int32_t>(a, 1), out<float>(a, 0),
-                                                   out<float>(a, 1), n, k);
+      sparse_xent_kernel<<<grid, kThreads, 0, s>>>(in<float>(a, 0), in<int32_t>(a, 1),
+                                                   out<float>(a, 0), out<float>(a, 1), n, k);
     check_launch("sparse_softmax_cross_entropy kernel");
   });
 }

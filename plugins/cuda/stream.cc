@@ -87,9 +87,9 @@ dlrt_status* stream_wait_event(dlrt_stream* stream, dlrt_event* event) noexcept 
     plugin::require(event, "event");
     // The event may belong to another GPU of this plugin: the wait happens on the device.
     set_device(stream->device->ordinal);
-    CUDA_CHECK_MSG(cudaStreamWaitEvent(stream->stream, event->event, 0),
-                   stream->device->label + " stream_wait_event (event of " +
-                       event->device->label + ")");
+    CUDA_CHECK_MSG(
+        cudaStreamWaitEvent(stream->stream, event->event, 0),
+        stream->device->label + " stream_wait_event (event of " + event->device->label + ")");
   });
 }
 

@@ -55,7 +55,8 @@ size_t check_call(dlrt_comm* comm, const std::string& op, size_t count, int32_t 
                                     ": communicators over host memory are synchronous: stream "
                                     "must be NULL");
   size_t size = dtype_size(dtype);
-  if (size == 0) fail(DLRT_INVALID_ARGUMENT, "mpi " + op + ": " + dtype_name(dtype) + " is not a dtype");
+  if (size == 0)
+    fail(DLRT_INVALID_ARGUMENT, "mpi " + op + ": " + dtype_name(dtype) + " is not a dtype");
   if (count > SIZE_MAX / size / static_cast<size_t>(comm->nranks))
     fail(DLRT_INVALID_ARGUMENT, "mpi " + op + ": count " + std::to_string(count) + " is too large");
   return count * size;
@@ -83,7 +84,8 @@ void dup_world(dlrt_comm* comm, const Deadline& deadline) {
     std::lock_guard<std::mutex> lock(mpi_mutex());
     rc = MPI_Comm_idup(MPI_COMM_WORLD, handle.get(), &request);
   }
-  if (rc != MPI_SUCCESS) fail(DLRT_UNAVAILABLE, "mpi comm_create: MPI_Comm_idup failed: " + error_string(rc));
+  if (rc != MPI_SUCCESS)
+    fail(DLRT_UNAVAILABLE, "mpi comm_create: MPI_Comm_idup failed: " + error_string(rc));
   for (;;) {
     int flag = 0;
     {
@@ -131,8 +133,8 @@ void startup_barrier(dlrt_comm* comm, const Deadline& deadline) {
   ex.wait();
 }
 
-dlrt_status* comm_create(dlrt_device* device, const uint8_t id[DLRT_COMM_ID_BYTES],
-                         int32_t nranks, int32_t rank, int64_t timeout_ms, dlrt_comm** out_comm) {
+dlrt_status* comm_create(dlrt_device* device, const uint8_t id[DLRT_COMM_ID_BYTES], int32_t nranks,
+                         int32_t rank, int64_t timeout_ms, dlrt_comm** out_comm) {
   if (out_comm != nullptr) *out_comm = nullptr;
   return guard([&] {
     require(out_comm, "out_comm");
@@ -211,8 +213,8 @@ void comm_abort(dlrt_comm* comm) {
 
 // ---- collectives --------------------------------------------------------------------------
 
-dlrt_status* all_reduce(dlrt_comm* comm, const void* send, void* recv, size_t count,
-                        int32_t dtype, int32_t reduce_op, dlrt_stream* stream) {
+dlrt_status* all_reduce(dlrt_comm* comm, const void* send, void* recv, size_t count, int32_t dtype,
+                        int32_t reduce_op, dlrt_stream* stream) {
   return guard([&] {
     const size_t bytes = check_call(comm, "all_reduce", count, dtype, stream);
     if (!reduce_supported(dtype, reduce_op))
@@ -228,7 +230,8 @@ dlrt_status* all_reduce(dlrt_comm* comm, const void* send, void* recv, size_t co
     if (comm->rank == 0) {
       unsigned char* acc = staging.get(0, bytes);
       std::memcpy(acc, send, bytes);
-      for (int p = 1; p < comm->nranks; ++p) ex.recv(p, staging.get(static_cast<size_t>(p), bytes), bytes);
+      for (int p = 1; p < comm->nranks; ++p)
+        ex.recv(p, staging.get(static_cast<size_t>(p), bytes), bytes);
       ex.wait();
       for (int p = 1; p < comm->nranks; ++p)  // rank order: the same bits on every run
         reduce_into(acc, staging.get(static_cast<size_t>(p), bytes), count, dtype, reduce_op);
@@ -248,13 +251,13 @@ dlrt_status* all_reduce(dlrt_comm* comm, const void* send, void* recv, size_t co
   });
 }
 
-dlrt_status* broadcast(dlrt_comm* comm, const void* send, void* recv, size_t count,
-                       int32_t dtype, int32_t root, dlrt_stream* stream) {
+dlrt_status* broadcast(dlrt_comm* comm, const void* send, void* recv, size_t count, int32_t dtype,
+                       int32_t root, dlrt_stream* stream) {
   return guard([&] {
     const size_t bytes = check_call(comm, "broadcast", count, dtype, stream);
     if (root < 0 || root >= comm->nranks)
-      fail(DLRT_INVALID_ARGUMENT, "mpi broadcast: root " + std::to_string(root) + " is not a rank of " +
-                                      std::to_string(comm->nranks));
+      fail(DLRT_INVALID_ARGUMENT, "mpi broadcast: root " + std::to_string(root) +
+                                      " is not a rank of " + std::to_string(comm->nranks));
     if (count == 0) return;
     require(recv, "recv");
     unsigned char* buf = comm->staging.get(0, bytes);
@@ -274,8 +277,8 @@ dlrt_status* broadcast(dlrt_comm* comm, const void* send, void* recv, size_t cou
   });
 }
 
-dlrt_status* all_gather(dlrt_comm* comm, const void* send, void* recv, size_t count,
-                        int32_t dtype, dlrt_stream* stream) {
+dlrt_status* all_gather(dlrt_comm* comm, const void* send, void* recv, size_t count, int32_t dtype,
+                        dlrt_stream* stream) {
   return guard([&] {
     const size_t bytes = check_call(comm, "all_gather", count, dtype, stream);
     if (count == 0) return;

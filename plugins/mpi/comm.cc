@@ -50,7 +50,8 @@ void check_usable(const dlrt_comm* comm, const std::string& op) {
   if (comm->error_code != DLRT_OK)
     fail(DLRT_FAILED_PRECONDITION, "mpi " + op +
                                        ": the communicator is broken by an earlier error "
-                                       "(abort it): " + comm->error_message);
+                                       "(abort it): " +
+                                       comm->error_message);
 }
 
 // ---- Exchange ---------------------------------------------------------------------------
@@ -103,10 +104,9 @@ void Exchange::post(int peer, bool is_recv, unsigned char* data, size_t bytes) {
                                &request);
     }
     if (rc != MPI_SUCCESS)
-      fail_comm(DLRT_UNAVAILABLE, "rank " + std::to_string(peer) + " of " +
-                                      std::to_string(comm_->nranks) + ": " +
-                                      (is_recv ? "MPI_Irecv" : "MPI_Isend") + " failed: " +
-                                      error_string(rc));
+      fail_comm(DLRT_UNAVAILABLE,
+                "rank " + std::to_string(peer) + " of " + std::to_string(comm_->nranks) + ": " +
+                    (is_recv ? "MPI_Irecv" : "MPI_Isend") + " failed: " + error_string(rc));
     requests_.push_back(request);
     pending_.push_back({peer, is_recv, static_cast<int>(n)});
     offset += n;
@@ -144,7 +144,8 @@ void Exchange::wait() {
     for (int k = 0; k < outcount; ++k) {
       const Pending& p = pending_[static_cast<size_t>(done[k])];
       const MPI_Status& st = statuses[static_cast<size_t>(k)];
-      const std::string who = "rank " + std::to_string(p.peer) + " of " + std::to_string(comm_->nranks);
+      const std::string who =
+          "rank " + std::to_string(p.peer) + " of " + std::to_string(comm_->nranks);
       int error = rc == MPI_ERR_IN_STATUS ? st.MPI_ERROR : MPI_SUCCESS;
       if (error != MPI_SUCCESS && error != MPI_ERR_PENDING) {
         int error_class = error;
@@ -169,18 +170,17 @@ void Exchange::wait() {
     }
     if (deadline_.passed()) {
       const std::set<int> late = open_peers();
-      fail_comm(DLRT_DEADLINE_EXCEEDED,
-                peers_text(late) + " did not answer within " + deadline_.text() +
-                    " (DLRT_COLLECTIVE_TIMEOUT); " + (late.size() == 1 ? "it" : "they") +
-                    " may have died");
+      fail_comm(DLRT_DEADLINE_EXCEEDED, peers_text(late) + " did not answer within " +
+                                            deadline_.text() + " (DLRT_COLLECTIVE_TIMEOUT); " +
+                                            (late.size() == 1 ? "it" : "they") + " may have died");
     }
     deadline_.pause();
   }
 }
 
 void Exchange::fail_comm(dlrt_code code, const std::string& what) {
-  std::string message = "mpi " + op_ + ": " + what + " (this process is rank " +
-                        std::to_string(comm_->rank) + ")";
+  std::string message =
+      "mpi " + op_ + ": " + what + " (this process is rank " + std::to_string(comm_->rank) + ")";
   if (comm_->error_code == DLRT_OK) {
     comm_->error_code = code;
     comm_->error_message = message;

@@ -40,10 +40,8 @@ class Deadline {
   // microseconds), then sleep 200 us (a long wait costs no CPU; latency grows by at most
   // that much).
   void pause() const {
-    if (Clock::now() - start_ < std::chrono::milliseconds(2))
-      std::this_thread::yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    if (Clock::now() - start_ < std::chrono::milliseconds(2)) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 
  private:

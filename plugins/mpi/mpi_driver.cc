@@ -50,15 +50,24 @@ const char* g_mode = "?";
 
 const char* code_name(dlrt_code c) {
   switch (c) {
-    case DLRT_OK: return "OK";
-    case DLRT_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case DLRT_DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case DLRT_FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case DLRT_UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case DLRT_INTERNAL: return "INTERNAL";
-    case DLRT_UNAVAILABLE: return "UNAVAILABLE";
-    case DLRT_RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    default: return "OTHER";
+    case DLRT_OK:
+      return "OK";
+    case DLRT_INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case DLRT_DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case DLRT_FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
+    case DLRT_UNIMPLEMENTED:
+      return "UNIMPLEMENTED";
+    case DLRT_INTERNAL:
+      return "INTERNAL";
+    case DLRT_UNAVAILABLE:
+      return "UNAVAILABLE";
+    case DLRT_RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    default:
+      return "OTHER";
   }
 }
 
@@ -131,8 +140,8 @@ void check_identical_everywhere(const dlrt_collective_api& c, dlrt_comm* comm, i
 }
 
 template <typename T>
-void check_sum(const dlrt_collective_api& c, dlrt_comm* comm, int nranks, int32_t dtype,
-               size_t n, const char* what, bool in_place) {
+void check_sum(const dlrt_collective_api& c, dlrt_comm* comm, int nranks, int32_t dtype, size_t n,
+               const char* what, bool in_place) {
   std::vector<T> send(n), recv(n);
   for (size_t i = 0; i < n; ++i) send[i] = input<T>(g_rank, i);
   T* out = in_place ? send.data() : recv.data();
@@ -178,9 +187,11 @@ void run_collectives(const dlrt_collective_api& c, dlrt_comm* comm, int nranks) 
     std::vector<uint16_t> buf(333);
     for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<uint16_t>(g_rank * 1000 + i);
     std::vector<uint16_t> out(buf.size(), 0);
-    ok(c.broadcast(comm, buf.data(), out.data(), buf.size(), DLRT_BF16, root, nullptr), "broadcast");
+    ok(c.broadcast(comm, buf.data(), out.data(), buf.size(), DLRT_BF16, root, nullptr),
+       "broadcast");
     for (size_t i = 0; i < out.size(); ++i)
-      if (out[i] != static_cast<uint16_t>(root * 1000 + i)) die("broadcast: element %zu is %u", i, out[i]);
+      if (out[i] != static_cast<uint16_t>(root * 1000 + i))
+        die("broadcast: element %zu is %u", i, out[i]);
     std::vector<double> d(77, g_rank == 0 ? 3.25 : -1.0);
     ok(c.broadcast(comm, d.data(), d.data(), d.size(), DLRT_F64, 0, nullptr), "broadcast in place");
     for (double v : d)
@@ -218,7 +229,9 @@ std::pair<dlrt_code, std::string> failing_all_reduce(const dlrt_collective_api& 
   std::printf("RANK%d_ERROR: %s: %s (after %.2f s)\n", g_rank, code_name(code), msg.c_str(), took);
   std::fflush(stdout);
   bool code_ok = code == DLRT_DEADLINE_EXCEEDED || (unavailable_ok && code == DLRT_UNAVAILABLE);
-  if (!code_ok) die("expected DEADLINE_EXCEEDED%s, got %s", unavailable_ok ? " or UNAVAILABLE" : "", code_name(code));
+  if (!code_ok)
+    die("expected DEADLINE_EXCEEDED%s, got %s", unavailable_ok ? " or UNAVAILABLE" : "",
+        code_name(code));
   const std::string who = "rank " + std::to_string(peer) + " of " + std::to_string(nranks);
   if (msg.find(who) == std::string::npos) die("the error does not name %s", who.c_str());
   const double limit = 4.0 * static_cast<double>(timeout_ms) / 1000.0;
@@ -234,7 +247,8 @@ void run_timeout(const dlrt_collective_api& c, dlrt_comm* comm, int nranks, int6
     auto [code, first] = failing_all_reduce(c, comm, 1, nranks, timeout_ms, false);
     // The communicator is now broken: every call repeats the first error.
     float x = 1;
-    auto [code2, msg2] = take_status(c.all_reduce(comm, &x, &x, 1, DLRT_F32, DLRT_REDUCE_SUM, nullptr));
+    auto [code2, msg2] =
+        take_status(c.all_reduce(comm, &x, &x, 1, DLRT_F32, DLRT_REDUCE_SUM, nullptr));
     if (code2 != DLRT_FAILED_PRECONDITION || msg2.find(first) == std::string::npos)
       die("after the timeout: %s: %s (expected FAILED_PRECONDITION repeating the first error)",
           code_name(code2), msg2.c_str());

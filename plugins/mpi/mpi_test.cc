@@ -73,15 +73,29 @@ TEST(MpiPlugin, LoadsWithNoDevicesAndACollectivesTable) {
   EXPECT_NE((void*)api.plugin_create, nullptr);
   EXPECT_NE((void*)api.plugin_destroy, nullptr);
   // No device entries at all (plugin.h, ABI 1.2: a device-less transport leaves them NULL).
-  const void* device_entries[] = {
-      (void*)api.device_count,       (void*)api.device_get_desc,   (void*)api.device_open,
-      (void*)api.device_close,       (void*)api.memory_info,       (void*)api.mem_alloc,
-      (void*)api.mem_free,           (void*)api.memcpy_h2d,        (void*)api.memcpy_d2h,
-      (void*)api.memcpy_d2d,         (void*)api.memset,            (void*)api.stream_create,
-      (void*)api.stream_destroy,     (void*)api.stream_synchronize, (void*)api.event_create,
-      (void*)api.event_destroy,      (void*)api.event_record,      (void*)api.stream_wait_event,
-      (void*)api.event_synchronize,  (void*)api.op_supported,      (void*)api.kernel_create,
-      (void*)api.kernel_run,         (void*)api.kernel_destroy};
+  const void* device_entries[] = {(void*)api.device_count,
+                                  (void*)api.device_get_desc,
+                                  (void*)api.device_open,
+                                  (void*)api.device_close,
+                                  (void*)api.memory_info,
+                                  (void*)api.mem_alloc,
+                                  (void*)api.mem_free,
+                                  (void*)api.memcpy_h2d,
+                                  (void*)api.memcpy_d2h,
+                                  (void*)api.memcpy_d2d,
+                                  (void*)api.memset,
+                                  (void*)api.stream_create,
+                                  (void*)api.stream_destroy,
+                                  (void*)api.stream_synchronize,
+                                  (void*)api.event_create,
+                                  (void*)api.event_destroy,
+                                  (void*)api.event_record,
+                                  (void*)api.stream_wait_event,
+                                  (void*)api.event_synchronize,
+                                  (void*)api.op_supported,
+                                  (void*)api.kernel_create,
+                                  (void*)api.kernel_run,
+                                  (void*)api.kernel_destroy};
   for (size_t i = 0; i < sizeof(device_entries) / sizeof(device_entries[0]); ++i)
     EXPECT_EQ(device_entries[i], nullptr) << "device entry #" << i << " is a stub";
   ASSERT_NE(api.collectives, nullptr);
@@ -89,9 +103,9 @@ TEST(MpiPlugin, LoadsWithNoDevicesAndACollectivesTable) {
   EXPECT_EQ(c.struct_size, sizeof(dlrt_collective_api));
   EXPECT_EQ(c.group_begin, nullptr);
   EXPECT_EQ(c.group_end, nullptr);
-  for (const void* f : {(void*)c.comm_id_create, (void*)c.comm_create, (void*)c.comm_destroy,
-                        (void*)c.comm_abort, (void*)c.all_reduce, (void*)c.broadcast,
-                        (void*)c.all_gather})
+  for (const void* f :
+       {(void*)c.comm_id_create, (void*)c.comm_create, (void*)c.comm_destroy, (void*)c.comm_abort,
+        (void*)c.all_reduce, (void*)c.broadcast, (void*)c.all_gather})
     EXPECT_NE(f, nullptr);
 
   // The core finds it by this flag, not by its name.
@@ -130,7 +144,8 @@ void lifecycle_in_fresh_process() {
   LoadedPlugin q(DLRT_PLUGIN_FILE);
   check(q.create() != nullptr, "second plugin_create failed");
   dlrt_comm* comm = nullptr;
-  auto [code, msg] = take_status(q.api().collectives->comm_create(nullptr, nullptr, 1, 0, 1000, &comm));
+  auto [code, msg] =
+      take_status(q.api().collectives->comm_create(nullptr, nullptr, 1, 0, 1000, &comm));
   check(code == DLRT_FAILED_PRECONDITION && msg.find("finalised") != std::string::npos,
         "comm_create after MPI_Finalize is not FAILED_PRECONDITION naming it");
   std::fprintf(stderr, "lifecycle: ok\n");
@@ -148,7 +163,8 @@ void abort_skips_finalize_in_fresh_process() {
     LoadedPlugin p(DLRT_PLUGIN_FILE);
     if (p.create() == nullptr) std::exit(2);
     dlrt_comm* comm = nullptr;
-    if (take_status(p.api().collectives->comm_create(nullptr, nullptr, 1, 0, 10000, &comm)).first != DLRT_OK)
+    if (take_status(p.api().collectives->comm_create(nullptr, nullptr, 1, 0, 10000, &comm)).first !=
+        DLRT_OK)
       std::exit(3);
     p.api().collectives->comm_abort(comm);
   }
@@ -170,7 +186,8 @@ TEST(MpiPlugin, CommIdIsATagAndIsIgnored) {
   EXPECT_EQ(id[DLRT_COMM_ID_BYTES - 1], 0);
   // comm_create ignores the id: any bytes (the core passes its own tag), or NULL.
   std::memset(id, 0x5a, sizeof id);
-  for (const uint8_t* any : {static_cast<const uint8_t*>(id), static_cast<const uint8_t*>(nullptr)}) {
+  for (const uint8_t* any :
+       {static_cast<const uint8_t*>(id), static_cast<const uint8_t*>(nullptr)}) {
     dlrt_comm* comm = nullptr;
     auto [code, msg] = take_status(coll().comm_create(nullptr, any, 1, 0, 1000, &comm));
     EXPECT_EQ(code, DLRT_OK) << msg;
@@ -184,22 +201,34 @@ TEST(MpiPlugin, SingleRankAllReduceIsIdentity) {
   ASSERT_NE(comm.c, nullptr);
   {
     std::vector<float> x = {1.5f, -2.25f, 0.1f, 3e30f}, y(4, 0.f);
-    ASSERT_EQ(take_status(coll().all_reduce(comm.c, x.data(), y.data(), 4, DLRT_F32, DLRT_REDUCE_SUM, nullptr)).first, DLRT_OK);
+    ASSERT_EQ(take_status(coll().all_reduce(comm.c, x.data(), y.data(), 4, DLRT_F32,
+                                            DLRT_REDUCE_SUM, nullptr))
+                  .first,
+              DLRT_OK);
     EXPECT_EQ(0, std::memcmp(x.data(), y.data(), 4 * sizeof(float)));
   }
   {
     std::vector<double> x = {1.5, -2.25, 0.1}, y(3, 0.0);
-    ASSERT_EQ(take_status(coll().all_reduce(comm.c, x.data(), y.data(), 3, DLRT_F64, DLRT_REDUCE_AVG, nullptr)).first, DLRT_OK);
+    ASSERT_EQ(take_status(coll().all_reduce(comm.c, x.data(), y.data(), 3, DLRT_F64,
+                                            DLRT_REDUCE_AVG, nullptr))
+                  .first,
+              DLRT_OK);
     EXPECT_EQ(x, y);
   }
   {
     std::vector<int32_t> x = {1, -2, INT32_MAX}, y(3, 0);
-    ASSERT_EQ(take_status(coll().all_reduce(comm.c, x.data(), y.data(), 3, DLRT_I32, DLRT_REDUCE_MAX, nullptr)).first, DLRT_OK);
+    ASSERT_EQ(take_status(coll().all_reduce(comm.c, x.data(), y.data(), 3, DLRT_I32,
+                                            DLRT_REDUCE_MAX, nullptr))
+                  .first,
+              DLRT_OK);
     EXPECT_EQ(x, y);
   }
   {
     std::vector<int64_t> x = {int64_t{1} << 50, -7}, y(2, 0);
-    ASSERT_EQ(take_status(coll().all_reduce(comm.c, x.data(), y.data(), 2, DLRT_I64, DLRT_REDUCE_PROD, nullptr)).first, DLRT_OK);
+    ASSERT_EQ(take_status(coll().all_reduce(comm.c, x.data(), y.data(), 2, DLRT_I64,
+                                            DLRT_REDUCE_PROD, nullptr))
+                  .first,
+              DLRT_OK);
     EXPECT_EQ(x, y);
   }
 }
@@ -208,11 +237,17 @@ TEST(MpiPlugin, InPlaceWorks) {
   Comm comm;
   ASSERT_NE(comm.c, nullptr);
   std::vector<float> x = {1.f, 2.f, 3.f}, want = x;
-  ASSERT_EQ(take_status(coll().all_reduce(comm.c, x.data(), x.data(), 3, DLRT_F32, DLRT_REDUCE_SUM, nullptr)).first, DLRT_OK);
+  ASSERT_EQ(take_status(coll().all_reduce(comm.c, x.data(), x.data(), 3, DLRT_F32, DLRT_REDUCE_SUM,
+                                          nullptr))
+                .first,
+            DLRT_OK);
   EXPECT_EQ(x, want);
-  ASSERT_EQ(take_status(coll().broadcast(comm.c, x.data(), x.data(), 3, DLRT_F32, 0, nullptr)).first, DLRT_OK);
+  ASSERT_EQ(
+      take_status(coll().broadcast(comm.c, x.data(), x.data(), 3, DLRT_F32, 0, nullptr)).first,
+      DLRT_OK);
   EXPECT_EQ(x, want);
-  ASSERT_EQ(take_status(coll().all_gather(comm.c, x.data(), x.data(), 3, DLRT_F32, nullptr)).first, DLRT_OK);
+  ASSERT_EQ(take_status(coll().all_gather(comm.c, x.data(), x.data(), 3, DLRT_F32, nullptr)).first,
+            DLRT_OK);
   EXPECT_EQ(x, want);
 }
 
@@ -220,19 +255,25 @@ TEST(MpiPlugin, BroadcastAndAllGatherOfAnyDtype) {
   Comm comm;
   ASSERT_NE(comm.c, nullptr);
   std::vector<uint16_t> x = {0x3f80, 0x4000, 0xc040}, y(3, 0);  // BF16 bits: moved, not read
-  ASSERT_EQ(take_status(coll().broadcast(comm.c, x.data(), y.data(), 3, DLRT_BF16, 0, nullptr)).first, DLRT_OK);
+  ASSERT_EQ(
+      take_status(coll().broadcast(comm.c, x.data(), y.data(), 3, DLRT_BF16, 0, nullptr)).first,
+      DLRT_OK);
   EXPECT_EQ(x, y);
   std::vector<uint8_t> b = {1, 0, 1}, g(3, 9);
-  ASSERT_EQ(take_status(coll().all_gather(comm.c, b.data(), g.data(), 3, DLRT_BOOL, nullptr)).first, DLRT_OK);
+  ASSERT_EQ(take_status(coll().all_gather(comm.c, b.data(), g.data(), 3, DLRT_BOOL, nullptr)).first,
+            DLRT_OK);
   EXPECT_EQ(b, g);
   // count 0 is a no-op that reads nothing.
-  EXPECT_EQ(take_status(coll().all_reduce(comm.c, nullptr, nullptr, 0, DLRT_F32, DLRT_REDUCE_SUM, nullptr)).first, DLRT_OK);
+  EXPECT_EQ(take_status(
+                coll().all_reduce(comm.c, nullptr, nullptr, 0, DLRT_F32, DLRT_REDUCE_SUM, nullptr))
+                .first,
+            DLRT_OK);
 }
 
 TEST(MpiPlugin, DeviceCommunicatorsAreRefused) {
   dlrt_comm* comm = reinterpret_cast<dlrt_comm*>(0x1);
-  auto [code, msg] = take_status(coll().comm_create(reinterpret_cast<dlrt_device*>(0x1000),
-                                                    nullptr, 1, 0, 1000, &comm));
+  auto [code, msg] = take_status(
+      coll().comm_create(reinterpret_cast<dlrt_device*>(0x1000), nullptr, 1, 0, 1000, &comm));
   EXPECT_EQ(code, DLRT_UNIMPLEMENTED);
   EXPECT_EQ(msg, "mpi: communicators over host memory only (device must be NULL)");
   EXPECT_EQ(comm, nullptr);
@@ -242,11 +283,13 @@ TEST(MpiPlugin, UnsupportedDtypesAndOpsAreRefusedByName) {
   Comm comm;
   ASSERT_NE(comm.c, nullptr);
   uint16_t h[2] = {0, 0};
-  auto [code, msg] = take_status(coll().all_reduce(comm.c, h, h, 2, DLRT_F16, DLRT_REDUCE_SUM, nullptr));
+  auto [code, msg] =
+      take_status(coll().all_reduce(comm.c, h, h, 2, DLRT_F16, DLRT_REDUCE_SUM, nullptr));
   EXPECT_EQ(code, DLRT_UNIMPLEMENTED);
   EXPECT_NE(msg.find("SUM of f16"), std::string::npos) << msg;
   int32_t i[2] = {1, 2};
-  std::tie(code, msg) = take_status(coll().all_reduce(comm.c, i, i, 2, DLRT_I32, DLRT_REDUCE_AVG, nullptr));
+  std::tie(code, msg) =
+      take_status(coll().all_reduce(comm.c, i, i, 2, DLRT_I32, DLRT_REDUCE_AVG, nullptr));
   EXPECT_EQ(code, DLRT_UNIMPLEMENTED);
   EXPECT_NE(msg.find("AVG of i32"), std::string::npos) << msg;
   std::tie(code, msg) = take_status(coll().all_reduce(comm.c, i, i, 2, DLRT_I32, 9, nullptr));
@@ -256,7 +299,9 @@ TEST(MpiPlugin, UnsupportedDtypesAndOpsAreRefusedByName) {
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
   EXPECT_NE(msg.find("dtype 42"), std::string::npos) << msg;
   // Refused arguments do not break the communicator.
-  EXPECT_EQ(take_status(coll().all_reduce(comm.c, i, i, 2, DLRT_I32, DLRT_REDUCE_SUM, nullptr)).first, DLRT_OK);
+  EXPECT_EQ(
+      take_status(coll().all_reduce(comm.c, i, i, 2, DLRT_I32, DLRT_REDUCE_SUM, nullptr)).first,
+      DLRT_OK);
 }
 
 TEST(MpiPlugin, BadArgumentsAreRefused) {
@@ -270,9 +315,11 @@ TEST(MpiPlugin, BadArgumentsAreRefused) {
                                                       reinterpret_cast<dlrt_stream*>(0x1)));
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
   EXPECT_NE(msg.find("stream must be NULL"), std::string::npos) << msg;
-  std::tie(code, msg) = take_status(coll().all_reduce(comm.c, nullptr, x, 1, DLRT_F32, DLRT_REDUCE_SUM, nullptr));
+  std::tie(code, msg) =
+      take_status(coll().all_reduce(comm.c, nullptr, x, 1, DLRT_F32, DLRT_REDUCE_SUM, nullptr));
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
-  std::tie(code, msg) = take_status(coll().all_reduce(nullptr, x, x, 1, DLRT_F32, DLRT_REDUCE_SUM, nullptr));
+  std::tie(code, msg) =
+      take_status(coll().all_reduce(nullptr, x, x, 1, DLRT_F32, DLRT_REDUCE_SUM, nullptr));
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
 }
 

@@ -62,12 +62,18 @@ std::string dtype_name(int32_t dtype) {
 
 std::string reduce_op_name(int32_t op) {
   switch (op) {
-    case DLRT_REDUCE_SUM: return "SUM";
-    case DLRT_REDUCE_PROD: return "PROD";
-    case DLRT_REDUCE_MAX: return "MAX";
-    case DLRT_REDUCE_MIN: return "MIN";
-    case DLRT_REDUCE_AVG: return "AVG";
-    default: return "reduce_op " + std::to_string(op);
+    case DLRT_REDUCE_SUM:
+      return "SUM";
+    case DLRT_REDUCE_PROD:
+      return "PROD";
+    case DLRT_REDUCE_MAX:
+      return "MAX";
+    case DLRT_REDUCE_MIN:
+      return "MIN";
+    case DLRT_REDUCE_AVG:
+      return "AVG";
+    default:
+      return "reduce_op " + std::to_string(op);
   }
 }
 

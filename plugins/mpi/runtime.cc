@@ -19,12 +19,12 @@ using dlrt::plugin::fail;
 
 // All guarded by mpi_mutex().
 enum class Init { kNotStarted, kRunning, kDone, kFailed };
-Init g_init = Init::kNotStarted;  // this plugin's view of MPI initialisation
-std::string g_init_error;         // kFailed: why
-bool g_we_initialised = false;    // MPI_Init_thread was ours: so is MPI_Finalize
-bool g_failed = false;            // some communicator failed or was aborted
-int g_instances = 0;              // live plugin instances
-int g_comms = 0;                  // live communicators
+Init g_init = Init::kNotStarted;    // this plugin's view of MPI initialisation
+std::string g_init_error;           // kFailed: why
+bool g_we_initialised = false;      // MPI_Init_thread was ours: so is MPI_Finalize
+bool g_failed = false;              // some communicator failed or was aborted
+int g_instances = 0;                // live plugin instances
+int g_comms = 0;                    // live communicators
 int64_t g_shutdown_timeout_ms = 0;  // the latest communicator's timeout: the final barrier's
 
 // Signalled when the initialising thread finishes (g_init leaves kRunning).
@@ -81,7 +81,8 @@ std::mutex& mpi_mutex() {
 std::string error_string(int mpi_error) {
   char text[MPI_MAX_ERROR_STRING] = {};
   int len = 0;
-  if (MPI_Error_string(mpi_error, text, &len) != MPI_SUCCESS) return "MPI error " + std::to_string(mpi_error);
+  if (MPI_Error_string(mpi_error, text, &len) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(mpi_error);
   return std::string(text, static_cast<size_t>(len));
 }
 
@@ -139,15 +140,16 @@ void ensure_initialized(const Deadline& deadline, const std::string& self) {
     std::thread(run_mpi_init).detach();
   }
   auto settled = [] { return g_init != Init::kRunning; };
-  if (deadline.none())
-    init_done().wait(lock, settled);
+  if (deadline.none()) init_done().wait(lock, settled);
   else if (!init_done().wait_until(lock, deadline.at(), settled)) {
     g_failed = true;  // should MPI_Init complete later, the job is still broken: no MPI_Finalize
     fail(DLRT_DEADLINE_EXCEEDED,
          "mpi comm_create: MPI_Init_thread did not complete within " + deadline.text() +
              " (DLRT_COLLECTIVE_TIMEOUT): Open MPI's MPI_Init waits until every rank of the job "
              "has started MPI, and a rank may have died or not called comm_create yet (this "
-             "process is " + self + "). MPI goes on initialising in the background; a later "
+             "process is " +
+             self +
+             "). MPI goes on initialising in the background; a later "
              "comm_create waits for it again");
   }
   if (g_init == Init::kFailed) fail(DLRT_UNAVAILABLE, g_init_error);
@@ -188,9 +190,9 @@ void instance_destroyed() {
       return;
     }
     if (g_comms > 0) {
-      dlrt::plugin::log(DLRT_LOG_WARNING, "mpi: not calling MPI_Finalize: " +
-                                              std::to_string(g_comms) +
-                                              " communicator(s) were never destroyed");
+      dlrt::plugin::log(DLRT_LOG_WARNING,
+                        "mpi: not calling MPI_Finalize: " + std::to_string(g_comms) +
+                            " communicator(s) were never destroyed");
       return;
     }
     int finalized = 0;
@@ -209,7 +211,8 @@ void instance_destroyed() {
     g_failed = true;  // the job is broken: no MPI_Finalize, now or later
     dlrt::plugin::log(DLRT_LOG_WARNING,
                       "mpi: not calling MPI_Finalize, which would wait for ever for a rank that "
-                      "is gone; the process ends without it (mpirun may say so): " + late);
+                      "is gone; the process ends without it (mpirun may say so): " +
+                          late);
     return;
   }
   if (g_instances > 0) return;  // a new instance appeared meanwhile: the last one finalises

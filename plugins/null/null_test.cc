@@ -26,16 +26,31 @@ TEST(NullPlugin, LoadsWithEveryRequiredEntry) {
   EXPECT_EQ(api.abi_major, static_cast<uint32_t>(DLRT_ABI_MAJOR));
   EXPECT_STREQ(api.name, "null");
   EXPECT_STREQ(api.platform, "null");
-  const void* required[] = {
-      (void*)api.plugin_create,     (void*)api.plugin_destroy,  (void*)api.device_count,
-      (void*)api.device_get_desc,   (void*)api.device_open,     (void*)api.device_close,
-      (void*)api.memory_info,       (void*)api.mem_alloc,       (void*)api.mem_free,
-      (void*)api.memcpy_h2d,        (void*)api.memcpy_d2h,      (void*)api.memcpy_d2d,
-      (void*)api.memset,            (void*)api.stream_create,   (void*)api.stream_destroy,
-      (void*)api.stream_synchronize, (void*)api.event_create,   (void*)api.event_destroy,
-      (void*)api.event_record,      (void*)api.stream_wait_event, (void*)api.event_synchronize,
-      (void*)api.op_supported,      (void*)api.kernel_create,   (void*)api.kernel_run,
-      (void*)api.kernel_destroy};
+  const void* required[] = {(void*)api.plugin_create,
+                            (void*)api.plugin_destroy,
+                            (void*)api.device_count,
+                            (void*)api.device_get_desc,
+                            (void*)api.device_open,
+                            (void*)api.device_close,
+                            (void*)api.memory_info,
+                            (void*)api.mem_alloc,
+                            (void*)api.mem_free,
+                            (void*)api.memcpy_h2d,
+                            (void*)api.memcpy_d2h,
+                            (void*)api.memcpy_d2d,
+                            (void*)api.memset,
+                            (void*)api.stream_create,
+                            (void*)api.stream_destroy,
+                            (void*)api.stream_synchronize,
+                            (void*)api.event_create,
+                            (void*)api.event_destroy,
+                            (void*)api.event_record,
+                            (void*)api.stream_wait_event,
+                            (void*)api.event_synchronize,
+                            (void*)api.op_supported,
+                            (void*)api.kernel_create,
+                            (void*)api.kernel_run,
+                            (void*)api.kernel_destroy};
   for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); ++i)
     EXPECT_NE(required[i], nullptr) << "required entry #" << i << " is NULL";
   EXPECT_EQ(api.capture, nullptr);

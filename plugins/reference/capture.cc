@@ -79,7 +79,8 @@ dlrt_status* capture_end(dlrt_stream* stream, dlrt_graph_exec** out_graph) {
     if (n == stream->device->plugin->config.capture_fault)  // the recording is dropped
       fail(DLRT_INTERNAL, prefix() + "capture_end on " + stream->device->dev->label +
                               ": the graph could not be instantiated (injected fault "
-                              "capture_fault=" + std::to_string(n) + ")");
+                              "capture_fault=" +
+                              std::to_string(n) + ")");
     auto graph = std::make_unique<dlrt_graph_exec>();
     graph->device = stream->device;
     graph->work = std::move(*recorded);

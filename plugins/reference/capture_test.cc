@@ -184,7 +184,7 @@ TEST(ReferenceCapture, RecordsWithoutRunningAndReplaysFrozenArguments) {
   std::tie(code, msg) = take_status(d.cap().capture_end(d.stream, &none));
   EXPECT_EQ(code, DLRT_FAILED_PRECONDITION);
   EXPECT_TRUE(contains(msg, "not capturing")) << msg;
-  EXPECT_EQ(none, nullptr);  // out-parameters are cleared on entry
+  EXPECT_EQ(none, nullptr);                         // out-parameters are cleared on entry
   ASSERT_OK(d.api().stream_synchronize(d.stream));  // capture over: synchronising is fine
 
   ASSERT_OK(d.cap().graph_launch(g, d.stream));
@@ -284,7 +284,9 @@ TEST(ReferenceCapture, GraphsReplayOnlyOnTheirDevice) {
 
 // A host of ABI 1.0 would take capture_begin's UNIMPLEMENTED as a failed run: it gets no table.
 TEST(ReferenceCapture, NoTableForAHostOlderThan1_1) {
-  static const dlrt_host_api old_host = {sizeof(dlrt_host_api), DLRT_ABI_MAJOR, 0,
+  static const dlrt_host_api old_host = {sizeof(dlrt_host_api),
+                                         DLRT_ABI_MAJOR,
+                                         0,
                                          &dlrt::testing::fake_status_create,
                                          &dlrt::testing::fake_status_free,
                                          &dlrt::testing::fake_log};

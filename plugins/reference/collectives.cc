@@ -86,7 +86,7 @@ struct dlrt_comm {
   // Non-blocking mode: the background work of the last group that used this communicator,
   // ready once that work is done (its value: the failure message, "" on success).
   std::shared_future<std::string> in_flight;
-  std::string label;       // "rank 0 of 2 on REF:0"
+  std::string label;  // "rank 0 of 2 on REF:0"
 };
 
 namespace dlrt::reference {
@@ -164,7 +164,8 @@ void wait_joined(dlrt_comm* c, std::unique_lock<std::mutex>& lock, const char* e
   if (g_joined.wait_for(lock, std::chrono::milliseconds(c->timeout_ms), done)) return;
   std::string missing;
   for (int32_t r = 0; r < c->nranks; ++r)
-    if (c->clique->members[r] == nullptr) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    if (c->clique->members[r] == nullptr)
+      missing += (missing.empty() ? "" : ", ") + std::to_string(r);
   leave(c, "");
   fail(DLRT_DEADLINE_EXCEEDED, prefix() + entry + " (" + c->label + "): rank(s) " + missing +
                                    " of " + std::to_string(c->nranks) + " did not join within " +
@@ -188,16 +189,16 @@ void maybe_inject_fault(dlrt_comm* c, const char* entry) {
   const CollectiveFault& f = c->device->plugin->config.collective_fault;
   const int64_t n = ++c->device->plugin->collective_calls;
   if (f.kind.empty() || n != f.at) return;
-  const std::string why = " (injected fault collective_fault=" + f.kind + ":" +
-                          std::to_string(f.at) + ")";
+  const std::string why =
+      " (injected fault collective_fault=" + f.kind + ":" + std::to_string(f.at) + ")";
   if (f.kind == "timeout") {
     if (c->timeout_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(c->timeout_ms));
     fail(DLRT_DEADLINE_EXCEEDED, prefix() + entry + " (" + c->label + "): " + peer_of(c) +
                                      " did not answer within " + std::to_string(c->timeout_ms) +
                                      " ms" + why);
   }
-  fail(DLRT_UNAVAILABLE, prefix() + entry + " (" + c->label + "): peer " + peer_of(c) +
-                             " failed" + why);
+  fail(DLRT_UNAVAILABLE,
+       prefix() + entry + " (" + c->label + "): peer " + peer_of(c) + " failed" + why);
 }
 
 template <typename T>
@@ -205,10 +206,18 @@ void fold(T* acc, const T* in, size_t n, int32_t op) {
   for (size_t i = 0; i < n; ++i) {
     switch (op) {
       case DLRT_REDUCE_SUM:
-      case DLRT_REDUCE_AVG: acc[i] = acc[i] + in[i]; break;
-      case DLRT_REDUCE_PROD: acc[i] = acc[i] * in[i]; break;
-      case DLRT_REDUCE_MAX: acc[i] = in[i] > acc[i] ? in[i] : acc[i]; break;
-      case DLRT_REDUCE_MIN: acc[i] = in[i] < acc[i] ? in[i] : acc[i]; break;
+      case DLRT_REDUCE_AVG:
+        acc[i] = acc[i] + in[i];
+        break;
+      case DLRT_REDUCE_PROD:
+        acc[i] = acc[i] * in[i];
+        break;
+      case DLRT_REDUCE_MAX:
+        acc[i] = in[i] > acc[i] ? in[i] : acc[i];
+        break;
+      case DLRT_REDUCE_MIN:
+        acc[i] = in[i] < acc[i] ? in[i] : acc[i];
+        break;
     }
   }
 }
@@ -232,10 +241,10 @@ size_t check_call(const Call& c, dlrt_stream* stream) {
   const size_t elem = plugin::dtype_size(c.dtype);
   if (elem == 0 || (c.kind == Call::kAllReduce && c.dtype != DLRT_F32 && c.dtype != DLRT_F64 &&
                     c.dtype != DLRT_I32 && c.dtype != DLRT_I64))
-    fail(DLRT_INVALID_ARGUMENT, prefix() + entry + ": dtype " + std::to_string(c.dtype) +
-                                    " is not one the reference double " +
-                                    (c.kind == Call::kAllReduce ? "reduces (F32, F64, I32, I64)"
-                                                                : "knows"));
+    fail(DLRT_INVALID_ARGUMENT,
+         prefix() + entry + ": dtype " + std::to_string(c.dtype) +
+             " is not one the reference double " +
+             (c.kind == Call::kAllReduce ? "reduces (F32, F64, I32, I64)" : "knows"));
   if (c.kind == Call::kAllReduce &&
       (c.reduce_op < DLRT_REDUCE_SUM || c.reduce_op > DLRT_REDUCE_AVG ||
        (c.reduce_op == DLRT_REDUCE_AVG && c.dtype != DLRT_F32 && c.dtype != DLRT_F64)))
@@ -246,7 +255,8 @@ size_t check_call(const Call& c, dlrt_stream* stream) {
                                     ", expected 0 <= root < " + std::to_string(c.comm->nranks));
   const size_t bytes = c.count * elem;
   Device& dev = *c.comm->device->dev;
-  const std::string send_what = std::string(entry) + " send", recv_what = std::string(entry) + " recv";
+  const std::string send_what = std::string(entry) + " send",
+                    recv_what = std::string(entry) + " recv";
   if (c.kind != Call::kBroadcast || c.comm->rank == c.root)
     check_device_range(dev, c.send, bytes, send_what.c_str());
   check_device_range(dev, c.recv, c.kind == Call::kAllGather ? bytes * c.comm->nranks : bytes,
@@ -306,7 +316,8 @@ void run_calls(const std::vector<Call>& calls) {
              prefix() + "group_end: " + kind_name(any.kind) + " on a communicator of " +
                  std::to_string(per_rank.size()) + " ranks was called " +
                  std::to_string(per_rank[r].size()) + " time(s) by rank " + std::to_string(r) +
-                 " and " + std::to_string(k_max) + " by rank 0; the reference double runs a "
+                 " and " + std::to_string(k_max) +
+                 " by rank 0; the reference double runs a "
                  "collective when every rank of its communicator calls it in one group on one "
                  "thread");
       }
@@ -324,7 +335,9 @@ dlrt_status* collective(Call call, dlrt_stream* stream) {
     const char* entry = kind_name(call.kind);
     live(call.comm, entry);
     if (busy(call.comm))
-      fail(DLRT_INVALID_ARGUMENT, prefix() + entry + " (" + call.comm->label + "): Attempt to "
+      fail(DLRT_INVALID_ARGUMENT,
+           prefix() + entry + " (" + call.comm->label +
+               "): Attempt to "
                "use communicator before the previous operation returned ncclSuccess (the "
                "double's non-blocking mode: the last group's work is still in flight)");
     check_call(call, stream);
@@ -341,7 +354,8 @@ dlrt_status* collective(Call call, dlrt_stream* stream) {
     }
     if (call.comm->nranks > 1)
       fail(DLRT_FAILED_PRECONDITION,
-           prefix() + entry + " (" + call.comm->label + "): outside group_begin/group_end a "
+           prefix() + entry + " (" + call.comm->label +
+               "): outside group_begin/group_end a "
                "communicator of more than one rank would block until the other ranks call from "
                "their threads, which the reference double does not model; call every rank "
                "inside one group on this thread");
@@ -365,15 +379,16 @@ dlrt_status* comm_id_create(dlrt_plugin* plugin, uint8_t out_id[DLRT_COMM_ID_BYT
   });
 }
 
-dlrt_status* comm_create(dlrt_device* device, const uint8_t id[DLRT_COMM_ID_BYTES],
-                         int32_t nranks, int32_t rank, int64_t timeout_ms, dlrt_comm** out_comm) {
+dlrt_status* comm_create(dlrt_device* device, const uint8_t id[DLRT_COMM_ID_BYTES], int32_t nranks,
+                         int32_t rank, int64_t timeout_ms, dlrt_comm** out_comm) {
   if (out_comm != nullptr) *out_comm = nullptr;
   return guard([&] {
     plugin::require(out_comm, "out_comm");
     plugin::require(id, "id");
     if (device == nullptr)
-      fail(DLRT_UNIMPLEMENTED, prefix() + "comm_create: no host-memory communicators (device "
-                                          "NULL); the mpi plugin makes those");
+      fail(DLRT_UNIMPLEMENTED, prefix() +
+                                   "comm_create: no host-memory communicators (device "
+                                   "NULL); the mpi plugin makes those");
     if (nranks < 1 || rank < 0 || rank >= nranks)
       fail(DLRT_INVALID_ARGUMENT, prefix() + "comm_create: rank " + std::to_string(rank) + " of " +
                                       std::to_string(nranks) +
@@ -395,9 +410,10 @@ dlrt_status* comm_create(dlrt_device* device, const uint8_t id[DLRT_COMM_ID_BYTE
       clique->members.assign(nranks, nullptr);
     }
     if (clique->nranks != nranks)
-      fail(DLRT_INVALID_ARGUMENT, prefix() + "comm_create (" + c->label + "): this id's "
-                                      "communicator has " + std::to_string(clique->nranks) +
-                                      " ranks");
+      fail(DLRT_INVALID_ARGUMENT, prefix() + "comm_create (" + c->label +
+                                      "): this id's "
+                                      "communicator has " +
+                                      std::to_string(clique->nranks) + " ranks");
     if (clique->members[rank] != nullptr)
       fail(DLRT_INVALID_ARGUMENT, prefix() + "comm_create (" + c->label + "): rank " +
                                       std::to_string(rank) + " has joined this id already");
@@ -435,8 +451,9 @@ dlrt_status* group_end(dlrt_plugin* plugin) {
         if (c->joined) wait_joined(c, lock, "group_end (comm_create)");
     }
     if (g.failed)
-      fail(DLRT_FAILED_PRECONDITION, prefix() + "group_end: a call of this group failed; its "
-                                                "other calls were not run");
+      fail(DLRT_FAILED_PRECONDITION, prefix() +
+                                         "group_end: a call of this group failed; its "
+                                         "other calls were not run");
     if (plugin->config.collective_blocking || g.calls.empty()) {
       run_calls(g.calls);
       return;
@@ -460,7 +477,8 @@ dlrt_status* group_end(dlrt_plugin* plugin) {
     for (dlrt_comm* c : used) {
       if (c->timeout_ms > 0 &&
           work.wait_for(std::chrono::milliseconds(c->timeout_ms)) != std::future_status::ready)
-        fail(DLRT_DEADLINE_EXCEEDED, prefix() + "group_end (" + c->label + "): the group's "
+        fail(DLRT_DEADLINE_EXCEEDED, prefix() + "group_end (" + c->label +
+                                         "): the group's "
                                          "collectives did not complete within " +
                                          std::to_string(c->timeout_ms) + " ms");
       const std::string& error = work.get();
@@ -488,21 +506,20 @@ void comm_abort(dlrt_comm* comm) {
   });
 }
 
-dlrt_status* all_reduce(dlrt_comm* comm, const void* send, void* recv, size_t count,
-                        int32_t dtype, int32_t reduce_op, dlrt_stream* stream) {
+dlrt_status* all_reduce(dlrt_comm* comm, const void* send, void* recv, size_t count, int32_t dtype,
+                        int32_t reduce_op, dlrt_stream* stream) {
   return collective({Call::kAllReduce, comm, send, recv, count, dtype, reduce_op, 0}, stream);
 }
 
-dlrt_status* broadcast(dlrt_comm* comm, const void* send, void* recv, size_t count,
-                       int32_t dtype, int32_t root, dlrt_stream* stream) {
+dlrt_status* broadcast(dlrt_comm* comm, const void* send, void* recv, size_t count, int32_t dtype,
+                       int32_t root, dlrt_stream* stream) {
   return collective({Call::kBroadcast, comm, send, recv, count, dtype, DLRT_REDUCE_SUM, root},
                     stream);
 }
 
-dlrt_status* all_gather(dlrt_comm* comm, const void* send, void* recv, size_t count,
-                        int32_t dtype, dlrt_stream* stream) {
-  return collective({Call::kAllGather, comm, send, recv, count, dtype, DLRT_REDUCE_SUM, 0},
-                    stream);
+dlrt_status* all_gather(dlrt_comm* comm, const void* send, void* recv, size_t count, int32_t dtype,
+                        dlrt_stream* stream) {
+  return collective({Call::kAllGather, comm, send, recv, count, dtype, DLRT_REDUCE_SUM, 0}, stream);
 }
 
 }  // namespace

@@ -50,9 +50,9 @@ struct Devices {
   float* buffer(int i, const std::vector<float>& values) {
     void* p = nullptr;
     EXPECT_EQ(take_status(api().mem_alloc(dev[i], values.size() * 4, 64, &p)).first, DLRT_OK);
-    EXPECT_EQ(take_status(api().memcpy_h2d(dev[i], p, values.data(), values.size() * 4, nullptr))
-                  .first,
-              DLRT_OK);
+    EXPECT_EQ(
+        take_status(api().memcpy_h2d(dev[i], p, values.data(), values.size() * 4, nullptr)).first,
+        DLRT_OK);
     allocations.emplace_back(dev[i], p);
     return static_cast<float*>(p);
   }
@@ -145,8 +145,8 @@ TEST(ReferenceCollectives, RefusesWhatItCannotModel) {
   std::vector<dlrt_comm*> c = d.comms();
   float* x = d.buffer(0, {1});
   // Outside a group, one thread cannot play both ranks of a blocking collective.
-  auto [code, msg] = take_status(d.coll().all_reduce(c[0], x, x, 1, DLRT_F32, DLRT_REDUCE_SUM,
-                                                     d.stream[0]));
+  auto [code, msg] =
+      take_status(d.coll().all_reduce(c[0], x, x, 1, DLRT_F32, DLRT_REDUCE_SUM, d.stream[0]));
   EXPECT_EQ(code, DLRT_FAILED_PRECONDITION);
   EXPECT_TRUE(contains(msg, "group")) << msg;
   // A group in which only rank 0 called.
@@ -160,16 +160,17 @@ TEST(ReferenceCollectives, RefusesWhatItCannotModel) {
   dlrt_comm* host = nullptr;
   EXPECT_EQ(take_status(d.coll().comm_create(nullptr, id, 1, 0, 10, &host)).first,
             DLRT_UNIMPLEMENTED);
-  EXPECT_EQ(take_status(d.coll().all_reduce(c[0], x, x, 1, DLRT_F32, DLRT_REDUCE_SUM,
-                                            d.stream[1])).first,
-            DLRT_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      take_status(d.coll().all_reduce(c[0], x, x, 1, DLRT_F32, DLRT_REDUCE_SUM, d.stream[1])).first,
+      DLRT_INVALID_ARGUMENT);
   float* other = d.buffer(1, {1});
-  EXPECT_EQ(take_status(d.coll().all_reduce(c[0], other, other, 1, DLRT_F32, DLRT_REDUCE_SUM,
-                                            d.stream[0])).first,
+  EXPECT_EQ(take_status(
+                d.coll().all_reduce(c[0], other, other, 1, DLRT_F32, DLRT_REDUCE_SUM, d.stream[0]))
+                .first,
             DLRT_INVALID_ARGUMENT);
-  EXPECT_EQ(take_status(d.coll().all_reduce(c[0], x, x, 1, DLRT_U8, DLRT_REDUCE_SUM,
-                                            d.stream[0])).first,
-            DLRT_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      take_status(d.coll().all_reduce(c[0], x, x, 1, DLRT_U8, DLRT_REDUCE_SUM, d.stream[0])).first,
+      DLRT_INVALID_ARGUMENT);
   EXPECT_EQ(take_status(d.coll().group_end(d.inst)).first, DLRT_FAILED_PRECONDITION)
       << "no group is open";
   for (dlrt_comm* comm : c) d.coll().comm_destroy(comm);
@@ -209,8 +210,8 @@ TEST(ReferenceCollectives, AbortMakesThePeersFail) {
   std::vector<dlrt_comm*> c = d.comms();
   d.coll().comm_abort(c[1]);
   float* x = d.buffer(0, {1});
-  auto [code, msg] = take_status(d.coll().all_reduce(c[0], x, x, 1, DLRT_F32, DLRT_REDUCE_SUM,
-                                                     d.stream[0]));
+  auto [code, msg] =
+      take_status(d.coll().all_reduce(c[0], x, x, 1, DLRT_F32, DLRT_REDUCE_SUM, d.stream[0]));
   EXPECT_EQ(code, DLRT_UNAVAILABLE);
   EXPECT_TRUE(contains(msg, "rank 1 of 2 on REF:1 was aborted")) << msg;
   d.coll().comm_abort(c[0]);
@@ -237,8 +238,8 @@ TEST(ReferenceCollectives, CollectiveFaultOption) {
     float* x = d.buffer(0, {1});
     ASSERT_OK(d.coll().group_begin(d.inst));
     const auto start = std::chrono::steady_clock::now();
-    auto [code, msg] = take_status(d.coll().all_reduce(c[0], x, x, 1, DLRT_F32, DLRT_REDUCE_SUM,
-                                                       d.stream[0]));
+    auto [code, msg] =
+        take_status(d.coll().all_reduce(c[0], x, x, 1, DLRT_F32, DLRT_REDUCE_SUM, d.stream[0]));
     EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(40));
     EXPECT_EQ(code, DLRT_DEADLINE_EXCEEDED);
     EXPECT_TRUE(contains(msg, "rank 1 of 2 did not answer within 40 ms")) << msg;
@@ -269,8 +270,8 @@ TEST(ReferenceCollectives, NonBlockingGroupEndWaitsForTheGroupsCollectives) {
       ASSERT_OK(d.coll().all_reduce(c[r], x[r], x[r], 2, DLRT_F32, DLRT_REDUCE_SUM, d.stream[r]));
     ASSERT_OK(d.coll().group_end(d.inst));
     // Round 1: 11, 22 on both ranks; round 2 sums those: 22, 44.
-    const std::vector<float> want = round == 1 ? std::vector<float>{11, 22}
-                                               : std::vector<float>{22, 44};
+    const std::vector<float> want =
+        round == 1 ? std::vector<float>{11, 22} : std::vector<float>{22, 44};
     for (int r = 0; r < 2; ++r) EXPECT_EQ(d.read(r, x[r], 2), want) << "round " << round;
   }
   for (dlrt_comm* comm : c) d.coll().comm_destroy(comm);

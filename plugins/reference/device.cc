@@ -52,8 +52,8 @@ void build_devices(dlrt_plugin* p) {
     // Typed attributes: enough for dlprobe and for tests to see how the device was configured.
     // (d->attrs is sized before the pointers are taken, so they stay valid.)
     d->attrs.push_back(string_attr("device_class", d->class_name.c_str()));
-    d->attrs.push_back(int_attr("memory_limit_from_option", c.memory_limit_from_option ? 1 : 0,
-                                DLRT_ATTR_BOOL));
+    d->attrs.push_back(
+        int_attr("memory_limit_from_option", c.memory_limit_from_option ? 1 : 0, DLRT_ATTR_BOOL));
     d->attrs.push_back(int_attr("ops_restricted", c.ops_restricted ? 1 : 0, DLRT_ATTR_BOOL));
     d->attrs.push_back(string_attr("ops", c.ops_restricted ? p->ops_text.c_str() : "all"));
     d->attrs.push_back(string_attr("execution", "synchronous"));
@@ -84,10 +84,10 @@ void build_devices(dlrt_plugin* p) {
 Device& device_at(dlrt_plugin* p, int32_t ordinal) {
   plugin::require(p, "plugin");
   if (ordinal < 0 || ordinal >= static_cast<int32_t>(p->devices.size()))
-    fail(DLRT_INVALID_ARGUMENT, prefix() + "device ordinal " + std::to_string(ordinal) +
-                                    " is out of range, expected 0.." +
-                                    std::to_string(p->devices.size() - 1) + " (option num_devices=" +
-                                    std::to_string(p->devices.size()) + ")");
+    fail(DLRT_INVALID_ARGUMENT,
+         prefix() + "device ordinal " + std::to_string(ordinal) + " is out of range, expected 0.." +
+             std::to_string(p->devices.size() - 1) +
+             " (option num_devices=" + std::to_string(p->devices.size()) + ")");
   return *p->devices[static_cast<size_t>(ordinal)];
 }
 

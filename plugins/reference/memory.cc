@@ -68,8 +68,8 @@ void release_leftovers(Device& dev) {
   std::lock_guard<std::mutex> lock(dev.mu);
   if (dev.allocations.empty()) return;
   plugin::log(DLRT_LOG_WARNING, "device " + dev.label + ": " +
-                                    std::to_string(dev.allocations.size()) +
-                                    " allocation(s) of " + std::to_string(dev.in_use) +
+                                    std::to_string(dev.allocations.size()) + " allocation(s) of " +
+                                    std::to_string(dev.in_use) +
                                     " bytes still live at plugin_destroy; freeing them");
   for (const auto& [start, bytes] : dev.allocations) std::free(reinterpret_cast<void*>(start));
   dev.allocations.clear();
@@ -103,12 +103,12 @@ dlrt_status* mem_alloc(dlrt_device* device, size_t bytes, size_t alignment, void
     Device& dev = device_of(device);
     plugin::require(out_ptr, "out_ptr");
     if (bytes == 0)
-      fail(DLRT_INVALID_ARGUMENT, prefix() + "mem_alloc of 0 bytes on device " + dev.label +
-                                      ", expected bytes > 0");
+      fail(DLRT_INVALID_ARGUMENT,
+           prefix() + "mem_alloc of 0 bytes on device " + dev.label + ", expected bytes > 0");
     if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > kMaxAlignment)
-      fail(DLRT_INVALID_ARGUMENT, prefix() + "mem_alloc alignment " + std::to_string(alignment) +
-                                      " on device " + dev.label +
-                                      ", expected a power of two <= " + std::to_string(kMaxAlignment));
+      fail(DLRT_INVALID_ARGUMENT,
+           prefix() + "mem_alloc alignment " + std::to_string(alignment) + " on device " +
+               dev.label + ", expected a power of two <= " + std::to_string(kMaxAlignment));
     const size_t align = alignment < kMinAlignment ? kMinAlignment : alignment;
     // std::aligned_alloc wants a size that is a multiple of the alignment.
     if (bytes > SIZE_MAX - align)
@@ -122,9 +122,8 @@ dlrt_status* mem_alloc(dlrt_device* device, size_t bytes, size_t alignment, void
       if (rounded > dev.limit - dev.in_use)
         fail(DLRT_RESOURCE_EXHAUSTED,
              prefix() + "device " + dev.label + ": cannot allocate " + std::to_string(bytes) +
-                 " bytes (" + std::to_string(rounded) + " aligned): " +
-                 std::to_string(dev.in_use) + " bytes in use of a limit of " +
-                 std::to_string(dev.limit) + " bytes" +
+                 " bytes (" + std::to_string(rounded) + " aligned): " + std::to_string(dev.in_use) +
+                 " bytes in use of a limit of " + std::to_string(dev.limit) + " bytes" +
                  (device->plugin->config.memory_limit_from_option
                       ? " (option memory_mb=" + std::to_string(dev.limit >> 20) + ")"
                       : " (the host's memory)"));
@@ -134,8 +133,9 @@ dlrt_status* mem_alloc(dlrt_device* device, size_t bytes, size_t alignment, void
     std::lock_guard<std::mutex> lock(dev.mu);
     if (p == nullptr) {
       dev.in_use -= rounded;
-      fail(DLRT_RESOURCE_EXHAUSTED, prefix() + "device " + dev.label + ": the host could not allocate " +
-                                        std::to_string(rounded) + " bytes (aligned_alloc failed)");
+      fail(DLRT_RESOURCE_EXHAUSTED, prefix() + "device " + dev.label +
+                                        ": the host could not allocate " + std::to_string(rounded) +
+                                        " bytes (aligned_alloc failed)");
     }
     try {
       dev.allocations.emplace(reinterpret_cast<uintptr_t>(p), rounded);
@@ -157,7 +157,8 @@ void mem_free(dlrt_device* device, void* ptr) {
     std::lock_guard<std::mutex> lock(dev.mu);
     auto it = dev.allocations.find(reinterpret_cast<uintptr_t>(ptr));
     if (it == dev.allocations.end())
-      fail(DLRT_INVALID_ARGUMENT, prefix() + hex(ptr) + " is not the start of a live allocation on device " +
+      fail(DLRT_INVALID_ARGUMENT, prefix() + hex(ptr) +
+                                      " is not the start of a live allocation on device " +
                                       dev.label + " (double free, or another device's memory?)");
     dev.in_use -= it->second;
     dev.allocations.erase(it);
@@ -240,8 +241,8 @@ dlrt_status* memset_device(dlrt_device* device, void* dst, int32_t byte_value, s
   return guard([&] {
     Device& dev = copy_prelude(device, stream, "memset");
     if (byte_value < 0 || byte_value > 255)
-      fail(DLRT_INVALID_ARGUMENT, prefix() + "memset byte_value " + std::to_string(byte_value) +
-                                      ", expected 0..255");
+      fail(DLRT_INVALID_ARGUMENT,
+           prefix() + "memset byte_value " + std::to_string(byte_value) + ", expected 0..255");
     if (bytes == 0) return;
     check_device_range(dev, dst, bytes, "memset dst");
     run_or_record(stream, [=] { std::memset(dst, byte_value, bytes); });

@@ -43,9 +43,9 @@ constexpr const char* kPlatform = "reference";
 constexpr const char* kEnvVar = "DLRT_REFERENCE_OPTIONS";
 
 const std::set<std::string>& known_options() {
-  static const std::set<std::string> known = {"num_devices", "device_type", "device_class", "ops",
-                                              "memory_mb", "collective_fault", "capture", "capture_fault",
-                                              "collective_blocking"};
+  static const std::set<std::string> known = {
+      "num_devices", "device_type",   "device_class",       "ops", "memory_mb", "collective_fault",
+      "capture",     "capture_fault", "collective_blocking"};
   return known;
 }
 
@@ -214,7 +214,8 @@ extern "C" DLRT_PLUGIN_EXPORT dlrt_status* dlrt_plugin_init(const dlrt_host_api*
   return dlrt::plugin::guard([&] {
     dlrt::plugin::require(host, "host");
     dlrt::plugin::require(api, "api");
-    const dlrt_plugin_api filled = {  // not static: .capture depends on the host
+    const dlrt_plugin_api filled = {
+        // not static: .capture depends on the host
         .struct_size = sizeof(dlrt_plugin_api),
         .abi_major = DLRT_ABI_MAJOR,
         .abi_minor = DLRT_ABI_MINOR,
@@ -248,7 +249,7 @@ extern "C" DLRT_PLUGIN_EXPORT dlrt_status* dlrt_plugin_init(const dlrt_host_api*
         .kernel_create = r::kernel_create,
         .kernel_run = r::kernel_run,
         .kernel_destroy = r::kernel_destroy,
-        .capture = r::capture_table(host),  // a test double, on with option capture=1
+        .capture = r::capture_table(host),     // a test double, on with option capture=1
         .collectives = r::collective_table(),  // an in-process NCCL test double
     };
     dlrt_plugin_api_fill(api, &filled);

@@ -52,13 +52,13 @@ struct Config {
   std::string device_type = "REF";  // used in device names: /device:REF:0
   dlrt_device_class device_class = DLRT_DEVICE_CLASS_CPU;
   std::string device_class_name = "cpu";
-  bool ops_restricted = false;  // false: every op that has a kernel
-  std::set<std::string> ops;    // when restricted: the only ops op_supported may accept
-  uint64_t memory_limit = 0;    // bytes per device
+  bool ops_restricted = false;            // false: every op that has a kernel
+  std::set<std::string> ops;              // when restricted: the only ops op_supported may accept
+  uint64_t memory_limit = 0;              // bytes per device
   bool memory_limit_from_option = false;  // false: the limit is the host's MemTotal
   CollectiveFault collective_fault;       // option collective_fault (collectives.cc)
-  bool collective_blocking = true;  // option collective_blocking=0: NCCL's non-blocking mode
-  bool capture = false;  // option capture=1: capture_begin records (capture.cc)
+  bool collective_blocking = true;        // option collective_blocking=0: NCCL's non-blocking mode
+  bool capture = false;                   // option capture=1: capture_begin records (capture.cc)
   int64_t capture_fault = 0;  // option capture_fault=<n>: the n-th capture_end fails (0: none)
 };
 
@@ -100,8 +100,8 @@ void release_leftovers(Device& dev);
 struct dlrt_plugin {
   dlrt::reference::Config config;
   std::vector<std::unique_ptr<dlrt::reference::Device>> devices;  // index = ordinal
-  std::string ops_text;  // "{add, matmul}": the restricted op set for messages
-  std::atomic<int64_t> capture_ends{0};  // capture.cc counts them for capture_fault
+  std::string ops_text;                      // "{add, matmul}": the restricted op set for messages
+  std::atomic<int64_t> capture_ends{0};      // capture.cc counts them for capture_fault
   std::atomic<int64_t> collective_calls{0};  // collectives.cc counts them for collective_fault
 };
 

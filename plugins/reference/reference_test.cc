@@ -173,7 +173,8 @@ TEST(ReferencePlugin, EnvironmentErrorsNameTheVariable) {
   {
     ScopedEnv env("bogus=1");
     std::string e = create_error({});
-    EXPECT_TRUE(contains(e, "unknown option 'bogus'") && contains(e, "DLRT_REFERENCE_OPTIONS")) << e;
+    EXPECT_TRUE(contains(e, "unknown option 'bogus'") && contains(e, "DLRT_REFERENCE_OPTIONS"))
+        << e;
   }
   {
     ScopedEnv env("num_devices");

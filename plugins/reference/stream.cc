@@ -84,8 +84,9 @@ dlrt_status* stream_wait_event(dlrt_stream* stream, dlrt_event* event) {
     plugin::require(stream, "stream");
     plugin::require(event, "event");
     if (event->device->plugin != stream->device->plugin)
-      fail(DLRT_INVALID_ARGUMENT, prefix() + "stream_wait_event: the event belongs to another "
-                                             "plugin instance, expected one of this plugin's devices");
+      fail(DLRT_INVALID_ARGUMENT, prefix() +
+                                      "stream_wait_event: the event belongs to another "
+                                      "plugin instance, expected one of this plugin's devices");
   });
 }
 

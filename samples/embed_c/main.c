@@ -33,16 +33,15 @@ enum {
 
 /* On failure: say which call failed, its code name and its message; free the status (the
  * caller owns it) and leave through `cleanup`, where everything made so far is freed. */
-#define CHECK(expr)                                                                     \
-  do {                                                                                  \
-    dlrt_status* status_ = (expr);                                                      \
-    if (status_ != NULL) {                                                              \
-      fprintf(stderr, "embed_c: FAILED: %s:%d: %s\n  %s: %s\n", __FILE__, __LINE__,     \
-              #expr, dlrt_code_name(dlrt_status_code(status_)),                         \
-              dlrt_status_message(status_));                                            \
-      dlrt_status_free(status_);                                                        \
-      goto cleanup;                                                                     \
-    }                                                                                   \
+#define CHECK(expr)                                                                        \
+  do {                                                                                     \
+    dlrt_status* status_ = (expr);                                                         \
+    if (status_ != NULL) {                                                                 \
+      fprintf(stderr, "embed_c: FAILED: %s:%d: %s\n  %s: %s\n", __FILE__, __LINE__, #expr, \
+              dlrt_code_name(dlrt_status_code(status_)), dlrt_status_message(status_));    \
+      dlrt_status_free(status_);                                                           \
+      goto cleanup;                                                                        \
+    }                                                                                      \
   } while (0)
 
 /* ---- a tiny deterministic generator: the same data on every machine, no rand() ---------- */
@@ -116,8 +115,8 @@ static dlrt_attr attr_string(const char* name, const char* value) {
  * seed: the variable's first value depends on these attributes only, on every device. The
  * init op's "shape" and "dtype" come from the descriptor. */
 static dlrt_status* add_uniform_variable(dlrt_graph* graph, const char* name,
-                                         const dlrt_tensor_desc* desc, int64_t seed,
-                                         double limit, dlrt_value* out) {
+                                         const dlrt_tensor_desc* desc, int64_t seed, double limit,
+                                         dlrt_value* out) {
   const dlrt_attr a[3] = {attr_float("minval", -limit), attr_float("maxval", limit),
                           attr_int("seed", seed)};
   const dlrt_attr* attrs[3] = {&a[0], &a[1], &a[2]};
@@ -138,8 +137,7 @@ static dlrt_status* add_op(dlrt_graph* graph, const char* op, const char* name,
                            const dlrt_value* inputs, size_t num_inputs,
                            const dlrt_attr* const* attrs, size_t num_attrs, dlrt_value* out) {
   size_t num_outputs = 0;
-  return dlrt_graph_op(graph, op, name, inputs, num_inputs, attrs, num_attrs, out, 1,
-                       &num_outputs);
+  return dlrt_graph_op(graph, op, name, inputs, num_inputs, attrs, num_attrs, out, 1, &num_outputs);
 }
 
 /* SGD with momentum for one parameter: a velocity slot shaped like it (named
@@ -160,8 +158,7 @@ static dlrt_status* add_sgd(dlrt_graph* graph, dlrt_value param, dlrt_value grad
   inputs[0] = param;
   inputs[1] = grad;
   inputs[2] = velocity;
-  status = dlrt_graph_op(graph, "sgd_update", NULL, inputs, 3, attrs, 2, outputs, 2,
-                         &num_outputs);
+  status = dlrt_graph_op(graph, "sgd_update", NULL, inputs, 3, attrs, 2, outputs, 2, &num_outputs);
   if (status == NULL) status = dlrt_graph_assign(graph, param, outputs[0]);
   if (status == NULL) status = dlrt_graph_assign(graph, velocity, outputs[1]);
   return status;
@@ -170,8 +167,7 @@ static dlrt_status* add_sgd(dlrt_graph* graph, dlrt_value param, dlrt_value grad
 /* Copy batch `b` of the host data into the device tensors x (BATCH,2) and labels (BATCH). */
 static dlrt_status* write_batch(dlrt_tensor* x, dlrt_tensor* labels, const float* xs,
                                 const int32_t* ys, int b) {
-  dlrt_status* status =
-      dlrt_tensor_write(x, xs + (size_t)b * BATCH * 2, sizeof(float) * BATCH * 2);
+  dlrt_status* status = dlrt_tensor_write(x, xs + (size_t)b * BATCH * 2, sizeof(float) * BATCH * 2);
   if (status != NULL) return status;
   return dlrt_tensor_write(labels, ys + (size_t)b * BATCH, sizeof(int32_t) * BATCH);
 }
@@ -280,8 +276,8 @@ int main(void) {
     /* sparse_softmax_cross_entropy has two outputs: the per-row loss (BATCH) and its
      * backprop (BATCH,K), which autodiff reuses. The loss is their mean, a scalar. */
     in[0] = logits, in[1] = labels;
-    CHECK(dlrt_graph_op(graph, "sparse_softmax_cross_entropy", "xent", in, 2, NULL, 0, xent, 2,
-                        &n));
+    CHECK(
+        dlrt_graph_op(graph, "sparse_softmax_cross_entropy", "xent", in, 2, NULL, 0, xent, 2, &n));
     CHECK(add_op(graph, "reduce_mean", "loss", &xent[0], 1, NULL, 0, &loss));
 
     /* Gradients of the loss w.r.t. the four variables, as ops of the same graph, then one

@@ -65,8 +65,9 @@ std::vector<std::string> split_list(const std::string& list) {
     const size_t comma = list.find(',', start);
     const std::string item = list.substr(start, comma == std::string::npos ? comma : comma - start);
     if (item.empty())
-      throw dlrt::Error(DLRT_INVALID_ARGUMENT, "--devices '" + list + "': an empty entry; "
-                                               "expected device specs separated by commas");
+      throw dlrt::Error(DLRT_INVALID_ARGUMENT, "--devices '" + list +
+                                                   "': an empty entry; "
+                                                   "expected device specs separated by commas");
     out.push_back(item);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -98,10 +99,10 @@ nn::Array load(const std::string& path, bool images, int64_t max_rows = 0) {
   dlrt::IdxArray a = dlrt::read_idx(path, static_cast<uint64_t>(max_rows));
   std::vector<int64_t> dims = a.dims();
   if (a.dtype() != DLRT_U8 || dims.size() != (images ? 3u : 1u))
-    throw dlrt::Error(DLRT_INVALID_ARGUMENT,
-                      path + ": holds " + dlrt::dtype_name(a.dtype()) + " of rank " +
-                          std::to_string(dims.size()) + "; expected u8 " +
-                          (images ? "images (N, H, W)" : "labels (N)"));
+    throw dlrt::Error(DLRT_INVALID_ARGUMENT, path + ": holds " + dlrt::dtype_name(a.dtype()) +
+                                                 " of rank " + std::to_string(dims.size()) +
+                                                 "; expected u8 " +
+                                                 (images ? "images (N, H, W)" : "labels (N)"));
   if (images) dims.push_back(1);
   const auto* p = static_cast<const uint8_t*>(a.data());
   return nn::Array(DLRT_U8, dims, std::vector<uint8_t>(p, p + a.bytes()));
@@ -149,9 +150,11 @@ std::string pick_device(const dlrt::Context& ctx, const std::string& requested) 
       throw dlrt::Error(DLRT_UNAVAILABLE,
                         "--device auto: only the reference plugin's devices (the slow oracle) "
                         "are usable, and auto never picks them; name one to train on it anyway "
-                        "(--device " + d.name + "), or fix the plugins warned about above");
-  throw dlrt::Error(DLRT_UNAVAILABLE, "--device auto: no GPU or CPU device is visible "
-                                      "(dlprobe says why)");
+                        "(--device " +
+                            d.name + "), or fix the plugins warned about above");
+  throw dlrt::Error(DLRT_UNAVAILABLE,
+                    "--device auto: no GPU or CPU device is visible "
+                    "(dlprobe says why)");
 }
 
 int run(const Flags& f) {
@@ -182,15 +185,10 @@ int run(const Flags& f) {
     out << "Device: " << device << "\n";
   }
 
-  nn::Sequential model(ctx, {nn::Input(x_train.sample_shape()),
-                             nn::Conv2D(32, {3, 3}, "relu"),
-                             nn::MaxPool2D({2, 2}),
-                             nn::Conv2D(64, {3, 3}, "relu"),
-                             nn::MaxPool2D({2, 2}),
-                             nn::Conv2D(64, {3, 3}, "relu"),
-                             nn::Flatten(),
-                             nn::Dense(64, "relu"),
-                             nn::Dense(10)});
+  nn::Sequential model(
+      ctx, {nn::Input(x_train.sample_shape()), nn::Conv2D(32, {3, 3}, "relu"),
+            nn::MaxPool2D({2, 2}), nn::Conv2D(64, {3, 3}, "relu"), nn::MaxPool2D({2, 2}),
+            nn::Conv2D(64, {3, 3}, "relu"), nn::Flatten(), nn::Dense(64, "relu"), nn::Dense(10)});
   nn::CompileConfig config;
   config.device = device;
   config.seed = f.seed;
@@ -215,8 +213,8 @@ int run(const Flags& f) {
     model.load_weights(f.checkpoint);
     fit.initial_epoch = std::min(model.epoch(), f.epochs);
     resumed = true;
-    out << "Resumed from " << f.checkpoint << " after epoch " << model.epoch()
-              << " (seed " << model.seed() << ")\n";
+    out << "Resumed from " << f.checkpoint << " after epoch " << model.epoch() << " (seed "
+        << model.seed() << ")\n";
   }
   if (!f.checkpoint.empty())
     fit.callbacks.push_back(std::make_shared<nn::ModelCheckpoint>(f.checkpoint));
@@ -225,8 +223,7 @@ int run(const Flags& f) {
   model.fit(x_train, y_train, fit);
 
   const nn::Logs test = model.evaluate(x_test, y_test, f.batch);
-  if (speaks)
-    std::printf("test_loss: %.4f\ntest_accuracy: %.4f\n", test[0].second, test[1].second);
+  if (speaks) std::printf("test_loss: %.4f\ntest_accuracy: %.4f\n", test[0].second, test[1].second);
   if (f.expect_accuracy >= 0 && test[1].second < f.expect_accuracy) {
     std::fprintf(stderr, "mnist_cnn: test_accuracy %.4f is below --expect-accuracy %.4f\n",
                  test[1].second, f.expect_accuracy);
@@ -240,32 +237,44 @@ int run(const Flags& f) {
 int main(int argc, char** argv) {
   Flags f;
   CLI::App app{"Train the reference CNN (docs/design.md section 9) on an MNIST-format data set"};
-  app.add_option("--data", f.data, "folder with train-images-idx3-ubyte(.gz), "
-                 "train-labels-idx1-ubyte(.gz), t10k-...")->capture_default_str();
-  app.add_option("--epochs", f.epochs, "epochs to train")->check(CLI::Range(1, 100000))
+  app.add_option("--data", f.data,
+                 "folder with train-images-idx3-ubyte(.gz), "
+                 "train-labels-idx1-ubyte(.gz), t10k-...")
       ->capture_default_str();
-  app.add_option("--batch", f.batch, "batch size")->check(CLI::Range(1, 1 << 20))
+  app.add_option("--epochs", f.epochs, "epochs to train")
+      ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  app.add_option("--device", f.device, "device spec (CPU:0, /GPU:0, ...) or auto: a GPU if "
-                 "there is one, else the CPU")->capture_default_str();
+  app.add_option("--batch", f.batch, "batch size")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--device", f.device,
+                 "device spec (CPU:0, /GPU:0, ...) or auto: a GPU if "
+                 "there is one, else the CPU")
+      ->capture_default_str();
   app.add_option("--limit", f.limit, "train on the first N training images only")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   app.add_option("--seed", f.seed, "seed of the initial weights and the shuffles")
       ->capture_default_str();
   app.add_flag("--log-device-placement", f.log_placement, "print where every op runs");
-  app.add_option("--checkpoint", f.checkpoint, "save weights and optimizer state here "
+  app.add_option("--checkpoint", f.checkpoint,
+                 "save weights and optimizer state here "
                  "(safetensors) after every epoch");
   app.add_flag("--resume", f.resume, "continue from --checkpoint when it exists");
   app.add_option("--csv-log", f.csv_log, "write Keras' CSVLogger file here");
   app.add_option("--trace", f.trace, "write a Chrome trace (Perfetto) of training steps 10-29");
-  app.add_option("--strategy", f.strategy, "none, mirrored (the local devices of --devices) or "
+  app.add_option("--strategy", f.strategy,
+                 "none, mirrored (the local devices of --devices) or "
                  "multi-worker (every process of an mpirun job)")
-      ->check(CLI::IsMember({"none", "mirrored", "multi-worker"}))->capture_default_str();
-  app.add_option("--devices", f.devices, "with --strategy: the local replicas' devices, "
+      ->check(CLI::IsMember({"none", "mirrored", "multi-worker"}))
+      ->capture_default_str();
+  app.add_option("--devices", f.devices,
+                 "with --strategy: the local replicas' devices, "
                  "comma-separated (default: every GPU, else every CPU logical device)");
-  app.add_option("--logical-cpus", f.logical_cpus, "split CPU:0 into N logical devices "
+  app.add_option("--logical-cpus", f.logical_cpus,
+                 "split CPU:0 into N logical devices "
                  "(CPU:0..N-1), as tf.config.set_logical_device_configuration")
-      ->check(CLI::Range(1, 64))->capture_default_str();
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   app.add_flag("--log-all-ranks", f.log_all_ranks, "multi-worker: every rank prints, not just 0");
   app.add_option("--expect-accuracy", f.expect_accuracy,
                  "exit 1 when the final test accuracy is below this (for tests)");
@@ -279,13 +288,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (!f.devices.empty() && f.strategy == "none") {
-    std::fprintf(stderr, "mnist_cnn: error: --devices needs --strategy mirrored|multi-worker "
-                         "(one device: --device)\n");
+    std::fprintf(stderr,
+                 "mnist_cnn: error: --devices needs --strategy mirrored|multi-worker "
+                 "(one device: --device)\n");
     return 1;
   }
   if (f.strategy != "none" && f.device != "auto") {
-    std::fprintf(stderr, "mnist_cnn: error: --device %s with --strategy %s: a strategy places "
-                         "its replicas on --devices\n", f.device.c_str(), f.strategy.c_str());
+    std::fprintf(stderr,
+                 "mnist_cnn: error: --device %s with --strategy %s: a strategy places "
+                 "its replicas on --devices\n",
+                 f.device.c_str(), f.strategy.c_str());
     return 1;
   }
   try {

@@ -65,8 +65,7 @@ int main(int argc, char** argv) {
     const float expected[] = {22, 0, 49, 0};
     std::cout << "-- d = relu(a @ b) = [[" << result[0] << ", " << result[1] << "], [" << result[2]
               << ", " << result[3] << "]]\n";
-    for (int i = 0; i < 4; ++i)
-      values_ok = values_ok && std::fabs(result[i] - expected[i]) < 1e-5f;
+    for (int i = 0; i < 4; ++i) values_ok = values_ok && std::fabs(result[i] - expected[i]) < 1e-5f;
 
     // 3. Strict placement refuses instead of moving the op.
     std::cout << "-- compiling again with strict placement\n";

@@ -66,9 +66,8 @@ TEST(CxxApi, OnlyGivenPluginPathsAreSearchedWhenDefaultsAreOff) {
   EXPECT_EQ(none.plugin_count(), 0u);
   EXPECT_EQ(none.device_count(), 0u);
 
-  dlrt::Context given(dlrt::ContextOptions()
-                          .search_default_paths(false)
-                          .plugin_path(DLRT_TEST_PLUGIN_DIR "/libdlrt-reference.so"));
+  dlrt::Context given(dlrt::ContextOptions().search_default_paths(false).plugin_path(
+      DLRT_TEST_PLUGIN_DIR "/libdlrt-reference.so"));
   ASSERT_EQ(given.plugin_count(), 1u);
   const dlrt::PluginInfo p = given.plugin(0);
   EXPECT_EQ(p.name, "reference");

@@ -15,12 +15,12 @@
 
 static int failures = 0;
 
-#define EXPECT(cond)                                                        \
-  do {                                                                      \
-    if (!(cond)) {                                                          \
-      fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);   \
-      ++failures;                                                           \
-    }                                                                       \
+#define EXPECT(cond)                                                      \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                         \
+    }                                                                     \
   } while (0)
 
 /* Initialising a versioned struct in C99. Designated, because types.h's positional example

@@ -26,10 +26,10 @@
 #endif
 
 /* Field `field` of `type` lies at byte `offset` and is `size` bytes long. */
-#define PIN_FIELD(type, field, offset, size)                                         \
-  _Static_assert(offsetof(type, field) == (offset),                                  \
+#define PIN_FIELD(type, field, offset, size)                                                 \
+  _Static_assert(offsetof(type, field) == (offset),                                          \
                  "ABI 1.0 break: " #type "." #field " moved (expected offset " #offset ")"); \
-  _Static_assert(sizeof(((type*)0)->field) == (size),                                \
+  _Static_assert(sizeof(((type*)0)->field) == (size),                                        \
                  "ABI 1.0 break: " #type "." #field " changed size (expected " #size ")")
 
 /* `type` is `size` bytes in ABI 1.0 (what a 1.0 writer puts in struct_size). */
@@ -39,8 +39,9 @@
 #define PIN_SIZE(type, size) \
   _Static_assert(sizeof(type) == (size), "ABI 1.0 break: sizeof(" #type ") is not " #size)
 #else
-#define PIN_SIZE(type, size) \
-  _Static_assert(sizeof(type) >= (size), "ABI break: sizeof(" #type ") shrank below its 1.0 size " #size)
+#define PIN_SIZE(type, size)             \
+  _Static_assert(sizeof(type) >= (size), \
+                 "ABI break: sizeof(" #type ") shrank below its 1.0 size " #size)
 #endif
 
 /* An enum constant keeps its number. */
@@ -53,9 +54,7 @@ _Static_assert(DLRT_ABI_MINOR >= 0 && DLRT_ABI_MINOR_FLOOR <= DLRT_ABI_MINOR,
                "the minor floor cannot be above the current minor");
 _Static_assert(DLRT_MAX_RANK == 8, "ABI 1.0 break: DLRT_MAX_RANK sizes dlrt_tensor_desc.dims");
 _Static_assert(DLRT_COMM_ID_BYTES == 128, "ABI 1.0 break: DLRT_COMM_ID_BYTES changed");
-_Static_assert(sizeof(size_t) == 8 && sizeof(void*) == 8 && sizeof(double) == 8,
-               "LP64 expected");
-
+_Static_assert(sizeof(size_t) == 8 && sizeof(void*) == 8 && sizeof(double) == 8, "LP64 expected");
 
 /* ---- dlrt_tensor_desc (types.h) ---- */
 PIN_SIZE(dlrt_tensor_desc, 88);

@@ -21,10 +21,10 @@
 #error "layout_abi_1_2.c pins the LP64 layout; build it only on LP64 targets"
 #endif
 
-#define PIN_FIELD(type, field, offset, size)                                         \
-  _Static_assert(offsetof(type, field) == (offset),                                  \
+#define PIN_FIELD(type, field, offset, size)                                                 \
+  _Static_assert(offsetof(type, field) == (offset),                                          \
                  "ABI 1.2 break: " #type "." #field " moved (expected offset " #offset ")"); \
-  _Static_assert(sizeof(((type*)0)->field) == (size),                                \
+  _Static_assert(sizeof(((type*)0)->field) == (size),                                        \
                  "ABI 1.2 break: " #type "." #field " changed size (expected " #size ")")
 
 #if DLRT_ABI_MAJOR != 1 || DLRT_ABI_MINOR < 2
@@ -33,8 +33,9 @@
 #define PIN_SIZE(type, size) \
   _Static_assert(sizeof(type) == (size), "ABI 1.2 break: sizeof(" #type ") is not " #size)
 #else
-#define PIN_SIZE(type, size) \
-  _Static_assert(sizeof(type) >= (size), "ABI break: sizeof(" #type ") shrank below its 1.2 size " #size)
+#define PIN_SIZE(type, size)             \
+  _Static_assert(sizeof(type) >= (size), \
+                 "ABI break: sizeof(" #type ") shrank below its 1.2 size " #size)
 #endif
 
 /* ---- dlrt_op_desc (plugin.h): 1.0's 64 bytes, then the op's version ---- */

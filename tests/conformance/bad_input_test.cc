@@ -85,13 +85,13 @@ class BadInput : public ::testing::Test {
       d.struct_size = DLRT_STRUCT_SIZE(dlrt_tensor_desc);
     }
     size_t n = 0;
-    StatusPtr inf(dlrt_op_infer(ctx_.get(), op.c_str(), dp.data(), dp.size(), ap.data(),
-                                ap.size(), outs, 8, &n));
+    StatusPtr inf(dlrt_op_infer(ctx_.get(), op.c_str(), dp.data(), dp.size(), ap.data(), ap.size(),
+                                outs, 8, &n));
     check(inf.get(), code, words, "dlrt_op_infer");
     for (size_t dev : devices_) {
       SCOPED_TRACE(names_[dev]);
-      StatusPtr sup(dlrt_op_supported(ctx_.get(), op.c_str(), dev, dp.data(), dp.size(),
-                                      ap.data(), ap.size()));
+      StatusPtr sup(dlrt_op_supported(ctx_.get(), op.c_str(), dev, dp.data(), dp.size(), ap.data(),
+                                      ap.size()));
       check(sup.get(), code, words, "dlrt_op_supported");
       // Run with real tensors where the descriptors can be created at all.
       std::vector<TensorPtr> in;
@@ -147,8 +147,8 @@ TEST_F(BadInput, MismatchedChannels) {
                   DLRT_INVALID_ARGUMENT, {"conv2d", "channels"});
   expect_rejected("matmul", {desc(DLRT_F32, {2, 3}), desc(DLRT_F32, {4, 5})}, {},
                   DLRT_INVALID_ARGUMENT, {"matmul"});
-  expect_rejected("add", {desc(DLRT_F32, {2, 3}), desc(DLRT_F32, {4})}, {},
-                  DLRT_INVALID_ARGUMENT, {"add"});
+  expect_rejected("add", {desc(DLRT_F32, {2, 3}), desc(DLRT_F32, {4})}, {}, DLRT_INVALID_ARGUMENT,
+                  {"add"});
 }
 
 TEST_F(BadInput, ZeroAndNegativeDims) {
@@ -166,8 +166,8 @@ TEST_F(BadInput, ZeroAndNegativeDims) {
 }
 
 TEST_F(BadInput, UnknownAttribute) {
-  expect_rejected("relu", {desc(DLRT_F32, {4})}, {a_float("alpha", 0.1)},
-                  DLRT_INVALID_ARGUMENT, {"relu", "alpha"});
+  expect_rejected("relu", {desc(DLRT_F32, {4})}, {a_float("alpha", 0.1)}, DLRT_INVALID_ARGUMENT,
+                  {"relu", "alpha"});
 }
 
 TEST_F(BadInput, AttributeGivenTwice) {
@@ -186,8 +186,8 @@ TEST_F(BadInput, AttributeOfTheWrongType) {
 }
 
 TEST_F(BadInput, WrongDtype) {
-  expect_rejected("sparse_softmax_cross_entropy", {desc(DLRT_F32, {4, 3}), desc(DLRT_F32, {4})},
-                  {}, DLRT_INVALID_ARGUMENT, {"sparse_softmax_cross_entropy", "labels"}, 2);
+  expect_rejected("sparse_softmax_cross_entropy", {desc(DLRT_F32, {4, 3}), desc(DLRT_F32, {4})}, {},
+                  DLRT_INVALID_ARGUMENT, {"sparse_softmax_cross_entropy", "labels"}, 2);
   expect_rejected("add", {desc(DLRT_F32, {4}), desc(DLRT_I32, {4})}, {}, DLRT_INVALID_ARGUMENT,
                   {"add"});
   expect_rejected("relu", {desc(DLRT_I32, {4})}, {}, DLRT_INVALID_ARGUMENT, {"relu"});
@@ -200,7 +200,8 @@ TEST_F(BadInput, WrongNumberOfInputs) {
 }
 
 TEST_F(BadInput, MissingRequiredAttribute) {
-  expect_rejected("reshape", {desc(DLRT_F32, {4})}, {}, DLRT_INVALID_ARGUMENT, {"reshape", "shape"});
+  expect_rejected("reshape", {desc(DLRT_F32, {4})}, {}, DLRT_INVALID_ARGUMENT,
+                  {"reshape", "shape"});
 }
 
 // Run-level mistakes: outputs and devices.

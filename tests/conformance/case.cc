@@ -70,28 +70,69 @@ HostTensor::HostTensor(dlrt_dtype t, Dims d) : dtype(t), dims(std::move(d)) {
 double HostTensor::get(int64_t i) const {
   const uint8_t* p = bytes.data() + static_cast<size_t>(i) * dtype_size(dtype);
   switch (dtype) {
-    case DLRT_F32: { float v; std::memcpy(&v, p, 4); return v; }
-    case DLRT_F64: { double v; std::memcpy(&v, p, 8); return v; }
-    case DLRT_I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    case DLRT_I64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-    case DLRT_U8: return *p;
-    case DLRT_I8: return static_cast<int8_t>(*p);
-    case DLRT_BOOL: return *p;
-    default: return NAN;
+    case DLRT_F32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DLRT_F64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    case DLRT_I32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DLRT_I64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
+    case DLRT_U8:
+      return *p;
+    case DLRT_I8:
+      return static_cast<int8_t>(*p);
+    case DLRT_BOOL:
+      return *p;
+    default:
+      return NAN;
   }
 }
 
 void HostTensor::set(int64_t i, double v) {
   uint8_t* p = bytes.data() + static_cast<size_t>(i) * dtype_size(dtype);
   switch (dtype) {
-    case DLRT_F32: { float x = static_cast<float>(v); std::memcpy(p, &x, 4); break; }
-    case DLRT_F64: std::memcpy(p, &v, 8); break;
-    case DLRT_I32: { int32_t x = static_cast<int32_t>(v); std::memcpy(p, &x, 4); break; }
-    case DLRT_I64: { int64_t x = static_cast<int64_t>(v); std::memcpy(p, &x, 8); break; }
-    case DLRT_U8: *p = static_cast<uint8_t>(v); break;
-    case DLRT_I8: *p = static_cast<uint8_t>(static_cast<int8_t>(v)); break;
-    case DLRT_BOOL: *p = v != 0 ? 1 : 0; break;
-    default: break;
+    case DLRT_F32: {
+      float x = static_cast<float>(v);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case DLRT_F64:
+      std::memcpy(p, &v, 8);
+      break;
+    case DLRT_I32: {
+      int32_t x = static_cast<int32_t>(v);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case DLRT_I64: {
+      int64_t x = static_cast<int64_t>(v);
+      std::memcpy(p, &x, 8);
+      break;
+    }
+    case DLRT_U8:
+      *p = static_cast<uint8_t>(v);
+      break;
+    case DLRT_I8:
+      *p = static_cast<uint8_t>(static_cast<int8_t>(v));
+      break;
+    case DLRT_BOOL:
+      *p = v != 0 ? 1 : 0;
+      break;
+    default:
+      break;
   }
 }
 
@@ -181,28 +222,78 @@ dlrt_attr Attr::c() const {
 std::string Attr::value_text() const {
   std::ostringstream os;
   switch (type) {
-    case DLRT_ATTR_INT: os << i; break;
-    case DLRT_ATTR_FLOAT: os << f; break;
-    case DLRT_ATTR_BOOL: os << (i ? "true" : "false"); break;
-    case DLRT_ATTR_STRING: os << s; break;
-    case DLRT_ATTR_DTYPE: os << dtype_name(static_cast<dlrt_dtype>(i)); break;
-    case DLRT_ATTR_INTS: os << format_dims(ints); break;
+    case DLRT_ATTR_INT:
+      os << i;
+      break;
+    case DLRT_ATTR_FLOAT:
+      os << f;
+      break;
+    case DLRT_ATTR_BOOL:
+      os << (i ? "true" : "false");
+      break;
+    case DLRT_ATTR_STRING:
+      os << s;
+      break;
+    case DLRT_ATTR_DTYPE:
+      os << dtype_name(static_cast<dlrt_dtype>(i));
+      break;
+    case DLRT_ATTR_INTS:
+      os << format_dims(ints);
+      break;
     case DLRT_ATTR_FLOATS:
       os << "(";
       for (size_t k = 0; k < floats.size(); ++k) os << (k ? "," : "") << floats[k];
       os << ")";
       break;
-    default: os << "?"; break;
+    default:
+      os << "?";
+      break;
   }
   return os.str();
 }
 
-Attr a_int(std::string name, int64_t v) { Attr a; a.name = std::move(name); a.type = DLRT_ATTR_INT; a.i = v; return a; }
-Attr a_float(std::string name, double v) { Attr a; a.name = std::move(name); a.type = DLRT_ATTR_FLOAT; a.f = v; return a; }
-Attr a_bool(std::string name, bool v) { Attr a; a.name = std::move(name); a.type = DLRT_ATTR_BOOL; a.i = v ? 1 : 0; return a; }
-Attr a_str(std::string name, std::string v) { Attr a; a.name = std::move(name); a.type = DLRT_ATTR_STRING; a.s = std::move(v); return a; }
-Attr a_ints(std::string name, std::vector<int64_t> v) { Attr a; a.name = std::move(name); a.type = DLRT_ATTR_INTS; a.ints = std::move(v); return a; }
-Attr a_dtype(std::string name, dlrt_dtype v) { Attr a; a.name = std::move(name); a.type = DLRT_ATTR_DTYPE; a.i = v; return a; }
+Attr a_int(std::string name, int64_t v) {
+  Attr a;
+  a.name = std::move(name);
+  a.type = DLRT_ATTR_INT;
+  a.i = v;
+  return a;
+}
+Attr a_float(std::string name, double v) {
+  Attr a;
+  a.name = std::move(name);
+  a.type = DLRT_ATTR_FLOAT;
+  a.f = v;
+  return a;
+}
+Attr a_bool(std::string name, bool v) {
+  Attr a;
+  a.name = std::move(name);
+  a.type = DLRT_ATTR_BOOL;
+  a.i = v ? 1 : 0;
+  return a;
+}
+Attr a_str(std::string name, std::string v) {
+  Attr a;
+  a.name = std::move(name);
+  a.type = DLRT_ATTR_STRING;
+  a.s = std::move(v);
+  return a;
+}
+Attr a_ints(std::string name, std::vector<int64_t> v) {
+  Attr a;
+  a.name = std::move(name);
+  a.type = DLRT_ATTR_INTS;
+  a.ints = std::move(v);
+  return a;
+}
+Attr a_dtype(std::string name, dlrt_dtype v) {
+  Attr a;
+  a.name = std::move(name);
+  a.type = DLRT_ATTR_DTYPE;
+  a.i = v;
+  return a;
+}
 
 // ---- cases ---------------------------------------------------------------------------------
 

@@ -30,8 +30,8 @@ class Rng {
  public:
   explicit Rng(uint64_t seed) : state_(seed) {}
   uint64_t next();
-  double uniform(double lo, double hi);       // [lo, hi)
-  int64_t integer(int64_t lo, int64_t hi);    // [lo, hi], inclusive
+  double uniform(double lo, double hi);     // [lo, hi)
+  int64_t integer(int64_t lo, int64_t hi);  // [lo, hi], inclusive
   bool coin() { return (next() >> 63) != 0; }
 
  private:
@@ -44,7 +44,7 @@ uint64_t case_seed(uint64_t run_seed, const std::string& op, size_t index);
 
 // ---- host tensors --------------------------------------------------------------------------
 
-size_t dtype_size(dlrt_dtype dtype);  // 0 for an unknown dtype
+size_t dtype_size(dlrt_dtype dtype);       // 0 for an unknown dtype
 const char* dtype_name(dlrt_dtype dtype);  // "f32"
 int64_t num_elements(const Dims& dims);
 std::string format_dims(const Dims& dims);  // "(1,5,7,3)"; "()" for a scalar

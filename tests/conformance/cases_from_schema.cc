@@ -36,7 +36,8 @@ Fill max_of_x(std::vector<int64_t> axes) {
     const int64_t rank = static_cast<int64_t>(x.dims.size());
     std::vector<bool> reduced(x.dims.size(), axes.empty());
     for (int64_t a : axes) reduced[a < 0 ? a + rank : a] = true;
-    std::vector<double> best(static_cast<size_t>(y.size()), -std::numeric_limits<double>::infinity());
+    std::vector<double> best(static_cast<size_t>(y.size()),
+                             -std::numeric_limits<double>::infinity());
     for (int64_t i = 0; i < x.size(); ++i) {
       // Flat index in y: the multi-index of x with reduced axes dropped (their extent is 1
       // under keepdims, so dropping them gives the same flat index).
@@ -57,13 +58,18 @@ Fill max_of_x(std::vector<int64_t> axes) {
 
 Fill fill_for(const ops::Values& v, const ops::AttrMap& attrs) {
   switch (v.kind) {
-    case ops::Values::kUniform: return uniform(v.lo, v.hi);
-    case ops::Values::kAwayFromZero: return away_from_zero(v.lo, v.hi);
-    case ops::Values::kDistinct: return distinct(v.lo, v.hi);
+    case ops::Values::kUniform:
+      return uniform(v.lo, v.hi);
+    case ops::Values::kAwayFromZero:
+      return away_from_zero(v.lo, v.hi);
+    case ops::Values::kDistinct:
+      return distinct(v.lo, v.hi);
     case ops::Values::kIntegers:
       return integers(static_cast<int64_t>(v.lo), static_cast<int64_t>(v.hi));
-    case ops::Values::kConstant: return constant(v.lo);
-    case ops::Values::kLabels: return labels(static_cast<int64_t>(v.lo), v.out_of_range);
+    case ops::Values::kConstant:
+      return constant(v.lo);
+    case ops::Values::kLabels:
+      return labels(static_cast<int64_t>(v.lo), v.out_of_range);
     case ops::Values::kMaxOfInput0: {
       auto it = attrs.find("axes");
       return max_of_x(it == attrs.end() ? std::vector<int64_t>{} : it->second.as_ints());
@@ -74,12 +80,18 @@ Fill fill_for(const ops::Values& v, const ops::AttrMap& attrs) {
 
 Attr attr_for(const std::string& name, const ops::AttrValue& v) {
   switch (v.type()) {
-    case DLRT_ATTR_INT: return a_int(name, v.as_int());
-    case DLRT_ATTR_FLOAT: return a_float(name, v.as_float());
-    case DLRT_ATTR_BOOL: return a_bool(name, v.as_bool());
-    case DLRT_ATTR_STRING: return a_str(name, v.as_string());
-    case DLRT_ATTR_INTS: return a_ints(name, v.as_ints());
-    case DLRT_ATTR_DTYPE: return a_dtype(name, v.as_dtype());
+    case DLRT_ATTR_INT:
+      return a_int(name, v.as_int());
+    case DLRT_ATTR_FLOAT:
+      return a_float(name, v.as_float());
+    case DLRT_ATTR_BOOL:
+      return a_bool(name, v.as_bool());
+    case DLRT_ATTR_STRING:
+      return a_str(name, v.as_string());
+    case DLRT_ATTR_INTS:
+      return a_ints(name, v.as_ints());
+    case DLRT_ATTR_DTYPE:
+      return a_dtype(name, v.as_dtype());
     case DLRT_ATTR_FLOATS: {
       Attr a;
       a.name = name;
@@ -87,7 +99,8 @@ Attr attr_for(const std::string& name, const ops::AttrValue& v) {
       a.floats = v.as_floats();
       return a;
     }
-    default: break;
+    default:
+      break;
   }
   throw std::logic_error("attribute '" + name + "' of unknown type");
 }

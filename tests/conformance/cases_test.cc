@@ -36,8 +36,9 @@ TEST(ConformanceCases, CoverEveryOpOfTheRegistry) {
   for (const ops::OpDef* d : ops::all_ops()) {
     registry.insert(d->name);
     // Several shapes/attribute sets per op; a new op without cases fails here.
-    EXPECT_GE(cases_for(d->name).size(), 3u) << "op '" << d->name
-        << "' needs samples in its schema entry (core/ops/infer_" << d->family << ".cc)";
+    EXPECT_GE(cases_for(d->name).size(), 3u)
+        << "op '" << d->name << "' needs samples in its schema entry (core/ops/infer_" << d->family
+        << ".cc)";
   }
   for (const Case& c : all_cases())
     EXPECT_TRUE(registry.count(c.op)) << "case of unknown op '" << c.op << "'";
@@ -52,7 +53,8 @@ TEST(ConformanceCases, EveryCaseIsAValidCallOfItsOp) {
     for (auto [o, i] : c.in_place) {
       ASSERT_LT(o, static_cast<int>(inst->outputs().size()));
       ASSERT_LT(i, static_cast<int>(c.inputs.size()));
-      EXPECT_EQ(inst->output(o), inst->inputs()[i]) << "in-place output " << o << " and input " << i;
+      EXPECT_EQ(inst->output(o), inst->inputs()[i])
+          << "in-place output " << o << " and input " << i;
     }
     // The driver reads every output into a host tensor: its dtype must have a conversion.
     for (const ops::TensorType& t : inst->outputs()) EXPECT_NO_THROW(HostTensor(t.dtype, t.dims));

@@ -52,10 +52,8 @@ std::string Comparison::text(const HostTensor& ref, const Tolerance& tol) const 
   std::ostringstream os;
   os.precision(9);
   os << "max error " << max_error;
-  if (tol.exact)
-    os << " (exact)";
-  else
-    os << " (tolerance " << tol.rel << ", scale " << scale << ")";
+  if (tol.exact) os << " (exact)";
+  else os << " (tolerance " << tol.rel << ", scale " << scale << ")";
   if (where >= 0)
     os << " at " << ref.index_text(where) << " (flat " << where << "): expected " << expected
        << " got " << got;

@@ -15,7 +15,7 @@ namespace dlrt::conformance {
 
 struct Comparison {
   bool ok = true;
-  std::string problem;  // when !ok: "dims (2,3) != (3,2)" or "" for a value mismatch
+  std::string problem;   // when !ok: "dims (2,3) != (3,2)" or "" for a value mismatch
   double max_error = 0;  // relative-to-scale (or absolute, for exact ops); inf for a NaN mismatch
   double scale = 1;      // max(1, max|ref|)
   int64_t where = -1;    // flat index of the worst element

@@ -58,8 +58,8 @@ DriverState& state() {
 }
 
 std::string seed_text() {
-  return std::to_string(state().seed) + " (replay: DLRT_CONFORMANCE_SEED=" +
-         std::to_string(state().seed) + ")";
+  return std::to_string(state().seed) +
+         " (replay: DLRT_CONFORMANCE_SEED=" + std::to_string(state().seed) + ")";
 }
 
 // ---- one op on two devices -----------------------------------------------------------------
@@ -111,15 +111,17 @@ DeviceRun run_on(dlrt_context* ctx, const Device& device, const Case& c,
     in[i].reset(t);
     if (!s) s.reset(dlrt_tensor_write(t, inputs[i].bytes.data(), inputs[i].bytes.size()));
     if (s) {
-      run.error = "input " + std::to_string(i) + " (" + c.inputs[i].name + "): " + status_text(s.get());
+      run.error =
+          "input " + std::to_string(i) + " (" + c.inputs[i].name + "): " + status_text(s.get());
       return run;
     }
   }
   std::vector<TensorPtr> owned(out_descs.size());
   std::vector<dlrt_tensor*> out(out_descs.size(), nullptr);
   for (size_t o = 0; o < out_descs.size(); ++o) {
-    auto alias = std::find_if(in_place.begin(), in_place.end(),
-                              [&](const std::pair<int, int>& p) { return p.first == static_cast<int>(o); });
+    auto alias = std::find_if(in_place.begin(), in_place.end(), [&](const std::pair<int, int>& p) {
+      return p.first == static_cast<int>(o);
+    });
     if (alias != in_place.end()) {
       out[o] = in[alias->second].get();
       continue;
@@ -161,8 +163,9 @@ DeviceRun run_on(dlrt_context* ctx, const Device& device, const Case& c,
     StatusPtr ds(dlrt_tensor_get_desc(out[o], &got));
     if (ds || got.dtype != out_descs[o].dtype || got.rank != out_descs[o].rank ||
         !std::equal(got.dims, got.dims + got.rank, out_descs[o].dims)) {
-      run.error = "output " + std::to_string(o) + " is " + (ds ? status_text(ds.get()) : desc_text(got)) +
-                  ", dlrt_op_infer said " + desc_text(out_descs[o]);
+      run.error = "output " + std::to_string(o) + " is " +
+                  (ds ? status_text(ds.get()) : desc_text(got)) + ", dlrt_op_infer said " +
+                  desc_text(out_descs[o]);
       return run;
     }
     HostTensor h = host_of(out_descs[o]);
@@ -217,8 +220,8 @@ class OpOnDevice : public ::testing::Test {
                                          args.desc_ptrs.data(), args.desc_ptrs.size(),
                                          args.attr_ptrs.data(), args.attr_ptrs.size()));
       if (ref_ok) {
-        ADD_FAILURE() << where << "\nthe reference device declines the case: "
-                      << status_text(ref_ok.get());
+        ADD_FAILURE() << where
+                      << "\nthe reference device declines the case: " << status_text(ref_ok.get());
         continue;
       }
       StatusPtr dev_ok(dlrt_op_supported(ctx, op_.c_str(), device_.index, args.desc_ptrs.data(),
@@ -227,7 +230,8 @@ class OpOnDevice : public ::testing::Test {
       if (dev_ok) {
         const bool unimplemented = dlrt_status_code(dev_ok.get()) == DLRT_UNIMPLEMENTED;
         if (!unimplemented || (must_support && c.required)) {
-          ADD_FAILURE() << where << "\n" << device_.name << " declines the case"
+          ADD_FAILURE() << where << "\n"
+                        << device_.name << " declines the case"
                         << (unimplemented ? " (the CPU device must run every op in f32)" : "")
                         << ": " << status_text(dev_ok.get());
         } else {
@@ -279,8 +283,8 @@ class OpOnDevice : public ::testing::Test {
       ++ran;
       for (size_t o = 0; o < out_descs.size(); ++o) {
         const Comparison cmp = compare(ref.outputs[o], got.outputs[o], tol);
-        EXPECT_TRUE(cmp.ok) << where << "\noutput " << o << " " << desc_text(out_descs[o])
-                            << ": " << cmp.text(ref.outputs[o], tol);
+        EXPECT_TRUE(cmp.ok) << where << "\noutput " << o << " " << desc_text(out_descs[o]) << ": "
+                            << cmp.text(ref.outputs[o], tol);
       }
     }
     if (!skipped.empty()) {
@@ -375,8 +379,8 @@ TEST(ConformanceSetup, ReferenceDeviceAndDevicesUnderTest) {
   ASSERT_TRUE(env.context_error.empty()) << "dlrt_context_create: " << env.context_error;
   ASSERT_TRUE(env.have_reference)
       << "no device of platform \"reference\": is libdlrt-reference.so built next to libdlrt?";
-  std::cout << "[   INFO   ] seed " << seed_text() << "\n[   INFO   ] reference: "
-            << env.reference.name << "\n";
+  std::cout << "[   INFO   ] seed " << seed_text()
+            << "\n[   INFO   ] reference: " << env.reference.name << "\n";
   for (const Device& d : env.tested)
     std::cout << "[   INFO   ] under test: " << d.label << " " << d.name << " (" << d.platform
               << ")\n";

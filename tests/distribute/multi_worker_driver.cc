@@ -35,8 +35,11 @@ namespace {
 
 dlrt::Context cpu_context() {
   dlrt::ContextOptions o;
-  o.plugin_path(DLRT_TEST_PLUGIN_DIR).search_default_paths(false)
-      .plugin_options("cpu:threads=1").visible_devices("CPU").log_level(DLRT_LOG_ERROR);
+  o.plugin_path(DLRT_TEST_PLUGIN_DIR)
+      .search_default_paths(false)
+      .plugin_options("cpu:threads=1")
+      .visible_devices("CPU")
+      .log_level(DLRT_LOG_ERROR);
   return dlrt::Context(o);
 }
 
@@ -174,7 +177,8 @@ int train(int argc, char** argv) {
                 static_cast<long long>(m->epoch()));
   }
   f.callbacks.push_back(std::make_shared<nn::ModelCheckpoint>(path));
-  if (strategy.rank() == die_rank) f.callbacks.push_back(std::make_shared<DieAt>(die_epoch, die_step));
+  if (strategy.rank() == die_rank)
+    f.callbacks.push_back(std::make_shared<DieAt>(die_epoch, die_step));
   try {
     m->fit(x, y, f);
   } catch (const dlrt::Error& e) {
@@ -215,7 +219,8 @@ int main(int argc, char** argv) {
     std::printf("ERROR: %s\n", e.what());
     return 4;
   }
-  std::fprintf(stderr, "usage: multi_worker_driver equivalence | train CKPT [--resume] "
-                       "[--die R:E:S] | same A B\n");
+  std::fprintf(stderr,
+               "usage: multi_worker_driver equivalence | train CKPT [--resume] "
+               "[--die R:E:S] | same A B\n");
   return 2;
 }

@@ -49,8 +49,8 @@ ProbeRun dlprobe(const std::string& args, const std::string& env = "") {
   close(fd);
   const std::string cmd =
       "env -u DLRT_PLUGIN_PATH -u DLRT_VISIBLE_DEVICES -u DLRT_PLUGIN_OPTIONS -u DLRT_LOG_LEVEL "
-      "-u DLRT_LOG_DEVICE_PLACEMENT " + env + " '" DLPROBE_PATH "' " + args + " 2>'" + err_path +
-      "'";
+      "-u DLRT_LOG_DEVICE_PLACEMENT " +
+      env + " '" DLPROBE_PATH "' " + args + " 2>'" + err_path + "'";
   ProbeRun r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) {
@@ -75,8 +75,10 @@ ProbeRun dlprobe(const std::string& args, const std::string& env = "") {
 json probe_json(const std::string& args = "", const std::string& env = "") {
   const ProbeRun r = dlprobe("--json " + args, env);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  const json empty = {{"plugins", json::array()}, {"devices", json::array()},
-                      {"settings", json::array()}, {"abi", json::object()}};
+  const json empty = {{"plugins", json::array()},
+                      {"devices", json::array()},
+                      {"settings", json::array()},
+                      {"abi", json::object()}};
   try {
     json j = json::parse(r.out);
     for (const char* key : {"plugins", "devices"})
@@ -112,8 +114,7 @@ bool machine_has_nvidia_gpu() {
          !fs::is_empty("/proc/driver/nvidia/gpus", ec);
 }
 
-const std::string kBuiltAbi =
-    std::to_string(DLRT_ABI_MAJOR) + "." + std::to_string(DLRT_ABI_MINOR);
+const std::string kBuiltAbi = std::to_string(DLRT_ABI_MAJOR) + "." + std::to_string(DLRT_ABI_MINOR);
 
 TEST(Dlprobe, JsonHasSchemaAndLibraryVersions) {
   const json j = probe_json();
@@ -163,7 +164,8 @@ TEST(Dlprobe, NullPluginHasNoDevicesAndSaysWhy) {
 }
 
 TEST(Dlprobe, CudaPluginIsListedAndExplainsMissingGpu) {
-  if (!DLPROBE_TEST_CUDA_BUILT) GTEST_SKIP() << "the cuda plugin is not built (DLRT_BUILD_CUDA=OFF)";
+  if (!DLPROBE_TEST_CUDA_BUILT)
+    GTEST_SKIP() << "the cuda plugin is not built (DLRT_BUILD_CUDA=OFF)";
   const json j = probe_json();
   const json* p = find_by(j["plugins"], "platform", "cuda");
   ASSERT_NE(p, nullptr) << "cuda plugin built but not listed:\n" << j["plugins"].dump(2);
@@ -322,9 +324,7 @@ std::string unsupported_on(const json& ops, const std::string& device) {
   return out;
 }
 
-TEST(DlprobeOps, OpsOnlyWithTheFlag) {
-  EXPECT_FALSE(probe_json().contains("ops"));
-}
+TEST(DlprobeOps, OpsOnlyWithTheFlag) { EXPECT_FALSE(probe_json().contains("ops")); }
 
 TEST(DlprobeOps, JsonListsEveryOpWithEveryDevice) {
   const json j = probe_json("--ops");
@@ -373,7 +373,8 @@ TEST(DlprobeOps, ARestrictedDeviceSaysNoWithItsReason) {
   const json& no = (*conv)["devices"]["/device:REF:0"];
   EXPECT_FALSE(no.value("supported", true)) << no.dump(2);
   EXPECT_EQ(no.value("code", ""), "UNIMPLEMENTED") << no.dump(2);
-  EXPECT_NE(no.value("reason", "").find("conv2d on /device:REF:0"), std::string::npos) << no.dump(2);
+  EXPECT_NE(no.value("reason", "").find("conv2d on /device:REF:0"), std::string::npos)
+      << no.dump(2);
   EXPECT_NE(no.value("reason", "").find("restricted"), std::string::npos) << no.dump(2);
 }
 
@@ -386,7 +387,8 @@ TEST(DlprobeOps, TextShowsTheMatrixAndOneReasonPerNo) {
   EXPECT_NE(r.out.find("✗"), std::string::npos) << r.out;
   // Every op but relu says no, each on its own line with the plugin's reason.
   EXPECT_NE(r.out.find("Not supported (" + std::to_string(dlrt_op_count() - 1) + ")"),
-            std::string::npos) << r.out;
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("UNIMPLEMENTED: conv2d on /device:REF:0: "), std::string::npos) << r.out;
 }
 

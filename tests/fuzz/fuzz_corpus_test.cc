@@ -152,8 +152,8 @@ int main(int argc, char** argv) {
       for (int k = 0; k < edits; ++k) mutate(input, seeds, rng);
       failures += !run_one(t, input, names[s] + " mutation " + std::to_string(m), &accepted);
     }
-    std::printf("%s: %zu seeds (%d accepted), %ld mutations (%d accepted)\n", t.name,
-                seeds.size(), accepted_seeds, mutations, accepted);
+    std::printf("%s: %zu seeds (%d accepted), %ld mutations (%d accepted)\n", t.name, seeds.size(),
+                accepted_seeds, mutations, accepted);
     // The seeds include valid files: if none parses, the target tests nothing.
     if (accepted_seeds == 0) {
       std::fprintf(stderr, "FAIL %s: no seed was accepted\n", t.name);

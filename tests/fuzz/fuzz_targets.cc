@@ -62,8 +62,8 @@ int safetensors_one_input(const uint8_t* data, size_t size) {
   // Round trip: our writer's header over the same tensors parses to the same thing.
   std::string again = core::io::safetensors_header_bytes(tensors, h.metadata);
   for (const auto& t : tensors) again.append(static_cast<const char*>(t.data), t.bytes);
-  core::io::SafetensorsHeader h2 = core::io::parse_safetensors(
-      reinterpret_cast<const uint8_t*>(again.data()), again.size());
+  core::io::SafetensorsHeader h2 =
+      core::io::parse_safetensors(reinterpret_cast<const uint8_t*>(again.data()), again.size());
   require(h2.entries.size() == h.entries.size(), "round trip: tensor count");
   require(h2.metadata == h.metadata, "round trip: metadata");
   for (size_t i = 0; i < h.entries.size(); ++i) {
@@ -71,8 +71,8 @@ int safetensors_one_input(const uint8_t* data, size_t size) {
     const auto& b = h2.entries[i];
     require(a.name == b.name && a.dtype == b.dtype && a.dims == b.dims, "round trip: entry");
     require(b.end - b.begin == a.end - a.begin &&
-                std::memcmp(again.data() + h2.data_start + b.begin,
-                            data + h.data_start + a.begin, a.end - a.begin) == 0,
+                std::memcmp(again.data() + h2.data_start + b.begin, data + h.data_start + a.begin,
+                            a.end - a.begin) == 0,
             "round trip: data");
   }
   return 1;

@@ -68,8 +68,8 @@ TEST(Abi10Plugin, OtherWorkIsStillCaptured) {
   for (float sign : {1.f, -1.f, 1.f, -1.f}) {
     dlrt::Tensor t = dlrt::Tensor::create(ctx, device, DLRT_F32, {4});
     t.write(std::vector<float>{sign, -sign, 2 * sign, 0.f});
-    const std::vector<float> want = sign > 0 ? std::vector<float>{1, 0, 2, 0}
-                                             : std::vector<float>{0, 1, 0, 0};
+    const std::vector<float> want =
+        sign > 0 ? std::vector<float>{1, 0, 2, 0} : std::vector<float>{0, 1, 0, 0};
     EXPECT_EQ(ex.run({&t}, 1)[0].read<float>(), want);
   }
   EXPECT_EQ(ex.run_stats().captured_replays, 2u);

@@ -44,7 +44,8 @@ TEST(Abi12Plugin, TheOpVersionOfTheSchemaReachesThePlugin) {
   for (const char* op : {"relu", "conv2d", "adam_update"}) {
     const dlrt::OpSupport s = ctx.op_probe(op, 0);
     EXPECT_FALSE(s.supported);
-    const std::string expected = std::string("loader_op_version saw ") + op + " op_version 1 struct_size " +
+    const std::string expected = std::string("loader_op_version saw ") + op +
+                                 " op_version 1 struct_size " +
                                  std::to_string(sizeof(dlrt_op_desc));
     EXPECT_NE(s.reason.find(expected), std::string::npos) << s.reason;
   }

@@ -102,28 +102,52 @@ TEST_P(BrokenPlugin, IsRecordedAndTheGoodOneStillLoads) {
 INSTANTIATE_TEST_SUITE_P(
     Loader, BrokenPlugin,
     ::testing::Values(
-        Case{"wrong_major", DLRT_PLUGIN_REFUSED, DLRT_PHASE_ABI, DLRT_FAILED_PRECONDITION,
+        Case{"wrong_major",
+             DLRT_PLUGIN_REFUSED,
+             DLRT_PHASE_ABI,
+             DLRT_FAILED_PRECONDITION,
              {"was built for plugin ABI 2.0", "this libdlrt speaks 1.2",
               "accepts 1.0 and newer 1.x", "libdlrt-loadertest-wrong_major.so"}},
         Case{"old_minor", DLRT_PLUGIN_LOADED, DLRT_PHASE_READY, DLRT_OK, {}},
         Case{"new_minor", DLRT_PLUGIN_LOADED, DLRT_PHASE_READY, DLRT_OK, {}},
-        Case{"no_entry", DLRT_PLUGIN_FAILED, DLRT_PHASE_OPEN, DLRT_NOT_FOUND,
+        Case{"no_entry",
+             DLRT_PLUGIN_FAILED,
+             DLRT_PHASE_OPEN,
+             DLRT_NOT_FOUND,
              {"does not export dlrt_plugin_init"}},
-        Case{"init_error", DLRT_PLUGIN_FAILED, DLRT_PHASE_ABI, DLRT_INTERNAL,
+        Case{"init_error",
+             DLRT_PLUGIN_FAILED,
+             DLRT_PHASE_ABI,
+             DLRT_INTERNAL,
              {"dlrt_plugin_init failed", "refuses to start"}},
-        Case{"init_throws", DLRT_PLUGIN_FAILED, DLRT_PHASE_ABI, DLRT_INTERNAL,
+        Case{"init_throws",
+             DLRT_PLUGIN_FAILED,
+             DLRT_PHASE_ABI,
+             DLRT_INTERNAL,
              {"plugin init threw", "thrown on purpose", "plugins must return a status"}},
-        Case{"create_fails", DLRT_PLUGIN_FAILED, DLRT_PHASE_CREATE, DLRT_INVALID_ARGUMENT,
+        Case{"create_fails",
+             DLRT_PLUGIN_FAILED,
+             DLRT_PHASE_CREATE,
+             DLRT_INVALID_ARGUMENT,
              {"plugin_create failed", "always fails to create"}},
-        Case{"null_entry", DLRT_PLUGIN_REFUSED, DLRT_PHASE_ABI, DLRT_FAILED_PRECONDITION,
+        Case{"null_entry",
+             DLRT_PLUGIN_REFUSED,
+             DLRT_PHASE_ABI,
+             DLRT_FAILED_PRECONDITION,
              {"required entry 'device_open'"}},
-        Case{"count_fails", DLRT_PLUGIN_LOADED, DLRT_PHASE_DEVICES, DLRT_UNAVAILABLE,
+        Case{"count_fails",
+             DLRT_PLUGIN_LOADED,
+             DLRT_PHASE_DEVICES,
+             DLRT_UNAVAILABLE,
              {"no test hardware"}},
         // Every device entry NULL: honest for a collectives-only transport (ABI 1.2), a
         // refusal naming the first missing entry for anything else.
         Case{"no_devices", DLRT_PLUGIN_LOADED, DLRT_PHASE_READY, DLRT_OK, {}},
-        Case{"no_devices_no_collectives", DLRT_PLUGIN_REFUSED, DLRT_PHASE_ABI,
-             DLRT_FAILED_PRECONDITION, {"leaves the required entry 'device_count' NULL"}}),
+        Case{"no_devices_no_collectives",
+             DLRT_PLUGIN_REFUSED,
+             DLRT_PHASE_ABI,
+             DLRT_FAILED_PRECONDITION,
+             {"leaves the required entry 'device_count' NULL"}}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.dir); });
 
 TEST(Loader, VersionsAreReportedAsDeclared) {
@@ -325,7 +349,8 @@ TEST(LoaderSearch, DefaultFolderIsNextToLibdlrt) {
     ASSERT_EQ(dlrt_context_setting(c.ctx, i, &s), nullptr);
     if (std::string(s.name) != "DLRT_PLUGIN_PATH") continue;
     found = true;
-    EXPECT_EQ(fs::weakly_canonical(s.value), fs::weakly_canonical(DLRT_BUILD_PLUGIN_DIR)) << s.value;
+    EXPECT_EQ(fs::weakly_canonical(s.value), fs::weakly_canonical(DLRT_BUILD_PLUGIN_DIR))
+        << s.value;
     EXPECT_EQ(s.source, DLRT_SOURCE_DEFAULT);
   }
   EXPECT_TRUE(found);
@@ -434,8 +459,8 @@ TEST(CApi, OlderCallerStructsAreNotOverrun) {
   ASSERT_EQ(dlrt_context_plugin_info(c.ctx, 0, &old.info), nullptr);
   EXPECT_STREQ(old.info.name, "loader_good");
   EXPECT_EQ(old.info.struct_size, offsetof(dlrt_plugin_info, state));
-  const unsigned char* after = reinterpret_cast<const unsigned char*>(&old.info) +
-                               offsetof(dlrt_plugin_info, state);
+  const unsigned char* after =
+      reinterpret_cast<const unsigned char*>(&old.info) + offsetof(dlrt_plugin_info, state);
   EXPECT_EQ(after[0], 0xAB);
 }
 
@@ -451,7 +476,8 @@ TEST(CApi, SettingsShowTheirSource) {
     ASSERT_EQ(dlrt_context_setting(c.ctx, i, &s), nullptr);
     seen[s.name] = {s.value, s.source};
   }
-  EXPECT_EQ(seen["DLRT_VISIBLE_DEVICES"], (std::pair<std::string, int32_t>{"CPU:1", DLRT_SOURCE_API}));
+  EXPECT_EQ(seen["DLRT_VISIBLE_DEVICES"],
+            (std::pair<std::string, int32_t>{"CPU:1", DLRT_SOURCE_API}));
   EXPECT_EQ(seen["DLRT_CHECK_NUMERICS"],
             (std::pair<std::string, int32_t>{"1", DLRT_SOURCE_ENVIRONMENT}));
   EXPECT_EQ(seen["DLRT_TRACE_FILE"].second, DLRT_SOURCE_DEFAULT);

@@ -121,10 +121,10 @@ TEST(Registry, FindDevice) {
   EXPECT_EQ(index, 4u);
   ASSERT_EQ(take(dlrt_context_find_device(c.ctx, "gpu", &index)).code, DLRT_OK);
   EXPECT_EQ(index, 3u);
-  ASSERT_EQ(take(dlrt_context_find_device(
-                     c.ctx, "/job:localhost/replica:0/task:0/device:CPU:2", &index))
-                .code,
-            DLRT_OK);
+  ASSERT_EQ(
+      take(dlrt_context_find_device(c.ctx, "/job:localhost/replica:0/task:0/device:CPU:2", &index))
+          .code,
+      DLRT_OK);
   EXPECT_EQ(index, 2u);
 
   Result r = take(dlrt_context_find_device(c.ctx, "GPU:5", &index));

@@ -20,8 +20,11 @@ namespace {
 
 dlrt::Context cpu_context(int logical) {
   dlrt::ContextOptions o;
-  o.plugin_path(DLRT_TEST_PLUGIN_DIR).search_default_paths(false).plugin_options("")
-      .visible_devices("CPU").log_level(DLRT_LOG_ERROR);
+  o.plugin_path(DLRT_TEST_PLUGIN_DIR)
+      .search_default_paths(false)
+      .plugin_options("")
+      .visible_devices("CPU")
+      .log_level(DLRT_LOG_ERROR);
   if (logical > 1) o.logical_devices("CPU:0", logical);
   return dlrt::Context(o);
 }
@@ -114,7 +117,7 @@ void mirrored_equals_single(int replicas) {
 
   const double diff = max_rel_diff(single->state(), mirrored->state());
   EXPECT_LT(diff, 1e-4) << "mirrored over " << replicas << " devices drifted from one device";
-  EXPECT_GT(single->state()[0].values[0], -100.f);  // trained something finite
+  EXPECT_GT(single->state()[0].values[0], -100.f);           // trained something finite
   EXPECT_EQ(mirrored->state().back().values[0], 3.f * 6.f);  // every step counted once
   EXPECT_NEAR(hm.last("loss"), hs.last("loss"), 1e-4);
   EXPECT_DOUBLE_EQ(hm.last("accuracy"), hs.last("accuracy"));
@@ -200,8 +203,11 @@ TEST(NnMirrored, ReferenceDevicesUseThePluginCollectives) {
   // Two REF devices: the reference plugin offers a collectives table (an in-process double of
   // NCCL), so the strategy reduces through it instead of on the host.
   dlrt::ContextOptions o;
-  o.plugin_path(DLRT_TEST_PLUGIN_DIR).search_default_paths(false)
-      .plugin_options("reference:num_devices=2").visible_devices("REF").log_level(DLRT_LOG_ERROR);
+  o.plugin_path(DLRT_TEST_PLUGIN_DIR)
+      .search_default_paths(false)
+      .plugin_options("reference:num_devices=2")
+      .visible_devices("REF")
+      .log_level(DLRT_LOG_ERROR);
   dlrt::Context ctx(o);
   ASSERT_EQ(ctx.devices().size(), 2u);
   nn::Array x, y;
@@ -257,7 +263,9 @@ void mirrored_gpu_equals_single(const std::vector<std::string>& devices, int log
   expect_replicas_identical(*m);
 }
 
-TEST(NnMirroredGpu, TwoLogicalGpusEqualOneGpu) { mirrored_gpu_equals_single({"/GPU:0", "/GPU:1"}, 2); }
+TEST(NnMirroredGpu, TwoLogicalGpusEqualOneGpu) {
+  mirrored_gpu_equals_single({"/GPU:0", "/GPU:1"}, 2);
+}
 TEST(NnMirroredGpu, OneGpuThroughNccl) { mirrored_gpu_equals_single({"/GPU:0"}, 1); }
 
 TEST(NnCheckpoint, ResumeWithDropoutEqualsUninterrupted) {

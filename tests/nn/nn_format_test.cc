@@ -21,10 +21,10 @@ dlrt::Context no_plugins() {
 }
 
 nn::Sequential* reference_model(dlrt::Context& ctx) {
-  return new nn::Sequential(ctx, {nn::Input({28, 28, 1}), nn::Conv2D(32, {3, 3}, "relu"),
-                                  nn::MaxPool2D({2, 2}), nn::Conv2D(64, {3, 3}, "relu"),
-                                  nn::MaxPool2D({2, 2}), nn::Conv2D(64, {3, 3}, "relu"),
-                                  nn::Flatten(), nn::Dense(64, "relu"), nn::Dense(10)});
+  return new nn::Sequential(
+      ctx, {nn::Input({28, 28, 1}), nn::Conv2D(32, {3, 3}, "relu"), nn::MaxPool2D({2, 2}),
+            nn::Conv2D(64, {3, 3}, "relu"), nn::MaxPool2D({2, 2}), nn::Conv2D(64, {3, 3}, "relu"),
+            nn::Flatten(), nn::Dense(64, "relu"), nn::Dense(10)});
 }
 
 TEST(NnSummary, ReferenceModelIsKerasTable) {
@@ -96,13 +96,16 @@ TEST(NnSummary, ShapeErrorsNameTheLayer) {
 
 TEST(NnProgress, StepAndEpochLinesAreKeras) {
   const nn::Logs logs = {{"loss", 0.6123}, {"accuracy", 0.777}};
-  EXPECT_EQ(nn::progress::step_line(120, 938, 41.7, logs),
-            "120/938 [==>...........................] - ETA: 41s - loss: 0.6123 - accuracy: 0.7770");
+  EXPECT_EQ(
+      nn::progress::step_line(120, 938, 41.7, logs),
+      "120/938 [==>...........................] - ETA: 41s - loss: 0.6123 - accuracy: 0.7770");
   EXPECT_EQ(nn::progress::step_line(1, 938, 75, logs).substr(0, 9), "  1/938 [");
-  EXPECT_EQ(nn::progress::epoch_line(938, 12.2, {{"loss", 0.5012}, {"accuracy", 0.8181},
-                                                 {"val_loss", 0.39}, {"val_accuracy", 0.8605}}),
-            "938/938 [==============================] - 12s 13ms/step - loss: 0.5012 - "
-            "accuracy: 0.8181 - val_loss: 0.3900 - val_accuracy: 0.8605");
+  EXPECT_EQ(
+      nn::progress::epoch_line(
+          938, 12.2,
+          {{"loss", 0.5012}, {"accuracy", 0.8181}, {"val_loss", 0.39}, {"val_accuracy", 0.8605}}),
+      "938/938 [==============================] - 12s 13ms/step - loss: 0.5012 - "
+      "accuracy: 0.8181 - val_loss: 0.3900 - val_accuracy: 0.8605");
   EXPECT_EQ(nn::progress::eta(75.9), "1:15");
   EXPECT_EQ(nn::progress::eta(3725), "1:02:05");
   EXPECT_EQ(nn::progress::values({{"loss", 0.0005}}), " - loss: 5.0000e-04");
@@ -152,10 +155,13 @@ TEST(NnCsvLogger, KerasColumnsAndRows) {
   {
     nn::CSVLogger csv(path);
     csv.on_train_begin(model);
-    csv.on_epoch_end(model, 0, {{"loss", 0.5}, {"accuracy", 0.8181166648864746},
-                                {"val_loss", 1e-05}, {"val_accuracy", 1.0}});
-    csv.on_epoch_end(model, 1, {{"loss", 0.25}, {"accuracy", 0.9},
-                                {"val_loss", 0.1}, {"val_accuracy", 0.95}});
+    csv.on_epoch_end(model, 0,
+                     {{"loss", 0.5},
+                      {"accuracy", 0.8181166648864746},
+                      {"val_loss", 1e-05},
+                      {"val_accuracy", 1.0}});
+    csv.on_epoch_end(
+        model, 1, {{"loss", 0.25}, {"accuracy", 0.9}, {"val_loss", 0.1}, {"val_accuracy", 0.95}});
     csv.on_train_end(model);
   }
   auto slurp = [&] {

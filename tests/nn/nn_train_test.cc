@@ -17,8 +17,11 @@ namespace {
 
 dlrt::Context cpu_context(int logical = 1) {
   dlrt::ContextOptions o;
-  o.plugin_path(DLRT_TEST_PLUGIN_DIR).search_default_paths(false).plugin_options("")
-      .visible_devices("CPU").log_level(DLRT_LOG_ERROR);
+  o.plugin_path(DLRT_TEST_PLUGIN_DIR)
+      .search_default_paths(false)
+      .plugin_options("")
+      .visible_devices("CPU")
+      .log_level(DLRT_LOG_ERROR);
   if (logical > 1) o.logical_devices("CPU:0", logical);
   return dlrt::Context(o);
 }
@@ -200,7 +203,8 @@ TEST(NnCheckpoint, ResumeEqualsUninterrupted) {
   const std::string path = ::testing::TempDir() + "nn_resume_test.safetensors";
   auto model = [&] {
     auto m = std::make_unique<nn::Sequential>(
-        ctx, std::initializer_list<nn::LayerRef>{nn::Input({4}), nn::Dense(8, "relu"), nn::Dense(3)});
+        ctx,
+        std::initializer_list<nn::LayerRef>{nn::Input({4}), nn::Dense(8, "relu"), nn::Dense(3)});
     make_mlp(*m, 21);
     return m;
   };
@@ -263,8 +267,11 @@ TEST(NnTrain, CapturedStepsCanBeTurnedOff) {
   // training step is captured at its second run and replayed after; CompileConfig::use_capture
   // false (dlbench train --no-capture) runs every step kernel by kernel.
   dlrt::ContextOptions o;
-  o.plugin_path(DLRT_TEST_PLUGIN_DIR).search_default_paths(false)
-      .plugin_options("reference:capture=1").visible_devices("REF").log_level(DLRT_LOG_ERROR);
+  o.plugin_path(DLRT_TEST_PLUGIN_DIR)
+      .search_default_paths(false)
+      .plugin_options("reference:capture=1")
+      .visible_devices("REF")
+      .log_level(DLRT_LOG_ERROR);
   dlrt::Context ctx(o);
   nn::Array x, y;
   blobs(64, 4, &x, &y);

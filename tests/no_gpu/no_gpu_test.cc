@@ -126,7 +126,8 @@ TEST(NoGpu, SoftPlacementTrainsOnCpuAndLogsWhy) {
   }
   EXPECT_GT(fell_back, 0u);
   // TensorFlow's log line, then the reason with the plugins' words.
-  EXPECT_NE(log.find(": " + cpu0 + " [fallback:device-missing: requested /GPU:0 but no visible "
+  EXPECT_NE(log.find(": " + cpu0 +
+                     " [fallback:device-missing: requested /GPU:0 but no visible "
                      "device matches it (visible: /device:CPU:0; "),
             std::string::npos)
       << log;

@@ -25,12 +25,15 @@ dlrt::Context make_context(int threads, const std::string& plugin_options) {
   // because it is addressed to "cpu:". Given options replace DLRT_PLUGIN_OPTIONS, so
   // --plugin-options carries the rest (e.g. cpu:winograd=0).
   std::string text = plugin_options;
-  if (threads > 0) text += (text.empty() ? "" : ";") + std::string("cpu:threads=") + std::to_string(threads);
+  if (threads > 0)
+    text += (text.empty() ? "" : ";") + std::string("cpu:threads=") + std::to_string(threads);
   if (!text.empty()) options.plugin_options(text);
   return dlrt::Context(options);
 }
 
-size_t find_device(const dlrt::Context& ctx, const std::string& spec) { return ctx.find_device(spec); }
+size_t find_device(const dlrt::Context& ctx, const std::string& spec) {
+  return ctx.find_device(spec);
+}
 
 json device_json(const dlrt::DeviceInfo& d) {
   json j;

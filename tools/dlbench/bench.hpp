@@ -74,7 +74,7 @@ struct OpsOptions {
   std::string device = "CPU:0";
   int repeat = 20;
   int threads = 0;
-  std::string filter;  // run only cases whose name contains this ("" = all)
+  std::string filter;          // run only cases whose name contains this ("" = all)
   std::string plugin_options;  // more plugin options, e.g. "cpu:winograd=0"
 };
 // Returns the JSON document `dlbench ops` prints; throws dlrt::Error or std::runtime_error.
@@ -86,10 +86,10 @@ struct TrainOptions {
   int64_t warmup_steps = 20;
   int64_t limit = 0;  // train on the first N images only (0: all 60,000)
   int64_t batch = workload::kBatch;
-  int threads = 0;    // cpu plugin threads and torch.set_num_threads (0: every core)
+  int threads = 0;  // cpu plugin threads and torch.set_num_threads (0: every core)
   uint64_t seed = 42;
   bool compare_torch = false;
-  bool capture = true;  // false: the step runs kernel by kernel, never a captured graph
+  bool capture = true;         // false: the step runs kernel by kernel, never a captured graph
   std::string plugin_options;  // more plugin options, e.g. "cpu:winograd=0"
   std::string data = "/usr/share/datasets/fashion-mnist";
   std::string python = "/usr/bin/python3";  // runs torch_reference.py for --compare-torch

@@ -60,7 +60,8 @@ TEST(DlbenchOps, FilterRunsOnlyMatchingCases) {
   ASSERT_EQ(r.status, 0) << r.out;
   const auto doc = nlohmann::json::parse(r.out);
   ASSERT_EQ(doc.at("ops").size(), 2u);
-  for (const auto& op : doc.at("ops")) EXPECT_NE(op.at("name").get<std::string>().find("pool1"), std::string::npos);
+  for (const auto& op : doc.at("ops"))
+    EXPECT_NE(op.at("name").get<std::string>().find("pool1"), std::string::npos);
 }
 
 TEST(DlbenchOps, MissingDeviceIsAnErrorNamingIt) {
@@ -82,9 +83,9 @@ TEST(DlbenchTrain, SmallRunPrintsEveryField) {
   EXPECT_EQ(doc.at("train_samples"), 640);
   EXPECT_EQ(doc.at("steps_per_epoch"), 10);
   EXPECT_EQ(doc.at("epoch_seconds").size(), 1u);
-  for (const char* k : {"train_seconds_per_epoch", "val_seconds", "ms_per_step",
-                        "samples_per_second", "achieved_gflops", "peak_gflops", "floor_fraction",
-                        "compile_seconds"})
+  for (const char* k :
+       {"train_seconds_per_epoch", "val_seconds", "ms_per_step", "samples_per_second",
+        "achieved_gflops", "peak_gflops", "floor_fraction", "compile_seconds"})
     EXPECT_GT(doc.at(k).get<double>(), 0.0) << k;
   EXPECT_NEAR(doc.at("flop_per_sample").get<double>(), 16.4e6, 0.1e6);
   EXPECT_DOUBLE_EQ(doc.at("flop_per_epoch").get<double>(),
@@ -105,8 +106,8 @@ TEST(DlbenchTrain, SmallRunPrintsEveryField) {
 }
 
 TEST(DlbenchTrain, CompareTorchWithoutTorchNamesThePackage) {
-  const Result r = run("train --device CPU:0 --limit 64 --compare-torch --python /nonexistent/python3",
-                       true);
+  const Result r =
+      run("train --device CPU:0 --limit 64 --compare-torch --python /nonexistent/python3", true);
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("apt-get install python3-torch"), std::string::npos) << r.out;
 }

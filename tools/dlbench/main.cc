@@ -20,38 +20,55 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   dlbench::OpsOptions ops;
-  CLI::App* ops_cmd = app.add_subcommand("ops", "time the reference workload's ops at its shapes (eager, kernels cached)");
-  ops_cmd->add_option("--device", ops.device, "device spec, e.g. CPU:0, /GPU:0")->capture_default_str();
+  CLI::App* ops_cmd = app.add_subcommand(
+      "ops", "time the reference workload's ops at its shapes (eager, kernels cached)");
+  ops_cmd->add_option("--device", ops.device, "device spec, e.g. CPU:0, /GPU:0")
+      ->capture_default_str();
   ops_cmd->add_option("--repeat", ops.repeat, "timed samples per op (median and min are printed)")
-      ->capture_default_str()->check(CLI::Range(1, 1000000));
-  ops_cmd->add_option("--threads", ops.threads, "cpu plugin threads (0: every core)")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  ops_cmd->add_option("--threads", ops.threads, "cpu plugin threads (0: every core)")
+      ->capture_default_str();
   ops_cmd->add_option("--filter", ops.filter, "only the cases whose name contains this text");
-  ops_cmd->add_option("--plugin-options", ops.plugin_options,
-                      "more plugin options, as DLRT_PLUGIN_OPTIONS (which they replace), e.g. cpu:winograd=0");
+  ops_cmd->add_option(
+      "--plugin-options", ops.plugin_options,
+      "more plugin options, as DLRT_PLUGIN_OPTIONS (which they replace), e.g. cpu:winograd=0");
 
   dlbench::TrainOptions train;
-  CLI::App* train_cmd = app.add_subcommand("train", "time whole epochs of the reference model "
-                                                    "(dlrt/nn.hpp), optionally beside PyTorch");
-  train_cmd->add_option("--device", train.device, "device spec, e.g. CPU:0, /GPU:0")->capture_default_str();
-  train_cmd->add_option("--epochs", train.epochs, "timed epochs")->capture_default_str()
+  CLI::App* train_cmd = app.add_subcommand("train",
+                                           "time whole epochs of the reference model "
+                                           "(dlrt/nn.hpp), optionally beside PyTorch");
+  train_cmd->add_option("--device", train.device, "device spec, e.g. CPU:0, /GPU:0")
+      ->capture_default_str();
+  train_cmd->add_option("--epochs", train.epochs, "timed epochs")
+      ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{100000}));
   train_cmd->add_option("--warmup-steps", train.warmup_steps, "untimed training steps first")
-      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   train_cmd->add_option("--limit", train.limit, "train on the first N training images only")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  train_cmd->add_option("--batch", train.batch, "batch size")->capture_default_str()
+  train_cmd->add_option("--batch", train.batch, "batch size")
+      ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  train_cmd->add_option("--threads", train.threads, "cpu plugin threads and torch threads (0: every core)")
-      ->capture_default_str()->check(CLI::Range(0, 4096));
-  train_cmd->add_option("--seed", train.seed, "initial weights and shuffles")->capture_default_str();
-  train_cmd->add_flag("--compare-torch", train.compare_torch,
-                      "also run torch_reference.py with the same data, limit, batch, epochs, threads");
+  train_cmd
+      ->add_option("--threads", train.threads,
+                   "cpu plugin threads and torch threads (0: every core)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
+  train_cmd->add_option("--seed", train.seed, "initial weights and shuffles")
+      ->capture_default_str();
+  train_cmd->add_flag(
+      "--compare-torch", train.compare_torch,
+      "also run torch_reference.py with the same data, limit, batch, epochs, threads");
   bool no_capture = false;
   train_cmd->add_flag("--no-capture", no_capture,
                       "never replay a captured step (CUDA Graphs off), for comparison");
-  train_cmd->add_option("--plugin-options", train.plugin_options,
-                        "more plugin options, as DLRT_PLUGIN_OPTIONS (which they replace), e.g. cpu:winograd=0");
-  train_cmd->add_option("--data", train.data, "folder in MNIST's file layout")->capture_default_str();
+  train_cmd->add_option(
+      "--plugin-options", train.plugin_options,
+      "more plugin options, as DLRT_PLUGIN_OPTIONS (which they replace), e.g. cpu:winograd=0");
+  train_cmd->add_option("--data", train.data, "folder in MNIST's file layout")
+      ->capture_default_str();
   train_cmd->add_option("--python", train.python, "python with torch, for --compare-torch")
       ->capture_default_str();
 

@@ -37,16 +37,23 @@ struct Call {
 };
 
 struct Case {
-  Case(std::string name_, std::vector<Call> calls_, double flops_, bool in_step_ = true, std::string note_ = "")
-      : name(std::move(name_)), calls(std::move(calls_)), flops(flops_), in_step(in_step_), note(std::move(note_)) {}
+  Case(std::string name_, std::vector<Call> calls_, double flops_, bool in_step_ = true,
+       std::string note_ = "")
+      : name(std::move(name_)),
+        calls(std::move(calls_)),
+        flops(flops_),
+        in_step(in_step_),
+        note(std::move(note_)) {}
   std::string name;  // "conv2.backward_filter"
   std::vector<Call> calls;
-  double flops = 0;  // per sample (all calls)
+  double flops = 0;     // per sample (all calls)
   bool in_step = true;  // one training step runs it
   std::string note;
 };
 
-Operand f32(std::vector<int64_t> dims, Fill fill = Fill::kUniform) { return {DLRT_F32, std::move(dims), fill}; }
+Operand f32(std::vector<int64_t> dims, Fill fill = Fill::kUniform) {
+  return {DLRT_F32, std::move(dims), fill};
+}
 
 // One conv layer of the workload: x (64,H,W,Ci) -> y (64,H-2,W-2,Co), 3x3 VALID, bias + relu.
 void add_conv(std::vector<Case>& cases, const std::string& layer, int64_t h, int64_t ci, int64_t co,
@@ -54,17 +61,27 @@ void add_conv(std::vector<Case>& cases, const std::string& layer, int64_t h, int
   const int64_t n = workload::kBatch, oh = h - 2;
   const double flops = 2.0 * n * oh * oh * co * 9 * ci;
   const Operand x = f32({n, h, h, ci}), w = f32({3, 3, ci, co}), y = f32({n, oh, oh, co});
-  cases.push_back({layer + ".forward", {{"conv2d_bias_act", {x, w, f32({co})}, {{"activation", "relu"}}, {}}}, flops});
-  cases.push_back({layer + ".forward_nobias", {{"conv2d", {x, w}, {}, {}}}, flops, false,
+  cases.push_back({layer + ".forward",
+                   {{"conv2d_bias_act", {x, w, f32({co})}, {{"activation", "relu"}}, {}}},
+                   flops});
+  cases.push_back({layer + ".forward_nobias",
+                   {{"conv2d", {x, w}, {}, {}}},
+                   flops,
+                   false,
                    "conv2d without the fused bias+relu, for comparison"});
   cases.push_back({layer + ".relu_grad", {{"relu_grad", {y, y}, {}, {}}}, 0});
   cases.push_back({layer + ".bias_add_grad", {{"bias_add_grad", {y}, {}, {}}}, 0});
   cases.push_back({layer + ".backward_filter",
-                   {{"conv2d_backward_filter", {x, y}, {{"filter_shape", std::vector<int64_t>{3, 3, ci, co}}}, {}}},
+                   {{"conv2d_backward_filter",
+                     {x, y},
+                     {{"filter_shape", std::vector<int64_t>{3, 3, ci, co}}},
+                     {}}},
                    flops});
-  Case bd{layer + ".backward_data",
-          {{"conv2d_backward_data", {y, w}, {{"input_shape", std::vector<int64_t>{n, h, h, ci}}}, {}}},
-          flops, needs_dx};
+  Case bd{
+      layer + ".backward_data",
+      {{"conv2d_backward_data", {y, w}, {{"input_shape", std::vector<int64_t>{n, h, h, ci}}}, {}}},
+      flops,
+      needs_dx};
   if (!needs_dx) bd.note = "not part of training: the image needs no gradient";
   cases.push_back(bd);
 }
@@ -73,16 +90,21 @@ void add_pool(std::vector<Case>& cases, const std::string& layer, int64_t h, int
   const int64_t n = workload::kBatch, oh = h / 2;
   const Operand x = f32({n, h, h, c}), dy = f32({n, oh, oh, c});
   cases.push_back({layer + ".forward", {{"max_pool2d", {x}, {}, {}}}, 4.0 * n * oh * oh * c});
-  cases.push_back({layer + ".backward", {{"max_pool2d_backward", {x, dy}, {}, {}}}, 4.0 * n * oh * oh * c});
+  cases.push_back(
+      {layer + ".backward", {{"max_pool2d_backward", {x, dy}, {}, {}}}, 4.0 * n * oh * oh * c});
 }
 
 // Dense(k -> n): a (64,k) . w (k,n) + b, then its gradients as autodiff emits them.
-void add_dense(std::vector<Case>& cases, const std::string& layer, int64_t k, int64_t n, const char* act) {
+void add_dense(std::vector<Case>& cases, const std::string& layer, int64_t k, int64_t n,
+               const char* act) {
   const int64_t m = workload::kBatch;
   const double flops = 2.0 * m * k * n;
   const Operand a = f32({m, k}), w = f32({k, n}), dz = f32({m, n});
-  cases.push_back({layer + ".forward", {{"matmul_bias_act", {a, w, f32({n})}, {{"activation", act}}, {}}}, flops});
-  if (std::string(act) == "relu") cases.push_back({layer + ".relu_grad", {{"relu_grad", {dz, dz}, {}, {}}}, 0});
+  cases.push_back({layer + ".forward",
+                   {{"matmul_bias_act", {a, w, f32({n})}, {{"activation", act}}, {}}},
+                   flops});
+  if (std::string(act) == "relu")
+    cases.push_back({layer + ".relu_grad", {{"relu_grad", {dz, dz}, {}, {}}}, 0});
   cases.push_back({layer + ".bias_add_grad", {{"bias_add_grad", {dz}, {}, {}}}, 0});
   // da = dz . w^T (64,k); dw = a^T . dz (k,n)
   cases.push_back({layer + ".grad_a", {{"matmul", {dz, w}, {{"transpose_b", true}}, {}}}, flops});
@@ -91,13 +113,19 @@ void add_dense(std::vector<Case>& cases, const std::string& layer, int64_t k, in
 
 Call adam_call(int64_t numel) {
   const Operand p = f32({numel});
-  return {"adam_update", {p, p, f32({numel}, Fill::kPositive), f32({numel}, Fill::kPositive), f32({}, Fill::kStep)},
-          {}, {0, 2, 3}};
+  return {
+      "adam_update",
+      {p, p, f32({numel}, Fill::kPositive), f32({numel}, Fill::kPositive), f32({}, Fill::kStep)},
+      {},
+      {0, 2, 3}};
 }
 
 std::vector<Case> workload_cases() {
   std::vector<Case> cases;
-  cases.push_back({"eager.copy_1", {{"copy", {f32({1})}, {}, {}}}, 0, false,
+  cases.push_back({"eager.copy_1",
+                   {{"copy", {f32({1})}, {}, {}}},
+                   0,
+                   false,
                    "one-element copy: the fixed cost of an eager dlrt_op_run call"});
   add_conv(cases, "conv1", 28, 1, 32, false);
   add_pool(cases, "pool1", 26, 32);
@@ -107,14 +135,25 @@ std::vector<Case> workload_cases() {
   add_dense(cases, "dense1", 576, 64, "relu");
   add_dense(cases, "dense2", 64, 10, "none");
   cases.push_back({"loss.sparse_softmax_cross_entropy",
-                   {{"sparse_softmax_cross_entropy", {f32({workload::kBatch, 10}), {DLRT_I32, {workload::kBatch}, Fill::kLabels}}, {}, {}}},
+                   {{"sparse_softmax_cross_entropy",
+                     {f32({workload::kBatch, 10}), {DLRT_I32, {workload::kBatch}, Fill::kLabels}},
+                     {},
+                     {}}},
                    0});
   // Adam: one update over every parameter (what a fused multi-tensor update would cost) and
   // the ten per-variable updates the executor runs today.
-  cases.push_back({"adam_update.all_93322", {adam_call(workload::kParams)}, 0, false,
+  cases.push_back({"adam_update.all_93322",
+                   {adam_call(workload::kParams)},
+                   0,
+                   false,
                    "one update over all 93,322 parameters"});
-  Case per_var{"adam_update.per_variable_x10", {}, 0, true, "ten updates, one per variable, as the executor runs"};
-  for (int64_t numel : {288, 32, 18432, 64, 36864, 64, 36864, 64, 640, 10}) per_var.calls.push_back(adam_call(numel));
+  Case per_var{"adam_update.per_variable_x10",
+               {},
+               0,
+               true,
+               "ten updates, one per variable, as the executor runs"};
+  for (int64_t numel : {288, 32, 18432, 64, 36864, 64, 36864, 64, 640, 10})
+    per_var.calls.push_back(adam_call(numel));
   cases.push_back(per_var);
   return cases;
 }
@@ -128,13 +167,15 @@ void fill_host(const Operand& o, std::vector<unsigned char>& bytes, std::mt19937
     std::uniform_int_distribution<int32_t> label(0, 9);
     std::vector<int32_t> v(n);
     for (auto& x : v) x = label(rng);
-    bytes.assign(reinterpret_cast<unsigned char*>(v.data()), reinterpret_cast<unsigned char*>(v.data() + n));
+    bytes.assign(reinterpret_cast<unsigned char*>(v.data()),
+                 reinterpret_cast<unsigned char*>(v.data() + n));
     return;
   }
   std::uniform_real_distribution<float> u(o.fill == Fill::kPositive ? 0.0f : -1.0f, 1.0f);
   std::vector<float> v(n);
   for (auto& x : v) x = o.fill == Fill::kStep ? 1.0f : u(rng);
-  bytes.assign(reinterpret_cast<unsigned char*>(v.data()), reinterpret_cast<unsigned char*>(v.data() + n));
+  bytes.assign(reinterpret_cast<unsigned char*>(v.data()),
+               reinterpret_cast<unsigned char*>(v.data() + n));
 }
 
 // A call with its tensors made and its C arguments laid out, ready to run with no allocation.
@@ -150,11 +191,13 @@ struct PreparedCall {
 
   void run(dlrt_context* ctx, size_t device) {
     dlrt::check(dlrt_op_run(ctx, op.c_str(), device, inputs.data(), inputs.size(),
-                            attrs.empty() ? nullptr : attrs.data(), attrs.size(), outputs.data(), outputs.size()));
+                            attrs.empty() ? nullptr : attrs.data(), attrs.size(), outputs.data(),
+                            outputs.size()));
   }
 };
 
-std::unique_ptr<PreparedCall> prepare(const dlrt::Context& ctx, size_t device, const Call& call, std::mt19937& rng) {
+std::unique_ptr<PreparedCall> prepare(const dlrt::Context& ctx, size_t device, const Call& call,
+                                      std::mt19937& rng) {
   auto pc = std::make_unique<PreparedCall>();
   pc->op = call.op;
   pc->attr_storage = call.attrs;
@@ -172,7 +215,8 @@ std::unique_ptr<PreparedCall> prepare(const dlrt::Context& ctx, size_t device, c
   const std::vector<dlrt_tensor_desc> out_descs = ctx.op_infer(call.op, in_descs, call.attrs);
   for (size_t i = 0; i < out_descs.size(); ++i) {
     if (i < call.in_place.size()) {
-      pc->outputs.push_back(const_cast<dlrt_tensor*>(pc->inputs.at(static_cast<size_t>(call.in_place[i]))));
+      pc->outputs.push_back(
+          const_cast<dlrt_tensor*>(pc->inputs.at(static_cast<size_t>(call.in_place[i]))));
       pc->bytes += static_cast<double>(dlrt_tensor_byte_size(pc->outputs.back()));
       continue;
     }
@@ -197,7 +241,8 @@ json shape_json(const Call& call) {
 }  // namespace
 
 json run_ops(const OpsOptions& options) {
-  if (options.repeat < 1) throw std::runtime_error("--repeat must be at least 1, got " + std::to_string(options.repeat));
+  if (options.repeat < 1)
+    throw std::runtime_error("--repeat must be at least 1, got " + std::to_string(options.repeat));
   dlrt::Context ctx = make_context(options.threads, options.plugin_options);
   const size_t device = find_device(ctx, options.device);
   const dlrt::DeviceInfo info = ctx.device(device);
@@ -252,13 +297,15 @@ json run_ops(const OpsOptions& options) {
   doc["ops"] = results;
   if (options.filter.empty()) {
     // One step's op time and what an epoch of 938 steps would take at that rate.
-    const double steps = static_cast<double>((workload::kTrainSamples + workload::kBatch - 1) / workload::kBatch);
+    const double steps =
+        static_cast<double>((workload::kTrainSamples + workload::kBatch - 1) / workload::kBatch);
     doc["step_ms"] = step_us / 1e3;
     // The same from the fastest samples: on a shared machine, the closer to what the kernels cost.
     doc["step_ms_from_min"] = step_min_us / 1e3;
     doc["epoch_seconds_from_ops"] = step_us * steps / 1e6;
     doc["step_flops"] = workload::kTrainPerSample * workload::kBatch;
-    doc["step_gflops"] = step_us > 0 ? workload::kTrainPerSample * workload::kBatch / (step_us * 1e3) : 0.0;
+    doc["step_gflops"] =
+        step_us > 0 ? workload::kTrainPerSample * workload::kBatch / (step_us * 1e3) : 0.0;
   }
   doc["load_average_after"] = load_average();
   return doc;

@@ -135,11 +135,13 @@ std::string quoted(const std::string& s) {
 // Checked before dlrt trains, so a missing torch costs no wait. Returns the script's path.
 fs::path check_torch(const TrainOptions& o) {
   if (std::system((quoted(o.python) + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0)
-    throw std::runtime_error("--compare-torch: " + o.python + " cannot import torch; install it "
+    throw std::runtime_error("--compare-torch: " + o.python +
+                             " cannot import torch; install it "
                              "with: apt-get install python3-torch (or pass --python)");
   fs::path script = own_dir() / "dlbench_torch_reference.py";
   if (!fs::exists(script))
-    throw std::runtime_error("--compare-torch: " + script.string() + " is missing (it is copied "
+    throw std::runtime_error("--compare-torch: " + script.string() +
+                             " is missing (it is copied "
                              "next to dlbench by the build and the install)");
   return script;
 }
@@ -194,10 +196,10 @@ json run_train(const TrainOptions& o) {
 
   // The reference workload, as samples/mnist_cnn builds it.
   const double t0 = now_us();
-  nn::Sequential model(ctx, {nn::Input(x_train.sample_shape()), nn::Conv2D(32, {3, 3}, "relu"),
-                             nn::MaxPool2D({2, 2}), nn::Conv2D(64, {3, 3}, "relu"),
-                             nn::MaxPool2D({2, 2}), nn::Conv2D(64, {3, 3}, "relu"),
-                             nn::Flatten(), nn::Dense(64, "relu"), nn::Dense(10)});
+  nn::Sequential model(
+      ctx, {nn::Input(x_train.sample_shape()), nn::Conv2D(32, {3, 3}, "relu"),
+            nn::MaxPool2D({2, 2}), nn::Conv2D(64, {3, 3}, "relu"), nn::MaxPool2D({2, 2}),
+            nn::Conv2D(64, {3, 3}, "relu"), nn::Flatten(), nn::Dense(64, "relu"), nn::Dense(10)});
   nn::CompileConfig config;
   config.device = info.name;
   config.seed = o.seed;

@@ -41,14 +41,22 @@ using json = nlohmann::ordered_json;
 
 json attr_value(const dlrt::Attr& a) {
   switch (a.type) {
-    case DLRT_ATTR_INT: return a.i;
-    case DLRT_ATTR_FLOAT: return a.f;
-    case DLRT_ATTR_STRING: return a.s;
-    case DLRT_ATTR_BOOL: return a.i != 0;
-    case DLRT_ATTR_DTYPE: return dlrt::dtype_name(static_cast<dlrt_dtype>(a.i));
-    case DLRT_ATTR_INTS: return a.ints;
-    case DLRT_ATTR_FLOATS: return a.floats;
-    case DLRT_ATTR_NONE: break;
+    case DLRT_ATTR_INT:
+      return a.i;
+    case DLRT_ATTR_FLOAT:
+      return a.f;
+    case DLRT_ATTR_STRING:
+      return a.s;
+    case DLRT_ATTR_BOOL:
+      return a.i != 0;
+    case DLRT_ATTR_DTYPE:
+      return dlrt::dtype_name(static_cast<dlrt_dtype>(a.i));
+    case DLRT_ATTR_INTS:
+      return a.ints;
+    case DLRT_ATTR_FLOATS:
+      return a.floats;
+    case DLRT_ATTR_NONE:
+      break;
   }
   return nullptr;
 }
@@ -137,11 +145,10 @@ json render_json(const Snapshot& s, bool with_settings) {
       json devices = json::object();
       for (size_t i = 0; i < op.devices.size() && i < s.devices.size(); ++i) {
         const dlrt::OpSupport& a = op.devices[i];
-        devices[s.devices[i].info.name] =
-            a.supported ? json{{"supported", true}}
-                        : json{{"supported", false},
-                               {"code", dlrt::code_name(a.code)},
-                               {"reason", a.reason}};
+        devices[s.devices[i].info.name] = a.supported ? json{{"supported", true}}
+                                                      : json{{"supported", false},
+                                                             {"code", dlrt::code_name(a.code)},
+                                                             {"reason", a.reason}};
       }
       j["ops"].push_back({{"op", op.name}, {"doc", op.doc}, {"devices", std::move(devices)}});
     }

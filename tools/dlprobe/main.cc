@@ -75,10 +75,8 @@ int run(const Args& args) {
   const dlprobe::Snapshot snapshot = dlprobe::collect(*context, args.env, args.ops);
 
   if (!args.quiet) {
-    if (args.json)
-      std::cout << dlprobe::render_json(snapshot, args.env).dump(2) << "\n";
-    else
-      std::cout << dlprobe::render_text(snapshot, args.env);
+    if (args.json) std::cout << dlprobe::render_json(snapshot, args.env).dump(2) << "\n";
+    else std::cout << dlprobe::render_text(snapshot, args.env);
   }
 
   int rc = kExitOk;
@@ -135,8 +133,8 @@ int main(int argc, char** argv) {
                "the op x device matrix with the reason for every \"no\"");
   app.set_version_flag("--version", [] {
     const dlrt::AbiVersion abi = dlrt::abi_version();
-    return "dlprobe (dlrt " + dlrt::version() + ", plugin ABI " + std::to_string(abi.major) +
-           "." + std::to_string(abi.minor) + ")";
+    return "dlprobe (dlrt " + dlrt::version() + ", plugin ABI " + std::to_string(abi.major) + "." +
+           std::to_string(abi.minor) + ")";
   }());
 
   try {

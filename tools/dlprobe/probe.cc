@@ -48,9 +48,8 @@ std::string why_not(const dlrt::PluginInfo& p, size_t visible) {
   const std::string who =
       "plugin " + (p.name.empty() ? p.path : "'" + p.name + "' (" + p.path + ")");
   if (!p.loaded()) {
-    return who + (p.state == DLRT_PLUGIN_REFUSED ? " was refused" : " failed") +
-           " in phase " + dlrt::plugin_phase_name(p.phase) + ": " +
-           dlrt::code_name(p.error_code) + ": " + p.error;
+    return who + (p.state == DLRT_PLUGIN_REFUSED ? " was refused" : " failed") + " in phase " +
+           dlrt::plugin_phase_name(p.phase) + ": " + dlrt::code_name(p.error_code) + ": " + p.error;
   }
   if (p.device_count > 0 && visible == 0) {
     return who + " has " + std::to_string(p.device_count) +
@@ -65,18 +64,18 @@ std::string why_not(const dlrt::PluginInfo& p, size_t visible) {
 }  // namespace
 
 std::string unmet_requirement(const Snapshot& s, const std::string& platform) {
-  const bool usable = std::any_of(s.devices.begin(), s.devices.end(), [&](const Device& d) {
-    return d.info.platform == platform;
-  });
+  const bool usable = std::any_of(s.devices.begin(), s.devices.end(),
+                                  [&](const Device& d) { return d.info.platform == platform; });
   if (usable) return "";
 
   std::string msg = "required platform '" + platform + "' has no usable device";
   std::vector<std::string> reasons;
   for (const dlrt::PluginInfo& p : s.plugins) {
     if (p.platform != platform) continue;
-    const size_t visible = static_cast<size_t>(
-        std::count_if(s.devices.begin(), s.devices.end(),
-                      [&](const Device& d) { return d.info.plugin == p.name; }));
+    const size_t visible =
+        static_cast<size_t>(std::count_if(s.devices.begin(), s.devices.end(), [&](const Device& d) {
+          return d.info.plugin == p.name;
+        }));
     reasons.push_back(why_not(p, visible));
   }
   if (reasons.empty()) {

@@ -86,8 +86,8 @@ std::string capabilities_text(const dlrt::DeviceInfo& d) {
                                 d.device_class == DLRT_DEVICE_CLASS_GPU ? "SM" : "core",
                                 d.core_count == 1 ? "" : "s"));
   if (d.compute_capability_major > 0)
-    parts.push_back(fmt::format("cc {}.{}", d.compute_capability_major,
-                                d.compute_capability_minor));
+    parts.push_back(
+        fmt::format("cc {}.{}", d.compute_capability_major, d.compute_capability_minor));
   if (auto isa = d.attr("isa"); isa && isa->type == DLRT_ATTR_STRING && !isa->s.empty())
     parts.push_back("isa " + isa->s);
   if (d.logical_count > 1)
@@ -104,8 +104,10 @@ std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 // The op x device matrix: ✓ where the device runs the op on its example operands, ✗ where
 // it does not, and below the table one line per ✗ with the device's own reason.
 std::string render_ops(const Snapshot& s) {
-  std::string out = fmt::format("\nOps ({} ops x {} devices; ✓ runs the op's f32 example, ✗ "
-                                "does not)\n", s.ops.size(), s.devices.size());
+  std::string out = fmt::format(
+      "\nOps ({} ops x {} devices; ✓ runs the op's f32 example, ✗ "
+      "does not)\n",
+      s.ops.size(), s.devices.size());
   if (s.devices.empty()) return out + "  no device to ask\n";
   std::vector<std::string> header = {"OP"};
   for (const Device& d : s.devices) header.push_back(d.info.name);
@@ -133,13 +135,13 @@ std::string render_ops(const Snapshot& s) {
 
 std::string render_text(const Snapshot& s, bool with_settings) {
   std::string out = fmt::format("dlrt {}, plugin ABI {}.{} (accepts plugins of ABI {}.{}+)\n",
-                                s.dlrt_version, s.abi.major, s.abi.minor, s.abi.major,
-                                s.abi.floor);
+                                s.dlrt_version, s.abi.major, s.abi.minor, s.abi.major, s.abi.floor);
 
   out += fmt::format("\nPlugins ({})\n", s.plugins.size());
   if (s.plugins.empty()) {
-    out += "  none found (searched the --plugin-path folders, DLRT_PLUGIN_PATH and the "
-           "install's lib/dlrt/plugins)\n";
+    out +=
+        "  none found (searched the --plugin-path folders, DLRT_PLUGIN_PATH and the "
+        "install's lib/dlrt/plugins)\n";
   } else {
     Table t({"NAME", "PLATFORM", "ABI", "STATUS", "DEVICES", "PATH"});
     for (const dlrt::PluginInfo& p : s.plugins) {
@@ -172,8 +174,8 @@ std::string render_text(const Snapshot& s, bool with_settings) {
     out += fmt::format("\nSettings ({})\n", s.settings.size());
     Table t({"NAME", "VALUE", "SOURCE", "WHAT IT DOES"});
     for (const dlrt::Setting& st : s.settings)
-      t.add({st.name, st.value.empty() ? "(unset)" : st.value,
-             dlrt::setting_source_name(st.source), st.help});
+      t.add({st.name, st.value.empty() ? "(unset)" : st.value, dlrt::setting_source_name(st.source),
+             st.help});
     out += t.render("  ");
   }
   return out;

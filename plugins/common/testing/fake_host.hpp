@@ -38,8 +38,8 @@ inline void fake_log(int32_t level, const char* plugin, const char* message) {
 }
 
 inline const dlrt_host_api* fake_host() {
-  static const dlrt_host_api host = {sizeof(dlrt_host_api), DLRT_ABI_MAJOR, DLRT_ABI_MINOR,
-                                     &fake_status_create, &fake_status_free, &fake_log};
+  static const dlrt_host_api host = {sizeof(dlrt_host_api), DLRT_ABI_MAJOR,    DLRT_ABI_MINOR,
+                                     &fake_status_create,   &fake_status_free, &fake_log};
   return &host;
 }
 

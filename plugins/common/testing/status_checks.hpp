@@ -11,16 +11,16 @@
 
 #include "testing/fake_host.hpp"
 
-#define EXPECT_OK(expr)                                                  \
-  do {                                                                   \
-    auto [c_, m_] = ::dlrt::testing::take_status(expr);                  \
-    EXPECT_EQ(c_, DLRT_OK) << #expr << ": " << m_;                       \
+#define EXPECT_OK(expr)                                 \
+  do {                                                  \
+    auto [c_, m_] = ::dlrt::testing::take_status(expr); \
+    EXPECT_EQ(c_, DLRT_OK) << #expr << ": " << m_;      \
   } while (0)
 
-#define ASSERT_OK(expr)                                                  \
-  do {                                                                   \
-    auto [c_, m_] = ::dlrt::testing::take_status(expr);                  \
-    ASSERT_EQ(c_, DLRT_OK) << #expr << ": " << m_;                       \
+#define ASSERT_OK(expr)                                 \
+  do {                                                  \
+    auto [c_, m_] = ::dlrt::testing::take_status(expr); \
+    ASSERT_EQ(c_, DLRT_OK) << #expr << ": " << m_;      \
   } while (0)
 
 namespace dlrt::testing {

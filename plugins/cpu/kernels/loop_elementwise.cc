@@ -23,7 +23,10 @@ namespace {
 enum class BinOp { kAdd, kSub, kMul, kDiv };
 
 BinOp binop_of(const std::string& name) {
-  return name == "add" ? BinOp::kAdd : name == "sub" ? BinOp::kSub : name == "mul" ? BinOp::kMul : BinOp::kDiv;
+  return name == "add"   ? BinOp::kAdd
+         : name == "sub" ? BinOp::kSub
+         : name == "mul" ? BinOp::kMul
+                         : BinOp::kDiv;
 }
 
 void check_binary(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
@@ -34,7 +37,8 @@ void check_binary(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   expect_same_dtype(op, a, "a", c, "c");
   std::vector<int64_t> dims;
   if (!plugin::try_broadcast_shape(a.dims, b.dims, &dims))
-    invalid(op, "shapes " + plugin::dims_string(a.dims) + " and " + plugin::dims_string(b.dims) + " do not broadcast");
+    invalid(op, "shapes " + plugin::dims_string(a.dims) + " and " + plugin::dims_string(b.dims) +
+                    " do not broadcast");
   expect_dims(op, c, dims, "c");
   fill_cost(op, 1, cost);
 }
@@ -65,10 +69,18 @@ class BinaryKernel : public LoopKernel {
     with_float(dtype_, [&](auto t) {
       using T = decltype(t);
       switch (op_) {
-        case BinOp::kAdd: run_op<BinOp::kAdd, T>(args); break;
-        case BinOp::kSub: run_op<BinOp::kSub, T>(args); break;
-        case BinOp::kMul: run_op<BinOp::kMul, T>(args); break;
-        case BinOp::kDiv: run_op<BinOp::kDiv, T>(args); break;
+        case BinOp::kAdd:
+          run_op<BinOp::kAdd, T>(args);
+          break;
+        case BinOp::kSub:
+          run_op<BinOp::kSub, T>(args);
+          break;
+        case BinOp::kMul:
+          run_op<BinOp::kMul, T>(args);
+          break;
+        case BinOp::kDiv:
+          run_op<BinOp::kDiv, T>(args);
+          break;
       }
     });
   }
@@ -118,26 +130,38 @@ void unary_row(const T* x, T* y, int64_t n) {
     if constexpr (O == UnOp::kNeg) y[i] = -x[i];
     else if constexpr (O == UnOp::kExp) y[i] = std::exp(x[i]);
     else if constexpr (O == UnOp::kLog) y[i] = std::log(x[i]);  // NaN below 0, -inf at 0
-    else y[i] = std::sqrt(x[i]);                                  // NaN below 0
+    else y[i] = std::sqrt(x[i]);                                // NaN below 0
   }
 }
 
 // x: any -> y: same shape
 class UnaryKernel : public LoopKernel {
  public:
-  UnaryKernel(const dlrt_plugin& p, const OpView& op) : LoopKernel(p), dtype_(op.input(0).dtype), n_(op.input(0).numel) {
+  UnaryKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p), dtype_(op.input(0).dtype), n_(op.input(0).numel) {
     const std::string& name = op.name();
-    op_ = name == "neg" ? UnOp::kNeg : name == "exp" ? UnOp::kExp : name == "log" ? UnOp::kLog : UnOp::kSqrt;
+    op_ = name == "neg"   ? UnOp::kNeg
+          : name == "exp" ? UnOp::kExp
+          : name == "log" ? UnOp::kLog
+                          : UnOp::kSqrt;
   }
 
   void execute(const dlrt_kernel_args& args) override {
     with_float(dtype_, [&](auto t) {
       using T = decltype(t);
       switch (op_) {
-        case UnOp::kNeg: run_op<UnOp::kNeg, T>(args, kGrainCheap); break;
-        case UnOp::kExp: run_op<UnOp::kExp, T>(args, kGrainHeavy); break;
-        case UnOp::kLog: run_op<UnOp::kLog, T>(args, kGrainHeavy); break;
-        case UnOp::kSqrt: run_op<UnOp::kSqrt, T>(args, kGrainCheap); break;
+        case UnOp::kNeg:
+          run_op<UnOp::kNeg, T>(args, kGrainCheap);
+          break;
+        case UnOp::kExp:
+          run_op<UnOp::kExp, T>(args, kGrainHeavy);
+          break;
+        case UnOp::kLog:
+          run_op<UnOp::kLog, T>(args, kGrainHeavy);
+          break;
+        case UnOp::kSqrt:
+          run_op<UnOp::kSqrt, T>(args, kGrainCheap);
+          break;
       }
     });
   }
@@ -147,7 +171,8 @@ class UnaryKernel : public LoopKernel {
   void run_op(const dlrt_kernel_args& args, int64_t grain) {
     const T* x = static_cast<const T*>(args.inputs[0]);
     T* y = static_cast<T*>(args.outputs[0]);
-    parallel_for(n_, grain, threads_, [&](int64_t b, int64_t e) { unary_row<O>(x + b, y + b, e - b); });
+    parallel_for(n_, grain, threads_,
+                 [&](int64_t b, int64_t e) { unary_row<O>(x + b, y + b, e - b); });
   }
 
   UnOp op_;
@@ -177,18 +202,22 @@ DLRT_SIMD_INLINE void relu_grad_f32(const float* dy, const float* x, float* dx, 
   constexpr int64_t L = simd::Traits<V>::kLanes;
   const V zero = {};
   int64_t i = 0;
-  for (; i + L <= n; i += L) simd::store(dx + i, simd::keep(simd::load<V>(x + i) > zero, simd::load<V>(dy + i)));
+  for (; i + L <= n; i += L)
+    simd::store(dx + i, simd::keep(simd::load<V>(x + i) > zero, simd::load<V>(dy + i)));
   for (; i < n; ++i) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
 }
 DLRT_TARGET_AVX2 void relu_grad_avx2(const float* dy, const float* x, float* dx, int64_t n) {
   relu_grad_f32<simd::F8>(dy, x, dx, n);
 }
-void relu_grad_base(const float* dy, const float* x, float* dx, int64_t n) { relu_grad_f32<simd::F4>(dy, x, dx, n); }
+void relu_grad_base(const float* dy, const float* x, float* dx, int64_t n) {
+  relu_grad_f32<simd::F4>(dy, x, dx, n);
+}
 
 // dy, x: same shape -> dx (f32: explicit vectors; f64: a plain loop).
 class ReluGradKernel : public LoopKernel {
  public:
-  ReluGradKernel(const dlrt_plugin& p, const OpView& op) : LoopKernel(p), dtype_(op.input(0).dtype), n_(op.input(0).numel) {}
+  ReluGradKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p), dtype_(op.input(0).dtype), n_(op.input(0).numel) {}
 
   void execute(const dlrt_kernel_args& args) override {
     if (dtype_ == DLRT_F32) {
@@ -230,7 +259,8 @@ ChannelGeom channel_geom(const OpView& op, const TensorView& dy) {
     invalid(op, "data_format is '" + format + "', expected \"NHWC\" or \"NCHW\"");
   const bool nchw = format == "NCHW";
   if (dy.rank() < (nchw ? 2 : 1))
-    invalid(op, "dy has dims " + plugin::dims_string(dy.dims) + ", too few for data_format " + format);
+    invalid(op,
+            "dy has dims " + plugin::dims_string(dy.dims) + ", too few for data_format " + format);
   const int cd = nchw ? 1 : dy.rank() - 1;
   ChannelGeom g;
   g.channels = dy.dims[cd];
@@ -249,7 +279,8 @@ void check_bias_add_grad(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cos
 
 // acc[c] += dy[r*C + c] for rows r in [b, e), in double (the generic form, f64 and odd cases).
 template <typename T>
-DLRT_SIMD_INLINE void sum_rows(const T* __restrict dy, double* __restrict acc, int64_t b, int64_t e, int64_t C) {
+DLRT_SIMD_INLINE void sum_rows(const T* __restrict dy, double* __restrict acc, int64_t b, int64_t e,
+                               int64_t C) {
   for (int64_t r = b; r < e; ++r) {
     const T* __restrict row = dy + r * C;
     for (int64_t c = 0; c < C; ++c) acc[c] += static_cast<double>(row[c]);
@@ -265,7 +296,8 @@ typedef float F2 __attribute__((vector_size(8)));
 typedef double D2 __attribute__((vector_size(16)));
 typedef double D4 __attribute__((vector_size(32)));
 template <typename F, typename D, int NV>
-DLRT_SIMD_INLINE void sum_block_f32(const float* dy, double* acc, int64_t b, int64_t e, int64_t C, int64_t c0) {
+DLRT_SIMD_INLINE void sum_block_f32(const float* dy, double* acc, int64_t b, int64_t e, int64_t C,
+                                    int64_t c0) {
   constexpr int L = sizeof(D) / sizeof(double);
   D a[NV] = {};
   for (int64_t r = b; r < e; ++r) {
@@ -327,17 +359,18 @@ class BiasAddGradKernel : public LoopKernel {
         std::fill(partial_.begin(), partial_.end(), 0.0);
         const int64_t rows = g_.outer;
         int used = 1;
-        parallel_for(rows, std::max<int64_t>(1, kGrainCheap / C), threads_, [&](int64_t b, int64_t e) {
-          const int tid = omp_in_parallel() ? omp_get_thread_num() : 0;
-          if (tid == 0) used = omp_in_parallel() ? omp_get_num_threads() : 1;
-          double* acc = partial_.data() + tid * C;
-          if constexpr (std::is_same_v<T, float>) {
-            if (avx2_) sum_rows_avx2(dy, acc, b, e, C);
-            else sum_rows_base(dy, acc, b, e, C);
-          } else {
-            sum_rows(dy, acc, b, e, C);
-          }
-        });
+        parallel_for(rows, std::max<int64_t>(1, kGrainCheap / C), threads_,
+                     [&](int64_t b, int64_t e) {
+                       const int tid = omp_in_parallel() ? omp_get_thread_num() : 0;
+                       if (tid == 0) used = omp_in_parallel() ? omp_get_num_threads() : 1;
+                       double* acc = partial_.data() + tid * C;
+                       if constexpr (std::is_same_v<T, float>) {
+                         if (avx2_) sum_rows_avx2(dy, acc, b, e, C);
+                         else sum_rows_base(dy, acc, b, e, C);
+                       } else {
+                         sum_rows(dy, acc, b, e, C);
+                       }
+                     });
         for (int64_t c = 0; c < C; ++c) {
           double s = 0;
           for (int t = 0; t < used; ++t) s += partial_[t * C + c];
@@ -346,16 +379,17 @@ class BiasAddGradKernel : public LoopKernel {
       } else {
         // dy: (outer, C, inner)
         const int64_t outer = g_.outer, inner = g_.inner;
-        parallel_for(C, std::max<int64_t>(1, kGrainCheap / (outer * inner)), threads_, [&](int64_t b, int64_t e) {
-          for (int64_t c = b; c < e; ++c) {
-            double s = 0;
-            for (int64_t o = 0; o < outer; ++o) {
-              const T* run = dy + (o * C + c) * inner;
-              for (int64_t i = 0; i < inner; ++i) s += static_cast<double>(run[i]);
-            }
-            db[c] = static_cast<T>(s);
-          }
-        });
+        parallel_for(C, std::max<int64_t>(1, kGrainCheap / (outer * inner)), threads_,
+                     [&](int64_t b, int64_t e) {
+                       for (int64_t c = b; c < e; ++c) {
+                         double s = 0;
+                         for (int64_t o = 0; o < outer; ++o) {
+                           const T* run = dy + (o * C + c) * inner;
+                           for (int64_t i = 0; i < inner; ++i) s += static_cast<double>(run[i]);
+                         }
+                         db[c] = static_cast<T>(s);
+                       }
+                     });
       }
     });
   }
@@ -381,7 +415,9 @@ ReduceGeom reduce_geom(const OpView& op, const std::vector<int64_t>& in) {
   const auto& axes = op.get_ints("axes");
   std::vector<bool> reduced(in.size(), axes.empty());
   for (int64_t a : axes) {
-    if (a < -rank || a >= rank) invalid(op, "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+    if (a < -rank || a >= rank)
+      invalid(op,
+              "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
     const int d = static_cast<int>(a < 0 ? a + rank : a);
     if (reduced[d]) invalid(op, "axis " + std::to_string(a) + " is given twice");
     reduced[d] = true;
@@ -419,9 +455,11 @@ void check_reduce_max_grad(const OpView& op, const dlrt_plugin&, dlrt_op_cost* c
 // axes); pass 2, parallel, writes dx. dx may alias x (each element reads its own x first).
 class ReduceMaxGradKernel : public LoopKernel {
  public:
-  ReduceMaxGradKernel(const dlrt_plugin& p, const OpView& op) : LoopKernel(p), dtype_(op.input(0).dtype) {
+  ReduceMaxGradKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p), dtype_(op.input(0).dtype) {
     const ReduceGeom g = reduce_geom(op, op.input(0).dims);
-    walk_ = make_walk<2>(op.input(0).dims, {plugin::row_major_strides(op.input(0).dims), g.y_strides});
+    walk_ =
+        make_walk<2>(op.input(0).dims, {plugin::row_major_strides(op.input(0).dims), g.y_strides});
     ties_.assign(static_cast<size_t>(g.out_numel), 0);
   }
 
@@ -444,7 +482,10 @@ class ReduceMaxGradKernel : public LoopKernel {
           T* dxs = dx + off[0];
           for (int64_t j = 0; j < len; ++j) {
             const int64_t o = off[1] + j * sy;
-            dxs[j] = xs[j] == y[o] ? static_cast<T>(static_cast<double>(dy[o]) / static_cast<double>(ties_[o])) : T(0);
+            dxs[j] =
+                xs[j] == y[o]
+                    ? static_cast<T>(static_cast<double>(dy[o]) / static_cast<double>(ties_[o]))
+                    : T(0);
           }
         });
       });
@@ -460,8 +501,10 @@ class ReduceMaxGradKernel : public LoopKernel {
 }  // namespace
 
 void add_elementwise_defs(std::vector<KernelDef>& t) {
-  for (const char* name : {"add", "sub", "mul", "div"}) t.push_back({name, check_binary, make<BinaryKernel>});
-  for (const char* name : {"neg", "exp", "log", "sqrt"}) t.push_back({name, check_unary, make<UnaryKernel>});
+  for (const char* name : {"add", "sub", "mul", "div"})
+    t.push_back({name, check_binary, make<BinaryKernel>});
+  for (const char* name : {"neg", "exp", "log", "sqrt"})
+    t.push_back({name, check_unary, make<UnaryKernel>});
   t.push_back({"relu_grad", check_relu_grad, make<ReluGradKernel>});
   t.push_back({"bias_add_grad", check_bias_add_grad, make<BiasAddGradKernel>});
   t.push_back({"reduce_max_grad", check_reduce_max_grad, make<ReduceMaxGradKernel>});

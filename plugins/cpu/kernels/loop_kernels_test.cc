@@ -50,7 +50,8 @@ struct Cpu {
 };
 
 Cpu& cpu() {
-  static Cpu* c = new Cpu(std::map<std::string, std::string>{});  // every core; leaked: the plugin outlives the tests
+  static Cpu* c = new Cpu(
+      std::map<std::string, std::string>{});  // every core; leaked: the plugin outlives the tests
   return *c;
 }
 Cpu& cpu1() {
@@ -79,7 +80,8 @@ struct RetypedDesc {
   std::vector<const dlrt_tensor_desc*> in_ptrs, out_ptrs;
 };
 
-OpInstance instance(const std::string& op, const std::vector<TensorType>& inputs, const AttrMap& attrs) {
+OpInstance instance(const std::string& op, const std::vector<TensorType>& inputs,
+                    const AttrMap& attrs) {
   auto r = dlrt::ops::instantiate(op, inputs, attrs);
   if (!r.ok()) throw std::runtime_error(r.status().to_string());
   return std::move(r).value();
@@ -106,16 +108,31 @@ Bytes random_tensor(const dlrt_tensor_desc& t, Range r, std::mt19937_64& rng) {
   const int64_t n = numel_of(t);
   Bytes b(bytes_of(t));
   std::uniform_real_distribution<double> real(r.lo, r.hi);
-  std::uniform_int_distribution<int64_t> integer(static_cast<int64_t>(r.lo), static_cast<int64_t>(r.hi));
+  std::uniform_int_distribution<int64_t> integer(static_cast<int64_t>(r.lo),
+                                                 static_cast<int64_t>(r.hi));
   for (int64_t i = 0; i < n; ++i) {
     switch (t.dtype) {
-      case DLRT_F32: reinterpret_cast<float*>(b.data())[i] = static_cast<float>(real(rng)); break;
-      case DLRT_F64: reinterpret_cast<double*>(b.data())[i] = real(rng); break;
-      case DLRT_I32: reinterpret_cast<int32_t*>(b.data())[i] = static_cast<int32_t>(integer(rng)); break;
-      case DLRT_I64: reinterpret_cast<int64_t*>(b.data())[i] = integer(rng); break;
-      case DLRT_U8: b[i] = static_cast<uint8_t>(integer(rng)); break;
-      case DLRT_I8: reinterpret_cast<int8_t*>(b.data())[i] = static_cast<int8_t>(integer(rng)); break;
-      case DLRT_BOOL: b[i] = static_cast<uint8_t>(integer(rng) != 0); break;
+      case DLRT_F32:
+        reinterpret_cast<float*>(b.data())[i] = static_cast<float>(real(rng));
+        break;
+      case DLRT_F64:
+        reinterpret_cast<double*>(b.data())[i] = real(rng);
+        break;
+      case DLRT_I32:
+        reinterpret_cast<int32_t*>(b.data())[i] = static_cast<int32_t>(integer(rng));
+        break;
+      case DLRT_I64:
+        reinterpret_cast<int64_t*>(b.data())[i] = integer(rng);
+        break;
+      case DLRT_U8:
+        b[i] = static_cast<uint8_t>(integer(rng));
+        break;
+      case DLRT_I8:
+        reinterpret_cast<int8_t*>(b.data())[i] = static_cast<int8_t>(integer(rng));
+        break;
+      case DLRT_BOOL:
+        b[i] = static_cast<uint8_t>(integer(rng) != 0);
+        break;
       default: {  // f16/bf16: random bit patterns (shape ops only move them)
         for (size_t k = 0; k < 2; ++k) b[2 * i + k] = static_cast<uint8_t>(rng());
       }
@@ -128,8 +145,8 @@ Bytes random_tensor(const dlrt_tensor_desc& t, Range r, std::mt19937_64& rng) {
 
 // Runs `d` on the plugin. Inputs are copied to device memory, outputs poisoned with 0xFF (NaN
 // for floats). `alias[o] = i` makes output o use input i's buffer (in-place updates).
-std::vector<Bytes> run_plugin(Cpu& c, const dlrt_op_desc& d, const std::vector<Bytes>& inputs, uint64_t rng_offset,
-                              const std::map<size_t, size_t>& alias = {}) {
+std::vector<Bytes> run_plugin(Cpu& c, const dlrt_op_desc& d, const std::vector<Bytes>& inputs,
+                              uint64_t rng_offset, const std::map<size_t, size_t>& alias = {}) {
   const dlrt_plugin_api& api = c.api();
   dlrt_kernel* k = nullptr;
   size_t ws = 0;
@@ -144,7 +161,8 @@ std::vector<Bytes> run_plugin(Cpu& c, const dlrt_op_desc& d, const std::vector<B
   std::vector<void*> in(d.num_inputs), out(d.num_outputs);
   for (size_t i = 0; i < d.num_inputs; ++i) {
     in[i] = alloc(inputs[i].size());
-    if (!inputs[i].empty()) take_status(api.memcpy_h2d(c.dev, in[i], inputs[i].data(), inputs[i].size(), nullptr));
+    if (!inputs[i].empty())
+      take_status(api.memcpy_h2d(c.dev, in[i], inputs[i].data(), inputs[i].size(), nullptr));
   }
   std::vector<bool> owned(d.num_outputs, true);
   for (size_t o = 0; o < d.num_outputs; ++o) {
@@ -158,7 +176,13 @@ std::vector<Bytes> run_plugin(Cpu& c, const dlrt_op_desc& d, const std::vector<B
     }
   }
   void* workspace = ws > 0 ? alloc(ws) : nullptr;
-  dlrt_kernel_args args{sizeof(dlrt_kernel_args), in.size(), in.data(), out.size(), out.data(), workspace, ws,
+  dlrt_kernel_args args{sizeof(dlrt_kernel_args),
+                        in.size(),
+                        in.data(),
+                        out.size(),
+                        out.data(),
+                        workspace,
+                        ws,
                         rng_offset};
   auto [rc, rmsg] = take_status(api.kernel_run(k, c.stream, &args));
   EXPECT_EQ(rc, DLRT_OK) << d.op << ": kernel_run: " << rmsg;
@@ -176,7 +200,8 @@ std::vector<Bytes> run_plugin(Cpu& c, const dlrt_op_desc& d, const std::vector<B
   return result;
 }
 
-std::vector<Bytes> run_reference(const dlrt_op_desc& d, const std::vector<Bytes>& inputs, uint64_t rng_offset) {
+std::vector<Bytes> run_reference(const dlrt_op_desc& d, const std::vector<Bytes>& inputs,
+                                 uint64_t rng_offset) {
   dlrt::plugin::OpView op(&d);
   dlrt::reference::check_supported(op);
   std::vector<const void*> in;
@@ -193,7 +218,8 @@ std::vector<Bytes> run_reference(const dlrt_op_desc& d, const std::vector<Bytes>
 
 // Relative-to-scale error max|out - ref| / max(1, max|ref|) of a float output; NaN and inf
 // must sit where the reference has them. Other dtypes: exact bytes.
-void expect_close(const dlrt_tensor_desc& t, const Bytes& out, const Bytes& ref, double tol, const std::string& what) {
+void expect_close(const dlrt_tensor_desc& t, const Bytes& out, const Bytes& ref, double tol,
+                  const std::string& what) {
   ASSERT_EQ(out.size(), ref.size()) << what;
   if (t.dtype != DLRT_F32 && t.dtype != DLRT_F64) {
     if (out != ref) {
@@ -225,11 +251,11 @@ void expect_close(const dlrt_tensor_desc& t, const Bytes& out, const Bytes& ref,
     if (e > err) err = e, worst = i;
   }
   if (tol == 0) {
-    EXPECT_EQ(err, 0.0) << what << ": element " << worst << " is " << at(out, worst) << ", reference "
-                        << at(ref, worst) << " (exact expected)";
+    EXPECT_EQ(err, 0.0) << what << ": element " << worst << " is " << at(out, worst)
+                        << ", reference " << at(ref, worst) << " (exact expected)";
   } else {
-    EXPECT_LE(err / scale, tol) << what << ": element " << worst << " is " << at(out, worst) << ", reference "
-                                << at(ref, worst);
+    EXPECT_LE(err / scale, tol) << what << ": element " << worst << " is " << at(out, worst)
+                                << ", reference " << at(ref, worst);
   }
 }
 
@@ -245,7 +271,8 @@ struct Case {
 
 std::string describe(const Case& c, int32_t dtype) {
   std::string s = c.op + "[" + dlrt::plugin::dtype_name(dtype) + "](";
-  for (size_t i = 0; i < c.inputs.size(); ++i) s += (i ? ", " : "") + dlrt::ops::to_string(c.inputs[i]);
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    s += (i ? ", " : "") + dlrt::ops::to_string(c.inputs[i]);
   return s + ")";
 }
 
@@ -265,7 +292,8 @@ void check(const Case& k, Cpu& c = cpu()) {
     std::mt19937_64 rng(std::hash<std::string>()(what));
     std::vector<Bytes> inputs;
     for (size_t i = 0; i < d.num_inputs; ++i)
-      inputs.push_back(random_tensor(*d.inputs[i], i < k.ranges.size() ? k.ranges[i] : Range{}, rng));
+      inputs.push_back(
+          random_tensor(*d.inputs[i], i < k.ranges.size() ? k.ranges[i] : Range{}, rng));
     const std::vector<Bytes> ref = run_reference(d, inputs, k.rng_offset);
     const std::vector<Bytes> out = run_plugin(c, d, inputs, k.rng_offset);
     ASSERT_EQ(out.size(), ref.size()) << what;
@@ -290,12 +318,12 @@ TEST(LoopKernels, BinaryEqualShapes) {
 
 TEST(LoopKernels, BinaryBroadcasting) {
   const std::vector<std::pair<Dims, Dims>> shapes = {
-      {{5, 7}, {7}},           // trailing vector
-      {{7}, {5, 7}},           // the other way round
-      {{4, 3}, {}},            // scalar
-      {{}, {4, 3}},            //
-      {{1}, {9}},              // size 1 stretches
-      {{5, 1}, {1, 6}},        // both stretch
+      {{5, 7}, {7}},     // trailing vector
+      {{7}, {5, 7}},     // the other way round
+      {{4, 3}, {}},      // scalar
+      {{}, {4, 3}},      //
+      {{1}, {9}},        // size 1 stretches
+      {{5, 1}, {1, 6}},  // both stretch
       {{2, 3, 1, 5}, {3, 4, 1}},
       {{6, 1, 3}, {6, 4, 3}},  // middle dim
       {{1000, 129}, {129}},    // large enough to go parallel
@@ -319,8 +347,8 @@ TEST(LoopKernels, Unary) {
 TEST(LoopKernels, BiasAddGrad) {
   // Channel counts that take every block size of the f32 row sums (8, 4, 2, 1 vectors, single
   // channels) on both paths: 61 = 32 + 16 + 8 + 4 + 1 with 4 double lanes.
-  for (Dims d : {Dims{1}, Dims{7}, Dims{5, 3}, Dims{64, 26, 26, 32}, Dims{3, 1, 1, 10}, Dims{100000, 3},
-                 Dims{64, 11, 11, 64}, Dims{2000, 61}, Dims{300, 18}})
+  for (Dims d : {Dims{1}, Dims{7}, Dims{5, 3}, Dims{64, 26, 26, 32}, Dims{3, 1, 1, 10},
+                 Dims{100000, 3}, Dims{64, 11, 11, 64}, Dims{2000, 61}, Dims{300, 18}})
     check({"bias_add_grad", {f32(d)}, {{"data_format", "NHWC"}}, kReduction, {}, 0, kBoth});
   for (Dims d : {Dims{2, 3}, Dims{4, 5, 6, 7}, Dims{64, 32, 26, 26}, Dims{1, 1, 1}})
     check({"bias_add_grad", {f32(d)}, {{"data_format", "NCHW"}}, kReduction, {}, 0, kBoth});
@@ -328,7 +356,8 @@ TEST(LoopKernels, BiasAddGrad) {
 
 TEST(LoopKernels, ReluGrad) {
   // Sizes around the vector widths (4 and 8 lanes) and large enough to run on several threads.
-  for (Dims d : {Dims{}, Dims{1}, Dims{7}, Dims{8}, Dims{13}, Dims{2, 3, 5}, Dims{64, 26, 26, 32}, Dims{300001}})
+  for (Dims d : {Dims{}, Dims{1}, Dims{7}, Dims{8}, Dims{13}, Dims{2, 3, 5}, Dims{64, 26, 26, 32},
+                 Dims{300001}})
     check({"relu_grad", {f32(d), f32(d)}, {}, kElementwise, {}, 0, kBoth});
 }
 
@@ -364,17 +393,19 @@ TEST(LoopKernels, ReluGradSpecialValuesAndInPlace) {
 // channel counts around the vector widths, odd H and W (a last row/column in no window), values
 // with many ties and some NaN (the first NaN of a window wins), forward and backward, exactly.
 TEST(LoopKernels, MaxPool2x2) {
-  for (Dims d : {Dims{1, 2, 2, 1}, Dims{2, 6, 6, 13}, Dims{3, 7, 5, 8}, Dims{2, 5, 9, 21}, Dims{8, 11, 11, 64},
-                 Dims{64, 26, 26, 32}}) {
+  for (Dims d : {Dims{1, 2, 2, 1}, Dims{2, 6, 6, 13}, Dims{3, 7, 5, 8}, Dims{2, 5, 9, 21},
+                 Dims{8, 11, 11, 64}, Dims{64, 26, 26, 32}}) {
     for (bool nans : {false, true}) {
       OpInstance fwd = instance("max_pool2d", {f32(d)}, {});
       const dlrt_tensor_desc& yd = *fwd.desc().outputs[0];
-      OpInstance bwd = instance("max_pool2d_backward", {f32(d), f32(Dims(yd.dims, yd.dims + yd.rank))}, {});
+      OpInstance bwd =
+          instance("max_pool2d_backward", {f32(d), f32(Dims(yd.dims, yd.dims + yd.rank))}, {});
       std::mt19937_64 rng(d.size() * 7 + d.back() + nans);
       std::uniform_int_distribution<int> v(0, nans ? 3 : 2);
       Bytes x(bytes_of(*fwd.desc().inputs[0]));
       float* xf = reinterpret_cast<float*>(x.data());
-      for (int64_t i = 0; i < numel_of(*fwd.desc().inputs[0]); ++i) xf[i] = v(rng) == 3 ? NAN : static_cast<float>(v(rng));
+      for (int64_t i = 0; i < numel_of(*fwd.desc().inputs[0]); ++i)
+        xf[i] = v(rng) == 3 ? NAN : static_cast<float>(v(rng));
       Bytes dy = random_tensor(yd, {}, rng);
       const std::string what = dlrt::plugin::dims_string(d) + (nans ? " with NaN" : "");
       for (Cpu* c : {&cpu(), &cpu1()}) {
@@ -383,8 +414,8 @@ TEST(LoopKernels, MaxPool2x2) {
         expect_close(yd, y[0], run_reference(fwd.desc(), {x}, 0)[0], kExact, "max_pool2d " + what);
         auto dx = run_plugin(*c, bwd.desc(), {x, dy}, 0);
         ASSERT_EQ(dx.size(), 1u);
-        expect_close(*bwd.desc().outputs[0], dx[0], run_reference(bwd.desc(), {x, dy}, 0)[0], kExact,
-                     "max_pool2d_backward " + what);
+        expect_close(*bwd.desc().outputs[0], dx[0], run_reference(bwd.desc(), {x, dy}, 0)[0],
+                     kExact, "max_pool2d_backward " + what);
       }
     }
   }
@@ -403,17 +434,24 @@ TEST(LoopKernels, ReduceMaxGrad) {
                                    {{3, 1, 5}, {1}, true},
                                    {{2, 3, 4, 5}, {-1, 1}, true},
                                    {{512, 300}, {1}, false}}) {
-    OpInstance fwd = instance("reduce_max", {f32(r.x)}, {{"axes", r.axes}, {"keepdims", r.keepdims}});
+    OpInstance fwd =
+        instance("reduce_max", {f32(r.x)}, {{"axes", r.axes}, {"keepdims", r.keepdims}});
     const Dims y = fwd.output(0).dims;
     // Integer-valued x makes ties: the gradient is split among them.
-    check({"reduce_max_grad", {f32(r.x), f32(y), f32(y)}, {{"axes", r.axes}, {"keepdims", r.keepdims}}, kElementwise,
-           {{-3, 3}}, 0, {}});
+    check({"reduce_max_grad",
+           {f32(r.x), f32(y), f32(y)},
+           {{"axes", r.axes}, {"keepdims", r.keepdims}},
+           kElementwise,
+           {{-3, 3}},
+           0,
+           {}});
   }
 }
 
 // reduce_max_grad with y really being reduce_max(x) and integer x (ties), so the split matters.
 TEST(LoopKernels, ReduceMaxGradWithTies) {
-  OpInstance inst = instance("reduce_max_grad", {f32({64, 50}), f32({64}), f32({64})}, {{"axes", {1}}});
+  OpInstance inst =
+      instance("reduce_max_grad", {f32({64, 50}), f32({64}), f32({64})}, {{"axes", {1}}});
   const dlrt_op_desc& d = inst.desc();
   std::mt19937_64 rng(7);
   Bytes x = random_tensor(*d.inputs[0], {-3, 3}, rng);
@@ -479,11 +517,13 @@ TEST(LoopKernels, BroadcastTo) {
                                      {{2, 1, 3}, {4, 2, 5, 3}},
                                      {{1000}, {300, 1000}},
                                      {{300, 1}, {300, 1000}}})
-      check({"broadcast_to", {of(t, c.x)}, {{"shape", dlrt::ops::Ints(c.shape)}}, kExact, {{0, 1}}});
+      check(
+          {"broadcast_to", {of(t, c.x)}, {{"shape", dlrt::ops::Ints(c.shape)}}, kExact, {{0, 1}}});
 }
 
 TEST(LoopKernels, CastEveryPair) {
-  const std::vector<dlrt_dtype> types = {DLRT_F32, DLRT_F64, DLRT_I32, DLRT_I64, DLRT_U8, DLRT_I8, DLRT_BOOL};
+  const std::vector<dlrt_dtype> types = {DLRT_F32, DLRT_F64, DLRT_I32, DLRT_I64,
+                                         DLRT_U8,  DLRT_I8,  DLRT_BOOL};
   for (dlrt_dtype from : types)
     for (dlrt_dtype to : types)
       for (Dims d : {Dims{}, Dims{9}, Dims{300, 301}}) {
@@ -523,13 +563,22 @@ TEST(LoopKernels, RandomOpsEqualTheReferenceBitForBit) {
   for (Dims d : {Dims{}, Dims{1}, Dims{3}, Dims{5}, Dims{7, 9}, Dims{1001, 999}})
     for (uint64_t off : {uint64_t{0}, uint64_t{3}, uint64_t{1} << 40}) {
       for (int64_t seed : {int64_t{0}, int64_t{42}, int64_t{-1}}) {
-        check({"random_uniform", {}, {{"shape", dlrt::ops::Ints(d)}, {"seed", seed}, {"minval", -0.5}, {"maxval", 2.0}},
-               kExact, {}, off});
-        check({"random_normal", {}, {{"shape", dlrt::ops::Ints(d)}, {"seed", seed}, {"mean", 1.0}, {"stddev", 0.3}},
-               kExact, {}, off});
+        check({"random_uniform",
+               {},
+               {{"shape", dlrt::ops::Ints(d)}, {"seed", seed}, {"minval", -0.5}, {"maxval", 2.0}},
+               kExact,
+               {},
+               off});
+        check({"random_normal",
+               {},
+               {{"shape", dlrt::ops::Ints(d)}, {"seed", seed}, {"mean", 1.0}, {"stddev", 0.3}},
+               kExact,
+               {},
+               off});
       }
       for (double rate : {0.0, 0.25, 0.9})
-          check({"dropout", {f32(d)}, {{"rate", rate}, {"seed", int64_t{7}}}, kExact, {}, off, kBoth});
+        check(
+            {"dropout", {f32(d)}, {{"rate", rate}, {"seed", int64_t{7}}}, kExact, {}, off, kBoth});
     }
 }
 
@@ -537,23 +586,30 @@ TEST(LoopKernels, RandomOpsEqualTheReferenceBitForBit) {
 
 TEST(LoopKernels, SparseSoftmaxCrossEntropy) {
   for (dlrt_dtype lt : {DLRT_I32, DLRT_I64})
-    for (Dims d : {Dims{1, 1}, Dims{1, 10}, Dims{7, 3}, Dims{64, 10}, Dims{4096, 10}, Dims{33, 1000}}) {
+    for (Dims d :
+         {Dims{1, 1}, Dims{1, 10}, Dims{7, 3}, Dims{64, 10}, Dims{4096, 10}, Dims{33, 1000}}) {
       // Labels run one past each end: those rows are NaN.
-      check({"sparse_softmax_cross_entropy", {f32(d), of(lt, {d[0]})}, {}, kReduction,
-             {{-8, 8}, {-1, static_cast<double>(d[1])}}, 0, kBoth});
+      check({"sparse_softmax_cross_entropy",
+             {f32(d), of(lt, {d[0]})},
+             {},
+             kReduction,
+             {{-8, 8}, {-1, static_cast<double>(d[1])}},
+             0,
+             kBoth});
     }
 }
 
 TEST(LoopKernels, Argmax) {
   for (dlrt_dtype ot : {DLRT_I32, DLRT_I64})
     for (const auto& [d, axis] : std::vector<std::pair<Dims, int64_t>>{{{1}, 0},
-                                                                      {{7}, 0},
-                                                                      {{64, 10}, -1},
-                                                                      {{64, 10}, 0},
-                                                                      {{3, 4, 5}, 1},
-                                                                      {{5000, 10}, 1},
-                                                                      {{2, 3000, 7}, 1}})
-      check({"argmax", {f32(d)}, {{"axis", axis}, {"output_type", ot}}, kExact, {{-3, 3}}, 0, kBoth});
+                                                                       {{7}, 0},
+                                                                       {{64, 10}, -1},
+                                                                       {{64, 10}, 0},
+                                                                       {{3, 4, 5}, 1},
+                                                                       {{5000, 10}, 1},
+                                                                       {{2, 3000, 7}, 1}})
+      check(
+          {"argmax", {f32(d)}, {{"axis", axis}, {"output_type", ot}}, kExact, {{-3, 3}}, 0, kBoth});
 }
 
 TEST(LoopKernels, ArgmaxNanAndTies) {
@@ -582,7 +638,11 @@ TEST(LoopKernels, GatherRows) {
       for (const auto& [p, b] : std::vector<std::pair<Dims, int64_t>>{
                {{1}, 1}, {{10}, 3}, {{10, 3}, 7}, {{100, 28, 28, 1}, 64}, {{60, 5}, 20000}})
         // Indices run one past each end: those rows are zero.
-        check({"gather_rows", {of(pt, p), of(it, {b})}, {}, kExact, {{0, 255}, {-1, static_cast<double>(p[0])}}});
+        check({"gather_rows",
+               {of(pt, p), of(it, {b})},
+               {},
+               kExact,
+               {{0, 255}, {-1, static_cast<double>(p[0])}}});
 }
 
 // ---- optimizer updates -------------------------------------------------------------------
@@ -591,8 +651,13 @@ TEST(LoopKernels, SgdUpdate) {
   for (Dims d : {Dims{}, Dims{1}, Dims{13}, Dims{3, 3, 1, 32}, Dims{300007}})
     for (double mom : {0.0, 0.9})
       for (bool nesterov : {false, true})
-        check({"sgd_update", {f32(d), f32(d), f32(d)},
-               {{"learning_rate", 0.01}, {"momentum", mom}, {"nesterov", nesterov}}, kElementwise, {}, 0, kBoth});
+        check({"sgd_update",
+               {f32(d), f32(d), f32(d)},
+               {{"learning_rate", 0.01}, {"momentum", mom}, {"nesterov", nesterov}},
+               kElementwise,
+               {},
+               0,
+               kBoth});
 }
 
 TEST(LoopKernels, AdamUpdate) {
@@ -604,7 +669,8 @@ TEST(LoopKernels, AdamUpdate) {
         RetypedDesc rd(inst, dtype);
         std::mt19937_64 rng(static_cast<uint64_t>(step) + d.size());
         std::vector<Bytes> in;
-        for (size_t i = 0; i < 4; ++i) in.push_back(random_tensor(rd.in[i], i == 3 ? Range{0, 1} : Range{}, rng));
+        for (size_t i = 0; i < 4; ++i)
+          in.push_back(random_tensor(rd.in[i], i == 3 ? Range{0, 1} : Range{}, rng));
         Bytes s(dtype == DLRT_F64 ? 8 : 4);
         if (dtype == DLRT_F64) std::memcpy(s.data(), &step, 8);
         else {
@@ -616,7 +682,8 @@ TEST(LoopKernels, AdamUpdate) {
         auto out = run_plugin(cpu(), rd.d, in, 0);
         ASSERT_EQ(out.size(), 3u);
         for (size_t o = 0; o < 3; ++o)
-          expect_close(rd.out[o], out[o], ref[o], kElementwise, "adam_update output " + std::to_string(o));
+          expect_close(rd.out[o], out[o], ref[o], kElementwise,
+                       "adam_update output " + std::to_string(o));
       }
     }
   }
@@ -629,7 +696,8 @@ TEST(LoopKernels, UpdatesInPlaceEqualOutOfPlace) {
     OpInstance adam = instance("adam_update", {f32(d), f32(d), f32(d), f32(d), f32({})}, {});
     std::mt19937_64 rng(11);
     std::vector<Bytes> in;
-    for (size_t i = 0; i < 4; ++i) in.push_back(random_tensor(*adam.desc().inputs[i], i == 3 ? Range{0, 1} : Range{}, rng));
+    for (size_t i = 0; i < 4; ++i)
+      in.push_back(random_tensor(*adam.desc().inputs[i], i == 3 ? Range{0, 1} : Range{}, rng));
     Bytes s(4);
     const float step = 3;
     std::memcpy(s.data(), &step, 4);
@@ -642,7 +710,8 @@ TEST(LoopKernels, UpdatesInPlaceEqualOutOfPlace) {
     auto ref = run_reference(adam.desc(), in, 0);
     expect_close(*adam.desc().outputs[0], inplace[0], ref[0], kElementwise, "adam in place");
 
-    OpInstance sgd = instance("sgd_update", {f32(d), f32(d), f32(d)}, {{"learning_rate", 0.1}, {"momentum", 0.9}});
+    OpInstance sgd = instance("sgd_update", {f32(d), f32(d), f32(d)},
+                              {{"learning_rate", 0.1}, {"momentum", 0.9}});
     std::vector<Bytes> sin(in.begin(), in.begin() + 3);
     auto s_sep = run_plugin(cpu(), sgd.desc(), sin, 0);
     auto s_in = run_plugin(cpu(), sgd.desc(), sin, 0, {{0, 0}, {1, 2}});
@@ -655,7 +724,8 @@ TEST(LoopKernels, UpdatesInPlaceEqualOutOfPlace) {
 TEST(LoopKernels, ElementwiseInPlace) {
   OpInstance inst = instance("mul", {f32({1000, 100}), f32({100})}, {});
   std::mt19937_64 rng(3);
-  std::vector<Bytes> in = {random_tensor(*inst.desc().inputs[0], {}, rng), random_tensor(*inst.desc().inputs[1], {}, rng)};
+  std::vector<Bytes> in = {random_tensor(*inst.desc().inputs[0], {}, rng),
+                           random_tensor(*inst.desc().inputs[1], {}, rng)};
   auto ref = run_reference(inst.desc(), in, 0);
   auto out = run_plugin(cpu(), inst.desc(), in, 0, {{0, 0}});
   ASSERT_EQ(out.size(), 1u);
@@ -669,7 +739,11 @@ TEST(LoopKernels, OneThreadGivesTheSameResults) {
   check({"add", {f32({1000, 333}), f32({333})}, {}, kElementwise}, cpu1());
   check({"bias_add_grad", {f32({5000, 32})}, {{"data_format", "NHWC"}}, kReduction}, cpu1());
   check({"random_normal", {}, {{"shape", dlrt::ops::Ints{100001}}}, kExact}, cpu1());
-  check({"sparse_softmax_cross_entropy", {f32({4096, 10}), of(DLRT_I32, {4096})}, {}, kReduction, {{-8, 8}, {0, 9}}},
+  check({"sparse_softmax_cross_entropy",
+         {f32({4096, 10}), of(DLRT_I32, {4096})},
+         {},
+         kReduction,
+         {{-8, 8}, {0, 9}}},
         cpu1());
 }
 
@@ -685,12 +759,23 @@ TEST(LoopKernels, UnsupportedDtypesAreUnimplementedNamingTheOp) {
     std::string part;
   };
   for (const Bad& b : std::vector<Bad>{
-           {"add", {of(DLRT_F16, {3}), of(DLRT_F16, {3})}, {}, "cpu: add supports f32 and f64, got f16"},
+           {"add",
+            {of(DLRT_F16, {3}), of(DLRT_F16, {3})},
+            {},
+            "cpu: add supports f32 and f64, got f16"},
            {"exp", {of(DLRT_BF16, {3})}, {}, "cpu: exp supports f32 and f64, got bf16"},
-           {"adam_update", {of(DLRT_F16, {3}), of(DLRT_F16, {3}), of(DLRT_F16, {3}), of(DLRT_F16, {3}), f32({})}, {},
+           {"adam_update",
+            {of(DLRT_F16, {3}), of(DLRT_F16, {3}), of(DLRT_F16, {3}), of(DLRT_F16, {3}), f32({})},
+            {},
             "cpu: adam_update supports f32 and f64, got f16"},
-           {"cast", {of(DLRT_F16, {3})}, {{"dtype", DLRT_F32}}, "cpu: cast supports f32, f64, i32, i64, u8, i8 and bool"},
-           {"fill", {}, {{"shape", dlrt::ops::Ints{2}}, {"dtype", DLRT_BF16}}, "cpu: fill supports"},
+           {"cast",
+            {of(DLRT_F16, {3})},
+            {{"dtype", DLRT_F32}},
+            "cpu: cast supports f32, f64, i32, i64, u8, i8 and bool"},
+           {"fill",
+            {},
+            {{"shape", dlrt::ops::Ints{2}}, {"dtype", DLRT_BF16}},
+            "cpu: fill supports"},
        }) {
     OpInstance inst = instance(b.op, b.inputs, b.attrs);
     auto [code, msg] = take_status(c.api().op_supported(c.inst, 0, &inst.desc(), nullptr));

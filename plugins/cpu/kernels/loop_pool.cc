@@ -81,8 +81,8 @@ inline void scan_window(const float* __restrict x_img, const ImageShape& xs, con
 }
 
 // d[c] += g[c] for the channels whose window maximum is at `tap`.
-inline void scatter_tap(float* __restrict d, const float* __restrict g, const int32_t* __restrict arg, int32_t tap,
-                        int64_t C) {
+inline void scatter_tap(float* __restrict d, const float* __restrict g,
+                        const int32_t* __restrict arg, int32_t tap, int64_t C) {
   for (int64_t c = 0; c < C; ++c) {
     const float gv = g[c];  // loaded unconditionally, so the select vectorises
     d[c] += arg[c] == tap ? gv : 0.0f;
@@ -91,8 +91,8 @@ inline void scatter_tap(float* __restrict d, const float* __restrict g, const in
 
 // NCHW: one plane (n, c) of H*W cells; returns the offset in the plane of the window's first
 // maximum (-1 when no cell is in bounds), with the same rule as scan_window.
-inline int64_t scan_plane(const float* plane, const ImageShape& xs, const Window1D& wh, const Window1D& ww,
-                          int64_t oh, int64_t ow) {
+inline int64_t scan_plane(const float* plane, const ImageShape& xs, const Window1D& wh,
+                          const Window1D& ww, int64_t oh, int64_t ow) {
   int64_t best_at = -1;
   float best = 0;
   for (int64_t kh = 0; kh < wh.k; ++kh) {
@@ -102,7 +102,8 @@ inline int64_t scan_plane(const float* plane, const ImageShape& xs, const Window
       const int64_t iw = ww.input_at(ow, kw);
       if (iw < 0 || iw >= xs.w) continue;
       const float v = plane[ih * xs.w + iw];
-      if (best_at < 0 || v > best || (std::isnan(v) && !std::isnan(best))) best = v, best_at = ih * xs.w + iw;
+      if (best_at < 0 || v > best || (std::isnan(v) && !std::isnan(best)))
+        best = v, best_at = ih * xs.w + iw;
     }
   }
   return best_at;
@@ -120,8 +121,8 @@ DLRT_SIMD_INLINE bool takes1(float v, float b) { return (v > b) | ((v != v) & (b
 
 // Output rows [b, e) of the forward pass: row r = (n, oh) reads input rows 2*oh and 2*oh+1.
 template <typename V>
-DLRT_SIMD_INLINE void pool2_forward_rows(const float* x, float* y, const ImageShape& xs, const ImageShape& ys,
-                                         int64_t b, int64_t e) {
+DLRT_SIMD_INLINE void pool2_forward_rows(const float* x, float* y, const ImageShape& xs,
+                                         const ImageShape& ys, int64_t b, int64_t e) {
   constexpr int64_t L = simd::Traits<V>::kLanes;
   const int64_t C = xs.c;
   for (int64_t r = b; r < e; ++r) {
@@ -153,8 +154,9 @@ DLRT_SIMD_INLINE void pool2_forward_rows(const float* x, float* y, const ImageSh
 // (the winner of each window gets dy, its other three cells 0; a last odd column gets 0), and
 // the last output row of an image also zeroes the image's last input row when H is odd.
 template <typename V>
-DLRT_SIMD_INLINE void pool2_backward_rows(const float* x, const float* dy, float* dx, const ImageShape& xs,
-                                          const ImageShape& ys, int64_t b, int64_t e) {
+DLRT_SIMD_INLINE void pool2_backward_rows(const float* x, const float* dy, float* dx,
+                                          const ImageShape& xs, const ImageShape& ys, int64_t b,
+                                          int64_t e) {
   constexpr int64_t L = simd::Traits<V>::kLanes;
   using M = typename simd::Traits<V>::Mask;
   const int64_t C = xs.c, row = xs.w * C, covered = 2 * ys.w * C;
@@ -163,7 +165,8 @@ DLRT_SIMD_INLINE void pool2_backward_rows(const float* x, const float* dy, float
     const int64_t at = (n * xs.h + 2 * oh) * row;
     const float *x0 = x + at, *x1 = x0 + row, *g = dy + r * ys.w * C;
     float *d0 = dx + at, *d1 = d0 + row;
-    for (int64_t ow = 0; ow < ys.w; ++ow, x0 += 2 * C, x1 += 2 * C, d0 += 2 * C, d1 += 2 * C, g += C) {
+    for (int64_t ow = 0; ow < ys.w;
+         ++ow, x0 += 2 * C, x1 += 2 * C, d0 += 2 * C, d1 += 2 * C, g += C) {
       int64_t c = 0;
       for (; c + L <= C; c += L) {
         // The winner is the last tap that replaced the best: 3 if t3, else 2 if t2, else 1 if t1.
@@ -200,23 +203,26 @@ DLRT_SIMD_INLINE void pool2_backward_rows(const float* x, const float* dy, float
       std::memset(dx + at + row + covered, 0, static_cast<size_t>(row - covered) * sizeof(float));
     }
     if (oh == ys.h - 1 && 2 * ys.h < xs.h)  // odd H: the image's last row is in no window
-      std::memset(dx + (n * xs.h + 2 * ys.h) * row, 0, static_cast<size_t>((xs.h - 2 * ys.h) * row) * sizeof(float));
+      std::memset(dx + (n * xs.h + 2 * ys.h) * row, 0,
+                  static_cast<size_t>((xs.h - 2 * ys.h) * row) * sizeof(float));
   }
 }
 
-DLRT_TARGET_AVX2 void pool2_forward_avx2(const float* x, float* y, const ImageShape& xs, const ImageShape& ys,
-                                         int64_t b, int64_t e) {
+DLRT_TARGET_AVX2 void pool2_forward_avx2(const float* x, float* y, const ImageShape& xs,
+                                         const ImageShape& ys, int64_t b, int64_t e) {
   pool2_forward_rows<simd::F8>(x, y, xs, ys, b, e);
 }
-void pool2_forward_base(const float* x, float* y, const ImageShape& xs, const ImageShape& ys, int64_t b, int64_t e) {
+void pool2_forward_base(const float* x, float* y, const ImageShape& xs, const ImageShape& ys,
+                        int64_t b, int64_t e) {
   pool2_forward_rows<simd::F4>(x, y, xs, ys, b, e);
 }
-DLRT_TARGET_AVX2 void pool2_backward_avx2(const float* x, const float* dy, float* dx, const ImageShape& xs,
-                                          const ImageShape& ys, int64_t b, int64_t e) {
+DLRT_TARGET_AVX2 void pool2_backward_avx2(const float* x, const float* dy, float* dx,
+                                          const ImageShape& xs, const ImageShape& ys, int64_t b,
+                                          int64_t e) {
   pool2_backward_rows<simd::F8>(x, dy, dx, xs, ys, b, e);
 }
-void pool2_backward_base(const float* x, const float* dy, float* dx, const ImageShape& xs, const ImageShape& ys,
-                         int64_t b, int64_t e) {
+void pool2_backward_base(const float* x, const float* dy, float* dx, const ImageShape& xs,
+                         const ImageShape& ys, int64_t b, int64_t e) {
   pool2_backward_rows<simd::F4>(x, dy, dx, xs, ys, b, e);
 }
 
@@ -244,11 +250,13 @@ class MaxPool : public LoopKernel {
     const float* x = static_cast<const float*>(args.inputs[0]);
     if (pool2_) {
       if (!backward_) return forward_pool2(x, static_cast<float*>(args.outputs[0]));
-      return backward_pool2(x, static_cast<const float*>(args.inputs[1]), static_cast<float*>(args.outputs[0]));
+      return backward_pool2(x, static_cast<const float*>(args.inputs[1]),
+                            static_cast<float*>(args.outputs[0]));
     }
     if (g_.x.nchw) {
       if (!backward_) return forward_nchw(x, static_cast<float*>(args.outputs[0]));
-      return backward_nchw(x, static_cast<const float*>(args.inputs[1]), static_cast<float*>(args.outputs[0]));
+      return backward_nchw(x, static_cast<const float*>(args.inputs[1]),
+                           static_cast<float*>(args.outputs[0]));
     }
     if (!backward_) return forward(x, static_cast<float*>(args.outputs[0]));
     backward(x, static_cast<const float*>(args.inputs[1]), static_cast<float*>(args.outputs[0]));
@@ -280,7 +288,8 @@ class MaxPool : public LoopKernel {
   void forward(const float* x, float* y) {
     const ImageShape &xs = g_.x, &ys = g_.y;
     const int64_t img = xs.h * xs.w * xs.c, C = xs.c;
-    const int64_t grain = std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, ys.w * C * g_.h.k * g_.w.k));
+    const int64_t grain =
+        std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, ys.w * C * g_.h.k * g_.w.k));
     parallel_for(ys.n * ys.h, grain, threads_, [&](int64_t b, int64_t e) {
       float* bst = best();
       int32_t* ag = arg();
@@ -288,7 +297,8 @@ class MaxPool : public LoopKernel {
         const int64_t n = r / ys.h, oh = r % ys.h;
         for (int64_t ow = 0; ow < ys.w; ++ow) {
           scan_window(x + n * img, xs, g_.h, g_.w, oh, ow, bst, ag);
-          std::memcpy(y + ((n * ys.h + oh) * ys.w + ow) * C, bst, static_cast<size_t>(C) * sizeof(float));
+          std::memcpy(y + ((n * ys.h + oh) * ys.w + ow) * C, bst,
+                      static_cast<size_t>(C) * sizeof(float));
         }
       }
     });
@@ -299,59 +309,62 @@ class MaxPool : public LoopKernel {
     const int64_t img = xs.h * xs.w * xs.c, C = xs.c;
     parallel_for(xs.n, std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, img)), threads_,
                  [&](int64_t b, int64_t e) {
-      float* bst = best();
-      int32_t* ag = arg();
-      for (int64_t n = b; n < e; ++n) {
-        float* __restrict dx_img = dx + n * img;
-        std::memset(dx_img, 0, static_cast<size_t>(img) * sizeof(float));
-        for (int64_t oh = 0; oh < ys.h; ++oh)
-          for (int64_t ow = 0; ow < ys.w; ++ow) {
-            scan_window(x + n * img, xs, g_.h, g_.w, oh, ow, bst, ag);
-            const float* __restrict g = dy + ((n * ys.h + oh) * ys.w + ow) * C;
-            // Scatter: the window's taps, each adding dy to the channels it won.
-            for (int64_t kh = 0; kh < g_.h.k; ++kh) {
-              const int64_t ih = g_.h.input_at(oh, kh);
-              if (ih < 0 || ih >= xs.h) continue;
-              for (int64_t kw = 0; kw < g_.w.k; ++kw) {
-                const int64_t iw = g_.w.input_at(ow, kw);
-                if (iw < 0 || iw >= xs.w) continue;
-                const int32_t tap = static_cast<int32_t>(kh * g_.w.k + kw);
-                scatter_tap(dx_img + (ih * xs.w + iw) * C, g, ag, tap, C);
-              }
-            }
-          }
-      }
-    });
+                   float* bst = best();
+                   int32_t* ag = arg();
+                   for (int64_t n = b; n < e; ++n) {
+                     float* __restrict dx_img = dx + n * img;
+                     std::memset(dx_img, 0, static_cast<size_t>(img) * sizeof(float));
+                     for (int64_t oh = 0; oh < ys.h; ++oh)
+                       for (int64_t ow = 0; ow < ys.w; ++ow) {
+                         scan_window(x + n * img, xs, g_.h, g_.w, oh, ow, bst, ag);
+                         const float* __restrict g = dy + ((n * ys.h + oh) * ys.w + ow) * C;
+                         // Scatter: the window's taps, each adding dy to the channels it won.
+                         for (int64_t kh = 0; kh < g_.h.k; ++kh) {
+                           const int64_t ih = g_.h.input_at(oh, kh);
+                           if (ih < 0 || ih >= xs.h) continue;
+                           for (int64_t kw = 0; kw < g_.w.k; ++kw) {
+                             const int64_t iw = g_.w.input_at(ow, kw);
+                             if (iw < 0 || iw >= xs.w) continue;
+                             const int32_t tap = static_cast<int32_t>(kh * g_.w.k + kw);
+                             scatter_tap(dx_img + (ih * xs.w + iw) * C, g, ag, tap, C);
+                           }
+                         }
+                       }
+                   }
+                 });
   }
 
   // NCHW: plain scalar loops over the planes (not the default layout; kept simple).
   void forward_nchw(const float* x, float* y) {
     const ImageShape &xs = g_.x, &ys = g_.y;
     const int64_t in_plane = xs.h * xs.w, out_plane = ys.h * ys.w;
-    parallel_for(xs.n * xs.c, std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, in_plane)), threads_,
-                 [&](int64_t b, int64_t e) {
-      for (int64_t p = b; p < e; ++p)
-        for (int64_t oh = 0; oh < ys.h; ++oh)
-          for (int64_t ow = 0; ow < ys.w; ++ow) {
-            const int64_t at = scan_plane(x + p * in_plane, xs, g_.h, g_.w, oh, ow);
-            y[p * out_plane + oh * ys.w + ow] = at < 0 ? -std::numeric_limits<float>::infinity() : x[p * in_plane + at];
-          }
-    });
+    parallel_for(xs.n * xs.c, std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, in_plane)),
+                 threads_, [&](int64_t b, int64_t e) {
+                   for (int64_t p = b; p < e; ++p)
+                     for (int64_t oh = 0; oh < ys.h; ++oh)
+                       for (int64_t ow = 0; ow < ys.w; ++ow) {
+                         const int64_t at = scan_plane(x + p * in_plane, xs, g_.h, g_.w, oh, ow);
+                         y[p * out_plane + oh * ys.w + ow] =
+                             at < 0 ? -std::numeric_limits<float>::infinity()
+                                    : x[p * in_plane + at];
+                       }
+                 });
   }
   void backward_nchw(const float* x, const float* dy, float* dx) {
     const ImageShape &xs = g_.x, &ys = g_.y;
     const int64_t in_plane = xs.h * xs.w, out_plane = ys.h * ys.w;
-    parallel_for(xs.n * xs.c, std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, in_plane)), threads_,
-                 [&](int64_t b, int64_t e) {
-      for (int64_t p = b; p < e; ++p) {
-        std::memset(dx + p * in_plane, 0, static_cast<size_t>(in_plane) * sizeof(float));
-        for (int64_t oh = 0; oh < ys.h; ++oh)
-          for (int64_t ow = 0; ow < ys.w; ++ow) {
-            const int64_t at = scan_plane(x + p * in_plane, xs, g_.h, g_.w, oh, ow);
-            if (at >= 0) dx[p * in_plane + at] += dy[p * out_plane + oh * ys.w + ow];
-          }
-      }
-    });
+    parallel_for(xs.n * xs.c, std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, in_plane)),
+                 threads_, [&](int64_t b, int64_t e) {
+                   for (int64_t p = b; p < e; ++p) {
+                     std::memset(dx + p * in_plane, 0,
+                                 static_cast<size_t>(in_plane) * sizeof(float));
+                     for (int64_t oh = 0; oh < ys.h; ++oh)
+                       for (int64_t ow = 0; ow < ys.w; ++ow) {
+                         const int64_t at = scan_plane(x + p * in_plane, xs, g_.h, g_.w, oh, ow);
+                         if (at >= 0) dx[p * in_plane + at] += dy[p * out_plane + oh * ys.w + ow];
+                       }
+                   }
+                 });
   }
 
   MaxPoolGeometry g_;
@@ -364,7 +377,8 @@ class MaxPool : public LoopKernel {
 
 }  // namespace
 
-std::unique_ptr<Kernel> make_max_pool(const dlrt_plugin& p, const MaxPoolGeometry& g, bool backward) {
+std::unique_ptr<Kernel> make_max_pool(const dlrt_plugin& p, const MaxPoolGeometry& g,
+                                      bool backward) {
   return std::make_unique<MaxPool>(p, g, backward);
 }
 

@@ -16,6 +16,7 @@ struct MaxPoolGeometry {
 };
 
 // The forward kernel (x -> y) or the backward one (x, dy -> dx). f32 (checked before).
-std::unique_ptr<Kernel> make_max_pool(const dlrt_plugin& p, const MaxPoolGeometry& g, bool backward);
+std::unique_ptr<Kernel> make_max_pool(const dlrt_plugin& p, const MaxPoolGeometry& g,
+                                      bool backward);
 
 }  // namespace dlrt::cpu::loops

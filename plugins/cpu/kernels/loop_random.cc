@@ -27,7 +27,8 @@ void for_each_block(int64_t n, int threads, uint64_t seed, uint64_t rng_offset, 
       ctr.w[1] = static_cast<uint32_t>(static_cast<uint64_t>(i) >> 32);
       ctr.w[2] = static_cast<uint32_t>(rng_offset);
       ctr.w[3] = static_cast<uint32_t>(rng_offset >> 32);
-      fn(i, philox::philox4x32_10(ctr, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)));
+      fn(i, philox::philox4x32_10(ctr, static_cast<uint32_t>(seed),
+                                  static_cast<uint32_t>(seed >> 32)));
     }
   });
 }
@@ -36,13 +37,14 @@ void check_random(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   expect_arity(op, 0, 1);
   const TensorView& y = op.output(0);
   if (op.get_dtype("dtype") != y.dtype)
-    invalid(op, std::string("dtype attribute is ") + plugin::dtype_name(op.get_dtype("dtype")) + ", y is " +
-                    plugin::dtype_name(y.dtype));
+    invalid(op, std::string("dtype attribute is ") + plugin::dtype_name(op.get_dtype("dtype")) +
+                    ", y is " + plugin::dtype_name(y.dtype));
   expect_float(op, y);
   expect_dims(op, y, op.get_ints("shape"), "y (shape)");
   seed_of(op);
   if (op.name() == "random_uniform") {
-    if (!(op.get_float("minval") <= op.get_float("maxval"))) invalid(op, "minval is greater than maxval");
+    if (!(op.get_float("minval") <= op.get_float("maxval")))
+      invalid(op, "minval is greater than maxval");
   } else if (!(op.get_float("stddev") >= 0.0)) {
     invalid(op, "stddev is negative");
   }
@@ -55,7 +57,10 @@ void check_random(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
 class RandomKernel : public LoopKernel {
  public:
   RandomKernel(const dlrt_plugin& p, const OpView& op)
-      : LoopKernel(p), dtype_(op.output(0).dtype), n_(op.output(0).numel), seed_(seed_of(op)),
+      : LoopKernel(p),
+        dtype_(op.output(0).dtype),
+        n_(op.output(0).numel),
+        seed_(seed_of(op)),
         uniform_(op.name() == "random_uniform") {
     if (uniform_) a_ = op.get_float("minval"), b_ = op.get_float("maxval");
     else a_ = op.get_float("mean"), b_ = op.get_float("stddev");
@@ -72,7 +77,8 @@ class RandomKernel : public LoopKernel {
         for_each_block(n, threads_, seed_, offset, [&](int64_t blk, const philox::Block& w) {
           const int64_t base = blk * 4, m = std::min<int64_t>(4, n - base);
           for (int64_t k = 0; k < m; ++k)
-            y[base + k] = static_cast<T>(a + (b - a) * static_cast<double>(philox::to_uniform(w.w[k])));
+            y[base + k] =
+                static_cast<T>(a + (b - a) * static_cast<double>(philox::to_uniform(w.w[k])));
         });
       } else {
         for_each_block(n, threads_, seed_, offset, [&](int64_t blk, const philox::Block& w) {
@@ -108,7 +114,8 @@ void check_dropout(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   expect_dims(op, y, x.dims, "y");
   expect_dims(op, mask, x.dims, "mask");
   const double rate = op.get_float("rate");
-  if (!(rate >= 0.0 && rate < 1.0)) invalid(op, "rate " + std::to_string(rate) + " is outside [0, 1)");
+  if (!(rate >= 0.0 && rate < 1.0))
+    invalid(op, "rate " + std::to_string(rate) + " is outside [0, 1)");
   seed_of(op);
   fill_cost(op, 12, cost);
 }
@@ -119,7 +126,10 @@ void check_dropout(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
 class DropoutKernel : public LoopKernel {
  public:
   DropoutKernel(const dlrt_plugin& p, const OpView& op)
-      : LoopKernel(p), dtype_(op.input(0).dtype), n_(op.input(0).numel), seed_(seed_of(op)),
+      : LoopKernel(p),
+        dtype_(op.input(0).dtype),
+        n_(op.input(0).numel),
+        seed_(seed_of(op)),
         rate_(op.get_float("rate")) {}
 
   void execute(const dlrt_kernel_args& args) override {

@@ -22,8 +22,8 @@ void check_bytes(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
     if (x.rank() < 1) invalid(op, "x is a scalar; flatten needs a batch dim");
     expect_dims(op, y, {x.dims[0], x.numel / x.dims[0]}, "y");
   } else if (y.numel != x.numel) {  // reshape: the core resolved the -1 into y's dims
-    invalid(op, "y has dims " + plugin::dims_string(y.dims) + ", " + std::to_string(y.numel) + " elements; x has " +
-                    std::to_string(x.numel));
+    invalid(op, "y has dims " + plugin::dims_string(y.dims) + ", " + std::to_string(y.numel) +
+                    " elements; x has " + std::to_string(x.numel));
   }
   fill_cost(op, 0, cost);
 }
@@ -31,7 +31,8 @@ void check_bytes(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
 // x -> y: the same bytes (y == x in place: nothing to do)
 class CopyKernel : public LoopKernel {
  public:
-  CopyKernel(const dlrt_plugin& p, const OpView& op) : LoopKernel(p), bytes_(static_cast<int64_t>(op.output(0).bytes)) {}
+  CopyKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p), bytes_(static_cast<int64_t>(op.output(0).bytes)) {}
 
   void execute(const dlrt_kernel_args& args) override {
     const auto* src = static_cast<const unsigned char*>(args.inputs[0]);
@@ -41,8 +42,9 @@ class CopyKernel : public LoopKernel {
       std::memmove(dst, src, static_cast<size_t>(bytes_));
       return;
     }
-    parallel_for(bytes_, kGrainCheap * 8, threads_,
-                 [&](int64_t b, int64_t e) { std::memcpy(dst + b, src + b, static_cast<size_t>(e - b)); });
+    parallel_for(bytes_, kGrainCheap * 8, threads_, [&](int64_t b, int64_t e) {
+      std::memcpy(dst + b, src + b, static_cast<size_t>(e - b));
+    });
   }
 
  private:
@@ -57,11 +59,13 @@ void check_transpose(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   expect_same_dtype(op, x, "x", y, "y");
   const auto& perm = op.get_ints("perm");
   if (static_cast<int>(perm.size()) != x.rank())
-    invalid(op, "perm has " + std::to_string(perm.size()) + " entries, x has rank " + std::to_string(x.rank()));
+    invalid(op, "perm has " + std::to_string(perm.size()) + " entries, x has rank " +
+                    std::to_string(x.rank()));
   std::vector<bool> seen(perm.size(), false);
   std::vector<int64_t> dims;
   for (int64_t v : perm) {
-    if (v < 0 || v >= x.rank() || seen[v]) invalid(op, "perm " + plugin::dims_string(perm) + " is not a permutation");
+    if (v < 0 || v >= x.rank() || seen[v])
+      invalid(op, "perm " + plugin::dims_string(perm) + " is not a permutation");
     seen[v] = true;
     dims.push_back(x.dims[v]);
   }
@@ -76,7 +80,8 @@ void check_broadcast_to(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost
   expect_dims(op, y, op.get_ints("shape"), "y (shape)");
   std::vector<int64_t> dims;
   if (x.rank() > y.rank() || !plugin::try_broadcast_shape(x.dims, y.dims, &dims) || dims != y.dims)
-    invalid(op, plugin::dims_string(x.dims) + " does not broadcast to " + plugin::dims_string(y.dims));
+    invalid(op,
+            plugin::dims_string(x.dims) + " does not broadcast to " + plugin::dims_string(y.dims));
   fill_cost(op, 0, cost);
 }
 
@@ -84,7 +89,8 @@ void check_broadcast_to(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost
 // for transpose, 0 along stretched dims for broadcast_to). y must not overlap x.
 class GatherKernel : public LoopKernel {
  public:
-  GatherKernel(const dlrt_plugin& p, const OpView& op) : LoopKernel(p), esize_(plugin::dtype_size(op.input(0).dtype)) {
+  GatherKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p), esize_(plugin::dtype_size(op.input(0).dtype)) {
     const auto& y = op.output(0).dims;
     std::vector<int64_t> src;
     if (op.name() == "transpose") {
@@ -150,10 +156,10 @@ To convert(From x) {
     return static_cast<To>(x);
   } else if constexpr (std::is_floating_point_v<From>) {
     const double t = std::trunc(static_cast<double>(x));
-    const int64_t v = std::isnan(t) ? 0
-                      : t >= 9223372036854775807.0 ? INT64_MAX
+    const int64_t v = std::isnan(t)                 ? 0
+                      : t >= 9223372036854775807.0  ? INT64_MAX
                       : t <= -9223372036854775808.0 ? INT64_MIN
-                                                     : static_cast<int64_t>(t);
+                                                    : static_cast<int64_t>(t);
     return saturate<To>(v);
   } else {
     return saturate<To>(static_cast<int64_t>(x));
@@ -162,7 +168,8 @@ To convert(From x) {
 
 void expect_plain(const OpView& op, const TensorView& t) {
   if (!is_plain_dtype(t.dtype))
-    unimplemented(op, std::string("supports f32, f64, i32, i64, u8, i8 and bool, got ") + plugin::dtype_name(t.dtype));
+    unimplemented(op, std::string("supports f32, f64, i32, i64, u8, i8 and bool, got ") +
+                          plugin::dtype_name(t.dtype));
 }
 
 void check_cast(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
@@ -171,8 +178,8 @@ void check_cast(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   expect_plain(op, x);
   expect_plain(op, y);
   if (op.get_dtype("dtype") != y.dtype)
-    invalid(op, std::string("dtype attribute is ") + plugin::dtype_name(op.get_dtype("dtype")) + ", y is " +
-                    plugin::dtype_name(y.dtype));
+    invalid(op, std::string("dtype attribute is ") + plugin::dtype_name(op.get_dtype("dtype")) +
+                    ", y is " + plugin::dtype_name(y.dtype));
   expect_dims(op, y, x.dims, "y");
   fill_cost(op, 1, cost);
 }
@@ -187,7 +194,8 @@ class CastKernel : public LoopKernel {
   void execute(const dlrt_kernel_args& args) override {
     if (from_ == to_) {
       if (args.inputs[0] != args.outputs[0])
-        std::memmove(args.outputs[0], args.inputs[0], static_cast<size_t>(n_) * plugin::dtype_size(to_));
+        std::memmove(args.outputs[0], args.inputs[0],
+                     static_cast<size_t>(n_) * plugin::dtype_size(to_));
       return;
     }
     with_plain(from_, [&](auto f) {
@@ -212,8 +220,8 @@ void check_fill(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   expect_arity(op, 0, 1);
   const TensorView& y = op.output(0);
   if (op.get_dtype("dtype") != y.dtype)
-    invalid(op, std::string("dtype attribute is ") + plugin::dtype_name(op.get_dtype("dtype")) + ", y is " +
-                    plugin::dtype_name(y.dtype));
+    invalid(op, std::string("dtype attribute is ") + plugin::dtype_name(op.get_dtype("dtype")) +
+                    ", y is " + plugin::dtype_name(y.dtype));
   expect_plain(op, y);
   expect_dims(op, y, op.get_ints("shape"), "y (shape)");
   op.get_float("value");
@@ -239,7 +247,8 @@ class FillKernel : public LoopKernel {
       T c;
       std::memcpy(&c, value_, sizeof(T));
       T* y = static_cast<T*>(args.outputs[0]);
-      parallel_for(n_, kGrainCheap, threads_, [&](int64_t b, int64_t e) { std::fill(y + b, y + e, c); });
+      parallel_for(n_, kGrainCheap, threads_,
+                   [&](int64_t b, int64_t e) { std::fill(y + b, y + e, c); });
     });
   }
 
@@ -252,7 +261,8 @@ class FillKernel : public LoopKernel {
 }  // namespace
 
 void add_shape_defs(std::vector<KernelDef>& t) {
-  for (const char* name : {"copy", "reshape", "flatten"}) t.push_back({name, check_bytes, make<CopyKernel>});
+  for (const char* name : {"copy", "reshape", "flatten"})
+    t.push_back({name, check_bytes, make<CopyKernel>});
   t.push_back({"transpose", check_transpose, make<GatherKernel>});
   t.push_back({"broadcast_to", check_broadcast_to, make<GatherKernel>});
   t.push_back({"cast", check_cast, make<CastKernel>});

@@ -16,12 +16,14 @@ namespace {
 
 void check_sparse_xent(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   expect_arity(op, 2, 2);
-  const TensorView &logits = op.input(0), &labels = op.input(1), &loss = op.output(0), &backprop = op.output(1);
+  const TensorView &logits = op.input(0), &labels = op.input(1), &loss = op.output(0),
+                   &backprop = op.output(1);
   expect_float(op, logits);
   expect_index(op, labels, "labels");
   expect_same_dtype(op, logits, "logits", loss, "loss");
   expect_same_dtype(op, logits, "logits", backprop, "backprop");
-  if (logits.rank() != 2) invalid(op, "logits has dims " + plugin::dims_string(logits.dims) + ", expected (N,K)");
+  if (logits.rank() != 2)
+    invalid(op, "logits has dims " + plugin::dims_string(logits.dims) + ", expected (N,K)");
   expect_dims(op, labels, {logits.dims[0]}, "labels");
   expect_dims(op, loss, {logits.dims[0]}, "loss");
   expect_dims(op, backprop, logits.dims, "backprop");
@@ -36,7 +38,10 @@ void check_sparse_xent(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost)
 class SparseXentKernel : public LoopKernel {
  public:
   SparseXentKernel(const dlrt_plugin& p, const OpView& op)
-      : LoopKernel(p), dtype_(op.input(0).dtype), label_dtype_(op.input(1).dtype), n_(op.input(0).dims[0]),
+      : LoopKernel(p),
+        dtype_(op.input(0).dtype),
+        label_dtype_(op.input(1).dtype),
+        n_(op.input(0).dims[0]),
         k_(op.input(0).dims[1]) {}
 
   void execute(const dlrt_kernel_args& args) override {
@@ -44,8 +49,9 @@ class SparseXentKernel : public LoopKernel {
       with_index(label_dtype_, [&](auto l) {
         using T = decltype(t);
         using L = decltype(l);
-        run_typed<T, L>(static_cast<const T*>(args.inputs[0]), static_cast<const L*>(args.inputs[1]),
-                        static_cast<T*>(args.outputs[0]), static_cast<T*>(args.outputs[1]));
+        run_typed<T, L>(static_cast<const T*>(args.inputs[0]),
+                        static_cast<const L*>(args.inputs[1]), static_cast<T*>(args.outputs[0]),
+                        static_cast<T*>(args.outputs[1]));
       });
     });
   }
@@ -73,7 +79,8 @@ class SparseXentKernel : public LoopKernel {
           bp[j] = ej;
           sum += static_cast<double>(ej);
         }
-        loss[r] = static_cast<T>(static_cast<double>(mx) + std::log(sum) - static_cast<double>(x_label));
+        loss[r] =
+            static_cast<T>(static_cast<double>(mx) + std::log(sum) - static_cast<double>(x_label));
         const T inv = static_cast<T>(1.0 / sum);
         for (int64_t j = 0; j < K; ++j) bp[j] *= inv;
         bp[label] -= T(1);
@@ -94,11 +101,14 @@ void check_argmax(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   if (x.rank() < 1) invalid(op, "x is a scalar");
   const int64_t a = op.get_int("axis");
   if (a < -x.rank() || a >= x.rank())
-    invalid(op, "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(x.rank()));
+    invalid(op,
+            "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(x.rank()));
   const int32_t output_type = op.get_dtype("output_type");
-  if (output_type != DLRT_I32 && output_type != DLRT_I64) invalid(op, "output_type must be i32 or i64");
+  if (output_type != DLRT_I32 && output_type != DLRT_I64)
+    invalid(op, "output_type must be i32 or i64");
   if (y.dtype != output_type)
-    invalid(op, std::string("y is ") + plugin::dtype_name(y.dtype) + ", output_type is " + plugin::dtype_name(output_type));
+    invalid(op, std::string("y is ") + plugin::dtype_name(y.dtype) + ", output_type is " +
+                    plugin::dtype_name(output_type));
   std::vector<int64_t> dims = x.dims;
   dims.erase(dims.begin() + (a < 0 ? a + x.rank() : a));
   expect_dims(op, y, dims, "y");
@@ -127,19 +137,21 @@ class ArgmaxKernel : public LoopKernel {
         const T* x = static_cast<const T*>(args.inputs[0]);
         I* y = static_cast<I*>(args.outputs[0]);
         const int64_t K = k_, inner = inner_;
-        parallel_for(outer_ * inner, std::max<int64_t>(1, kGrainCheap / K), threads_, [&](int64_t b, int64_t e) {
-          for (int64_t r = b; r < e; ++r) {
-            const int64_t o = inner == 1 ? r : r / inner, i = inner == 1 ? 0 : r % inner;
-            const T* row = x + o * K * inner + i;  // stride `inner` along K
-            int64_t best = 0;
-            T best_v = row[0];
-            for (int64_t j = 1; j < K && !std::isnan(best_v); ++j) {
-              const T v = row[j * inner];
-              if (v > best_v || std::isnan(v)) best = j, best_v = v;
-            }
-            y[r] = static_cast<I>(best);
-          }
-        });
+        parallel_for(outer_ * inner, std::max<int64_t>(1, kGrainCheap / K), threads_,
+                     [&](int64_t b, int64_t e) {
+                       for (int64_t r = b; r < e; ++r) {
+                         const int64_t o = inner == 1 ? r : r / inner,
+                                       i = inner == 1 ? 0 : r % inner;
+                         const T* row = x + o * K * inner + i;  // stride `inner` along K
+                         int64_t best = 0;
+                         T best_v = row[0];
+                         for (int64_t j = 1; j < K && !std::isnan(best_v); ++j) {
+                           const T v = row[j * inner];
+                           if (v > best_v || std::isnan(v)) best = j, best_v = v;
+                         }
+                         y[r] = static_cast<I>(best);
+                       }
+                     });
       });
     });
   }
@@ -158,7 +170,8 @@ void check_equal_count(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost)
   expect_index(op, b, "b");
   if (a.rank() != 1) invalid(op, "a has dims " + plugin::dims_string(a.dims) + ", expected rank 1");
   expect_dims(op, b, a.dims, "b");
-  if (count.dtype != DLRT_F32) invalid(op, std::string("count is ") + plugin::dtype_name(count.dtype) + ", expected f32");
+  if (count.dtype != DLRT_F32)
+    invalid(op, std::string("count is ") + plugin::dtype_name(count.dtype) + ", expected f32");
   expect_dims(op, count, {}, "count");
   fill_cost(op, 1, cost);
 }
@@ -179,10 +192,12 @@ class EqualCountKernel : public LoopKernel {
         const B* b = static_cast<const B*>(args.inputs[1]);
         const int64_t n = n_;
         if (n < kGrainCheap || threads_ == 1) {
-          for (int64_t i = 0; i < n; ++i) total += static_cast<int64_t>(a[i]) == static_cast<int64_t>(b[i]);
+          for (int64_t i = 0; i < n; ++i)
+            total += static_cast<int64_t>(a[i]) == static_cast<int64_t>(b[i]);
         } else {
 #pragma omp parallel for num_threads(threads_) reduction(+ : total) schedule(static)
-          for (int64_t i = 0; i < n; ++i) total += static_cast<int64_t>(a[i]) == static_cast<int64_t>(b[i]);
+          for (int64_t i = 0; i < n; ++i)
+            total += static_cast<int64_t>(a[i]) == static_cast<int64_t>(b[i]);
         }
       });
     });
@@ -202,7 +217,8 @@ void check_gather_rows(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost)
   expect_index(op, indices, "indices");
   expect_same_dtype(op, params, "params", y, "y");
   if (params.rank() < 1) invalid(op, "params is a scalar");
-  if (indices.rank() != 1) invalid(op, "indices has dims " + plugin::dims_string(indices.dims) + ", expected rank 1");
+  if (indices.rank() != 1)
+    invalid(op, "indices has dims " + plugin::dims_string(indices.dims) + ", expected rank 1");
   std::vector<int64_t> dims = params.dims;
   dims[0] = indices.dims[0];
   expect_dims(op, y, dims, "y");
@@ -214,7 +230,10 @@ void check_gather_rows(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost)
 class GatherRowsKernel : public LoopKernel {
  public:
   GatherRowsKernel(const dlrt_plugin& p, const OpView& op)
-      : LoopKernel(p), index_dtype_(op.input(1).dtype), rows_(op.input(0).dims[0]), batch_(op.input(1).dims[0]),
+      : LoopKernel(p),
+        index_dtype_(op.input(1).dtype),
+        rows_(op.input(0).dims[0]),
+        batch_(op.input(1).dims[0]),
         row_bytes_(op.input(0).bytes / static_cast<size_t>(op.input(0).dims[0])) {}
 
   void execute(const dlrt_kernel_args& args) override {
@@ -223,11 +242,13 @@ class GatherRowsKernel : public LoopKernel {
       const auto* src = static_cast<const unsigned char*>(args.inputs[0]);
       const I* idx = static_cast<const I*>(args.inputs[1]);
       auto* dst = static_cast<unsigned char*>(args.outputs[0]);
-      const int64_t grain = std::max<int64_t>(1, kGrainCheap * 8 / static_cast<int64_t>(row_bytes_));
+      const int64_t grain =
+          std::max<int64_t>(1, kGrainCheap * 8 / static_cast<int64_t>(row_bytes_));
       parallel_for(batch_, grain, threads_, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
           const int64_t r = static_cast<int64_t>(idx[i]);
-          if (r >= 0 && r < rows_) std::memcpy(dst + i * row_bytes_, src + r * row_bytes_, row_bytes_);
+          if (r >= 0 && r < rows_)
+            std::memcpy(dst + i * row_bytes_, src + r * row_bytes_, row_bytes_);
           else std::memset(dst + i * row_bytes_, 0, row_bytes_);
         }
       });
@@ -250,7 +271,8 @@ void check_update(const OpView& op, size_t num_inputs, size_t num_outputs, int s
   for (size_t i = 0; i < num_inputs; ++i) {
     if (static_cast<int>(i) == scalar_input) {
       if (op.input(i).dtype != DLRT_F32 && op.input(i).dtype != p.dtype)
-        invalid(op, std::string("step is ") + plugin::dtype_name(op.input(i).dtype) + ", expected f32");
+        invalid(op,
+                std::string("step is ") + plugin::dtype_name(op.input(i).dtype) + ", expected f32");
       expect_dims(op, op.input(i), {}, "step");
       continue;
     }
@@ -301,7 +323,8 @@ struct AdamStep {
 // (restrict everywhere), and anything else (no restrict: every element reads its inputs before
 // writing, so any same-index aliasing stays correct).
 template <typename T, typename Step>
-void sgd_loop(const Step& step, const T* p, const T* g, const T* v, T* po, T* vo, int64_t b, int64_t e) {
+void sgd_loop(const Step& step, const T* p, const T* g, const T* v, T* po, T* vo, int64_t b,
+              int64_t e) {
   for (int64_t i = b; i < e; ++i) {
     T pi = p[i], vi = v[i];
     step(pi, g[i], vi);
@@ -310,18 +333,19 @@ void sgd_loop(const Step& step, const T* p, const T* g, const T* v, T* po, T* vo
   }
 }
 template <typename T, typename Step>
-void sgd_inplace(const Step& step, T* __restrict p, const T* __restrict g, T* __restrict v, int64_t b, int64_t e) {
+void sgd_inplace(const Step& step, T* __restrict p, const T* __restrict g, T* __restrict v,
+                 int64_t b, int64_t e) {
   for (int64_t i = b; i < e; ++i) step(p[i], g[i], v[i]);
 }
 template <typename T, typename Step>
-void sgd_disjoint(const Step& step, const T* __restrict p, const T* __restrict g, const T* __restrict v,
-                  T* __restrict po, T* __restrict vo, int64_t b, int64_t e) {
+void sgd_disjoint(const Step& step, const T* __restrict p, const T* __restrict g,
+                  const T* __restrict v, T* __restrict po, T* __restrict vo, int64_t b, int64_t e) {
   sgd_loop(step, p, g, v, po, vo, b, e);
 }
 
 template <typename T, typename Step>
-void adam_loop(const Step& step, const T* p, const T* g, const T* m, const T* v, T* po, T* mo, T* vo, int64_t b,
-               int64_t e) {
+void adam_loop(const Step& step, const T* p, const T* g, const T* m, const T* v, T* po, T* mo,
+               T* vo, int64_t b, int64_t e) {
   for (int64_t i = b; i < e; ++i) {
     T pi = p[i], mi = m[i], vi = v[i];
     step(pi, g[i], mi, vi);
@@ -331,21 +355,22 @@ void adam_loop(const Step& step, const T* p, const T* g, const T* m, const T* v,
   }
 }
 template <typename T, typename Step>
-void adam_inplace(const Step& step, T* __restrict p, const T* __restrict g, T* __restrict m, T* __restrict v,
-                  int64_t b, int64_t e) {
+void adam_inplace(const Step& step, T* __restrict p, const T* __restrict g, T* __restrict m,
+                  T* __restrict v, int64_t b, int64_t e) {
   for (int64_t i = b; i < e; ++i) step(p[i], g[i], m[i], v[i]);
 }
 template <typename T, typename Step>
-void adam_disjoint(const Step& step, const T* __restrict p, const T* __restrict g, const T* __restrict m,
-                   const T* __restrict v, T* __restrict po, T* __restrict mo, T* __restrict vo, int64_t b, int64_t e) {
+void adam_disjoint(const Step& step, const T* __restrict p, const T* __restrict g,
+                   const T* __restrict m, const T* __restrict v, T* __restrict po, T* __restrict mo,
+                   T* __restrict vo, int64_t b, int64_t e) {
   adam_loop(step, p, g, m, v, po, mo, vo, b, e);
 }
 
 // The in-place f32 Adam loop (what the executor runs) with an AVX2 build (loop_simd.hpp); the
 // element arithmetic is the same IEEE operations on both paths (no FMA), so the same bits.
 DLRT_TARGET_AVX2 void adam_inplace_f32_avx2(const AdamStep<float>& step, float* __restrict p,
-                                            const float* __restrict g, float* __restrict m, float* __restrict v,
-                                            int64_t b, int64_t e) {
+                                            const float* __restrict g, float* __restrict m,
+                                            float* __restrict v, int64_t b, int64_t e) {
   for (int64_t i = b; i < e; ++i) step(p[i], g[i], m[i], v[i]);
 }
 
@@ -364,13 +389,19 @@ inline bool disjoint(std::initializer_list<const void*> ptrs, size_t bytes) {
 class SgdKernel : public LoopKernel {
  public:
   SgdKernel(const dlrt_plugin& p, const OpView& op)
-      : LoopKernel(p), dtype_(op.input(0).dtype), n_(op.input(0).numel), bytes_(op.input(0).bytes),
-        lr_(op.get_float("learning_rate")), mom_(op.get_float("momentum")), nesterov_(op.get_bool("nesterov")) {}
+      : LoopKernel(p),
+        dtype_(op.input(0).dtype),
+        n_(op.input(0).numel),
+        bytes_(op.input(0).bytes),
+        lr_(op.get_float("learning_rate")),
+        mom_(op.get_float("momentum")),
+        nesterov_(op.get_bool("nesterov")) {}
 
   void execute(const dlrt_kernel_args& args) override {
     with_float(dtype_, [&](auto t) {
       using T = decltype(t);
-      const T *p = static_cast<const T*>(args.inputs[0]), *g = static_cast<const T*>(args.inputs[1]),
+      const T *p = static_cast<const T*>(args.inputs[0]),
+              *g = static_cast<const T*>(args.inputs[1]),
               *v = static_cast<const T*>(args.inputs[2]);
       T *po = static_cast<T*>(args.outputs[0]), *vo = static_cast<T*>(args.outputs[1]);
       const SgdStep<T> step{static_cast<T>(lr_), static_cast<T>(mom_), nesterov_};
@@ -404,21 +435,32 @@ void check_adam(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
 class AdamKernel : public LoopKernel {
  public:
   AdamKernel(const dlrt_plugin& p, const OpView& op)
-      : LoopKernel(p), dtype_(op.input(0).dtype), step_dtype_(op.input(4).dtype), n_(op.input(0).numel),
-        bytes_(op.input(0).bytes), lr_(op.get_float("learning_rate")), b1_(op.get_float("beta1")),
-        b2_(op.get_float("beta2")), eps_(op.get_float("epsilon")) {}
+      : LoopKernel(p),
+        dtype_(op.input(0).dtype),
+        step_dtype_(op.input(4).dtype),
+        n_(op.input(0).numel),
+        bytes_(op.input(0).bytes),
+        lr_(op.get_float("learning_rate")),
+        b1_(op.get_float("beta1")),
+        b2_(op.get_float("beta2")),
+        eps_(op.get_float("epsilon")) {}
 
   void execute(const dlrt_kernel_args& args) override {
-    const double step_no = step_dtype_ == DLRT_F64 ? *static_cast<const double*>(args.inputs[4])
-                                                   : static_cast<double>(*static_cast<const float*>(args.inputs[4]));
-    const double lr_t = lr_ * std::sqrt(1.0 - std::pow(b2_, step_no)) / (1.0 - std::pow(b1_, step_no));
+    const double step_no = step_dtype_ == DLRT_F64
+                               ? *static_cast<const double*>(args.inputs[4])
+                               : static_cast<double>(*static_cast<const float*>(args.inputs[4]));
+    const double lr_t =
+        lr_ * std::sqrt(1.0 - std::pow(b2_, step_no)) / (1.0 - std::pow(b1_, step_no));
     with_float(dtype_, [&](auto t) {
       using T = decltype(t);
-      const T *p = static_cast<const T*>(args.inputs[0]), *g = static_cast<const T*>(args.inputs[1]),
-              *m = static_cast<const T*>(args.inputs[2]), *v = static_cast<const T*>(args.inputs[3]);
+      const T *p = static_cast<const T*>(args.inputs[0]),
+              *g = static_cast<const T*>(args.inputs[1]),
+              *m = static_cast<const T*>(args.inputs[2]),
+              *v = static_cast<const T*>(args.inputs[3]);
       T *po = static_cast<T*>(args.outputs[0]), *mo = static_cast<T*>(args.outputs[1]),
         *vo = static_cast<T*>(args.outputs[2]);
-      const AdamStep<T> step{static_cast<T>(lr_t), static_cast<T>(b1_), static_cast<T>(b2_), static_cast<T>(eps_)};
+      const AdamStep<T> step{static_cast<T>(lr_t), static_cast<T>(b1_), static_cast<T>(b2_),
+                             static_cast<T>(eps_)};
       const bool inplace = po == p && mo == m && vo == v && disjoint({p, g, m, v}, bytes_);
       const bool separate = disjoint({p, g, m, v, po, mo, vo}, bytes_);
       parallel_for(n_, kGrainCheap / 2, threads_, [&](int64_t b, int64_t e) {

@@ -73,7 +73,8 @@ struct Walk {
 };
 
 template <int K>
-Walk<K> make_walk(const std::vector<int64_t>& out_dims, const std::vector<std::vector<int64_t>>& op_strides) {
+Walk<K> make_walk(const std::vector<int64_t>& out_dims,
+                  const std::vector<std::vector<int64_t>>& op_strides) {
   Walk<K> w;
   int r = 0;
   for (size_t d = 0; d < out_dims.size(); ++d) {
@@ -154,13 +155,27 @@ void with_index(int32_t dtype, Fn&& fn) {
 template <typename Fn>
 void with_plain(int32_t dtype, Fn&& fn) {
   switch (dtype) {
-    case DLRT_F32: fn(float{}); break;
-    case DLRT_F64: fn(double{}); break;
-    case DLRT_I32: fn(int32_t{}); break;
-    case DLRT_I64: fn(int64_t{}); break;
-    case DLRT_U8: fn(uint8_t{}); break;
-    case DLRT_I8: fn(int8_t{}); break;
-    default: fn(Bool8{}); break;
+    case DLRT_F32:
+      fn(float{});
+      break;
+    case DLRT_F64:
+      fn(double{});
+      break;
+    case DLRT_I32:
+      fn(int32_t{});
+      break;
+    case DLRT_I64:
+      fn(int64_t{});
+      break;
+    case DLRT_U8:
+      fn(uint8_t{});
+      break;
+    case DLRT_I8:
+      fn(int8_t{});
+      break;
+    default:
+      fn(Bool8{});
+      break;
   }
 }
 
@@ -168,10 +183,18 @@ void with_plain(int32_t dtype, Fn&& fn) {
 template <typename Fn>
 void with_bytes(size_t bytes, Fn&& fn) {
   switch (bytes) {
-    case 1: fn(uint8_t{}); break;
-    case 2: fn(uint16_t{}); break;
-    case 4: fn(uint32_t{}); break;
-    default: fn(uint64_t{}); break;
+    case 1:
+      fn(uint8_t{});
+      break;
+    case 2:
+      fn(uint16_t{});
+      break;
+    case 4:
+      fn(uint32_t{});
+      break;
+    default:
+      fn(uint64_t{});
+      break;
   }
 }
 
@@ -192,13 +215,15 @@ inline bool is_plain_dtype(int32_t d) {
 // Operand counts; every operand dense with a known dtype.
 inline void expect_arity(const OpView& op, size_t num_inputs, size_t num_outputs) {
   if (op.num_inputs() != num_inputs || op.num_outputs() != num_outputs)
-    invalid(op, "takes " + std::to_string(num_inputs) + " inputs and " + std::to_string(num_outputs) +
-                    " outputs, got " + std::to_string(op.num_inputs()) + " and " +
-                    std::to_string(op.num_outputs()));
+    invalid(op, "takes " + std::to_string(num_inputs) + " inputs and " +
+                    std::to_string(num_outputs) + " outputs, got " +
+                    std::to_string(op.num_inputs()) + " and " + std::to_string(op.num_outputs()));
   for (const auto* list : {&op.inputs(), &op.outputs()})
     for (const TensorView& t : *list) {
-      if (!t.dense()) unimplemented(op, "supports dense layouts only, got layout " + std::to_string(t.layout));
-      if (plugin::dtype_size(t.dtype) == 0) invalid(op, "dtype " + std::to_string(t.dtype) + " is not a dtype");
+      if (!t.dense())
+        unimplemented(op, "supports dense layouts only, got layout " + std::to_string(t.layout));
+      if (plugin::dtype_size(t.dtype) == 0)
+        invalid(op, "dtype " + std::to_string(t.dtype) + " is not a dtype");
     }
 }
 
@@ -213,14 +238,15 @@ inline void expect_index(const OpView& op, const TensorView& t, const char* what
     invalid(op, std::string(what) + " is " + plugin::dtype_name(t.dtype) + ", expected i32 or i64");
 }
 
-inline void expect_same_dtype(const OpView& op, const TensorView& a, const char* what_a, const TensorView& b,
-                              const char* what_b) {
+inline void expect_same_dtype(const OpView& op, const TensorView& a, const char* what_a,
+                              const TensorView& b, const char* what_b) {
   if (a.dtype != b.dtype)
-    invalid(op, std::string(what_a) + " is " + plugin::dtype_name(a.dtype) + " but " + what_b + " is " +
-                    plugin::dtype_name(b.dtype));
+    invalid(op, std::string(what_a) + " is " + plugin::dtype_name(a.dtype) + " but " + what_b +
+                    " is " + plugin::dtype_name(b.dtype));
 }
 
-inline void expect_dims(const OpView& op, const TensorView& t, const std::vector<int64_t>& dims, const char* what) {
+inline void expect_dims(const OpView& op, const TensorView& t, const std::vector<int64_t>& dims,
+                        const char* what) {
   if (t.dims != dims)
     invalid(op, std::string(what) + " has dims " + plugin::dims_string(t.dims) + ", expected " +
                     plugin::dims_string(dims));

@@ -64,7 +64,8 @@ inline void require_f32(const OpView& op) {
       plugin::fail(DLRT_UNIMPLEMENTED, prefix() + op.name() + " supports f32 only, got " +
                                            plugin::dtype_name(t.dtype) + where);
     if (!t.dense())
-      plugin::fail(DLRT_UNIMPLEMENTED, prefix() + op.name() + " supports the dense layout only, got layout " +
+      plugin::fail(DLRT_UNIMPLEMENTED, prefix() + op.name() +
+                                           " supports the dense layout only, got layout " +
                                            std::to_string(t.layout) + where);
   };
   for (size_t i = 0; i < op.num_inputs(); ++i) one(op.input(i), "input", i);
@@ -74,8 +75,8 @@ inline void require_f32(const OpView& op) {
 // INVALID_ARGUMENT unless output `i` has dims `want` (what this kernel will compute).
 inline void require_output_dims(const OpView& op, size_t i, const std::vector<int64_t>& want) {
   if (op.output(i).dims != want)
-    op.invalid("output " + std::to_string(i) + " has dims " + plugin::dims_string(op.output(i).dims) +
-               ", expected " + plugin::dims_string(want));
+    op.invalid("output " + std::to_string(i) + " has dims " +
+               plugin::dims_string(op.output(i).dims) + ", expected " + plugin::dims_string(want));
 }
 
 // flops given; bytes = every operand read or written once; estimated_us from the device's
@@ -98,18 +99,22 @@ inline bool activation(const OpView& op, dnnl::algorithm* alg) {
   if (a == "relu") *alg = dnnl::algorithm::eltwise_relu;
   else if (a == "sigmoid") *alg = dnnl::algorithm::eltwise_logistic;
   else if (a == "tanh") *alg = dnnl::algorithm::eltwise_tanh;
-  else op.invalid("activation is '" + a + "', expected \"none\", \"relu\", \"sigmoid\" or \"tanh\"");
+  else
+    op.invalid("activation is '" + a + "', expected \"none\", \"relu\", \"sigmoid\" or \"tanh\"");
   return true;
 }
 
 // ---- memory descriptors ------------------------------------------------------------------
 
-inline memory::dims to_dims(const std::vector<int64_t>& d) { return memory::dims(d.begin(), d.end()); }
+inline memory::dims to_dims(const std::vector<int64_t>& d) {
+  return memory::dims(d.begin(), d.end());
+}
 
 // A dense row-major f32 tensor of these dims; a scalar (rank 0) is seen as (1).
 inline memory::desc plain_md(const std::vector<int64_t>& dims) {
   if (dims.empty()) return memory::desc({1}, memory::data_type::f32, Tag::a);
-  return memory::desc(to_dims(dims), memory::data_type::f32, to_dims(plugin::row_major_strides(dims)));
+  return memory::desc(to_dims(dims), memory::data_type::f32,
+                      to_dims(plugin::row_major_strides(dims)));
 }
 
 // The same elements seen as one flat vector (element-wise ops don't care about shape).
@@ -140,7 +145,8 @@ inline dnnl::primitive_attr user_scratchpad() {
 // Sets omp's thread count for the scope and restores it.
 class ThreadScope {
  public:
-  explicit ThreadScope(int threads) : saved_(omp_get_max_threads()), set_(threads > 0 && threads != saved_) {
+  explicit ThreadScope(int threads)
+      : saved_(omp_get_max_threads()), set_(threads > 0 && threads != saved_) {
     if (set_) omp_set_num_threads(threads);
   }
   ~ThreadScope() {
@@ -168,7 +174,10 @@ std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, Args&&... args) {
 class PrimKernel : public Kernel {
  public:
   PrimKernel(const dlrt_plugin& p, const OpView& op)
-      : engine_(p.engine), threads_(p.threads), inputs_(op.num_inputs()), outputs_(op.num_outputs()) {}
+      : engine_(p.engine),
+        threads_(p.threads),
+        inputs_(op.num_inputs()),
+        outputs_(op.num_outputs()) {}
 
   size_t workspace_bytes() const override { return scratch_bytes_; }
 
@@ -229,7 +238,8 @@ class PrimKernel : public Kernel {
 
   memory unbound(const memory::desc& md) const { return memory(md, engine_, DNNL_MEMORY_NONE); }
   void add_reorder(const memory& from, const memory& to) {
-    dnnl::reorder::primitive_desc pd(engine_, from.get_desc(), engine_, to.get_desc(), user_scratchpad());
+    dnnl::reorder::primitive_desc pd(engine_, from.get_desc(), engine_, to.get_desc(),
+                                     user_scratchpad());
     add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}, pd.scratchpad_desc());
   }
 

@@ -102,11 +102,13 @@ ConvGeom conv_geom(const OpView& op) {
       filter = op.get_ints("filter_shape", 4);
       break;
   }
-  if (filter.size() != 4) op.invalid("the filter must have rank 4 (KH,KW,Ci,Co), has dims " + plugin::dims_string(filter));
+  if (filter.size() != 4)
+    op.invalid("the filter must have rank 4 (KH,KW,Ci,Co), has dims " +
+               plugin::dims_string(filter));
   g.kh = filter[0], g.kw = filter[1], g.ci = filter[2], g.co = filter[3];
   if (g.ci != g.x.c)
-    op.invalid("the filter has Ci = " + std::to_string(g.ci) + " but the image has " + std::to_string(g.x.c) +
-               " channels");
+    op.invalid("the filter has Ci = " + std::to_string(g.ci) + " but the image has " +
+               std::to_string(g.x.c) + " channels");
   g.h = plugin::window_of(op, 0, g.x.h, g.kh, strides[0], dilations[0]);
   g.w = plugin::window_of(op, 1, g.x.w, g.kw, strides[1], dilations[1]);
   g.y = plugin::image_shape(g.x.n, g.h.out, g.w.out, g.co, nchw);
@@ -115,19 +117,19 @@ ConvGeom conv_geom(const OpView& op) {
     case ConvKind::forward:
       require_output_dims(op, 0, g.y.dims());
       if (op.num_inputs() == 3 && op.input(2).dims != std::vector<int64_t>{g.co})
-        op.invalid("input 2 (b) has dims " + plugin::dims_string(op.input(2).dims) + ", expected (" +
-                   std::to_string(g.co) + ",)");
+        op.invalid("input 2 (b) has dims " + plugin::dims_string(op.input(2).dims) +
+                   ", expected (" + std::to_string(g.co) + ",)");
       break;
     case ConvKind::backward_data:
       if (op.input(0).dims != g.y.dims())
-        op.invalid("input 0 (dy) has dims " + plugin::dims_string(op.input(0).dims) + ", expected " +
-                   plugin::dims_string(g.y.dims()));
+        op.invalid("input 0 (dy) has dims " + plugin::dims_string(op.input(0).dims) +
+                   ", expected " + plugin::dims_string(g.y.dims()));
       require_output_dims(op, 0, g.x.dims());
       break;
     case ConvKind::backward_filter:
       if (op.input(1).dims != g.y.dims())
-        op.invalid("input 1 (dy) has dims " + plugin::dims_string(op.input(1).dims) + ", expected " +
-                   plugin::dims_string(g.y.dims()));
+        op.invalid("input 1 (dy) has dims " + plugin::dims_string(op.input(1).dims) +
+                   ", expected " + plugin::dims_string(g.y.dims()));
       require_output_dims(op, 0, filter);
       break;
   }
@@ -142,8 +144,8 @@ convolution_forward::desc forward_desc(prop_kind prop, const ConvGeom& g, bool b
     return convolution_forward::desc(prop, algorithm::convolution_direct, x, w, b, y, g.strides(),
                                      g.dilates(), g.pad_l(), g.pad_r());
   }
-  return convolution_forward::desc(prop, algorithm::convolution_direct, x, w, y, g.strides(), g.dilates(),
-                                   g.pad_l(), g.pad_r());
+  return convolution_forward::desc(prop, algorithm::convolution_direct, x, w, y, g.strides(),
+                                   g.dilates(), g.pad_l(), g.pad_r());
 }
 
 // conv2d, conv2d_bias_act.
@@ -158,13 +160,15 @@ class ConvForward : public PrimKernel {
       po.append_eltwise(1.0f, act, 0.0f, 0.0f);
       attr.set_post_ops(po);
     }
-    convolution_forward::primitive_desc pd(forward_desc(prop_kind::forward_inference, g, bias), attr, engine_);
+    convolution_forward::primitive_desc pd(forward_desc(prop_kind::forward_inference, g, bias),
+                                           attr, engine_);
     memory x = input(0, image_md(g.x));
     // A blocked weight layout chosen by oneDNN: reorder HWIO into it (owned buffer) first.
     memory w = reorder_in(input(1, filter_md(g.kh, g.kw, g.ci, g.co)), pd.weights_desc());
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, output(0, image_md(g.y))}};
-    if (bias) args.emplace(DNNL_ARG_BIAS, input(2, memory::desc({g.co}, memory::data_type::f32, Tag::a)));
+    if (bias)
+      args.emplace(DNNL_ARG_BIAS, input(2, memory::desc({g.co}, memory::data_type::f32, Tag::a)));
     add_step(convolution_forward(pd), std::move(args), pd.scratchpad_desc());
   }
 };
@@ -172,16 +176,19 @@ class ConvForward : public PrimKernel {
 class ConvBackwardData : public PrimKernel {
  public:
   ConvBackwardData(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) : PrimKernel(p, op) {
-    convolution_forward::primitive_desc hint(forward_desc(prop_kind::forward_training, g, false), engine_);
+    convolution_forward::primitive_desc hint(forward_desc(prop_kind::forward_training, g, false),
+                                             engine_);
     convolution_backward_data::desc d(algorithm::convolution_direct, image_md(g.x),
-                                      filter_md(g.kh, g.kw, g.ci, g.co, Tag::any), image_md(g.y), g.strides(),
-                                      g.dilates(), g.pad_l(), g.pad_r());
+                                      filter_md(g.kh, g.kw, g.ci, g.co, Tag::any), image_md(g.y),
+                                      g.strides(), g.dilates(), g.pad_l(), g.pad_r());
     convolution_backward_data::primitive_desc pd(d, user_scratchpad(), engine_, hint);
     memory dy = input(0, image_md(g.y));
     // A blocked weight layout chosen by oneDNN: reorder HWIO into it (owned buffer) first.
     memory w = reorder_in(input(1, filter_md(g.kh, g.kw, g.ci, g.co)), pd.weights_desc());
     add_step(convolution_backward_data(pd),
-             {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, output(0, image_md(g.x))}},
+             {{DNNL_ARG_DIFF_DST, dy},
+              {DNNL_ARG_WEIGHTS, w},
+              {DNNL_ARG_DIFF_SRC, output(0, image_md(g.x))}},
              pd.scratchpad_desc());
   }
 };
@@ -189,17 +196,20 @@ class ConvBackwardData : public PrimKernel {
 // The forward convolution's backward-weights primitive_desc as oneDNN picks it (activations
 // in dlrt's layout, weights `any`): ConvBackwardFilter's, and what conv_create asks about
 // (im2col_backward_filter).
-convolution_backward_weights::primitive_desc backward_filter_pd(const dnnl::engine& engine, const ConvGeom& g) {
-  convolution_forward::primitive_desc hint(forward_desc(prop_kind::forward_training, g, false), engine);
+convolution_backward_weights::primitive_desc backward_filter_pd(const dnnl::engine& engine,
+                                                                const ConvGeom& g) {
+  convolution_forward::primitive_desc hint(forward_desc(prop_kind::forward_training, g, false),
+                                           engine);
   convolution_backward_weights::desc d(algorithm::convolution_direct, image_md(g.x),
-                                       filter_md(g.kh, g.kw, g.ci, g.co, Tag::any), image_md(g.y), g.strides(),
-                                       g.dilates(), g.pad_l(), g.pad_r());
+                                       filter_md(g.kh, g.kw, g.ci, g.co, Tag::any), image_md(g.y),
+                                       g.strides(), g.dilates(), g.pad_l(), g.pad_r());
   return convolution_backward_weights::primitive_desc(d, user_scratchpad(), engine, hint);
 }
 
 class ConvBackwardFilter : public PrimKernel {
  public:
-  ConvBackwardFilter(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) : PrimKernel(p, op) {
+  ConvBackwardFilter(const dlrt_plugin& p, const OpView& op, const ConvGeom& g)
+      : PrimKernel(p, op) {
     const convolution_backward_weights::primitive_desc pd = backward_filter_pd(engine_, g);
     memory x = input(0, image_md(g.x));
     memory dy = input(1, image_md(g.y));
@@ -208,14 +218,15 @@ class ConvBackwardFilter : public PrimKernel {
     // layout and reordered to HWIO after.
     memory dw = reorder_out_buffer(dw_user, pd.diff_weights_desc());
     add_step(convolution_backward_weights(pd),
-             {{DNNL_ARG_SRC, x}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_WEIGHTS, dw}}, pd.scratchpad_desc());
+             {{DNNL_ARG_SRC, x}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_WEIGHTS, dw}},
+             pd.scratchpad_desc());
     finish_reorder_out(dw, dw_user);
   }
 };
 
 // ---- backward filter as im2col + matmul (NHWC) -------------------------------------------
 
-constexpr size_t kColChunkBytes = size_t{2} << 20;  // im2col rows of one chunk of images
+constexpr size_t kColChunkBytes = size_t{2} << 20;     // im2col rows of one chunk of images
 constexpr size_t kColMaxImageBytes = size_t{8} << 20;  // larger images keep oneDNN's kernel
 
 // Whether conv2d_backward_filter runs as ConvBackwardFilterGemm (file comment): NHWC, no
@@ -223,7 +234,8 @@ constexpr size_t kColMaxImageBytes = size_t{8} << 20;  // larger images keep one
 // choice a jit kernel no wider than AVX2.
 bool im2col_backward_filter(const dnnl::engine& engine, const ConvGeom& g) {
   if (g.x.nchw || g.w.dilation != 1 || g.ci < 8) return false;
-  if (static_cast<size_t>(g.y.h * g.y.w * g.kh * g.kw * g.ci) * sizeof(float) > kColMaxImageBytes) return false;
+  if (static_cast<size_t>(g.y.h * g.y.w * g.kh * g.kw * g.ci) * sizeof(float) > kColMaxImageBytes)
+    return false;
   const std::string first = backward_filter_pd(engine, g).impl_info_str();
   return first.rfind("jit:", 0) == 0 && first.find("avx512") == std::string::npos &&
          first.find("amx") == std::string::npos;
@@ -241,8 +253,10 @@ class ConvBackwardFilterGemm : public Kernel {
     m_ = g.kh * g.kw * g.ci;
     const size_t image_bytes = static_cast<size_t>(rows_per_image_ * m_) * sizeof(float);
     const int64_t n = g.x.n;
-    const int64_t most = std::clamp<int64_t>(static_cast<int64_t>(kColChunkBytes / image_bytes), 1, n);
-    chunk_ = (n + (n + most - 1) / most - 1) / ((n + most - 1) / most);  // as many chunks, sizes balanced
+    const int64_t most =
+        std::clamp<int64_t>(static_cast<int64_t>(kColChunkBytes / image_bytes), 1, n);
+    chunk_ = (n + (n + most - 1) / most - 1) /
+             ((n + most - 1) / most);  // as many chunks, sizes balanced
     const int64_t chunks = (n + chunk_ - 1) / chunk_, tail = n - (chunks - 1) * chunk_;
     first_ = make(p.engine, chunk_, false);
     if (chunks > 1) rest_ = make(p.engine, chunk_, true);
@@ -333,7 +347,8 @@ class ConvBackwardFilterGemm : public Kernel {
           }
           for (int64_t t = 0; t < kw; ++t) {
             const int64_t iw = iw0 + t;
-            if (iw < 0 || iw >= xs.w) std::memset(dst + t * c, 0, static_cast<size_t>(c) * sizeof(float));
+            if (iw < 0 || iw >= xs.w)
+              std::memset(dst + t * c, 0, static_cast<size_t>(c) * sizeof(float));
             else std::memcpy(dst + t * c, src + iw * c, static_cast<size_t>(c) * sizeof(float));
           }
         }
@@ -357,8 +372,8 @@ class ConvBackwardFilterGemm : public Kernel {
 // so the 36 products per tile stay well under the direct 9 per output cell.
 bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
   if (!p.winograd || !wino::cpu_supported(p)) return false;
-  if (g.x.nchw || g.kh != 3 || g.kw != 3 || g.h.stride != 1 || g.w.stride != 1 || g.h.dilation != 1 ||
-      g.w.dilation != 1)
+  if (g.x.nchw || g.kh != 3 || g.kw != 3 || g.h.stride != 1 || g.w.stride != 1 ||
+      g.h.dilation != 1 || g.w.dilation != 1)
     return false;
   if (!wino::channels_fit(g.ci, g.co)) return false;
   if (op.name() == "conv2d_bias_act") {
@@ -375,12 +390,16 @@ std::unique_ptr<Kernel> winograd_kernel(const dlrt_plugin& p, const OpView& op, 
   wg.oh = g.y.h, wg.ow = g.y.w, wg.co = g.co;
   wg.pad_h = g.h.pad_before, wg.pad_w = g.w.pad_before;
   switch (kind_of(op)) {
-    case ConvKind::backward_data: return wino::make_kernel(p, wg, wino::Pass::backward_data, false, false);
-    case ConvKind::backward_filter: return wino::make_kernel(p, wg, wino::Pass::backward_filter, false, false);
-    case ConvKind::forward: break;
+    case ConvKind::backward_data:
+      return wino::make_kernel(p, wg, wino::Pass::backward_data, false, false);
+    case ConvKind::backward_filter:
+      return wino::make_kernel(p, wg, wino::Pass::backward_filter, false, false);
+    case ConvKind::forward:
+      break;
   }
   const bool bias = op.num_inputs() == 3;
-  return wino::make_kernel(p, wg, wino::Pass::forward, bias, bias && op.get_string("activation") == "relu");
+  return wino::make_kernel(p, wg, wino::Pass::forward, bias,
+                           bias && op.get_string("activation") == "relu");
 }
 
 }  // namespace
@@ -399,7 +418,8 @@ std::unique_ptr<Kernel> conv_create(const dlrt_plugin& p, const OpView& op) {
   const ConvGeom g = conv_geom(op);
   if (winograd_applies(p, op, g)) return winograd_kernel(p, op, g);
   switch (kind_of(op)) {
-    case ConvKind::backward_data: return make_kernel<ConvBackwardData>(p, op, g);
+    case ConvKind::backward_data:
+      return make_kernel<ConvBackwardData>(p, op, g);
     case ConvKind::backward_filter: {
       bool gemm = false;
       {
@@ -409,7 +429,8 @@ std::unique_ptr<Kernel> conv_create(const dlrt_plugin& p, const OpView& op) {
       if (gemm) return make_kernel<ConvBackwardFilterGemm>(p, g);
       return make_kernel<ConvBackwardFilter>(p, op, g);
     }
-    case ConvKind::forward: break;
+    case ConvKind::forward:
+      break;
   }
   return make_kernel<ConvForward>(p, op, g);
 }

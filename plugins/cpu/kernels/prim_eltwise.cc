@@ -50,8 +50,8 @@ void check_eltwise_shapes(const OpView& op, const EltwiseInfo& e) {
   require_arity(op, e.backward ? 2 : 1, 1);
   const auto& dims = op.input(0).dims;
   if (e.backward && op.input(1).dims != dims)
-    op.invalid("input 1 has dims " + plugin::dims_string(op.input(1).dims) + ", expected those of dy " +
-               plugin::dims_string(dims));
+    op.invalid("input 1 has dims " + plugin::dims_string(op.input(1).dims) +
+               ", expected those of dy " + plugin::dims_string(dims));
   require_output_dims(op, 0, dims);
 }
 
@@ -60,20 +60,24 @@ class EltwiseForward : public PrimKernel {
   EltwiseForward(const dlrt_plugin& p, const OpView& op, const EltwiseInfo& e) : PrimKernel(p, op) {
     const memory::desc md = flat_md(op.input(0));
     dnnl::eltwise_forward::primitive_desc pd(
-        dnnl::eltwise_forward::desc(prop_kind::forward_inference, e.alg, md, e.alpha, 0.0f), user_scratchpad(), engine_);
-    add_step(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, input(0, md)}, {DNNL_ARG_DST, output(0, md)}},
-             pd.scratchpad_desc());
+        dnnl::eltwise_forward::desc(prop_kind::forward_inference, e.alg, md, e.alpha, 0.0f),
+        user_scratchpad(), engine_);
+    add_step(dnnl::eltwise_forward(pd),
+             {{DNNL_ARG_SRC, input(0, md)}, {DNNL_ARG_DST, output(0, md)}}, pd.scratchpad_desc());
   }
 };
 
 class EltwiseBackward : public PrimKernel {
  public:
-  EltwiseBackward(const dlrt_plugin& p, const OpView& op, const EltwiseInfo& e) : PrimKernel(p, op) {
+  EltwiseBackward(const dlrt_plugin& p, const OpView& op, const EltwiseInfo& e)
+      : PrimKernel(p, op) {
     const memory::desc md = flat_md(op.input(0));
     dnnl::eltwise_forward::primitive_desc hint(
-        dnnl::eltwise_forward::desc(prop_kind::forward_training, e.alg, md, e.alpha, 0.0f), engine_);
-    dnnl::eltwise_backward::primitive_desc pd(dnnl::eltwise_backward::desc(e.alg, md, md, e.alpha, 0.0f),
-                                              user_scratchpad(), engine_, hint);
+        dnnl::eltwise_forward::desc(prop_kind::forward_training, e.alg, md, e.alpha, 0.0f),
+        engine_);
+    dnnl::eltwise_backward::primitive_desc pd(
+        dnnl::eltwise_backward::desc(e.alg, md, md, e.alpha, 0.0f), user_scratchpad(), engine_,
+        hint);
     // Input 1 is y, the DST of the *_use_dst_for_bwd algorithms, or x (SRC) for eltwise_relu.
     add_step(dnnl::eltwise_backward(pd),
              {{DNNL_ARG_DIFF_DST, input(0, md)},
@@ -89,8 +93,8 @@ int bias_axis(const OpView& op) {
   const TensorView& x = op.input(0);
   const bool nchw = plugin::is_nchw(op.get_string("data_format"), op.name());
   if (x.rank() < (nchw ? 2 : 1))
-    op.invalid(std::string("input 0 (x) must have rank >= ") + (nchw ? "2 with NCHW" : "1") + ", has dims " +
-               plugin::dims_string(x.dims));
+    op.invalid(std::string("input 0 (x) must have rank >= ") + (nchw ? "2 with NCHW" : "1") +
+               ", has dims " + plugin::dims_string(x.dims));
   const int axis = nchw ? 1 : x.rank() - 1;
   if (op.input(1).dims != std::vector<int64_t>{x.dims[axis]})
     op.invalid("input 1 (b) has dims " + plugin::dims_string(op.input(1).dims) + ", expected (" +
@@ -106,9 +110,12 @@ class BiasAdd : public PrimKernel {
     std::vector<int64_t> bdims(dims.size(), 1);
     bdims[axis] = dims[axis];
     const memory::desc x = plain_md(dims), b = plain_md(bdims);
-    dnnl::binary::primitive_desc pd(dnnl::binary::desc(algorithm::binary_add, x, b, x), user_scratchpad(), engine_);
+    dnnl::binary::primitive_desc pd(dnnl::binary::desc(algorithm::binary_add, x, b, x),
+                                    user_scratchpad(), engine_);
     add_step(dnnl::binary(pd),
-             {{DNNL_ARG_SRC_0, input(0, x)}, {DNNL_ARG_SRC_1, input(1, b)}, {DNNL_ARG_DST, output(0, x)}},
+             {{DNNL_ARG_SRC_0, input(0, x)},
+              {DNNL_ARG_SRC_1, input(1, b)},
+              {DNNL_ARG_DST, output(0, x)}},
              pd.scratchpad_desc());
   }
 };

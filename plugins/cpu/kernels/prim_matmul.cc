@@ -25,8 +25,10 @@ MatmulGeom matmul_geom(const OpView& op) {
   require_arity(op, fused ? 3 : 2, 1);
   const TensorView& a = op.input(0);
   const TensorView& b = op.input(1);
-  if (a.rank() != 2) op.invalid("input 0 (a) must have rank 2, has dims " + plugin::dims_string(a.dims));
-  if (b.rank() != 2) op.invalid("input 1 (b) must have rank 2, has dims " + plugin::dims_string(b.dims));
+  if (a.rank() != 2)
+    op.invalid("input 0 (a) must have rank 2, has dims " + plugin::dims_string(a.dims));
+  if (b.rank() != 2)
+    op.invalid("input 1 (b) must have rank 2, has dims " + plugin::dims_string(b.dims));
   MatmulGeom g;
   g.ta = op.get_bool("transpose_a");
   g.tb = op.get_bool("transpose_b");
@@ -54,7 +56,8 @@ class Matmul : public PrimKernel {
  public:
   Matmul(const dlrt_plugin& p, const OpView& op, const MatmulGeom& g) : PrimKernel(p, op) {
     const bool fused = op.num_inputs() == 3;
-    const memory::desc a = matrix_md(g.m, g.k, g.ta), b = matrix_md(g.k, g.n, g.tb), c = matrix_md(g.m, g.n, false);
+    const memory::desc a = matrix_md(g.m, g.k, g.ta), b = matrix_md(g.k, g.n, g.tb),
+                       c = matrix_md(g.m, g.n, false);
     dnnl::primitive_attr attr = user_scratchpad();
     dnnl::algorithm act{};
     if (fused && activation(op, &act)) {

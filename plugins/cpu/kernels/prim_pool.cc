@@ -38,7 +38,9 @@ struct PoolGeom {
   memory::dims kernel() const { return {h.k, w.k}; }
   memory::dims pad_l() const { return {h.pad_before, w.pad_before}; }
   memory::dims pad_r() const { return {h.pad_after, w.pad_after}; }
-  algorithm alg() const { return max ? algorithm::pooling_max : algorithm::pooling_avg_exclude_padding; }
+  algorithm alg() const {
+    return max ? algorithm::pooling_max : algorithm::pooling_avg_exclude_padding;
+  }
   double flops() const { return static_cast<double>(y.numel()) * h.k * w.k; }
 };
 
@@ -52,8 +54,7 @@ PoolGeom pool_geom(const OpView& op) {
   const auto& strides = op.get_ints("strides", 2);
   if (op.name() == "avg_pool2d_backward")
     g.x = plugin::image_shape(op.get_ints("input_shape", 4), nchw, op.name(), "input_shape");
-  else
-    g.x = plugin::image_shape(op.input(0).dims, nchw, op.name(), "input 0 (x)");
+  else g.x = plugin::image_shape(op.input(0).dims, nchw, op.name(), "input 0 (x)");
   g.h = plugin::window_of(op, 0, g.x.h, ksize[0], strides[0], 1);
   g.w = plugin::window_of(op, 1, g.x.w, ksize[1], strides[1], 1);
   g.y = plugin::image_shape(g.x.n, g.h.out, g.w.out, g.x.c, nchw);
@@ -62,23 +63,26 @@ PoolGeom pool_geom(const OpView& op) {
   } else {
     const size_t dy = op.num_inputs() - 1;
     if (op.input(dy).dims != g.y.dims())
-      op.invalid("input " + std::to_string(dy) + " (dy) has dims " + plugin::dims_string(op.input(dy).dims) +
-                 ", expected " + plugin::dims_string(g.y.dims()));
+      op.invalid("input " + std::to_string(dy) + " (dy) has dims " +
+                 plugin::dims_string(op.input(dy).dims) + ", expected " +
+                 plugin::dims_string(g.y.dims()));
     require_output_dims(op, 0, g.x.dims());
   }
   return g;
 }
 
 pooling_forward::desc forward_desc(prop_kind prop, const PoolGeom& g) {
-  return pooling_forward::desc(prop, g.alg(), image_md(g.x), image_md(g.y), g.strides(), g.kernel(), g.pad_l(),
-                               g.pad_r());
+  return pooling_forward::desc(prop, g.alg(), image_md(g.x), image_md(g.y), g.strides(), g.kernel(),
+                               g.pad_l(), g.pad_r());
 }
 
 class PoolForward : public PrimKernel {
  public:
   PoolForward(const dlrt_plugin& p, const OpView& op, const PoolGeom& g) : PrimKernel(p, op) {
-    pooling_forward::primitive_desc pd(forward_desc(prop_kind::forward_inference, g), user_scratchpad(), engine_);
-    add_step(pooling_forward(pd), {{DNNL_ARG_SRC, input(0, image_md(g.x))}, {DNNL_ARG_DST, output(0, image_md(g.y))}},
+    pooling_forward::primitive_desc pd(forward_desc(prop_kind::forward_inference, g),
+                                       user_scratchpad(), engine_);
+    add_step(pooling_forward(pd),
+             {{DNNL_ARG_SRC, input(0, image_md(g.x))}, {DNNL_ARG_DST, output(0, image_md(g.y))}},
              pd.scratchpad_desc());
   }
 };
@@ -87,10 +91,12 @@ class AvgPoolBackward : public PrimKernel {
  public:
   AvgPoolBackward(const dlrt_plugin& p, const OpView& op, const PoolGeom& g) : PrimKernel(p, op) {
     pooling_forward::primitive_desc hint(forward_desc(prop_kind::forward_training, g), engine_);
-    pooling_backward::desc d(g.alg(), image_md(g.x), image_md(g.y), g.strides(), g.kernel(), g.pad_l(), g.pad_r());
+    pooling_backward::desc d(g.alg(), image_md(g.x), image_md(g.y), g.strides(), g.kernel(),
+                             g.pad_l(), g.pad_r());
     pooling_backward::primitive_desc pd(d, user_scratchpad(), engine_, hint);
     add_step(pooling_backward(pd),
-             {{DNNL_ARG_DIFF_DST, input(0, image_md(g.y))}, {DNNL_ARG_DIFF_SRC, output(0, image_md(g.x))}},
+             {{DNNL_ARG_DIFF_DST, input(0, image_md(g.y))},
+              {DNNL_ARG_DIFF_SRC, output(0, image_md(g.x))}},
              pd.scratchpad_desc());
   }
 };

@@ -31,14 +31,17 @@ class Softmax : public PrimKernel {
  public:
   Softmax(const dlrt_plugin& p, const OpView& op, int axis) : PrimKernel(p, op) {
     const memory::desc md = plain_md(op.input(0).dims);
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, input(0, md)}, {DNNL_ARG_DST, output(0, md)}};
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, input(0, md)},
+                                            {DNNL_ARG_DST, output(0, md)}};
     if (op.name() == "log_softmax") {
       dnnl::logsoftmax_forward::primitive_desc pd(
-          dnnl::logsoftmax_forward::desc(prop_kind::forward_inference, md, axis), user_scratchpad(), engine_);
+          dnnl::logsoftmax_forward::desc(prop_kind::forward_inference, md, axis), user_scratchpad(),
+          engine_);
       add_step(dnnl::logsoftmax_forward(pd), std::move(args), pd.scratchpad_desc());
     } else {
-      dnnl::softmax_forward::primitive_desc pd(dnnl::softmax_forward::desc(prop_kind::forward_inference, md, axis),
-                                               user_scratchpad(), engine_);
+      dnnl::softmax_forward::primitive_desc pd(
+          dnnl::softmax_forward::desc(prop_kind::forward_inference, md, axis), user_scratchpad(),
+          engine_);
       add_step(dnnl::softmax_forward(pd), std::move(args), pd.scratchpad_desc());
     }
   }
@@ -66,19 +69,24 @@ std::vector<int64_t> reduced_dims(const OpView& op) {
 
 class Reduce : public PrimKernel {
  public:
-  Reduce(const dlrt_plugin& p, const OpView& op, const std::vector<int64_t>& ydims) : PrimKernel(p, op) {
-    const std::vector<int64_t> xdims = op.input(0).dims.empty() ? std::vector<int64_t>{1} : op.input(0).dims;
+  Reduce(const dlrt_plugin& p, const OpView& op, const std::vector<int64_t>& ydims)
+      : PrimKernel(p, op) {
+    const std::vector<int64_t> xdims =
+        op.input(0).dims.empty() ? std::vector<int64_t>{1} : op.input(0).dims;
     const memory::desc x = plain_md(xdims), y = plain_md(ydims);
     if (xdims == ydims) {  // nothing shrinks: a copy
       dnnl::reorder::primitive_desc pd(engine_, x, engine_, y, user_scratchpad());
-      add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, input(0, x)}, {DNNL_ARG_TO, output(0, y)}}, pd.scratchpad_desc());
+      add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, input(0, x)}, {DNNL_ARG_TO, output(0, y)}},
+               pd.scratchpad_desc());
       return;
     }
     const algorithm alg = op.name() == "reduce_sum"    ? algorithm::reduction_sum
                           : op.name() == "reduce_mean" ? algorithm::reduction_mean
                                                        : algorithm::reduction_max;
-    dnnl::reduction::primitive_desc pd(dnnl::reduction::desc(alg, x, y, 0.0f, 0.0f), user_scratchpad(), engine_);
-    add_step(dnnl::reduction(pd), {{DNNL_ARG_SRC, input(0, x)}, {DNNL_ARG_DST, output(0, y)}}, pd.scratchpad_desc());
+    dnnl::reduction::primitive_desc pd(dnnl::reduction::desc(alg, x, y, 0.0f, 0.0f),
+                                       user_scratchpad(), engine_);
+    add_step(dnnl::reduction(pd), {{DNNL_ARG_SRC, input(0, x)}, {DNNL_ARG_DST, output(0, y)}},
+             pd.scratchpad_desc());
   }
 };
 

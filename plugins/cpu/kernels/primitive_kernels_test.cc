@@ -37,8 +37,8 @@ using dlrt::ops::TensorType;
 using dlrt::testing::LoadedPlugin;
 using dlrt::testing::take_status;
 
-constexpr double kConvTol = 1e-3;  // conv/matmul and their gradients
-constexpr double kElemTol = 1e-5;  // element-wise
+constexpr double kConvTol = 1e-3;    // conv/matmul and their gradients
+constexpr double kElemTol = 1e-5;    // element-wise
 constexpr double kReduceTol = 1e-4;  // reductions, softmax
 
 TensorType f32(Dims d) { return {DLRT_F32, std::move(d)}; }
@@ -102,7 +102,8 @@ std::vector<float> random_values(int64_t n, const Fill& f, std::mt19937& rng) {
   return v;
 }
 
-dlrt::ops::OpInstance instance(const std::string& op, const std::vector<TensorType>& inputs, const AttrMap& attrs) {
+dlrt::ops::OpInstance instance(const std::string& op, const std::vector<TensorType>& inputs,
+                               const AttrMap& attrs) {
   auto r = dlrt::ops::instantiate(op, inputs, attrs);
   if (!r.ok()) throw std::runtime_error(r.status().to_string());
   return std::move(r).value();
@@ -110,8 +111,9 @@ dlrt::ops::OpInstance instance(const std::string& op, const std::vector<TensorTy
 
 // Runs `op` on the cpu plugin and on the reference kernels; returns nothing, fails the test.
 // The plugin's outputs of the last run go to *outputs when given.
-void check_op(const std::string& op, const std::vector<TensorType>& inputs, const AttrMap& attrs, double tol,
-              const Fill& fill = {}, Cpu& c = cpu(), std::vector<std::vector<float>>* outputs = nullptr) {
+void check_op(const std::string& op, const std::vector<TensorType>& inputs, const AttrMap& attrs,
+              double tol, const Fill& fill = {}, Cpu& c = cpu(),
+              std::vector<std::vector<float>>* outputs = nullptr) {
   SCOPED_TRACE(op);
   ASSERT_NE(c.stream, nullptr) << c.lib.error();
   const dlrt::ops::OpInstance in = instance(op, inputs, attrs);
@@ -128,8 +130,10 @@ void check_op(const std::string& op, const std::vector<TensorType>& inputs, cons
   ASSERT_OK(c.api().kernel_create(c.dev, &desc, &kernel, &ws_bytes));
 
   std::vector<void*> d_in(view.num_inputs()), d_out(view.num_outputs());
-  for (size_t i = 0; i < d_in.size(); ++i) ASSERT_OK(c.api().mem_alloc(c.dev, view.input(i).bytes, 64, &d_in[i]));
-  for (size_t i = 0; i < d_out.size(); ++i) ASSERT_OK(c.api().mem_alloc(c.dev, view.output(i).bytes, 64, &d_out[i]));
+  for (size_t i = 0; i < d_in.size(); ++i)
+    ASSERT_OK(c.api().mem_alloc(c.dev, view.input(i).bytes, 64, &d_in[i]));
+  for (size_t i = 0; i < d_out.size(); ++i)
+    ASSERT_OK(c.api().mem_alloc(c.dev, view.output(i).bytes, 64, &d_out[i]));
   void* ws = nullptr;
   if (ws_bytes > 0) ASSERT_OK(c.api().mem_alloc(c.dev, ws_bytes, 64, &ws));
 
@@ -147,7 +151,8 @@ void check_op(const std::string& op, const std::vector<TensorType>& inputs, cons
       ASSERT_OK(c.api().memcpy_h2d(c.dev, d_in[i], h_in[i].data(), view.input(i).bytes, nullptr));
     }
     for (size_t i = 0; i < d_out.size(); ++i) {
-      std::vector<float> nan(static_cast<size_t>(view.output(i).numel), std::numeric_limits<float>::quiet_NaN());
+      std::vector<float> nan(static_cast<size_t>(view.output(i).numel),
+                             std::numeric_limits<float>::quiet_NaN());
       ASSERT_OK(c.api().memcpy_h2d(c.dev, d_out[i], nan.data(), view.output(i).bytes, nullptr));
       h_out.push_back(nan);
       h_ref.push_back(nan);
@@ -166,7 +171,8 @@ void check_op(const std::string& op, const std::vector<TensorType>& inputs, cons
     ASSERT_OK(c.api().kernel_run(kernel, c.stream, &args));
     ASSERT_OK(c.api().stream_synchronize(c.stream));
     for (size_t i = 0; i < d_out.size(); ++i)
-      ASSERT_OK(c.api().memcpy_d2h(c.dev, h_out[i].data(), d_out[i], view.output(i).bytes, nullptr));
+      ASSERT_OK(
+          c.api().memcpy_d2h(c.dev, h_out[i].data(), d_out[i], view.output(i).bytes, nullptr));
 
     dlrt::reference::run(view, in_ptrs.data(), ref_ptrs.data(), 0);
     for (size_t i = 0; i < d_out.size(); ++i) {
@@ -175,11 +181,13 @@ void check_op(const std::string& op, const std::vector<TensorType>& inputs, cons
       for (float r : h_ref[i]) scale = std::max(scale, std::fabs(static_cast<double>(r)));
       for (size_t j = 0; j < h_out[i].size(); ++j) {
         const float o = h_out[i][j], r = h_ref[i][j];  // NaN on either side (poison left) fails
-        const double e = std::isnan(o) || std::isnan(r) ? INFINITY : std::fabs(static_cast<double>(o) - r);
+        const double e =
+            std::isnan(o) || std::isnan(r) ? INFINITY : std::fabs(static_cast<double>(o) - r);
         if (e > err) err = e, worst = j;
       }
-      EXPECT_LE(err / scale, tol) << "output " << i << " of " << dlrt::plugin::dims_string(view.output(i).dims)
-                                  << ": element " << worst << " is " << h_out[i][worst] << ", reference "
+      EXPECT_LE(err / scale, tol) << "output " << i << " of "
+                                  << dlrt::plugin::dims_string(view.output(i).dims) << ": element "
+                                  << worst << " is " << h_out[i][worst] << ", reference "
                                   << h_ref[i][worst];
     }
     if (outputs != nullptr) *outputs = h_out;
@@ -206,7 +214,8 @@ void expect_refused(const dlrt_op_desc& desc, dlrt_code code, const std::string&
   EXPECT_EQ(k, nullptr);
 }
 
-void expect_f16_refused(const std::string& op, const std::vector<TensorType>& inputs, const AttrMap& attrs = {}) {
+void expect_f16_refused(const std::string& op, const std::vector<TensorType>& inputs,
+                        const AttrMap& attrs = {}) {
   const dlrt::ops::OpInstance in = instance(op, inputs, attrs);
   expect_refused(in.desc(), DLRT_UNIMPLEMENTED, "cpu: " + op, "f32 only, got f16");
 }
@@ -250,10 +259,14 @@ std::vector<ConvCase> conv_cases() {
       // Backward filter as im2col + matmul (NHWC, Ci >= 8): the second layer; stride, dilation
       // along h and SAME padding; more images than one ~2 MiB chunk of rows (chunks 6 + 5).
       {{2, 13, 13, 32}, {3, 3, 32, 64}, {}},
-      {{2, 9, 8, 8}, {3, 2, 8, 5}, {{"padding", "SAME"}, {"strides", {2, 1}}, {"dilations", {2, 1}}}},
+      {{2, 9, 8, 8},
+       {3, 2, 8, 5},
+       {{"padding", "SAME"}, {"strides", {2, 1}}, {"dilations", {2, 1}}}},
       {{11, 24, 24, 16}, {3, 3, 16, 8}, {}},
       {{1, 16, 10, 10}, {3, 3, 16, 8}, {{"data_format", "NCHW"}, {"padding", "SAME"}}},
-      {{2, 3, 6, 7}, {3, 3, 3, 5}, {{"data_format", "NCHW"}, {"padding", "SAME"}, {"strides", {2, 1}}}},
+      {{2, 3, 6, 7},
+       {3, 3, 3, 5},
+       {{"data_format", "NCHW"}, {"padding", "SAME"}, {"strides", {2, 1}}}},
       {{1, 4, 7, 6}, {2, 2, 4, 9}, {{"data_format", "NCHW"}, {"strides", {2, 2}}}},
   };
 }
@@ -276,8 +289,8 @@ TEST(PrimitiveKernels, Conv2dBackwardData) {
   for (const auto& c : conv_cases()) {
     AttrMap attrs = c.attrs;
     attrs["input_shape"] = dlrt::ops::Ints(c.x.begin(), c.x.end());
-    check_op("conv2d_backward_data", {f32(out_dims("conv2d", {f32(c.x), f32(c.w)}, c.attrs)), f32(c.w)}, attrs,
-             kConvTol);
+    check_op("conv2d_backward_data",
+             {f32(out_dims("conv2d", {f32(c.x), f32(c.w)}, c.attrs)), f32(c.w)}, attrs, kConvTol);
   }
 }
 
@@ -285,8 +298,8 @@ TEST(PrimitiveKernels, Conv2dBackwardFilter) {
   for (const auto& c : conv_cases()) {
     AttrMap attrs = c.attrs;
     attrs["filter_shape"] = dlrt::ops::Ints(c.w.begin(), c.w.end());
-    check_op("conv2d_backward_filter", {f32(c.x), f32(out_dims("conv2d", {f32(c.x), f32(c.w)}, c.attrs))}, attrs,
-             kConvTol);
+    check_op("conv2d_backward_filter",
+             {f32(c.x), f32(out_dims("conv2d", {f32(c.x), f32(c.w)}, c.attrs))}, attrs, kConvTol);
   }
 }
 
@@ -297,7 +310,8 @@ TEST(PrimitiveKernels, ConvRefusals) {
   const auto in = instance("conv2d", {f32({1, 5, 5, 3}), f32({3, 3, 3, 4})}, {});
   Mutated bad(in.desc(), true, 0, {1, 4, 4, 4});
   expect_refused(bad.desc, DLRT_INVALID_ARGUMENT, "conv2d", "(1, 3, 3, 4)");
-  const auto fused = instance("conv2d_bias_act", {f32({1, 5, 5, 3}), f32({3, 3, 3, 4}), f32({4})}, {});
+  const auto fused =
+      instance("conv2d_bias_act", {f32({1, 5, 5, 3}), f32({3, 3, 3, 4}), f32({4})}, {});
   Mutated bad_bias(fused.desc(), false, 2, {5});
   expect_refused(bad_bias.desc, DLRT_INVALID_ARGUMENT, "conv2d_bias_act", "input 2 (b)");
 }
@@ -312,7 +326,8 @@ TEST(PrimitiveKernels, ThreadsOption) {
              {{"filter_shape", {3, 3, 16, 24}}}, kConvTol, {}, cpu_with_threads(threads));
     check_op("conv2d_bias_act", {f32(x), f32(w), f32({24})}, {{"activation", "relu"}}, kConvTol, {},
              cpu_with_threads(threads));
-    check_op("matmul", {f32({64, 576}), f32({576, 64})}, {}, kConvTol, {}, cpu_with_threads(threads));
+    check_op("matmul", {f32({64, 576}), f32({576, 64})}, {}, kConvTol, {},
+             cpu_with_threads(threads));
   }
 }
 
@@ -330,9 +345,11 @@ TEST(PrimitiveKernels, WinogradConv) {
   const std::optional<int64_t> attr = int_attr(cpu(), "winograd");
   ASSERT_TRUE(attr.has_value()) << "the cpu device has no attribute 'winograd'";
   const bool winograd_cpu = *attr == 1;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && std::getenv("ONEDNN_MAX_CPU_ISA") == nullptr)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+      std::getenv("ONEDNN_MAX_CPU_ISA") == nullptr)
     EXPECT_TRUE(winograd_cpu) << "an AVX2+FMA CPU, yet the device says winograd = 0";
-  EXPECT_EQ(int_attr(cpu_with({{"winograd", "0"}}), "winograd"), 0) << "option winograd=0 not in force";
+  EXPECT_EQ(int_attr(cpu_with({{"winograd", "0"}}), "winograd"), 0)
+      << "option winograd=0 not in force";
   const std::vector<ConvCase> cases = {
       {{2, 13, 13, 32}, {3, 3, 32, 64}, {}},  // the MNIST CNN's middle layer, two images
       {{1, 6, 6, 16}, {3, 3, 16, 16}, {{"padding", "SAME"}}},
@@ -370,7 +387,8 @@ TEST(PrimitiveKernels, WinogradConv) {
       check_op(pass.op, pass.inputs, pass.attrs, kConvTol, {}, cpu_with(off), &direct);
       ASSERT_FALSE(winograd.empty());
       ASSERT_FALSE(direct.empty());
-      if (winograd_cpu) EXPECT_NE(winograd[0], direct[0]) << pass.op << ": the Winograd path did not run";
+      if (winograd_cpu)
+        EXPECT_NE(winograd[0], direct[0]) << pass.op << ": the Winograd path did not run";
       else EXPECT_EQ(winograd[0], direct[0]) << pass.op << ": no AVX2+FMA, yet not oneDNN's result";
     }
   }
@@ -401,16 +419,16 @@ TEST(PrimitiveKernels, Pool2d) {
 
 TEST(PrimitiveKernels, MaxPool2dBackward) {
   for (const auto& c : pool_cases())
-    check_op("max_pool2d_backward", {f32(c.x), f32(out_dims("max_pool2d", {f32(c.x)}, c.attrs))}, c.attrs,
-             kElemTol);
+    check_op("max_pool2d_backward", {f32(c.x), f32(out_dims("max_pool2d", {f32(c.x)}, c.attrs))},
+             c.attrs, kElemTol);
 }
 
 TEST(PrimitiveKernels, MaxPool2dBackwardTiesGoToTheFirstMax) {
   Fill ties;
   ties.integers = true;  // x in {0, 1, 2}: most windows have several maxima
   for (const auto& c : pool_cases())
-    check_op("max_pool2d_backward", {f32(c.x), f32(out_dims("max_pool2d", {f32(c.x)}, c.attrs))}, c.attrs,
-             kElemTol, ties);
+    check_op("max_pool2d_backward", {f32(c.x), f32(out_dims("max_pool2d", {f32(c.x)}, c.attrs))},
+             c.attrs, kElemTol, ties);
 }
 
 // A NaN in x counts as the max of its window (the first NaN when there are several), as in
@@ -419,15 +437,16 @@ TEST(PrimitiveKernels, MaxPool2dBackwardNanIsTheMax) {
   Fill nans;
   nans.input0_nan_every = 3;
   for (const auto& c : pool_cases())
-    check_op("max_pool2d_backward", {f32(c.x), f32(out_dims("max_pool2d", {f32(c.x)}, c.attrs))}, c.attrs,
-             kElemTol, nans);
+    check_op("max_pool2d_backward", {f32(c.x), f32(out_dims("max_pool2d", {f32(c.x)}, c.attrs))},
+             c.attrs, kElemTol, nans);
 }
 
 TEST(PrimitiveKernels, AvgPool2dBackward) {
   for (const auto& c : pool_cases()) {
     AttrMap attrs = c.attrs;
     attrs["input_shape"] = dlrt::ops::Ints(c.x.begin(), c.x.end());
-    check_op("avg_pool2d_backward", {f32(out_dims("avg_pool2d", {f32(c.x)}, c.attrs))}, attrs, kElemTol);
+    check_op("avg_pool2d_backward", {f32(out_dims("avg_pool2d", {f32(c.x)}, c.attrs))}, attrs,
+             kElemTol);
   }
 }
 
@@ -447,8 +466,9 @@ struct MatmulCase {
 };
 
 std::vector<MatmulCase> matmul_cases() {
-  return {{1, 1, 1, false, false}, {3, 5, 7, false, false}, {3, 5, 7, true, false}, {3, 5, 7, false, true},
-          {3, 5, 7, true, true},   {64, 576, 64, false, false}, {64, 64, 10, true, false}, {17, 33, 9, false, true}};
+  return {{1, 1, 1, false, false},   {3, 5, 7, false, false}, {3, 5, 7, true, false},
+          {3, 5, 7, false, true},    {3, 5, 7, true, true},   {64, 576, 64, false, false},
+          {64, 64, 10, true, false}, {17, 33, 9, false, true}};
 }
 
 std::vector<TensorType> matmul_inputs(const MatmulCase& c) {
@@ -466,7 +486,8 @@ TEST(PrimitiveKernels, MatmulBiasAct) {
   for (const auto& c : matmul_cases()) {
     auto inputs = matmul_inputs(c);
     inputs.push_back(f32({c.n}));
-    check_op("matmul_bias_act", inputs, {{"transpose_a", c.ta}, {"transpose_b", c.tb}, {"activation", acts[i++ % 4]}},
+    check_op("matmul_bias_act", inputs,
+             {{"transpose_a", c.ta}, {"transpose_b", c.tb}, {"activation", acts[i++ % 4]}},
              kConvTol);
   }
 }
@@ -492,7 +513,7 @@ TEST(PrimitiveKernels, ActivationGradients) {
   for (const auto& d : eltwise_shapes()) {
     check_op("relu_grad", {f32(d), f32(d)}, {}, kElemTol);
     check_op("sigmoid_grad", {f32(d), f32(d)}, {}, kElemTol, Fill{0.0f, 1.0f});  // y in (0,1)
-    check_op("tanh_grad", {f32(d), f32(d)}, {}, kElemTol);                      // y in (-1,1)
+    check_op("tanh_grad", {f32(d), f32(d)}, {}, kElemTol);                       // y in (-1,1)
   }
 }
 

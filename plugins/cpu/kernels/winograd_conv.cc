@@ -50,9 +50,9 @@ namespace {
 
 using V8 = __m256;
 
-constexpr int kPlanes = 36;               // 6 x 6 transformed tile
-constexpr int64_t kBlockTiles = 24;       // tiles per block (4 row groups of the micro-kernel)
-constexpr int64_t kAlign = 16;            // floats: workspace regions start on 64 bytes
+constexpr int kPlanes = 36;          // 6 x 6 transformed tile
+constexpr int64_t kBlockTiles = 24;  // tiles per block (4 row groups of the micro-kernel)
+constexpr int64_t kAlign = 16;       // floats: workspace regions start on 64 bytes
 
 // Floats between consecutive planes of a block buffer [36][count][c]: the planes' size plus one
 // cache line. Without it the planes of a block lie a multiple of 2 or 4 KiB apart, so the 36
@@ -141,7 +141,8 @@ struct InGradT {
     // -4 q1 + 4 q2 - 2 q3 + 2 q4 + 4 q5
     x[1] = _mm256_fmadd_ps(set1(4.f), _mm256_sub_ps(q[5], d12), _mm256_mul_ps(set1(-2.f), d34));
     // -5 q0 - 4 (q1 + q2) - (q3 + q4)
-    x[2] = _mm256_fnmadd_ps(set1(5.f), q[0], _mm256_fnmadd_ps(set1(4.f), s12, _mm256_sub_ps(_mm256_setzero_ps(), s34)));
+    x[2] = _mm256_fnmadd_ps(
+        set1(5.f), q[0], _mm256_fnmadd_ps(set1(4.f), s12, _mm256_sub_ps(_mm256_setzero_ps(), s34)));
     // (q1 - q2) + 2 (q3 - q4) - 5 q5
     x[3] = _mm256_fnmadd_ps(set1(5.f), q[5], _mm256_fmadd_ps(set1(2.f), d34, d12));
     x[4] = _mm256_add_ps(_mm256_add_ps(q[0], s12), s34);
@@ -156,7 +157,9 @@ struct FilterGradT {
     const V8 s12 = _mm256_add_ps(s[1], s[2]), d21 = _mm256_sub_ps(s[2], s[1]);
     const V8 s34 = _mm256_add_ps(s[3], s[4]), d34 = _mm256_sub_ps(s[3], s[4]);
     const V8 sixth = set1(1.f / 6);
-    w[0] = _mm256_fmadd_ps(set1(0.25f), s[0], _mm256_fmadd_ps(set1(1.f / 24), s34, _mm256_mul_ps(set1(-1.f / 6), s12)));
+    w[0] =
+        _mm256_fmadd_ps(set1(0.25f), s[0],
+                        _mm256_fmadd_ps(set1(1.f / 24), s34, _mm256_mul_ps(set1(-1.f / 6), s12)));
     w[1] = _mm256_fmadd_ps(sixth, d21, _mm256_mul_ps(set1(1.f / 12), d34));
     w[2] = _mm256_add_ps(_mm256_mul_ps(sixth, _mm256_sub_ps(s34, s12)), s[5]);
   }
@@ -302,8 +305,8 @@ struct InputGradTile {
 // C (MR x 16, row stride ldc) = or += A (MR x K) x B (K x 16, row stride ldb); A's element
 // (r, k) is a[r * ars + k * aks], so A may be read transposed (backward filter).
 template <int MR>
-WINO_INLINE void micro_kernel(int64_t k_n, const float* a, int64_t ars, int64_t aks, const float* b, int64_t ldb,
-                              float* c, int64_t ldc, bool accumulate) {
+WINO_INLINE void micro_kernel(int64_t k_n, const float* a, int64_t ars, int64_t aks, const float* b,
+                              int64_t ldb, float* c, int64_t ldc, bool accumulate) {
   V8 c0[MR], c1[MR];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
@@ -328,20 +331,33 @@ WINO_INLINE void micro_kernel(int64_t k_n, const float* a, int64_t ars, int64_t 
 }
 
 // C (M x N) = or += A (M x K) x B (K x N); N a multiple of 16.
-WINO_TARGET void gemm(int64_t m_n, int64_t n_n, int64_t k_n, const float* a, int64_t ars, int64_t aks,
-                      const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+WINO_TARGET void gemm(int64_t m_n, int64_t n_n, int64_t k_n, const float* a, int64_t ars,
+                      int64_t aks, const float* b, int64_t ldb, float* c, int64_t ldc,
+                      bool accumulate) {
   for (int64_t j = 0; j < n_n; j += 16) {
     for (int64_t i = 0; i < m_n; i += 6) {
       const float* ai = a + i * ars;
       const float* bj = b + j;
       float* cij = c + i * ldc + j;
       switch (std::min<int64_t>(6, m_n - i)) {
-        case 6: micro_kernel<6>(k_n, ai, ars, aks, bj, ldb, cij, ldc, accumulate); break;
-        case 5: micro_kernel<5>(k_n, ai, ars, aks, bj, ldb, cij, ldc, accumulate); break;
-        case 4: micro_kernel<4>(k_n, ai, ars, aks, bj, ldb, cij, ldc, accumulate); break;
-        case 3: micro_kernel<3>(k_n, ai, ars, aks, bj, ldb, cij, ldc, accumulate); break;
-        case 2: micro_kernel<2>(k_n, ai, ars, aks, bj, ldb, cij, ldc, accumulate); break;
-        default: micro_kernel<1>(k_n, ai, ars, aks, bj, ldb, cij, ldc, accumulate); break;
+        case 6:
+          micro_kernel<6>(k_n, ai, ars, aks, bj, ldb, cij, ldc, accumulate);
+          break;
+        case 5:
+          micro_kernel<5>(k_n, ai, ars, aks, bj, ldb, cij, ldc, accumulate);
+          break;
+        case 4:
+          micro_kernel<4>(k_n, ai, ars, aks, bj, ldb, cij, ldc, accumulate);
+          break;
+        case 3:
+          micro_kernel<3>(k_n, ai, ars, aks, bj, ldb, cij, ldc, accumulate);
+          break;
+        case 2:
+          micro_kernel<2>(k_n, ai, ars, aks, bj, ldb, cij, ldc, accumulate);
+          break;
+        default:
+          micro_kernel<1>(k_n, ai, ars, aks, bj, ldb, cij, ldc, accumulate);
+          break;
       }
     }
   }
@@ -372,16 +388,19 @@ class WinogradConv : public Kernel {
     const int nt = static_cast<int>(std::min<int64_t>(threads_, g_.n));
     switch (pass_) {
       case Pass::forward:
-        forward(static_cast<const float*>(args.inputs[0]), static_cast<const float*>(args.inputs[1]),
-                bias_ ? static_cast<const float*>(args.inputs[2]) : nullptr, static_cast<float*>(args.outputs[0]), ws,
-                nt);
+        forward(static_cast<const float*>(args.inputs[0]),
+                static_cast<const float*>(args.inputs[1]),
+                bias_ ? static_cast<const float*>(args.inputs[2]) : nullptr,
+                static_cast<float*>(args.outputs[0]), ws, nt);
         break;
       case Pass::backward_data:
-        backward_data(static_cast<const float*>(args.inputs[0]), static_cast<const float*>(args.inputs[1]),
+        backward_data(static_cast<const float*>(args.inputs[0]),
+                      static_cast<const float*>(args.inputs[1]),
                       static_cast<float*>(args.outputs[0]), ws, nt);
         break;
       case Pass::backward_filter:
-        backward_filter(static_cast<const float*>(args.inputs[0]), static_cast<const float*>(args.inputs[1]),
+        backward_filter(static_cast<const float*>(args.inputs[0]),
+                        static_cast<const float*>(args.inputs[1]),
                         static_cast<float*>(args.outputs[0]), ws, nt);
         break;
     }
@@ -405,7 +424,8 @@ class WinogradConv : public Kernel {
     *col = r % tiles_w_ * 4;
   }
 
-  WINO_TARGET void forward(const float* x, const float* w, const float* b, float* y, float* ws, int nt) const {
+  WINO_TARGET void forward(const float* x, const float* w, const float* b, float* y, float* ws,
+                           int nt) const {
     float* u = ws;
     const int64_t ci = g_.ci, co = g_.co;
 #pragma omp parallel num_threads(nt) if (nt > 1)
@@ -422,14 +442,14 @@ class WinogradConv : public Kernel {
         input_tiles(x, t0, count, planes);
         for (int p = 0; p < kPlanes; ++p)
           gemm(count, co, ci, planes + p * plane_stride(count, ci), ci, 1, u + p * ci * co, co,
-               products + p * plane_stride(count, co), co,
-               false);
+               products + p * plane_stride(count, co), co, false);
         output_tiles(products, t0, count, b, y);
       }
     }
   }
 
-  WINO_TARGET void backward_data(const float* dy, const float* w, float* dx, float* ws, int nt) const {
+  WINO_TARGET void backward_data(const float* dy, const float* w, float* dx, float* ws,
+                                 int nt) const {
     float* ut = ws;
     const int64_t ci = g_.ci, co = g_.co;
 #pragma omp parallel num_threads(nt) if (nt > 1)
@@ -449,14 +469,14 @@ class WinogradConv : public Kernel {
         output_grad_tiles(dy, t0, count, planes);
         for (int p = 0; p < kPlanes; ++p)
           gemm(count, ci, co, planes + p * plane_stride(count, co), co, 1, ut + p * co * ci, ci,
-               products + p * plane_stride(count, ci), ci,
-               false);
+               products + p * plane_stride(count, ci), ci, false);
         input_grad_tiles(products, t0, count, dx);
       }
     }
   }
 
-  WINO_TARGET void backward_filter(const float* x, const float* dy, float* dw, float* ws, int nt) const {
+  WINO_TARGET void backward_filter(const float* x, const float* dy, float* dw, float* ws,
+                                   int nt) const {
     const int64_t ci = g_.ci, co = g_.co;
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
@@ -473,8 +493,8 @@ class WinogradConv : public Kernel {
         output_grad_tiles(dy, t0, count, grads);
         // S[p] (ci, co) += V[p]^T (ci, tiles) x P[p] (tiles, co): A = V read transposed.
         for (int p = 0; p < kPlanes; ++p)
-          gemm(ci, co, count, planes + p * plane_stride(count, ci), 1, ci, grads + p * plane_stride(count, co), co,
-               s + p * ci * co, co, true);
+          gemm(ci, co, count, planes + p * plane_stride(count, ci), 1, ci,
+               grads + p * plane_stride(count, co), co, s + p * ci * co, co, true);
       }
 #pragma omp barrier
 #pragma omp for schedule(static)
@@ -568,18 +588,20 @@ class WinogradConv : public Kernel {
 
   // Products [36][count][co] -> y: A^T M A of each tile, + bias, relu; cells past the last
   // output row/column are dropped.
-  WINO_TARGET void output_tiles(const float* in, int64_t t0, int64_t count, const float* b, float* y) const {
+  WINO_TARGET void output_tiles(const float* in, int64_t t0, int64_t count, const float* b,
+                                float* y) const {
     const int64_t c_n = g_.co, plane = plane_stride(count, c_n);
     for (int64_t k = 0; k < count; ++k) {
       int64_t n = 0, row0 = 0, col0 = 0;
       tile_origin(t0 + k, &n, &row0, &col0);
       float* img = y + n * g_.oh * g_.ow * c_n;
-      const int64_t rows = std::min<int64_t>(4, g_.oh - row0), cols = std::min<int64_t>(4, g_.ow - col0);
+      const int64_t rows = std::min<int64_t>(4, g_.oh - row0),
+                    cols = std::min<int64_t>(4, g_.ow - col0);
       for (int64_t c = 0; c < c_n; c += 8) {
         const V8 bias = b != nullptr ? load(b + c) : _mm256_setzero_ps();
         transform_2d_stream<OutputT>(PlanesIn{in + k * c_n + c, plane},
-                                     OutputTile{img + (row0 * g_.ow + col0) * c_n + c, g_.ow * c_n, c_n, rows, cols,
-                                                bias, relu_});
+                                     OutputTile{img + (row0 * g_.ow + col0) * c_n + c, g_.ow * c_n,
+                                                c_n, rows, cols, bias, relu_});
       }
     }
   }
@@ -611,9 +633,12 @@ class WinogradConv : public Kernel {
 
 bool cpu_supported(const dlrt_plugin& p) { return p.avx2 && __builtin_cpu_supports("fma"); }
 
-bool channels_fit(int64_t ci, int64_t co) { return ci > 0 && co > 0 && ci % 16 == 0 && co % 16 == 0; }
+bool channels_fit(int64_t ci, int64_t co) {
+  return ci > 0 && co > 0 && ci % 16 == 0 && co % 16 == 0;
+}
 
-std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, const Geometry& g, Pass pass, bool bias, bool relu) {
+std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, const Geometry& g, Pass pass, bool bias,
+                                    bool relu) {
   return std::make_unique<WinogradConv>(p, g, pass, bias, relu);
 }
 

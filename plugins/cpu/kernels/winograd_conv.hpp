@@ -32,6 +32,7 @@ bool channels_fit(int64_t ci, int64_t co);
 
 // The kernel. For Pass::forward, `bias` says whether input 2 is a bias (conv2d_bias_act) and
 // `relu` whether a relu follows it; the inputs/outputs are the ops' own (docs/ops.md).
-std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, const Geometry& g, Pass pass, bool bias, bool relu);
+std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, const Geometry& g, Pass pass, bool bias,
+                                    bool relu);
 
 }  // namespace dlrt::cpu::wino

@@ -15,19 +15,24 @@ struct ConvGeom {
   ImageShape x, y;
   int64_t kh = 0, kw = 0, ci = 0, co = 0;
   Window1D wh, ww;
-  int64_t w_index(int64_t i, int64_t j, int64_t c, int64_t o) const { return ((i * kw + j) * ci + c) * co + o; }
+  int64_t w_index(int64_t i, int64_t j, int64_t c, int64_t o) const {
+    return ((i * kw + j) * ci + c) * co + o;
+  }
 };
 
-ConvGeom conv_geom(const OpView& op, const std::vector<int64_t>& x_dims, const std::vector<int64_t>& w_dims) {
+ConvGeom conv_geom(const OpView& op, const std::vector<int64_t>& x_dims,
+                   const std::vector<int64_t>& w_dims) {
   bool nchw = plugin::is_nchw(op.get_string("data_format"), op.name());
   const auto& strides = op.get_ints("strides", 2);
   const auto& dil = op.get_ints("dilations", 2);
   ConvGeom g;
   g.x = plugin::image_shape(x_dims, nchw, op.name(), "the image");
-  if (w_dims.size() != 4) op.invalid("the filter must be (KH,KW,Ci,Co), has dims " + plugin::dims_string(w_dims));
+  if (w_dims.size() != 4)
+    op.invalid("the filter must be (KH,KW,Ci,Co), has dims " + plugin::dims_string(w_dims));
   g.kh = w_dims[0], g.kw = w_dims[1], g.ci = w_dims[2], g.co = w_dims[3];
   if (g.ci != g.x.c)
-    op.invalid("the filter has " + std::to_string(g.ci) + " input channels, the image " + std::to_string(g.x.c));
+    op.invalid("the filter has " + std::to_string(g.ci) + " input channels, the image " +
+               std::to_string(g.x.c));
   if (g.co < 1 || g.x.n < 1) op.invalid("empty batch or no output channels");
   g.wh = plugin::window_of(op, 0, g.x.h, g.kh, strides[0], dil[0]);
   g.ww = plugin::window_of(op, 1, g.x.w, g.kw, strides[1], dil[1]);
@@ -131,7 +136,8 @@ void run_conv2d_backward_data(const OpView& op, const void* const* in, void* con
   ConvGeom g = conv_geom(op, op.get_ints("input_shape", 4), op.input(1).dims);
   with_float(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
-    conv2d_backward_data<T>(g, static_cast<const T*>(in[0]), static_cast<const T*>(in[1]), static_cast<T*>(out[0]));
+    conv2d_backward_data<T>(g, static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
+                            static_cast<T*>(out[0]));
   });
 }
 
@@ -172,11 +178,13 @@ void check_conv2d_backward_filter(const OpView& op) {
   expect_dims(op, dy, g.y.dims(), "dy");
 }
 
-void run_conv2d_backward_filter(const OpView& op, const void* const* in, void* const* out, uint64_t) {
+void run_conv2d_backward_filter(const OpView& op, const void* const* in, void* const* out,
+                                uint64_t) {
   ConvGeom g = conv_geom(op, op.input(0).dims, op.get_ints("filter_shape", 4));
   with_float(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
-    conv2d_backward_filter<T>(g, static_cast<const T*>(in[0]), static_cast<const T*>(in[1]), static_cast<T*>(out[0]));
+    conv2d_backward_filter<T>(g, static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
+                              static_cast<T*>(out[0]));
   });
 }
 

@@ -37,7 +37,8 @@ void run_unary(const OpView& op, const void* const* in, void* const* out, uint64
     using T = decltype(t);
     const T* x = static_cast<const T*>(in[0]);
     T* y = static_cast<T*>(out[0]);
-    for (int64_t i = 0; i < op.input(0).numel; ++i) y[i] = static_cast<T>(unary(op.name(), double(x[i]), alpha));
+    for (int64_t i = 0; i < op.input(0).numel; ++i)
+      y[i] = static_cast<T>(unary(op.name(), double(x[i]), alpha));
   });
 }
 
@@ -45,10 +46,14 @@ void run_unary(const OpView& op, const void* const* in, void* const* out, uint64
 
 double binary(char op, double a, double b) {
   switch (op) {
-    case '+': return a + b;
-    case '-': return a - b;
-    case '*': return a * b;
-    default: return a / b;  // IEEE: x/0 is +-inf or NaN
+    case '+':
+      return a + b;
+    case '-':
+      return a - b;
+    case '*':
+      return a * b;
+    default:
+      return a / b;  // IEEE: x/0 is +-inf or NaN
   }
 }
 
@@ -163,7 +168,8 @@ void run_bias_add(const OpView& op, const void* const* in, void* const* out, uin
     const T* xp = static_cast<const T*>(in[0]);
     const T* b = static_cast<const T*>(in[1]);
     T* y = static_cast<T*>(out[0]);
-    for (int64_t i = 0; i < x.numel; ++i) y[i] = static_cast<T>(double(xp[i]) + double(b[(i / inner) % channels]));
+    for (int64_t i = 0; i < x.numel; ++i)
+      y[i] = static_cast<T>(double(xp[i]) + double(b[(i / inner) % channels]));
   });
 }
 
@@ -174,8 +180,10 @@ int bias_channel_dim(const OpView& op, const TensorView& x) { return channel_dim
 void add_elementwise_kernels(KernelTable& t) {
   for (const char* name : {"relu", "leaky_relu", "sigmoid", "tanh", "neg", "exp", "log", "sqrt"})
     t.push_back({name, run_unary, check_unary});
-  for (const char* name : {"add", "sub", "mul", "div"}) t.push_back({name, run_binary, check_binary});
-  for (const char* name : {"relu_grad", "leaky_relu_grad", "sigmoid_grad", "tanh_grad"}) t.push_back({name, run_act_grad, check_act_grad});
+  for (const char* name : {"add", "sub", "mul", "div"})
+    t.push_back({name, run_binary, check_binary});
+  for (const char* name : {"relu_grad", "leaky_relu_grad", "sigmoid_grad", "tanh_grad"})
+    t.push_back({name, run_act_grad, check_act_grad});
   t.push_back({"bias_add", run_bias_add, check_bias_add});
 }
 

@@ -17,11 +17,15 @@ using dlrt::reference::testing::expect_near;
 using dlrt::reference::testing::TestOp;
 using V = std::vector<float>;
 
-TestOp conv(std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> y, const char* padding,
-            std::vector<int64_t> strides = {1, 1}, const char* format = "NHWC") {
+TestOp conv(std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> y,
+            const char* padding, std::vector<int64_t> strides = {1, 1},
+            const char* format = "NHWC") {
   TestOp t("conv2d");
   t.in(DLRT_F32, x).in(DLRT_F32, w).out(DLRT_F32, y);
-  t.ints("strides", strides).str("padding", padding).ints("dilations", {1, 1}).str("data_format", format);
+  t.ints("strides", strides)
+      .str("padding", padding)
+      .ints("dilations", {1, 1})
+      .str("data_format", format);
   return t;
 }
 
@@ -48,10 +52,10 @@ TEST(Conv2D, SameStrideTwoOnOddSize) {
   // x: 5x5 with x[r][c] = 5r+c; k 3, stride 2 -> out 3, padding 1 before and 1 after.
   TestOp t = conv({1, 5, 5, 1}, {3, 3, 1, 1}, {1, 3, 3, 1}, "SAME", {2, 2});
   V y = t.run_f32({iota(25), V(9, 1.0f)})[0];
-  EXPECT_FLOAT_EQ(y[0], 0 + 1 + 5 + 6);                // rows 0..1, cols 0..1
-  EXPECT_FLOAT_EQ(y[4], 90 + 18);                      // rows 1..3, cols 1..3
-  EXPECT_FLOAT_EQ(y[8], 18 + 19 + 23 + 24);            // rows 3..4, cols 3..4
-  EXPECT_FLOAT_EQ(y[2], 3 + 4 + 8 + 9);                // rows 0..1, cols 3..4
+  EXPECT_FLOAT_EQ(y[0], 0 + 1 + 5 + 6);      // rows 0..1, cols 0..1
+  EXPECT_FLOAT_EQ(y[4], 90 + 18);            // rows 1..3, cols 1..3
+  EXPECT_FLOAT_EQ(y[8], 18 + 19 + 23 + 24);  // rows 3..4, cols 3..4
+  EXPECT_FLOAT_EQ(y[2], 3 + 4 + 8 + 9);      // rows 0..1, cols 3..4
 }
 
 TEST(Conv2D, SameStrideTwoOnEvenSizePadsAfter) {
@@ -75,14 +79,23 @@ TEST(Conv2D, ChannelsAndNchwAgree) {
 TEST(Conv2D, DilationSkipsCells) {
   TestOp t("conv2d");
   t.in(DLRT_F32, {1, 1, 5, 1}).in(DLRT_F32, {1, 2, 1, 1}).out(DLRT_F32, {1, 1, 3, 1});
-  t.ints("strides", {1, 1}).str("padding", "VALID").ints("dilations", {1, 2}).str("data_format", "NHWC");
+  t.ints("strides", {1, 1})
+      .str("padding", "VALID")
+      .ints("dilations", {1, 2})
+      .str("data_format", "NHWC");
   expect_near(t.run_f32({iota(5), {1, 10}})[0], V{20, 31, 42}, 1e-5);
 }
 
 TEST(Conv2D, BiasActivation) {
   TestOp t("conv2d_bias_act");
-  t.in(DLRT_F32, {1, 3, 3, 1}).in(DLRT_F32, {2, 2, 1, 1}).in(DLRT_F32, {1}).out(DLRT_F32, {1, 2, 2, 1});
-  t.ints("strides", {1, 1}).str("padding", "VALID").ints("dilations", {1, 1}).str("data_format", "NHWC");
+  t.in(DLRT_F32, {1, 3, 3, 1})
+      .in(DLRT_F32, {2, 2, 1, 1})
+      .in(DLRT_F32, {1})
+      .out(DLRT_F32, {1, 2, 2, 1});
+  t.ints("strides", {1, 1})
+      .str("padding", "VALID")
+      .ints("dilations", {1, 1})
+      .str("data_format", "NHWC");
   t.str("activation", "relu");
   expect_near(t.run_f32({iota(9, 1), {1, 2, 3, 4}, {-50}})[0], V{0, 0, 17, 27}, 1e-5);
 }
@@ -93,35 +106,44 @@ TestOp pool(const char* name, std::vector<int64_t> x, std::vector<int64_t> y, co
             const char* format = "NHWC") {
   TestOp t(name);
   t.in(DLRT_F32, x).out(DLRT_F32, y);
-  t.ints("ksize", {2, 2}).ints("strides", {2, 2}).str("padding", padding).str("data_format", format);
+  t.ints("ksize", {2, 2})
+      .ints("strides", {2, 2})
+      .str("padding", padding)
+      .str("data_format", format);
   return t;
 }
 
 TEST(Pool, MaxAndAvgValid) {
-  expect_near(pool("max_pool2d", {1, 4, 4, 1}, {1, 2, 2, 1}, "VALID").run_f32({iota(16)})[0], V{5, 7, 13, 15}, 0);
+  expect_near(pool("max_pool2d", {1, 4, 4, 1}, {1, 2, 2, 1}, "VALID").run_f32({iota(16)})[0],
+              V{5, 7, 13, 15}, 0);
   expect_near(pool("avg_pool2d", {1, 4, 4, 1}, {1, 2, 2, 1}, "VALID").run_f32({iota(16)})[0],
               V{2.5, 4.5, 10.5, 12.5}, 1e-6);
 }
 
 TEST(Pool, SameOnOddSizePadsAfterAndAvgExcludesPadding) {
   // 3x3 (1..9), k 2, s 2, SAME: out 2, one padding row/col after.
-  expect_near(pool("max_pool2d", {1, 3, 3, 1}, {1, 2, 2, 1}, "SAME").run_f32({iota(9, 1)})[0], V{5, 6, 8, 9}, 0);
+  expect_near(pool("max_pool2d", {1, 3, 3, 1}, {1, 2, 2, 1}, "SAME").run_f32({iota(9, 1)})[0],
+              V{5, 6, 8, 9}, 0);
   // avg: (1+2+4+5)/4 = 3, (3+6)/2 = 4.5, (7+8)/2 = 7.5, 9/1 = 9
-  expect_near(pool("avg_pool2d", {1, 3, 3, 1}, {1, 2, 2, 1}, "SAME").run_f32({iota(9, 1)})[0], V{3, 4.5, 7.5, 9}, 1e-6);
+  expect_near(pool("avg_pool2d", {1, 3, 3, 1}, {1, 2, 2, 1}, "SAME").run_f32({iota(9, 1)})[0],
+              V{3, 4.5, 7.5, 9}, 1e-6);
 }
 
 TEST(Pool, MaxPoolPaddingIsMinusInfinity) {
   // All-negative input: a padded cell (treated as 0 by a careless kernel) must not win.
   V x = {-1, -2, -3, -4, -5, -6, -7, -8, -9};
-  expect_near(pool("max_pool2d", {1, 3, 3, 1}, {1, 2, 2, 1}, "SAME").run_f32({x})[0], V{-1, -3, -7, -9}, 0);
+  expect_near(pool("max_pool2d", {1, 3, 3, 1}, {1, 2, 2, 1}, "SAME").run_f32({x})[0],
+              V{-1, -3, -7, -9}, 0);
 }
 
 TEST(Pool, NchwPoolsEachChannel) {
   // Two channels of 2x2: channel 0 = 0..3, channel 1 = 10..13.
-  expect_near(pool("max_pool2d", {1, 2, 2, 2}, {1, 2, 1, 1}, "VALID", "NCHW").run_f32({{0, 1, 2, 3, 10, 11, 12, 13}})[0],
+  expect_near(pool("max_pool2d", {1, 2, 2, 2}, {1, 2, 1, 1}, "VALID", "NCHW")
+                  .run_f32({{0, 1, 2, 3, 10, 11, 12, 13}})[0],
               V{3, 13}, 0);
   // Same data read as NHWC: channel 0 = 0,2,10,12; channel 1 = 1,3,11,13
-  expect_near(pool("max_pool2d", {1, 2, 2, 2}, {1, 1, 1, 2}, "VALID").run_f32({{0, 1, 2, 3, 10, 11, 12, 13}})[0],
+  expect_near(pool("max_pool2d", {1, 2, 2, 2}, {1, 1, 1, 2}, "VALID")
+                  .run_f32({{0, 1, 2, 3, 10, 11, 12, 13}})[0],
               V{12, 13}, 0);
 }
 
@@ -148,7 +170,8 @@ TEST(Matmul, BiasActivation) {
   TestOp t("matmul_bias_act");
   t.in(DLRT_F32, {2, 3}).in(DLRT_F32, {3, 2}).in(DLRT_F32, {2}).out(DLRT_F32, {2, 2});
   t.b("transpose_a", false).b("transpose_b", false).str("activation", "relu");
-  expect_near(t.run_f32({{1, 2, 3, 4, 5, 6}, {7, 8, 9, 10, 11, 12}, {-100, -200}})[0], V{0, 0, 39, 0}, 1e-4);
+  expect_near(t.run_f32({{1, 2, 3, 4, 5, 6}, {7, 8, 9, 10, 11, 12}, {-100, -200}})[0],
+              V{0, 0, 39, 0}, 1e-4);
   TestOp s("matmul_bias_act");
   s.in(DLRT_F32, {1, 1}).in(DLRT_F32, {1, 1}).in(DLRT_F32, {1}).out(DLRT_F32, {1, 1});
   s.b("transpose_a", false).b("transpose_b", false).str("activation", "sigmoid");
@@ -167,17 +190,22 @@ TEST(Matmul, MismatchedInnerDimIsInvalid) {
 
 // ---- element-wise ------------------------------------------------------------------------
 
-TestOp binary(const char* name, std::vector<int64_t> a, std::vector<int64_t> b, std::vector<int64_t> c) {
+TestOp binary(const char* name, std::vector<int64_t> a, std::vector<int64_t> b,
+              std::vector<int64_t> c) {
   TestOp t(name);
   t.in(DLRT_F32, a).in(DLRT_F32, b).out(DLRT_F32, c);
   return t;
 }
 
 TEST(Elementwise, BroadcastingBinaryOps) {
-  expect_near(binary("add", {2, 3}, {3}, {2, 3}).run_f32({iota(6, 1), {10, 20, 30}})[0], V{11, 22, 33, 14, 25, 36}, 0);
-  expect_near(binary("mul", {2, 1}, {1, 3}, {2, 3}).run_f32({{1, 2}, {1, 2, 3}})[0], V{1, 2, 3, 2, 4, 6}, 0);
-  expect_near(binary("sub", {3}, {2, 1}, {2, 3}).run_f32({{1, 2, 3}, {10, 20}})[0], V{-9, -8, -7, -19, -18, -17}, 0);
-  expect_near(binary("div", {2, 2}, {}, {2, 2}).run_f32({{1, 2, 3, 4}, {2}})[0], V{0.5, 1, 1.5, 2}, 0);
+  expect_near(binary("add", {2, 3}, {3}, {2, 3}).run_f32({iota(6, 1), {10, 20, 30}})[0],
+              V{11, 22, 33, 14, 25, 36}, 0);
+  expect_near(binary("mul", {2, 1}, {1, 3}, {2, 3}).run_f32({{1, 2}, {1, 2, 3}})[0],
+              V{1, 2, 3, 2, 4, 6}, 0);
+  expect_near(binary("sub", {3}, {2, 1}, {2, 3}).run_f32({{1, 2, 3}, {10, 20}})[0],
+              V{-9, -8, -7, -19, -18, -17}, 0);
+  expect_near(binary("div", {2, 2}, {}, {2, 2}).run_f32({{1, 2, 3, 4}, {2}})[0], V{0.5, 1, 1.5, 2},
+              0);
   EXPECT_THROW(dlrt::reference::check_supported(binary("add", {2, 3}, {2}, {2, 3}).view()), Error);
 }
 
@@ -214,13 +242,17 @@ TEST(Elementwise, BiasAddBothFormats) {
   t.in(DLRT_F32, {2, 3}).in(DLRT_F32, {3}).out(DLRT_F32, {2, 3}).str("data_format", "NHWC");
   expect_near(t.run_f32({V(6, 0), {1, 2, 3}})[0], V{1, 2, 3, 1, 2, 3}, 0);
   TestOp n("bias_add");
-  n.in(DLRT_F32, {1, 2, 1, 2}).in(DLRT_F32, {2}).out(DLRT_F32, {1, 2, 1, 2}).str("data_format", "NCHW");
+  n.in(DLRT_F32, {1, 2, 1, 2})
+      .in(DLRT_F32, {2})
+      .out(DLRT_F32, {1, 2, 1, 2})
+      .str("data_format", "NCHW");
   expect_near(n.run_f32({V(4, 0), {1, 2}})[0], V{1, 1, 2, 2}, 0);
 }
 
 // ---- reductions --------------------------------------------------------------------------
 
-TestOp reduce(const char* name, std::vector<int64_t> x, std::vector<int64_t> y, std::vector<int64_t> axes, bool keep) {
+TestOp reduce(const char* name, std::vector<int64_t> x, std::vector<int64_t> y,
+              std::vector<int64_t> axes, bool keep) {
   TestOp t(name);
   t.in(DLRT_F32, x).out(DLRT_F32, y).ints("axes", axes).b("keepdims", keep);
   return t;
@@ -233,8 +265,10 @@ TEST(Reduce, SumMeanMax) {
   expect_near(reduce("reduce_mean", {2, 3}, {}, {}, false).run_f32({x})[0], V{3.5}, 0);
   expect_near(reduce("reduce_max", {2, 3}, {2, 1}, {-1}, true).run_f32({x})[0], V{3, 6}, 0);
   // (2,2,2) over axes 0 and 2: y[j] = sum over i,k of x[i,j,k] (x = 0..7): j=0: 0+1+4+5, j=1: 2+3+6+7
-  expect_near(reduce("reduce_sum", {2, 2, 2}, {2}, {0, 2}, false).run_f32({iota(8)})[0], V{10, 18}, 0);
-  EXPECT_THROW(dlrt::reference::check_supported(reduce("reduce_sum", {2, 3}, {2}, {1}, true).view()), Error);
+  expect_near(reduce("reduce_sum", {2, 2, 2}, {2}, {0, 2}, false).run_f32({iota(8)})[0], V{10, 18},
+              0);
+  EXPECT_THROW(
+      dlrt::reference::check_supported(reduce("reduce_sum", {2, 3}, {2}, {1}, true).view()), Error);
 }
 
 TEST(Reduce, BiasAddGrad) {
@@ -306,13 +340,15 @@ TEST(SparseSoftmaxCrossEntropy, KnownLogits) {
     std::vector<int64_t> l64 = {2, 0, 3};  // 3 is out of range
     std::vector<int32_t> l32 = {2, 0, 3};
     V loss(3), backprop(9);
-    const void* labels = label_dtype == DLRT_I64 ? static_cast<const void*>(l64.data()) : l32.data();
+    const void* labels =
+        label_dtype == DLRT_I64 ? static_cast<const void*>(l64.data()) : l32.data();
     t.run_raw({logits.data(), labels}, {loss.data(), backprop.data()});
     EXPECT_NEAR(loss[0], 0.40760596, 1e-6);
     EXPECT_NEAR(loss[1], std::log(3.0), 1e-6);
     EXPECT_TRUE(std::isnan(loss[2]));
     expect_near(V(backprop.begin(), backprop.begin() + 6),
-                V{0.09003057f, 0.24472847f, 0.66524096f - 1, 1.0f / 3 - 1, 1.0f / 3, 1.0f / 3}, 1e-6);
+                V{0.09003057f, 0.24472847f, 0.66524096f - 1, 1.0f / 3 - 1, 1.0f / 3, 1.0f / 3},
+                1e-6);
     for (int j = 6; j < 9; ++j) EXPECT_TRUE(std::isnan(backprop[j]));
   }
 }

@@ -27,7 +27,9 @@ D random_vec(size_t n, std::mt19937& rng, double lo = -1.0, double hi = 1.0) {
   return v;
 }
 
-size_t numel(const std::vector<int64_t>& dims) { return static_cast<size_t>(dlrt::plugin::product(dims)); }
+size_t numel(const std::vector<int64_t>& dims) {
+  return static_cast<size_t>(dlrt::plugin::product(dims));
+}
 
 double dot(const D& a, const D& b) {
   double s = 0;
@@ -55,7 +57,8 @@ void expect_grad(const D& analytic, const D& numeric, const char* what, double t
   ASSERT_EQ(analytic.size(), numeric.size()) << what;
   double scale = 1.0, nonzero = 0.0;
   for (double v : numeric) scale = std::max(scale, std::fabs(v)), nonzero += std::fabs(v);
-  ASSERT_GT(nonzero, 0.0) << what << ": the numeric gradient is all zero; the test would prove nothing";
+  ASSERT_GT(nonzero, 0.0) << what
+                          << ": the numeric gradient is all zero; the test would prove nothing";
   for (size_t i = 0; i < numeric.size(); ++i)
     EXPECT_NEAR(analytic[i], numeric[i], tol * scale) << what << " [" << i << "]";
 }
@@ -71,14 +74,16 @@ struct ConvCase {
 };
 
 std::ostream& operator<<(std::ostream& os, const ConvCase& c) {
-  return os << c.padding << " stride " << c.stride << " " << c.format << " dilation " << c.dilation << " x " << c.h
-            << "x" << c.w << " k " << c.kh << "x" << c.kw;
+  return os << c.padding << " stride " << c.stride << " " << c.format << " dilation " << c.dilation
+            << " x " << c.h << "x" << c.w << " k " << c.kh << "x" << c.kw;
 }
 
 class ConvGrad : public ::testing::TestWithParam<ConvCase> {};
 
 void conv_attrs(TestOp& t, const ConvCase& c) {
-  t.ints("strides", {c.stride, c.stride}).str("padding", c.padding).ints("dilations", {c.dilation, c.dilation});
+  t.ints("strides", {c.stride, c.stride})
+      .str("padding", c.padding)
+      .ints("dilations", {c.dilation, c.dilation});
   t.str("data_format", c.format);
 }
 
@@ -88,8 +93,10 @@ TEST_P(ConvGrad, DataAndFilterMatchFiniteDifferences) {
   const int64_t n = 2, ci = 2, co = 3;
   auto wh = dlrt::plugin::window_1d(c.h, c.kh, c.stride, c.dilation, c.padding, "t", "h");
   auto ww = dlrt::plugin::window_1d(c.w, c.kw, c.stride, c.dilation, c.padding, "t", "w");
-  std::vector<int64_t> xd = nchw ? std::vector<int64_t>{n, ci, c.h, c.w} : std::vector<int64_t>{n, c.h, c.w, ci};
-  std::vector<int64_t> yd = nchw ? std::vector<int64_t>{n, co, wh.out, ww.out} : std::vector<int64_t>{n, wh.out, ww.out, co};
+  std::vector<int64_t> xd =
+      nchw ? std::vector<int64_t>{n, ci, c.h, c.w} : std::vector<int64_t>{n, c.h, c.w, ci};
+  std::vector<int64_t> yd = nchw ? std::vector<int64_t>{n, co, wh.out, ww.out}
+                                 : std::vector<int64_t>{n, wh.out, ww.out, co};
   std::vector<int64_t> wd = {c.kh, c.kw, ci, co};
   std::mt19937 rng(42);
   Inputs in = {random_vec(numel(xd), rng), random_vec(numel(wd), rng)};
@@ -112,12 +119,14 @@ TEST_P(ConvGrad, DataAndFilterMatchFiniteDifferences) {
   expect_grad(bf.run_f64({in[0], r})[0], numeric_grad(fwd, in, 1, r), "dw");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Cases, ConvGrad,
-    ::testing::Values(ConvCase{"VALID", 1, "NHWC", 1, 5, 6, 3, 2}, ConvCase{"SAME", 1, "NHWC", 1, 5, 6, 3, 2},
-                      ConvCase{"VALID", 2, "NHWC", 1, 7, 6, 3, 3}, ConvCase{"SAME", 2, "NHWC", 1, 7, 6, 3, 3},
-                      ConvCase{"SAME", 2, "NCHW", 1, 5, 4, 2, 3}, ConvCase{"VALID", 1, "NCHW", 1, 4, 5, 2, 2},
-                      ConvCase{"SAME", 1, "NHWC", 2, 6, 5, 3, 2}));
+INSTANTIATE_TEST_SUITE_P(Cases, ConvGrad,
+                         ::testing::Values(ConvCase{"VALID", 1, "NHWC", 1, 5, 6, 3, 2},
+                                           ConvCase{"SAME", 1, "NHWC", 1, 5, 6, 3, 2},
+                                           ConvCase{"VALID", 2, "NHWC", 1, 7, 6, 3, 3},
+                                           ConvCase{"SAME", 2, "NHWC", 1, 7, 6, 3, 3},
+                                           ConvCase{"SAME", 2, "NCHW", 1, 5, 4, 2, 3},
+                                           ConvCase{"VALID", 1, "NCHW", 1, 4, 5, 2, 2},
+                                           ConvCase{"SAME", 1, "NHWC", 2, 6, 5, 3, 2}));
 
 // ---- pooling -----------------------------------------------------------------------------
 
@@ -139,8 +148,10 @@ TEST_P(PoolGrad, MaxAndAvgMatchFiniteDifferences) {
   const int64_t n = 2, h = 5, w = 6, ch = 2;
   auto wh = dlrt::plugin::window_1d(h, c.k, c.stride, 1, c.padding, "t", "h");
   auto ww = dlrt::plugin::window_1d(w, c.k, c.stride, 1, c.padding, "t", "w");
-  std::vector<int64_t> xd = nchw ? std::vector<int64_t>{n, ch, h, w} : std::vector<int64_t>{n, h, w, ch};
-  std::vector<int64_t> yd = nchw ? std::vector<int64_t>{n, ch, wh.out, ww.out} : std::vector<int64_t>{n, wh.out, ww.out, ch};
+  std::vector<int64_t> xd =
+      nchw ? std::vector<int64_t>{n, ch, h, w} : std::vector<int64_t>{n, h, w, ch};
+  std::vector<int64_t> yd = nchw ? std::vector<int64_t>{n, ch, wh.out, ww.out}
+                                 : std::vector<int64_t>{n, wh.out, ww.out, ch};
   auto attrs = [&](TestOp& t) {
     t.ints("ksize", {c.k, c.k}).ints("strides", {c.stride, c.stride}).str("padding", c.padding);
     t.str("data_format", c.format);
@@ -175,15 +186,19 @@ TEST_P(PoolGrad, MaxAndAvgMatchFiniteDifferences) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, PoolGrad,
-                         ::testing::Values(PoolCase{"VALID", 2, 2, "NHWC"}, PoolCase{"SAME", 2, 2, "NHWC"},
-                                           PoolCase{"SAME", 3, 2, "NHWC"}, PoolCase{"VALID", 3, 1, "NHWC"},
-                                           PoolCase{"SAME", 3, 1, "NCHW"}, PoolCase{"SAME", 2, 2, "NCHW"}));
+INSTANTIATE_TEST_SUITE_P(
+    Cases, PoolGrad,
+    ::testing::Values(PoolCase{"VALID", 2, 2, "NHWC"}, PoolCase{"SAME", 2, 2, "NHWC"},
+                      PoolCase{"SAME", 3, 2, "NHWC"}, PoolCase{"VALID", 3, 1, "NHWC"},
+                      PoolCase{"SAME", 3, 1, "NCHW"}, PoolCase{"SAME", 2, 2, "NCHW"}));
 
 TEST(PoolGrad, MaxGradientGoesToFirstMaxOfTies) {
   TestOp b("max_pool2d_backward");
   b.in(DLRT_F64, {1, 2, 2, 1}).in(DLRT_F64, {1, 1, 1, 1}).out(DLRT_F64, {1, 2, 2, 1});
-  b.ints("ksize", {2, 2}).ints("strides", {2, 2}).str("padding", "VALID").str("data_format", "NHWC");
+  b.ints("ksize", {2, 2})
+      .ints("strides", {2, 2})
+      .str("padding", "VALID")
+      .str("data_format", "NHWC");
   EXPECT_EQ(b.run_f64({{1, 3, 3, 2}, {5}})[0], (D{0, 5, 0, 0}));
 }
 
@@ -238,7 +253,8 @@ TEST(ReduceMaxGrad, MatchesFiniteDifferences) {
     std::vector<int64_t> ydims;
   };
   const std::vector<int64_t> xd = {3, 4, 2};
-  for (const Case& c : {Case{{1}, false, {3, 2}}, Case{{}, true, {1, 1, 1}}, Case{{0, -1}, true, {1, 4, 1}}}) {
+  for (const Case& c :
+       {Case{{1}, false, {3, 2}}, Case{{}, true, {1, 1, 1}}, Case{{0, -1}, true, {1, 4, 1}}}) {
     std::mt19937 rng(5);
     const D x = random_vec(numel(xd), rng);
     const D r = random_vec(numel(c.ydims), rng);
@@ -291,14 +307,26 @@ TEST(MatmulGrad, TransposeFlagsGiveTheGradients) {
   const D r = random_vec(6, rng);
   Forward fwd = [&](const Inputs& v) {
     TestOp t("matmul");
-    t.in(DLRT_F64, {3, 4}).in(DLRT_F64, {4, 2}).out(DLRT_F64, {3, 2}).b("transpose_a", false).b("transpose_b", false);
+    t.in(DLRT_F64, {3, 4})
+        .in(DLRT_F64, {4, 2})
+        .out(DLRT_F64, {3, 2})
+        .b("transpose_a", false)
+        .b("transpose_b", false);
     return t.run_f64(v)[0];
   };
   TestOp da("matmul");
-  da.in(DLRT_F64, {3, 2}).in(DLRT_F64, {4, 2}).out(DLRT_F64, {3, 4}).b("transpose_a", false).b("transpose_b", true);
+  da.in(DLRT_F64, {3, 2})
+      .in(DLRT_F64, {4, 2})
+      .out(DLRT_F64, {3, 4})
+      .b("transpose_a", false)
+      .b("transpose_b", true);
   expect_grad(da.run_f64({r, in[1]})[0], numeric_grad(fwd, in, 0, r), "da");
   TestOp db("matmul");
-  db.in(DLRT_F64, {3, 4}).in(DLRT_F64, {3, 2}).out(DLRT_F64, {4, 2}).b("transpose_a", true).b("transpose_b", false);
+  db.in(DLRT_F64, {3, 4})
+      .in(DLRT_F64, {3, 2})
+      .out(DLRT_F64, {4, 2})
+      .b("transpose_a", true)
+      .b("transpose_b", false);
   expect_grad(db.run_f64({in[0], r})[0], numeric_grad(fwd, in, 1, r), "db");
 }
 

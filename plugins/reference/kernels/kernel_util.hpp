@@ -43,13 +43,14 @@ void add_misc_kernels(KernelTable& t);
 // Operand counts, and every operand dense with a known dtype.
 inline void expect_arity(const OpView& op, size_t num_inputs, size_t num_outputs) {
   if (op.num_inputs() != num_inputs || op.num_outputs() != num_outputs)
-    op.invalid("takes " + std::to_string(num_inputs) + " inputs and " + std::to_string(num_outputs) +
-               " outputs, got " + std::to_string(op.num_inputs()) + " and " +
-               std::to_string(op.num_outputs()));
+    op.invalid("takes " + std::to_string(num_inputs) + " inputs and " +
+               std::to_string(num_outputs) + " outputs, got " + std::to_string(op.num_inputs()) +
+               " and " + std::to_string(op.num_outputs()));
   for (const auto* list : {&op.inputs(), &op.outputs()})
     for (const TensorView& t : *list) {
       if (!t.dense()) op.unimplemented("layout " + std::to_string(t.layout) + " is not dense");
-      if (plugin::dtype_size(t.dtype) == 0) op.invalid("dtype " + std::to_string(t.dtype) + " is not a dtype");
+      if (plugin::dtype_size(t.dtype) == 0)
+        op.invalid("dtype " + std::to_string(t.dtype) + " is not a dtype");
     }
 }
 
@@ -57,14 +58,17 @@ inline void expect_arity(const OpView& op, size_t num_inputs, size_t num_outputs
 inline void expect_float(const OpView& op, const TensorView& t, const char* what) {
   if (t.dtype == DLRT_F32 || t.dtype == DLRT_F64) return;
   if (plugin::dtype_is_float(t.dtype))
-    op.unimplemented(std::string(what) + ": dtype " + plugin::dtype_name(t.dtype) + " is not handled (f32, f64)");
-  op.invalid(std::string(what) + ": dtype " + plugin::dtype_name(t.dtype) + ", expected a float dtype");
+    op.unimplemented(std::string(what) + ": dtype " + plugin::dtype_name(t.dtype) +
+                     " is not handled (f32, f64)");
+  op.invalid(std::string(what) + ": dtype " + plugin::dtype_name(t.dtype) +
+             ", expected a float dtype");
 }
 
 // i32 or i64.
 inline void expect_index(const OpView& op, const TensorView& t, const char* what) {
   if (t.dtype != DLRT_I32 && t.dtype != DLRT_I64)
-    op.invalid(std::string(what) + ": dtype " + plugin::dtype_name(t.dtype) + ", expected i32 or i64");
+    op.invalid(std::string(what) + ": dtype " + plugin::dtype_name(t.dtype) +
+               ", expected i32 or i64");
 }
 
 // One of the dtypes cast/fill handle.
@@ -76,8 +80,8 @@ inline bool is_plain_dtype(int32_t d) {
 inline void expect_same_dtype(const OpView& op, const TensorView& a, const char* what_a,
                               const TensorView& b, const char* what_b) {
   if (a.dtype != b.dtype)
-    op.invalid(std::string(what_a) + " is " + plugin::dtype_name(a.dtype) + " but " + what_b + " is " +
-               plugin::dtype_name(b.dtype));
+    op.invalid(std::string(what_a) + " is " + plugin::dtype_name(a.dtype) + " but " + what_b +
+               " is " + plugin::dtype_name(b.dtype));
 }
 
 inline void expect_dims(const OpView& op, const TensorView& t, const std::vector<int64_t>& dims,
@@ -125,10 +129,14 @@ inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 inline double apply(Act act, double x) {
   switch (act) {
-    case Act::kRelu: return relu(x);
-    case Act::kSigmoid: return sigmoid(x);
-    case Act::kTanh: return std::tanh(x);
-    default: return x;
+    case Act::kRelu:
+      return relu(x);
+    case Act::kSigmoid:
+      return sigmoid(x);
+    case Act::kTanh:
+      return std::tanh(x);
+    default:
+      return x;
   }
 }
 
@@ -144,22 +152,34 @@ namespace dlrt::reference::detail {
 // Element i of a buffer of dtype `d`, as double (cast, fill) / as int64 (exact for integers).
 inline double load_double(const void* p, int32_t d, int64_t i) {
   switch (d) {
-    case DLRT_F32: return static_cast<const float*>(p)[i];
-    case DLRT_F64: return static_cast<const double*>(p)[i];
-    case DLRT_I32: return static_cast<const int32_t*>(p)[i];
-    case DLRT_I64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
-    case DLRT_U8: return static_cast<const uint8_t*>(p)[i];
-    case DLRT_I8: return static_cast<const int8_t*>(p)[i];
-    default: return static_cast<const uint8_t*>(p)[i] != 0 ? 1.0 : 0.0;  // bool
+    case DLRT_F32:
+      return static_cast<const float*>(p)[i];
+    case DLRT_F64:
+      return static_cast<const double*>(p)[i];
+    case DLRT_I32:
+      return static_cast<const int32_t*>(p)[i];
+    case DLRT_I64:
+      return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case DLRT_U8:
+      return static_cast<const uint8_t*>(p)[i];
+    case DLRT_I8:
+      return static_cast<const int8_t*>(p)[i];
+    default:
+      return static_cast<const uint8_t*>(p)[i] != 0 ? 1.0 : 0.0;  // bool
   }
 }
 inline int64_t load_int(const void* p, int32_t d, int64_t i) {
   switch (d) {
-    case DLRT_I32: return static_cast<const int32_t*>(p)[i];
-    case DLRT_I64: return static_cast<const int64_t*>(p)[i];
-    case DLRT_U8: return static_cast<const uint8_t*>(p)[i];
-    case DLRT_I8: return static_cast<const int8_t*>(p)[i];
-    default: return static_cast<const uint8_t*>(p)[i] != 0 ? 1 : 0;  // bool
+    case DLRT_I32:
+      return static_cast<const int32_t*>(p)[i];
+    case DLRT_I64:
+      return static_cast<const int64_t*>(p)[i];
+    case DLRT_U8:
+      return static_cast<const uint8_t*>(p)[i];
+    case DLRT_I8:
+      return static_cast<const int8_t*>(p)[i];
+    default:
+      return static_cast<const uint8_t*>(p)[i] != 0 ? 1 : 0;  // bool
   }
 }
 
@@ -174,13 +194,26 @@ inline int64_t saturate(int64_t v, int32_t d) {
 
 inline void store_int(void* p, int32_t d, int64_t i, int64_t v) {
   switch (d) {
-    case DLRT_F32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
-    case DLRT_F64: static_cast<double*>(p)[i] = static_cast<double>(v); break;
-    case DLRT_I32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(saturate(v, d)); break;
-    case DLRT_I64: static_cast<int64_t*>(p)[i] = v; break;
-    case DLRT_U8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(saturate(v, d)); break;
-    case DLRT_I8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(saturate(v, d)); break;
-    default: static_cast<uint8_t*>(p)[i] = v != 0 ? 1 : 0;  // bool
+    case DLRT_F32:
+      static_cast<float*>(p)[i] = static_cast<float>(v);
+      break;
+    case DLRT_F64:
+      static_cast<double*>(p)[i] = static_cast<double>(v);
+      break;
+    case DLRT_I32:
+      static_cast<int32_t*>(p)[i] = static_cast<int32_t>(saturate(v, d));
+      break;
+    case DLRT_I64:
+      static_cast<int64_t*>(p)[i] = v;
+      break;
+    case DLRT_U8:
+      static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(saturate(v, d));
+      break;
+    case DLRT_I8:
+      static_cast<int8_t*>(p)[i] = static_cast<int8_t>(saturate(v, d));
+      break;
+    default:
+      static_cast<uint8_t*>(p)[i] = v != 0 ? 1 : 0;  // bool
   }
 }
 
@@ -196,8 +229,10 @@ inline void store_double(void* p, int32_t d, int64_t i, double v) {
     static_cast<uint8_t*>(p)[i] = v != 0.0 ? 1 : 0;
   } else {
     double t = std::trunc(v);
-    int64_t iv = std::isnan(t) ? 0 : t >= 9223372036854775807.0 ? INT64_MAX : t <= -9223372036854775808.0 ? INT64_MIN
-                                                                                                          : static_cast<int64_t>(t);
+    int64_t iv = std::isnan(t)                 ? 0
+                 : t >= 9223372036854775807.0  ? INT64_MAX
+                 : t <= -9223372036854775808.0 ? INT64_MIN
+                                               : static_cast<int64_t>(t);
     store_int(p, d, i, iv);
   }
 }

@@ -58,13 +58,15 @@ std::vector<std::string> kernel_names() {
 
 void check_supported(const OpView& op) {
   const KernelDef* d = find_def(op.name());
-  if (d == nullptr) plugin::fail(DLRT_UNIMPLEMENTED, "reference: no kernel for op '" + op.name() + "'");
+  if (d == nullptr)
+    plugin::fail(DLRT_UNIMPLEMENTED, "reference: no kernel for op '" + op.name() + "'");
   d->check(op);
 }
 
 void run(const OpView& op, const void* const* inputs, void* const* outputs, uint64_t rng_offset) {
   const KernelDef* d = find_def(op.name());
-  if (d == nullptr) plugin::fail(DLRT_UNIMPLEMENTED, "reference: no kernel for op '" + op.name() + "'");
+  if (d == nullptr)
+    plugin::fail(DLRT_UNIMPLEMENTED, "reference: no kernel for op '" + op.name() + "'");
   bool alias = false;
   for (size_t o = 0; o < op.num_outputs() && !alias; ++o)
     for (size_t i = 0; i < op.num_inputs() && !alias; ++i)

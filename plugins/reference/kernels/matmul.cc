@@ -25,8 +25,9 @@ MatmulGeom matmul_geom(const OpView& op) {
   int64_t kb = g.tb ? b.dims[1] : b.dims[0];
   g.n = g.tb ? b.dims[0] : b.dims[1];
   if (kb != g.k)
-    op.invalid("inner dimensions differ: a " + plugin::dims_string(a.dims) + (g.ta ? " (transposed)" : "") +
-               ", b " + plugin::dims_string(b.dims) + (g.tb ? " (transposed)" : ""));
+    op.invalid("inner dimensions differ: a " + plugin::dims_string(a.dims) +
+               (g.ta ? " (transposed)" : "") + ", b " + plugin::dims_string(b.dims) +
+               (g.tb ? " (transposed)" : ""));
   return g;
 }
 

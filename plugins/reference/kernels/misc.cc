@@ -21,8 +21,8 @@ void check_fill(const OpView& op) {
   expect_arity(op, 0, 1);
   const TensorView& y = op.output(0);
   if (op.get_dtype("dtype") != y.dtype)
-    op.invalid(std::string("dtype attribute is ") + plugin::dtype_name(op.get_dtype("dtype")) + ", y is " +
-               plugin::dtype_name(y.dtype));
+    op.invalid(std::string("dtype attribute is ") + plugin::dtype_name(op.get_dtype("dtype")) +
+               ", y is " + plugin::dtype_name(y.dtype));
   expect_plain(op, y, "y");
   expect_dims(op, y, op.get_ints("shape"), "y (shape)");
   op.get_float("value");
@@ -42,8 +42,8 @@ void check_cast(const OpView& op) {
   expect_plain(op, x, "x");
   expect_plain(op, y, "y");
   if (op.get_dtype("dtype") != y.dtype)
-    op.invalid(std::string("dtype attribute is ") + plugin::dtype_name(op.get_dtype("dtype")) + ", y is " +
-               plugin::dtype_name(y.dtype));
+    op.invalid(std::string("dtype attribute is ") + plugin::dtype_name(op.get_dtype("dtype")) +
+               ", y is " + plugin::dtype_name(y.dtype));
   expect_dims(op, y, x.dims, "y");
 }
 
@@ -103,9 +103,11 @@ void check_argmax(const OpView& op) {
   const int axis = plugin::normalize_axis(op.get_int("axis"), x.rank(), op.name());
   if (x.dims[axis] < 1) op.invalid("the axis is empty");
   const int32_t output_type = op.get_dtype("output_type");
-  if (output_type != DLRT_I32 && output_type != DLRT_I64) op.invalid("output_type must be i32 or i64");
+  if (output_type != DLRT_I32 && output_type != DLRT_I64)
+    op.invalid("output_type must be i32 or i64");
   if (y.dtype != output_type)
-    op.invalid(std::string("y is ") + plugin::dtype_name(y.dtype) + ", output_type is " + plugin::dtype_name(output_type));
+    op.invalid(std::string("y is ") + plugin::dtype_name(y.dtype) + ", output_type is " +
+               plugin::dtype_name(output_type));
   std::vector<int64_t> dims = x.dims;
   dims.erase(dims.begin() + axis);
   expect_dims(op, y, dims, "y");
@@ -140,7 +142,8 @@ void check_equal_count(const OpView& op) {
   expect_index(op, b, "b");
   expect_rank(op, a, 1, "a");
   expect_dims(op, b, a.dims, "b");
-  if (count.dtype != DLRT_F32) op.invalid(std::string("count is ") + plugin::dtype_name(count.dtype) + ", expected f32");
+  if (count.dtype != DLRT_F32)
+    op.invalid(std::string("count is ") + plugin::dtype_name(count.dtype) + ", expected f32");
   expect_dims(op, count, {}, "count");
 }
 

@@ -14,7 +14,12 @@ using dlrt::reference::testing::TestOp;
 TEST(OpView, CopiesOperandsAndAttributes) {
   TestOp t("conv2d");
   t.in(DLRT_F32, {2, 5, 5, 3}).in(DLRT_F32, {3, 3, 3, 4}).out(DLRT_F32, {2, 3, 3, 4});
-  t.ints("strides", {2, 2}).str("padding", "SAME").i("n", 7).f("x", 0.5).b("flag", true).dtype("dtype", DLRT_I64);
+  t.ints("strides", {2, 2})
+      .str("padding", "SAME")
+      .i("n", 7)
+      .f("x", 0.5)
+      .b("flag", true)
+      .dtype("dtype", DLRT_I64);
   dlrt::plugin::OpView v = t.view();
   EXPECT_EQ(v.name(), "conv2d");
   ASSERT_EQ(v.num_inputs(), 2u);
@@ -88,7 +93,7 @@ TEST(OpView, ImageIndexing) {
   auto nchw = dlrt::plugin::image_shape(std::vector<int64_t>{2, 5, 3, 4}, true, "op", "x");
   EXPECT_EQ(nchw.c, 5);
   EXPECT_EQ(nchw.h, 3);
-  EXPECT_EQ(nchw.index(0, 1, 0, 0), 4);   // (n,h,w,c): one row is W = 4
+  EXPECT_EQ(nchw.index(0, 1, 0, 0), 4);  // (n,h,w,c): one row is W = 4
   EXPECT_EQ(nchw.index(0, 0, 1, 0), 1);
   EXPECT_EQ(nchw.index(0, 0, 0, 1), 12);  // one channel plane is H*W = 12
   EXPECT_EQ(nchw.index(1, 2, 3, 4), 2 * 3 * 4 * 5 - 1);
@@ -96,9 +101,12 @@ TEST(OpView, ImageIndexing) {
 }
 
 TEST(OpView, Broadcasting) {
-  EXPECT_EQ(dlrt::plugin::broadcast_shape({3, 1, 5}, {4, 1}, "op"), (std::vector<int64_t>{3, 4, 5}));
-  EXPECT_EQ(dlrt::plugin::broadcast_strides({4, 1}, {3, 4, 5}, "op"), (std::vector<int64_t>{0, 1, 0}));
-  EXPECT_EQ(dlrt::plugin::broadcast_strides({3, 1, 5}, {3, 4, 5}, "op"), (std::vector<int64_t>{5, 0, 1}));
+  EXPECT_EQ(dlrt::plugin::broadcast_shape({3, 1, 5}, {4, 1}, "op"),
+            (std::vector<int64_t>{3, 4, 5}));
+  EXPECT_EQ(dlrt::plugin::broadcast_strides({4, 1}, {3, 4, 5}, "op"),
+            (std::vector<int64_t>{0, 1, 0}));
+  EXPECT_EQ(dlrt::plugin::broadcast_strides({3, 1, 5}, {3, 4, 5}, "op"),
+            (std::vector<int64_t>{5, 0, 1}));
   EXPECT_THROW(dlrt::plugin::broadcast_shape({3}, {4}, "op"), Error);
   EXPECT_EQ(dlrt::plugin::dtype_size(DLRT_I64), 8u);
   EXPECT_EQ(dlrt::plugin::dtype_size(DLRT_U8), 1u);

@@ -142,7 +142,8 @@ void run_max_pool_backward(const OpView& op, const void* const* in, void* const*
   PoolGeom g = pool_geom(op, op.input(0).dims);
   with_float(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
-    max_pool_backward<T>(g, static_cast<const T*>(in[0]), static_cast<const T*>(in[1]), static_cast<T*>(out[0]));
+    max_pool_backward<T>(g, static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
+                         static_cast<T*>(out[0]));
   });
 }
 

@@ -14,13 +14,14 @@ void check_random(const OpView& op) {
   expect_arity(op, 0, 1);
   const TensorView& y = op.output(0);
   if (op.get_dtype("dtype") != y.dtype)
-    op.invalid(std::string("dtype attribute is ") + plugin::dtype_name(op.get_dtype("dtype")) + ", y is " +
-               plugin::dtype_name(y.dtype));
+    op.invalid(std::string("dtype attribute is ") + plugin::dtype_name(op.get_dtype("dtype")) +
+               ", y is " + plugin::dtype_name(y.dtype));
   expect_float(op, y, "y");
   expect_dims(op, y, op.get_ints("shape"), "y (shape)");
   seed_of(op);
   if (op.name() == "random_uniform") {
-    if (!(op.get_float("minval") <= op.get_float("maxval"))) op.invalid("minval is greater than maxval");
+    if (!(op.get_float("minval") <= op.get_float("maxval")))
+      op.invalid("minval is greater than maxval");
   } else if (!(op.get_float("stddev") >= 0.0)) {
     op.invalid("stddev is negative");
   }
@@ -33,11 +34,13 @@ void run_random(const OpView& op, const void* const*, void* const* out, uint64_t
   if (op.name() == "random_uniform") {
     const double lo = op.get_float("minval"), hi = op.get_float("maxval");
     for (int64_t i = 0; i < y.numel; ++i)
-      store_double(out[0], y.dtype, i, lo + (hi - lo) * double(philox::uniform(seed, rng_offset, uint64_t(i))));
+      store_double(out[0], y.dtype, i,
+                   lo + (hi - lo) * double(philox::uniform(seed, rng_offset, uint64_t(i))));
   } else {
     const double mean = op.get_float("mean"), stddev = op.get_float("stddev");
     for (int64_t i = 0; i < y.numel; ++i)
-      store_double(out[0], y.dtype, i, mean + stddev * philox::normal(seed, rng_offset, uint64_t(i)));
+      store_double(out[0], y.dtype, i,
+                   mean + stddev * philox::normal(seed, rng_offset, uint64_t(i)));
   }
 }
 
@@ -50,7 +53,8 @@ void check_dropout(const OpView& op) {
   expect_dims(op, y, x.dims, "y");
   expect_dims(op, mask, x.dims, "mask");
   const double rate = op.get_float("rate");
-  if (!(rate >= 0.0 && rate < 1.0)) op.invalid("rate " + std::to_string(rate) + " is outside [0, 1)");
+  if (!(rate >= 0.0 && rate < 1.0))
+    op.invalid("rate " + std::to_string(rate) + " is outside [0, 1)");
   seed_of(op);
 }
 

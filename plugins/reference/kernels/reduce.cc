@@ -27,7 +27,8 @@ struct ReduceGeom {
 };
 
 // Reduced axes given as a mask over the input dims.
-ReduceGeom reduce_geom(const std::vector<int64_t>& in_dims, const std::vector<bool>& reduced, bool keepdims) {
+ReduceGeom reduce_geom(const std::vector<int64_t>& in_dims, const std::vector<bool>& reduced,
+                       bool keepdims) {
   ReduceGeom g;
   g.in_dims = in_dims;
   std::vector<int64_t> kept;  // dims of the output, reduced dims as 1
@@ -67,7 +68,8 @@ void check_reduce(const OpView& op) {
 void run_reduce(const OpView& op, const void* const* in, void* const* out, uint64_t) {
   ReduceGeom g = reduce_geom(op, op.input(0).dims);
   const bool is_max = op.name() == "reduce_max", is_mean = op.name() == "reduce_mean";
-  std::vector<double> acc(static_cast<size_t>(g.out_numel), is_max ? -std::numeric_limits<double>::infinity() : 0.0);
+  std::vector<double> acc(static_cast<size_t>(g.out_numel),
+                          is_max ? -std::numeric_limits<double>::infinity() : 0.0);
   std::vector<int64_t> count(static_cast<size_t>(g.out_numel), 0);
   with_float(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
@@ -80,7 +82,8 @@ void run_reduce(const OpView& op, const void* const* in, void* const* out, uint6
       ++count[o];
     }
     T* y = static_cast<T*>(out[0]);
-    for (int64_t o = 0; o < g.out_numel; ++o) y[o] = static_cast<T>(is_mean ? acc[o] / double(count[o]) : acc[o]);
+    for (int64_t o = 0; o < g.out_numel; ++o)
+      y[o] = static_cast<T>(is_mean ? acc[o] / double(count[o]) : acc[o]);
   });
 }
 
@@ -147,7 +150,8 @@ void run_bias_add_grad(const OpView& op, const void* const* in, void* const* out
 }  // namespace
 
 void add_reduce_kernels(KernelTable& t) {
-  for (const char* name : {"reduce_sum", "reduce_mean", "reduce_max"}) t.push_back({name, run_reduce, check_reduce});
+  for (const char* name : {"reduce_sum", "reduce_mean", "reduce_max"})
+    t.push_back({name, run_reduce, check_reduce});
   t.push_back({"reduce_max_grad", run_reduce_max_grad, check_reduce_max_grad});
   t.push_back({"bias_add_grad", run_bias_add_grad, check_bias_add_grad});
 }

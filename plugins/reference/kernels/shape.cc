@@ -32,11 +32,12 @@ std::vector<int64_t> reshape_dims(const OpView& op) {
   const int64_t n = op.input(0).numel;
   if (unknown >= 0) {
     if (known == 0 || n % known != 0)
-      op.invalid("cannot infer the -1 of shape " + plugin::dims_string(dims) + " for " + std::to_string(n) + " elements");
+      op.invalid("cannot infer the -1 of shape " + plugin::dims_string(dims) + " for " +
+                 std::to_string(n) + " elements");
     dims[unknown] = n / known;
   } else if (known != n) {
-    op.invalid("shape " + plugin::dims_string(dims) + " holds " + std::to_string(known) + " elements, x has " +
-               std::to_string(n));
+    op.invalid("shape " + plugin::dims_string(dims) + " holds " + std::to_string(known) +
+               " elements, x has " + std::to_string(n));
   }
   return dims;
 }
@@ -69,7 +70,8 @@ std::vector<int> permutation(const OpView& op) {
   const int rank = op.input(0).rank();
   const auto& perm = op.get_ints("perm");
   if (static_cast<int>(perm.size()) != rank)
-    op.invalid("perm has " + std::to_string(perm.size()) + " entries, x has rank " + std::to_string(rank));
+    op.invalid("perm has " + std::to_string(perm.size()) + " entries, x has rank " +
+               std::to_string(rank));
   std::vector<int> p;
   std::vector<bool> seen(static_cast<size_t>(rank), false);
   for (int64_t v : perm) {

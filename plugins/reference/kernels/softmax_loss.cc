@@ -43,14 +43,16 @@ void run_softmax(const OpView& op, const void* const* in, void* const* out, uint
         double sum = 0.0;
         for (int64_t j = 0; j < k; ++j) sum += std::exp(row[j] - mx);
         for (int64_t j = 0; j < k; ++j)
-          y[base + j * inner] = static_cast<T>(log_out ? row[j] - mx - std::log(sum) : std::exp(row[j] - mx) / sum);
+          y[base + j * inner] =
+              static_cast<T>(log_out ? row[j] - mx - std::log(sum) : std::exp(row[j] - mx) / sum);
       }
   });
 }
 
 void check_sparse_xent(const OpView& op) {
   expect_arity(op, 2, 2);
-  const TensorView &logits = op.input(0), &labels = op.input(1), &loss = op.output(0), &backprop = op.output(1);
+  const TensorView &logits = op.input(0), &labels = op.input(1), &loss = op.output(0),
+                   &backprop = op.output(1);
   expect_float(op, logits, "logits");
   expect_index(op, labels, "labels");
   expect_same_dtype(op, logits, "logits", loss, "loss");
@@ -87,7 +89,8 @@ void run_sparse_xent(const OpView& op, const void* const* in, void* const* out, 
       const double lse = mx + std::log(sum);
       loss[r] = static_cast<T>(valid ? lse - row[label] : nan);
       for (int64_t j = 0; j < k; ++j)
-        backprop[r * k + j] = static_cast<T>(valid ? std::exp(row[j] - mx) / sum - (j == label ? 1.0 : 0.0) : nan);
+        backprop[r * k + j] =
+            static_cast<T>(valid ? std::exp(row[j] - mx) / sum - (j == label ? 1.0 : 0.0) : nan);
     }
   });
 }

@@ -24,8 +24,12 @@ class TestOp {
  public:
   explicit TestOp(std::string name) : name_(std::move(name)) {}
 
-  TestOp& in(int32_t dtype, std::vector<int64_t> dims) { return add(inputs_, dtype, std::move(dims)); }
-  TestOp& out(int32_t dtype, std::vector<int64_t> dims) { return add(outputs_, dtype, std::move(dims)); }
+  TestOp& in(int32_t dtype, std::vector<int64_t> dims) {
+    return add(inputs_, dtype, std::move(dims));
+  }
+  TestOp& out(int32_t dtype, std::vector<int64_t> dims) {
+    return add(outputs_, dtype, std::move(dims));
+  }
 
   TestOp& i(const char* name, int64_t v) { return attr(name, DLRT_ATTR_INT, v, 0.0); }
   TestOp& f(const char* name, double v) { return attr(name, DLRT_ATTR_FLOAT, 0, v); }
@@ -51,14 +55,21 @@ class TestOp {
     for (auto& t : inputs_) in_ptrs_.push_back(&t);
     for (auto& t : outputs_) out_ptrs_.push_back(&t);
     for (auto& a : attrs_) attr_ptrs_.push_back(&a);
-    desc_ = {DLRT_STRUCT_SIZE(dlrt_op_desc), name_.c_str(), in_ptrs_.size(), in_ptrs_.data(),
-             out_ptrs_.size(), out_ptrs_.data(), attr_ptrs_.size(), attr_ptrs_.data()};
+    desc_ = {DLRT_STRUCT_SIZE(dlrt_op_desc),
+             name_.c_str(),
+             in_ptrs_.size(),
+             in_ptrs_.data(),
+             out_ptrs_.size(),
+             out_ptrs_.data(),
+             attr_ptrs_.size(),
+             attr_ptrs_.data()};
     return &desc_;
   }
   OpView view() { return OpView(desc()); }
 
   // Checks the op, runs it on raw buffers.
-  void run_raw(const std::vector<const void*>& ins, const std::vector<void*>& outs, uint64_t rng_offset = 0) {
+  void run_raw(const std::vector<const void*>& ins, const std::vector<void*>& outs,
+               uint64_t rng_offset = 0) {
     OpView v = view();
     check_supported(v);
     run(v, ins.data(), outs.data(), rng_offset);
@@ -66,7 +77,8 @@ class TestOp {
 
   // Runs with typed host vectors (T = float or double); returns the outputs.
   template <typename T>
-  std::vector<std::vector<T>> run_typed(const std::vector<std::vector<T>>& ins, uint64_t rng_offset = 0) {
+  std::vector<std::vector<T>> run_typed(const std::vector<std::vector<T>>& ins,
+                                        uint64_t rng_offset = 0) {
     OpView v = view();
     check_supported(v);
     std::vector<const void*> in_ptrs;
@@ -83,10 +95,12 @@ class TestOp {
     run(v, in_ptrs.data(), out_ptrs.data(), rng_offset);
     return outs;
   }
-  std::vector<std::vector<float>> run_f32(const std::vector<std::vector<float>>& ins, uint64_t rng = 0) {
+  std::vector<std::vector<float>> run_f32(const std::vector<std::vector<float>>& ins,
+                                          uint64_t rng = 0) {
     return run_typed<float>(ins, rng);
   }
-  std::vector<std::vector<double>> run_f64(const std::vector<std::vector<double>>& ins, uint64_t rng = 0) {
+  std::vector<std::vector<double>> run_f64(const std::vector<std::vector<double>>& ins,
+                                           uint64_t rng = 0) {
     return run_typed<double>(ins, rng);
   }
 
@@ -125,9 +139,11 @@ class TestOp {
 
 // Expect two float vectors equal within `tol` (absolute), with the index in the message.
 template <typename T, typename U>
-void expect_near(const std::vector<T>& got, const std::vector<U>& want, double tol, const char* what = "") {
+void expect_near(const std::vector<T>& got, const std::vector<U>& want, double tol,
+                 const char* what = "") {
   ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(double(got[k]), double(want[k]), tol) << what << " [" << k << "]";
+  for (size_t k = 0; k < got.size(); ++k)
+    EXPECT_NEAR(double(got[k]), double(want[k]), tol) << what << " [" << k << "]";
 }
 
 }  // namespace dlrt::reference::testing

@@ -15,7 +15,8 @@ void expect_update(const OpView& op, size_t num_inputs, size_t num_outputs, int 
   expect_float(op, p, "param");
   for (size_t i = 0; i < num_inputs; ++i) {
     expect_same_dtype(op, p, "param", op.input(i), "an input");
-    expect_dims(op, op.input(i), static_cast<int>(i) == scalar_input ? std::vector<int64_t>{} : p.dims,
+    expect_dims(op, op.input(i),
+                static_cast<int>(i) == scalar_input ? std::vector<int64_t>{} : p.dims,
                 static_cast<int>(i) == scalar_input ? "step" : "an input");
   }
   for (size_t o = 0; o < num_outputs; ++o) {
@@ -38,7 +39,8 @@ void run_sgd(const OpView& op, const void* const* in, void* const* out, uint64_t
   const bool nesterov = op.get_bool("nesterov");
   with_float(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
-    const T *p = static_cast<const T*>(in[0]), *g = static_cast<const T*>(in[1]), *v = static_cast<const T*>(in[2]);
+    const T *p = static_cast<const T*>(in[0]), *g = static_cast<const T*>(in[1]),
+            *v = static_cast<const T*>(in[2]);
     T *p_out = static_cast<T*>(out[0]), *v_out = static_cast<T*>(out[1]);
     for (int64_t i = 0; i < op.input(0).numel; ++i) {
       const double pi = p[i], gi = g[i], vi = v[i];
@@ -59,15 +61,16 @@ void check_adam(const OpView& op) {
 //   lr_t = lr * sqrt(1 - beta2^step) / (1 - beta1^step)
 //   m = beta1*m + (1-beta1)*g;  v = beta2*v + (1-beta2)*g^2;  p -= lr_t * m / (sqrt(v) + epsilon)
 void run_adam(const OpView& op, const void* const* in, void* const* out, uint64_t) {
-  const double lr = op.get_float("learning_rate"), b1 = op.get_float("beta1"), b2 = op.get_float("beta2"),
-               eps = op.get_float("epsilon");
+  const double lr = op.get_float("learning_rate"), b1 = op.get_float("beta1"),
+               b2 = op.get_float("beta2"), eps = op.get_float("epsilon");
   with_float(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
-    const T *p = static_cast<const T*>(in[0]), *g = static_cast<const T*>(in[1]), *m = static_cast<const T*>(in[2]),
-            *v = static_cast<const T*>(in[3]);
+    const T *p = static_cast<const T*>(in[0]), *g = static_cast<const T*>(in[1]),
+            *m = static_cast<const T*>(in[2]), *v = static_cast<const T*>(in[3]);
     const double step = double(*static_cast<const T*>(in[4]));
     const double lr_t = lr * std::sqrt(1.0 - std::pow(b2, step)) / (1.0 - std::pow(b1, step));
-    T *p_out = static_cast<T*>(out[0]), *m_out = static_cast<T*>(out[1]), *v_out = static_cast<T*>(out[2]);
+    T *p_out = static_cast<T*>(out[0]), *m_out = static_cast<T*>(out[1]),
+      *v_out = static_cast<T*>(out[2]);
     for (int64_t i = 0; i < op.input(0).numel; ++i) {
       const double pi = p[i], gi = g[i], mi = m[i], vi = v[i];
       const double m_new = b1 * mi + (1.0 - b1) * gi;

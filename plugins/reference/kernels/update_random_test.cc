@@ -117,7 +117,12 @@ TEST(Run, AliasedOutputGetsScratch) {
 
 TestOp uniform(uint64_t seed, int64_t n, double lo = 0.0, double hi = 1.0) {
   TestOp t("random_uniform");
-  t.out(DLRT_F32, {n}).ints("shape", {n}).f("minval", lo).f("maxval", hi).i("seed", int64_t(seed)).dtype("dtype", DLRT_F32);
+  t.out(DLRT_F32, {n})
+      .ints("shape", {n})
+      .f("minval", lo)
+      .f("maxval", hi)
+      .i("seed", int64_t(seed))
+      .dtype("dtype", DLRT_F32);
   return t;
 }
 
@@ -146,7 +151,12 @@ TEST(Random, UniformIsThePhiloxStreamAndReproducible) {
 TEST(Random, NormalIsBoxMullerOfThePhiloxStream) {
   const int64_t n = 4000;
   TestOp t("random_normal");
-  t.out(DLRT_F64, {n}).ints("shape", {n}).f("mean", 1.0).f("stddev", 2.0).i("seed", 5).dtype("dtype", DLRT_F64);
+  t.out(DLRT_F64, {n})
+      .ints("shape", {n})
+      .f("mean", 1.0)
+      .f("stddev", 2.0)
+      .i("seed", 5)
+      .dtype("dtype", DLRT_F64);
   D a = t.run_f64({}, 3)[0];
   D b = t.run_f64({}, 3)[0];
   D c = t.run_f64({}, 4)[0];

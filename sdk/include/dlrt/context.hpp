@@ -125,9 +125,9 @@ class Context {
     std::vector<const dlrt_tensor_desc*> ptrs;
     for (const dlrt_tensor_desc& d : inputs) ptrs.push_back(&d);
     detail::CAttrs c(attrs);
-    OpSupport s = OpSupport::from_status(dlrt_op_supported(
-        get(), op.c_str(), device, ptrs.empty() ? nullptr : ptrs.data(), ptrs.size(), c.data(),
-        c.size()));
+    OpSupport s = OpSupport::from_status(dlrt_op_supported(get(), op.c_str(), device,
+                                                           ptrs.empty() ? nullptr : ptrs.data(),
+                                                           ptrs.size(), c.data(), c.size()));
     if (!s.supported && s.code != DLRT_UNIMPLEMENTED) throw Error(s.code, s.reason);
     return s;
   }

@@ -19,9 +19,9 @@ namespace dlrt {
 struct Attr {
   std::string name;
   dlrt_attr_type type = DLRT_ATTR_NONE;
-  int64_t i = 0;            // INT, BOOL (0/1), DTYPE (a dlrt_dtype)
-  double f = 0.0;           // FLOAT
-  std::string s;            // STRING
+  int64_t i = 0;               // INT, BOOL (0/1), DTYPE (a dlrt_dtype)
+  double f = 0.0;              // FLOAT
+  std::string s;               // STRING
   std::vector<int64_t> ints;   // INTS
   std::vector<double> floats;  // FLOATS
 
@@ -47,7 +47,7 @@ struct PluginInfo {
   std::string version;
   dlrt_plugin_state state = DLRT_PLUGIN_FAILED;
   dlrt_plugin_phase phase = DLRT_PHASE_SEARCH;  // reached; where it stopped if not loaded
-  uint32_t abi_major = 0;  // declared by the plugin; 0 if unknown
+  uint32_t abi_major = 0;                       // declared by the plugin; 0 if unknown
   uint32_t abi_minor = 0;
   dlrt_code error_code = DLRT_OK;  // why it failed, or why a loaded plugin has no devices
   int32_t device_count = 0;        // before visibility filtering
@@ -89,8 +89,8 @@ struct DeviceInfo {
   std::string type;       // "GPU"
   int32_t index = 0;      // N in TYPE:N
   dlrt_device_class device_class = DLRT_DEVICE_CLASS_UNKNOWN;
-  std::string platform;   // "cuda"
-  std::string plugin;     // plugin name
+  std::string platform;  // "cuda"
+  std::string plugin;    // plugin name
   int32_t plugin_ordinal = 0;
   int32_t logical_index = 0;
   int32_t logical_count = 1;

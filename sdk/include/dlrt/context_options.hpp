@@ -18,9 +18,9 @@ namespace dlrt {
 class ContextOptions {
  public:
   struct LogicalDevices {
-    std::string physical_device;         // "CPU:0"
+    std::string physical_device;  // "CPU:0"
     int32_t count = 1;
-    std::vector<uint64_t> memory_limits; // empty, or `count` limits in bytes (0 = none)
+    std::vector<uint64_t> memory_limits;  // empty, or `count` limits in bytes (0 = none)
   };
 
   // A plugin file or folder searched before the default places (absolute path). Repeatable.

@@ -14,11 +14,11 @@
 namespace dlrt {
 
 struct DeviceSpec {
-  std::string job;    // "" when absent
+  std::string job;  // "" when absent
   int32_t replica = -1;
   int32_t task = -1;
-  std::string type;   // "CPU", "GPU", ... (upper-case); "" when absent
-  int32_t index = -1; // -1: any device of that type
+  std::string type;    // "CPU", "GPU", ... (upper-case); "" when absent
+  int32_t index = -1;  // -1: any device of that type
 
   // Throws Error(DLRT_INVALID_ARGUMENT) naming the malformed part.
   static DeviceSpec parse(const std::string& text) {

@@ -36,11 +36,11 @@ DLRT_API void dlrt_abi_version(uint32_t* out_major, uint32_t* out_minor, uint32_
  */
 typedef struct dlrt_device_spec {
   size_t struct_size;
-  char job[64];   /* "" when absent */
+  char job[64];    /* "" when absent */
   int32_t replica; /* -1 when absent */
   int32_t task;    /* -1 when absent */
-  char type[32];  /* "CPU", "GPU", ...; "" when absent */
-  int32_t index;  /* -1 when absent ("any device of that type") */
+  char type[32];   /* "CPU", "GPU", ...; "" when absent */
+  int32_t index;   /* -1 when absent ("any device of that type") */
 } dlrt_device_spec;
 
 /* Parse `text`. A malformed spec is INVALID_ARGUMENT naming the part that is wrong and what
@@ -60,8 +60,8 @@ typedef struct dlrt_context dlrt_context;
  * kernels and its own memory arena (limit memory_limits[i] bytes, 0 = no limit). */
 typedef struct dlrt_logical_device_config {
   size_t struct_size;
-  const char* physical_device;  /* a device spec: "CPU:0", "/device:GPU:0" */
-  int32_t count;                /* >= 1 */
+  const char* physical_device; /* a device spec: "CPU:0", "/device:GPU:0" */
+  int32_t count;               /* >= 1 */
   int32_t reserved0;
   const uint64_t* memory_limits; /* NULL, or `count` limits in bytes */
 } dlrt_logical_device_config;
@@ -97,7 +97,7 @@ typedef struct dlrt_context_options {
    * free memory (split evenly between its logical devices) and serve everything from that.
    * CPU-class devices always grow. */
   int32_t memory_growth;
-  int32_t reserved0;  /* 0 */
+  int32_t reserved0; /* 0 */
   /* With growth off, the fraction of free memory to reserve: (0, 1]; 0 (default) = 0.9. */
   double memory_fraction;
   /* Hard limit, in bytes, per GPU-class logical device: 0 (default) = from
@@ -139,11 +139,11 @@ typedef enum dlrt_plugin_state {
 
 /* The phase a plugin's load got to. */
 typedef enum dlrt_plugin_phase {
-  DLRT_PHASE_SEARCH = 0, /* found the file; checking permissions */
-  DLRT_PHASE_OPEN = 1,   /* dlopen and entry-symbol lookup */
-  DLRT_PHASE_ABI = 2,    /* dlrt_plugin_init and version / required-entry checks */
-  DLRT_PHASE_CREATE = 3, /* plugin_create */
-  DLRT_PHASE_DEVICES = 4,/* device_count / device_get_desc */
+  DLRT_PHASE_SEARCH = 0,  /* found the file; checking permissions */
+  DLRT_PHASE_OPEN = 1,    /* dlopen and entry-symbol lookup */
+  DLRT_PHASE_ABI = 2,     /* dlrt_plugin_init and version / required-entry checks */
+  DLRT_PHASE_CREATE = 3,  /* plugin_create */
+  DLRT_PHASE_DEVICES = 4, /* device_count / device_get_desc */
   DLRT_PHASE_READY = 5
 } dlrt_plugin_phase;
 
@@ -154,9 +154,9 @@ typedef struct dlrt_plugin_info {
   const char* name;     /* from the plugin; "" if it never said */
   const char* platform; /* from the plugin; "" if it never said */
   const char* version;
-  int32_t state;        /* dlrt_plugin_state */
-  int32_t phase;        /* dlrt_plugin_phase reached (where it stopped, when not LOADED) */
-  uint32_t abi_major;   /* what the plugin declared; 0 if unknown */
+  int32_t state;      /* dlrt_plugin_state */
+  int32_t phase;      /* dlrt_plugin_phase reached (where it stopped, when not LOADED) */
+  uint32_t abi_major; /* what the plugin declared; 0 if unknown */
   uint32_t abi_minor;
   int32_t error_code;   /* dlrt_code of the failure, or of devices_error when LOADED */
   int32_t device_count; /* devices it reported (before visibility filtering) */
@@ -173,21 +173,21 @@ DLRT_API dlrt_status* dlrt_context_plugin_info(const dlrt_context* context, size
 /* One visible (possibly logical) device. Owned by the context. */
 typedef struct dlrt_device_info {
   size_t struct_size;
-  const char* name;      /* canonical short name "/device:GPU:0" */
-  const char* full_name; /* "/job:localhost/replica:0/task:0/device:GPU:0" */
-  const char* type;      /* "GPU" */
-  int32_t index;         /* the N in TYPE:N */
-  int32_t device_class;  /* dlrt_device_class */
-  const char* platform;  /* "cuda" */
-  const char* plugin;    /* plugin name, "cuda" */
-  int32_t plugin_ordinal;  /* the physical device's ordinal inside its plugin */
-  int32_t logical_index;   /* which split of the physical device (0 when not split) */
-  int32_t logical_count;   /* how many splits the physical device has (1 when not split) */
+  const char* name;       /* canonical short name "/device:GPU:0" */
+  const char* full_name;  /* "/job:localhost/replica:0/task:0/device:GPU:0" */
+  const char* type;       /* "GPU" */
+  int32_t index;          /* the N in TYPE:N */
+  int32_t device_class;   /* dlrt_device_class */
+  const char* platform;   /* "cuda" */
+  const char* plugin;     /* plugin name, "cuda" */
+  int32_t plugin_ordinal; /* the physical device's ordinal inside its plugin */
+  int32_t logical_index;  /* which split of the physical device (0 when not split) */
+  int32_t logical_count;  /* how many splits the physical device has (1 when not split) */
   int32_t reserved0;
-  uint64_t memory_total;   /* bytes of the physical device */
-  uint64_t memory_limit;   /* this logical device's limit, 0 = none */
+  uint64_t memory_total; /* bytes of the physical device */
+  uint64_t memory_limit; /* this logical device's limit, 0 = none */
   /* The plugin's description; its strings and attrs live until dlrt_context_destroy. */
-  const char* model;       /* desc.name, e.g. "NVIDIA H200" */
+  const char* model; /* desc.name, e.g. "NVIDIA H200" */
   const char* vendor;
   const char* pci_bus_id;
   const char* uuid;
@@ -231,7 +231,7 @@ typedef struct dlrt_setting {
   const char* value; /* effective value as text; "" when unset */
   int32_t source;    /* dlrt_setting_source */
   int32_t reserved0;
-  const char* help;  /* one line: what it does */
+  const char* help; /* one line: what it does */
 } dlrt_setting;
 
 DLRT_API size_t dlrt_context_setting_count(const dlrt_context* context);
@@ -297,8 +297,7 @@ DLRT_API dlrt_status* dlrt_op_infer(dlrt_context* context, const char* op,
  * validation error (NOT_FOUND / INVALID_ARGUMENT, as dlrt_op_infer), OUT_OF_RANGE for a bad
  * device index, or the plugin's answer (UNIMPLEMENTED: no kernel for this op, dtype, shape or
  * attribute) with its reason, prefixed "<op> on <device name>: ". Does not open the device. */
-DLRT_API dlrt_status* dlrt_op_supported(dlrt_context* context, const char* op,
-                                        size_t device_index,
+DLRT_API dlrt_status* dlrt_op_supported(dlrt_context* context, const char* op, size_t device_index,
                                         const dlrt_tensor_desc* const* inputs, size_t num_inputs,
                                         const dlrt_attr* const* attrs, size_t num_attrs);
 
@@ -438,8 +437,8 @@ DLRT_API size_t dlrt_graph_trainable_variables(const dlrt_graph* graph, dlrt_val
  * variable that was never placed is placed and initialised first (on its requested device,
  * NOT_FOUND when no device matches the request; else the first device, GPU before ACCEL
  * before CPU, whose plugin runs its init op). For checkpoints. */
-DLRT_API dlrt_status* dlrt_graph_variable_read(dlrt_graph* graph, dlrt_value variable,
-                                               void* dst, size_t bytes);
+DLRT_API dlrt_status* dlrt_graph_variable_read(dlrt_graph* graph, dlrt_value variable, void* dst,
+                                               size_t bytes);
 DLRT_API dlrt_status* dlrt_graph_variable_write(dlrt_graph* graph, dlrt_value variable,
                                                 const void* src, size_t bytes);
 
@@ -500,8 +499,7 @@ DLRT_API dlrt_status* dlrt_executable_run(dlrt_executable* executable,
  * process. Set the count the next run uses; later runs count up from it. A training loop
  * resumed from a checkpoint sets it to the steps already taken, so its dropout masks are
  * those of the uninterrupted run. */
-DLRT_API dlrt_status* dlrt_executable_set_run_count(dlrt_executable* executable,
-                                                    uint64_t next_run);
+DLRT_API dlrt_status* dlrt_executable_set_run_count(dlrt_executable* executable, uint64_t next_run);
 
 /* Counters of one executable, for benchmarks and tests (ABI 1.1). */
 typedef struct dlrt_run_stats {
@@ -525,8 +523,7 @@ DLRT_API dlrt_status* dlrt_executable_run_stats(const dlrt_executable* executabl
  * compile and writes its trace when destroyed: the first executable of the process to
  * the path itself, later ones to the path with ".1", ".2", ... inserted before the
  * extension; a failure to write is logged (warning), not returned. */
-DLRT_API dlrt_status* dlrt_executable_set_profiling(dlrt_executable* executable,
-                                                    int32_t enabled);
+DLRT_API dlrt_status* dlrt_executable_set_profiling(dlrt_executable* executable, int32_t enabled);
 /* Write what was recorded so far as Chrome trace-event JSON (open it in ui.perfetto.dev or
  * chrome://tracing): pid 1, one row (tid, named "<device> stream" by a thread_name metadata
  * event) per device stream, one complete event ("ph":"X") per node and run with name = node
@@ -573,11 +570,11 @@ DLRT_API dlrt_status* dlrt_executable_dump(const dlrt_executable* executable, in
 
 typedef struct dlrt_memory_stats {
   size_t struct_size;
-  uint64_t in_use;      /* bytes held by live tensors, buffers and kernels' workspaces */
-  uint64_t peak;        /* highest in_use so far */
-  uint64_t reserved;    /* bytes taken from the plugin (>= in_use) */
-  uint64_t limit;       /* 0 = none */
-  uint64_t num_allocs;  /* calls into the plugin's mem_alloc so far */
+  uint64_t in_use;     /* bytes held by live tensors, buffers and kernels' workspaces */
+  uint64_t peak;       /* highest in_use so far */
+  uint64_t reserved;   /* bytes taken from the plugin (>= in_use) */
+  uint64_t limit;      /* 0 = none */
+  uint64_t num_allocs; /* calls into the plugin's mem_alloc so far */
 } dlrt_memory_stats;
 
 /* The memory arena of registry (logical) device `device_index`: every byte the context took
@@ -634,8 +631,7 @@ DLRT_API dlrt_status* dlrt_idx_read(const char* path, dlrt_idx_array* out);
  * read and allocated, and out->dims[0] is min(dims[0], max_rows). A plain file's total size
  * is still checked against its header; the unread tail of a gzipped file is not. A FIFO,
  * folder or device is INVALID_ARGUMENT naming the path (it is never read from). */
-DLRT_API dlrt_status* dlrt_idx_read_rows(const char* path, uint64_t max_rows,
-                                         dlrt_idx_array* out);
+DLRT_API dlrt_status* dlrt_idx_read_rows(const char* path, uint64_t max_rows, dlrt_idx_array* out);
 /* Free out->data and clear data/bytes. NULL and an already-freed array are accepted. */
 DLRT_API void dlrt_idx_free(dlrt_idx_array* array);
 
@@ -678,8 +674,7 @@ DLRT_API dlrt_status* dlrt_safetensors_find(const dlrt_safetensors* handle, cons
 DLRT_API const char* dlrt_safetensors_metadata(const dlrt_safetensors* handle, const char* key);
 /* The metadata entries in header order: count, and key `index` (NULL when out of range). */
 DLRT_API size_t dlrt_safetensors_metadata_count(const dlrt_safetensors* handle);
-DLRT_API const char* dlrt_safetensors_metadata_key(const dlrt_safetensors* handle,
-                                                   size_t index);
+DLRT_API const char* dlrt_safetensors_metadata_key(const dlrt_safetensors* handle, size_t index);
 
 /* Write a safetensors file: entries[i] (name, dtype, rank, dims, data, bytes; caller-owned,
  * only read) in this order with contiguous offsets from 0, and metadata pairs
@@ -774,8 +769,8 @@ DLRT_API void dlrt_strategy_destroy(dlrt_strategy* strategy);
 DLRT_API size_t dlrt_strategy_num_replicas(const dlrt_strategy* strategy);
 /* The registry index (as dlrt_context_device_info takes it) of local replica `replica`;
  * OUT_OF_RANGE past the count. */
-DLRT_API dlrt_status* dlrt_strategy_replica_device(const dlrt_strategy* strategy,
-                                                   size_t replica, size_t* out_device_index);
+DLRT_API dlrt_status* dlrt_strategy_replica_device(const dlrt_strategy* strategy, size_t replica,
+                                                   size_t* out_device_index);
 /* This worker's rank, the number of workers and the rank among this host's workers
  * (0, 1 and 0 in a single process). These and dlrt_strategy_num_replicas answer 0 for a
  * NULL strategy. */
@@ -790,12 +785,12 @@ DLRT_API int32_t dlrt_strategy_local_rank(const dlrt_strategy* strategy);
  * tensor that breaks these rules; the workers compare layouts the first time each one is
  * used, and all fail alike when they differ). per_replica >= 1. Returns when every tensor
  * holds the sum. */
-DLRT_API dlrt_status* dlrt_strategy_all_reduce(dlrt_strategy* strategy,
-                                               dlrt_tensor* const* tensors, size_t per_replica);
+DLRT_API dlrt_status* dlrt_strategy_all_reduce(dlrt_strategy* strategy, dlrt_tensor* const* tensors,
+                                               size_t per_replica);
 /* Copy replica 0 of worker 0's tensors into every other replica's (same layout as
  * all_reduce; any dtype): initial weights and restored state start identical everywhere. */
-DLRT_API dlrt_status* dlrt_strategy_broadcast(dlrt_strategy* strategy,
-                                              dlrt_tensor* const* tensors, size_t per_replica);
+DLRT_API dlrt_status* dlrt_strategy_broadcast(dlrt_strategy* strategy, dlrt_tensor* const* tensors,
+                                              size_t per_replica);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -76,8 +76,8 @@ class Graph {
     const dlrt_tensor_desc d = detail::dense_desc(dtype, dims);
     const detail::CAttrs attrs(init_attrs);
     dlrt_value v = DLRT_INVALID_VALUE;
-    check(dlrt_graph_variable(get(), name.c_str(), &d, init_op.c_str(), attrs.data(),
-                              attrs.size(), trainable ? 1 : 0, &v));
+    check(dlrt_graph_variable(get(), name.c_str(), &d, init_op.c_str(), attrs.data(), attrs.size(),
+                              trainable ? 1 : 0, &v));
     return Value(get(), v);
   }
   // Adds op `op` (docs/ops.md) and returns all its outputs. `name` "" makes a unique one.
@@ -132,9 +132,10 @@ class Graph {
     size_t count = 1;
     for (int32_t i = 0; i < d.rank; ++i) count *= static_cast<size_t>(d.dims[i]);
     if (d.dtype != detail::CDtype<T>::value)
-      throw Error(DLRT_INVALID_ARGUMENT, "read_variable: the element type does not match the "
-                                         "variable's dtype " +
-                                             dtype_name(static_cast<dlrt_dtype>(d.dtype)));
+      throw Error(DLRT_INVALID_ARGUMENT,
+                  "read_variable: the element type does not match the "
+                  "variable's dtype " +
+                      dtype_name(static_cast<dlrt_dtype>(d.dtype)));
     std::vector<T> out(count);
     check(dlrt_graph_variable_read(get(), variable.get(), out.data(), count * sizeof(T)));
     return out;

@@ -45,7 +45,9 @@ class IdxArray {
   const void* data() const { return a_.data; }
   // The elements as T; T must match dtype() (uint8_t for DLRT_U8, float for DLRT_F32, ...).
   template <typename T>
-  const T* data() const { return static_cast<const T*>(a_.data); }
+  const T* data() const {
+    return static_cast<const T*>(a_.data);
+  }
   size_t bytes() const { return a_.bytes; }
   const dlrt_idx_array& c() const { return a_; }
 

@@ -10,48 +10,62 @@
 
 namespace dlrt {
 
-inline std::string unknown_name(int32_t value) {
-  return "UNKNOWN(" + std::to_string(value) + ")";
-}
+inline std::string unknown_name(int32_t value) { return "UNKNOWN(" + std::to_string(value) + ")"; }
 
 inline std::string code_name(dlrt_code code) { return detail::str(dlrt_code_name(code)); }
 
 inline std::string device_class_name(dlrt_device_class c) {
   switch (c) {
-    case DLRT_DEVICE_CLASS_UNKNOWN: return "UNKNOWN";
-    case DLRT_DEVICE_CLASS_CPU: return "CPU";
-    case DLRT_DEVICE_CLASS_GPU: return "GPU";
-    case DLRT_DEVICE_CLASS_ACCEL: return "ACCEL";
+    case DLRT_DEVICE_CLASS_UNKNOWN:
+      return "UNKNOWN";
+    case DLRT_DEVICE_CLASS_CPU:
+      return "CPU";
+    case DLRT_DEVICE_CLASS_GPU:
+      return "GPU";
+    case DLRT_DEVICE_CLASS_ACCEL:
+      return "ACCEL";
   }
   return unknown_name(c);
 }
 
 inline std::string plugin_state_name(dlrt_plugin_state s) {
   switch (s) {
-    case DLRT_PLUGIN_LOADED: return "loaded";
-    case DLRT_PLUGIN_REFUSED: return "refused";
-    case DLRT_PLUGIN_FAILED: return "failed";
+    case DLRT_PLUGIN_LOADED:
+      return "loaded";
+    case DLRT_PLUGIN_REFUSED:
+      return "refused";
+    case DLRT_PLUGIN_FAILED:
+      return "failed";
   }
   return unknown_name(s);
 }
 
 inline std::string plugin_phase_name(dlrt_plugin_phase p) {
   switch (p) {
-    case DLRT_PHASE_SEARCH: return "search";
-    case DLRT_PHASE_OPEN: return "open";
-    case DLRT_PHASE_ABI: return "abi";
-    case DLRT_PHASE_CREATE: return "create";
-    case DLRT_PHASE_DEVICES: return "devices";
-    case DLRT_PHASE_READY: return "ready";
+    case DLRT_PHASE_SEARCH:
+      return "search";
+    case DLRT_PHASE_OPEN:
+      return "open";
+    case DLRT_PHASE_ABI:
+      return "abi";
+    case DLRT_PHASE_CREATE:
+      return "create";
+    case DLRT_PHASE_DEVICES:
+      return "devices";
+    case DLRT_PHASE_READY:
+      return "ready";
   }
   return unknown_name(p);
 }
 
 inline std::string setting_source_name(dlrt_setting_source s) {
   switch (s) {
-    case DLRT_SOURCE_DEFAULT: return "default";
-    case DLRT_SOURCE_ENVIRONMENT: return "environment";
-    case DLRT_SOURCE_API: return "api";
+    case DLRT_SOURCE_DEFAULT:
+      return "default";
+    case DLRT_SOURCE_ENVIRONMENT:
+      return "environment";
+    case DLRT_SOURCE_API:
+      return "api";
   }
   return unknown_name(s);
 }

@@ -21,11 +21,12 @@ namespace dlrt {
 // explicit std::vector<double>. Owns its values; c() views them as a dlrt_attr.
 class OpAttr {
  public:
-  template <typename I, typename std::enable_if<std::is_integral<I>::value &&
-                                                    !std::is_same<I, bool>::value,
-                                                int>::type = 0>
+  template <typename I,
+            typename std::enable_if<std::is_integral<I>::value && !std::is_same<I, bool>::value,
+                                    int>::type = 0>
   OpAttr(std::string name, I value) : name_(std::move(name)), type_(DLRT_ATTR_INT), i_(value) {}
-  OpAttr(std::string name, double value) : name_(std::move(name)), type_(DLRT_ATTR_FLOAT), f_(value) {}
+  OpAttr(std::string name, double value)
+      : name_(std::move(name)), type_(DLRT_ATTR_FLOAT), f_(value) {}
   OpAttr(std::string name, bool value)
       : name_(std::move(name)), type_(DLRT_ATTR_BOOL), i_(value ? 1 : 0) {}
   OpAttr(std::string name, const char* value)
@@ -52,7 +53,9 @@ class OpAttr {
     a.s = s_.c_str();
     a.ints = ints_.data();
     a.floats = floats_.data();
-    a.count = type_ == DLRT_ATTR_INTS ? ints_.size() : type_ == DLRT_ATTR_FLOATS ? floats_.size() : 0;
+    a.count = type_ == DLRT_ATTR_INTS     ? ints_.size()
+              : type_ == DLRT_ATTR_FLOATS ? floats_.size()
+                                          : 0;
     return a;
   }
 

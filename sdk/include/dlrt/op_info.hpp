@@ -44,7 +44,8 @@ inline std::vector<OpInfo> op_list() {
   std::vector<OpInfo> out;
   const size_t n = dlrt_op_count();
   out.reserve(n);
-  for (size_t i = 0; i < n; ++i) out.push_back({detail::str(dlrt_op_name(i)), detail::str(dlrt_op_doc(i))});
+  for (size_t i = 0; i < n; ++i)
+    out.push_back({detail::str(dlrt_op_name(i)), detail::str(dlrt_op_doc(i))});
   return out;
 }
 

@@ -65,11 +65,11 @@ extern "C" {
 #endif
 
 /* Opaque handles, each defined by the plugin. */
-typedef struct dlrt_plugin dlrt_plugin;         /* one initialised plugin instance */
-typedef struct dlrt_device dlrt_device;         /* an opened device */
-typedef struct dlrt_stream dlrt_stream;         /* an in-order work queue on a device */
-typedef struct dlrt_event dlrt_event;           /* a marker recorded on a stream */
-typedef struct dlrt_kernel dlrt_kernel;         /* a prepared op (primitive, plan, workspace size) */
+typedef struct dlrt_plugin dlrt_plugin; /* one initialised plugin instance */
+typedef struct dlrt_device dlrt_device; /* an opened device */
+typedef struct dlrt_stream dlrt_stream; /* an in-order work queue on a device */
+typedef struct dlrt_event dlrt_event;   /* a marker recorded on a stream */
+typedef struct dlrt_kernel dlrt_kernel; /* a prepared op (primitive, plan, workspace size) */
 typedef struct dlrt_graph_exec dlrt_graph_exec; /* a captured, replayable sequence of stream work */
 typedef struct dlrt_comm dlrt_comm;             /* a collective communicator (one rank) */
 
@@ -96,27 +96,28 @@ typedef struct dlrt_host_api {
  */
 typedef struct dlrt_device_desc {
   size_t struct_size;
-  int32_t device_class; /* out: dlrt_device_class */
-  int32_t ordinal;      /* out: index within this plugin, 0.. */
-  const char* type;     /* out: device type used in names: "CPU", "GPU", "REF" -> /device:GPU:0 */
-  const char* name;     /* out: model name, e.g. "NVIDIA H200", "AMD EPYC 7B13" */
-  const char* vendor;   /* out */
+  int32_t device_class;   /* out: dlrt_device_class */
+  int32_t ordinal;        /* out: index within this plugin, 0.. */
+  const char* type;       /* out: device type used in names: "CPU", "GPU", "REF" -> /device:GPU:0 */
+  const char* name;       /* out: model name, e.g. "NVIDIA H200", "AMD EPYC 7B13" */
+  const char* vendor;     /* out */
   const char* pci_bus_id; /* out: "0000:3b:00.0" */
   const char* uuid;       /* out: "GPU-8c5e..." */
   int32_t compute_capability_major; /* out: CUDA only */
   int32_t compute_capability_minor; /* out */
   int32_t core_count;               /* out: CPU cores, or GPU multiprocessors */
   int32_t reserved0;
-  uint64_t memory_total; /* out: bytes */
-  const char* driver_version;   /* out: e.g. "CUDA driver 13.0" */
-  const char* library_versions; /* out: e.g. "oneDNN 3.0.0" or "cuDNN 9.1, cuBLAS 13.0, NCCL 2.27" */
+  uint64_t memory_total;      /* out: bytes */
+  const char* driver_version; /* out: e.g. "CUDA driver 13.0" */
+  const char*
+      library_versions; /* out: e.g. "oneDNN 3.0.0" or "cuDNN 9.1, cuBLAS 13.0, NCCL 2.27" */
   /* Cost hints, advisory: shown by dlprobe, not read by placement (docs/design.md
    * section 2). 0 when unknown. */
-  double peak_gflops;            /* out: f32 */
-  double memory_bandwidth_gbps;  /* out */
-  double launch_overhead_us;     /* out: cost of one kernel launch */
+  double peak_gflops;           /* out: f32 */
+  double memory_bandwidth_gbps; /* out */
+  double launch_overhead_us;    /* out: cost of one kernel launch */
   /* Further typed properties ("isa", "l2_cache_bytes", ...). */
-  size_t num_attrs;             /* out */
+  size_t num_attrs;              /* out */
   const dlrt_attr* const* attrs; /* out: num_attrs pointers */
 } dlrt_device_desc;
 
@@ -263,9 +264,9 @@ typedef struct dlrt_collective_api {
  * "required" entries must be non-NULL or the host refuses the plugin (naming the entry).
  */
 typedef struct dlrt_plugin_api {
-  size_t struct_size; /* in: the host's sizeof; out: the size the plugin filled */
-  uint32_t abi_major; /* out: DLRT_ABI_MAJOR the plugin was built with */
-  uint32_t abi_minor; /* out: DLRT_ABI_MINOR the plugin was built with */
+  size_t struct_size;   /* in: the host's sizeof; out: the size the plugin filled */
+  uint32_t abi_major;   /* out: DLRT_ABI_MAJOR the plugin was built with */
+  uint32_t abi_minor;   /* out: DLRT_ABI_MINOR the plugin was built with */
   const char* name;     /* out, required: short unique name, e.g. "cpu"; static storage */
   const char* platform; /* out, required: "onednn", "cuda", "reference", "null" */
   const char* version;  /* out: plugin version string; static storage */

@@ -35,9 +35,9 @@ typedef enum dlrt_code {
   DLRT_OK = 0,
   DLRT_CANCELLED = 1,
   DLRT_UNKNOWN = 2,
-  DLRT_INVALID_ARGUMENT = 3,   /* the caller passed something malformed */
-  DLRT_DEADLINE_EXCEEDED = 4,  /* a timeout expired (collectives, waits) */
-  DLRT_NOT_FOUND = 5,          /* a named thing (device, plugin, file, op) does not exist */
+  DLRT_INVALID_ARGUMENT = 3,  /* the caller passed something malformed */
+  DLRT_DEADLINE_EXCEEDED = 4, /* a timeout expired (collectives, waits) */
+  DLRT_NOT_FOUND = 5,         /* a named thing (device, plugin, file, op) does not exist */
   DLRT_ALREADY_EXISTS = 6,
   DLRT_PERMISSION_DENIED = 7,  /* e.g. a plugin file that is world-writable */
   DLRT_RESOURCE_EXHAUSTED = 8, /* out of memory, or over a configured limit */

@@ -27,13 +27,32 @@ inline dlrt_tensor_desc dense_desc(dlrt_dtype dtype, const std::vector<int64_t>&
 }
 
 // The dlrt_dtype of a C++ element type.
-template <typename T> struct CDtype;
-template <> struct CDtype<float> { static constexpr dlrt_dtype value = DLRT_F32; };
-template <> struct CDtype<double> { static constexpr dlrt_dtype value = DLRT_F64; };
-template <> struct CDtype<int32_t> { static constexpr dlrt_dtype value = DLRT_I32; };
-template <> struct CDtype<int64_t> { static constexpr dlrt_dtype value = DLRT_I64; };
-template <> struct CDtype<uint8_t> { static constexpr dlrt_dtype value = DLRT_U8; };
-template <> struct CDtype<int8_t> { static constexpr dlrt_dtype value = DLRT_I8; };
+template <typename T>
+struct CDtype;
+template <>
+struct CDtype<float> {
+  static constexpr dlrt_dtype value = DLRT_F32;
+};
+template <>
+struct CDtype<double> {
+  static constexpr dlrt_dtype value = DLRT_F64;
+};
+template <>
+struct CDtype<int32_t> {
+  static constexpr dlrt_dtype value = DLRT_I32;
+};
+template <>
+struct CDtype<int64_t> {
+  static constexpr dlrt_dtype value = DLRT_I64;
+};
+template <>
+struct CDtype<uint8_t> {
+  static constexpr dlrt_dtype value = DLRT_U8;
+};
+template <>
+struct CDtype<int8_t> {
+  static constexpr dlrt_dtype value = DLRT_I8;
+};
 
 }  // namespace detail
 

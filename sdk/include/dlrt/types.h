@@ -47,11 +47,21 @@ typedef enum dlrt_dtype {
  * The one copy of this table for the core, the plugins, the SDK and the tests. */
 static inline size_t dlrt_dtype_size(int32_t dtype) {
   switch (dtype) {
-    case DLRT_F64: case DLRT_I64: return 8;
-    case DLRT_F32: case DLRT_I32: return 4;
-    case DLRT_F16: case DLRT_BF16: return 2;
-    case DLRT_U8: case DLRT_I8: case DLRT_BOOL: return 1;
-    default: return 0;
+    case DLRT_F64:
+    case DLRT_I64:
+      return 8;
+    case DLRT_F32:
+    case DLRT_I32:
+      return 4;
+    case DLRT_F16:
+    case DLRT_BF16:
+      return 2;
+    case DLRT_U8:
+    case DLRT_I8:
+    case DLRT_BOOL:
+      return 1;
+    default:
+      return 0;
   }
 }
 
@@ -60,16 +70,26 @@ static inline size_t dlrt_dtype_size(int32_t dtype) {
  * dtype (the caller says "dtype 42" or "invalid", as its message needs). Static storage. */
 static inline const char* dlrt_dtype_name(int32_t dtype) {
   switch (dtype) {
-    case DLRT_F32: return "f32";
-    case DLRT_F16: return "f16";
-    case DLRT_BF16: return "bf16";
-    case DLRT_F64: return "f64";
-    case DLRT_I32: return "i32";
-    case DLRT_I64: return "i64";
-    case DLRT_U8: return "u8";
-    case DLRT_I8: return "i8";
-    case DLRT_BOOL: return "bool";
-    default: return NULL;
+    case DLRT_F32:
+      return "f32";
+    case DLRT_F16:
+      return "f16";
+    case DLRT_BF16:
+      return "bf16";
+    case DLRT_F64:
+      return "f64";
+    case DLRT_I32:
+      return "i32";
+    case DLRT_I64:
+      return "i64";
+    case DLRT_U8:
+      return "u8";
+    case DLRT_I8:
+      return "i8";
+    case DLRT_BOOL:
+      return "bool";
+    default:
+      return NULL;
   }
 }
 
@@ -82,17 +102,14 @@ static inline const char* dlrt_dtype_name(int32_t dtype) {
  * says which). Values >= DLRT_LAYOUT_DEVICE_PRIVATE are opaque formats private to one plugin
  * (e.g. oneDNN's blocked layouts); only that plugin reads them, the host only sizes them
  * with the byte count the plugin reports. */
-typedef enum dlrt_layout {
-  DLRT_LAYOUT_DENSE = 0,
-  DLRT_LAYOUT_DEVICE_PRIVATE = 1024
-} dlrt_layout;
+typedef enum dlrt_layout { DLRT_LAYOUT_DENSE = 0, DLRT_LAYOUT_DEVICE_PRIVATE = 1024 } dlrt_layout;
 
 /* Describes a tensor's type and shape, not its storage. Caller-owned; plugins copy what they
  * keep. dims[rank..DLRT_MAX_RANK) are ignored. A rank-0 tensor is a scalar. */
 typedef struct dlrt_tensor_desc {
   size_t struct_size;
-  int32_t dtype;  /* dlrt_dtype */
-  int32_t rank;   /* 0..DLRT_MAX_RANK */
+  int32_t dtype; /* dlrt_dtype */
+  int32_t rank;  /* 0..DLRT_MAX_RANK */
   int64_t dims[DLRT_MAX_RANK];
   int32_t layout; /* dlrt_layout */
   int32_t reserved0;

@@ -72,8 +72,7 @@ inline bool supported(const OpView& op) {
   return false;
 }
 
-inline dlrt_status* op_supported(dlrt_plugin*, int32_t, const dlrt_op_desc* desc,
-                                 dlrt_op_cost*) {
+inline dlrt_status* op_supported(dlrt_plugin*, int32_t, const dlrt_op_desc* desc, dlrt_op_cost*) {
   return guard([&] {
     if (!supported(OpView(desc)))
       fail(DLRT_UNIMPLEMENTED,
@@ -105,8 +104,8 @@ inline void execute(const dlrt_kernel& k, const KernelArgs10& a) {
   const uint64_t seed = static_cast<uint64_t>(op.get_int("seed"));
   const double lo = op.get_float("minval"), hi = op.get_float("maxval");
   for (int64_t i = 0; i < n; ++i)
-    y[i] = static_cast<float>(lo + (hi - lo) *
-                                       double(dlrt::philox::uniform(seed, a.rng_offset, uint64_t(i))));
+    y[i] = static_cast<float>(
+        lo + (hi - lo) * double(dlrt::philox::uniform(seed, a.rng_offset, uint64_t(i))));
 }
 
 // Reads the 1.0 part of the host's args only; a capturing stream keeps a copy of it.

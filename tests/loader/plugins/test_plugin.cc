@@ -221,9 +221,9 @@ static_assert(sizeof(OpDesc11) == 64, "OpDesc11 must be the ABI 1.1 layout");
 dlrt_status* op_supported(dlrt_plugin*, int32_t, const dlrt_op_desc* d, dlrt_op_cost*) {
   OpDesc11 v{};
   std::memcpy(&v, d, sizeof v);
-  return dlrt::plugin::make_status(DLRT_UNIMPLEMENTED, std::string(TEST_PLUGIN_NAME) + " (ABI 1.1) saw " +
-                                                           v.op + " with " +
-                                                           std::to_string(v.num_inputs) + " inputs");
+  return dlrt::plugin::make_status(
+      DLRT_UNIMPLEMENTED, std::string(TEST_PLUGIN_NAME) + " (ABI 1.1) saw " + v.op + " with " +
+                              std::to_string(v.num_inputs) + " inputs");
 }
 #else
 dlrt_status* op_supported(dlrt_plugin*, int32_t, const dlrt_op_desc*, dlrt_op_cost*) {
@@ -351,7 +351,8 @@ extern "C" DLRT_PLUGIN_EXPORT dlrt_status* dlrt_plugin_init(const dlrt_host_api*
   a.abi_minor = 0;
   a.capture = reinterpret_cast<const dlrt_capture_api*>(0x1);
   a.collectives = reinterpret_cast<const dlrt_collective_api*>(0x1);
-  std::memcpy(reinterpret_cast<char*>(api) + sizeof(size_t), reinterpret_cast<char*>(&a) + sizeof(size_t),
+  std::memcpy(reinterpret_cast<char*>(api) + sizeof(size_t),
+              reinterpret_cast<char*>(&a) + sizeof(size_t),
               sizeof(dlrt_plugin_api) - sizeof(size_t));
   api->struct_size = offsetof(dlrt_plugin_api, capture);
   return nullptr;
@@ -362,11 +363,10 @@ extern "C" DLRT_PLUGIN_EXPORT dlrt_status* dlrt_plugin_init(const dlrt_host_api*
   a.kernel_create = random_1_0::kernel_create;
   a.kernel_run = random_1_0::kernel_run<dlrt_stream>;
   a.kernel_destroy = random_1_0::kernel_destroy;
-  static const dlrt_capture_api capture = {sizeof(dlrt_capture_api),
-                                           random_1_0::capture_begin<dlrt_stream>,
-                                           random_1_0::capture_end<dlrt_stream>,
-                                           random_1_0::graph_launch<dlrt_stream>,
-                                           random_1_0::graph_destroy};
+  static const dlrt_capture_api capture = {
+      sizeof(dlrt_capture_api), random_1_0::capture_begin<dlrt_stream>,
+      random_1_0::capture_end<dlrt_stream>, random_1_0::graph_launch<dlrt_stream>,
+      random_1_0::graph_destroy};
   a.capture = &capture;
 #endif
 #ifdef CASE_NEW_MINOR

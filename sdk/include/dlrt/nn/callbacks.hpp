@@ -38,7 +38,7 @@ class Callback {
 
 // What fit returns: every epoch's logs by name (Keras' History.history).
 struct History {
-  std::vector<int64_t> epoch;                         // 0-based epochs run
+  std::vector<int64_t> epoch;                          // 0-based epochs run
   std::map<std::string, std::vector<double>> history;  // "loss" -> one value per epoch
 
   void append(int64_t e, const Logs& logs) {

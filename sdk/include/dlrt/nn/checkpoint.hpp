@@ -68,9 +68,8 @@ inline void Sequential::load_weights(const std::string& path) {
     bool found = false;
     for (const NamedValue& v : values) found |= v.name == s.name;
     if (!found)
-      throw Error(DLRT_INVALID_ARGUMENT, "load_weights: '" + path + "' has no tensor '" +
-                                             s.name + "' " + dims_string(s.dims) +
-                                             ", a weight of " + name_);
+      throw Error(DLRT_INVALID_ARGUMENT, "load_weights: '" + path + "' has no tensor '" + s.name +
+                                             "' " + dims_string(s.dims) + ", a weight of " + name_);
   }
   set_state(values);  // refuses unknown names and wrong shapes, naming them
   auto parse = [&](const char* key, int64_t fallback) -> int64_t {
@@ -82,8 +81,8 @@ inline void Sequential::load_weights(const std::string& path) {
       if (used == text->size() && v >= 0) return v;
     } catch (const std::exception&) {
     }
-    throw Error(DLRT_DATA_LOSS, "load_weights: '" + path + "': metadata " + key + " = '" +
-                                    *text + "' is not a non-negative integer");
+    throw Error(DLRT_DATA_LOSS, "load_weights: '" + path + "': metadata " + key + " = '" + *text +
+                                    "' is not a non-negative integer");
   };
   epoch_ = parse("epoch", 0);
   if (file.metadata("seed")) {

@@ -145,7 +145,9 @@ class Conv2D : public Layer {
  public:
   Conv2D(int64_t filters, Size2 kernel, Size2 strides, std::string padding,
          std::string activation = "linear")
-      : filters_(filters), kernel_(kernel), strides_(strides),
+      : filters_(filters),
+        kernel_(kernel),
+        strides_(strides),
         same_(detail::check_padding(padding, "Conv2D")),
         activation_(check_activation(activation, "Conv2D")) {
     if (filters < 1) throw Error(DLRT_INVALID_ARGUMENT, "Conv2D: filters must be >= 1");
@@ -166,7 +168,10 @@ class Conv2D : public Layer {
     return {h, w, filters_};
   }
   std::vector<ParamSpec> params(const Shape& in) const override {
-    return {{"kernel", {kernel_[0], kernel_[1], in.at(2), filters_}, Initializer::glorot_uniform(), true},
+    return {{"kernel",
+             {kernel_[0], kernel_[1], in.at(2), filters_},
+             Initializer::glorot_uniform(),
+             true},
             {"bias", {filters_}, Initializer::zeros(), true}};
   }
   Value call(CallContext& c, Value x, const std::vector<Value>& v) const override {
@@ -207,7 +212,8 @@ class Dense : public Layer {
   }
   Value call(CallContext& c, Value x, const std::vector<Value>& v) const override {
     const std::string fused = activation_ == "softmax" ? "none" : activation_;
-    Value y = c.graph.op1("matmul_bias_act", {x, v[0], v[1]}, {{"activation", fused}}, c.node(name_));
+    Value y =
+        c.graph.op1("matmul_bias_act", {x, v[0], v[1]}, {{"activation", fused}}, c.node(name_));
     return activation_ == "softmax" ? apply_activation(c.graph, y, activation_) : y;
   }
 
@@ -236,7 +242,9 @@ class Pool2D : public Layer {
 
  protected:
   Pool2D(std::string op, Size2 pool, Size2 strides, const std::string& padding)
-      : op_(std::move(op)), pool_(pool), strides_(strides[0] == 0 ? pool : strides),
+      : op_(std::move(op)),
+        pool_(pool),
+        strides_(strides[0] == 0 ? pool : strides),
         same_(detail::check_padding(padding, op_)) {
     detail::check_size2(pool_, "pool size", op_);
     detail::check_size2(strides_, "strides", op_);
@@ -251,7 +259,8 @@ class Pool2D : public Layer {
 class MaxPool2D : public Pool2D {
  public:
   // strides {0, 0}: the pool size (Keras' strides=None).
-  explicit MaxPool2D(Size2 pool = {2, 2}, Size2 strides = {0, 0}, const std::string& padding = "valid")
+  explicit MaxPool2D(Size2 pool = {2, 2}, Size2 strides = {0, 0},
+                     const std::string& padding = "valid")
       : Pool2D("max_pool2d", pool, strides, padding) {}
   std::string type() const override { return "MaxPooling2D"; }
   std::string base_name() const override { return "max_pooling2d"; }
@@ -259,7 +268,8 @@ class MaxPool2D : public Pool2D {
 
 class AvgPool2D : public Pool2D {
  public:
-  explicit AvgPool2D(Size2 pool = {2, 2}, Size2 strides = {0, 0}, const std::string& padding = "valid")
+  explicit AvgPool2D(Size2 pool = {2, 2}, Size2 strides = {0, 0},
+                     const std::string& padding = "valid")
       : Pool2D("avg_pool2d", pool, strides, padding) {}
   std::string type() const override { return "AveragePooling2D"; }
   std::string base_name() const override { return "average_pooling2d"; }
@@ -291,9 +301,10 @@ class Dropout : public Layer {
   Shape output_shape(const Shape& in) const override { return in; }
   Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
     if (!c.training || rate_ == 0.0) return x;
-    return c.graph.op1("dropout", {x},
-                       {{"rate", rate_}, {"seed", static_cast<int64_t>(derive_seed(c.seed, name_))}},
-                       c.node(name_));
+    return c.graph.op1(
+        "dropout", {x},
+        {{"rate", rate_}, {"seed", static_cast<int64_t>(derive_seed(c.seed, name_))}},
+        c.node(name_));
   }
 
  private:

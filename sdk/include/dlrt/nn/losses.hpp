@@ -51,8 +51,9 @@ class SparseCategoricalCrossentropy : public Loss {
       throw Error(DLRT_INVALID_ARGUMENT, name() + ": labels are " + dtype_name(t) +
                                              "; expected class indices as u8, i32 or i64");
     if (y.dims().size() != 1)
-      throw Error(DLRT_INVALID_ARGUMENT, name() + ": labels must have shape (N), one class per "
-                                                  "sample");
+      throw Error(DLRT_INVALID_ARGUMENT, name() +
+                                             ": labels must have shape (N), one class per "
+                                             "sample");
     if (output.size() != 1)
       throw Error(DLRT_INVALID_ARGUMENT, name() + ": the model's output " + shape_string(output) +
                                              " must be (None, classes)");
@@ -80,13 +81,12 @@ class MeanSquaredError : public Loss {
   bool sparse_labels() const override { return false; }
   void check_targets(const Array& y, const Shape& output) const override {
     if (y.dtype() != DLRT_F32)
-      throw Error(DLRT_INVALID_ARGUMENT, name() + ": targets are " + dtype_name(y.dtype()) +
-                                             "; expected f32");
+      throw Error(DLRT_INVALID_ARGUMENT,
+                  name() + ": targets are " + dtype_name(y.dtype()) + "; expected f32");
     if (y.sample_shape() != output)
-      throw Error(DLRT_INVALID_ARGUMENT, name() + ": targets of shape " +
-                                             shape_string(y.sample_shape()) +
-                                             " do not match the model's output " +
-                                             shape_string(output));
+      throw Error(DLRT_INVALID_ARGUMENT,
+                  name() + ": targets of shape " + shape_string(y.sample_shape()) +
+                      " do not match the model's output " + shape_string(output));
   }
   Value prepare_targets(Graph&, Value raw) const override { return raw; }
   Value per_sample(Graph& g, Value y_pred, Value y_true) const override {

@@ -113,8 +113,10 @@ class Sequential {
     for (const std::string& m : metrics) {
       metrics_.push_back(metric_named(m));
       if (metrics_.back()->needs_sparse_labels() && !loss_->sparse_labels())
-        throw Error(DLRT_INVALID_ARGUMENT, "compile: metric '" + m + "' needs class labels; the "
-                                           "loss " + loss_->name() + " takes other targets");
+        throw Error(DLRT_INVALID_ARGUMENT, "compile: metric '" + m +
+                                               "' needs class labels; the "
+                                               "loss " +
+                                               loss_->name() + " takes other targets");
     }
     config_ = config;
     scopes_at_compile_ = scopes_;
@@ -166,14 +168,17 @@ class Sequential {
   // The training step's executable (placement dumps, profiling); fit() must have run.
   // Under a strategy: replica 0's executable of gradients.
   Executable& train_executable() {
-    if (replicas_ && replicas_->primary().has_split()) return replicas_->primary().grads_executable();
+    if (replicas_ && replicas_->primary().has_split())
+      return replicas_->primary().grads_executable();
     if (!session_ || !session_->has_train())
       throw Error(DLRT_FAILED_PRECONDITION, "train_executable: fit() has not built a step yet");
     return session_->train_executable();
   }
   const detail::Plan& plan() const {
-    if (!plan_) throw Error(DLRT_FAILED_PRECONDITION, name_ + ": not built: compile() it with an "
-                                                      "Input layer first, or fit() it");
+    if (!plan_)
+      throw Error(DLRT_FAILED_PRECONDITION, name_ +
+                                                ": not built: compile() it with an "
+                                                "Input layer first, or fit() it");
     return *plan_;
   }
 
@@ -241,7 +246,7 @@ class Sequential {
   std::shared_ptr<detail::Plan> plan_;
   Shape output_shape_;
   std::unique_ptr<detail::Session> session_;
-  std::shared_ptr<dlrt::Strategy> strategy_;     // set by compile() inside a StrategyScope
+  std::shared_ptr<dlrt::Strategy> strategy_;   // set by compile() inside a StrategyScope
   std::vector<std::string> strategy_devices_;  // its local replicas' devices
   std::unique_ptr<detail::ReplicaSet> replicas_;
   int64_t epoch_ = 0;

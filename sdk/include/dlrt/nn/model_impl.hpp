@@ -30,8 +30,8 @@ inline void Sequential::make_plan(const Shape& input) {
   for (size_t t : trainable)
     for (const std::string& slot : optimizer_->slot_names()) {
       const detail::StateVar& p = plan->state[t];
-      plan->state.push_back({p.name + "/" + slot, p.dims, Initializer::zeros(), false,
-                             static_cast<int64_t>(t)});
+      plan->state.push_back(
+          {p.name + "/" + slot, p.dims, Initializer::zeros(), false, static_cast<int64_t>(t)});
     }
   plan->iterations = plan->state.size();
   plan->state.push_back({"optimizer/iterations", {}, Initializer::zeros(), false, -1});
@@ -48,8 +48,9 @@ inline void Sequential::make_plan(const Shape& input) {
 
 inline void Sequential::summary(std::ostream& out) const {
   if (!input_ && !plan_)
-    throw Error(DLRT_FAILED_PRECONDITION, "summary: " + name_ + " is not built; give it an Input "
-                                          "layer or fit() it first");
+    throw Error(DLRT_FAILED_PRECONDITION, "summary: " + name_ +
+                                              " is not built; give it an Input "
+                                              "layer or fit() it first");
   // Keras' print_summary for sequential models: 65 columns, fields cut at 29, 55, 65, the
   // last character before each next field a space.
   const size_t positions[3] = {29, 55, 65};
@@ -65,7 +66,8 @@ inline void Sequential::summary(std::ostream& out) const {
   };
   auto commas = [](int64_t v) {
     std::string s = std::to_string(v);
-    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
+      s.insert(static_cast<size_t>(i), ",");
     return s;
   };
   out << "Model: \"" << name_ << "\"\n" << std::string(65, '_') << "\n";
@@ -110,10 +112,8 @@ inline History Sequential::fit(const Array& x, const Array& y, const FitOptions&
   // steps already taken, so a resumed fit draws the masks the uninterrupted one would.
   const uint64_t steps_taken = static_cast<uint64_t>(
       session().graph().read_variable<float>(session().vars()[plan_->iterations]).at(0));
-  if (strategy_)
-    replicas_->set_run_count(steps_taken);
-  else
-    session_->train_executable().set_run_count(steps_taken);
+  if (strategy_) replicas_->set_run_count(steps_taken);
+  else session_->train_executable().set_run_count(steps_taken);
 
   // Multi-worker: rank 0 alone prints and runs chief-only callbacks (files).
   const bool quiet_rank = strategy_ && strategy_->rank() != 0;
@@ -144,9 +144,8 @@ inline History Sequential::fit(const Array& x, const Array& y, const FitOptions&
         tracing = true;
       }
       const int64_t first = s * batch, count = std::min(batch, n - first);
-      const std::vector<double> r = strategy_
-                                        ? replicas_->train_step(order.data() + first, count)
-                                        : session_->train_step(order.data() + first, count);
+      const std::vector<double> r = strategy_ ? replicas_->train_step(order.data() + first, count)
+                                              : session_->train_step(order.data() + first, count);
       loss_sum += r[0] * static_cast<double>(count);
       seen += count;
       logs = {{"loss", loss_sum / static_cast<double>(seen)}};
@@ -246,12 +245,12 @@ inline std::vector<Sequential::NamedValue> Sequential::replica_state(size_t repl
   std::vector<NamedValue> out;
   const std::vector<detail::Session*> sessions = all_sessions();
   if (replica >= sessions.size())
-    throw Error(DLRT_OUT_OF_RANGE, "replica_state: replica " + std::to_string(replica) +
-                                       " of " + std::to_string(sessions.size()));
+    throw Error(DLRT_OUT_OF_RANGE, "replica_state: replica " + std::to_string(replica) + " of " +
+                                       std::to_string(sessions.size()));
   detail::Session& s = *sessions[replica];
   for (size_t i = 0; i < plan_->state.size(); ++i)
-    out.push_back({plan_->state[i].name, plan_->state[i].dims,
-                   s.graph().read_variable<float>(s.vars()[i])});
+    out.push_back(
+        {plan_->state[i].name, plan_->state[i].dims, s.graph().read_variable<float>(s.vars()[i])});
   return out;
 }
 
@@ -265,13 +264,14 @@ inline void Sequential::set_state_of(detail::Session& s, const std::vector<Named
     size_t i = 0;
     while (i < plan_->state.size() && plan_->state[i].name != v.name) ++i;
     if (i == plan_->state.size())
-      throw Error(DLRT_INVALID_ARGUMENT, "set_state: '" + v.name + "' is not a variable of " + name_);
+      throw Error(DLRT_INVALID_ARGUMENT,
+                  "set_state: '" + v.name + "' is not a variable of " + name_);
     if (v.dims != plan_->state[i].dims ||
         static_cast<int64_t>(v.values.size()) != element_count(v.dims))
-      throw Error(DLRT_INVALID_ARGUMENT, "set_state: '" + v.name + "' has shape " +
-                                             dims_string(v.dims) + " (" + std::to_string(v.values.size()) +
-                                             " values); the model's is " +
-                                             dims_string(plan_->state[i].dims));
+      throw Error(DLRT_INVALID_ARGUMENT,
+                  "set_state: '" + v.name + "' has shape " + dims_string(v.dims) + " (" +
+                      std::to_string(v.values.size()) + " values); the model's is " +
+                      dims_string(plan_->state[i].dims));
     s.graph().write_variable(s.vars()[i], v.values);
   }
 }

@@ -62,9 +62,9 @@ class Adam : public Optimizer {
   void apply(Graph& g, Value param, Value grad, const std::vector<Value>& slots,
              Value step) const override {
     // (param, grad, m, v, step) -> (param, m, v), each output written over its input.
-    std::vector<Value> out = g.op("adam_update", {param, grad, slots[0], slots[1], step},
-                                  {{"learning_rate", lr_}, {"beta1", b1_}, {"beta2", b2_},
-                                   {"epsilon", eps_}});
+    std::vector<Value> out =
+        g.op("adam_update", {param, grad, slots[0], slots[1], step},
+             {{"learning_rate", lr_}, {"beta1", b1_}, {"beta2", b2_}, {"epsilon", eps_}});
     g.assign(param, out[0]);
     g.assign(slots[0], out[1]);
     g.assign(slots[1], out[2]);

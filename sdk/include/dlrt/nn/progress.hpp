@@ -54,10 +54,8 @@ inline std::string eta(double seconds) {
   char buf[64];
   if (seconds > 3600)
     std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, (s % 3600) / 60, s % 60);
-  else if (seconds > 60)
-    std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%lds", s);
+  else if (seconds > 60) std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+  else std::snprintf(buf, sizeof buf, "%lds", s);
   return buf;
 }
 
@@ -70,14 +68,16 @@ inline std::string per_step(double seconds) {
 
 // "120/938 [==>...........................]"
 inline std::string bar(int64_t current, int64_t target, int width = 30) {
-  const int digits = target > 0 ? static_cast<int>(std::floor(std::log10(static_cast<double>(target)))) + 1 : 1;
+  const int digits =
+      target > 0 ? static_cast<int>(std::floor(std::log10(static_cast<double>(target)))) + 1 : 1;
   char head[64];
   std::snprintf(head, sizeof head, "%*lld/%lld [", digits, static_cast<long long>(current),
                 static_cast<long long>(target));
   std::string out = head;
-  const int filled = target > 0 ? static_cast<int>(width * static_cast<double>(current) /
-                                                   static_cast<double>(target))
-                                : width;
+  const int filled =
+      target > 0
+          ? static_cast<int>(width * static_cast<double>(current) / static_cast<double>(target))
+          : width;
   if (filled > 0) {
     out += std::string(static_cast<size_t>(filled - 1), '=');
     out += current < target ? '>' : '=';
@@ -123,7 +123,8 @@ class Progbar {
   void update(int64_t current, const Logs& logs) {
     if (o_.verbose != 1 || current >= target_) return;
     const double elapsed = seconds();
-    const double eta = elapsed / static_cast<double>(current) * static_cast<double>(target_ - current);
+    const double eta =
+        elapsed / static_cast<double>(current) * static_cast<double>(target_ - current);
     if (o_.terminal) {
       if (current > 1 && elapsed - last_draw_ < 0.05) return;
       last_draw_ = elapsed;
@@ -147,9 +148,7 @@ class Progbar {
     }
   }
 
-  double seconds() const {
-    return std::chrono::duration<double>(Clock::now() - start_).count();
-  }
+  double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -57,11 +57,12 @@ class ReplicaSet {
   void build_train(const Array& x, const Array& y, int64_t batch) {
     if (batch % in_sync() != 0)
       throw Error(DLRT_INVALID_ARGUMENT,
-                  "fit: the global batch_size " + std::to_string(batch) + " does not split "
-                  "evenly over " + std::to_string(in_sync()) + " replicas (" +
-                  std::to_string(sessions_.size()) + " local × " +
-                  std::to_string(strategy_->num_workers()) + " workers); use a multiple of " +
-                  std::to_string(in_sync()));
+                  "fit: the global batch_size " + std::to_string(batch) +
+                      " does not split "
+                      "evenly over " +
+                      std::to_string(in_sync()) + " replicas (" + std::to_string(sessions_.size()) +
+                      " local × " + std::to_string(strategy_->num_workers()) +
+                      " workers); use a multiple of " + std::to_string(in_sync()));
     for (auto& s : sessions_) s->build_split(x, y, batch / in_sync());
   }
   void upload(const Array& x, const Array& y) {
@@ -110,8 +111,8 @@ class ReplicaSet {
   // the whole global batch (every worker gets the same numbers).
   std::vector<double> train_step(const int32_t* indices, int64_t count) {
     const int64_t b = primary().batch();
-    const int64_t first_replica = static_cast<int64_t>(strategy_->rank()) *
-                                  static_cast<int64_t>(sessions_.size());
+    const int64_t first_replica =
+        static_cast<int64_t>(strategy_->rank()) * static_cast<int64_t>(sessions_.size());
     auto rows = [&](size_t r) {
       const int64_t begin = std::min(count, (first_replica + static_cast<int64_t>(r)) * b);
       return std::pair<int64_t, int64_t>(begin, std::min(count, begin + b) - begin);

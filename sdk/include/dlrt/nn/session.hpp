@@ -162,8 +162,9 @@ class Session {
     Value y_pred = forward(c, to_float(g, g.op1("gather_rows", {x_data_, idx})));
     Value y_true = plan_->loss->prepare_targets(g, g.op1("gather_rows", {y_data_, idx}));
     Value per = plan_->loss->per_sample(g, y_pred, y_true);
-    Value loss = g.op1("div", {g.op1("reduce_sum", {g.op1("mul", {per, valid})}),
-                               g.op1("reduce_sum", {valid})}, {}, "train/loss");
+    Value loss = g.op1(
+        "div", {g.op1("reduce_sum", {g.op1("mul", {per, valid})}), g.op1("reduce_sum", {valid})},
+        {}, "train/loss");
 
     const std::vector<size_t> trainable = trainable_vars();
     const std::vector<Value> grads = gradients(loss, trainable);
@@ -178,9 +179,9 @@ class Session {
 
     dlrt::CompileOptions o = plan_->compile;
     o.run_assigns = true;
-    train_ = std::make_unique<Runner>(ctx_, g, std::vector<Value>{idx, valid},
-                                      std::vector<std::string>{"train/batch_indices", "train/valid"},
-                                      fetches, o);
+    train_ = std::make_unique<Runner>(
+        ctx_, g, std::vector<Value>{idx, valid},
+        std::vector<std::string>{"train/batch_indices", "train/valid"}, fetches, o);
   }
   // Uploads the training set (once per fit) into the data variables.
   void upload(const Array& x, const Array& y) {
@@ -220,9 +221,9 @@ class Session {
     for (const auto& m : plan_->metrics) fetches.push_back(m->count(g, y_pred, y_true, valid));
     dlrt::CompileOptions o = plan_->compile;
     o.run_assigns = false;
-    grads_ = std::make_unique<Runner>(ctx_, g, std::vector<Value>{idx, valid},
-                                      std::vector<std::string>{"grads/batch_indices", "grads/valid"},
-                                      fetches, o);
+    grads_ = std::make_unique<Runner>(
+        ctx_, g, std::vector<Value>{idx, valid},
+        std::vector<std::string>{"grads/batch_indices", "grads/valid"}, fetches, o);
 
     // apply: the summed gradients in, every variable updated in place.
     std::vector<Value> feeds;
@@ -340,7 +341,8 @@ class Session {
     y_shape_ = y.sample_shape();
   }
   uint64_t train_seed() const {
-    return replica_ == 0 ? plan_->seed : derive_seed(plan_->seed, "replica/" + std::to_string(replica_));
+    return replica_ == 0 ? plan_->seed
+                         : derive_seed(plan_->seed, "replica/" + std::to_string(replica_));
   }
   static std::vector<int64_t> batch_dims(int64_t b, const Shape& sample) {
     std::vector<int64_t> d = {b};
@@ -378,7 +380,8 @@ class Session {
     CallContext c{g, false, plan_->seed, scope};
     Value y_pred = forward(c, to_float(g, xp));
     Value y_true = plan_->loss->prepare_targets(g, yp);
-    std::vector<Value> fetches = {g.op1("reduce_sum", {plan_->loss->per_sample(g, y_pred, y_true)})};
+    std::vector<Value> fetches = {
+        g.op1("reduce_sum", {plan_->loss->per_sample(g, y_pred, y_true)})};
     for (const auto& m : plan_->metrics) fetches.push_back(m->count(g, y_pred, y_true, Value()));
     dlrt::CompileOptions o = plan_->compile;
     o.run_assigns = false;
