@@ -5,7 +5,7 @@
 #include "prim_eltwise.hpp"
 #include "prim_matmul.hpp"
 #include "prim_pool.hpp"
-#include "prim_softmax_reduce.hpp"
+#include "prim_softmax.hpp"
 
 namespace dlrt::cpu {
 
@@ -32,9 +32,6 @@ const std::vector<KernelDef>& primitive_kernel_defs() {
       {"bias_add", bias_add_check, bias_add_create},
       {"softmax", softmax_check, softmax_create},
       {"log_softmax", softmax_check, softmax_create},
-      {"reduce_sum", reduce_check, reduce_create},
-      {"reduce_mean", reduce_check, reduce_create},
-      {"reduce_max", reduce_check, reduce_create},
   };
   return defs;
 }
