@@ -109,8 +109,9 @@ std::vector<OpDef> activation_ops() {
       act("square", "y = x * x", u),
       act("rsqrt", "y = 1 / sqrt(x); NaN for negatives, inf at 0", uniform(0.05, 20),
           {negatives, {{f32_in("x", {4}, constant(0))}, {}, true, "rsqrt(0) = inf"}}),
-      // Backward ops: x away from the kinks where the derivative jumps (abs, clip's
-      // bounds are covered by its samples' random values, which miss them).
+      // Backward ops: x from the forward op's range. Random values never land exactly on a
+      // kink (clip's bounds, hard_swish's -3 and 3; the reference and CUDA math tests check
+      // those values); abs_grad's x keeps away from 0, where the sign flips.
       act_grad("elu_grad", "dx = dy where x > 0, else dy * alpha * exp(x)", u)
           .with_attr(elu_alpha()),
       act_grad("gelu_grad", "dx = dy * gelu'(x), of the form `approximate` names", u)
