@@ -58,6 +58,63 @@ void sqrt_rule(GradContext& c) {
   c.set_dx(0, c.emit("div", "dx", {*c.dy(0), two_y}));
 }
 
+// y = x^2: dx = dy * (x + x).
+void square_rule(GradContext& c) {
+  ValueRef two_x = c.emit("add", "two_x", {c.input(0), c.input(0)});
+  c.set_dx(0, c.emit("mul", "dx", {*c.dy(0), two_x}));
+}
+// y = x^(-1/2): dx = dy * (-1/2) x^(-3/2) = dy * y^3 * (-1/2).
+void rsqrt_rule(GradContext& c) {
+  const ValueRef y = c.output(0);
+  ValueRef y3 = c.emit("mul", "y_cubed", {y, c.emit("mul", "y_squared", {y, y})});
+  ValueRef t = c.emit("mul", "dy_y_cubed", {*c.dy(0), y3});
+  c.set_dx(0, c.emit("mul", "dx", {t, c.fill({c.in_type(0).dtype, {}}, -0.5, "minus_half")}));
+}
+
+// The gradient picks: where(mask, dy, 0) to the first operand and where(mask, 0, dy) to the
+// second, each summed back to its operand's shape (mask has dy's broadcast shape).
+void split_by_mask(GradContext& c, ValueRef mask, int first, int second) {
+  ValueRef dy = *c.dy(0);
+  ValueRef zero = c.fill({c.type_of(dy).dtype, {}}, 0.0, "zero");
+  if (c.needs(first))
+    c.set_dx(first, c.sum_to(c.emit("where", "pick_first", {mask, dy, zero}), c.in_dims(first),
+                             "d_first"));
+  if (c.needs(second))
+    c.set_dx(second, c.sum_to(c.emit("where", "pick_second", {mask, zero, dy}), c.in_dims(second),
+                              "d_second"));
+}
+// c = maximum(a, b): dy goes to a where a >= b, else to b; minimum: to a where a <= b. Ties
+// go to a, as TensorFlow's tf.maximum/tf.minimum gradients give (PyTorch splits them in half).
+void maximum_rule(GradContext& c) {
+  split_by_mask(c, c.emit("greater_equal", "a_selected", {c.input(0), c.input(1)}), 0, 1);
+}
+void minimum_rule(GradContext& c) {
+  split_by_mask(c, c.emit("less_equal", "a_selected", {c.input(0), c.input(1)}), 0, 1);
+}
+// z = where(cond, x, y): dz to x where cond, else to y; cond gets none.
+void where_rule(GradContext& c) { split_by_mask(c, c.input(0), 1, 2); }
+
+// c = a ** b: da = sum_to(dc * b * a^(b-1), a); db = sum_to(dc * c * log(a), b), with 0 where
+// a == 0 (PyTorch's choice for a = 0, b >= 0; log(0) would give -inf * 0 = NaN). db is NaN for
+// a < 0, as PyTorch gives it.
+void pow_rule(GradContext& c) {
+  ValueRef dy = *c.dy(0);
+  const ValueRef a = c.input(0), b = c.input(1);
+  const dlrt_dtype t = c.in_type(0).dtype;
+  if (c.needs(0)) {
+    ValueRef b_minus_1 = c.emit("sub", "b_minus_1", {b, c.fill({t, {}}, 1.0, "one")});
+    ValueRef slope = c.emit("mul", "b_pow", {b, c.emit("pow", "pow_b_minus_1", {a, b_minus_1})});
+    c.set_dx(0, c.sum_to(c.emit("mul", "da_mul", {dy, slope}), c.in_dims(0), "da"));
+  }
+  if (c.needs(1)) {
+    ValueRef zero = c.fill({t, {}}, 0.0, "zero");
+    ValueRef c_log_a = c.emit("mul", "c_log_a", {c.output(0), c.emit("log", "log_a", {a})});
+    ValueRef a_zero = c.emit("equal", "a_is_zero", {a, zero});
+    ValueRef slope = c.emit("where", "db_slope", {a_zero, zero, c_log_a});
+    c.set_dx(1, c.sum_to(c.emit("mul", "db_mul", {dy, slope}), c.in_dims(1), "db"));
+  }
+}
+
 // The reduced axes of a reduce op, normalised (empty "axes" = every axis), and the shape of
 // its output with keepdims, i.e. x's shape with those axes set to 1.
 ops::Dims kept_dims(GradContext& c, int64_t* count) {
@@ -129,6 +186,12 @@ void add_math_rules(RuleTable& t) {
   t["exp"] = exp_rule;
   t["log"] = log_rule;
   t["sqrt"] = sqrt_rule;
+  t["square"] = square_rule;
+  t["rsqrt"] = rsqrt_rule;
+  t["maximum"] = maximum_rule;
+  t["minimum"] = minimum_rule;
+  t["where"] = where_rule;
+  t["pow"] = pow_rule;
   t["reduce_sum"] = reduce_sum_mean_rule;
   t["reduce_mean"] = reduce_sum_mean_rule;
   t["reduce_max"] = reduce_max_rule;

@@ -104,6 +104,81 @@ TEST(GradientRules, Activations) {
   check_op("tanh", {{2, 3, 2}});
 }
 
+// Values kSigned are in [-1, 1); scale them where a test needs the far pieces of a function.
+TEST(GradientRules, MoreActivations) {
+  check_op("elu", {{3, 4}}, {}, Values::kAwayFromZero);
+  check_op("elu", {{2, 5}}, {{"alpha", 0.5}}, Values::kAwayFromZero);
+  check_op("gelu", {{3, 4}});
+  check_op("gelu", {{3, 4}}, {{"approximate", "tanh"}});
+  check_op("silu", {{2, 3, 2}});
+  check_op("softplus", {{3, 4}});
+  check_op("abs", {{3, 4}}, {}, Values::kAwayFromZero);
+  // Bounds inside [-1, 1) so both clipped pieces and the middle are hit; the kinks are unlikely
+  // to be within eps of a random value.
+  check_op("clip", {{4, 5}}, {{"min", -0.5}, {"max", 0.3}});
+  check_op("clip", {{4, 5}}, {{"max", 0.0}});
+}
+
+// hard_swish on x scaled by 4 (kSigned gives [-1, 1), inside the middle piece): all three
+// pieces, x < -3, -3 <= x <= 3 and x > 3.
+TEST(GradientRules, HardSwishAllPieces) {
+  GradCheck c;
+  ValueRef x = c.input("x", {F, {5, 4}});
+  ValueRef four = c.op("fill", {}, {{"shape", ops::Ints{}}, {"value", 4.0}, {"dtype", F}});
+  c.check(c.project({c.op("hard_swish", {c.op("mul", {x, four})})}));
+}
+
+TEST(GradientRules, SquareRsqrt) {
+  check_op("square", {{2, 3}});
+  check_op("rsqrt", {{2, 3}}, {}, Values::kPositive);
+}
+
+// maximum/minimum broadcast like add; pow on positive bases (d/db needs log(a)).
+TEST(GradientRules, MaximumMinimumPow) {
+  const std::vector<std::vector<ops::Dims>> shapes = {
+      {{2, 3}, {2, 3}}, {{2, 3, 4}, {3, 1}}, {{1, 4}, {3, 1}}, {{2, 3}, {}}};
+  for (const char* op : {"maximum", "minimum"})
+    for (const auto& s : shapes) check_op(op, s);
+  for (const auto& s : shapes) check_op("pow", s, {}, Values::kPositive);
+}
+
+// Ties go to a (TensorFlow's choice): with a == b everywhere, d sum(max(a, b)) / da is 1 and
+// d / db is 0 (finite differences cannot see this: the function has a kink there). The
+// elements where a != b check that the other side still gets its share.
+TEST(GradientRules, MaximumMinimumTiesGoToA) {
+  for (const char* op : {"maximum", "minimum"}) {
+    SCOPED_TRACE(op);
+    GradCheck c;
+    Graph& g = c.graph();
+    ValueRef a = g.add_placeholder("a", {F, {4}});
+    ValueRef b = g.add_placeholder("b", {F, {4}});
+    ValueRef loss = c.op("reduce_sum", {c.op(op, {a, b})});
+    std::vector<ValueRef> grads = gradients(g, loss, {a, b});
+    HostEval ev(g);
+    ev.feed(a, {1.0, -2.0, 0.5, 3.0});
+    ev.feed(b, {1.0, -2.0, 2.0, -1.0});  // ties, ties, b larger, a larger
+    const bool max = std::string(op) == "maximum";
+    const std::vector<double> da = ev.eval(grads[0]), db = ev.eval(grads[1]);
+    EXPECT_EQ(da, (std::vector<double>{1, 1, max ? 0.0 : 1.0, max ? 1.0 : 0.0}));
+    EXPECT_EQ(db, (std::vector<double>{0, 0, max ? 1.0 : 0.0, max ? 0.0 : 1.0}));
+  }
+}
+
+// where(cond, x, y), cond = (d > 0) from random data, broadcast three ways.
+TEST(GradientRules, Where) {
+  const std::vector<std::vector<ops::Dims>> shapes = {
+      {{2, 3}, {2, 3}, {2, 3}}, {{2, 3, 4}, {3, 1}, {4}}, {{3}, {2, 1}, {}}};
+  for (const auto& s : shapes) {
+    GradCheck c;
+    ValueRef d = c.data("d", {F, s[0]});
+    ValueRef zero = c.op("fill", {}, {{"shape", ops::Ints{}}, {"value", 0.0}, {"dtype", F}});
+    ValueRef cond = c.op("greater", {d, zero});
+    ValueRef x = c.input("x", {F, s[1]});
+    ValueRef y = c.input("y", {F, s[2]});
+    c.check(c.project({c.op("where", {cond, x, y})}));
+  }
+}
+
 TEST(GradientRules, Softmax) {
   check_op("softmax", {{3, 5}});
   check_op("softmax", {{3, 5}}, {{"axis", 0}});

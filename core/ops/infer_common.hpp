@@ -59,5 +59,9 @@ inline AttrSpec activation_attr() {
 
 // Unary ops whose output is the input's type: relu, exp, copy, ...
 Status infer_same_as_input0(InferContext& ctx);
+// a, b -> c of a's dtype and NumPy's broadcast shape of a and b ((3,1,5) and (4,5) -> (3,4,5)).
+Status infer_broadcast_binary(InferContext& ctx);
+// dy, x (or y) of one shape -> dx of that shape and dy's dtype (the activation gradients).
+Status infer_activation_grad(InferContext& ctx);
 
 }  // namespace dlrt::ops::detail

@@ -11,13 +11,8 @@ Status detail::infer_same_as_input0(InferContext& ctx) {
   return Status();
 }
 
-namespace {
-using detail::in;
-using detail::in_const;
-using detail::out;
-
 // a, b -> c: broadcast(a, b)
-Status infer_broadcast_binary(InferContext& ctx) {
+Status detail::infer_broadcast_binary(InferContext& ctx) {
   const Broadcast r = broadcast_shapes(ctx.dims(0), ctx.dims(1));
   if (!r.ok())
     return ctx.error("cannot broadcast a {} with b {}: a dim {} is {} and b dim {} is {}",
@@ -26,6 +21,19 @@ Status infer_broadcast_binary(InferContext& ctx) {
   ctx.add_output(ctx.input(0).dtype, r.dims);
   return Status();
 }
+
+// dy, x (or y) of one shape -> dx of that shape
+Status detail::infer_activation_grad(InferContext& ctx) {
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_same_dims(0, 1));
+  return detail::infer_same_as_input0(ctx);
+}
+
+namespace {
+using detail::in;
+using detail::in_const;
+using detail::infer_activation_grad;
+using detail::infer_broadcast_binary;
+using detail::out;
 
 // Channel axis of bias_add / bias_add_grad: last for NHWC-style (...,C), dim 1 for NCHW.
 Result<int> channel_axis(const InferContext& ctx, int input) {
@@ -54,12 +62,6 @@ Status infer_bias_add_grad(InferContext& ctx) {
   return Status();
 }
 
-// dy, x (or y) of one shape -> dx of that shape
-Status infer_activation_grad(InferContext& ctx) {
-  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_same_dims(0, 1));
-  return detail::infer_same_as_input0(ctx);
-}
-
 OpDef unary(const char* name, const char* doc, Values x, std::vector<Sample> extra = {}) {
   return OpDef{name,
                "elementwise",
@@ -71,11 +73,12 @@ OpDef unary(const char* name, const char* doc, Values x, std::vector<Sample> ext
                {}}
       .sampled(samples::unary(x, std::move(extra)));
 }
-OpDef binary(const char* name, const char* doc, Values b = uniform(-2, 2)) {
+OpDef binary(const char* name, const char* doc, Values b = uniform(-2, 2),
+             Values a = uniform(-2, 2), std::vector<Sample> extra = {}) {
   return OpDef{
       name, "elementwise",          doc, {in("a", kFloatTypes), in("b", kFloatTypes)}, {out("c")},
       {},   infer_broadcast_binary, {}}
-      .sampled(samples::binary(b));
+      .sampled(samples::binary(b, a, std::move(extra)));
 }
 // Backward ops: autodiff emits them and differentiates to first order only.
 constexpr const char* kBackward =
@@ -117,6 +120,19 @@ std::vector<OpDef> elementwise_ops() {
       binary("mul", "c = a * b, broadcasting"),
       // Denominators away from 0, so the quotient is well conditioned.
       binary("div", "c = a / b, broadcasting", away_from_zero(0.25, 4)),
+      // Integer values, so that ties (a == b) occur.
+      binary("maximum", "c = max(a, b), broadcasting; NaN if either is NaN", integers(-3, 3),
+             integers(-3, 3)),
+      binary("minimum", "c = min(a, b), broadcasting; NaN if either is NaN", integers(-3, 3),
+             integers(-3, 3)),
+      // Positive bases for real exponents; negative bases with integer exponents (and 0 to a
+      // negative power, inf) as std::pow and NumPy give them.
+      binary("pow", "c = a ** b, broadcasting; NaN for a < 0 and a non-integer b", uniform(-2, 2),
+             uniform(0.1, 3),
+             {{{f32_in("a", {3, 5}, integers(-3, 3)), f32_in("b", {5}, integers(-3, 3))},
+               {},
+               true,
+               "negative bases, integer exponents, 0 ** negative = inf"}}),
       OpDef{"bias_add",
             "elementwise",
             "y = x + b along the channel axis",

@@ -57,5 +57,45 @@ TEST(InferElementwise, ActivationGrads) {
               {"relu_grad: input 1 (x) has dims (3,4), expected (4,3) to match input 0 (dy)"}));
 }
 
+TEST(InferElementwise, ActivationsKeepTheType) {
+  for (const char* op :
+       {"elu", "gelu", "silu", "hard_swish", "softplus", "clip", "abs", "square", "rsqrt"}) {
+    Result<OpInstance> r = instantiate(op, {{DLRT_F16, {2, 3}}}, {});
+    ASSERT_TRUE(r.ok()) << op << ": " << r.status().to_string();
+    EXPECT_EQ(r->output(0), (TensorType{DLRT_F16, {2, 3}})) << op;
+  }
+  EXPECT_EQ(out_dims("gelu_grad", {f32({4}), f32({4})}, {{"approximate", "tanh"}}), Dims{4});
+  EXPECT_TRUE(invalid("gelu", {f32({4})}, {{"approximate", "fast"}}, {"approximate"}));
+  EXPECT_TRUE(invalid("elu_grad", {f32({4}), f32({5})}, {}, {"elu_grad"}));
+}
+
+TEST(InferElementwise, MaximumMinimumPowBroadcast) {
+  for (const char* op : {"maximum", "minimum", "pow"})
+    EXPECT_EQ(out_dims(op, {f32({3, 1, 5}), f32({4, 5})}), (Dims{3, 4, 5})) << op;
+}
+
+// Comparisons: add's broadcasting, a bool output; a and b of one float dtype.
+TEST(InferElementwise, ComparisonsGiveBool) {
+  for (const char* op : {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}) {
+    Result<OpInstance> r = instantiate(op, {f32({3, 1}), f32({4})}, {});
+    ASSERT_TRUE(r.ok()) << op << ": " << r.status().to_string();
+    EXPECT_EQ(r->output(0), (TensorType{DLRT_BOOL, {3, 4}})) << op;
+  }
+  EXPECT_TRUE(
+      invalid("less", {f32({3}), f32({4})}, {}, {"less: cannot broadcast a (3) with b (4)"}));
+  EXPECT_FALSE(instantiate("equal", {f32({3}), {DLRT_F16, {3}}}, {}).ok());
+}
+
+TEST(InferElementwise, WhereBroadcastsThree) {
+  const TensorType cond{DLRT_BOOL, {3, 1, 1}};
+  EXPECT_EQ(out_dims("where", {cond, f32({1, 4, 1}), f32({5})}), (Dims{3, 4, 5}));
+  Result<OpInstance> r = instantiate("where", {cond, {DLRT_F16, {4, 1}}, {DLRT_F16, {}}}, {});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->output(0), (TensorType{DLRT_F16, {3, 4, 1}}));
+  EXPECT_TRUE(invalid("where", {cond, f32({4, 2}), f32({3})}, {},
+                      {"where: cannot broadcast input 2 (y) (3) with the shape (3,4,2)"}));
+  EXPECT_FALSE(instantiate("where", {f32({3}), f32({3}), f32({3})}, {}).ok());  // cond not bool
+}
+
 }  // namespace
 }  // namespace dlrt::ops

@@ -22,8 +22,10 @@ TEST(OpExamples, FloatOperandsAreF32) {
   for (const OpDef* d : all_ops()) {
     const OpExample* e = find_example(d->name);
     ASSERT_NE(e, nullptr);
+    // Indices are i32 and where's cond is bool; every float operand is f32.
     for (const TensorType& t : e->inputs)
-      EXPECT_TRUE(t.dtype == DLRT_F32 || t.dtype == DLRT_I32) << d->name << ": " << to_string(t);
+      EXPECT_TRUE(t.dtype == DLRT_F32 || t.dtype == DLRT_I32 || t.dtype == DLRT_BOOL)
+          << d->name << ": " << to_string(t);
   }
 }
 

@@ -21,6 +21,8 @@ std::vector<const OpDef*> all_ops();
 // Per-family tables (infer_*.cc); all_ops() is their union. Exposed for tests.
 std::vector<OpDef> conv_pool_ops();
 std::vector<OpDef> elementwise_ops();
+std::vector<OpDef> activation_ops();  // infer_activation.cc
+std::vector<OpDef> comparison_ops();  // infer_compare.cc
 std::vector<OpDef> reduce_shape_ops();
 std::vector<OpDef> misc_ops();
 std::vector<OpDef> train_ops();

@@ -14,8 +14,12 @@ SampleFn unary(Values x, std::vector<Sample> extra = {});
 // Activation gradients (dy, second): the unary shapes, dy uniform, `second` as given.
 SampleFn activation_grad(Values second);
 // Binary broadcasting ops: same shapes, b into a, a into b, both stretch, rank 0, size 1;
-// a uniform, b from `b`.
-SampleFn binary(Values b);
+// a from `a`, b from `b`; `extra` adds edge cases.
+SampleFn binary(Values b, Values a = uniform(-2, 2), std::vector<Sample> extra = {});
+// Comparisons: the binary shapes, a and b integers in [-2, 2] so that ties occur.
+SampleFn comparison();
+// where(cond, x, y): cond BOOL, the three broadcast in every direction.
+std::vector<Sample> where(const OpDef&);
 // bias_add (x, b) and bias_add_grad (dy): NHWC at ranks 1, 2, 4, NCHW at ranks 2 and 4.
 SampleFn bias(bool grad);
 

@@ -37,13 +37,34 @@ SampleFn activation_grad(Values second) {
   };
 }
 
-SampleFn binary(Values b) {
-  return [b](const OpDef&) {
+SampleFn binary(Values b, Values a, std::vector<Sample> extra) {
+  return [a, b, extra](const OpDef&) {
     std::vector<Sample> out;
     for (const auto& [da, db] : kBinaryShapes)
-      out.push_back({{f32_in("a", da, uniform(-2, 2)), f32_in("b", db, b)}});
+      out.push_back({{f32_in("a", da, a), f32_in("b", db, b)}});
+    out.insert(out.end(), extra.begin(), extra.end());
     return out;
   };
+}
+
+SampleFn comparison() { return binary(integers(-2, 2), integers(-2, 2)); }
+
+std::vector<Sample> where(const OpDef&) {
+  // (cond, x, y): all one shape; cond stretched; x and y stretched; a scalar cond; each of the
+  // three stretched along a different axis: (3,1,1), (1,4,1), (5) -> (3,4,5).
+  struct Shapes {
+    Dims cond, x, y;
+  };
+  const Shapes shapes[] = {
+      {{3, 5, 7}, {3, 5, 7}, {3, 5, 7}}, {{7}, {2, 3, 7}, {2, 3, 7}},
+      {{2, 3, 4}, {3, 1}, {}},           {{}, {4, 6}, {4, 6}},
+      {{3, 1, 1}, {1, 4, 1}, {5}},
+  };
+  std::vector<Sample> out;
+  for (const Shapes& s : shapes)
+    out.push_back({{typed_in("cond", DLRT_BOOL, s.cond, integers(0, 1)),
+                    f32_in("x", s.x, uniform(-2, 2)), f32_in("y", s.y, uniform(-2, 2))}});
+  return out;
 }
 
 SampleFn bias(bool grad) {

@@ -1,5 +1,5 @@
-// elementwise.cu: the element-wise ops that are plain CUDA kernels: add/sub/mul/div with NumPy
-// broadcasting, neg/exp/log/sqrt, leaky_relu, relu_grad/leaky_relu_grad/sigmoid_grad/tanh_grad,
+// elementwise.cu: the element-wise ops that are plain CUDA kernels: add/sub/mul/div/maximum/
+// minimum/pow with NumPy broadcasting, neg/exp/log/sqrt, leaky_relu, relu_grad/leaky_relu_grad/sigmoid_grad/tanh_grad,
 // bias_add, and the
 // bias+activation epilogue the conv and matmul kernels append. f32 only. The per-element
 // arithmetic is kernel_math.hpp's (tested on the host); this file only launches it.
@@ -91,12 +91,15 @@ std::unique_ptr<Kernel> create_unary(const dlrt_op_desc& d, const dlrt_device_de
   });
 }
 
-// ---- binary: add sub mul div --------------------------------------------------------------
+// ---- binary: add sub mul div maximum minimum pow --------------------------------------------------------------
 
 math::Binary binary_of(const std::string& op) {
   if (op == "add") return math::Binary::kAdd;
   if (op == "sub") return math::Binary::kSub;
   if (op == "mul") return math::Binary::kMul;
+  if (op == "maximum") return math::Binary::kMax;
+  if (op == "minimum") return math::Binary::kMin;
+  if (op == "pow") return math::Binary::kPow;
   return math::Binary::kDiv;
 }
 
@@ -190,7 +193,7 @@ void launch_act(cudaStream_t stream, float* y, int64_t n, math::Act act) {
 void add_elementwise_ops(std::vector<OpEntry>& t) {
   for (const char* op : {"neg", "exp", "log", "sqrt"})
     t.push_back({op, &check_unary, &create_unary});
-  for (const char* op : {"add", "sub", "mul", "div"})
+  for (const char* op : {"add", "sub", "mul", "div", "maximum", "minimum", "pow"})
     t.push_back({op, &check_unary, &create_binary});
   for (const char* op : {"relu_grad", "sigmoid_grad", "tanh_grad"})
     t.push_back({op, &check_unary, &create_act_grad});

@@ -209,7 +209,7 @@ DLRT_HD void covering_outputs(int64_t i, int64_t pad, int64_t k, int64_t stride,
 // ---- element-wise ops ---------------------------------------------------------------------
 
 enum class Unary : int { kNeg, kExp, kLog, kSqrt, kRelu, kSigmoid, kTanh };
-enum class Binary : int { kAdd, kSub, kMul, kDiv };
+enum class Binary : int { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow };
 enum class ActGrad : int { kRelu, kSigmoid, kTanh };
 enum class Act : int { kNone, kRelu, kSigmoid, kTanh };
 
@@ -240,6 +240,13 @@ DLRT_HD float binary(Binary op, float a, float b) {
       return a - b;
     case Binary::kMul:
       return a * b;
+    // maximum/minimum: a NaN operand gives NaN (a != a is a's NaN test; a NaN b falls through).
+    case Binary::kMax:
+      return a > b || a != a ? a : b;
+    case Binary::kMin:
+      return a < b || a != a ? a : b;
+    case Binary::kPow:
+      return powf(a, b);  // NaN for a < 0 and a non-integer b; 0 ** negative is inf
     default:
       return a / b;  // IEEE: x/0 is +-inf or NaN
   }
@@ -261,6 +268,107 @@ DLRT_HD float act_grad(ActGrad op, float dy, float xy) {
 // alpha*dy (PyTorch's leaky_relu and its backward; at x = 0 the slope is alpha's side).
 DLRT_HD float leaky_relu(float x, float alpha) { return x > 0.0f ? x : alpha * x; }
 DLRT_HD float leaky_relu_grad(float dy, float x, float alpha) { return x > 0.0f ? dy : alpha * dy; }
+
+// ---- elu, gelu, silu, hard_swish, softplus, clip, abs, square, rsqrt and their gradients ----
+// (docs/ops.md; the reference kernels' plugins/reference/kernels/activation.cc in double.)
+enum class Eltwise : int {
+  kElu,
+  kGelu,      // exact: 0.5 x (1 + erf(x / sqrt 2))
+  kGeluTanh,  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+  kSilu,
+  kHardSwish,
+  kSoftplus,
+  kClip,
+  kAbs,
+  kSquare,
+  kRsqrt,
+};
+// The attributes: elu's alpha, clip's min (lo) and max (hi).
+struct EltwiseParams {
+  float alpha = 1.0f;
+  float lo = -INFINITY, hi = INFINITY;
+};
+
+DLRT_HD float sigmoidf_(float x) { return 1.0f / (1.0f + expf(-x)); }
+constexpr float kSqrt2OverPi = 0.7978845608f;  // sqrt(2 / pi)
+constexpr float kInvSqrt2 = 0.7071067812f;     // 1 / sqrt(2)
+constexpr float kInvSqrt2Pi = 0.3989422804f;   // 1 / sqrt(2 pi)
+constexpr float kGeluCubic = 0.044715f;
+
+DLRT_HD float eltwise(Eltwise op, float x, EltwiseParams p) {
+  switch (op) {
+    case Eltwise::kElu:
+      return x > 0.0f ? x : p.alpha * expm1f(x);
+    case Eltwise::kGelu:
+      return 0.5f * x * (1.0f + erff(x * kInvSqrt2));
+    case Eltwise::kGeluTanh:
+      return 0.5f * x * (1.0f + tanhf(kSqrt2OverPi * (x + kGeluCubic * x * x * x)));
+    case Eltwise::kSilu:
+      return x * sigmoidf_(x);  // x < -88: exp(-x) is inf, sigmoid 0, y -0 (true: ~1e-38)
+    case Eltwise::kHardSwish:
+      return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+    case Eltwise::kSoftplus:  // log(1 + exp(x)) without overflow: exp(-|x|) <= 1
+      return fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x)));
+    case Eltwise::kClip:  // NaN stays NaN; min > max gives max
+      return x != x ? x : fminf(fmaxf(x, p.lo), p.hi);
+    case Eltwise::kAbs:
+      return fabsf(x);
+    case Eltwise::kSquare:
+      return x * x;
+    default:
+      return 1.0f / sqrtf(x);  // kRsqrt: NaN below 0, inf at 0
+  }
+}
+
+// <op>_grad(dy, x): dy times the derivative at x. Kinks as PyTorch: abs' (0) = 0, clip passes
+// dy on [min, max], hard_swish' is 0 below -3, (2x+3)/6 on [-3, 3], 1 above.
+DLRT_HD float eltwise_grad(Eltwise op, float dy, float x, EltwiseParams p) {
+  switch (op) {
+    case Eltwise::kElu:
+      return x > 0.0f ? dy : dy * p.alpha * expf(x);
+    case Eltwise::kGelu:  // Phi(x) + x phi(x)
+      return dy * (0.5f * (1.0f + erff(x * kInvSqrt2)) + x * kInvSqrt2Pi * expf(-0.5f * x * x));
+    case Eltwise::kGeluTanh: {
+      const float t = tanhf(kSqrt2OverPi * (x + kGeluCubic * x * x * x));
+      return dy * (0.5f * (1.0f + t) +
+                   0.5f * x * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x));
+    }
+    case Eltwise::kSilu: {
+      const float s = sigmoidf_(x);
+      return dy * s * (1.0f + x * (1.0f - s));
+    }
+    case Eltwise::kHardSwish:
+      return x < -3.0f ? 0.0f : x <= 3.0f ? dy * (2.0f * x + 3.0f) / 6.0f : dy;
+    case Eltwise::kSoftplus:
+      return dy * sigmoidf_(x);
+    case Eltwise::kClip:
+      return x >= p.lo && x <= p.hi ? dy : 0.0f;
+    default:  // kAbs
+      return x > 0.0f ? dy : x < 0.0f ? -dy : 0.0f;
+  }
+}
+
+// ---- comparisons and where ------------------------------------------------------------------
+enum class Compare : int { kEq, kNe, kLt, kLe, kGt, kGe };
+// 1 where the comparison holds, else 0 (IEEE: false with a NaN, except kNe).
+DLRT_HD uint8_t compare(Compare op, float a, float b) {
+  switch (op) {
+    case Compare::kEq:
+      return a == b;
+    case Compare::kNe:
+      return a != b;
+    case Compare::kLt:
+      return a < b;
+    case Compare::kLe:
+      return a <= b;
+    case Compare::kGt:
+      return a > b;
+    default:
+      return a >= b;
+  }
+}
+// where: x where the cond byte is non-zero, else y.
+DLRT_HD float select(uint8_t cond, float x, float y) { return cond != 0 ? x : y; }
 
 // The activation of the fused ops, applied after the bias.
 DLRT_HD float activate(Act act, float x) {

@@ -8,6 +8,7 @@
 // replays the CUDA kernel's loop on the host with the kernel_math functions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -541,6 +542,143 @@ TEST(SplitPlan, TwoPassSumIsFixedAndClose) {
   const double a = two_pass(p), b = two_pass(split_plan(1, int64_t(x.size())));
   EXPECT_EQ(a, b);
   EXPECT_NEAR(a, plain, 1e-6 * x.size());
+}
+
+// ---- elu, gelu, silu, hard_swish, softplus, clip, abs, square, rsqrt --------------------
+
+// |got - ref| <= tol * max(1, |ref|), NaN matching NaN and infinities exactly.
+void expect_close(float got, float ref, const std::string& what, float tol = 2e-6f) {
+  if (std::isnan(ref)) EXPECT_TRUE(std::isnan(got)) << what;
+  else if (std::isinf(ref)) EXPECT_EQ(got, ref) << what;
+  else EXPECT_NEAR(got, ref, tol * std::max(1.0f, std::fabs(ref))) << what;
+}
+
+struct EltwiseCase {
+  const char* name;  // the forward op; "<name>_grad" is its backward op (when `grad`)
+  math::Eltwise op;
+  AttrMap attrs;
+  math::EltwiseParams params;
+  bool grad;
+};
+
+// Each forward op and backward op against the reference kernels (double), on x covering every
+// piece (hard_swish's |x| > 3, clip's bounds, large |x| for softplus/silu) and the kinks 0, +-3.
+TEST(KernelMath, ActivationsMatchReference) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = random_floats(96, 21, -6.f, 6.f);
+  const float edges[] = {0.0f, -3.0f, 3.0f, -100.0f, 100.0f, -0.5f, 0.75f, -1.0f, 1.0f, 20.0f};
+  std::copy(std::begin(edges), std::end(edges), x.begin());
+  const auto dy = random_floats(96, 22);
+  const std::vector<int64_t> dims = {96};
+  const std::vector<EltwiseCase> cases = {
+      {"elu", math::Eltwise::kElu, {}, {1.0f, -inf, inf}, true},
+      {"elu", math::Eltwise::kElu, {{"alpha", 0.5}}, {0.5f, -inf, inf}, true},
+      {"gelu", math::Eltwise::kGelu, {}, {}, true},
+      {"gelu", math::Eltwise::kGeluTanh, {{"approximate", "tanh"}}, {}, true},
+      {"silu", math::Eltwise::kSilu, {}, {}, true},
+      {"hard_swish", math::Eltwise::kHardSwish, {}, {}, true},
+      {"softplus", math::Eltwise::kSoftplus, {}, {}, true},
+      {"clip", math::Eltwise::kClip, {}, {}, true},
+      {"clip", math::Eltwise::kClip, {{"min", -0.5}, {"max", 0.75}}, {1.0f, -0.5f, 0.75f}, true},
+      {"clip", math::Eltwise::kClip, {{"min", 1.0}, {"max", -1.0}}, {1.0f, 1.0f, -1.0f}, true},
+      {"abs", math::Eltwise::kAbs, {}, {}, true},
+      {"square", math::Eltwise::kSquare, {}, {}, false},
+      {"rsqrt", math::Eltwise::kRsqrt, {}, {}, false},
+  };
+  for (const EltwiseCase& c : cases) {
+    SCOPED_TRACE(c.name + (c.attrs.empty() ? std::string() : " with attributes"));
+    std::vector<float> y(96), dx(96);
+    reference_run(make(c.name, {{DLRT_F32, dims}}, c.attrs), {x.data()}, {y.data()});
+    if (c.grad)
+      reference_run(
+          make(std::string(c.name) + "_grad", {{DLRT_F32, dims}, {DLRT_F32, dims}}, c.attrs),
+          {dy.data(), x.data()}, {dx.data()});
+    for (int i = 0; i < 96; ++i) {
+      const std::string at = " at x = " + std::to_string(x[i]);
+      expect_close(math::eltwise(c.op, x[i], c.params), y[i], "forward" + at);
+      if (c.grad)
+        expect_close(math::eltwise_grad(c.op, dy[i], x[i], c.params), dx[i], "backward" + at);
+    }
+  }
+}
+
+// Values known independently of the reference kernels (PyTorch's results, rounded to f32).
+TEST(KernelMath, ActivationsKnownValues) {
+  const math::EltwiseParams none{};
+  EXPECT_NEAR(math::eltwise(math::Eltwise::kGelu, 1.0f, none), 0.8413447f, 1e-6f);
+  EXPECT_NEAR(math::eltwise(math::Eltwise::kGeluTanh, 1.0f, none), 0.8411920f, 1e-6f);
+  EXPECT_NEAR(math::eltwise(math::Eltwise::kSilu, 1.0f, none), 0.7310586f, 1e-6f);
+  EXPECT_NEAR(math::eltwise(math::Eltwise::kElu, -1.0f, none), -0.6321206f, 1e-6f);
+  EXPECT_NEAR(math::eltwise(math::Eltwise::kSoftplus, 0.0f, none), 0.6931472f, 1e-6f);
+  EXPECT_EQ(math::eltwise(math::Eltwise::kSoftplus, 100.0f, none), 100.0f);  // no overflow
+  EXPECT_EQ(math::eltwise(math::Eltwise::kSoftplus, -200.0f, none), 0.0f);
+  EXPECT_EQ(math::eltwise(math::Eltwise::kHardSwish, 1.0f, none), 4.0f / 6.0f);
+  EXPECT_EQ(math::eltwise(math::Eltwise::kHardSwish, -4.0f, none), 0.0f);
+  EXPECT_EQ(math::eltwise_grad(math::Eltwise::kHardSwish, 1.0f, -3.0f, none), -0.5f);
+  EXPECT_EQ(math::eltwise_grad(math::Eltwise::kHardSwish, 1.0f, 3.0f, none), 1.5f);
+  EXPECT_EQ(math::eltwise_grad(math::Eltwise::kAbs, 1.0f, 0.0f, none), 0.0f);
+  EXPECT_EQ(math::eltwise(math::Eltwise::kRsqrt, 4.0f, none), 0.5f);
+  const math::EltwiseParams clip{1.0f, -1.0f, 2.0f};
+  EXPECT_EQ(math::eltwise_grad(math::Eltwise::kClip, 1.0f, -1.0f, clip), 1.0f);  // bound passes
+  EXPECT_EQ(math::eltwise_grad(math::Eltwise::kClip, 1.0f, 2.5f, clip), 0.0f);
+  EXPECT_TRUE(std::isnan(math::eltwise(math::Eltwise::kClip, NAN, clip)));
+}
+
+// maximum/minimum/pow through the broadcasting view, and the comparisons and where, against
+// the reference kernels; integer-valued operands so ties and exact powers occur.
+TEST(KernelMath, BinaryCompareWhereMatchReference) {
+  const std::vector<int64_t> da = {3, 1, 5}, db = {4, 1}, dc = {3, 4, 5};
+  auto a = random_floats(15, 23, -3.f, 3.f), b = random_floats(4, 24, -3.f, 3.f);
+  for (auto* v : {&a, &b})
+    for (float& f : *v) f = std::round(f);
+  a[0] = NAN;
+  const math::Strided view = broadcast_view(da, db, dc, "test");
+  struct B {
+    const char* name;
+    math::Binary op;
+  };
+  for (const B& bin : {B{"maximum", math::Binary::kMax}, B{"minimum", math::Binary::kMin},
+                       B{"pow", math::Binary::kPow}}) {
+    std::vector<float> ref(60);
+    reference_run(make(bin.name, {{DLRT_F32, da}, {DLRT_F32, db}}), {a.data(), b.data()},
+                  {ref.data()});
+    for (int64_t i = 0; i < 60; ++i) {
+      int64_t oa, ob;
+      math::source_offsets(view, i, &oa, &ob);
+      expect_close(math::binary(bin.op, a[oa], b[ob]), ref[i], bin.name, 1e-6f);
+    }
+  }
+  struct C {
+    const char* name;
+    math::Compare op;
+  };
+  for (const C& c : {C{"equal", math::Compare::kEq}, C{"not_equal", math::Compare::kNe},
+                     C{"less", math::Compare::kLt}, C{"less_equal", math::Compare::kLe},
+                     C{"greater", math::Compare::kGt}, C{"greater_equal", math::Compare::kGe}}) {
+    std::vector<uint8_t> ref(60);
+    reference_run(make(c.name, {{DLRT_F32, da}, {DLRT_F32, db}}), {a.data(), b.data()},
+                  {ref.data()});
+    for (int64_t i = 0; i < 60; ++i) {
+      int64_t oa, ob;
+      math::source_offsets(view, i, &oa, &ob);
+      EXPECT_EQ(math::compare(c.op, a[oa], b[ob]), ref[i]) << c.name << " " << i;
+    }
+  }
+  // where(cond (3,1,5), x (4,1), y (5)) -> (3,4,5), as create_where builds its two views.
+  std::vector<uint8_t> cond(15);
+  for (size_t i = 0; i < cond.size(); ++i) cond[i] = uint8_t(a[i] > 0);
+  const std::vector<int64_t> dy = {5};
+  auto y = random_floats(5, 25);
+  std::vector<float> ref(60);
+  reference_run(make("where", {{DLRT_BOOL, da}, {DLRT_F32, db}, {DLRT_F32, dy}}),
+                {cond.data(), b.data(), y.data()}, {ref.data()});
+  const math::Strided cx = broadcast_view(da, db, dc, "where");
+  const math::Strided yv = broadcast_view(dy, dy, dc, "where");
+  for (int64_t i = 0; i < 60; ++i) {
+    int64_t oc, ox;
+    math::source_offsets(cx, i, &oc, &ox);
+    EXPECT_EQ(math::select(cond[oc], b[ox], y[math::source_offset(yv, 0, i)]), ref[i]) << i;
+  }
 }
 
 }  // namespace

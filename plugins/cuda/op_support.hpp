@@ -37,6 +37,7 @@ using plugin::TensorView;
 
 // ---- the families (each file adds its rows) -----------------------------------------------
 void add_elementwise_ops(std::vector<OpEntry>& t);   // elementwise.cu
+void add_activation_ops(std::vector<OpEntry>& t);    // activation.cu
 void add_reduce_ops(std::vector<OpEntry>& t);        // reduce.cu
 void add_softmax_loss_ops(std::vector<OpEntry>& t);  // softmax_loss.cu
 void add_update_ops(std::vector<OpEntry>& t);        // update.cu

@@ -31,6 +31,7 @@ const std::vector<OpEntry>& op_table() {
     add_matmul_ops(t);
     add_cudnn_act_ops(t);
     add_elementwise_ops(t);
+    add_activation_ops(t);
     add_reduce_ops(t);
     add_softmax_loss_ops(t);
     add_update_ops(t);

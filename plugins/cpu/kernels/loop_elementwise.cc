@@ -1,6 +1,8 @@
-// loop_elementwise.cc: the cpu plugin's element-wise loop kernels: add/sub/mul/div with NumPy
-// broadcasting, neg/exp/log/sqrt, relu_grad, and the two gradients that are sums or masks over
-// a shape: bias_add_grad and reduce_max_grad. f32 and f64.
+// loop_elementwise.cc: the cpu plugin's element-wise loop kernels: add/sub/mul/div/maximum/
+// minimum/pow with NumPy broadcasting, neg/exp/log/sqrt, relu_grad, clip_grad, and the two
+// gradients that are sums or masks over a shape: bias_add_grad and reduce_max_grad. f32 and f64.
+// (maximum/minimum/pow share add's broadcasting walk rather than oneDNN's binary primitive,
+// which has max/min but no pow and takes no f64.)
 //
 // Binary ops run on a collapsed Walk (loop_util.hpp): equal shapes are one flat loop, a
 // trailing-vector broadcast (N,C)+(C) is rows of a contiguous loop against the vector, a scalar
@@ -20,13 +22,16 @@ namespace {
 
 // ---- binary ------------------------------------------------------------------------------
 
-enum class BinOp { kAdd, kSub, kMul, kDiv };
+enum class BinOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow };
 
 BinOp binop_of(const std::string& name) {
-  return name == "add"   ? BinOp::kAdd
-         : name == "sub" ? BinOp::kSub
-         : name == "mul" ? BinOp::kMul
-                         : BinOp::kDiv;
+  return name == "add"       ? BinOp::kAdd
+         : name == "sub"     ? BinOp::kSub
+         : name == "mul"     ? BinOp::kMul
+         : name == "maximum" ? BinOp::kMax
+         : name == "minimum" ? BinOp::kMin
+         : name == "pow"     ? BinOp::kPow
+                             : BinOp::kDiv;
 }
 
 void check_binary(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
@@ -42,6 +47,10 @@ void binary_row(const T* a, const T* b, T* c, int64_t n) {
     if constexpr (O == BinOp::kAdd) c[i] = x + y;
     else if constexpr (O == BinOp::kSub) c[i] = x - y;
     else if constexpr (O == BinOp::kMul) c[i] = x * y;
+    // maximum/minimum: a NaN operand gives NaN (x != x is x's NaN test; a NaN y falls through).
+    else if constexpr (O == BinOp::kMax) c[i] = x > y || x != x ? x : y;
+    else if constexpr (O == BinOp::kMin) c[i] = x < y || x != x ? x : y;
+    else if constexpr (O == BinOp::kPow) c[i] = std::pow(x, y);
     else c[i] = x / y;  // IEEE: x/0 is +-inf or NaN
   }
 }
@@ -71,6 +80,15 @@ class BinaryKernel : public LoopKernel {
           break;
         case BinOp::kDiv:
           run_op<BinOp::kDiv, T>(args);
+          break;
+        case BinOp::kMax:
+          run_op<BinOp::kMax, T>(args);
+          break;
+        case BinOp::kMin:
+          run_op<BinOp::kMin, T>(args);
+          break;
+        case BinOp::kPow:
+          run_op<BinOp::kPow, T>(args);
           break;
       }
     });
@@ -224,6 +242,39 @@ class ReluGradKernel : public LoopKernel {
  private:
   int32_t dtype_;
   int64_t n_;
+};
+
+// ---- clip_grad ---------------------------------------------------------------------------
+
+// dx = dy where min <= x <= max, else 0 (PyTorch's clamp and TF's clip_by_value pass the
+// bounds themselves; oneDNN's clip backward excludes x == min, so this is a loop). Same checks
+// as relu_grad.
+class ClipGradKernel : public LoopKernel {
+ public:
+  ClipGradKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p),
+        dtype_(op.input(0).dtype),
+        n_(op.input(0).numel),
+        lo_(op.get_float("min")),
+        hi_(op.get_float("max")) {}
+
+  void execute(const dlrt_kernel_args& args) override {
+    with_float(dtype_, [&](auto t) {
+      using T = decltype(t);
+      const T* dy = static_cast<const T*>(args.inputs[0]);
+      const T* x = static_cast<const T*>(args.inputs[1]);
+      T* dx = static_cast<T*>(args.outputs[0]);
+      const T lo = static_cast<T>(lo_), hi = static_cast<T>(hi_);
+      parallel_for(n_, kGrainCheap, threads_, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) dx[i] = x[i] >= lo && x[i] <= hi ? dy[i] : T(0);
+      });
+    });
+  }
+
+ private:
+  int32_t dtype_;
+  int64_t n_;
+  double lo_, hi_;  // the bounds; in the dtype they are compared in (f32 rounds them, as x)
 };
 
 // ---- bias_add_grad -----------------------------------------------------------------------
@@ -430,11 +481,12 @@ class ReduceMaxGradKernel : public LoopKernel {
 }  // namespace
 
 void add_elementwise_defs(std::vector<KernelDef>& t) {
-  for (const char* name : {"add", "sub", "mul", "div"})
+  for (const char* name : {"add", "sub", "mul", "div", "maximum", "minimum", "pow"})
     t.push_back({name, check_binary, make<BinaryKernel>});
   for (const char* name : {"neg", "exp", "log", "sqrt"})
     t.push_back({name, check_unary, make<UnaryKernel>});
   t.push_back({"relu_grad", check_relu_grad, make<ReluGradKernel>});
+  t.push_back({"clip_grad", check_relu_grad, make<ClipGradKernel>});
   t.push_back({"bias_add_grad", check_bias_add_grad, make<BiasAddGradKernel>});
   t.push_back({"reduce_max_grad", check_reduce_max_grad, make<ReduceMaxGradKernel>});
 }

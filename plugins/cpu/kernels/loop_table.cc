@@ -1,7 +1,9 @@
 // loop_table.cc: the cpu plugin's kernel rows for ops built from plain loops parallelised over
 // the cores with OpenMP (kernels/loop_*.cc; shared machinery in kernels/loop_util.hpp).
 //
-//   loop_elementwise.cc  add sub mul div neg exp log sqrt relu_grad bias_add_grad reduce_max_grad
+//   loop_elementwise.cc  add sub mul div maximum minimum pow neg exp log sqrt relu_grad clip_grad
+//                        bias_add_grad reduce_max_grad
+//   loop_compare.cc      equal not_equal less less_equal greater greater_equal where
 //   loop_shape.cc        copy reshape flatten transpose broadcast_to cast fill
 //   loop_random.cc       random_uniform random_normal dropout
 //   loop_pool.cc         max_pool2d max_pool2d_backward (rows in prim_pool's table entry)
@@ -17,6 +19,7 @@ const std::vector<KernelDef>& loop_kernel_defs() {
   static const std::vector<KernelDef> defs = [] {
     std::vector<KernelDef> t;
     loops::add_elementwise_defs(t);
+    loops::add_compare_defs(t);
     loops::add_shape_defs(t);
     loops::add_random_defs(t);
     loops::add_train_defs(t);

@@ -286,6 +286,7 @@ std::unique_ptr<Kernel> make(const dlrt_plugin& p, const OpView& op) {
 
 // The rows each loop_*.cc contributes to loop_kernel_defs().
 void add_elementwise_defs(std::vector<KernelDef>& t);  // loop_elementwise.cc
+void add_compare_defs(std::vector<KernelDef>& t);      // loop_compare.cc
 void add_shape_defs(std::vector<KernelDef>& t);        // loop_shape.cc
 void add_random_defs(std::vector<KernelDef>& t);       // loop_random.cc
 void add_train_defs(std::vector<KernelDef>& t);        // loop_train.cc

@@ -3,6 +3,13 @@
 //   relu | sigmoid | tanh   x (any shape)          -> y (same)     eltwise forward
 //   leaky_relu              x                      -> y = x > 0 ? x : alpha*x (eltwise_relu, alpha)
 //   leaky_relu_grad         dy, x                  -> dx = x > 0 ? dy : alpha*dy (relu backward on src)
+//   elu | gelu | silu | hard_swish | softplus | clip | abs | square | rsqrt
+//                           x                      -> y (same)     eltwise forward: elu (alpha),
+//                              gelu_erf / gelu_tanh (approximate), swish (alpha 1), hardswish,
+//                              soft_relu, clip (alpha = min, beta = max), abs, square,
+//                              pow (alpha 1, beta -1/2 = rsqrt)
+//   elu_grad | gelu_grad | silu_grad | hard_swish_grad | softplus_grad | abs_grad
+//                           dy, x                  -> dx           eltwise backward on src
 //   sigmoid_grad            dy, y                  -> dx = dy * y * (1-y)
 //   tanh_grad               dy, y                  -> dx = dy * (1-y²)
 //   bias_add                x (...,C), b (C)       -> y = x + b    (NCHW: b along dim 1)
@@ -16,6 +23,8 @@
 // vectorised pass over dy, x and dx (docs/benchmarks.md, "Kernel choices").
 #include "prim_eltwise.hpp"
 
+#include <algorithm>
+
 #include "prim_common.hpp"
 
 namespace dlrt::cpu::prim {
@@ -28,9 +37,20 @@ struct EltwiseInfo {
   algorithm alg;
   bool backward;
   double flops_per_element;
-  float alpha = 0;         // eltwise_relu's slope below 0 (leaky_relu's attribute)
+  float alpha = 0;         // the algorithm's alpha: leaky_relu's/elu's alpha, clip's min
   bool reads_src = false;  // backward input 1 is x (SRC) rather than y (DST)
+  float beta = 0;          // the algorithm's beta: clip's max, pow's exponent
 };
+
+float attr_f(const OpView& op, const char* name) { return static_cast<float>(op.get_float(name)); }
+
+// gelu and gelu_grad: the erf form or the tanh approximation.
+algorithm gelu_alg(const OpView& op) {
+  const std::string& a = op.get_string("approximate");
+  if (a == "none") return algorithm::eltwise_gelu_erf;
+  if (a == "tanh") return algorithm::eltwise_gelu_tanh;
+  op.invalid("approximate is \"" + a + "\", expected \"none\" or \"tanh\"");
+}
 
 EltwiseInfo eltwise_info(const OpView& op) {
   const std::string& n = op.name();
@@ -39,6 +59,26 @@ EltwiseInfo eltwise_info(const OpView& op) {
     return {algorithm::eltwise_relu, false, 2, static_cast<float>(op.get_float("alpha"))};
   if (n == "leaky_relu_grad")
     return {algorithm::eltwise_relu, true, 2, static_cast<float>(op.get_float("alpha")), true};
+  // The activations of infer_activation.cc; their _grad ops pass x as SRC.
+  if (n == "elu") return {algorithm::eltwise_elu, false, 10, attr_f(op, "alpha")};
+  if (n == "elu_grad") return {algorithm::eltwise_elu, true, 10, attr_f(op, "alpha"), true};
+  if (n == "gelu") return {gelu_alg(op), false, 20};
+  if (n == "gelu_grad") return {gelu_alg(op), true, 30, 0, true};
+  if (n == "silu") return {algorithm::eltwise_swish, false, 10, 1.0f};
+  if (n == "silu_grad") return {algorithm::eltwise_swish, true, 15, 1.0f, true};
+  if (n == "hard_swish") return {algorithm::eltwise_hardswish, false, 4};
+  if (n == "hard_swish_grad") return {algorithm::eltwise_hardswish, true, 4, 0, true};
+  if (n == "softplus") return {algorithm::eltwise_soft_relu, false, 20};
+  if (n == "softplus_grad") return {algorithm::eltwise_soft_relu, true, 12, 0, true};
+  // oneDNN refuses min > max; clip(x, max, max) is the same function then: max everywhere.
+  if (n == "clip") {
+    const float hi = attr_f(op, "max");
+    return {algorithm::eltwise_clip, false, 2, std::min(attr_f(op, "min"), hi), false, hi};
+  }
+  if (n == "abs") return {algorithm::eltwise_abs, false, 1};
+  if (n == "abs_grad") return {algorithm::eltwise_abs, true, 2, 0, true};
+  if (n == "square") return {algorithm::eltwise_square, false, 1};
+  if (n == "rsqrt") return {algorithm::eltwise_pow, false, 10, 1.0f, false, -0.5f};
   if (n == "sigmoid") return {algorithm::eltwise_logistic, false, 10};
   if (n == "tanh") return {algorithm::eltwise_tanh, false, 10};
   if (n == "sigmoid_grad") return {algorithm::eltwise_logistic_use_dst_for_bwd, true, 3};
@@ -51,7 +91,7 @@ class EltwiseForward : public PrimKernel {
   EltwiseForward(const dlrt_plugin& p, const OpView& op, const EltwiseInfo& e) : PrimKernel(p, op) {
     const memory::desc md = flat_md(op.input(0));
     dnnl::eltwise_forward::primitive_desc pd(
-        dnnl::eltwise_forward::desc(prop_kind::forward_inference, e.alg, md, e.alpha, 0.0f),
+        dnnl::eltwise_forward::desc(prop_kind::forward_inference, e.alg, md, e.alpha, e.beta),
         user_scratchpad(), engine_);
     add_step(dnnl::eltwise_forward(pd),
              {{DNNL_ARG_SRC, input(0, md)}, {DNNL_ARG_DST, output(0, md)}}, pd.scratchpad_desc());
@@ -64,12 +104,12 @@ class EltwiseBackward : public PrimKernel {
       : PrimKernel(p, op) {
     const memory::desc md = flat_md(op.input(0));
     dnnl::eltwise_forward::primitive_desc hint(
-        dnnl::eltwise_forward::desc(prop_kind::forward_training, e.alg, md, e.alpha, 0.0f),
+        dnnl::eltwise_forward::desc(prop_kind::forward_training, e.alg, md, e.alpha, e.beta),
         engine_);
     dnnl::eltwise_backward::primitive_desc pd(
-        dnnl::eltwise_backward::desc(e.alg, md, md, e.alpha, 0.0f), user_scratchpad(), engine_,
+        dnnl::eltwise_backward::desc(e.alg, md, md, e.alpha, e.beta), user_scratchpad(), engine_,
         hint);
-    // Input 1 is y, the DST of the *_use_dst_for_bwd algorithms, or x (SRC) for eltwise_relu.
+    // Input 1 is y, the DST of the *_use_dst_for_bwd algorithms, or x (SRC) for the others.
     add_step(dnnl::eltwise_backward(pd),
              {{DNNL_ARG_DIFF_DST, input(0, md)},
               {e.reads_src ? DNNL_ARG_SRC : DNNL_ARG_DST, input(1, md)},

@@ -1,7 +1,9 @@
-// elementwise.cc: element-wise ops: the activations relu/leaky_relu/sigmoid/tanh and their gradients,
-// neg/exp/log/sqrt, add/sub/mul/div with NumPy broadcasting, and bias_add (NHWC: along the
-// last dim; NCHW: along dim 1). Each output element reads only its own input elements, so all
-// of these are safe when the output aliases an input of the same shape.
+// elementwise.cc: element-wise ops: the activations relu/leaky_relu/sigmoid/tanh and their
+// gradients, neg/exp/log/sqrt, add/sub/mul/div/maximum/minimum/pow with NumPy broadcasting, and
+// bias_add (NHWC: along the last dim; NCHW: along dim 1). (The other activations: activation.cc;
+// comparisons and where: compare.cc.) Each output element reads only its own input elements,
+// so all of these are safe when the output aliases an input of the same shape.
+#include <algorithm>
 #include <cmath>
 
 #include "kernel_util.hpp"
@@ -45,13 +47,26 @@ double binary(char op, double a, double b) {
       return a - b;
     case '*':
       return a * b;
+    // maximum, minimum: NaN if either is NaN (NumPy's and PyTorch's maximum/minimum).
+    case 'M':
+      return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+    case 'm':
+      return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+    case '^':
+      return std::pow(a, b);  // NaN for a < 0 and a non-integer b; 0 ** negative is inf
     default:
       return a / b;  // IEEE: x/0 is +-inf or NaN
   }
 }
 
 char binary_symbol(const std::string& op) {
-  return op == "add" ? '+' : op == "sub" ? '-' : op == "mul" ? '*' : '/';
+  return op == "add"       ? '+'
+         : op == "sub"     ? '-'
+         : op == "mul"     ? '*'
+         : op == "maximum" ? 'M'
+         : op == "minimum" ? 'm'
+         : op == "pow"     ? '^'
+                           : '/';
 }
 
 // a: A, b: B -> c: broadcast(A, B); c[idx] = a[idx . sa] (op) b[idx . sb], stretched dims stride 0
@@ -135,7 +150,7 @@ int bias_channel_dim(const OpView& op, const TensorView& x) { return channel_dim
 void add_elementwise_kernels(KernelTable& t) {
   for (const char* name : {"relu", "leaky_relu", "sigmoid", "tanh", "neg", "exp", "log", "sqrt"})
     t.push_back({name, run_unary, check_float});
-  for (const char* name : {"add", "sub", "mul", "div"})
+  for (const char* name : {"add", "sub", "mul", "div", "maximum", "minimum", "pow"})
     t.push_back({name, run_binary, check_float});
   for (const char* name : {"relu_grad", "leaky_relu_grad", "sigmoid_grad", "tanh_grad"})
     t.push_back({name, run_act_grad, check_float});

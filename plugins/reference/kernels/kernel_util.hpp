@@ -32,6 +32,8 @@ void add_conv_kernels(KernelTable& t);
 void add_pool_kernels(KernelTable& t);
 void add_matmul_kernels(KernelTable& t);
 void add_elementwise_kernels(KernelTable& t);
+void add_activation_kernels(KernelTable& t);  // activation.cc
+void add_compare_kernels(KernelTable& t);     // compare.cc
 void add_reduce_kernels(KernelTable& t);
 void add_shape_kernels(KernelTable& t);
 void add_softmax_loss_kernels(KernelTable& t);

@@ -19,6 +19,8 @@ const std::map<std::string, KernelDef, std::less<>>& table() {
     detail::add_pool_kernels(defs);
     detail::add_matmul_kernels(defs);
     detail::add_elementwise_kernels(defs);
+    detail::add_activation_kernels(defs);
+    detail::add_compare_kernels(defs);
     detail::add_reduce_kernels(defs);
     detail::add_shape_kernels(defs);
     detail::add_softmax_loss_kernels(defs);

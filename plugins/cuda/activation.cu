@@ -1,0 +1,150 @@
+// activation.cu: the CUDA kernels of elu, gelu, silu, hard_swish, softplus, clip, abs, square,
+// rsqrt and their <op>_grad(dy, x) ops, of the comparisons (equal ... greater_equal: a, b
+// broadcast -> BOOL bytes) and of where(cond, x, y). f32 only (bytes for BOOL). The
+// per-element arithmetic is kernel_math.hpp's eltwise / eltwise_grad / compare / select,
+// tested on the host (kernel_math_test.cc); this file only launches it.
+//
+// One thread per element, each reading its own inputs before writing its output, so an output
+// may alias a same-shaped input.
+#include <string>
+
+#include "op_support.hpp"
+
+namespace dlrt::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+#define GRID_STRIDE(i, n)                                                   \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); \
+       i += int64_t(gridDim.x) * blockDim.x)
+
+// x, y: n elements
+__global__ void eltwise_kernel(const float* x, float* y, int64_t n, math::Eltwise op,
+                               math::EltwiseParams p) {
+  GRID_STRIDE(i, n) { y[i] = math::eltwise(op, x[i], p); }
+}
+// dy, x, dx: n elements
+__global__ void eltwise_grad_kernel(const float* dy, const float* x, float* dx, int64_t n,
+                                    math::Eltwise op, math::EltwiseParams p) {
+  GRID_STRIDE(i, n) { dx[i] = math::eltwise_grad(op, dy[i], x[i], p); }
+}
+// c: view.dims of bytes; a and b read at the view's broadcast strides
+__global__ void compare_kernel(const float* a, const float* b, uint8_t* c, int64_t n,
+                               math::Strided view, math::Compare op) {
+  GRID_STRIDE(i, n) {
+    int64_t oa, ob;
+    math::source_offsets(view, i, &oa, &ob);
+    c[i] = math::compare(op, a[oa], b[ob]);
+  }
+}
+// z: n elements; cond (source 0) and x (source 1) of `cx`, y (source 0) of `yv`
+__global__ void where_kernel(const uint8_t* cond, const float* x, const float* y, float* z,
+                             int64_t n, math::Strided cx, math::Strided yv) {
+  GRID_STRIDE(i, n) {
+    int64_t oc, ox;
+    math::source_offsets(cx, i, &oc, &ox);
+    z[i] = math::select(cond[oc], x[ox], y[math::source_offset(yv, 0, i)]);
+  }
+}
+
+// ---- activations and their gradients --------------------------------------------------------
+
+// The forward op's name ("gelu" for "gelu_grad") -> its arithmetic.
+math::Eltwise eltwise_of(const OpView& op, const std::string& fwd) {
+  if (fwd == "elu") return math::Eltwise::kElu;
+  if (fwd == "gelu")
+    return op.get_string("approximate") == "tanh" ? math::Eltwise::kGeluTanh : math::Eltwise::kGelu;
+  if (fwd == "silu") return math::Eltwise::kSilu;
+  if (fwd == "hard_swish") return math::Eltwise::kHardSwish;
+  if (fwd == "softplus") return math::Eltwise::kSoftplus;
+  if (fwd == "clip") return math::Eltwise::kClip;
+  if (fwd == "abs") return math::Eltwise::kAbs;
+  if (fwd == "square") return math::Eltwise::kSquare;
+  return math::Eltwise::kRsqrt;
+}
+
+math::EltwiseParams params_of(const OpView& op) {
+  math::EltwiseParams p;
+  if (op.has("alpha")) p.alpha = static_cast<float>(op.get_float("alpha"));
+  if (op.has("min")) p.lo = static_cast<float>(op.get_float("min"));
+  if (op.has("max")) p.hi = static_cast<float>(op.get_float("max"));
+  return p;
+}
+
+void check_streaming(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
+  check_f32_streaming(OpView(&d), dev, cost, 10.0);
+}
+
+std::unique_ptr<Kernel> create_eltwise(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
+  OpView op(&d);
+  const std::string name = op.name();
+  const bool grad = name.size() > 5 && name.compare(name.size() - 5, 5, "_grad") == 0;
+  const math::Eltwise e = eltwise_of(op, grad ? name.substr(0, name.size() - 5) : name);
+  const math::EltwiseParams p = params_of(op);
+  const int64_t n = op.output(0).numel;
+  return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
+    check_args(a, grad ? 2 : 1, 1, 0, name);
+    if (grad)
+      eltwise_grad_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), in<float>(a, 1),
+                                                           out<float>(a, 0), n, e, p);
+    else
+      eltwise_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), out<float>(a, 0), n, e, p);
+    check_launch("activation kernel");
+  });
+}
+
+// ---- comparisons and where ------------------------------------------------------------------
+
+math::Compare compare_of(const std::string& op) {
+  if (op == "equal") return math::Compare::kEq;
+  if (op == "not_equal") return math::Compare::kNe;
+  if (op == "less") return math::Compare::kLt;
+  if (op == "less_equal") return math::Compare::kLe;
+  if (op == "greater") return math::Compare::kGt;
+  return math::Compare::kGe;
+}
+
+std::unique_ptr<Kernel> create_compare(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
+  OpView op(&d);
+  const math::Compare c = compare_of(op.name());
+  const int64_t n = op.output(0).numel;
+  const math::Strided view =
+      broadcast_view(op.input(0).dims, op.input(1).dims, op.output(0).dims, op.name());
+  const std::string name = op.name();
+  return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
+    check_args(a, 2, 1, 0, name);
+    compare_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), in<float>(a, 1),
+                                                    out<uint8_t>(a, 0), n, view, c);
+    check_launch("comparison kernel");
+  });
+}
+
+std::unique_ptr<Kernel> create_where(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
+  OpView op(&d);
+  const auto& z = op.output(0).dims;
+  const int64_t n = op.output(0).numel;
+  // Two views of z's dims: (cond, x) and (y, y); broadcast_view checks each pair against z.
+  const math::Strided cx = broadcast_view(op.input(0).dims, op.input(1).dims, z, "where");
+  const math::Strided yv = broadcast_view(op.input(2).dims, op.input(2).dims, z, "where");
+  return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
+    check_args(a, 3, 1, 0, "where");
+    where_kernel<<<grid_for(n), kThreads, 0, s>>>(in<uint8_t>(a, 0), in<float>(a, 1),
+                                                  in<float>(a, 2), out<float>(a, 0), n, cx, yv);
+    check_launch("where kernel");
+  });
+}
+
+}  // namespace
+
+void add_activation_ops(std::vector<OpEntry>& t) {
+  for (const char* op : {"elu", "gelu", "silu", "hard_swish", "softplus", "clip", "abs", "square",
+                         "rsqrt", "elu_grad", "gelu_grad", "silu_grad", "hard_swish_grad",
+                         "softplus_grad", "clip_grad", "abs_grad"})
+    t.push_back({op, &check_streaming, &create_eltwise});
+  for (const char* op : {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
+    t.push_back({op, &check_streaming, &create_compare});
+  t.push_back({"where", &check_streaming, &create_where});
+}
+
+}  // namespace dlrt::cuda
