@@ -282,9 +282,12 @@ class Conv2D : public Layer {
   Conv2D(int64_t filters, Size2 kernel, Size2 strides, std::string padding,
          std::string activation = "linear")
       : Conv2D(filters, kernel, options(strides, std::move(padding), std::move(activation))) {}
-  // Conv2D(32, {3, 3}, "relu"): stride 1, valid padding.
-  Conv2D(int64_t filters, Size2 kernel, std::string activation = "linear")
-      : Conv2D(filters, kernel, {1, 1}, "valid", std::move(activation)) {}
+  // Conv2D(32, {3, 3}, "relu"): stride 1, valid padding. A template so that a braced list
+  // ({.padding = "same"}) goes to the options, never to the string.
+  template <typename S, typename = std::enable_if_t<std::is_convertible_v<S, std::string>>>
+  Conv2D(int64_t filters, Size2 kernel, S&& activation)
+      : Conv2D(filters, kernel, {1, 1}, "valid", std::string(std::forward<S>(activation))) {}
+  Conv2D(int64_t filters, Size2 kernel) : Conv2D(filters, kernel, {1, 1}, "valid") {}
 
   std::shared_ptr<Layer> clone() const override { return std::make_shared<Conv2D>(*this); }
   std::string type() const override { return "Conv2D"; }
@@ -349,8 +352,11 @@ class Dense : public Layer {
         kernel_reg_(o.kernel_regularizer) {
     if (units < 1) throw Error(DLRT_INVALID_ARGUMENT, "Dense: units must be >= 1");
   }
-  explicit Dense(int64_t units, std::string activation = "linear")
-      : Dense(units, options(std::move(activation))) {}
+  // Dense(10, "relu"); a template so that a braced list goes to the options.
+  template <typename S, typename = std::enable_if_t<std::is_convertible_v<S, std::string>>>
+  Dense(int64_t units, S&& activation)
+      : Dense(units, options(std::string(std::forward<S>(activation)))) {}
+  explicit Dense(int64_t units) : Dense(units, options("linear")) {}
   std::shared_ptr<Layer> clone() const override { return std::make_shared<Dense>(*this); }
   std::string type() const override { return "Dense"; }
   std::string base_name() const override { return "dense"; }
