@@ -4,7 +4,7 @@
 // Activation names and the op each one builds (the layer keeps the shape):
 //   linear   none (identity)          relu, sigmoid, tanh, softmax   the op of that name
 //   elu      elu (the op's alpha, 1.0 as Keras)
-//   gelu     gelu (the op's default form; Keras' default is the exact erf form)
+//   gelu     gelu (the op's default approximate = "none": the exact erf form, Keras' default)
 //   silu, swish   silu                hard_swish   hard_swish        softplus   softplus
 //   leaky_relu    leaky_relu, alpha 0.2 (keras.activations.leaky_relu's negative_slope)
 // A name maps to its op only if the op registry has that op when the model is built (the
