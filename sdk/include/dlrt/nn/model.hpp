@@ -212,7 +212,8 @@ class Model {
   void make_plan(const std::vector<Shape>& inputs);
   void sequential_summary(std::ostream& out) const;
   void functional_summary(std::ostream& out) const;
-  // What fit/evaluate/predict (and compile, so that it is said early) cannot take yet.
+  // What fit/evaluate/predict cannot take yet: models of several inputs or outputs (their
+  // data path feeds one array). compile takes them, so state and checkpoints work.
   void check_plain_inputs_outputs(const std::string& who) const {
     if (num_inputs() != 1 || num_outputs() != 1)
       throw Error(DLRT_UNIMPLEMENTED,
