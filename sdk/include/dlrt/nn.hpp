@@ -1,10 +1,16 @@
-// dlrt/nn.hpp: a Keras-style layer over dlrt — Sequential models of layers, initializers,
+// dlrt/nn.hpp: a Keras-style layer over dlrt — Sequential and functional models of layers,
+// initializers, regularizers,
 // optimizers, losses, metrics, fit/evaluate/predict with Keras' progress output, callbacks
 // (History, CSVLogger, ModelCheckpoint) and safetensors checkpoints. Header-only, over the C
 // API and dlrt.hpp; one header per concept under dlrt/nn/:
 //   data.hpp          host arrays, seeds, the seeded epoch order
-//   initializers.hpp  glorot_uniform, he_uniform, he_normal, zeros (init ops of the graph)
-//   layers.hpp        Input, Conv2D, MaxPool2D, AvgPool2D, Flatten, Dense, Dropout, activations
+//   initializers.hpp  glorot_uniform/normal, he_uniform/normal, zeros, ones, constant
+//   regularizers.hpp  L2 weight penalties
+//   symbolic.hpp      symbolic tensors and the nodes of a functional graph
+//   layers.hpp        Layer, Input, Conv2D, MaxPool2D, AvgPool2D, Flatten, Dense, Dropout,
+//                     ReLU, Sigmoid, Tanh, Softmax
+//   merging.hpp       Add, Concatenate
+//   activations.hpp   Activation (by name), LeakyReLU
 //   optimizers.hpp    Adam, SGD (in-place fused updates)
 //   losses.hpp        SparseCategoricalCrossentropy, MeanSquaredError
 //   metrics.hpp       accuracy
@@ -13,22 +19,28 @@
 //   session.hpp       (detail) the graph and executables behind a model
 //   distribute.hpp    MirroredStrategy, MultiWorkerMirroredStrategy, StrategyScope
 //   replicated.hpp    (detail) a model's replicas and its data-parallel step
-//   model.hpp         Sequential, nn::DeviceScope
+//   functional_graph.hpp  (detail) a functional model's graph, checked and ordered
+//   summary_format.hpp    (detail) Keras' summary table layout
+//   model.hpp         Model (functional), Sequential, nn::DeviceScope
 //   checkpoint.hpp    save_weights / load_weights, ModelCheckpoint
 // samples/mnist_cnn shows it end to end.
 #ifndef DLRT_NN_HPP_
 #define DLRT_NN_HPP_
 
 #include "dlrt/dlrt.hpp"
+#include "dlrt/nn/activations.hpp"
 #include "dlrt/nn/callbacks.hpp"
 #include "dlrt/nn/checkpoint.hpp"
 #include "dlrt/nn/data.hpp"
 #include "dlrt/nn/initializers.hpp"
 #include "dlrt/nn/layers.hpp"
 #include "dlrt/nn/losses.hpp"
+#include "dlrt/nn/merging.hpp"
 #include "dlrt/nn/metrics.hpp"
 #include "dlrt/nn/model.hpp"
 #include "dlrt/nn/optimizers.hpp"
 #include "dlrt/nn/progress.hpp"
+#include "dlrt/nn/regularizers.hpp"
+#include "dlrt/nn/symbolic.hpp"
 
 #endif  // DLRT_NN_HPP_

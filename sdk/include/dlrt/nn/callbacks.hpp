@@ -21,11 +21,20 @@
 
 namespace dlrt::nn {
 
+class Model;
 class Sequential;
 
+// Each hook comes twice: fit() calls the Model& one for every model, and for a Sequential
+// also the Sequential& one (what callbacks were written against before functional models).
+// Override one of the two: a callback for any model overrides the Model& hooks.
 class Callback {
  public:
   virtual ~Callback() = default;
+  virtual void on_train_begin(Model&) {}
+  virtual void on_epoch_begin(Model&, int64_t /*epoch*/) {}
+  virtual void on_train_batch_end(Model&, int64_t /*batch*/, const Logs&) {}
+  virtual void on_epoch_end(Model&, int64_t /*epoch*/, const Logs&) {}
+  virtual void on_train_end(Model&) {}
   virtual void on_train_begin(Sequential&) {}
   virtual void on_epoch_begin(Sequential&, int64_t /*epoch*/) {}
   virtual void on_train_batch_end(Sequential&, int64_t /*batch*/, const Logs&) {}
@@ -75,7 +84,7 @@ class CSVLogger : public Callback {
   explicit CSVLogger(std::string filename, char separator = ',', bool append = false)
       : filename_(std::move(filename)), sep_(separator), append_(append) {}
 
-  void on_train_begin(Sequential&) override {
+  void on_train_begin(Model&) override {
     bool has_rows = false;
     if (append_) {
       std::ifstream in(filename_, std::ios::binary);
@@ -86,7 +95,7 @@ class CSVLogger : public Callback {
       throw Error(DLRT_INVALID_ARGUMENT, "CSVLogger: cannot open '" + filename_ + "' for writing");
     header_written_ = has_rows;
   }
-  void on_epoch_end(Sequential&, int64_t epoch, const Logs& logs) override {
+  void on_epoch_end(Model&, int64_t epoch, const Logs& logs) override {
     Logs sorted = logs;
     std::sort(sorted.begin(), sorted.end());
     if (!header_written_) {
@@ -100,7 +109,7 @@ class CSVLogger : public Callback {
     file_ << "\r\n" << std::flush;
     if (!file_) throw Error(DLRT_DATA_LOSS, "CSVLogger: writing '" + filename_ + "' failed");
   }
-  void on_train_end(Sequential&) override { file_.close(); }
+  void on_train_end(Model&) override { file_.close(); }
   bool chief_only() const override { return true; }
 
  private:

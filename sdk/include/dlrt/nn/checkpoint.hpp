@@ -1,4 +1,4 @@
-// dlrt/nn/checkpoint.hpp: Sequential::save_weights / load_weights and the ModelCheckpoint
+// dlrt/nn/checkpoint.hpp: Model::save_weights / load_weights and the ModelCheckpoint
 // callback, over safetensors (dlrt::write_safetensors, dlrt::SafeTensors).
 //
 // A checkpoint holds every state variable of the model as an F32 tensor under its variable's
@@ -29,7 +29,7 @@ namespace dlrt::nn {
 
 inline constexpr const char* kCheckpointFormat = "dlrt.nn/1";
 
-inline void Sequential::save_weights(const std::string& path) {
+inline void Model::save_weights(const std::string& path) {
   const std::vector<NamedValue> values = state();
   std::vector<SafeTensorView> tensors;
   for (const NamedValue& v : values)
@@ -45,7 +45,7 @@ inline void Sequential::save_weights(const std::string& path) {
                      {"loss", loss_->name()}});
 }
 
-inline void Sequential::load_weights(const std::string& path) {
+inline void Model::load_weights(const std::string& path) {
   plan();  // the model must be built: the file is checked against its variables
   const SafeTensors file = SafeTensors::open(path);
   auto meta = file.metadata("format");
@@ -106,9 +106,7 @@ inline void Sequential::load_weights(const std::string& path) {
 class ModelCheckpoint : public Callback {
  public:
   explicit ModelCheckpoint(std::string filepath) : filepath_(std::move(filepath)) {}
-  void on_epoch_end(Sequential& model, int64_t, const Logs&) override {
-    model.save_weights(filepath_);
-  }
+  void on_epoch_end(Model& model, int64_t, const Logs&) override { model.save_weights(filepath_); }
   bool chief_only() const override { return true; }  // rank 0 writes; the others match it
 
  private:

@@ -8,7 +8,13 @@
 //   he_uniform      U(-l, l), l = sqrt(6 / fan_in)
 //   he_normal       N(0, sqrt(2 / fan_in)) — untruncated (Keras truncates at 2 sigma; the op
 //                   set has no truncated normal)
-//   zeros           fill 0
+//   glorot_normal   N(0, sqrt(2 / (fan_in + fan_out))) — untruncated, for the same reason.
+//                   Keras draws a normal truncated at 2 sigma with its stddev scaled up by
+//                   1/0.8796 so that the truncated draws keep that variance; here the
+//                   variance is the same and the tails are not cut (a draw beyond 2 sigma
+//                   is possible, about 5% of them)
+//   zeros, ones     fill 0, fill 1
+//   constant(v)     fill v (keras.initializers.Constant)
 // Random ones are Philox streams keyed by the variable's own seed (data.hpp's derive_seed of
 // the model seed and the variable's name), so every device draws the same first values.
 #ifndef DLRT_NN_INITIALIZERS_HPP_
@@ -26,24 +32,48 @@ namespace dlrt::nn {
 
 class Initializer {
  public:
-  enum class Kind { kZeros, kGlorotUniform, kHeUniform, kHeNormal };
+  enum class Kind {
+    kZeros,
+    kOnes,
+    kConstant,
+    kGlorotUniform,
+    kGlorotNormal,
+    kHeUniform,
+    kHeNormal
+  };
 
   static Initializer zeros() { return Initializer(Kind::kZeros); }
+  static Initializer ones() { return Initializer(Kind::kOnes); }
+  // INVALID_ARGUMENT for a value that is not finite.
+  static Initializer constant(double value) {
+    if (!std::isfinite(value))
+      throw Error(DLRT_INVALID_ARGUMENT,
+                  "Initializer::constant: value " + std::to_string(value) + " is not finite");
+    Initializer i(Kind::kConstant);
+    i.value_ = value;
+    return i;
+  }
   static Initializer glorot_uniform() { return Initializer(Kind::kGlorotUniform); }
+  static Initializer glorot_normal() { return Initializer(Kind::kGlorotNormal); }
   static Initializer he_uniform() { return Initializer(Kind::kHeUniform); }
   static Initializer he_normal() { return Initializer(Kind::kHeNormal); }
-  // By Keras' name: "zeros", "glorot_uniform", "he_uniform", "he_normal".
+  // By Keras' name: "zeros", "ones", "glorot_uniform", "glorot_normal", "he_uniform",
+  // "he_normal" (constant takes a value: use constant()).
   static Initializer named(const std::string& name) {
     if (name == "zeros") return zeros();
+    if (name == "ones") return ones();
     if (name == "glorot_uniform") return glorot_uniform();
+    if (name == "glorot_normal") return glorot_normal();
     if (name == "he_uniform") return he_uniform();
     if (name == "he_normal") return he_normal();
-    throw Error(DLRT_INVALID_ARGUMENT, "unknown initializer '" + name +
-                                           "'; expected zeros, glorot_uniform, he_uniform or "
-                                           "he_normal");
+    throw Error(DLRT_INVALID_ARGUMENT,
+                "unknown initializer '" + name +
+                    "'; expected zeros, ones, glorot_uniform, glorot_normal, "
+                    "he_uniform or he_normal");
   }
 
   Kind kind() const { return kind_; }
+  double value() const { return value_; }  // constant()'s value (0 for the others)
 
   // (fan_in, fan_out) of a kernel of these dims, as Keras computes them.
   static std::pair<double, double> fans(const std::vector<int64_t>& dims) {
@@ -65,10 +95,17 @@ class Initializer {
     switch (kind_) {
       case Kind::kZeros:
         return {"fill", {{"value", 0.0}}};
+      case Kind::kOnes:
+        return {"fill", {{"value", 1.0}}};
+      case Kind::kConstant:
+        return {"fill", {{"value", value_}}};
       case Kind::kGlorotUniform: {
         const double l = std::sqrt(6.0 / (fan_in + fan_out));
         return {"random_uniform", {{"minval", -l}, {"maxval", l}, {"seed", s}}};
       }
+      case Kind::kGlorotNormal:
+        return {"random_normal",
+                {{"mean", 0.0}, {"stddev", std::sqrt(2.0 / (fan_in + fan_out))}, {"seed", s}}};
       case Kind::kHeUniform: {
         const double l = std::sqrt(6.0 / fan_in);
         return {"random_uniform", {{"minval", -l}, {"maxval", l}, {"seed", s}}};
@@ -82,6 +119,7 @@ class Initializer {
  private:
   explicit Initializer(Kind k) : kind_(k) {}
   Kind kind_;
+  double value_ = 0.0;
 };
 
 }  // namespace dlrt::nn

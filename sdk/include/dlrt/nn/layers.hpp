@@ -1,6 +1,7 @@
-// dlrt/nn/layers.hpp: Keras' layers as graph builders — Conv2D, MaxPool2D, AvgPool2D,
-// Flatten, Dense, Dropout, and the activations ReLU, Sigmoid, Tanh, Softmax (plus Input, the
-// shape of one sample).
+// dlrt/nn/layers.hpp: Keras' layers as graph builders — the Layer interface, Input (the
+// shape of one sample), Conv2D, MaxPool2D, AvgPool2D, Flatten, Dense, Dropout, and the
+// activations ReLU, Sigmoid, Tanh, Softmax. More layers: merging.hpp (Add, Concatenate),
+// activations.hpp (Activation by name, LeakyReLU).
 //
 // A layer is a description, not a place where values live: it says which parameters it needs
 // for an input shape (`params`: kernel (KH,KW,Ci,Co) HWIO and bias (Co) for Conv2D; kernel
@@ -9,6 +10,21 @@
 // the variables (named "<layer>/<param>", e.g. "conv2d/kernel") and may build a layer's ops
 // several times in one graph — the training step, evaluation and prediction each get their
 // own ops over the same variables.
+//
+// Two ways to use a layer (model.hpp): list it in a Sequential, or call it on symbolic
+// tensors (symbolic.hpp) and give the inputs and outputs to an nn::Model:
+//   auto in = nn::Input({28, 28, 1});
+//   nn::SymbolicTensor x = nn::Conv2D(16, {3, 3})(in);
+//   nn::SymbolicTensor y = nn::Add()({x, nn::Conv2D(16, {1, 1})(x)});  // several inputs
+// Calling a layer object stores a copy of it (clone()) in the node; calling the same object
+// again uses that same copy, so the two calls share the layer's weights (Keras' shared
+// layers). Copies of a layer object made after its first call share them too.
+//
+// Single-input layers implement output_shape / params / call on one shape and one value.
+// Multi-input layers (Add, Concatenate) override the *_multi versions, whose defaults take
+// exactly one input and forward to the single-input ones; the model only calls the _multi
+// ones. A layer that is to be called on symbolic tensors overrides clone() (one line:
+// `return std::make_shared<MyLayer>(*this);`); without it, it still works in a Sequential.
 //
 // Ops: Conv2D and Dense with activation none/relu/sigmoid/tanh are one fused op each
 // (conv2d_bias_act, matmul_bias_act), softmax is a separate op; images are NHWC.
@@ -26,17 +42,28 @@
 #include "dlrt/dlrt.hpp"
 #include "dlrt/nn/data.hpp"
 #include "dlrt/nn/initializers.hpp"
+#include "dlrt/nn/regularizers.hpp"
+#include "dlrt/nn/symbolic.hpp"
 
 namespace dlrt::nn {
 
 using Size2 = std::array<int64_t, 2>;  // (h, w)
 
 // One parameter of a layer. `name` is the part after the layer's name ("kernel", "bias").
+// `regularizer` (none by default) adds its penalty of this parameter to the training loss.
 struct ParamSpec {
+  ParamSpec(std::string name_, Shape dims_, Initializer init_, bool trainable_,
+            Regularizer regularizer_ = {})
+      : name(std::move(name_)),
+        dims(std::move(dims_)),
+        init(init_),
+        trainable(trainable_),
+        regularizer(regularizer_) {}
   std::string name;
   Shape dims;
   Initializer init;
   bool trainable;
+  Regularizer regularizer;
 };
 
 // What `call` builds with: the graph, whether this is the training step (Dropout is active
@@ -79,16 +106,53 @@ class Layer {
   virtual Value call(CallContext& c, Value x, const std::vector<Value>& vars) const = 0;
   virtual bool is_input() const { return false; }
 
+  // The same for a layer called on several tensors (Add, Concatenate override these). The
+  // defaults take exactly one input and forward to the single-input versions above.
+  virtual Shape output_shape_multi(const std::vector<Shape>& in) const {
+    check_single(in.size());
+    return output_shape(in[0]);
+  }
+  virtual std::vector<ParamSpec> params_multi(const std::vector<Shape>& in) const {
+    check_single(in.size());
+    return params(in[0]);
+  }
+  virtual Value call_multi(CallContext& c, const std::vector<Value>& xs,
+                           const std::vector<Value>& vars) const {
+    check_single(xs.size());
+    return call(c, xs[0], vars);
+  }
+
+  // A copy of this layer as the most derived type, for calls on symbolic tensors (the node
+  // keeps it). Null (the default) means the layer can only be used in a Sequential.
+  virtual std::shared_ptr<Layer> clone() const { return nullptr; }
+
+  // Calls the layer on symbolic tensors: checks the shapes now (INVALID_ARGUMENT naming the
+  // layer and the shapes) and returns the output, whose node records this call.
+  SymbolicTensor operator()(const SymbolicTensor& x) const;
+  SymbolicTensor operator()(const std::vector<SymbolicTensor>& xs) const;
+
   const std::string& name() const { return name_; }
   void set_name(std::string n) { name_ = std::move(n); }
+  // The name in messages: the model's name for it, or its base name before a model named it.
+  std::string display_name() const { return name_.empty() ? base_name() : name_; }
 
  protected:
   std::string name_;  // set by the model: "conv2d", "conv2d_1", ...
   Error bad_input(const Shape& in, const std::string& expected) const {
-    return Error(DLRT_INVALID_ARGUMENT, name_ + " (" + type() + "): input shape " +
+    return Error(DLRT_INVALID_ARGUMENT, display_name() + " (" + type() + "): input shape " +
                                             shape_string(in) + " does not fit; expected " +
                                             expected);
   }
+  void check_single(size_t inputs) const {
+    if (inputs != 1)
+      throw Error(DLRT_INVALID_ARGUMENT, display_name() + " (" + type() + "): called on " +
+                                             std::to_string(inputs) +
+                                             " tensors; it takes exactly one");
+  }
+
+ private:
+  // The copy that calls of this object record in their nodes (made on the first call).
+  mutable std::shared_ptr<Layer> called_;
 };
 
 // Holds any layer by value in an initializer list: Sequential(ctx, {Conv2D(...), ...}).
@@ -103,15 +167,22 @@ class LayerRef {
   std::shared_ptr<Layer> layer_;
 };
 
-// keras.Input(shape=...): the shape of one sample, without the batch dim. Not a layer of the
-// summary; it lets the model be built (and summarised) before it sees data.
+// keras.Input(shape=...): the shape of one sample, without the batch dim. In a Sequential it
+// is not a layer of the summary; it lets the model be built (and summarised) before it sees
+// data. In a functional model it is the symbolic tensor the graph starts from: an Input
+// converts to its SymbolicTensor, and every copy of one Input object is the same tensor.
 class Input : public Layer {
  public:
   explicit Input(Shape shape) : shape_(std::move(shape)) {
     for (int64_t d : shape_)
       if (d < 1) throw Error(DLRT_INVALID_ARGUMENT, "Input: every dim must be >= 1");
     if (shape_.empty()) throw Error(DLRT_INVALID_ARGUMENT, "Input: shape must not be empty");
+    auto node = std::make_shared<Node>();  // layer null: an input node
+    node->outputs = {shape_};
+    tensor_ = SymbolicTensor(std::move(node), 0);
   }
+  operator SymbolicTensor() const { return tensor_; }  // NOLINT: implicit as keras.Input
+  const SymbolicTensor& tensor() const { return tensor_; }
   std::string type() const override { return "InputLayer"; }
   std::string base_name() const override { return "input"; }
   Shape output_shape(const Shape&) const override { return shape_; }
@@ -121,9 +192,49 @@ class Input : public Layer {
 
  private:
   Shape shape_;
+  SymbolicTensor tensor_;
 };
 
+inline SymbolicTensor Layer::operator()(const SymbolicTensor& x) const {
+  return (*this)(std::vector<SymbolicTensor>{x});
+}
+
+inline SymbolicTensor Layer::operator()(const std::vector<SymbolicTensor>& xs) const {
+  if (is_input())
+    throw Error(DLRT_INVALID_ARGUMENT, "Input: is not called; use it as a tensor: Conv2D(...)(in)");
+  if (xs.empty())
+    throw Error(DLRT_INVALID_ARGUMENT,
+                display_name() + " (" + type() + "): called on no tensors; expected at least one");
+  if (!called_) {
+    called_ = clone();
+    if (!called_)
+      throw Error(DLRT_INVALID_ARGUMENT, display_name() + " (" + type() +
+                                             "): cannot be called on symbolic tensors: it "
+                                             "does not override Layer::clone()");
+    called_->called_.reset();  // the copy must not own itself
+  }
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (!xs[i].valid())
+      throw Error(DLRT_INVALID_ARGUMENT, display_name() + " (" + type() + "): input " +
+                                             std::to_string(i) + " refers to no tensor");
+    shapes.push_back(xs[i].shape());
+  }
+  auto node = std::make_shared<Node>();
+  node->layer = called_;
+  node->inputs = xs;
+  node->outputs = {called_->output_shape_multi(shapes)};  // throws for shapes that do not fit
+  return SymbolicTensor(std::move(node), 0);
+}
+
 namespace detail {
+// "(None, 4, 4, 8) and (None, 4, 4, 3)" for a message about a layer's input shapes.
+inline std::string shapes_string(const std::vector<Shape>& in) {
+  std::string out;
+  for (size_t i = 0; i < in.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == in.size() ? " and " : ", ") + shape_string(in[i]);
+  return out;
+}
 // TensorFlow's output size along one axis (docs/ops.md): VALID floor((in-k)/s)+1, SAME
 // ceil(in/s). 0 or less means the window does not fit.
 inline int64_t window_out(int64_t in, int64_t k, int64_t s, bool same) {
@@ -139,25 +250,46 @@ inline void check_size2(const Size2& s, const std::string& what, const std::stri
 }
 }  // namespace detail
 
+// Conv2D's settings beyond filters and kernel, as Keras' keyword arguments:
+//   nn::Conv2D(16, {3, 3}, {.padding = "same", .activation = "relu"})  (designated
+//   initializers are C++20; GCC and Clang accept them in C++17 as an extension)
+struct Conv2DOptions {
+  Size2 strides = {1, 1};
+  std::string padding = "valid";  // valid | same
+  std::string activation = "linear";
+  Initializer kernel_initializer = Initializer::glorot_uniform();
+  Initializer bias_initializer = Initializer::zeros();
+  Regularizer kernel_regularizer = {};  // e.g. Regularizer::l2(1e-4)
+};
+
 // Conv2D(filters, kernel, strides = (1,1), padding = "valid", activation = linear) on NHWC;
-// kernel Glorot-uniform, bias zeros.
+// kernel Glorot-uniform, bias zeros unless the options say otherwise.
 class Conv2D : public Layer {
  public:
-  Conv2D(int64_t filters, Size2 kernel, Size2 strides, std::string padding,
-         std::string activation = "linear")
+  Conv2D(int64_t filters, Size2 kernel, const Conv2DOptions& o)
       : filters_(filters),
         kernel_(kernel),
-        strides_(strides),
-        same_(detail::check_padding(padding, "Conv2D")),
-        activation_(check_activation(activation, "Conv2D")) {
+        strides_(o.strides),
+        same_(detail::check_padding(o.padding, "Conv2D")),
+        activation_(check_activation(o.activation, "Conv2D")),
+        kernel_init_(o.kernel_initializer),
+        bias_init_(o.bias_initializer),
+        kernel_reg_(o.kernel_regularizer) {
     if (filters < 1) throw Error(DLRT_INVALID_ARGUMENT, "Conv2D: filters must be >= 1");
     detail::check_size2(kernel, "kernel", "Conv2D");
-    detail::check_size2(strides, "strides", "Conv2D");
+    detail::check_size2(o.strides, "strides", "Conv2D");
   }
-  // Conv2D(32, {3, 3}, "relu"): stride 1, valid padding.
-  Conv2D(int64_t filters, Size2 kernel, std::string activation = "linear")
-      : Conv2D(filters, kernel, {1, 1}, "valid", std::move(activation)) {}
+  Conv2D(int64_t filters, Size2 kernel, Size2 strides, std::string padding,
+         std::string activation = "linear")
+      : Conv2D(filters, kernel, options(strides, std::move(padding), std::move(activation))) {}
+  // Conv2D(32, {3, 3}, "relu"): stride 1, valid padding. A template so that a braced list
+  // ({.padding = "same"}) goes to the options, never to the string.
+  template <typename S, typename = std::enable_if_t<std::is_convertible_v<S, std::string>>>
+  Conv2D(int64_t filters, Size2 kernel, S&& activation)
+      : Conv2D(filters, kernel, {1, 1}, "valid", std::string(std::forward<S>(activation))) {}
+  Conv2D(int64_t filters, Size2 kernel) : Conv2D(filters, kernel, {1, 1}, "valid") {}
 
+  std::shared_ptr<Layer> clone() const override { return std::make_shared<Conv2D>(*this); }
   std::string type() const override { return "Conv2D"; }
   std::string base_name() const override { return "conv2d"; }
   Shape output_shape(const Shape& in) const override {
@@ -168,11 +300,9 @@ class Conv2D : public Layer {
     return {h, w, filters_};
   }
   std::vector<ParamSpec> params(const Shape& in) const override {
-    return {{"kernel",
-             {kernel_[0], kernel_[1], in.at(2), filters_},
-             Initializer::glorot_uniform(),
-             true},
-            {"bias", {filters_}, Initializer::zeros(), true}};
+    return {
+        {"kernel", {kernel_[0], kernel_[1], in.at(2), filters_}, kernel_init_, true, kernel_reg_},
+        {"bias", {filters_}, bias_init_, true}};
   }
   Value call(CallContext& c, Value x, const std::vector<Value>& v) const override {
     const OpAttrs conv = {{"strides", {strides_[0], strides_[1]}},
@@ -187,19 +317,47 @@ class Conv2D : public Layer {
   }
 
  private:
+  static Conv2DOptions options(Size2 strides, std::string padding, std::string activation) {
+    Conv2DOptions o;
+    o.strides = strides;
+    o.padding = std::move(padding);
+    o.activation = std::move(activation);
+    return o;
+  }
   int64_t filters_;
   Size2 kernel_, strides_;
   bool same_;
   std::string activation_;
+  Initializer kernel_init_, bias_init_;
+  Regularizer kernel_reg_;
+};
+
+// Dense's settings beyond units: nn::Dense(10, {.activation = "relu",
+// .kernel_regularizer = nn::Regularizer::l2(1e-4)}).
+struct DenseOptions {
+  std::string activation = "linear";
+  Initializer kernel_initializer = Initializer::glorot_uniform();
+  Initializer bias_initializer = Initializer::zeros();
+  Regularizer kernel_regularizer = {};
 };
 
 // Dense(units, activation = linear) on flat inputs (None, in); kernel Glorot-uniform.
 class Dense : public Layer {
  public:
-  explicit Dense(int64_t units, std::string activation = "linear")
-      : units_(units), activation_(check_activation(activation, "Dense")) {
+  Dense(int64_t units, const DenseOptions& o)
+      : units_(units),
+        activation_(check_activation(o.activation, "Dense")),
+        kernel_init_(o.kernel_initializer),
+        bias_init_(o.bias_initializer),
+        kernel_reg_(o.kernel_regularizer) {
     if (units < 1) throw Error(DLRT_INVALID_ARGUMENT, "Dense: units must be >= 1");
   }
+  // Dense(10, "relu"); a template so that a braced list goes to the options.
+  template <typename S, typename = std::enable_if_t<std::is_convertible_v<S, std::string>>>
+  Dense(int64_t units, S&& activation)
+      : Dense(units, options(std::string(std::forward<S>(activation)))) {}
+  explicit Dense(int64_t units) : Dense(units, options("linear")) {}
+  std::shared_ptr<Layer> clone() const override { return std::make_shared<Dense>(*this); }
   std::string type() const override { return "Dense"; }
   std::string base_name() const override { return "dense"; }
   Shape output_shape(const Shape& in) const override {
@@ -207,8 +365,8 @@ class Dense : public Layer {
     return {units_};
   }
   std::vector<ParamSpec> params(const Shape& in) const override {
-    return {{"kernel", {in.at(0), units_}, Initializer::glorot_uniform(), true},
-            {"bias", {units_}, Initializer::zeros(), true}};
+    return {{"kernel", {in.at(0), units_}, kernel_init_, true, kernel_reg_},
+            {"bias", {units_}, bias_init_, true}};
   }
   Value call(CallContext& c, Value x, const std::vector<Value>& v) const override {
     const std::string fused = activation_ == "softmax" ? "none" : activation_;
@@ -218,8 +376,15 @@ class Dense : public Layer {
   }
 
  private:
+  static DenseOptions options(std::string activation) {
+    DenseOptions o;
+    o.activation = std::move(activation);
+    return o;
+  }
   int64_t units_;
   std::string activation_;
+  Initializer kernel_init_, bias_init_;
+  Regularizer kernel_reg_;
 };
 
 // MaxPool2D / AvgPool2D(pool = (2,2), strides = pool, padding = "valid").
@@ -262,6 +427,7 @@ class MaxPool2D : public Pool2D {
   explicit MaxPool2D(Size2 pool = {2, 2}, Size2 strides = {0, 0},
                      const std::string& padding = "valid")
       : Pool2D("max_pool2d", pool, strides, padding) {}
+  std::shared_ptr<Layer> clone() const override { return std::make_shared<MaxPool2D>(*this); }
   std::string type() const override { return "MaxPooling2D"; }
   std::string base_name() const override { return "max_pooling2d"; }
 };
@@ -271,12 +437,14 @@ class AvgPool2D : public Pool2D {
   explicit AvgPool2D(Size2 pool = {2, 2}, Size2 strides = {0, 0},
                      const std::string& padding = "valid")
       : Pool2D("avg_pool2d", pool, strides, padding) {}
+  std::shared_ptr<Layer> clone() const override { return std::make_shared<AvgPool2D>(*this); }
   std::string type() const override { return "AveragePooling2D"; }
   std::string base_name() const override { return "average_pooling2d"; }
 };
 
 class Flatten : public Layer {
  public:
+  std::shared_ptr<Layer> clone() const override { return std::make_shared<Flatten>(*this); }
   std::string type() const override { return "Flatten"; }
   std::string base_name() const override { return "flatten"; }
   Shape output_shape(const Shape& in) const override { return {element_count(in)}; }
@@ -296,6 +464,7 @@ class Dropout : public Layer {
     if (!(rate >= 0.0 && rate < 1.0))
       throw Error(DLRT_INVALID_ARGUMENT, "Dropout: rate must be in [0, 1)");
   }
+  std::shared_ptr<Layer> clone() const override { return std::make_shared<Dropout>(*this); }
   std::string type() const override { return "Dropout"; }
   std::string base_name() const override { return "dropout"; }
   Shape output_shape(const Shape& in) const override { return in; }
@@ -332,19 +501,23 @@ class ActivationLayer : public Layer {
 class ReLU : public ActivationLayer {
  public:
   ReLU() : ActivationLayer("relu", "ReLU", "re_lu") {}
+  std::shared_ptr<Layer> clone() const override { return std::make_shared<ReLU>(*this); }
 };
 class Softmax : public ActivationLayer {
  public:
   Softmax() : ActivationLayer("softmax", "Softmax", "softmax") {}
+  std::shared_ptr<Layer> clone() const override { return std::make_shared<Softmax>(*this); }
 };
 // Keras has no Sigmoid/Tanh layer classes; these are its Activation("sigmoid"/"tanh").
 class Sigmoid : public ActivationLayer {
  public:
   Sigmoid() : ActivationLayer("sigmoid", "Activation", "activation") {}
+  std::shared_ptr<Layer> clone() const override { return std::make_shared<Sigmoid>(*this); }
 };
 class Tanh : public ActivationLayer {
  public:
   Tanh() : ActivationLayer("tanh", "Activation", "activation") {}
+  std::shared_ptr<Layer> clone() const override { return std::make_shared<Tanh>(*this); }
 };
 
 }  // namespace dlrt::nn

@@ -1,7 +1,12 @@
-// dlrt/nn/model.hpp: Sequential — Keras' model API over dlrt graphs.
+// dlrt/nn/model.hpp: Model and Sequential — Keras' model API over dlrt graphs.
 //
 //   dlrt::nn::Sequential model(ctx, {nn::Input({28, 28, 1}), nn::Conv2D(32, {3, 3}, "relu"),
 //                                    nn::MaxPool2D(), nn::Flatten(), nn::Dense(10)});
+// or the same network written functionally (Keras' functional API; layers.hpp, symbolic.hpp):
+//   auto in = nn::Input({28, 28, 1});
+//   nn::SymbolicTensor x = nn::MaxPool2D()(nn::Conv2D(32, {3, 3}, "relu")(in));
+//   nn::Model model(ctx, in, nn::Dense(10)(nn::Flatten()(x)));   // or ({in1, in2}, {out1, ...})
+// then, for either:
 //   model.compile(nn::Adam(1e-3), nn::SparseCategoricalCrossentropy(true), {"accuracy"});
 //   model.summary();
 //   nn::History h = model.fit(x_train, y_train, fit_options);
@@ -18,6 +23,12 @@
 // neither, placement chooses (GPU before CPU). The training set lives there too.
 // Strategies: a model compiled inside an nn::StrategyScope trains data-parallel over the
 // strategy's replicas (distribute.hpp; replicated.hpp has how).
+// Model is (inputs, outputs) over a graph of layer calls (functional_graph.hpp orders it);
+// Sequential is a Model whose graph is the chain of its layers, built when its input shape is
+// known. Both plan and train through the same code, so a Sequential and the same network
+// written functionally build the same graph (same variable names, seeds and ops) and train
+// bit for bit the same. A functional model may have several inputs and outputs (summary,
+// state, checkpoints); fit, evaluate and predict take one input and one output for now.
 // Errors are dlrt::Error (INVALID_ARGUMENT for a model or data that does not fit, naming the
 // layer or array and what was expected); nothing aborts.
 #ifndef DLRT_NN_MODEL_HPP_
@@ -38,6 +49,7 @@
 #include "dlrt/nn/callbacks.hpp"
 #include "dlrt/nn/data.hpp"
 #include "dlrt/nn/distribute.hpp"
+#include "dlrt/nn/functional_graph.hpp"
 #include "dlrt/nn/layers.hpp"
 #include "dlrt/nn/losses.hpp"
 #include "dlrt/nn/metrics.hpp"
@@ -79,30 +91,24 @@ struct FitOptions {
   bool all_ranks_progress = false;
 };
 
-class Sequential {
+class Model {
  public:
-  explicit Sequential(const Context& ctx, std::initializer_list<LayerRef> layers = {},
-                      std::string name = "sequential")
+  // keras.Model(inputs, outputs): the graph of layer calls from `inputs` (nn::Input tensors)
+  // to `outputs`. INVALID_ARGUMENT for a cycle, an output not reachable from the inputs (a
+  // tensor of another model's inputs), or an input that is not an Input.
+  Model(const Context& ctx, const SymbolicTensor& input, const SymbolicTensor& output,
+        std::string name = "functional")
+      : Model(ctx, std::vector<SymbolicTensor>{input}, std::vector<SymbolicTensor>{output},
+              std::move(name)) {}
+  Model(const Context& ctx, const std::vector<SymbolicTensor>& inputs,
+        const std::vector<SymbolicTensor>& outputs, std::string name = "functional")
       : ctx_(ctx), name_(std::move(name)) {
-    for (const LayerRef& l : layers) add(l);
+    graph_ = detail::trace_graph(inputs, outputs, name_);
+    layers_ = graph_.layers;
   }
-  Sequential(const Sequential&) = delete;
-  Sequential& operator=(const Sequential&) = delete;
-
-  // Appends a layer (named as Keras would: "conv2d", "conv2d_1", ...). Input sets the shape.
-  void add(const LayerRef& ref) {
-    std::shared_ptr<Layer> layer = ref.get();
-    if (plan_) throw Error(DLRT_FAILED_PRECONDITION, "Sequential::add: the model is compiled");
-    if (layer->is_input()) {
-      if (!layers_.empty() || input_)
-        throw Error(DLRT_INVALID_ARGUMENT, "Sequential::add: Input must come first, once");
-      input_ = layer->output_shape({});
-      return;
-    }
-    const int n = counts_[layer->base_name()]++;
-    layer->set_name(n == 0 ? layer->base_name() : layer->base_name() + "_" + std::to_string(n));
-    layers_.push_back(std::move(layer));
-  }
+  virtual ~Model() = default;
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
 
   void compile(const Optimizer& optimizer, const Loss& loss,
                const std::vector<std::string>& metrics = {}, const CompileConfig& config = {}) {
@@ -131,10 +137,12 @@ class Sequential {
     plan_.reset();
     session_.reset();
     replicas_.reset();
-    if (input_) make_plan(*input_);
+    if (!sequential_) make_plan(graph_.inputs);
+    else if (input_) make_plan({*input_});
   }
 
-  // Keras' summary table (layer, output shape, parameter count, totals).
+  // Keras' summary table (layer, output shape, parameter count, totals); a functional model's
+  // has Keras' "Connected to" column too.
   void summary(std::ostream& out = std::cout) const;
 
   History fit(const Array& x, const Array& y, const FitOptions& options = {});
@@ -164,7 +172,11 @@ class Sequential {
   int64_t epoch() const { return epoch_; }  // epochs completed (restored by load_weights)
   uint64_t seed() const { return config_.seed; }
   const std::string& name() const { return name_; }
+  // Every layer once (a shared layer too), in the order they are called; no Input.
   const std::vector<std::shared_ptr<Layer>>& layers() const { return layers_; }
+  bool is_sequential() const { return sequential_; }
+  size_t num_inputs() const { return sequential_ ? 1 : graph_.inputs.size(); }
+  size_t num_outputs() const { return sequential_ ? 1 : graph_.outputs.size(); }
   // The training step's executable (placement dumps, profiling); fit() must have run.
   // Under a strategy: replica 0's executable of gradients.
   Executable& train_executable() {
@@ -174,6 +186,7 @@ class Sequential {
       throw Error(DLRT_FAILED_PRECONDITION, "train_executable: fit() has not built a step yet");
     return session_->train_executable();
   }
+  bool has_plan() const { return plan_ != nullptr; }
   const detail::Plan& plan() const {
     if (!plan_)
       throw Error(DLRT_FAILED_PRECONDITION, name_ +
@@ -188,8 +201,29 @@ class Sequential {
     if (!scopes_.empty()) scopes_.pop_back();
   }
 
+ protected:
+  // For Sequential: no graph yet; it is the chain of layers_ once the input shape is known.
+  Model(const Context& ctx, std::string name)
+      : ctx_(ctx), name_(std::move(name)), sequential_(true) {}
+
  private:
-  void make_plan(const Shape& input);
+  // Fixes the plan for these input shapes: a Sequential's chain is made here, a functional
+  // model's graph was made by its constructor.
+  void make_plan(const std::vector<Shape>& inputs);
+  void sequential_summary(std::ostream& out) const;
+  void functional_summary(std::ostream& out) const;
+  // What fit/evaluate/predict cannot take yet: models of several inputs or outputs (their
+  // data path feeds one array). compile takes them, so state and checkpoints work.
+  void check_plain_inputs_outputs(const std::string& who) const {
+    if (num_inputs() != 1 || num_outputs() != 1)
+      throw Error(DLRT_UNIMPLEMENTED,
+                  who + ": " + name_ + " has " + std::to_string(num_inputs()) + " inputs and " +
+                      std::to_string(num_outputs()) +
+                      " outputs; training, evaluation and prediction take models of one input "
+                      "and one output for now (summary, state and checkpoints take any)");
+  }
+  // This model as a Sequential, or null (callbacks' Sequential& hooks; model_impl.hpp).
+  Sequential* as_sequential();
   // Evaluation, prediction and state go through this one (replica 0 under a strategy).
   detail::Session& session() {
     if (strategy_) return replicas().primary();
@@ -214,10 +248,11 @@ class Sequential {
     return strategy_ ? replicas_->primary().grads_executable() : session_->train_executable();
   }
   void check_data(const Array& x, const Array* y, const std::string& who) {
+    check_plain_inputs_outputs(who);
     if (x.empty()) throw Error(DLRT_INVALID_ARGUMENT, who + ": x is empty");
     if (!plan_) {
       if (!optimizer_) throw Error(DLRT_FAILED_PRECONDITION, who + ": compile() the model first");
-      make_plan(x.sample_shape());
+      make_plan({x.sample_shape()});
     }
     if (x.sample_shape() != plan_->input)
       throw Error(DLRT_INVALID_ARGUMENT, who + ": x has samples of shape " +
@@ -235,9 +270,15 @@ class Sequential {
 
   const Context& ctx_;
   std::string name_;
+
+ protected:
+  bool sequential_ = false;
   std::vector<std::shared_ptr<Layer>> layers_;
-  std::map<std::string, int> counts_;
-  std::optional<Shape> input_;
+  std::map<std::string, int> counts_;  // Sequential: names given so far, by base name
+  std::optional<Shape> input_;         // Sequential: the Input's shape, if it has one
+
+ private:
+  detail::FunctionalGraph graph_;  // a functional model's; a Sequential's once planned
   std::vector<std::string> scopes_, scopes_at_compile_;
   std::shared_ptr<Optimizer> optimizer_;
   std::shared_ptr<Loss> loss_;
@@ -252,11 +293,38 @@ class Sequential {
   int64_t epoch_ = 0;
 };
 
+// keras.Sequential: a Model whose graph is its layers one after another. Layers are named as
+// Keras would ("conv2d", "conv2d_1", ...) when added; an Input first sets the input shape,
+// else the first fit() does.
+class Sequential : public Model {
+ public:
+  explicit Sequential(const Context& ctx, std::initializer_list<LayerRef> layers = {},
+                      std::string name = "sequential")
+      : Model(ctx, std::move(name)) {
+    for (const LayerRef& l : layers) add(l);
+  }
+
+  // Appends a layer (named as Keras would: "conv2d", "conv2d_1", ...). Input sets the shape.
+  void add(const LayerRef& ref) {
+    std::shared_ptr<Layer> layer = ref.get();
+    if (has_plan()) throw Error(DLRT_FAILED_PRECONDITION, "Sequential::add: the model is compiled");
+    if (layer->is_input()) {
+      if (!layers_.empty() || input_)
+        throw Error(DLRT_INVALID_ARGUMENT, "Sequential::add: Input must come first, once");
+      input_ = layer->output_shape(Shape{});
+      return;
+    }
+    const int n = counts_[layer->base_name()]++;
+    layer->set_name(n == 0 ? layer->base_name() : layer->base_name() + "_" + std::to_string(n));
+    layers_.push_back(std::move(layer));
+  }
+};
+
 // TensorFlow's `with tf.device(spec):` for a model: a model compiled while it lives builds
 // everything (variables, the training set, every step) on `spec`. Scopes nest.
 class DeviceScope {
  public:
-  DeviceScope(Sequential& model, const std::string& spec) : model_(model) {
+  DeviceScope(Model& model, const std::string& spec) : model_(model) {
     DeviceSpec::parse(spec);  // INVALID_ARGUMENT now for a malformed spec
     model_.push_device(spec);
   }
@@ -265,7 +333,7 @@ class DeviceScope {
   DeviceScope& operator=(const DeviceScope&) = delete;
 
  private:
-  Sequential& model_;
+  Model& model_;
 };
 
 }  // namespace dlrt::nn

@@ -1,5 +1,5 @@
-// dlrt/nn/model_impl.hpp: the bodies of Sequential's larger methods (model.hpp declares
-// them; included at its end). Not included on its own.
+// dlrt/nn/model_impl.hpp: the bodies of Model's larger methods (model.hpp declares them;
+// included at its end). Not included on its own.
 #ifndef DLRT_NN_MODEL_IMPL_HPP_
 #define DLRT_NN_MODEL_IMPL_HPP_
 
@@ -8,33 +8,68 @@
 #include <vector>
 
 #include "dlrt/nn/model.hpp"
+#include "dlrt/nn/summary_format.hpp"
 
 namespace dlrt::nn {
 
-inline void Sequential::make_plan(const Shape& input) {
-  auto plan = std::make_shared<detail::Plan>();
-  plan->input = input;
-  Shape shape = input;
-  std::vector<size_t> trainable;
-  for (const std::shared_ptr<Layer>& layer : layers_) {
-    std::vector<size_t> mine;
-    for (const ParamSpec& p : layer->params(shape)) {
-      if (p.trainable) trainable.push_back(plan->state.size());
-      mine.push_back(plan->state.size());
-      plan->state.push_back({layer->name() + "/" + p.name, p.dims, p.init, p.trainable, -1});
-    }
-    plan->layer_state.push_back(std::move(mine));
-    shape = layer->output_shape(shape);
-    plan->layers.push_back(layer);
+inline void Model::make_plan(const std::vector<Shape>& inputs) {
+  if (sequential_) {
+    // The chain: node k is layer k on slot k (slot 0 the input, slot k > 0 node k-1's output).
+    graph_ = detail::FunctionalGraph();
+    graph_.inputs = inputs;
+    graph_.input_names = {"input"};
+    graph_.layers = layers_;
+    for (size_t k = 0; k < layers_.size(); ++k) graph_.nodes.push_back({k, {k}, 0});
+    graph_.outputs = {layers_.size()};
   }
+  auto plan = std::make_shared<detail::Plan>();
+  plan->inputs = inputs;
+  plan->input = inputs.at(0);
+  plan->layers = graph_.layers;
+  plan->nodes = graph_.nodes;
+  plan->outputs = graph_.outputs;
+  plan->layer_state.resize(graph_.layers.size());
+  // Every slot's shape, node by node; a layer's parameters come from its first call, and a
+  // shared layer's later calls must need the same ones.
+  std::vector<Shape> slots = inputs;
+  std::vector<std::vector<ParamSpec>> first_params(graph_.layers.size());
+  std::vector<size_t> trainable;
+  for (const detail::PlanNode& n : graph_.nodes) {
+    const Layer& layer = *graph_.layers[n.layer];
+    std::vector<Shape> in;
+    for (size_t s : n.inputs) in.push_back(slots.at(s));
+    std::vector<ParamSpec> params = layer.params_multi(in);
+    if (n.call == 0) {
+      for (const ParamSpec& p : params) {
+        if (p.trainable) trainable.push_back(plan->state.size());
+        plan->layer_state[n.layer].push_back(plan->state.size());
+        plan->state.push_back(
+            {layer.name() + "/" + p.name, p.dims, p.init, p.trainable, -1, p.regularizer});
+      }
+      first_params[n.layer] = params;
+    } else {
+      bool same = params.size() == first_params[n.layer].size();
+      for (size_t i = 0; same && i < params.size(); ++i)
+        same = params[i].dims == first_params[n.layer][i].dims;
+      if (!same)
+        throw Error(DLRT_INVALID_ARGUMENT,
+                    name_ + ": shared layer " + layer.name() + " (" + layer.type() +
+                        ") is called on " + detail::shapes_string(in) +
+                        ", which needs other weights than its first call's; a shared layer's "
+                        "calls must fit the same weights");
+    }
+    slots.push_back(layer.output_shape_multi(in));
+  }
+  const Shape shape = slots.at(graph_.outputs.at(0));
+  if (sequential_) graph_.slot_shapes = slots;
   for (size_t t : trainable)
     for (const std::string& slot : optimizer_->slot_names()) {
       const detail::StateVar& p = plan->state[t];
       plan->state.push_back(
-          {p.name + "/" + slot, p.dims, Initializer::zeros(), false, static_cast<int64_t>(t)});
+          {p.name + "/" + slot, p.dims, Initializer::zeros(), false, static_cast<int64_t>(t), {}});
     }
   plan->iterations = plan->state.size();
-  plan->state.push_back({"optimizer/iterations", {}, Initializer::zeros(), false, -1});
+  plan->state.push_back({"optimizer/iterations", {}, Initializer::zeros(), false, -1, {}});
   plan->optimizer = optimizer_;
   plan->loss = loss_;
   plan->metrics.assign(metrics_.begin(), metrics_.end());
@@ -46,30 +81,27 @@ inline void Sequential::make_plan(const Shape& input) {
   plan_ = std::move(plan);
 }
 
-inline void Sequential::summary(std::ostream& out) const {
+inline Sequential* Model::as_sequential() {
+  return sequential_ ? static_cast<Sequential*>(this) : nullptr;
+}
+
+inline void Model::summary(std::ostream& out) const {
+  if (sequential_) sequential_summary(out);
+  else functional_summary(out);
+}
+
+inline void Model::sequential_summary(std::ostream& out) const {
   if (!input_ && !plan_)
     throw Error(DLRT_FAILED_PRECONDITION, "summary: " + name_ +
                                               " is not built; give it an Input "
                                               "layer or fit() it first");
   // Keras' print_summary for sequential models: 65 columns, fields cut at 29, 55, 65, the
   // last character before each next field a space.
-  const size_t positions[3] = {29, 55, 65};
+  const std::vector<size_t> positions = {29, 55, 65};
   auto row = [&](const std::vector<std::string>& fields) {
-    std::string line;
-    for (size_t i = 0; i < fields.size(); ++i) {
-      if (i > 0) line = line.substr(0, line.size() - 1) + " ";
-      line += fields[i];
-      line = line.substr(0, positions[i]);
-      line += std::string(positions[i] - line.size(), ' ');
-    }
-    out << line << "\n";
+    detail::summary_row(out, fields, positions);
   };
-  auto commas = [](int64_t v) {
-    std::string s = std::to_string(v);
-    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
-      s.insert(static_cast<size_t>(i), ",");
-    return s;
-  };
+  auto commas = [](int64_t v) { return detail::with_commas(v); };
   out << "Model: \"" << name_ << "\"\n" << std::string(65, '_') << "\n";
   row({"Layer (type)", "Output Shape", "Param #"});
   out << std::string(65, '=') << "\n";
@@ -92,7 +124,59 @@ inline void Sequential::summary(std::ostream& out) const {
       << std::string(65, '_') << "\n";
 }
 
-inline History Sequential::fit(const Array& x, const Array& y, const FitOptions& o) {
+inline void Model::functional_summary(std::ostream& out) const {
+  // Keras' print_summary for functional models: 98 columns, fields cut at 32, 53, 65, 98;
+  // Input layers first, then every layer once in call order. "Connected to" names each
+  // input of each call as layer[call][output]; a layer called several times (shared) lists
+  // every call's inputs, one per line, and its output shape is "multiple" when they differ.
+  const std::vector<size_t> positions = {32, 53, 65, 98};
+  const detail::FunctionalGraph& g = graph_;
+  out << "Model: \"" << name_ << "\"\n" << std::string(98, '_') << "\n";
+  detail::summary_row(out, {"Layer (type)", "Output Shape", "Param #", "Connected to"}, positions);
+  out << std::string(98, '=') << "\n";
+  const size_t rows = g.inputs.size() + g.layers.size();
+  size_t printed = 0;
+  auto rule = [&] { out << std::string(98, ++printed == rows ? '=' : '_') << "\n"; };
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    detail::summary_row(
+        out, {g.input_names[i] + " (InputLayer)", shape_string(g.inputs[i]), "0", "[]"}, positions);
+    rule();
+  }
+  int64_t trainable = 0, frozen = 0;
+  for (size_t l = 0; l < g.layers.size(); ++l) {
+    std::vector<std::string> connected;
+    std::string shape;
+    int64_t count = 0;
+    for (size_t k = 0; k < g.nodes.size(); ++k) {
+      const detail::PlanNode& n = g.nodes[k];
+      if (n.layer != l) continue;
+      const std::string mine = shape_string(g.slot_shapes[g.inputs.size() + k]);
+      shape = shape.empty() || shape == mine ? mine : "multiple";
+      for (size_t s : n.inputs) connected.push_back(g.slot_name(s));
+      if (n.call != 0) continue;
+      std::vector<Shape> in;
+      for (size_t s : n.inputs) in.push_back(g.slot_shapes[s]);
+      for (const ParamSpec& p : g.layers[l]->params_multi(in)) {
+        count += element_count(p.dims);
+        (p.trainable ? trainable : frozen) += element_count(p.dims);
+      }
+    }
+    const Layer& layer = *g.layers[l];
+    detail::summary_row(out,
+                        {layer.name() + " (" + layer.type() + ")", shape, std::to_string(count),
+                         connected.empty() ? "" : connected[0]},
+                        positions);
+    for (size_t c = 1; c < connected.size(); ++c)
+      detail::summary_row(out, {"", "", "", connected[c]}, positions);
+    rule();
+  }
+  out << "Total params: " << detail::with_commas(trainable + frozen) << "\n"
+      << "Trainable params: " << detail::with_commas(trainable) << "\n"
+      << "Non-trainable params: " << detail::with_commas(frozen) << "\n"
+      << std::string(98, '_') << "\n";
+}
+
+inline History Model::fit(const Array& x, const Array& y, const FitOptions& o) {
   check_data(x, &y, "fit");
   if (o.batch_size < 1) throw Error(DLRT_INVALID_ARGUMENT, "fit: batch_size must be >= 1");
   if (o.initial_epoch < 0 || o.epochs < o.initial_epoch)
@@ -124,14 +208,23 @@ inline History Sequential::fit(const Array& x, const Array& y, const FitOptions&
     if (!(quiet_rank && cb->chief_only())) callbacks.push_back(cb);
 
   const int64_t steps = (n + batch - 1) / batch;
+  // Every hook is called with the Model; a Sequential's also with itself, for callbacks
+  // written against Sequential& (callbacks.hpp).
+  Sequential* seq = as_sequential();
   Executable& step_exe = step_executable();
   int64_t global_step = 0;
   bool tracing = false;
   History history;
-  for (auto& cb : callbacks) cb->on_train_begin(*this);
+  for (auto& cb : callbacks) {
+    cb->on_train_begin(static_cast<Model&>(*this));
+    if (seq) cb->on_train_begin(*seq);
+  }
   for (int64_t epoch = o.initial_epoch; epoch < o.epochs; ++epoch) {
     Progbar::epoch_header(progress, epoch, o.epochs);
-    for (auto& cb : callbacks) cb->on_epoch_begin(*this, epoch);
+    for (auto& cb : callbacks) {
+      cb->on_epoch_begin(static_cast<Model&>(*this), epoch);
+      if (seq) cb->on_epoch_begin(*seq, epoch);
+    }
     const std::vector<int32_t> order = epoch_order(config_.seed, epoch, n, o.shuffle);
     Progbar bar(steps, progress);
     double loss_sum = 0;
@@ -154,7 +247,10 @@ inline History Sequential::fit(const Array& x, const Array& y, const FitOptions&
         logs.push_back({metrics_[m]->name(), hits[m] / static_cast<double>(seen)});
       }
       bar.update(s + 1, logs);
-      for (auto& cb : callbacks) cb->on_train_batch_end(*this, s, logs);
+      for (auto& cb : callbacks) {
+        cb->on_train_batch_end(static_cast<Model&>(*this), s, logs);
+        if (seq) cb->on_train_batch_end(*seq, s, logs);
+      }
       if (tracing && global_step + 1 == o.trace.first + o.trace.steps) {
         step_exe.set_profiling(false);
         step_exe.write_trace(o.trace.path);
@@ -167,13 +263,19 @@ inline History Sequential::fit(const Array& x, const Array& y, const FitOptions&
     bar.finish(logs);
     epoch_ = epoch + 1;
     history.append(epoch, logs);
-    for (auto& cb : callbacks) cb->on_epoch_end(*this, epoch, logs);
+    for (auto& cb : callbacks) {
+      cb->on_epoch_end(static_cast<Model&>(*this), epoch, logs);
+      if (seq) cb->on_epoch_end(*seq, epoch, logs);
+    }
   }
   if (tracing) {  // the run ended inside the window: write what was profiled
     step_exe.set_profiling(false);
     step_exe.write_trace(o.trace.path);
   }
-  for (auto& cb : callbacks) cb->on_train_end(*this);
+  for (auto& cb : callbacks) {
+    cb->on_train_end(static_cast<Model&>(*this));
+    if (seq) cb->on_train_end(*seq);
+  }
   return history;
 }
 
@@ -181,7 +283,7 @@ inline History Sequential::fit(const Array& x, const Array& y, const FitOptions&
 // graph (per replica under a strategy), and the state moves over once its step is compiled.
 // The training set is uploaded every fit; under a strategy replica 0 of worker 0's state is
 // then broadcast, so every replica starts from the same weights.
-inline void Sequential::fit_prepare(const Array& x, const Array& y, int64_t batch) {
+inline void Model::fit_prepare(const Array& x, const Array& y, int64_t batch) {
   const int64_t n = x.rows();
   if (strategy_) {
     if (!replicas().train_fits(n, batch, x, y)) {
@@ -209,7 +311,7 @@ inline void Sequential::fit_prepare(const Array& x, const Array& y, int64_t batc
   session_->upload(x, y);
 }
 
-inline Logs Sequential::evaluate(const Array& x, const Array& y, int64_t batch_size) {
+inline Logs Model::evaluate(const Array& x, const Array& y, int64_t batch_size) {
   check_data(x, &y, "evaluate");
   if (batch_size < 1) throw Error(DLRT_INVALID_ARGUMENT, "evaluate: batch_size must be >= 1");
   const int64_t n = x.rows(), batch = std::min(batch_size, n);
@@ -224,7 +326,7 @@ inline Logs Sequential::evaluate(const Array& x, const Array& y, int64_t batch_s
   return logs;
 }
 
-inline Array Sequential::predict(const Array& x, int64_t batch_size) {
+inline Array Model::predict(const Array& x, int64_t batch_size) {
   check_data(x, nullptr, "predict");
   if (batch_size < 1) throw Error(DLRT_INVALID_ARGUMENT, "predict: batch_size must be >= 1");
   const int64_t n = x.rows(), batch = std::min(batch_size, n);
@@ -238,9 +340,9 @@ inline Array Sequential::predict(const Array& x, int64_t batch_size) {
   return Array(DLRT_F32, dims, std::move(bytes));
 }
 
-inline std::vector<Sequential::NamedValue> Sequential::state() { return replica_state(0); }
+inline std::vector<Model::NamedValue> Model::state() { return replica_state(0); }
 
-inline std::vector<Sequential::NamedValue> Sequential::replica_state(size_t replica) {
+inline std::vector<Model::NamedValue> Model::replica_state(size_t replica) {
   plan();  // throws when not built
   std::vector<NamedValue> out;
   const std::vector<detail::Session*> sessions = all_sessions();
@@ -254,12 +356,12 @@ inline std::vector<Sequential::NamedValue> Sequential::replica_state(size_t repl
   return out;
 }
 
-inline void Sequential::set_state(const std::vector<NamedValue>& values) {
+inline void Model::set_state(const std::vector<NamedValue>& values) {
   plan();
   for (detail::Session* s : all_sessions()) set_state_of(*s, values);
 }
 
-inline void Sequential::set_state_of(detail::Session& s, const std::vector<NamedValue>& values) {
+inline void Model::set_state_of(detail::Session& s, const std::vector<NamedValue>& values) {
   for (const NamedValue& v : values) {
     size_t i = 0;
     while (i < plan_->state.size() && plan_->state[i].name != v.name) ++i;

@@ -46,6 +46,7 @@
 #include "dlrt/nn/losses.hpp"
 #include "dlrt/nn/metrics.hpp"
 #include "dlrt/nn/optimizers.hpp"
+#include "dlrt/nn/regularizers.hpp"
 
 namespace dlrt::nn::detail {
 
@@ -56,12 +57,26 @@ struct StateVar {
   Initializer init;
   bool trainable;
   int64_t owner;  // the index of the trainable variable a slot belongs to; -1 otherwise
+  Regularizer regularizer = {};  // its penalty joins the loss (weights only)
 };
 
-// Everything a Session needs, fixed when the model is compiled (graph-independent).
+// One layer call of a model's graph. Values are numbered in "slots": the model's inputs are
+// slots 0..I-1, and node k's output is slot I + k. Nodes come in a topological order (every
+// input slot is made before the node), so building them in order builds the graph.
+struct PlanNode {
+  size_t layer;                // index into Plan::layers
+  std::vector<size_t> inputs;  // slots this call takes, in order
+  size_t call = 0;             // 0 for a layer's first call; 1, 2, ... for a shared layer's next
+};
+
+// Everything a Session needs, fixed when the model is compiled (graph-independent). A
+// Sequential's plan is the chain node k = layer k on slot k.
 struct Plan {
-  std::vector<std::shared_ptr<Layer>> layers;
-  Shape input;
+  std::vector<std::shared_ptr<Layer>> layers;  // each once, even when called several times
+  Shape input;                                 // inputs[0]: what fit/evaluate/predict feed
+  std::vector<Shape> inputs;
+  std::vector<PlanNode> nodes;
+  std::vector<size_t> outputs;                   // slots; outputs[0] is y_pred
   std::vector<std::vector<size_t>> layer_state;  // per layer: its params' indices in `state`
   std::vector<StateVar> state;
   size_t iterations = 0;  // index of "optimizer/iterations" in `state`
@@ -162,9 +177,13 @@ class Session {
     Value y_pred = forward(c, to_float(g, g.op1("gather_rows", {x_data_, idx})));
     Value y_true = plan_->loss->prepare_targets(g, g.op1("gather_rows", {y_data_, idx}));
     Value per = plan_->loss->per_sample(g, y_pred, y_true);
+    // The mean over the real rows, plus the weights' penalty when there is one; the node
+    // named "train/loss" is the loss either way.
+    Value penalty = regularization(g);
     Value loss = g.op1(
         "div", {g.op1("reduce_sum", {g.op1("mul", {per, valid})}), g.op1("reduce_sum", {valid})},
-        {}, "train/loss");
+        {}, penalty ? "" : "train/loss");
+    if (penalty) loss = g.op1("add", {loss, penalty}, {}, "train/loss");
 
     const std::vector<size_t> trainable = trainable_vars();
     const std::vector<Value> grads = gradients(loss, trainable);
@@ -213,7 +232,14 @@ class Session {
     Value y_pred = forward(c, to_float(g, g.op1("gather_rows", {x_data_, idx})));
     Value y_true = plan_->loss->prepare_targets(g, g.op1("gather_rows", {y_data_, idx}));
     Value per = plan_->loss->per_sample(g, y_pred, y_true);
-    Value loss_sum = g.op1("reduce_sum", {g.op1("mul", {per, valid})}, {}, "grads/loss_sum");
+    // The penalty once per global batch: each replica adds penalty * its real rows, and the
+    // sum over replicas times scale (1 / all real rows) is the penalty.
+    Value penalty = regularization(g);
+    Value loss_sum =
+        g.op1("reduce_sum", {g.op1("mul", {per, valid})}, {}, penalty ? "" : "grads/loss_sum");
+    if (penalty)
+      loss_sum = g.op1("add", {loss_sum, g.op1("mul", {penalty, g.op1("reduce_sum", {valid})})}, {},
+                       "grads/loss_sum");
 
     const std::vector<size_t> trainable = trainable_vars();
     std::vector<Value> fetches = gradients(loss_sum, trainable);
@@ -361,13 +387,35 @@ class Session {
     if (raw.dtype() != DLRT_U8) return f;
     return g.op1("mul", {f, g.constant<float>("", {}, {1.f / 255.f})});
   }
+  // y_pred (outputs[0]) of the model on x: every node in order, each on its input slots. A
+  // shared layer's later calls get their own node-name scope ("train/call_1/") and seed
+  // (so a shared Dropout draws another mask), and the same variables.
   Value forward(CallContext& c, Value x) {
-    for (size_t l = 0; l < plan_->layers.size(); ++l) {
-      std::vector<Value> params;
-      for (size_t i : plan_->layer_state[l]) params.push_back(vars_[i]);
-      x = plan_->layers[l]->call(c, x, params);
+    std::vector<Value> slots = {x};
+    for (const PlanNode& n : plan_->nodes) {
+      std::vector<Value> params, in;
+      for (size_t i : plan_->layer_state[n.layer]) params.push_back(vars_[i]);
+      for (size_t s : n.inputs) in.push_back(slots.at(s));
+      if (n.call == 0) {
+        slots.push_back(plan_->layers[n.layer]->call_multi(c, in, params));
+      } else {
+        const std::string k = std::to_string(n.call);
+        CallContext again{c.graph, c.training, derive_seed(c.seed, "call/" + k),
+                          c.scope + "call_" + k + "/"};
+        slots.push_back(plan_->layers[n.layer]->call_multi(again, in, params));
+      }
     }
-    return x;
+    return slots.at(plan_->outputs.at(0));
+  }
+  // The sum of every weight's regularization penalty; an invalid Value when there is none.
+  Value regularization(Graph& g) {
+    Value total;
+    for (size_t i = 0; i < plan_->state.size(); ++i) {
+      if (!plan_->state[i].regularizer.active()) continue;
+      Value p = plan_->state[i].regularizer.penalty(g, vars_[i]);
+      total = total ? g.op1("add", {total, p}) : p;
+    }
+    return total;
   }
   Runner& eval_runner(const Array& x, const Array& y, int64_t count) {
     auto& slot = evals_[count];
@@ -380,8 +428,15 @@ class Session {
     CallContext c{g, false, plan_->seed, scope};
     Value y_pred = forward(c, to_float(g, xp));
     Value y_true = plan_->loss->prepare_targets(g, yp);
-    std::vector<Value> fetches = {
-        g.op1("reduce_sum", {plan_->loss->per_sample(g, y_pred, y_true)})};
+    // The reported loss includes the weight penalty (Keras adds model.losses): the sum over
+    // the batch gets penalty * count, so the mean over the set gets the penalty once.
+    Value loss_sum = g.op1("reduce_sum", {plan_->loss->per_sample(g, y_pred, y_true)});
+    Value penalty = regularization(g);
+    if (penalty)
+      loss_sum = g.op1(
+          "add", {loss_sum,
+                  g.op1("mul", {penalty, g.constant<float>("", {}, {static_cast<float>(count)})})});
+    std::vector<Value> fetches = {loss_sum};
     for (const auto& m : plan_->metrics) fetches.push_back(m->count(g, y_pred, y_true, Value()));
     dlrt::CompileOptions o = plan_->compile;
     o.run_assigns = false;
