@@ -24,5 +24,6 @@ std::vector<OpDef> elementwise_ops();
 std::vector<OpDef> reduce_shape_ops();
 std::vector<OpDef> misc_ops();
 std::vector<OpDef> train_ops();
+std::vector<OpDef> norm_ops();
 
 }  // namespace dlrt::ops
