@@ -4,6 +4,7 @@
 #include "prim_conv.hpp"
 #include "prim_eltwise.hpp"
 #include "prim_matmul.hpp"
+#include "prim_norm.hpp"
 #include "prim_pool.hpp"
 #include "prim_softmax_reduce.hpp"
 
@@ -35,6 +36,9 @@ const std::vector<KernelDef>& primitive_kernel_defs() {
       {"reduce_sum", reduce_check, reduce_create},
       {"reduce_mean", reduce_check, reduce_create},
       {"reduce_max", reduce_check, reduce_create},
+      {"batch_norm", batch_norm_check, batch_norm_create},
+      {"batch_norm_train", batch_norm_check, batch_norm_create},
+      {"batch_norm_grad", batch_norm_check, batch_norm_create},
   };
   return defs;
 }
