@@ -5,6 +5,7 @@
 //   data.hpp          host arrays, seeds, the seeded epoch order
 //   initializers.hpp  glorot_uniform, he_uniform, he_normal, zeros (init ops of the graph)
 //   layers.hpp        Input, Conv2D, MaxPool2D, AvgPool2D, Flatten, Dense, Dropout, activations
+//   batch_norm.hpp    BatchNormalization (moving statistics as non-trainable state)
 //   optimizers.hpp    Adam, SGD (in-place fused updates)
 //   losses.hpp        SparseCategoricalCrossentropy, MeanSquaredError
 //   metrics.hpp       accuracy
@@ -20,6 +21,7 @@
 #define DLRT_NN_HPP_
 
 #include "dlrt/dlrt.hpp"
+#include "dlrt/nn/batch_norm.hpp"
 #include "dlrt/nn/callbacks.hpp"
 #include "dlrt/nn/checkpoint.hpp"
 #include "dlrt/nn/data.hpp"

@@ -9,6 +9,7 @@
 //   he_normal       N(0, sqrt(2 / fan_in)) — untruncated (Keras truncates at 2 sigma; the op
 //                   set has no truncated normal)
 //   zeros           fill 0
+//   ones            fill 1 (BatchNormalization's gamma and moving_variance)
 // Random ones are Philox streams keyed by the variable's own seed (data.hpp's derive_seed of
 // the model seed and the variable's name), so every device draws the same first values.
 #ifndef DLRT_NN_INITIALIZERS_HPP_
@@ -26,21 +27,23 @@ namespace dlrt::nn {
 
 class Initializer {
  public:
-  enum class Kind { kZeros, kGlorotUniform, kHeUniform, kHeNormal };
+  enum class Kind { kZeros, kGlorotUniform, kHeUniform, kHeNormal, kOnes };
 
   static Initializer zeros() { return Initializer(Kind::kZeros); }
+  static Initializer ones() { return Initializer(Kind::kOnes); }
   static Initializer glorot_uniform() { return Initializer(Kind::kGlorotUniform); }
   static Initializer he_uniform() { return Initializer(Kind::kHeUniform); }
   static Initializer he_normal() { return Initializer(Kind::kHeNormal); }
-  // By Keras' name: "zeros", "glorot_uniform", "he_uniform", "he_normal".
+  // By Keras' name: "zeros", "ones", "glorot_uniform", "he_uniform", "he_normal".
   static Initializer named(const std::string& name) {
     if (name == "zeros") return zeros();
+    if (name == "ones") return ones();
     if (name == "glorot_uniform") return glorot_uniform();
     if (name == "he_uniform") return he_uniform();
     if (name == "he_normal") return he_normal();
     throw Error(DLRT_INVALID_ARGUMENT, "unknown initializer '" + name +
-                                           "'; expected zeros, glorot_uniform, he_uniform or "
-                                           "he_normal");
+                                           "'; expected zeros, ones, glorot_uniform, he_uniform "
+                                           "or he_normal");
   }
 
   Kind kind() const { return kind_; }
@@ -65,6 +68,8 @@ class Initializer {
     switch (kind_) {
       case Kind::kZeros:
         return {"fill", {{"value", 0.0}}};
+      case Kind::kOnes:
+        return {"fill", {{"value", 1.0}}};
       case Kind::kGlorotUniform: {
         const double l = std::sqrt(6.0 / (fan_in + fan_out));
         return {"random_uniform", {{"minval", -l}, {"maxval", l}, {"seed", s}}};
