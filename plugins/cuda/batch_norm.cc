@@ -11,14 +11,17 @@
 //   batch_norm_grad   cudnnBatchNormalizationBackward with the saved statistics.
 //
 // One value per channel (count = N*H*W = 1): cuDNN would unbias the running variance by
-// count/(count-1) = 1/0. That case runs the training pass with factor 0 (running statistics
-// kept) and then moves them with cudnnAddTensor / cudnnScaleTensor: running_mean =
-// momentum*running_mean + (1-momentum)*saved_mean, running_var = momentum*running_var (the
-// batch variance is 0), docs/ops.md's rule; kernel_math_test.cc checks both paths' arithmetic.
+// count/(count-1) = 1/0, and 0 * NaN is NaN whatever the factor. That case gives cuDNN no
+// running statistics (NULL: it then updates none) and moves them itself with cudnnAddTensor /
+// cudnnScaleTensor: running_mean = momentum*running_mean + (1-momentum)*saved_mean,
+// running_var = momentum*running_var (the batch variance is 0), docs/ops.md's rule;
+// kernel_math_test.cc checks both paths' arithmetic.
 //
-// Layouts: x is described as the 4-D image norm_layout.hpp folds it into (NHWC with N*H*W
-// folded into W, NCHW with H*W into W, (N,C) as NHWC (N,1,1,C)); the per-channel operands by
-// cudnnDeriveBNTensorDescriptor. cuDNN's epsilon must be >= CUDNN_BN_MIN_EPSILON.
+// Layouts: x as (outer, C, inner) (norm_layout.hpp) is described as the NCHW tensor
+// (outer, C, 1, inner): an NHWC image is (N*H*W, C, 1, 1), (N,C) is (N, C, 1, 1), an NCHW image
+// (N, C, 1, H*W). Per channel the same values are reduced, and with H = W = 1 the NHWC bytes
+// are NCHW's, so no NHWC support of the legacy API is relied on. The per-channel operands are
+// described by cudnnDeriveBNTensorDescriptor. cuDNN's epsilon must be >= CUDNN_BN_MIN_EPSILON.
 #include <string>
 
 #include "cudnn_util.hpp"
@@ -38,8 +41,7 @@ void check_batch_norm(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_o
   require_f32(op);
   check_semantics(op);
   const plugin::NormLayout l = layout_of(op);
-  const plugin::ImageShape s = l.image();
-  for (int64_t v : {s.n, s.c, s.h, s.w}) to_int(v, op.name());
+  for (int64_t v : {l.outer, l.c, l.inner}) to_int(v, op.name());
   if (op.get_float("epsilon") < CUDNN_BN_MIN_EPSILON)
     plugin::fail(DLRT_UNIMPLEMENTED,
                  "cuda: " + op.name() + ": epsilon " + std::to_string(op.get_float("epsilon")) +
@@ -53,8 +55,8 @@ class BatchNormKernel final : public Kernel {
   explicit BatchNormKernel(const OpView& op)
       : name_(op.name()), l_(layout_of(op)), eps_(op.get_float("epsilon")) {
     if (name_ == "batch_norm_train") momentum_ = op.get_float("momentum");
-    const plugin::ImageShape s = l_.image();
-    set_image_desc(x_, s.nchw, s.n, s.c, s.h, s.w, name_);
+    // x: (outer, C, 1, inner) NCHW (see the top of this file)
+    set_image_desc(x_, true, l_.outer, l_.c, 1, l_.inner, name_);
     CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(c_, x_, CUDNN_BATCHNORM_SPATIAL));
     plugin::log(DLRT_LOG_INFO, "cuda: " + name_ + " " + plugin::dims_string(op.input(0).dims) +
                                    ": cuDNN batch normalization");
@@ -91,11 +93,11 @@ class BatchNormKernel final : public Kernel {
             cudaMemcpyAsync(a.outputs[k], a.inputs[k + 2], bytes, cudaMemcpyDeviceToDevice, stream),
             "batch_norm_train: running statistics");
     const bool one_value = l_.count() == 1;
-    const double factor = one_value ? 0.0 : math::bn_average_factor(momentum_);
     auto held = handle_.use(stream);
     CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
         handle_, CUDNN_BATCHNORM_SPATIAL, &one, &zero, x_, in(a, 0), x_, out(a, 0), c_, in(a, 1),
-        in(a, 2), factor, out(a, 1), out(a, 2), eps_, out(a, 3), out(a, 4)));
+        in(a, 2), math::bn_average_factor(momentum_), one_value ? nullptr : out(a, 1),
+        one_value ? nullptr : out(a, 2), eps_, out(a, 3), out(a, 4)));
     if (one_value) {
       // running_mean = (1-momentum)*saved_mean + momentum*running_mean; running_var *= momentum
       const float keep = static_cast<float>(momentum_), take = static_cast<float>(1 - momentum_);

@@ -282,8 +282,8 @@ DLRT_HD float leaky_relu_grad(float dy, float x, float alpha) { return x > 0.0f 
 // variance unbiased by count/(count-1); dlrt's momentum (ONNX, Keras) weighs the old value:
 // running = momentum*running + (1-momentum)*batch, so factor = 1 - momentum.
 DLRT_HD double bn_average_factor(double momentum) { return 1.0 - momentum; }
-// One running statistic after a step, as cuDNN (and, with factor 0 plus cudnnAddTensor, the
-// count-1 path of batch_norm.cc) computes it.
+// One running statistic after a step, as cuDNN computes it (batch_norm.cc's count-1 path,
+// cudnnAddTensor / cudnnScaleTensor, is this with factor 1 - momentum and batch variance 0).
 DLRT_HD float bn_running(float running, float batch, double factor) {
   return static_cast<float>((1.0 - factor) * running + factor * batch);
 }

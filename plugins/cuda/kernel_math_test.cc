@@ -543,8 +543,8 @@ TEST(SplitPlan, TwoPassSumIsFixedAndClose) {
 }
 
 // batch_norm_train's running statistics as batch_norm.cc has cuDNN move them (factor =
-// 1 - momentum, the variance unbiased; one value per channel: factor 0, then the count-1
-// rule) against the reference kernel, for both momentum sides and the zero-variance case.
+// 1 - momentum, the variance unbiased; one value per channel: cudnnAddTensor and
+// cudnnScaleTensor with the count-1 rule) against the reference kernel, for both momentum sides and the zero-variance case.
 TEST(KernelMath, BatchNormRunningStatsMatchReference) {
   struct Case {
     std::vector<int64_t> x;
@@ -587,8 +587,9 @@ TEST(KernelMath, BatchNormRunningStatsMatchReference) {
       if (count > 1) {  // cuDNN's own update
         want_mean = math::bn_running(rm[size_t(ch)], float(m), f);
         want_var = math::bn_running(rv[size_t(ch)], math::bn_unbiased_var(var, count), f);
-      } else {  // factor 0 keeps them; cudnnAddTensor / cudnnScaleTensor move them
-        EXPECT_EQ(math::bn_running(rm[size_t(ch)], float(m), 0.0), rm[size_t(ch)]);
+      } else {  // cuDNN gets no running stats; cudnnAddTensor / cudnnScaleTensor move them
+        EXPECT_FLOAT_EQ(math::bn_running(rv[size_t(ch)], 0.f, f),
+                        float(k.momentum * double(rv[size_t(ch)])));
         want_mean = float((1 - k.momentum) * double(mean[size_t(ch)]) +
                           k.momentum * double(rm[size_t(ch)]));
         want_var = float(k.momentum * double(rv[size_t(ch)]));
