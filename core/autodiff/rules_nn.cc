@@ -1,5 +1,5 @@
 // rules_nn.cc: gradient rules of the network ops — convolution, pooling, matmul, bias,
-// activations, softmax, cross-entropy, dropout.
+// activations, softmax, cross-entropy, dropout, batch normalization.
 //
 // Most map onto the backward ops of docs/ops.md; softmax and log_softmax are written with
 // forward ops (there is no softmax_grad op); the fused ops are split back into their parts.
@@ -164,6 +164,48 @@ void dropout_rule(GradContext& c) {
   c.set_dx(0, c.emit("mul", "dx", {*c.dy(0), c.output(1)}));
 }
 
+// y = batch_norm_train(x, scale, bias, ...): the batch statistics depend on x, so dx goes
+// through them; batch_norm_grad computes dx, dscale and dbias from the statistics the forward
+// saved (outputs 3 and 4). The running statistics (inputs 3, 4; outputs 1, 2) are state, not
+// a function anyone differentiates: they get no gradient, and gradients reaching outputs 1-4
+// are not propagated (PyTorch's native_batch_norm_backward does the same).
+void batch_norm_train_rule(GradContext& c) {
+  if (!c.dy(0)) return;
+  std::vector<ValueRef> g = c.emit_all(
+      "batch_norm_grad", "grad", {*c.dy(0), c.input(0), c.input(1), c.output(3), c.output(4)},
+      {{"epsilon", c.attr("epsilon")}, {"data_format", c.attr("data_format")}});
+  for (int i = 0; i < 3; ++i) c.set_dx(i, g[size_t(i)]);
+}
+
+// y = scale*(x - mean)/std + bias with frozen statistics, std = sqrt(var + epsilon) (C):
+//   dx = dy * scale/std,  dscale = sum(dy * (x - mean)) / std,  dbias = sum(dy),
+// sums over every axis but the channel (bias_add_grad). Per-channel vectors broadcast against
+// x as (C) (NHWC and (N,C): C is the last dim) or (C,1,1) (NCHW images). mean and var are
+// not differentiable (frozen: Keras' moving statistics, ONNX's inference inputs).
+void batch_norm_rule(GradContext& c) {
+  ValueRef dy = *c.dy(0);
+  const ops::Dims& x = c.in_dims(0);
+  const std::string& format = c.attr("data_format").as_string();
+  const int64_t channels = c.in_dims(1)[0];
+  const ops::Dims along_c =
+      x.size() == 4 && format == "NCHW" ? ops::Dims{channels, 1, 1} : ops::Dims{channels};
+  const ops::AttrMap df = {{"data_format", format}};
+  ValueRef eps = c.fill({c.in_type(4).dtype, {}}, c.attr("epsilon").as_float(), "epsilon");
+  ValueRef std = c.emit("sqrt", "std", {c.emit("add", "var_eps", {c.input(4), eps})});
+  if (c.needs(0)) {
+    ValueRef k = c.reshape_to(c.emit("div", "scale_over_std", {c.input(1), std}), along_c, "k");
+    c.set_dx(0, c.emit("mul", "dx", {dy, k}));
+  }
+  if (c.needs(1)) {
+    ValueRef centred =
+        c.emit("sub", "centred", {c.input(0), c.reshape_to(c.input(3), along_c, "mean_along_c")});
+    ValueRef sum =
+        c.emit("bias_add_grad", "dy_centred_sum", {c.emit("mul", "dy_centred", {dy, centred})}, df);
+    c.set_dx(1, c.emit("div", "dscale", {sum, std}));
+  }
+  if (c.needs(2)) c.set_dx(2, c.emit("bias_add_grad", "dbias", {dy}, df));
+}
+
 }  // namespace
 
 void add_nn_rules(RuleTable& t) {
@@ -184,6 +226,8 @@ void add_nn_rules(RuleTable& t) {
   t["log_softmax"] = log_softmax_rule;
   t["sparse_softmax_cross_entropy"] = sparse_xent_rule;
   t["dropout"] = dropout_rule;
+  t["batch_norm"] = batch_norm_rule;
+  t["batch_norm_train"] = batch_norm_train_rule;
 }
 
 }  // namespace dlrt::core::autodiff

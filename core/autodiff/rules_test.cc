@@ -7,6 +7,8 @@
 // reduced axes and keepdims.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "autodiff/grad_check.hpp"
 #include "autodiff/rules.hpp"
 #include "ops/op_registry.hpp"
@@ -206,6 +208,60 @@ TEST(GradientRules, SparseSoftmaxCrossEntropy) {
 TEST(GradientRules, Dropout) {
   check_op("dropout", {{4, 5}}, {{"rate", 0.5}, {"seed", 11}});
   check_op("dropout", {{3, 3}}, {{"rate", 0.0}});
+}
+
+// ---- batch normalization --------------------------------------------------------------------
+
+// The shapes of the schema's samples that the rules branch on: NHWC, NCHW, rank 2, and one
+// value per channel (zero batch variance: y = bias, so dx must be 0).
+struct NormCase {
+  ops::Dims x;
+  const char* format;
+};
+const NormCase kNormCases[] = {
+    {{2, 3, 3, 3}, "NHWC"}, {{2, 3, 2, 3}, "NCHW"}, {{5, 4}, "NHWC"}, {{1, 1, 1, 3}, "NHWC"}};
+
+// The training form: dx through the batch mean and variance, dscale, dbias (batch_norm_grad).
+// The running statistics do not change y; they are fed as data, not differentiated.
+TEST(GradientRules, BatchNormTrain) {
+  for (const NormCase& n : kNormCases) {
+    SCOPED_TRACE(ops::format_dims(n.x) + " " + n.format);
+    const int64_t ch = n.x.size() == 4 && std::string(n.format) == "NCHW" ? n.x[1] : n.x.back();
+    GradCheck c;
+    ValueRef x = c.input("x", {F, n.x});
+    ValueRef scale = c.input("scale", {F, {ch}}, Values::kPositive);
+    ValueRef bias = c.input("bias", {F, {ch}});
+    ValueRef rm = c.data("running_mean", {F, {ch}});
+    ValueRef rv = c.data("running_var", {F, {ch}});
+    std::vector<ValueRef> outs = c.op_all("batch_norm_train", {x, scale, bias, rm, rv},
+                                          {{"data_format", n.format}, {"epsilon", 1e-3}});
+    c.check(c.project({outs[0]}));
+  }
+}
+
+// The inference form with frozen statistics (constants: var must be positive).
+TEST(GradientRules, BatchNormInference) {
+  for (const NormCase& n : kNormCases) {
+    SCOPED_TRACE(ops::format_dims(n.x) + " " + n.format);
+    const int64_t ch = n.x.size() == 4 && std::string(n.format) == "NCHW" ? n.x[1] : n.x.back();
+    GradCheck c;
+    ValueRef x = c.input("x", {F, n.x});
+    ValueRef scale = c.input("scale", {F, {ch}});
+    ValueRef bias = c.input("bias", {F, {ch}});
+    std::vector<float> mean, var;
+    for (int64_t i = 0; i < ch; ++i) {
+      mean.push_back(0.1f * float(i) - 0.2f);
+      var.push_back(0.5f + 0.3f * float(i));
+    }
+    auto constant = [&](const std::vector<float>& v) {
+      std::vector<uint8_t> bytes(v.size() * sizeof(float));
+      std::memcpy(bytes.data(), v.data(), bytes.size());
+      return c.graph().add_constant("", {F, {ch}}, std::move(bytes));
+    };
+    ValueRef y = c.op("batch_norm", {x, scale, bias, constant(mean), constant(var)},
+                      {{"data_format", n.format}});
+    c.check(c.project({y}));
+  }
 }
 
 // ---- elementwise with broadcasting ----------------------------------------------------------

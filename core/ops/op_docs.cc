@@ -17,6 +17,7 @@ const std::vector<std::pair<std::string, std::string>> kFamilies = {
     {"elementwise", "Elementwise, bias and activation gradients"},
     {"reduce_shape", "Reductions and shapes"},
     {"misc", "Matmul, softmax, losses, generators, data movement"},
+    {"norm", "Normalization"},
     {"train", "Optimizer updates"},
 };
 

@@ -26,5 +26,6 @@ std::vector<OpDef> comparison_ops();  // infer_compare.cc
 std::vector<OpDef> reduce_shape_ops();
 std::vector<OpDef> misc_ops();
 std::vector<OpDef> train_ops();
+std::vector<OpDef> norm_ops();
 
 }  // namespace dlrt::ops

@@ -370,6 +370,24 @@ DLRT_HD uint8_t compare(Compare op, float a, float b) {
 // where: x where the cond byte is non-zero, else y.
 DLRT_HD float select(uint8_t cond, float x, float y) { return cond != 0 ? x : y; }
 
+
+// ---- batch normalization (batch_norm.cc: cuDNN's running-statistic convention) ----------
+// cuDNN moves running statistics as running = (1-factor)*running + factor*batch, the batch
+// variance unbiased by count/(count-1); dlrt's momentum (ONNX, Keras) weighs the old value:
+// running = momentum*running + (1-momentum)*batch, so factor = 1 - momentum.
+DLRT_HD double bn_average_factor(double momentum) { return 1.0 - momentum; }
+// One running statistic after a step, as cuDNN computes it (batch_norm.cc's count-1 path,
+// cudnnAddTensor / cudnnScaleTensor, is this with factor 1 - momentum and batch variance 0).
+DLRT_HD float bn_running(float running, float batch, double factor) {
+  return static_cast<float>((1.0 - factor) * running + factor * batch);
+}
+// The running variance's batch value: unbiased for count > 1; with one value per channel the
+// biased variance (0) as is, where cuDNN would divide by count-1 = 0.
+DLRT_HD float bn_unbiased_var(float biased, int64_t count) {
+  return count > 1 ? static_cast<float>(double(biased) * double(count) / double(count - 1))
+                   : biased;
+}
+
 // The activation of the fused ops, applied after the bias.
 DLRT_HD float activate(Act act, float x) {
   switch (act) {

@@ -602,6 +602,68 @@ TEST(KernelMath, ActivationsMatchReference) {
   }
 }
 
+// batch_norm_train's running statistics as batch_norm.cc has cuDNN move them (factor =
+// 1 - momentum, the variance unbiased; one value per channel: cudnnAddTensor and
+// cudnnScaleTensor with the count-1 rule) against the reference kernel, for both momentum sides and the zero-variance case.
+TEST(KernelMath, BatchNormRunningStatsMatchReference) {
+  struct Case {
+    std::vector<int64_t> x;
+    const char* format;
+    double momentum;
+  };
+  const Case cases[] = {{{2, 3, 5, 7}, "NCHW", 0.9},
+                        {{2, 5, 7, 3}, "NHWC", 0.99},
+                        {{6, 10}, "NHWC", 0.1},
+                        {{1, 1, 1, 5}, "NHWC", 0.9}};
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.format);
+    const bool nchw = std::string(k.format) == "NCHW" && k.x.size() == 4;
+    const int64_t c = nchw ? k.x[1] : k.x.back();
+    int64_t numel = 1;
+    for (int64_t d : k.x) numel *= d;
+    const int64_t count = numel / c;
+    const int64_t inner = nchw ? k.x[2] * k.x[3] : 1;
+    auto x = random_floats(size_t(numel), 31);
+    auto scale = random_floats(size_t(c), 32, 0.5f, 1.5f), bias = random_floats(size_t(c), 33);
+    auto rm = random_floats(size_t(c), 34), rv = random_floats(size_t(c), 35, 0.5f, 2.f);
+    const TensorType cv{DLRT_F32, {c}};
+    auto inst = make("batch_norm_train", {{DLRT_F32, k.x}, cv, cv, cv, cv},
+                     {{"data_format", k.format}, {"momentum", k.momentum}});
+    std::vector<float> y(static_cast<size_t>(numel)), rm_out(static_cast<size_t>(c)),
+        rv_out(static_cast<size_t>(c)), mean(static_cast<size_t>(c)),
+        inv_std(static_cast<size_t>(c));
+    reference_run(inst, {x.data(), scale.data(), bias.data(), rm.data(), rv.data()},
+                  {y.data(), rm_out.data(), rv_out.data(), mean.data(), inv_std.data()});
+    for (int64_t ch = 0; ch < c; ++ch) {
+      double sum = 0, sq = 0;
+      for (int64_t i = 0; i < numel; ++i)
+        if ((i / inner) % c == ch) sum += x[size_t(i)];
+      const double m = sum / double(count);
+      for (int64_t i = 0; i < numel; ++i)
+        if ((i / inner) % c == ch) sq += (x[size_t(i)] - m) * (x[size_t(i)] - m);
+      const float var = float(sq / double(count));
+      const double f = math::bn_average_factor(k.momentum);
+      float want_mean, want_var;
+      if (count > 1) {  // cuDNN's own update
+        want_mean = math::bn_running(rm[size_t(ch)], float(m), f);
+        want_var = math::bn_running(rv[size_t(ch)], math::bn_unbiased_var(var, count), f);
+      } else {  // cuDNN gets no running stats; cudnnAddTensor / cudnnScaleTensor move them
+        EXPECT_FLOAT_EQ(math::bn_running(rv[size_t(ch)], 0.f, f),
+                        float(k.momentum * double(rv[size_t(ch)])));
+        want_mean = float((1 - k.momentum) * double(mean[size_t(ch)]) +
+                          k.momentum * double(rm[size_t(ch)]));
+        want_var = float(k.momentum * double(rv[size_t(ch)]));
+        EXPECT_EQ(math::bn_unbiased_var(0.f, 1), 0.f);
+      }
+      EXPECT_NEAR(want_mean, rm_out[size_t(ch)], 1e-5) << ch;
+      EXPECT_NEAR(want_var, rv_out[size_t(ch)], 1e-5) << ch;
+      // cuDNN's resultSaveInvVariance is 1/sqrt(biased var + epsilon): saved_inv_std.
+      EXPECT_NEAR(1.0 / std::sqrt(double(var) + 1e-5), inv_std[size_t(ch)],
+                  1e-5 * inv_std[size_t(ch)]);
+    }
+  }
+}
+
 // Values known independently of the reference kernels (PyTorch's results, rounded to f32).
 TEST(KernelMath, ActivationsKnownValues) {
   const math::EltwiseParams none{};

@@ -554,4 +554,39 @@ TEST(PrimitiveKernels, Reductions) {
 
 TEST(PrimitiveKernels, SoftmaxRefusals) { expect_f16_refused("softmax", {f16({2, 3})}); }
 
+// ---- batch normalization -----------------------------------------------------------------
+
+// x and its channel count: NHWC, NCHW (H*W folded), rank 2, batch 1, C not a multiple of 8,
+// and one value per channel (zero batch variance). Every input in [0.5, 2): variances and
+// saved inverse deviations positive, as the ops receive them.
+struct NormCase {
+  Dims x;
+  int64_t c;
+  const char* format;
+};
+const NormCase kNormCases[] = {{{2, 5, 7, 3}, 3, "NHWC"},   {{2, 3, 5, 7}, 3, "NCHW"},
+                               {{1, 3, 5, 13}, 13, "NHWC"}, {{1, 11, 3, 3}, 11, "NCHW"},
+                               {{6, 10}, 10, "NHWC"},       {{1, 1, 1, 5}, 5, "NHWC"}};
+
+TEST(PrimitiveKernels, BatchNorm) {
+  const Fill positive{0.5f, 2.0f};
+  for (const NormCase& k : kNormCases) {
+    const TensorType x = f32(k.x), c = f32({k.c});
+    const AttrMap df = {{"data_format", k.format}};
+    check_op("batch_norm", {x, c, c, c, c}, df, kReduceTol, positive);
+    AttrMap train = df;
+    train.emplace("momentum", 0.99);
+    check_op("batch_norm_train", {x, c, c, c, c}, train, kReduceTol, positive);
+    check_op("batch_norm_grad", {x, x, c, c, c}, df, kReduceTol, positive);
+  }
+}
+
+TEST(PrimitiveKernels, BatchNormRefusals) {
+  const TensorType c = f32({3});
+  expect_f16_refused("batch_norm", {f16({2, 3}), f16({3}), f16({3}), f16({3}), f16({3})});
+  const auto in = instance("batch_norm_train", {f32({2, 4, 4, 3}), c, c, c, c}, {});
+  Mutated bad(in.desc(), false, 3, {4});
+  expect_refused(bad.desc, DLRT_INVALID_ARGUMENT, "batch_norm_train", "input 3");
+}
+
 }  // namespace

@@ -4,6 +4,7 @@
 #include "prim_conv.hpp"
 #include "prim_eltwise.hpp"
 #include "prim_matmul.hpp"
+#include "prim_norm.hpp"
 #include "prim_pool.hpp"
 #include "prim_softmax.hpp"
 
@@ -47,6 +48,9 @@ const std::vector<KernelDef>& primitive_kernel_defs() {
       {"bias_add", bias_add_check, bias_add_create},
       {"softmax", softmax_check, softmax_create},
       {"log_softmax", softmax_check, softmax_create},
+      {"batch_norm", batch_norm_check, batch_norm_create},
+      {"batch_norm_train", batch_norm_check, batch_norm_create},
+      {"batch_norm_grad", batch_norm_check, batch_norm_create},
   };
   return defs;
 }

@@ -40,6 +40,7 @@ void add_softmax_loss_kernels(KernelTable& t);
 void add_random_kernels(KernelTable& t);
 void add_update_kernels(KernelTable& t);
 void add_misc_kernels(KernelTable& t);
+void add_norm_kernels(KernelTable& t);
 
 // ---- checks (throw Error naming the op) --------------------------------------------------
 //

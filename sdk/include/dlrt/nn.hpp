@@ -11,6 +11,7 @@
 //                     ReLU, Sigmoid, Tanh, Softmax
 //   merging.hpp       Add, Concatenate
 //   activations.hpp   Activation (by name), LeakyReLU
+//   batch_norm.hpp    BatchNormalization (moving statistics as non-trainable state)
 //   optimizers.hpp    Adam, SGD (in-place fused updates)
 //   losses.hpp        SparseCategoricalCrossentropy, MeanSquaredError
 //   metrics.hpp       accuracy
@@ -29,6 +30,7 @@
 
 #include "dlrt/dlrt.hpp"
 #include "dlrt/nn/activations.hpp"
+#include "dlrt/nn/batch_norm.hpp"
 #include "dlrt/nn/callbacks.hpp"
 #include "dlrt/nn/checkpoint.hpp"
 #include "dlrt/nn/data.hpp"

@@ -66,15 +66,26 @@ struct ParamSpec {
   Regularizer regularizer;
 };
 
+// A non-trainable variable's new value, computed by the training step (BatchNormalization's
+// moving statistics): the step assigns `value` to `variable` after it runs.
+struct StateUpdate {
+  Value variable;
+  Value value;
+};
+
 // What `call` builds with: the graph, whether this is the training step (Dropout is active
 // only there), the model seed (Dropout's mask stream is derive_seed(seed, layer name)) and
 // the prefix of this build's node names ("train/", "eval_64/"), since one layer's ops are
-// built once per executable and node names are unique in a graph.
+// built once per executable and node names are unique in a graph. `state_updates`, when the
+// step applies them (the single-device training step), collects the new values of the
+// layers' non-trainable state; nullptr elsewhere (evaluation, prediction, and the replicated
+// step, which does not update such state).
 struct CallContext {
   Graph& graph;
   bool training;
   uint64_t seed;
   std::string scope;
+  std::vector<StateUpdate>* state_updates = nullptr;
   std::string node(const std::string& layer_name) const { return scope + layer_name; }
 };
 

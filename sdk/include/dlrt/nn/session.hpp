@@ -11,6 +11,7 @@
 //   loss = sum(per * valid) / sum(valid)       the mean over the batch's real rows
 //   grads = dlrt_graph_gradients(loss, trainable variables)
 //   iterations += 1; optimizer update of every variable, assigned in place
+//   layers' non-trainable state (moving statistics) assigned their new values
 //   fetches: loss and one count per metric
 // A graph takes one assign per variable, so it holds one training step, built for one batch
 // size: the last partial batch of an epoch runs the same executable with its indices padded
@@ -173,8 +174,10 @@ class Session {
     y_data_ = g.variable("data/y", y.dtype(), y.dims(), "fill", {}, false);
     Value idx = g.placeholder("train/batch_indices", DLRT_I32, {batch});
     Value valid = g.placeholder("train/valid", DLRT_F32, {batch});
-    CallContext c{g, true, train_seed(), "train/"};
+    std::vector<StateUpdate> state_updates;  // moving statistics (BatchNormalization)
+    CallContext c{g, true, train_seed(), "train/", &state_updates};
     Value y_pred = forward(c, to_float(g, g.op1("gather_rows", {x_data_, idx})));
+    for (const StateUpdate& u : state_updates) g.assign(u.variable, u.value);
     Value y_true = plan_->loss->prepare_targets(g, g.op1("gather_rows", {y_data_, idx}));
     Value per = plan_->loss->per_sample(g, y_pred, y_true);
     // The mean over the real rows, plus the weights' penalty when there is one; the node

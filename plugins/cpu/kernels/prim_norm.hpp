@@ -1,0 +1,12 @@
+// prim_norm.hpp: batch_norm, batch_norm_train and batch_norm_grad on oneDNN's
+// batch_normalization primitives (rows in primitive_table.cc; semantics in docs/ops.md).
+#pragma once
+
+#include "../ops.hpp"
+
+namespace dlrt::cpu::prim {
+
+void batch_norm_check(const plugin::OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost);
+std::unique_ptr<Kernel> batch_norm_create(const dlrt_plugin& p, const plugin::OpView& op);
+
+}  // namespace dlrt::cpu::prim

@@ -1,0 +1,126 @@
+// batch_norm.cc: batch_norm, batch_norm_train and batch_norm_grad on cuDNN's batch
+// normalization (legacy API, CUDNN_BATCHNORM_SPATIAL: per channel over N, H and W), f32.
+//
+//   batch_norm        cudnnBatchNormalizationForwardInference (mean, var as given)
+//   batch_norm_train  cudnnBatchNormalizationForwardTraining: y, saved_mean and
+//                     saved_inv_std (cuDNN's "resultSaveInvVariance" is 1/sqrt(var + eps),
+//                     which is exactly saved_inv_std), and the running statistics moved in
+//                     place in the output buffers (copied from the inputs first unless the
+//                     executor aliased them) with exponentialAverageFactor = 1 - momentum
+//                     (kernel_math.hpp: bn_average_factor).
+//   batch_norm_grad   cudnnBatchNormalizationBackward with the saved statistics.
+//
+// One value per channel (count = N*H*W = 1): cuDNN would unbias the running variance by
+// count/(count-1) = 1/0, and 0 * NaN is NaN whatever the factor. That case gives cuDNN no
+// running statistics (NULL: it then updates none) and moves them itself with cudnnAddTensor /
+// cudnnScaleTensor: running_mean = momentum*running_mean + (1-momentum)*saved_mean,
+// running_var = momentum*running_var (the batch variance is 0), docs/ops.md's rule;
+// kernel_math_test.cc checks both paths' arithmetic.
+//
+// Layouts: x as (outer, C, inner) (norm_layout.hpp) is described as the NCHW tensor
+// (outer, C, 1, inner): an NHWC image is (N*H*W, C, 1, 1), (N,C) is (N, C, 1, 1), an NCHW image
+// (N, C, 1, H*W). Per channel the same values are reduced, and with H = W = 1 the NHWC bytes
+// are NCHW's, so no NHWC support of the legacy API is relied on. The per-channel operands are
+// described by cudnnDeriveBNTensorDescriptor. cuDNN's epsilon must be >= CUDNN_BN_MIN_EPSILON.
+#include <string>
+
+#include "cudnn_util.hpp"
+#include "kernel_math.hpp"
+#include "norm_layout.hpp"
+
+namespace dlrt::cuda {
+namespace {
+
+plugin::NormLayout layout_of(const OpView& op) {
+  return plugin::norm_layout(op.input(op.name() == "batch_norm_grad" ? 1 : 0).dims,
+                             op.get_string("data_format"), op.name());
+}
+
+void check_batch_norm(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
+  OpView op(&d);
+  require_f32(op);
+  const plugin::NormLayout l = layout_of(op);
+  for (int64_t v : {l.outer, l.c, l.inner}) to_int(v, op.name());
+  if (op.get_float("epsilon") < CUDNN_BN_MIN_EPSILON)
+    plugin::fail(DLRT_UNIMPLEMENTED,
+                 "cuda: " + op.name() + ": epsilon " + std::to_string(op.get_float("epsilon")) +
+                     " is below cuDNN's minimum " + std::to_string(CUDNN_BN_MIN_EPSILON));
+  const double per = op.name() == "batch_norm_grad" ? 12.0 : op.name() == "batch_norm" ? 4.0 : 8.0;
+  fill_cost(cost, dev, per * double(op.input(0).numel), operand_bytes(op));
+}
+
+class BatchNormKernel final : public Kernel {
+ public:
+  explicit BatchNormKernel(const OpView& op)
+      : name_(op.name()), l_(layout_of(op)), eps_(op.get_float("epsilon")) {
+    if (name_ == "batch_norm_train") momentum_ = op.get_float("momentum");
+    // x: (outer, C, 1, inner) NCHW (see the top of this file)
+    set_image_desc(x_, true, l_.outer, l_.c, 1, l_.inner, name_);
+    CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(c_, x_, CUDNN_BATCHNORM_SPATIAL));
+    plugin::log(DLRT_LOG_INFO, "cuda: " + name_ + " " + plugin::dims_string(op.input(0).dims) +
+                                   ": cuDNN batch normalization");
+  }
+
+  void run(cudaStream_t stream, const dlrt_kernel_args& a) override {
+    const float one = 1.0f, zero = 0.0f;
+    if (name_ == "batch_norm") {
+      check_args(a, 5, 1, 0, name_);
+      auto held = handle_.use(stream);
+      CUDNN_CHECK(cudnnBatchNormalizationForwardInference(
+          handle_, CUDNN_BATCHNORM_SPATIAL, &one, &zero, x_, in(a, 0), x_, out(a, 0), c_, in(a, 1),
+          in(a, 2), in(a, 3), in(a, 4), eps_));
+    } else if (name_ == "batch_norm_train") {
+      check_args(a, 5, 5, 0, name_);
+      run_train(stream, a);
+    } else {
+      check_args(a, 5, 3, 0, name_);  // dy, x, scale, saved_mean, saved_inv_std
+      auto held = handle_.use(stream);
+      CUDNN_CHECK(cudnnBatchNormalizationBackward(
+          handle_, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, x_, in(a, 1), x_, in(a, 0),
+          x_, out(a, 0), c_, in(a, 2), out(a, 1), out(a, 2), eps_, in(a, 3), in(a, 4)));
+    }
+  }
+
+ private:
+  void run_train(cudaStream_t stream, const dlrt_kernel_args& a) {
+    const float one = 1.0f, zero = 0.0f;
+    const size_t bytes = size_t(l_.c) * sizeof(float);
+    // The running statistics are updated in the output buffers; start them from the inputs.
+    for (int k = 1; k <= 2; ++k)
+      if (a.outputs[k] != a.inputs[k + 2])
+        CUDA_CHECK_MSG(
+            cudaMemcpyAsync(a.outputs[k], a.inputs[k + 2], bytes, cudaMemcpyDeviceToDevice, stream),
+            "batch_norm_train: running statistics");
+    const bool one_value = l_.count() == 1;
+    auto held = handle_.use(stream);
+    CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
+        handle_, CUDNN_BATCHNORM_SPATIAL, &one, &zero, x_, in(a, 0), x_, out(a, 0), c_, in(a, 1),
+        in(a, 2), math::bn_average_factor(momentum_), one_value ? nullptr : out(a, 1),
+        one_value ? nullptr : out(a, 2), eps_, out(a, 3), out(a, 4)));
+    if (one_value) {
+      // running_mean = (1-momentum)*saved_mean + momentum*running_mean; running_var *= momentum
+      const float keep = static_cast<float>(momentum_), take = static_cast<float>(1 - momentum_);
+      CUDNN_CHECK(cudnnAddTensor(handle_, &take, c_, out(a, 3), &keep, c_, out(a, 1)));
+      CUDNN_CHECK(cudnnScaleTensor(handle_, c_, out(a, 2), &keep));
+    }
+  }
+
+  std::string name_;
+  plugin::NormLayout l_;
+  double eps_, momentum_ = 0.9;
+  SharedCudnnHandle handle_;
+  TensorDesc x_, c_;  // x (and y, dy, dx); the (C) operands
+};
+
+std::unique_ptr<Kernel> create_batch_norm(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
+  return std::make_unique<BatchNormKernel>(OpView(&d));
+}
+
+}  // namespace
+
+void add_batch_norm_ops(std::vector<OpEntry>& t) {
+  for (const char* op : {"batch_norm", "batch_norm_train", "batch_norm_grad"})
+    t.push_back({op, &check_batch_norm, &create_batch_norm});
+}
+
+}  // namespace dlrt::cuda

@@ -1,0 +1,121 @@
+// dlrt/nn/batch_norm.hpp: Keras' BatchNormalization layer.
+//
+//   nn::BatchNormalization(axis = -1, momentum = 0.99, epsilon = 1e-3, center = true,
+//                          scale = true)
+//
+// Parameters, in Keras' order and with its initial values: gamma (C) ones (when `scale`),
+// beta (C) zeros (when `center`), both trainable; moving_mean (C) zeros and
+// moving_variance (C) ones, non-trainable. All four are state variables of the model
+// ("batch_normalization/moving_mean", ...), so state(), save_weights and load_weights carry
+// the moving statistics like any weight.
+//
+// Training vs inference, as Keras:
+//   fit (the training step): y = gamma*(x - mean_B)/sqrt(var_B + epsilon) + beta with the
+//     batch's own statistics (op batch_norm_train), and the step assigns the moving
+//     statistics their new values,
+//       moving = momentum*moving + (1 - momentum)*batch
+//     (Keras' and ONNX's side of momentum; PyTorch's momentum m is 1 - m here). The batch
+//     variance that normalises is the biased one; the one moving_variance follows is unbiased
+//     (count/(count-1), count = values per channel in the batch), as PyTorch's running_var
+//     (Keras follows the biased one; docs/ops.md, batch_norm_train).
+//   evaluate / predict: y = gamma*(x - moving_mean)/sqrt(moving_variance + epsilon) + beta
+//     (op batch_norm), which changes nothing.
+// Known differences from Keras: fit pads the last partial batch of an epoch with copies of
+// row 0 (session.hpp), and those rows count in that step's batch statistics; under a
+// distribution strategy the replicated step normalises with each replica's batch statistics
+// but does not move the moving statistics (they keep their initial or loaded values).
+//
+// Inputs: images (H, W, C) with axis -1 or 3 (NHWC, the channel last) or axis 1 (the
+// channel first, data_format NCHW); flat features (C) with axis -1 or 1 (after Dense).
+// Anything else is INVALID_ARGUMENT naming the layer.
+#ifndef DLRT_NN_BATCH_NORM_HPP_
+#define DLRT_NN_BATCH_NORM_HPP_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dlrt/dlrt.hpp"
+#include "dlrt/nn/layers.hpp"
+
+namespace dlrt::nn {
+
+class BatchNormalization : public Layer {
+ public:
+  explicit BatchNormalization(int64_t axis = -1, double momentum = 0.99, double epsilon = 1e-3,
+                              bool center = true, bool scale = true)
+      : axis_(axis), momentum_(momentum), epsilon_(epsilon), center_(center), scale_(scale) {
+    if (!(momentum >= 0.0 && momentum <= 1.0))
+      throw Error(DLRT_INVALID_ARGUMENT, "BatchNormalization: momentum must be in [0, 1]");
+    if (!(epsilon > 0.0))
+      throw Error(DLRT_INVALID_ARGUMENT, "BatchNormalization: epsilon must be > 0");
+  }
+
+  std::string type() const override { return "BatchNormalization"; }
+  std::string base_name() const override { return "batch_normalization"; }
+  Shape output_shape(const Shape& in) const override {
+    channels(in);  // refuses an axis that does not fit
+    return in;
+  }
+  std::vector<ParamSpec> params(const Shape& in) const override {
+    const Shape c = {channels(in)};
+    std::vector<ParamSpec> p;
+    if (scale_) p.push_back({"gamma", c, Initializer::ones(), true});
+    if (center_) p.push_back({"beta", c, Initializer::zeros(), true});
+    p.push_back({"moving_mean", c, Initializer::zeros(), false});
+    p.push_back({"moving_variance", c, Initializer::ones(), false});
+    return p;
+  }
+  Value call(CallContext& c, Value x, const std::vector<Value>& v) const override {
+    // x: (B, H, W, C) or (B, C, H, W) or (B, C); v: params() in order.
+    const std::vector<int64_t> dims = x.dims();  // by value: one copy for both iterators
+    const Shape sample(dims.begin() + 1, dims.end());
+    const int64_t ch = channels(sample);
+    size_t k = 0;
+    const Value gamma = scale_ ? v[k++] : c.graph.constant<float>("", {ch}, ones(ch));
+    const Value beta =
+        center_ ? v[k++] : c.graph.constant<float>("", {ch}, std::vector<float>(size_t(ch), 0.f));
+    const Value moving_mean = v[k], moving_variance = v[k + 1];
+    const std::string format = channels_first(sample) ? "NCHW" : "NHWC";
+    if (!c.training)
+      return c.graph.op1("batch_norm", {x, gamma, beta, moving_mean, moving_variance},
+                         {{"epsilon", epsilon_}, {"data_format", format}}, c.node(name_));
+    // (y, moving_mean', moving_variance', saved_mean, saved_inv_std)
+    std::vector<Value> out = c.graph.op(
+        "batch_norm_train", {x, gamma, beta, moving_mean, moving_variance},
+        {{"epsilon", epsilon_}, {"momentum", momentum_}, {"data_format", format}}, c.node(name_));
+    if (c.state_updates != nullptr) {
+      c.state_updates->push_back({moving_mean, out[1]});
+      c.state_updates->push_back({moving_variance, out[2]});
+    }
+    return out[0];
+  }
+
+  double momentum() const { return momentum_; }
+  double epsilon() const { return epsilon_; }
+
+ private:
+  // The channel axis of a sample (no batch dim) as a positive index; throws when it fits none
+  // of the layouts the ops take.
+  size_t channel_axis(const Shape& in) const {
+    const int64_t rank = static_cast<int64_t>(in.size());
+    const int64_t a = axis_ < 0 ? axis_ + rank : axis_ - 1;  // Keras' axis counts the batch
+    if (rank == 3 && (a == 2 || a == 0)) return static_cast<size_t>(a);
+    if (rank == 1 && a == 0) return 0;
+    throw bad_input(in,
+                    "(None, H, W, C) with axis -1 or 3, (None, C, H, W) with axis 1, or "
+                    "(None, C) with axis -1 or 1; axis is " +
+                        std::to_string(axis_));
+  }
+  bool channels_first(const Shape& in) const { return in.size() == 3 && channel_axis(in) == 0; }
+  int64_t channels(const Shape& in) const { return in.at(channel_axis(in)); }
+  static std::vector<float> ones(int64_t n) { return std::vector<float>(size_t(n), 1.f); }
+
+  int64_t axis_;
+  double momentum_, epsilon_;
+  bool center_, scale_;
+};
+
+}  // namespace dlrt::nn
+
+#endif  // DLRT_NN_BATCH_NORM_HPP_

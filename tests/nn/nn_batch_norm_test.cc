@@ -1,0 +1,235 @@
+// nn_batch_norm_test.cc: nn::BatchNormalization on the cpu plugin — a Conv2D ->
+// BatchNormalization -> ReLU network learns a few hundred Fashion-MNIST images; the moving
+// statistics after one step are the hand-computed formula (PyTorch's running-stat rule with
+// its momentum 0.1 = 1 - Keras' 0.9, unbiased variance); evaluate and predict use the moving
+// statistics (not the batch's) and change nothing; a checkpoint restores them exactly.
+#include <dlrt/idx.hpp>
+#include <dlrt/nn.hpp>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace nn = dlrt::nn;
+
+namespace {
+
+dlrt::Context cpu_context() {
+  dlrt::ContextOptions o;
+  o.plugin_path(DLRT_TEST_PLUGIN_DIR)
+      .search_default_paths(false)
+      .plugin_options("")
+      .visible_devices("CPU")
+      .log_level(DLRT_LOG_ERROR);
+  return dlrt::Context(o);
+}
+
+nn::FitOptions quiet(int64_t epochs, int64_t batch) {
+  nn::FitOptions f;
+  f.epochs = epochs;
+  f.batch_size = batch;
+  f.shuffle = false;
+  f.progress.verbose = 0;
+  return f;
+}
+
+const std::vector<float>& state_of(const std::vector<nn::Sequential::NamedValue>& s,
+                                   const std::string& name) {
+  for (const auto& v : s)
+    if (v.name == name) return v.values;
+  ADD_FAILURE() << "no state variable " << name;
+  static const std::vector<float> none;
+  return none;
+}
+
+std::vector<float> random_values(size_t n, unsigned seed, float lo, float hi) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(gen);
+  return v;
+}
+
+// Per-channel mean and biased variance of x viewed as (rows, C), in double.
+void moments(const std::vector<float>& x, int64_t c, std::vector<double>* mean,
+             std::vector<double>* var) {
+  const int64_t rows = static_cast<int64_t>(x.size()) / c;
+  mean->assign(size_t(c), 0.0);
+  var->assign(size_t(c), 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < c; ++k) (*mean)[size_t(k)] += x[size_t(r * c + k)];
+  for (double& m : *mean) m /= double(rows);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < c; ++k) {
+      const double d = x[size_t(r * c + k)] - (*mean)[size_t(k)];
+      (*var)[size_t(k)] += d * d;
+    }
+  for (double& v : *var) v /= double(rows);
+}
+
+TEST(NnBatchNorm, ParamsAreKerasAndMovingStatsNonTrainable) {
+  dlrt::Context ctx = cpu_context();
+  nn::Sequential m(ctx, {nn::Input({5, 5, 3}), nn::Conv2D(6, {3, 3}), nn::BatchNormalization(),
+                         nn::ReLU(), nn::Flatten(), nn::Dense(2)});
+  m.compile(nn::Adam(), nn::SparseCategoricalCrossentropy(true));
+  std::vector<std::string> names;
+  for (const auto& s : m.plan().state) names.push_back(s.name + (s.trainable ? "" : " (fixed)"));
+  const std::vector<std::string> want = {"batch_normalization/gamma", "batch_normalization/beta",
+                                         "batch_normalization/moving_mean (fixed)",
+                                         "batch_normalization/moving_variance (fixed)"};
+  for (const std::string& w : want)
+    EXPECT_NE(std::find(names.begin(), names.end(), w), names.end()) << w;
+  std::ostringstream summary;
+  m.summary(summary);
+  // 6*4 = 24 BatchNormalization params, 12 of them the moving statistics.
+  EXPECT_NE(summary.str().find("Non-trainable params: 12"), std::string::npos) << summary.str();
+  EXPECT_THROW(nn::BatchNormalization(-1, 1.5), dlrt::Error);
+  nn::Sequential bad(ctx, {nn::Input({4, 4, 2}), nn::BatchNormalization(2)});
+  EXPECT_THROW(bad.compile(nn::Adam(), nn::MeanSquaredError()), dlrt::Error);
+}
+
+// One step on a batch of 8: the moving statistics are exactly
+//   moving = momentum*moving + (1-momentum)*batch, with the unbiased batch variance —
+// PyTorch's running_mean/running_var update with its momentum 0.1 (= 1 - 0.9) — for flat
+// features (N,C) and for images (statistics over N,H,W per channel).
+TEST(NnBatchNorm, MovingStatsAfterOneStepMatchPyTorchsFormula) {
+  dlrt::Context ctx = cpu_context();
+  struct Case {
+    nn::Shape sample;
+    int64_t c;
+  };
+  for (const Case& k : {Case{{4}, 4}, Case{{3, 3, 2}, 2}}) {
+    SCOPED_TRACE(k.c);
+    const int64_t n = 8;
+    int64_t per = 1;
+    for (int64_t d : k.sample) per *= d;
+    const std::vector<float> xs = random_values(size_t(n * per), 7, -2.f, 3.f);
+    std::vector<int64_t> xd = {n};
+    xd.insert(xd.end(), k.sample.begin(), k.sample.end());
+    nn::Array x = nn::Array::of<float>(xd, xs);
+    nn::Array y = nn::Array::of<int32_t>({n}, {0, 1, 0, 1, 1, 0, 1, 0});
+    nn::Sequential m(
+        ctx, {nn::Input(k.sample), nn::BatchNormalization(-1, 0.9), nn::Flatten(), nn::Dense(2)});
+    m.compile(nn::SGD(0.1), nn::SparseCategoricalCrossentropy(true));
+    m.fit(x, y, quiet(1, n));
+    const auto s = m.state();
+    std::vector<double> mean, var;
+    moments(xs, k.c, &mean, &var);  // NHWC: channels are the last dim
+    const double count = double(xs.size()) / double(k.c), torch_momentum = 0.1;
+    const std::vector<float>& mm = state_of(s, "batch_normalization/moving_mean");
+    const std::vector<float>& mv = state_of(s, "batch_normalization/moving_variance");
+    ASSERT_EQ(mm.size(), size_t(k.c));
+    for (int64_t c = 0; c < k.c; ++c) {
+      const double running_mean = (1 - torch_momentum) * 0.0 + torch_momentum * mean[size_t(c)];
+      const double running_var =
+          (1 - torch_momentum) * 1.0 + torch_momentum * var[size_t(c)] * count / (count - 1);
+      EXPECT_NEAR(mm[size_t(c)], running_mean, 1e-6) << c;
+      EXPECT_NEAR(mv[size_t(c)], running_var, 1e-6) << c;
+    }
+  }
+}
+
+// A model that is only BatchNormalization: predict gives
+// gamma*(x - moving_mean)/sqrt(moving_variance + eps) + beta from the trained state, which
+// differs from the training-mode output (the batch's statistics); evaluate's loss is that of
+// predict; neither changes a variable.
+TEST(NnBatchNorm, EvaluateAndPredictUseMovingStats) {
+  dlrt::Context ctx = cpu_context();
+  const int64_t n = 16, c = 3;
+  const std::vector<float> xs = random_values(size_t(n * c), 11, 1.f, 4.f);
+  const std::vector<float> ys = random_values(size_t(n * c), 12, -1.f, 1.f);
+  nn::Array x = nn::Array::of<float>({n, c}, xs), y = nn::Array::of<float>({n, c}, ys);
+  nn::Sequential m(ctx, {nn::Input({c}), nn::BatchNormalization(-1, 0.5)});
+  m.compile(nn::SGD(0.05), nn::MeanSquaredError());
+  m.fit(x, y, quiet(3, n));
+  const auto before = m.state();
+  nn::Array p = m.predict(x, n);
+  const nn::Logs ev = m.evaluate(x, y, n);
+  const auto after = m.state();
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(before[i].values, after[i].values);
+
+  const std::vector<float>& g = state_of(after, "batch_normalization/gamma");
+  const std::vector<float>& b = state_of(after, "batch_normalization/beta");
+  const std::vector<float>& mm = state_of(after, "batch_normalization/moving_mean");
+  const std::vector<float>& mv = state_of(after, "batch_normalization/moving_variance");
+  std::vector<double> bmean, bvar;
+  moments(xs, c, &bmean, &bvar);
+  const std::vector<float> got = p.values<float>();
+  double mse = 0, batch_diff = 0;
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t k = 0; k < c; ++k) {
+      const size_t i = size_t(r * c + k), ch = size_t(k);
+      const double moving = g[ch] * (xs[i] - mm[ch]) / std::sqrt(mv[ch] + 1e-3) + b[ch];
+      const double batch = g[ch] * (xs[i] - bmean[ch]) / std::sqrt(bvar[ch] + 1e-3) + b[ch];
+      EXPECT_NEAR(got[i], moving, 1e-5) << i;
+      batch_diff = std::max(batch_diff, std::fabs(got[i] - batch));
+      mse += (got[i] - ys[i]) * (got[i] - ys[i]);
+    }
+  // After 3 steps with momentum 0.5 the moving statistics are still far from the batch's.
+  EXPECT_GT(batch_diff, 0.1);
+  EXPECT_NEAR(ev[0].second, mse / double(n * c), 1e-5);
+}
+
+// Fashion-MNIST, 300 training images: Conv2D -> BatchNormalization -> ReLU -> MaxPool2D ->
+// Flatten -> Dense learns (the loss falls, most training images right); a checkpoint restores
+// every variable, the moving statistics included, bit for bit, and the restored model
+// predicts exactly what the trained one does.
+TEST(NnBatchNorm, ConvBatchNormReluLearnsFashionMnistAndCheckpointsMovingStats) {
+  const std::string dir = "/usr/share/datasets/fashion-mnist/";
+  std::FILE* probe = std::fopen((dir + "train-images-idx3-ubyte.gz").c_str(), "rb");
+  if (probe == nullptr) GTEST_SKIP() << "no Fashion-MNIST in " << dir;
+  std::fclose(probe);
+  const int64_t n = 300;
+  dlrt::IdxArray images(dir + "train-images-idx3-ubyte.gz", n);
+  dlrt::IdxArray labels(dir + "train-labels-idx1-ubyte.gz", n);
+  const uint8_t* px = images.data<uint8_t>();
+  nn::Array x(DLRT_U8, {n, 28, 28, 1}, std::vector<uint8_t>(px, px + n * 28 * 28));
+  const uint8_t* lb = labels.data<uint8_t>();
+  nn::Array y(DLRT_U8, {n}, std::vector<uint8_t>(lb, lb + n));
+
+  dlrt::Context ctx = cpu_context();
+  auto build = [&](nn::Sequential& m) {
+    nn::CompileConfig cfg;
+    cfg.seed = 5;
+    m.compile(nn::Adam(3e-3), nn::SparseCategoricalCrossentropy(true), {"accuracy"}, cfg);
+  };
+  nn::Sequential m(ctx, {nn::Input({28, 28, 1}), nn::Conv2D(8, {3, 3}), nn::BatchNormalization(),
+                         nn::ReLU(), nn::MaxPool2D(), nn::Flatten(), nn::Dense(10)});
+  build(m);
+  nn::FitOptions f = quiet(4, 30);  // 10 full batches an epoch
+  f.shuffle = true;
+  nn::History h = m.fit(x, y, f);
+  EXPECT_LT(h.history["loss"].back(), 0.7 * h.history["loss"].front());
+  EXPECT_GE(h.last("accuracy"), 0.6);
+  const nn::Logs ev = m.evaluate(x, y, 50);
+  EXPECT_GE(ev[1].second, 0.5);  // with the moving statistics
+  const auto trained = m.state();
+  const std::vector<float>& mm = state_of(trained, "batch_normalization/moving_mean");
+  const std::vector<float>& mv = state_of(trained, "batch_normalization/moving_variance");
+  ASSERT_EQ(mm.size(), 8u);
+  // 40 steps with momentum 0.99 moved them away from their initial 0 and 1.
+  EXPECT_NE(mm, std::vector<float>(8, 0.f));
+  EXPECT_NE(mv, std::vector<float>(8, 1.f));
+
+  const std::string path = ::testing::TempDir() + "bn_fashion.safetensors";
+  m.save_weights(path);
+  nn::Sequential r(ctx, {nn::Input({28, 28, 1}), nn::Conv2D(8, {3, 3}), nn::BatchNormalization(),
+                         nn::ReLU(), nn::MaxPool2D(), nn::Flatten(), nn::Dense(10)});
+  build(r);
+  r.load_weights(path);
+  const auto restored = r.state();
+  ASSERT_EQ(restored.size(), trained.size());
+  for (size_t i = 0; i < trained.size(); ++i) {
+    EXPECT_EQ(restored[i].name, trained[i].name);
+    EXPECT_EQ(restored[i].values, trained[i].values) << trained[i].name;
+  }
+  EXPECT_EQ(r.predict(x.head(20), 20).values<float>(), m.predict(x.head(20), 20).values<float>());
+  std::remove(path.c_str());
+}
+
+}  // namespace
