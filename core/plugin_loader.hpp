@@ -103,6 +103,15 @@ class Plugin {
   std::map<int32_t, dlrt_device*> open_devices_;
 };
 
+// Whether an unloaded plugin's library stays mapped until exit (marked RTLD_NODELETE before its
+// dlclose): DLRT_KEEP_PLUGINS_LOADED=1 or 0, else on in AddressSanitizer builds and off
+// otherwise. Why: LeakSanitizer scans at exit, and a block a plugin allocated (a oneDNN kernel
+// cache, an OpenMP pool) whose library was dlclosed shows as "<unknown module>" frames that
+// no suppression can name; kept loaded, its frames name libdnnl / libgomp and tools/lsan.supp
+// can suppress them by library while leaks in dlrt's own code still fail. Everything else about
+// unloading (devices closed, plugin_destroy called) is unchanged. Read at each unload.
+bool keep_plugins_loaded();
+
 // Runs the phases for one candidate. `names_taken` maps plugin names already claimed to the
 // path that claimed them (a second plugin of the same name is refused). Never throws for
 // anything the plugin does; may throw std::bad_alloc.
