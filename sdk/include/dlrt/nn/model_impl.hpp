@@ -42,6 +42,7 @@ inline void Sequential::make_plan(const Shape& input) {
   plan->device_scopes = scopes_at_compile_;
   if (config_.log_device_placement) plan->compile.log_device_placement = true;
   if (!config_.use_capture) plan->compile.use_capture = false;
+  if (config_.device == "auto") plan->compile.auto_device = true;
   output_shape_ = shape;
   plan_ = std::move(plan);
 }
