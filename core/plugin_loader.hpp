@@ -105,10 +105,11 @@ class Plugin {
 
 // Whether an unloaded plugin's library stays mapped until exit (marked RTLD_NODELETE before its
 // dlclose): DLRT_KEEP_PLUGINS_LOADED=1 or 0, else on in AddressSanitizer builds and off
-// otherwise. Why: LeakSanitizer scans at exit, and a block a plugin allocated (a oneDNN kernel
-// cache, an OpenMP pool) whose library was dlclosed shows as "<unknown module>" frames that
-// no suppression can name; kept loaded, its frames name libdnnl / libgomp and tools/lsan.supp
-// can suppress them by library while leaks in dlrt's own code still fail. Everything else about
+// otherwise. Why: LeakSanitizer scans at exit. A block a plugin's libraries keep on purpose
+// (oneDNN's kernel caches, OpenMP's pools) is referenced from their globals; once the library
+// is dlclosed those globals are unmapped, the block reads as leaked, and its frames show as
+// "<unknown module>", which no suppression can name. Kept loaded, such blocks stay reachable,
+// and a real leak in a plugin is reported with its library's frames. Everything else about
 // unloading (devices closed, plugin_destroy called) is unchanged. Read at each unload.
 bool keep_plugins_loaded();
 
