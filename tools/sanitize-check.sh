@@ -63,16 +63,8 @@ fi
 # The plugins are loaded at run time, not linked: name them so they are built too.
 cmake --build "$BUILD_DIR" -j "$JOBS" --target dlrt dlrt-plugin-reference dlrt-plugin-cpu "${TESTS[@]}"
 
-# LeakSanitizer is on: a leak in dlrt's own code fails the binary, hence CI (.ci/run).
-# handle_segv=0: the loader's isolation tests crash a child process on purpose and expect the
-# kernel's SIGSEGV, not ASan's report and exit code 1.
-export ASAN_OPTIONS="detect_leaks=${DLRT_LSAN:-1}:halt_on_error=1:abort_on_error=0:strict_init_order=1:detect_stack_use_after_return=0:handle_segv=0:intercept_tls_get_addr=0"
-export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-export LSAN_OPTIONS="suppressions=$PWD/tools/lsan.supp:print_suppressions=0"
-export OMP_WAIT_POLICY=passive
-# Plugins stay mapped until exit (core/plugin_loader.hpp, keep_plugins_loaded; the default in
-# an ASan build anyway, set here so the run does not depend on how the build detects ASan).
-export DLRT_KEEP_PLUGINS_LOADED=1
+# The settings (LeakSanitizer on, intercept_tls_get_addr=0, plugins kept loaded, ...).
+source tools/sanitizer-env.sh
 
 # Each test binary runs whole (one process per binary, not per case as under ctest: ASan's
 # start-up is the cost that matters here). fuzz_corpus_test takes the corpus folder.
