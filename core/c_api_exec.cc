@@ -60,6 +60,12 @@ dlrt::core::CompileOptions resolve_options(const dlrt::core::Context& ctx,
                      "0)",
                      o.run_assigns));
   out.run_assigns = o.run_assigns == 1;
+  if (o.auto_device < -1 || o.auto_device > 1)
+    fail(DLRT_INVALID_ARGUMENT,
+         fmt::format("dlrt_graph_compile: options->auto_device is {}; expected 1 (one device "
+                     "chosen by the ops it runs), 0 (each op by priority) or -1 (default, 0)",
+                     o.auto_device));
+  out.auto_device = o.auto_device == 1;
   return out;
 }
 
@@ -99,6 +105,7 @@ DLRT_API void dlrt_compile_options_init(dlrt_compile_options* options) {
   options->log_device_placement = -1;
   options->use_capture = -1;
   options->run_assigns = -1;
+  options->auto_device = -1;
 }
 
 DLRT_API dlrt_status* dlrt_graph_compile(dlrt_graph* graph, const dlrt_value* feeds,
@@ -237,6 +244,22 @@ DLRT_API dlrt_status* dlrt_executable_dump(const dlrt_executable* executable, in
                          "DLRT_DUMP_JSON (1), DLRT_DUMP_DOT (2)",
                          format));
     }
+    *out_length = text.size();
+    if (buf != nullptr && buf_size > 0) {
+      size_t n = text.size() < buf_size - 1 ? text.size() : buf_size - 1;
+      std::memcpy(buf, text.data(), n);
+      buf[n] = '\0';
+    }
+  });
+}
+
+DLRT_API dlrt_status* dlrt_executable_auto_device(const dlrt_executable* executable, char* buf,
+                                                  size_t buf_size, size_t* out_length) {
+  if (out_length != nullptr) *out_length = 0;
+  return guarded([&] {
+    require(executable, "dlrt_executable_auto_device: executable");
+    require(out_length, "dlrt_executable_auto_device: out_length");
+    const std::string& text = executable->impl->placed().auto_device;
     *out_length = text.size();
     if (buf != nullptr && buf_size > 0) {
       size_t n = text.size() < buf_size - 1 ? text.size() : buf_size - 1;

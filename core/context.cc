@@ -196,6 +196,18 @@ const Plugin& Context::plugin_of(size_t index) const {
   return *plugins_.at(registry_.physical().at(registry_.devices().at(index).physical).plugin);
 }
 
+bool Context::is_oracle(size_t index) const { return plugin_of(index).name == "reference"; }
+
+std::string Context::why_not_automatic(size_t index) const {
+  if (!is_oracle(index) || registry_.visibility_listed()) return "";
+  const std::string& name = registry_.devices().at(index).name;
+  return fmt::format(
+      "{} is the reference plugin's device (the slow numerical oracle), which automatic "
+      "placement never picks; name it to use it (a device scope {}, or visible devices "
+      "listing it)",
+      name, name);
+}
+
 const DeviceDesc& Context::desc_of(size_t index) const {
   const PhysicalDevice& ph = registry_.physical().at(registry_.devices().at(index).physical);
   for (const DeviceDesc& d : plugins_.at(ph.plugin)->devices)

@@ -71,6 +71,17 @@ class Context {
   // that failed to load or was refused, with its recorded reason; "; "-separated, "" if none.
   // Plugins that simply have no devices for another reason (the null skeleton) are left out.
   std::string why_devices_missing() const;
+  // The reference plugin's devices are the numerical oracle: every op, double accumulation, no
+  // speed (a 2 s training job takes over a minute). Automatic placement (op priority, compile's
+  // auto device, the default devices of a strategy) never picks one unless the user named it:
+  // by a device scope or request that matches it ("/device:REF:0"), or by a visible-devices
+  // list (option visible_devices or DLRT_VISIBLE_DEVICES, e.g. "REF"). A refused cpu plugin
+  // must not silently turn a job into an oracle run (issue 18).
+  bool is_oracle(size_t index) const;
+  // "" when automatic placement may pick registry device `index`; otherwise why not, in words
+  // that tell the user how to ask for it ("REF:0 is the reference plugin's device ...").
+  std::string why_not_automatic(size_t index) const;
+  bool automatic_candidate(size_t index) const { return why_not_automatic(index).empty(); }
   // "/device:CPU:0" for registry device `index` (< device count).
   const std::string& device_name(size_t index) const;
 

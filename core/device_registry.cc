@@ -79,6 +79,7 @@ DeviceRegistry DeviceRegistry::build(std::vector<PhysicalDevice> physical,
   if (list.empty()) {
     visible = all;
   } else {
+    reg.visibility_listed_ = true;
     std::vector<bool> taken(all.size(), false);
     for (const std::string& item : split_nonempty(list, ',')) {
       std::string text = trim(item);

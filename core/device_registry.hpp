@@ -66,9 +66,15 @@ class DeviceRegistry {
   // "/device:CPU:0, /device:GPU:0" or "none".
   std::string names() const;
 
+  // True when a visible-devices list chose the devices: then the user named every device there
+  // is (by type or TYPE:n), which is how a program asks for the reference plugin's devices
+  // without a device scope (placement never picks those unless named; context.hpp).
+  bool visibility_listed() const { return visibility_listed_; }
+
  private:
   std::vector<PhysicalDevice> physical_;
   std::vector<LogicalDevice> devices_;
+  bool visibility_listed_ = false;
 };
 
 }  // namespace dlrt::core

@@ -103,6 +103,16 @@ class Plugin {
   std::map<int32_t, dlrt_device*> open_devices_;
 };
 
+// Whether an unloaded plugin's library stays mapped until exit (marked RTLD_NODELETE before its
+// dlclose): DLRT_KEEP_PLUGINS_LOADED=1 or 0, else on in AddressSanitizer builds and off
+// otherwise. Why: LeakSanitizer scans at exit. A block a plugin's libraries keep on purpose
+// (oneDNN's kernel caches, OpenMP's pools) is referenced from their globals; once the library
+// is dlclosed those globals are unmapped, the block reads as leaked, and its frames show as
+// "<unknown module>", which no suppression can name. Kept loaded, such blocks stay reachable,
+// and a real leak in a plugin is reported with its library's frames. Everything else about
+// unloading (devices closed, plugin_destroy called) is unchanged. Read at each unload.
+bool keep_plugins_loaded();
+
 // Runs the phases for one candidate. `names_taken` maps plugin names already claimed to the
 // path that claimed them (a second plugin of the same name is refused). Never throws for
 // anything the plugin does; may throw std::bad_alloc.

@@ -15,6 +15,7 @@ std::vector<size_t> default_devices(const Context& ctx) {
   const auto& devices = ctx.registry().devices();
   std::vector<size_t> gpus, fast_cpus, cpus;
   for (size_t i = 0; i < devices.size(); ++i) {
+    if (!ctx.automatic_candidate(i)) continue;  // the reference oracle, unless named
     const auto& desc = ctx.desc_of(i);
     if (desc.device_class == DLRT_DEVICE_CLASS_GPU) gpus.push_back(i);
     if (desc.device_class != DLRT_DEVICE_CLASS_CPU) continue;

@@ -74,21 +74,30 @@ TEST(StrategyDevices, DefaultPrefersGpuThenTheCpuBackendThenCpuClass) {
     ASSERT_EQ(s.num_replicas(), 2u);
     EXPECT_EQ(ctx->device_name(s.replica_device(1)), "/device:CPU:1");
   }
-  {  // GPU-class devices first (the reference plugin posing as two GPUs)
+  {  // GPU-class devices first (the test tree's mock device posing as two GPUs)
     ContextSpec spec;
-    spec.plugin_options =
-        "reference:num_devices=2;reference:device_type=GPU;"
-        "reference:device_class=gpu";
+    spec.extra_plugin_paths = {DLRT_TEST_MOCK_PLUGIN};
+    spec.plugin_options = "mock:num_devices=2;mock:device_type=GPU;mock:device_class=gpu";
     auto ctx = make_context(spec);
     Strategy s(*ctx, {});
     ASSERT_EQ(s.num_replicas(), 2u);
     EXPECT_EQ(ctx->device_name(s.replica_device(0)), "/device:GPU:0");
     EXPECT_EQ(s.path(), Path::kDevice);
   }
-  {  // only REF devices: CPU class
+  {  // only REF devices, named by visible devices ("REF"): CPU class
     auto ctx = ref_context(2);
     Strategy s(*ctx, {});
     EXPECT_EQ(s.num_replicas(), 2u);
+  }
+  {  // the reference plugin posing as GPUs is still the oracle: not a default device unless named
+    ContextSpec spec;
+    spec.plugin_options =
+        "reference:num_devices=2;reference:device_type=GPU;"
+        "reference:device_class=gpu";
+    auto ctx = make_context(spec);
+    Strategy s(*ctx, {});
+    EXPECT_EQ(s.num_replicas(), 1u);
+    EXPECT_EQ(ctx->device_name(s.replica_device(0)), "/device:CPU:0");
   }
 }
 

@@ -66,6 +66,39 @@ class CApiExec : public ::testing::Test {
   dlrt_value x_ = DLRT_INVALID_VALUE, y_ = DLRT_INVALID_VALUE;
 };
 
+// auto_device: -1 by default (each op by priority, no summary); 1 picks one device and says
+// which through dlrt_executable_auto_device; anything else is refused by name.
+TEST_F(CApiExec, AutoDeviceOptionAndSummary) {
+  dlrt_compile_options opts;
+  dlrt_compile_options_init(&opts);
+  EXPECT_EQ(opts.auto_device, -1);
+  dlrt_executable* raw = nullptr;
+  ASSERT_EQ(text(dlrt_graph_compile(graph_.get(), &x_, 1, &y_, 1, &opts, &raw)), "OK");
+  Ptr<dlrt_executable> by_priority(raw);
+  size_t len = 99;
+  ASSERT_EQ(text(dlrt_executable_auto_device(by_priority.get(), nullptr, 0, &len)), "OK");
+  EXPECT_EQ(len, 0u);
+
+  opts.auto_device = 1;
+  ASSERT_EQ(text(dlrt_graph_compile(graph_.get(), &x_, 1, &y_, 1, &opts, &raw)), "OK");
+  Ptr<dlrt_executable> by_auto(raw);
+  ASSERT_EQ(text(dlrt_executable_auto_device(by_auto.get(), nullptr, 0, &len)), "OK");
+  std::string summary(len, '\0');
+  ASSERT_EQ(text(dlrt_executable_auto_device(by_auto.get(), summary.data(), len + 1, &len)), "OK");
+  EXPECT_EQ(
+      summary.rfind("picked /device:CPU:0 (plugin cpu, class CPU): it runs all of the 1 op(s)", 0),
+      0u)
+      << summary;
+  EXPECT_EQ(
+      text(dlrt_executable_auto_device(nullptr, nullptr, 0, &len)).rfind("INVALID_ARGUMENT", 0),
+      0u);
+
+  opts.auto_device = 2;
+  const std::string bad = text(dlrt_graph_compile(graph_.get(), &x_, 1, &y_, 1, &opts, &raw));
+  EXPECT_EQ(bad.rfind("INVALID_ARGUMENT", 0), 0u) << bad;
+  EXPECT_NE(bad.find("options->auto_device is 2"), std::string::npos) << bad;
+}
+
 TEST_F(CApiExec, CompileRunAndPlacement) {
   dlrt_compile_options opts;
   dlrt_compile_options_init(&opts);

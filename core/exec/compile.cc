@@ -353,6 +353,7 @@ void Compiler::run(const std::vector<ValueRef>& feeds, const std::vector<ValueRe
   exec::Selection sel = exec::select_nodes(g_, feeds, fetches, ex_.options_.run_assigns);
   PlacementOptions popts;
   popts.soft = ex_.options_.soft_placement;
+  popts.auto_device = ex_.options_.auto_device;
   ex_.placed_ = place(g_, sel.nodes, popts);
   for (size_t i = 0; i < ex_.placed_.nodes.size(); ++i)
     if (!ex_.placed_.nodes[i].is_copy) original_[ex_.placed_.nodes[i].source] = i;

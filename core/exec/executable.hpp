@@ -29,6 +29,9 @@ struct CompileOptions {
   bool use_capture = true;
   // Apply every assign of the graph at the end of each run (a training step); false: none.
   bool run_assigns = false;
+  // Place every unrequested op on one device chosen for the executable (placement/
+  // auto_device.hpp); false: each op by priority.
+  bool auto_device = false;
 };
 
 class Executable {

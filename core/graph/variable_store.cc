@@ -114,12 +114,17 @@ std::vector<size_t> by_priority(Context& ctx) {
   return out;
 }
 
-// The first device by priority whose plugin supports `inst`; throws FAILED_PRECONDITION listing
-// each device's reason when none does.
-size_t best_device_for(Context& ctx, const ops::OpInstance& inst, const std::string& who) {
+// The first device by priority that automatic placement may pick (never an unnamed oracle)
+// whose plugin supports `inst`; throws FAILED_PRECONDITION listing each device's reason when
+// none does. `staging`: only to compute an initial value once for a device that lacks the init op; there
+// the oracle is fine (exact, and a one-off), so it may be used.
+size_t best_device_for(Context& ctx, const ops::OpInstance& inst, const std::string& who,
+                       bool staging = false) {
   std::string reasons;
   for (size_t d : by_priority(ctx)) {
-    std::string why = unsupported_reason(ctx, d, inst);
+    // Never the reference oracle unless named (Context::why_not_automatic).
+    std::string why = staging ? "" : ctx.why_not_automatic(d);
+    if (why.empty()) why = unsupported_reason(ctx, d, inst);
     if (why.empty()) return d;
     reasons += fmt::format("; {}: {}", device_name(ctx, d), why);
   }
@@ -167,7 +172,7 @@ VariableSlot& VariableStore::place_and_init(NodeId id, size_t device) {
     run_generator(ctx, device, *inst, slot.buffer.data(), who);
   } else {
     // Born elsewhere, copied here through the host.
-    const size_t helper = best_device_for(ctx, *inst, who);
+    const size_t helper = best_device_for(ctx, *inst, who, /*staging=*/true);
     Buffer staging = allocate_variable(ctx, helper, bytes, var);
     run_generator(ctx, helper, *inst, staging.data(), who);
     std::vector<uint8_t> host(bytes);

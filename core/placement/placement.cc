@@ -27,6 +27,7 @@
 
 #include "graph/variable_store.hpp"
 #include "ops/op_registry.hpp"
+#include "placement/auto_device.hpp"
 #include "placement/copies.hpp"
 #include "placement/support.hpp"
 #include "status.hpp"
@@ -82,11 +83,14 @@ class Placer {
            fmt::format("cannot place {} nodes: the context has no devices (see "
                        "dlrt_context_plugin_info for why each plugin offers none)",
                        needed_.size()));
+    if (options_.auto_device) auto_ = placement::choose_auto_device(graph_, oracle_, needed_);
     build_groups();
     for (const std::vector<NodeId>& members : groups()) resolve(members);
     follow_inputs();
     place_floating();
-    return build_placed();
+    PlacedGraph placed = build_placed();
+    if (auto_) placed.auto_device = auto_->summary;
+    return placed;
   }
 
  private:
@@ -183,16 +187,23 @@ class Placer {
       if (!oracle_.supports(m, d)) return false;
     return true;
   }
+  // Devices automatic placement may pick that run every member, in priority order.
   std::vector<size_t> capable_all(const std::vector<NodeId>& members) {
     std::vector<size_t> out;
-    for (size_t d : oracle_.by_priority())
+    for (size_t d : oracle_.automatic())
       if (runs_all(members, d)) out.push_back(d);
     return out;
   }
-  // Why no device runs every member: per device, the first member it cannot run.
+  // Why no device runs every member: per device, the first member it cannot run, or (for the
+  // oracle that runs them all) why automatic placement may not pick it and how to ask for it.
   [[noreturn]] void fail_no_device(const std::vector<NodeId>& members) {
     std::vector<std::string> why;
-    for (size_t d : oracle_.by_priority())
+    for (size_t d : oracle_.by_priority()) {
+      if (!oracle_.is_automatic(d) && runs_all(members, d)) {
+        why.push_back(
+            fmt::format("{}: {}", oracle_.short_name(d), graph_.context().why_not_automatic(d)));
+        continue;
+      }
       for (NodeId m : members)
         if (!oracle_.supports(m, d)) {
           why.push_back(members.size() == 1
@@ -200,6 +211,7 @@ class Placer {
                             : fmt::format("{} for {}", oracle_.why_not(m, d), who(m)));
           break;
         }
+    }
     if (members.size() == 1)
       fail(DLRT_INVALID_ARGUMENT,
            fmt::format("no device can run {}: {}", who(members[0]), fmt::join(why, "; ")));
@@ -289,6 +301,12 @@ class Placer {
                               fmt::join(why, "; "));
       }
     }
+    // The auto device takes every unrequested group it runs whole.
+    bool by_auto = false;
+    if (!req && auto_ && runs_all(members, auto_->device)) {
+      chosen = auto_->device;
+      by_auto = true;
+    }
     if (chosen == kUnplaced) {
       std::vector<size_t> capable = capable_all(members);
       if (!problem.empty() && !options_.soft)
@@ -303,14 +321,14 @@ class Placer {
     const NodeId lead = req_by ? *req_by : anchor;
     for (NodeId m : members) {
       if (m == lead) {
-        if (!req) set(m, chosen, PlacementReason::kDefaultPriority);
+        if (!req) set(m, chosen, PlacementReason::kDefaultPriority, by_auto ? "auto device" : "");
         else if (problem.empty()) set(m, chosen, PlacementReason::kExplicit);
         else set(m, chosen, fallback, problem);
       } else {
         set(m, chosen, PlacementReason::kColocated, fmt::format("with {}", node(lead).name));
       }
     }
-    if (members.size() == 1 && !req && node(anchor).kind == NodeKind::kOp)
+    if (members.size() == 1 && !req && !by_auto && node(anchor).kind == NodeKind::kOp)
       followers_.insert(anchor);
   }
 
@@ -370,7 +388,11 @@ class Placer {
           from = v.node;
         }
       }
-      if (!only || !one_device || *only == device_[id] || !oracle_.supports(id, *only)) continue;
+      // Never onto a device automatic placement may not pick (an oracle the user put the
+      // input on by name has not been named for this op).
+      if (!only || !one_device || *only == device_[id] || !oracle_.supports(id, *only) ||
+          !oracle_.is_automatic(*only))
+        continue;
       set(id, *only, PlacementReason::kFollowsInput,
           fmt::format("input {} is on {}", node(*from).name, devices_[*only].name));
     }
@@ -389,9 +411,13 @@ class Placer {
       if (in_needed_[a.variable] && in_needed_[a.value.node] && device_[a.value.node] == kUnplaced)
         set(a.value.node, device_[a.variable], PlacementReason::kFollowsInput,
             fmt::format("assigned to {}", node(a.variable).name));
-    for (NodeId f : floating_)  // used by nothing placed here (fetched directly, say)
-      if (device_[f] == kUnplaced)
-        set(f, oracle_.by_priority()[0], PlacementReason::kDefaultPriority);
+    // Used by nothing placed here (fetched directly, say): the auto device, else the best
+    // automatic device, else (only unnamed oracles) the first device: it holds only bytes.
+    const size_t home = auto_                          ? auto_->device
+                        : !oracle_.automatic().empty() ? oracle_.automatic()[0]
+                                                       : oracle_.by_priority()[0];
+    for (NodeId f : floating_)
+      if (device_[f] == kUnplaced) set(f, home, PlacementReason::kDefaultPriority);
   }
 
   // Pass 5, in copies.cc.
@@ -413,6 +439,7 @@ class Placer {
   std::vector<NodeId> parent_;  // union-find over colocation
   std::vector<NodeId> floating_;
   std::set<NodeId> followers_;
+  std::optional<placement::AutoDevice> auto_;  // with options.auto_device, once chosen
 };
 
 }  // namespace

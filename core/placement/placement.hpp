@@ -10,7 +10,11 @@
 //      devices that could run it;
 //   4. unconstrained ops go to the highest-priority device that supports them (GPU, then
 //      ACCEL, then CPU; then registry order), then follow their inputs to avoid copies when
-//      the input's device supports them (ggml's scheduler passes);
+//      the input's device supports them (ggml's scheduler passes). With options.auto_device
+//      they go to one device chosen for the whole executable first (auto_device.hpp), and by
+//      priority only where that device cannot run them. Automatic placement never picks the
+//      reference oracle's devices unless the user named them (Context::why_not_automatic);
+//      an explicit request that matches one is honoured;
 //   5. copies are inserted wherever a consumer sits on another device than its producer
 //      (one copy per (value, destination device)).
 // "Supports" is the plugin's op_supported on the node's complete descriptor.
@@ -63,10 +67,13 @@ struct PlacedGraph {
   // Throws INTERNAL when `v` was never made available on `device`.
   size_t producer(ValueRef v, size_t device) const;
   std::map<std::pair<ValueRef, size_t>, size_t> available;  // (value, device) -> node index
+  // With PlacementOptions::auto_device: what was picked and why (auto_device.hpp), else "".
+  std::string auto_device;
 };
 
 struct PlacementOptions {
   bool soft = true;
+  bool auto_device = false;  // one device for every unrequested group (auto_device.hpp)
 };
 
 // Places `needed` (graph node ids in topological order; the executor computes the subset a

@@ -63,7 +63,7 @@ TEST_F(Placement, PriorityPutsUnconstrainedOpsOnTheBestDeviceThatRunsThem) {
 }
 
 TEST_F(Placement, AcceleratorsComeBeforeCpus) {
-  ctx_ = make_context("reference:device_type=ACC;reference:device_class=accel");
+  ctx_ = make_context("mock:device_type=ACC;mock:device_class=accel");
   g_ = std::make_unique<Graph>(*ctx_);
   op("matmul", "m", {g_->add_placeholder("x", kVec), g_->add_placeholder("y", kVec)});
   PlacedGraph p = place_all();

@@ -1,8 +1,10 @@
 // placement_test_util.hpp: the fixture of the placement tests — a context with the real
-// plugins of the build tree: the cpu plugin (CPU:0, every op in f32) and the reference plugin
-// posing as two GPUs that only run matmul, relu and fill, a mock multi-device machine
-// (STYLE.md 9) on which priority, soft placement, colocation and copies all have something
-// to decide.
+// plugins of the build tree: the cpu plugin (CPU:0, every op in f32) and the test tree's mock
+// device (tests/mock_device, the reference plugin's code under the name "mock") posing as two
+// GPUs that only run matmul, relu and fill, a mock multi-device machine (STYLE.md 9) on which
+// priority, soft placement, colocation and copies all have something to decide. Not the
+// reference plugin itself: automatic placement never picks the oracle unless it is named
+// (placement_auto_test.cc tests that rule).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -21,18 +23,21 @@
 namespace dlrt::core::testing {
 
 inline constexpr const char* kMockGpus =
-    "reference:num_devices=2;reference:device_type=GPU;reference:device_class=gpu;"
-    "reference:ops=matmul,relu,fill";
+    "mock:num_devices=2;mock:device_type=GPU;mock:device_class=gpu;mock:ops=matmul,relu,fill";
 
+inline constexpr const char* kCpuPlugin = DLRT_TEST_PLUGIN_DIR "/libdlrt-cpu.so";
+inline constexpr const char* kReferencePlugin = DLRT_TEST_PLUGIN_DIR "/libdlrt-reference.so";
+
+// A context on exactly `paths` (default: the cpu plugin and the mock device).
 inline std::unique_ptr<Context> make_context(const char* plugin_options,
-                                             const char* visible = nullptr) {
-  // The two plugin files, not their folder: a build with CUDA on a GPU machine must not add
-  // its real GPUs to the mock ones.
-  const char* paths[] = {DLRT_TEST_PLUGIN_DIR "/libdlrt-cpu.so",
-                         DLRT_TEST_PLUGIN_DIR "/libdlrt-reference.so"};
+                                             const char* visible = nullptr,
+                                             std::vector<const char*> paths = {
+                                                 kCpuPlugin, DLRT_TEST_MOCK_PLUGIN}) {
+  // Plugin files, not their folder: a build with CUDA on a GPU machine must not add its real
+  // GPUs to the mock ones.
   dlrt_context_options o = complete_options(nullptr);
-  o.plugin_paths = paths;
-  o.num_plugin_paths = 2;
+  o.plugin_paths = paths.data();
+  o.num_plugin_paths = paths.size();
   o.search_default_paths = 0;
   o.plugin_options = plugin_options;
   o.visible_devices = visible;
@@ -47,7 +52,7 @@ class Placement : public ::testing::Test {
   void SetUp() override {
     ctx_ = make_context(kMockGpus);
     ASSERT_EQ(ctx_->registry().names(), "/device:CPU:0, /device:GPU:0, /device:GPU:1")
-        << "the test needs the cpu and reference plugins of the build tree";
+        << "the test needs the cpu plugin and the mock device of the build tree";
     g_ = std::make_unique<Graph>(*ctx_);
   }
   size_t dev(const char* spec) const { return ctx_->registry().find(spec); }

@@ -101,6 +101,12 @@ SupportOracle::SupportOracle(const Graph& graph) : graph_(graph) {
   std::stable_sort(by_priority_.begin(), by_priority_.end(), [&](size_t a, size_t b) {
     return class_rank(ctx.desc_of(a).device_class) < class_rank(ctx.desc_of(b).device_class);
   });
+  for (size_t d : by_priority_)
+    if (ctx.automatic_candidate(d)) automatic_.push_back(d);
+}
+
+bool SupportOracle::is_automatic(size_t d) const {
+  return std::find(automatic_.begin(), automatic_.end(), d) != automatic_.end();
 }
 
 SupportOracle::~SupportOracle() = default;
@@ -153,7 +159,7 @@ const std::string& SupportOracle::why_not(NodeId id, size_t d) {
 
 std::vector<size_t> SupportOracle::capable(NodeId id) {
   std::vector<size_t> out;
-  for (size_t d : by_priority_)
+  for (size_t d : automatic_)
     if (supports(id, d)) out.push_back(d);
   return out;
 }

@@ -13,7 +13,10 @@
 // plugin's answers may change between contexts (options) but not within one call.
 //
 // Devices are registry indices. `by_priority` orders them as placement ranks them: class GPU,
-// then ACCEL, then CPU, then anything else, registry order within a class.
+// then ACCEL, then CPU, then anything else, registry order within a class; requests are
+// matched against all of them. `automatic` is the same order without the devices automatic
+// placement may not pick (Context::why_not_automatic: the reference oracle, unless named):
+// priority placement, soft fallbacks, `capable` and the auto device choose only from it.
 #pragma once
 
 #include <cstddef>
@@ -42,10 +45,12 @@ class SupportOracle {
   bool supports(NodeId id, size_t d) { return why_not(id, d).empty(); }
 
   const std::vector<size_t>& by_priority() const { return by_priority_; }
+  const std::vector<size_t>& automatic() const { return automatic_; }
+  bool is_automatic(size_t d) const;
   size_t device_count() const { return names_.size(); }
   // "GPU:0" — the short form used inside reasons.
   const std::string& short_name(size_t d) const { return names_[d]; }
-  // Every device that can run `id`, in priority order.
+  // Every device automatic placement may pick that can run `id`, in priority order.
   std::vector<size_t> capable(NodeId id);
 
  private:
@@ -55,6 +60,7 @@ class SupportOracle {
   const Graph& graph_;
   std::vector<std::string> names_;
   std::vector<size_t> by_priority_;
+  std::vector<size_t> automatic_;
   std::map<NodeId, std::unique_ptr<NodeQuery>> queries_;
   std::map<std::pair<size_t, std::string>, std::string> answers_;  // (device, key) -> why not
 };

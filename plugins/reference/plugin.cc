@@ -38,9 +38,18 @@ using plugin::fail;
 using plugin::guard;
 using plugin::Options;
 
-constexpr const char* kName = "reference";
-constexpr const char* kPlatform = "reference";
-constexpr const char* kEnvVar = "DLRT_REFERENCE_OPTIONS";
+// The same sources also build the test tree's mock device (tests/mock_device): a plugin named
+// "mock", options "mock:<key>=<value>" or DLRT_MOCK_OPTIONS. Placement never picks the
+// reference plugin's devices unless the user names them (docs/design.md section 4), so tests of
+// multi-device logic need devices that are not the oracle; the mock is that device.
+#ifndef DLRT_REFERENCE_PLUGIN_NAME
+#define DLRT_REFERENCE_PLUGIN_NAME "reference"
+#define DLRT_REFERENCE_PLUGIN_ENV "DLRT_REFERENCE_OPTIONS"
+#define DLRT_REFERENCE_DEVICE_TYPE "REF"
+#endif
+constexpr const char* kName = DLRT_REFERENCE_PLUGIN_NAME;
+constexpr const char* kPlatform = DLRT_REFERENCE_PLUGIN_NAME;
+constexpr const char* kEnvVar = DLRT_REFERENCE_PLUGIN_ENV;
 
 const std::set<std::string>& known_options() {
   static const std::set<std::string> known = {
@@ -125,7 +134,7 @@ Config parse_config(const dlrt_plugin_create_args* args) {
   Config c;
   c.num_devices = static_cast<int32_t>(o.get_int("num_devices", 1, 1, 64));
 
-  c.device_type = o.get("device_type", "REF");
+  c.device_type = o.get("device_type", DLRT_REFERENCE_DEVICE_TYPE);
   bool type_ok = !c.device_type.empty();
   for (char ch : c.device_type)
     type_ok = type_ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');

@@ -122,39 +122,40 @@ void warn_about_unloaded_plugins(const dlrt::Context& ctx) {
                 << " was not loaded, so its devices are not candidates: " << p.error << "\n";
 }
 
-// "auto": the first GPU-class device, else CPU:0 (the oneDNN plugin), else any CPU-class
-// device that is not the reference oracle; it says on stderr what it picked and why, after
-// the reasons of any plugin that did not load. Only oracle devices visible: UNAVAILABLE
-// (ask for REF:0 by name). Anything else must name a visible device (NOT_FOUND lists them).
+// "auto": dlrt's auto device (nn::CompileConfig device "auto"): at the first compile, the
+// device that runs the most of the model's ops, GPU before CPU on ties, never the reference
+// oracle (the core's rule; docs/design.md section 4). Before any data is read this says which
+// devices are candidates, after the reasons of any plugin that did not load, and refuses when
+// only oracle devices are visible (UNAVAILABLE: ask for REF:0 by name); after training it
+// prints what was picked and why. Anything else must name a visible device (NOT_FOUND lists
+// them).
 std::string pick_device(const dlrt::Context& ctx, const std::string& requested) {
   if (requested != "auto") {
     const dlrt::DeviceInfo d = ctx.device(ctx.find_device(requested));
     return d.name;
   }
   warn_about_unloaded_plugins(ctx);
-  const std::vector<dlrt::DeviceInfo> devices = ctx.devices();
-  auto picked = [](const dlrt::DeviceInfo& d, const char* why) {
-    std::cerr << "--device auto: picked " << d.name << " (" << d.plugin << " plugin, " << why
-              << ")\n";
-    return d.name;
-  };
-  for (const dlrt::DeviceInfo& d : devices)
-    if (d.device_class == DLRT_DEVICE_CLASS_GPU && !is_oracle(d)) return picked(d, "first GPU");
-  for (const dlrt::DeviceInfo& d : devices)
-    if (d.type == "CPU" && !is_oracle(d)) return picked(d, "no GPU; first CPU");
-  for (const dlrt::DeviceInfo& d : devices)
-    if (d.device_class == DLRT_DEVICE_CLASS_CPU && !is_oracle(d))
-      return picked(d, "no GPU, no CPU type; first CPU-class device");
-  for (const dlrt::DeviceInfo& d : devices)
-    if (is_oracle(d))
-      throw dlrt::Error(DLRT_UNAVAILABLE,
-                        "--device auto: only the reference plugin's devices (the slow oracle) "
-                        "are usable, and auto never picks them; name one to train on it anyway "
-                        "(--device " +
-                            d.name + "), or fix the plugins warned about above");
-  throw dlrt::Error(DLRT_UNAVAILABLE,
-                    "--device auto: no GPU or CPU device is visible "
-                    "(dlprobe says why)");
+  std::string candidates, oracle;
+  for (const dlrt::DeviceInfo& d : ctx.devices()) {
+    if (is_oracle(d)) {
+      if (oracle.empty()) oracle = d.name;
+      continue;
+    }
+    candidates += (candidates.empty() ? "" : ", ") + d.name + " (" + d.plugin + " plugin)";
+  }
+  if (candidates.empty() && !oracle.empty())
+    throw dlrt::Error(DLRT_UNAVAILABLE,
+                      "--device auto: only the reference plugin's devices (the slow oracle) "
+                      "are usable, and auto never picks them; name one to train on it anyway "
+                      "(--device " +
+                          oracle + "), or fix the plugins warned about above");
+  if (candidates.empty())
+    throw dlrt::Error(DLRT_UNAVAILABLE,
+                      "--device auto: no GPU or CPU device is visible "
+                      "(dlprobe says why)");
+  std::cerr << "--device auto: candidates: " << candidates
+            << "; dlrt picks the one that runs the model's ops when it compiles\n";
+  return "auto";
 }
 
 int run(const Flags& f) {
@@ -221,6 +222,8 @@ int run(const Flags& f) {
   if (!f.csv_log.empty())
     fit.callbacks.push_back(std::make_shared<nn::CSVLogger>(f.csv_log, ',', /*append=*/resumed));
   model.fit(x_train, y_train, fit);
+  if (device == "auto")
+    std::cerr << "--device auto: " << model.train_executable().auto_device() << "\n";
 
   const nn::Logs test = model.evaluate(x_test, y_test, f.batch);
   if (speaks) std::printf("test_loss: %.4f\ntest_accuracy: %.4f\n", test[0].second, test[1].second);

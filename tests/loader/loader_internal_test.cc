@@ -4,6 +4,9 @@
 #include <dlrt/dlrt.h>
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+#include <stdlib.h>
+
 #include <cstddef>
 
 #include "context.hpp"
@@ -28,6 +31,44 @@ std::unique_ptr<dlrt_context> make(std::vector<std::string> paths, const char* p
   o.logical_devices = logical.empty() ? nullptr : logical.data();
   o.num_logical_devices = logical.size();
   return std::make_unique<dlrt_context>(&o);
+}
+
+// Whether the library at `path` is mapped in this process (RTLD_NOLOAD never loads it).
+bool is_mapped(const std::string& path) {
+  void* h = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (h != nullptr) ::dlclose(h);
+  return h != nullptr;
+}
+
+// DLRT_KEEP_PLUGINS_LOADED=1 (on by default under ASan): a destroyed context's plugins stay
+// mapped, so LeakSanitizer at exit can name their frames; =0: they are unloaded. Each case has
+// its own plugin file, loaded by no other test, so a library still mapped came from this case.
+TEST(LoaderInternal, KeepPluginsLoadedLeavesTheLibraryMappedAfterTheContext) {
+  const std::string so = case_file("keep_on");
+  ASSERT_FALSE(is_mapped(so));
+  ::setenv("DLRT_KEEP_PLUGINS_LOADED", "1", 1);
+  EXPECT_TRUE(core::keep_plugins_loaded());
+  {
+    auto ctx = make({so}, nullptr);
+    ASSERT_TRUE(ctx->plugins().at(0)->usable()) << ctx->plugins()[0]->error;
+    EXPECT_TRUE(is_mapped(so));
+  }
+  EXPECT_TRUE(is_mapped(so)) << "the plugin was unloaded although DLRT_KEEP_PLUGINS_LOADED=1";
+  ::unsetenv("DLRT_KEEP_PLUGINS_LOADED");
+}
+
+TEST(LoaderInternal, WithoutKeepPluginsLoadedTheLibraryIsUnloaded) {
+  const std::string so = case_file("keep_off");
+  ASSERT_FALSE(is_mapped(so));
+  ::setenv("DLRT_KEEP_PLUGINS_LOADED", "0", 1);
+  EXPECT_FALSE(core::keep_plugins_loaded());
+  {
+    auto ctx = make({so}, nullptr);
+    ASSERT_TRUE(ctx->plugins().at(0)->usable()) << ctx->plugins()[0]->error;
+    EXPECT_TRUE(is_mapped(so));
+  }
+  EXPECT_FALSE(is_mapped(so));
+  ::unsetenv("DLRT_KEEP_PLUGINS_LOADED");
 }
 
 TEST(LoaderInternal, OlderMinorOptionalTablesReadAsAbsent) {

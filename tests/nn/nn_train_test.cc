@@ -90,6 +90,43 @@ TEST(NnTrain, MlpLearnsSeparableBlobs) {
   EXPECT_EQ(m.state().back().values[0], 15.f * 10.f);
 }
 
+// CompileConfig device "auto" (dlrt's auto device) next to a hostile GPU: a plugin whose two
+// GPU-class devices claim 2^62 bytes and decline every op (tests/loader's huge_memory case).
+// Picking by class would put the model there; auto picks CPU:0, which runs all of it, trains,
+// and says what it picked and what it passed over.
+TEST(NnTrain, AutoDevicePassesOverAGpuThatRunsNothing) {
+  dlrt::ContextOptions o;
+  o.plugin_path(DLRT_TEST_HUGE_GPU_PLUGIN)
+      .plugin_path(std::string(DLRT_TEST_PLUGIN_DIR) + "/libdlrt-cpu.so")
+      .search_default_paths(false)
+      .plugin_options("")
+      .log_level(DLRT_LOG_ERROR);
+  dlrt::Context ctx(o);
+  ASSERT_EQ(ctx.devices().size(), 3u);
+  ASSERT_EQ(ctx.devices()[0].device_class, DLRT_DEVICE_CLASS_GPU);
+  nn::Array x, y;
+  blobs(96, 1, &x, &y);
+  nn::Sequential m(ctx, {nn::Input({4}), nn::Dense(16, "relu"), nn::Dense(3)});
+  nn::CompileConfig c;
+  c.device = "auto";
+  m.compile(nn::Adam(0.02), nn::SparseCategoricalCrossentropy(true), {"accuracy"}, c);
+  nn::History h = m.fit(x, y, quiet(5, 32));
+  EXPECT_LT(h.history["loss"].back(), h.history["loss"].front());
+  const std::string picked = m.train_executable().auto_device();
+  EXPECT_EQ(picked.rfind("picked /device:CPU:0 (plugin cpu, class CPU): it runs all of the ", 0),
+            0u)
+      << picked;
+  EXPECT_NE(picked.find("passed over higher-ranked /device:GPU:0 (plugin huge_gpu, class GPU) "
+                        "runs 0 of "),
+            std::string::npos)
+      << picked;
+  // Every node of the step runs on CPU:0.
+  dlrt::Executable& step = m.train_executable();
+  for (size_t n = 0; n < step.node_count(); ++n)
+    EXPECT_EQ(step.node_placement(n).assigned, "/job:localhost/replica:0/task:0/device:CPU:0")
+        << step.node_placement(n).name;
+}
+
 TEST(NnTrain, CnnLearnsOnU8Images) {
   // 8x8 u8 images: class 0 bright on top, class 1 bright at the bottom.
   dlrt::Context ctx = cpu_context();

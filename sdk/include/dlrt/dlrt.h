@@ -462,6 +462,15 @@ typedef struct dlrt_compile_options {
    * -1 (default): 0. Anything else is INVALID_ARGUMENT.
    * (This field was reserved0 before; callers that zeroed it get 0.) */
   int32_t run_assigns;
+  /* 1: "auto" placement. Every op without a device request goes to one device chosen for the
+   * executable: among the devices automatic placement may pick (never the reference plugin's
+   * oracle devices unless named by a request or by visible_devices), the one whose plugin
+   * runs the most of the executable's ops, ties by priority (GPU, ACCEL, CPU). Ops it cannot
+   * run go by priority to devices that can. The choice and why is logged (a warning when a
+   * higher-ranked device was passed over or a plugin was not loaded) and kept for
+   * dlrt_executable_auto_device. 0 or -1 (default): each op by priority.
+   * (Added after run_assigns: a caller whose struct_size ends before it gets the default.) */
+  int32_t auto_device;
 } dlrt_compile_options;
 
 /* Fill `options` with the defaults (including struct_size): every field -1. */
@@ -565,6 +574,12 @@ typedef enum dlrt_dump_format {
  * (without the NUL) into *out_length; call with buf NULL to size it. */
 DLRT_API dlrt_status* dlrt_executable_dump(const dlrt_executable* executable, int32_t format,
                                            char* buf, size_t buf_size, size_t* out_length);
+
+/* With auto_device 1: what compile picked and why ("picked /device:CPU:0 (plugin cpu, class
+ * CPU): it runs all 23 of the 23 op(s); passed over higher-ranked ..."); "" otherwise. Same
+ * buffer convention as dlrt_executable_dump. */
+DLRT_API dlrt_status* dlrt_executable_auto_device(const dlrt_executable* executable, char* buf,
+                                                  size_t buf_size, size_t* out_length);
 
 /* ---- device memory --------------------------------------------------------------------- */
 

@@ -23,6 +23,10 @@ struct CompileOptions {
   // true: every assign of the graph runs at the end of each run (a training step); false or
   // unset: none (evaluation, prediction).
   std::optional<bool> run_assigns;
+  // true: "auto" placement, one device for every unrequested op, chosen by how many of the
+  // executable's ops it runs (dlrt_compile_options.auto_device); Executable::auto_device()
+  // says what was picked.
+  std::optional<bool> auto_device;
 
   // Chainable setter: g.compile(feeds, fetches, CompileOptions().with_run_assigns(true)).
   CompileOptions& with_run_assigns(bool on) {
@@ -37,6 +41,7 @@ struct CompileOptions {
     if (log_device_placement) o.log_device_placement = *log_device_placement ? 1 : 0;
     if (use_capture) o.use_capture = *use_capture ? 1 : 0;
     if (run_assigns) o.run_assigns = *run_assigns ? 1 : 0;
+    if (auto_device) o.auto_device = *auto_device ? 1 : 0;
     return o;
   }
 };
@@ -92,6 +97,15 @@ class Executable {
     check(dlrt_executable_node_placement(get(), index, &c));
     return {detail::str(c.name),     detail::str(c.op),     detail::str(c.requested),
             detail::str(c.assigned), detail::str(c.reason), detail::str(c.detail)};
+  }
+  // With CompileOptions::auto_device: what compile picked and why; "" otherwise.
+  std::string auto_device() const {
+    size_t n = 0;
+    check(dlrt_executable_auto_device(get(), nullptr, 0, &n));
+    std::string text(n + 1, '\0');
+    check(dlrt_executable_auto_device(get(), &text[0], text.size(), &n));
+    text.resize(n);
+    return text;
   }
   // DLRT_DUMP_LOG, DLRT_DUMP_JSON or DLRT_DUMP_DOT.
   std::string dump(dlrt_dump_format format) const {

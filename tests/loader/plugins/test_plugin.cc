@@ -21,6 +21,8 @@
 //                          reads op descriptors only as far as 1.1 laid them out
 //   CASE_OP_VERSION        declares the current minor; op_supported declines every op with a
 //                          reason that reports the op_version and struct_size it was given
+//   CASE_HUGE_MEMORY       hostile for auto placement: GPU-class devices of type GPU that claim
+//                          2^62 bytes each and decline every op (placement_auto_test.cc)
 //   CASE_RANDOM_1_0        declares minor 0 and runs relu and random_uniform through the ABI
 //                          1.0 kernel arguments, with a capture table (random_1_0.hpp)
 //
@@ -95,6 +97,11 @@ dlrt_status* plugin_create(const dlrt_plugin_create_args* args, dlrt_plugin** ou
     else if (cls == "accel") p->device_class = DLRT_DEVICE_CLASS_ACCEL;
     else fail(DLRT_INVALID_ARGUMENT, "option 'class' is '" + cls + "', expected cpu, gpu or accel");
     p->memory_bytes = static_cast<uint64_t>(o.get_int("memory_mb", 64, 1, 1 << 20)) << 20;
+#ifdef CASE_HUGE_MEMORY
+    p->type = "GPU";
+    p->device_class = DLRT_DEVICE_CLASS_GPU;
+    p->memory_bytes = 1ull << 62;
+#endif
     for (int32_t i = 0; i < p->count; ++i)
       p->names.push_back(std::string(TEST_PLUGIN_NAME) + " device " + std::to_string(i));
     p->attr.struct_size = sizeof(dlrt_attr);

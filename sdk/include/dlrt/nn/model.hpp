@@ -20,7 +20,10 @@
 //
 // Devices: everything the model builds requests the device of the nn::DeviceScope(s) alive at
 // compile() plus CompileConfig::device (innermost), in the grammar of dlrt device specs; with
-// neither, placement chooses (GPU before CPU). The training set lives there too.
+// neither, placement chooses per op (GPU before CPU). CompileConfig::device "auto" compiles with
+// dlrt's auto device instead (CompileOptions::auto_device): one device for the whole model,
+// the one that runs the most of its ops (never the reference oracle unless named), logged and
+// readable as train_executable().auto_device(). The training set lives there too.
 // Strategies: a model compiled inside an nn::StrategyScope trains data-parallel over the
 // strategy's replicas (distribute.hpp; replicated.hpp has how).
 // Model is (inputs, outputs) over a graph of layer calls (functional_graph.hpp orders it);
@@ -61,7 +64,9 @@
 namespace dlrt::nn {
 
 struct CompileConfig {
-  std::string device;                 // e.g. "/CPU:0", "/GPU:0"; "" = scopes / placement
+  // e.g. "/CPU:0", "/GPU:0"; "" = scopes / placement per op; "auto" = one device picked by
+  // the ops it runs (dlrt_compile_options.auto_device)
+  std::string device;
   uint64_t seed = 0;                  // initial weights (per variable) and shuffling
   bool log_device_placement = false;  // TensorFlow's placement log, at every compile
   // Replay a captured step (CUDA Graphs) where the device offers capture; false runs every
@@ -126,7 +131,8 @@ class Model {
     }
     config_ = config;
     scopes_at_compile_ = scopes_;
-    if (!config.device.empty()) scopes_at_compile_.push_back(config.device);
+    if (!config.device.empty() && config.device != "auto")
+      scopes_at_compile_.push_back(config.device);
     for (const std::string& s : scopes_at_compile_) DeviceSpec::parse(s);  // refuse bad specs now
     strategy_.reset();
     strategy_devices_.clear();

@@ -77,6 +77,7 @@ inline void Model::make_plan(const std::vector<Shape>& inputs) {
   plan->device_scopes = scopes_at_compile_;
   if (config_.log_device_placement) plan->compile.log_device_placement = true;
   if (!config_.use_capture) plan->compile.use_capture = false;
+  if (config_.device == "auto") plan->compile.auto_device = true;
   output_shape_ = shape;
   plan_ = std::move(plan);
 }
