@@ -196,7 +196,14 @@ const Plugin& Context::plugin_of(size_t index) const {
   return *plugins_.at(registry_.physical().at(registry_.devices().at(index).physical).plugin);
 }
 
-bool Context::is_oracle(size_t index) const { return plugin_of(index).name == "reference"; }
+// By capability, not by plugin name: the device says it is a numerical oracle (plugin.h,
+// "Device attributes the host reads").
+bool Context::is_oracle(size_t index) const {
+  for (const dlrt_attr* a : desc_of(index).attr_ptrs)
+    if (a != nullptr && a->name != nullptr && std::string_view(a->name) == "oracle")
+      return (a->type == DLRT_ATTR_BOOL || a->type == DLRT_ATTR_INT) && a->i != 0;
+  return false;
+}
 
 std::string Context::why_not_automatic(size_t index) const {
   if (!is_oracle(index) || registry_.visibility_listed()) return "";

@@ -143,5 +143,36 @@ TEST(RunAssigns, CApiDefaultIsNoAssignsAndBadValuesAreRejected) {
   EXPECT_EQ(ex, nullptr);
 }
 
+// A stateful op (OpDef::stateful) belongs to every training step even when nothing fetches or
+// assigns its results: here an sgd_update whose outputs go nowhere pulls its gradient
+// placeholder into the step (so compiling it unfed fails naming it), and an evaluation
+// executable of the same graph leaves it out.
+TEST(RunAssigns, StatefulOpsAreNeverPrunedFromATrainingStep) {
+  auto ctx = make_context("CPU");
+  dlrt_graph g(*ctx);
+  ValueRef x = g.add_placeholder("x", {DLRT_F32, {4}});
+  ValueRef y = g.add_op("neg", "y", {x}, {}).at(0);
+  ValueRef w = g.add_variable("w", {DLRT_F32, {4}}, "fill", {{"value", 1.0}}, true);
+  ValueRef vel = g.add_variable("vel", {DLRT_F32, {4}}, "fill", {{"value", 0.0}}, false);
+  ValueRef grad = g.add_placeholder("grad", {DLRT_F32, {4}});
+  g.add_op("sgd_update", "update", {w, grad, vel}, {{"learning_rate", 0.1}});
+
+  auto [code, msg] = error_of([&] { Executable::compile(g, {x}, {y}, kTrain); });
+  EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
+  EXPECT_NE(msg.find("placeholder 'grad'"), std::string::npos) << msg;
+
+  auto train = Executable::compile(g, {x, grad}, {y}, kTrain);
+  auto* tr = dynamic_cast<exec::CompiledExecutable*>(train.get());
+  ASSERT_NE(tr, nullptr);
+  bool has_update = false;
+  for (const PlacedNode& p : tr->placed().nodes) has_update |= g.node(p.source).name == "update";
+  EXPECT_TRUE(has_update);
+
+  auto eval = Executable::compile(g, {x}, {y}, {});
+  auto* ev = dynamic_cast<exec::CompiledExecutable*>(eval.get());
+  ASSERT_NE(ev, nullptr);
+  for (const PlacedNode& p : ev->placed().nodes) EXPECT_NE(g.node(p.source).name, "update");
+}
+
 }  // namespace
 }  // namespace dlrt::core

@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "ops/op_registry.hpp"
 #include "status.hpp"
 
 namespace dlrt::core::exec {
@@ -52,6 +53,16 @@ Selection select_nodes(const Graph& graph, const std::vector<ValueRef>& feeds,
     for (const Assign& a : all) {
       mark_ancestors(graph, a.variable, needed);
       mark_ancestors(graph, a.value.node, needed);
+    }
+  // A stateful op (OpDef::stateful: its outputs are state that outlives the run, such as
+  // batch_norm_train's running statistics) is part of every step that runs the assigns, even
+  // when nothing fetches or assigns its results: a step never prunes it.
+  if (run_assigns)
+    for (NodeId id = 0; id < n; ++id) {
+      const Node& node = graph.node(id);
+      if (node.kind != NodeKind::kOp) continue;
+      const ops::OpDef* def = ops::find_op(node.op);
+      if (def != nullptr && def->stateful) mark_ancestors(graph, id, needed);
     }
 
   Selection sel;

@@ -109,8 +109,9 @@ struct OpDef {
   // rng_offset_device): the executor gives its device the device-side run-count word so a
   // captured graph draws fresh numbers on every replay.
   bool uses_rng = false;
-  // Writes state that outlives the run (the in-place optimizer updates): never pruned or
-  // deduplicated, run exactly once per step.
+  // Writes state that outlives the run (the in-place optimizer updates, batch_norm_train's
+  // running statistics): a training step (run_assigns) always runs it, even when nothing
+  // fetches or assigns its results (core/exec/select.cc).
   bool stateful = false;
   // Why the op has no gradient rule (autodiff's message when it lies on a gradient path);
   // empty when the op is differentiable and core/autodiff has its rule (a test checks both

@@ -8,6 +8,12 @@
 #include "reference.hpp"
 #include "versioned.hpp"
 
+// 1: this plugin's devices are the numerical oracle (device attribute "oracle"); the mock
+// test device built from this code (tests/mock_device) defines it 0.
+#ifndef DLRT_REFERENCE_IS_ORACLE
+#define DLRT_REFERENCE_IS_ORACLE 1
+#endif
+
 namespace dlrt::reference {
 
 using plugin::fail;
@@ -57,6 +63,10 @@ void build_devices(dlrt_plugin* p) {
     d->attrs.push_back(int_attr("ops_restricted", c.ops_restricted ? 1 : 0, DLRT_ATTR_BOOL));
     d->attrs.push_back(string_attr("ops", c.ops_restricted ? p->ops_text.c_str() : "all"));
     d->attrs.push_back(string_attr("execution", "synchronous"));
+    // A numerical oracle (plugin.h, "Device attributes the host reads"): automatic placement
+    // never picks it unless the user names it. The mock test device, built from this code,
+    // is not one.
+    d->attrs.push_back(int_attr("oracle", DLRT_REFERENCE_IS_ORACLE, DLRT_ATTR_BOOL));
     for (const dlrt_attr& a : d->attrs) d->attr_ptrs.push_back(&a);
 
     dlrt_device_desc& desc = d->desc;

@@ -116,7 +116,11 @@ typedef struct dlrt_device_desc {
   double peak_gflops;           /* out: f32 */
   double memory_bandwidth_gbps; /* out */
   double launch_overhead_us;    /* out: cost of one kernel launch */
-  /* Further typed properties ("isa", "l2_cache_bytes", ...). */
+  /* Further typed properties ("isa", "l2_cache_bytes", ...). Device attributes the host
+   * reads (any other is shown, not read):
+   *   "oracle" (bool or int, non-zero): the device is a numerical reference, slow by design
+   *   (this repository's reference plugin); automatic placement never picks it unless the
+   *   user names it. Absent reads as 0. */
   size_t num_attrs;              /* out */
   const dlrt_attr* const* attrs; /* out: num_attrs pointers */
 } dlrt_device_desc;
