@@ -24,5 +24,6 @@ std::vector<OpDef> elementwise_ops();
 std::vector<OpDef> reduce_shape_ops();
 std::vector<OpDef> misc_ops();
 std::vector<OpDef> train_ops();
+std::vector<OpDef> shape_ops();  // concat, split, slice, pad, global pools (infer_shape_ops.cc)
 
 }  // namespace dlrt::ops
