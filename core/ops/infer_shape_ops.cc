@@ -1,6 +1,6 @@
 // core/ops/infer_shape_ops.cc: the ops that cut, join and frame tensors — concat, split,
-// slice (and slice_grad), pad (and pad_grad) — and the global pools with their backward ops.
-// They sit in the "reduce_shape" and "conv_pool" families of docs/ops.md.
+// slice (and slice_grad), pad (and pad_grad), in the "reduce_shape" family of docs/ops.md.
+// (The global pools are infer_global_pool.cc's.)
 //
 // Every rule here normalises the attributes it accepts in several spellings (negative axes,
 // negative or out-of-range slice bounds, split's num) so that a plugin reads one form only:
@@ -297,49 +297,6 @@ Status infer_pad_grad(InferContext& ctx) {
   return Status();
 }
 
-// ---- global pools ---------------------------------------------------------------------------
-
-// The pooled dims of image x: (N,C), or with keepdims (N,1,1,C) / (N,C,1,1).
-Dims global_pooled(const InferContext& ctx, const Dims& x) {
-  const detail::ImageAxes ax = detail::image_axes(ctx.attr_string("data_format"));
-  if (!ctx.attr_bool("keepdims")) return {x[ax.n], x[ax.c]};
-  return detail::make_image(ax, x[ax.n], 1, 1, x[ax.c]);
-}
-
-Status expect_image(const InferContext& ctx, int i) {
-  return ctx.expect_rank(i, 4, detail::image_axes(ctx.attr_string("data_format")).dims_doc);
-}
-
-// x: (N,H,W,C) -> y: (N,C) (keepdims: (N,1,1,C)); NCHW likewise
-Status infer_global_pool(InferContext& ctx) {
-  DLRT_OPS_RETURN_IF_ERROR(expect_image(ctx, 0));
-  ctx.add_output(ctx.input(0).dtype, global_pooled(ctx, ctx.dims(0)));
-  return Status();
-}
-
-// x: (N,H,W,C), dy: pooled -> dx: (N,H,W,C)
-Status infer_global_max_pool_backward(InferContext& ctx) {
-  DLRT_OPS_RETURN_IF_ERROR(expect_image(ctx, 0));
-  const Dims y = global_pooled(ctx, ctx.dims(0));
-  if (ctx.dims(1) != y)
-    return ctx.error("{} has dims {}, expected {} (global_max_pool2d of input 0 (x) {})",
-                     ctx.label(1), format_dims(ctx.dims(1)), format_dims(y),
-                     format_dims(ctx.dims(0)));
-  ctx.add_output(ctx.input(0).dtype, ctx.dims(0));
-  return Status();
-}
-
-// dy: pooled -> dx: input_shape (N,H,W,C)
-Status infer_global_avg_pool_backward(InferContext& ctx) {
-  const Ints& x = ctx.attr_ints("input_shape");
-  const Dims y = global_pooled(ctx, x);
-  if (ctx.dims(0) != y)
-    return ctx.error("{} has dims {}, expected {} (global_avg_pool2d of input_shape {})",
-                     ctx.label(0), format_dims(ctx.dims(0)), format_dims(y), format_dims(x));
-  ctx.add_output(ctx.input(0).dtype, x);
-  return Status();
-}
-
 // ---- the table ------------------------------------------------------------------------------
 
 const char* const kBackward = "it is a backward op, and dlrt differentiates to first order only";
@@ -349,10 +306,6 @@ std::vector<AttrSpec> slice_attrs() {
           required_attr("end", DLRT_ATTR_INTS).describe("bound (excluded) per sliced axis"),
           optional_attr("axes", Ints{}).describe("the sliced axes; empty = 0, 1, ..."),
           optional_attr("strides", Ints{}).describe("step per sliced axis; empty = all 1")};
-}
-std::vector<AttrSpec> global_pool_attrs() {
-  return {detail::data_format_attr(),
-          optional_attr("keepdims", false).describe("(N,1,1,C) / (N,C,1,1) instead of (N,C)")};
 }
 std::vector<AttrSpec> plus(std::vector<AttrSpec> a, AttrSpec b) {
   a.push_back(std::move(b));
@@ -442,48 +395,6 @@ std::vector<OpDef> shape_ops() {
           .sampled(samples::pad_grad)
           .gradient_free(kBackward)
           .tol(kReductionTol),
-      OpDef{"global_avg_pool2d",
-            "conv_pool",
-            "mean over H and W",
-            {in("x", F, "(N,H,W,C)")},
-            {out("y", "(N,C); keepdims: (N,1,1,C)")},
-            global_pool_attrs(),
-            infer_global_pool,
-            {}}
-          .sampled(samples::global_pool(samples::GlobalPoolPass::kAvg))
-          .tol(kReductionTol),
-      OpDef{"global_max_pool2d",
-            "conv_pool",
-            "max over H and W",
-            {in("x", F, "(N,H,W,C)")},
-            {out("y", "(N,C); keepdims: (N,1,1,C)")},
-            global_pool_attrs(),
-            infer_global_pool,
-            {}}
-          .sampled(samples::global_pool(samples::GlobalPoolPass::kMax))
-          .tol(kExact),
-      OpDef{"global_avg_pool2d_backward",
-            "conv_pool",
-            "dx = dy / (H*W) at every cell",
-            {in_const("dy", F, "(N,C) or (N,1,1,C)")},
-            {out("dx", "(N,H,W,C)")},
-            plus(global_pool_attrs(),
-                 required_attr("input_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
-            infer_global_avg_pool_backward,
-            {}}
-          .sampled(samples::global_pool(samples::GlobalPoolPass::kAvgBackward))
-          .gradient_free(kBackward),
-      OpDef{"global_max_pool2d_backward",
-            "conv_pool",
-            "dy to the first max of each (n, c) plane, rows first",
-            {in_const("x", F, "(N,H,W,C)"), in_const("dy", F, "(N,C) or (N,1,1,C)")},
-            {out("dx", "(N,H,W,C)")},
-            global_pool_attrs(),
-            infer_global_max_pool_backward,
-            {}}
-          .sampled(samples::global_pool(samples::GlobalPoolPass::kMaxBackward))
-          .gradient_free(kBackward)
-          .tol(kExact),
   };
 }
 

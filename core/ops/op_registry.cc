@@ -12,8 +12,8 @@ struct Registry {
   std::map<std::string, const OpDef*, std::less<>> by_name;
 
   Registry() {
-    for (auto* family :
-         {conv_pool_ops, elementwise_ops, reduce_shape_ops, misc_ops, train_ops, shape_ops})
+    for (auto* family : {conv_pool_ops, elementwise_ops, reduce_shape_ops, misc_ops, train_ops,
+                         shape_ops, global_pool_ops})
       for (OpDef& d : family()) defs.push_back(std::move(d));
     std::sort(defs.begin(), defs.end(),
               [](const OpDef& a, const OpDef& b) { return a.name < b.name; });

@@ -35,7 +35,7 @@ std::vector<Sample> reshape(const OpDef&);
 std::vector<Sample> flatten(const OpDef&);
 std::vector<Sample> transpose(const OpDef&);
 
-// ---- cut, join, frame; global pools (samples_shape_ops.cc) ----
+// ---- cut, join, frame (samples_shape_ops.cc); global pools (samples_global_pool.cc) ----
 std::vector<Sample> concat(const OpDef&);
 std::vector<Sample> split(const OpDef&);
 std::vector<Sample> slice(const OpDef&);
