@@ -1,15 +1,18 @@
 // op_view.hpp: a read-only, self-contained view of one op instance (a `dlrt_op_desc`), plus the
-// small shape helpers every backend needs to agree on: dtype sizes, TensorFlow's SAME/VALID
-// padding, NHWC/NCHW indexing, NumPy broadcasting, axis normalisation.
+// small shape helpers every backend needs to agree on: dtype sizes, conv/pool windows from the
+// explicit pads the core gives, NHWC/NCHW indexing, NumPy broadcasting, axis normalisation.
 //
 //   dlrt::plugin::OpView op(desc);                    // copies everything it needs
 //   const auto& x = op.input(0);                      // x.dtype, x.dims, x.numel, x.bytes
 //   auto strides = op.get_ints("strides");            // throws INVALID_ARGUMENT if missing
-//   auto win = dlrt::plugin::window_1d(H, KH, s, d, op.get_string("padding"), op.name(), "h");
+//   auto win = dlrt::plugin::window_of(op, 0, H, KH, s, d, OH);  // pads as the core gave them
 //
-// What it is not: a validator of op semantics (each backend checks what it can run) nor a
-// registry of defaults. The core fills every attribute default before an op reaches a plugin
-// (docs/ops.md), so a missing or mistyped attribute here is a caller error and throws
+// What it is not: a validator of op semantics, nor a registry of defaults. The core hands a
+// plugin only descriptors its op schema (core/ops) accepted: operand counts, dtypes, dims,
+// inferred outputs and every attribute (defaults filled, paddings explicit); docs/design.md,
+// "What a plugin may trust". A plugin's check therefore answers only what it can run (dtype,
+// layout, attribute values it implements) and never re-derives a shape. A missing or mistyped
+// attribute here can only come from a host that broke that contract, and throws
 // `Error(DLRT_INVALID_ARGUMENT, ...)` naming the op and the attribute.
 //
 // The view owns copies of the names, dims and attribute values, so a kernel may keep it after
@@ -246,7 +249,7 @@ inline void require_known_version(const OpView& op, int implemented = 1) {
                                  ": this plugin implements version " + std::to_string(implemented));
 }
 
-// ---- SAME / VALID windows ----------------------------------------------------------------
+// ---- windows -----------------------------------------------------------------------------
 
 // One spatial dimension of a convolution or pooling window (docs/ops.md, "padding").
 struct Window1D {
@@ -258,67 +261,24 @@ struct Window1D {
   int64_t input_at(int64_t o, int64_t t) const { return o * stride - pad_before + t * dilation; }
 };
 
-// TensorFlow's rule: SAME gives out = ceil(in/stride), total = max((out-1)*stride +
-// (k-1)*dilation + 1 - in, 0), before = total/2, after = total - before; VALID gives
-// out = floor((in - (k-1)*dilation - 1)/stride) + 1, which must be >= 1. Throws
-// INVALID_ARGUMENT naming `op` and `axis` ("h"/"w") for a bad padding string, a non-positive
-// size/stride/dilation, or a VALID window larger than the input.
-inline Window1D window_1d(int64_t in, int64_t k, int64_t stride, int64_t dilation,
-                          const std::string& padding, const std::string& op, const char* axis) {
-  Window1D w;
-  w.in = in, w.k = k, w.stride = stride, w.dilation = dilation;
-  if (in < 1 || k < 1 || stride < 1 || dilation < 1)
-    fail(DLRT_INVALID_ARGUMENT, op + ": " + axis + ": input " + std::to_string(in) + ", window " +
-                                    std::to_string(k) + ", stride " + std::to_string(stride) +
-                                    ", dilation " + std::to_string(dilation) + " must all be >= 1");
-  const int64_t span = (k - 1) * dilation + 1;
-  if (padding == "SAME") {
-    w.out = (in + stride - 1) / stride;
-    int64_t total = (w.out - 1) * stride + span - in;
-    if (total < 0) total = 0;
-    w.pad_before = total / 2;
-    w.pad_after = total - w.pad_before;
-  } else if (padding == "VALID") {
-    if (in < span)
-      fail(DLRT_INVALID_ARGUMENT, op + ": " + axis + ": VALID window of extent " +
-                                      std::to_string(span) + " is larger than the input (" +
-                                      std::to_string(in) + ")");
-    w.out = (in - span) / stride + 1;
-  } else {
-    fail(DLRT_INVALID_ARGUMENT,
-         op + ": padding is '" + padding + "', expected \"SAME\" or \"VALID\"");
-  }
-  return w;
-}
-
-// The window of spatial axis `axis` (0: h, 1: w) of a conv or pool op as the core spelled it
-// out: its "pads" attribute (h_before, w_before, h_after, w_after; ONNX's order) gives the
-// padding whatever "padding" says (VALID, SAME or EXPLICIT), and the output length follows
-// from it. A descriptor from a host older than ABI 1.2 has no "pads"; its "padding" is then
-// VALID or SAME and window_1d above applies TensorFlow's rule, the one place a plugin still
-// derives padding. Throws INVALID_ARGUMENT for pads that are negative or leave no output.
+// The window of spatial axis `axis` (0: h, 1: w) of a conv or pool op, exactly as the core
+// spelled it out: the "pads" attribute (h_before, w_before, h_after, w_after; ONNX's order)
+// gives the padding whatever "padding" says (VALID, SAME or EXPLICIT), and `out` is the
+// output length read from the output (or dy) tensor the core inferred. Nothing is derived or
+// re-checked here: the schema (core/ops) already did both. A descriptor without "pads" comes
+// from a host older than ABI 1.2, which this plugin declines (UNIMPLEMENTED, with the reason)
+// rather than derive TensorFlow's SAME rule a second time.
 inline Window1D window_of(const OpView& op, int axis, int64_t in, int64_t k, int64_t stride,
-                          int64_t dilation) {
-  const char* name = axis == 0 ? "h" : "w";
+                          int64_t dilation, int64_t out) {
   if (!op.has("pads"))
-    return window_1d(in, k, stride, dilation, op.get_string("padding"), op.name(), name);
-  const std::vector<int64_t> pads = op.get_ints("pads");
-  if (pads.size() != 4)
-    fail(DLRT_INVALID_ARGUMENT, op.name() + ": pads has " + std::to_string(pads.size()) +
-                                    " values, expected 4 (h_before, w_before, h_after, w_after)");
+    fail(DLRT_UNIMPLEMENTED, op.name() +
+                                 ": no 'pads' attribute; this plugin needs the explicit paddings "
+                                 "an ABI 1.2 host gives");
+  const std::vector<int64_t>& pads = op.get_ints("pads", 4);
   Window1D w;
-  w.in = in, w.k = k, w.stride = stride, w.dilation = dilation;
+  w.in = in, w.k = k, w.stride = stride, w.dilation = dilation, w.out = out;
   w.pad_before = pads[axis];
   w.pad_after = pads[axis + 2];
-  const int64_t span = (k - 1) * dilation + 1;
-  if (in < 1 || k < 1 || stride < 1 || dilation < 1 || w.pad_before < 0 || w.pad_after < 0 ||
-      in + w.pad_before + w.pad_after < span)
-    fail(DLRT_INVALID_ARGUMENT, op.name() + ": " + name + ": input " + std::to_string(in) +
-                                    " padded by (" + std::to_string(w.pad_before) + ", " +
-                                    std::to_string(w.pad_after) +
-                                    ") does not fit a window of extent " + std::to_string(span) +
-                                    " (stride " + std::to_string(stride) + ")");
-  w.out = (in + w.pad_before + w.pad_after - span) / stride + 1;
   return w;
 }
 
@@ -348,17 +308,13 @@ inline bool is_nchw(const std::string& data_format, const std::string& op) {
        op + ": data_format is '" + data_format + "', expected \"NHWC\" or \"NCHW\"");
 }
 
-// From dims as stored (must be rank 4).
-inline ImageShape image_shape(const std::vector<int64_t>& dims, bool nchw, const std::string& op,
-                              const char* what) {
-  if (dims.size() != 4)
-    fail(DLRT_INVALID_ARGUMENT,
-         op + ": " + what + " must have rank 4, has dims " + dims_string(dims));
+// From dims as stored: (N,H,W,C) or (N,C,H,W); the schema checked the rank.
+inline ImageShape image_shape(const std::vector<int64_t>& dims, bool nchw) {
   ImageShape s;
   s.nchw = nchw;
-  s.n = dims[0];
-  if (nchw) s.c = dims[1], s.h = dims[2], s.w = dims[3];
-  else s.h = dims[1], s.w = dims[2], s.c = dims[3];
+  s.n = dims.at(0);
+  if (nchw) s.c = dims.at(1), s.h = dims.at(2), s.w = dims.at(3);
+  else s.h = dims.at(1), s.w = dims.at(2), s.c = dims.at(3);
   return s;
 }
 

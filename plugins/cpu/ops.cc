@@ -26,8 +26,16 @@ const std::vector<KernelDef>& kernel_table() {
   return table;
 }
 
+// The descriptor is the schema's (docs/design.md, "What a plugin may trust"): a row's check
+// answers only what its kernel can run (dtype, attribute values, sizes), and fills the cost.
 const KernelDef& resolve(const dlrt_plugin& p, const OpView& op, dlrt_op_cost* cost) {
   plugin::require_known_version(op);
+  for (const auto* list : {&op.inputs(), &op.outputs()})
+    for (const plugin::TensorView& t : *list)
+      if (!t.dense())
+        fail(DLRT_UNIMPLEMENTED, prefix() + op.name() +
+                                     " supports dense layouts only, got layout " +
+                                     std::to_string(t.layout));
   for (const KernelDef& k : kernel_table()) {
     if (op.name() != k.op) continue;
     k.check(op, p, cost);

@@ -49,21 +49,27 @@ struct ConvGeom {
   bool grown() const { return extra_h > 0 || extra_w > 0; }
 };
 
+// x, w and y (dy for the backward passes) as the descriptor states them, with the explicit
+// pads; nothing derived (docs/design.md, "What a plugin may trust").
 ConvGeom conv_geom(const OpView& op, Dir dir) {
   ConvGeom g;
-  g.nchw = plugin::is_nchw(op.get_string("data_format"), op.name());
-  std::vector<int64_t> x_dims =
-      dir == Dir::kBackwardData ? op.get_ints("input_shape", 4) : op.input(0).dims;
-  std::vector<int64_t> w_dims =
-      dir == Dir::kBackwardFilter ? op.get_ints("filter_shape", 4) : op.input(1).dims;
-  plugin::ImageShape x = plugin::image_shape(x_dims, g.nchw, op.name(), "x");
+  g.nchw = op.get_string("data_format") == "NCHW";
+  const std::vector<int64_t>& x_dims =
+      dir == Dir::kBackwardData ? op.output(0).dims : op.input(0).dims;
+  const std::vector<int64_t>& w_dims =
+      dir == Dir::kBackwardFilter ? op.output(0).dims : op.input(1).dims;
+  const std::vector<int64_t>& y_dims = dir == Dir::kForward        ? op.output(0).dims
+                                       : dir == Dir::kBackwardData ? op.input(0).dims
+                                                                   : op.input(1).dims;
+  plugin::ImageShape x = plugin::image_shape(x_dims, g.nchw);
+  plugin::ImageShape y = plugin::image_shape(y_dims, g.nchw);
   g.n = x.n, g.h = x.h, g.w = x.w, g.ci = x.c;
   g.kh = w_dims[0], g.kw = w_dims[1], g.co = w_dims[3];
   const auto& s = op.get_ints("strides", 2);
   const auto& d = op.get_ints("dilations", 2);
   g.sh = s[0], g.sw = s[1], g.dh = d[0], g.dw = d[1];
-  plugin::Window1D wh = plugin::window_of(op, 0, g.h, g.kh, g.sh, g.dh);
-  plugin::Window1D ww = plugin::window_of(op, 1, g.w, g.kw, g.sw, g.dw);
+  plugin::Window1D wh = plugin::window_of(op, 0, g.h, g.kh, g.sh, g.dh, y.h);
+  plugin::Window1D ww = plugin::window_of(op, 1, g.w, g.kw, g.sw, g.dw, y.w);
   g.oh = wh.out, g.ow = ww.out;
   g.pad_h = wh.pad_before, g.pad_w = ww.pad_before;
   g.extra_h = wh.pad_after - wh.pad_before, g.extra_w = ww.pad_after - ww.pad_before;
@@ -73,7 +79,6 @@ ConvGeom conv_geom(const OpView& op, Dir dir) {
 void check_conv(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
   OpView op(&d);
   require_f32(op);
-  check_semantics(op);
   const Dir dir = op.name() == "conv2d_backward_data"     ? Dir::kBackwardData
                   : op.name() == "conv2d_backward_filter" ? Dir::kBackwardFilter
                                                           : Dir::kForward;

@@ -40,9 +40,9 @@ TEST_F(CudaStatus, SuccessThrowsNothing) {
 }
 
 TEST_F(CudaStatus, CudaOutOfMemoryIsResourceExhaustedWithCallFileAndLine) {
-  const int line = __LINE__ + 1;
-  Error e =
-      thrown([] { CUDA_CHECK_MSG(cudaErrorMemoryAllocation, "GPU:0 mem_alloc of 64 bytes"); });
+  auto fail = [] { CUDA_CHECK_MSG(cudaErrorMemoryAllocation, "GPU:0 mem_alloc of 64 bytes"); };
+  const int line = __LINE__ - 1;  // the line of the CUDA_CHECK_MSG call
+  Error e = thrown(fail);
   EXPECT_EQ(e.code(), DLRT_RESOURCE_EXHAUSTED);
   const std::string msg = e.what();
   EXPECT_EQ(msg,

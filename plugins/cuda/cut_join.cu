@@ -13,8 +13,9 @@
 //
 // Every per-element index and value is kernel_math.hpp's (tested on the host against the
 // reference kernels, kernel_math_test.cc); this file only launches. The core sends the
-// normalised attributes (core/ops/infer_shape_ops.cc), which the reference check (called by
-// every check here) verifies.
+// normalised attributes (core/ops/infer_shape_ops.cc): axis in 0..rank-1, slice's begin and
+// strides on every dim; the checks here refuse only what the kernels cannot run (non-f32
+// arithmetic).
 #include <string>
 #include <vector>
 
@@ -76,17 +77,16 @@ __global__ void global_max_backward_kernel(const float* x, const float* dy, floa
 
 // ---- checks ---------------------------------------------------------------------------------
 
-// Data movement: every dtype; semantics by the reference check.
+// Data movement: every dtype, nothing to refuse (the schema checked the shapes and the
+// normalised attributes, docs/design.md "What a plugin may trust").
 void check_moving(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
   OpView op(&d);
-  check_semantics(op);
   fill_cost(cost, dev, 0.0, operand_bytes(op));
 }
 
 void check_f32(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
   OpView op(&d);
-  require_f32(op);
-  check_semantics(op);
+  require_f32(op);  // the arithmetic kernels here are f32 only
   fill_cost(cost, dev, static_cast<double>(op.output(0).numel), operand_bytes(op));
 }
 

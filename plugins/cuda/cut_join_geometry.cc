@@ -30,8 +30,8 @@ math::PadGeom pad_geom(const plugin::OpView& op, const std::vector<int64_t>& x,
 }
 
 math::GlobalPool global_pool_geom(const plugin::OpView& op, const std::vector<int64_t>& image) {
-  const plugin::ImageShape s = plugin::image_shape(
-      image, plugin::is_nchw(op.get_string("data_format"), op.name()), op.name(), "x");
+  const plugin::ImageShape s =
+      plugin::image_shape(image, plugin::is_nchw(op.get_string("data_format"), op.name()));
   math::GlobalPool g;
   g.nchw = s.nchw, g.n = s.n, g.h = s.h, g.w = s.w, g.c = s.c;
   return g;

@@ -127,21 +127,6 @@ DLRT_HD int64_t split_end(const SplitPlan& p, int64_t s, int64_t group) {
   return e < group ? e : group;
 }
 
-// TensorFlow's SAME padding along one axis (docs/ops.md): out = ceil(in/stride),
-// total = max((out-1)*stride + (k-1)*dilation + 1 - in, 0), before = total/2.
-struct Padding1D {
-  int64_t out, before, after;
-};
-DLRT_HD Padding1D same_padding(int64_t in, int64_t k, int64_t stride, int64_t dilation) {
-  Padding1D p;
-  p.out = (in + stride - 1) / stride;
-  int64_t total = (p.out - 1) * stride + (k - 1) * dilation + 1 - in;
-  if (total < 0) total = 0;
-  p.before = total / 2;
-  p.after = total - p.before;
-  return p;
-}
-
 // Filters are HWIO (KH,KW,Ci,Co) in dlrt; cuDNN wants KRSC (Co,KH,KW,Ci) for NHWC and KCRS
 // (Co,Ci,KH,KW) for NCHW. Offset in the HWIO buffer of element (o,i,j,c).
 DLRT_HD int64_t hwio_offset(int64_t kh, int64_t kw, int64_t ci, int64_t co, int64_t i, int64_t j,

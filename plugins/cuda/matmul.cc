@@ -30,7 +30,6 @@ constexpr size_t kMaxWorkspace = size_t(32) << 20;
 void check_matmul(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
   OpView op(&d);
   require_f32(op);
-  check_semantics(op);
   const auto& c = op.output(0);
   const auto& a = op.input(0);
   const int64_t k = op.get_bool("transpose_a") ? a.dims[0] : a.dims[1];

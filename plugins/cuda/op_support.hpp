@@ -5,11 +5,11 @@
 // How an op is checked (OpEntry::check), in this order:
 //   1. the descriptor is read into an OpView (INVALID_ARGUMENT when malformed);
 //   2. this plugin's own limits: arithmetic ops compute in f32 only, so any other float dtype
-//      is UNIMPLEMENTED with that reason; data-movement ops take every dtype;
-//   3. the op's semantics (operand counts, shapes, attributes) by the reference kernels'
-//      check_supported, the executable form of docs/ops.md, so a descriptor this plugin
-//      accepts is exactly one the oracle accepts;
-//   4. the cost (flops, bytes, and a time from the device's peak numbers).
+//      is UNIMPLEMENTED with that reason; data-movement ops take every dtype; every operand is
+//      dense (ops.cc); conv and pool need explicit pads (a 1.2 host);
+//   3. the cost (flops, bytes, and a time from the device's peak numbers).
+// Operand counts, shapes and attributes are not re-checked: the core's op schema did that
+// before the descriptor arrived (docs/design.md, "What a plugin may trust").
 //
 // Families (one file each) add their entries with add_*_ops; ops.cc assembles the table.
 #pragma once
@@ -53,8 +53,6 @@ void add_cut_join_ops(std::vector<OpEntry>& t);      // cut_join.cu: concat ... 
 // Every float operand of `op` must be f32 (this plugin's arithmetic kernels compute in f32);
 // throws UNIMPLEMENTED naming the operand and its dtype otherwise.
 void require_f32(const OpView& op);
-// The op's semantics, by the reference kernels' check_supported (see the file comment).
-void check_semantics(const OpView& op);
 // Fills `cost` (may be NULL) from flops and bytes moved, with the device's peak numbers.
 void fill_cost(dlrt_op_cost* cost, const dlrt_device_desc& device, double flops, double bytes);
 // Sum of every operand's bytes: the memory traffic of a streaming op.

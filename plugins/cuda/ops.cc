@@ -48,7 +48,14 @@ const OpEntry& entry_or_throw(const dlrt_op_desc* op) {
   const OpEntry* e = find_op(op->op);
   if (e == nullptr)
     plugin::fail(DLRT_UNIMPLEMENTED, std::string("cuda: no kernel for op '") + op->op + "' yet");
-  plugin::require_known_version(plugin::OpView(op));
+  const plugin::OpView view(op);
+  plugin::require_known_version(view);
+  for (const auto* list : {&view.inputs(), &view.outputs()})
+    for (const plugin::TensorView& t : *list)
+      if (!t.dense())
+        plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + view.name() +
+                                             " supports dense layouts only, got layout " +
+                                             std::to_string(t.layout));
   return *e;
 }
 

@@ -19,13 +19,18 @@
 namespace dlrt::cuda {
 namespace {
 
-math::Pool2D pool_geom(const OpView& op, const std::vector<int64_t>& x_dims, bool* symmetric) {
-  const bool nchw = plugin::is_nchw(op.get_string("data_format"), op.name());
+// x and y (dy for the backward ops) as the descriptor states them, with the explicit pads.
+math::Pool2D pool_geom(const OpView& op, bool* symmetric) {
+  const bool nchw = op.get_string("data_format") == "NCHW";
+  const bool backward = op.name() == "max_pool2d_backward" || op.name() == "avg_pool2d_backward";
   const auto& k = op.get_ints("ksize", 2);
   const auto& s = op.get_ints("strides", 2);
-  plugin::ImageShape x = plugin::image_shape(x_dims, nchw, op.name(), "x");
-  plugin::Window1D wh = plugin::window_of(op, 0, x.h, k[0], s[0], 1);
-  plugin::Window1D ww = plugin::window_of(op, 1, x.w, k[1], s[1], 1);
+  plugin::ImageShape x = plugin::image_shape(
+      op.name() == "avg_pool2d_backward" ? op.output(0).dims : op.input(0).dims, nchw);
+  plugin::ImageShape y =
+      plugin::image_shape(backward ? op.input(op.num_inputs() - 1).dims : op.output(0).dims, nchw);
+  plugin::Window1D wh = plugin::window_of(op, 0, x.h, k[0], s[0], 1, y.h);
+  plugin::Window1D ww = plugin::window_of(op, 1, x.w, k[1], s[1], 1, y.w);
   math::Pool2D g;
   g.nchw = nchw;
   g.n = x.n, g.h = x.h, g.w = x.w, g.c = x.c;
@@ -39,7 +44,8 @@ math::Pool2D pool_geom(const OpView& op, const std::vector<int64_t>& x_dims, boo
 void check_pool(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
   OpView op(&d);
   require_f32(op);
-  check_semantics(op);
+  bool symmetric = false;
+  pool_geom(op, &symmetric);  // UNIMPLEMENTED without explicit pads
   const auto& k = op.get_ints("ksize", 2);
   double outputs = 0;
   for (const auto& t : op.outputs()) outputs = std::max(outputs, double(t.numel));
@@ -53,9 +59,7 @@ class PoolKernel final : public Kernel {
     is_max_ = name_ == "max_pool2d" || name_ == "max_pool2d_backward";
     backward_ = name_ == "max_pool2d_backward" || name_ == "avg_pool2d_backward";
     bool symmetric = false;
-    g_ = pool_geom(
-        op, name_ == "avg_pool2d_backward" ? op.get_ints("input_shape", 4) : op.input(0).dims,
-        &symmetric);
+    g_ = pool_geom(op, &symmetric);
     use_cudnn_ = symmetric && name_ != "max_pool2d_backward" && fits_int();
     if (use_cudnn_) {
       handle_ = std::make_unique<SharedCudnnHandle>();

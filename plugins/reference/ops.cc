@@ -32,7 +32,8 @@ namespace {
 // descriptor order, which is exactly what reference device memory is.
 
 // Returns when kernel_run can compute `op`; otherwise throws UNIMPLEMENTED (no kernel, or not
-// for this dtype/layout) or INVALID_ARGUMENT (operands contradict docs/ops.md).
+// for this dtype/layout). The descriptor itself is the schema's (docs/design.md, "What a
+// plugin may trust"), so nothing here re-checks shapes.
 void check_kernel(const OpView& op) { reference::check_supported(op); }
 
 // Computes `op` synchronously; correct even when an output aliases an input.

@@ -155,6 +155,28 @@ std::vector<Case> workload_cases() {
   for (int64_t numel : {288, 32, 18432, 64, 36864, 64, 36864, 64, 640, 10})
     per_var.calls.push_back(adam_call(numel));
   cases.push_back(per_var);
+  // Reductions along axes that are not the last (memory-bound: compare their GB/s with the
+  // machine's bandwidth). The rank-6 case is the gradient of a 2x nearest upsampling built from
+  // broadcast_to: (N,H,2,W,2,C) summed over the two 2s.
+  const int64_t n = workload::kBatch;
+  cases.push_back(
+      {"reduce_sum.rank6_upsample_grad",
+       {{"reduce_sum", {f32({n, 14, 2, 14, 2, 32})}, {{"axes", std::vector<int64_t>{2, 4}}}, {}}},
+       0,
+       false,
+       "(64,14,2,14,2,32) over axes 2 and 4"});
+  cases.push_back(
+      {"reduce_sum.columns",
+       {{"reduce_sum", {f32({n * 26 * 26, 32})}, {{"axes", std::vector<int64_t>{0}}}, {}}},
+       0,
+       false,
+       "(43264,32) over axis 0, a bias gradient's shape"});
+  cases.push_back(
+      {"reduce_mean.rows",
+       {{"reduce_mean", {f32({n * 32, 26 * 26})}, {{"axes", std::vector<int64_t>{1}}}, {}}},
+       0,
+       false,
+       "(2048,676) over axis 1, a global average pool's shape"});
   return cases;
 }
 

@@ -11,8 +11,9 @@
 //   pad_grad                                dy -> dx              per row: adds dy back onto
 //                                                                 the mirrored cells (serial)
 //
-// The core hands the normalised attributes (core/ops/infer_shape_ops.cc): axis in 0..rank-1,
-// slice's begin (the first index taken) and strides on every dim. concat/split/slice move
+// The core hands only schema-checked descriptors with the normalised attributes
+// (core/ops/infer_shape_ops.cc): axis in 0..rank-1, slice's begin (the first index taken) and
+// strides on every dim (docs/design.md, "What a plugin may trust"). concat/split/slice move
 // any dtype as 1/2/4/8-byte words; slice_grad, pad and pad_grad take f32 and f64.
 // pad_grad runs on one thread: several dy rows add onto the same dx row.
 #include "loop_cut_join.hpp"
@@ -28,42 +29,6 @@ int64_t prod(const Dims& d, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < to; ++i) p *= d[i];
   return p;
-}
-
-int axis_attr(const OpView& op, const TensorView& t) {
-  const int64_t a = op.get_int("axis");
-  if (a < 0 || a >= t.rank())
-    invalid(op, "axis " + std::to_string(a) + " is not in 0.." + std::to_string(t.rank() - 1) +
-                    " (the core normalises it)");
-  return static_cast<int>(a);
-}
-
-void expect_dense_known(const OpView& op) {
-  for (const auto* list : {&op.inputs(), &op.outputs()})
-    for (const TensorView& t : *list) {
-      if (!t.dense())
-        unimplemented(op, "supports dense layouts only, got layout " + std::to_string(t.layout));
-      if (plugin::dtype_size(t.dtype) == 0)
-        invalid(op, "dtype " + std::to_string(t.dtype) + " is not a dtype");
-    }
-}
-
-// The parts' dims equal the whole's except on axis, where they sum to the whole's.
-void check_parts(const OpView& op, const TensorView& whole, const std::vector<TensorView>& parts,
-                 int axis) {
-  int64_t sum = 0;
-  for (size_t k = 0; k < parts.size(); ++k) {
-    const TensorView& p = parts[k];
-    const std::string what = "part " + std::to_string(k);
-    expect_same_dtype(op, whole, "the whole", p, what.c_str());
-    Dims expected = whole.dims;
-    if (p.rank() == whole.rank()) expected[axis] = p.dims[axis];
-    expect_dims(op, p, expected, what.c_str());
-    sum += p.dims[axis];
-  }
-  if (sum != whole.dims[axis])
-    invalid(op, "the parts' dims on axis " + std::to_string(axis) + " sum to " +
-                    std::to_string(sum) + ", the whole has " + std::to_string(whole.dims[axis]));
 }
 
 // ---- concat and split ----------------------------------------------------------------------
@@ -112,54 +77,11 @@ class PartsKernel : public LoopKernel {
   std::vector<int64_t> run_bytes_;
 };
 
-void check_split(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
-  expect_dense_known(op);
-  if (op.num_inputs() != 1 || op.num_outputs() < 1)
-    invalid(op, "takes 1 input and 1 or more outputs, got " + std::to_string(op.num_inputs()) +
-                    " and " + std::to_string(op.num_outputs()));
-  check_parts(op, op.input(0), op.outputs(), axis_attr(op, op.input(0)));
-  fill_cost(op, 0, cost);
-}
-
 std::unique_ptr<Kernel> create_split(const dlrt_plugin& p, const OpView& op) {
   return std::make_unique<PartsKernel>(p, op, false);
 }
 
 // ---- slice and slice_grad: small[i] <-> big[begin + i*stride] per dim -----------------------
-
-// `big` is x (slice) or dx (slice_grad), `small` y or dy.
-void check_slice_geometry(const OpView& op, const TensorView& big, const TensorView& small) {
-  const auto& begin = op.get_ints("begin");
-  const auto& strides = op.get_ints("strides");
-  if (begin.size() != big.dims.size() || strides.size() != big.dims.size() ||
-      small.rank() != big.rank())
-    invalid(op, "expects begin and strides on every one of the " + std::to_string(big.rank()) +
-                    " dims (the core normalises them), got " + plugin::dims_string(begin) +
-                    " and " + plugin::dims_string(strides));
-  expect_same_dtype(op, big, "x", small, "y");
-  for (size_t d = 0; d < begin.size(); ++d) {
-    const int64_t last = begin[d] + (small.dims[d] - 1) * strides[d];
-    if (strides[d] == 0 || begin[d] < 0 || begin[d] >= big.dims[d] || last < 0 ||
-        last >= big.dims[d])
-      invalid(op, "dim " + std::to_string(d) + ": begin " + std::to_string(begin[d]) + ", stride " +
-                      std::to_string(strides[d]) + " and " + std::to_string(small.dims[d]) +
-                      " elements leave 0.." + std::to_string(big.dims[d] - 1));
-  }
-}
-
-void check_slice(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
-  expect_arity(op, 1, 1);
-  check_slice_geometry(op, op.input(0), op.output(0));
-  fill_cost(op, 0, cost);
-}
-
-void check_slice_grad(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
-  expect_arity(op, 1, 1);
-  expect_float(op, op.input(0));
-  expect_dims(op, op.output(0), op.get_ints("shape"), "dx");
-  check_slice_geometry(op, op.output(0), op.input(0));
-  fill_cost(op, 0, cost);
-}
 
 // small (dense) <-> a strided window of big: big offset = base + sum_d i_d * step[d]. Gather
 // (slice) reads big into small; scatter (slice_grad, pad's interior) writes small into big,
@@ -249,44 +171,6 @@ inline int64_t reflect_index(int64_t q, int64_t before, int64_t n) {
   if (i < 0) i = -i;
   if (i >= n) i = 2 * (n - 1) - i;
   return i;
-}
-
-// `small` is x (pad) or dx (pad_grad), `big` y or dy.
-void check_pad_geometry(const OpView& op, const TensorView& small, const TensorView& big,
-                        bool reflect) {
-  const auto& pads = op.get_ints("pads");
-  const size_t r = small.dims.size();
-  if (pads.size() != 2 * r || big.rank() != small.rank())
-    invalid(op, "pads " + plugin::dims_string(pads) + " has " + std::to_string(pads.size()) +
-                    " values, expected " + std::to_string(2 * r));
-  for (size_t d = 0; d < r; ++d) {
-    if (pads[d] < 0 || pads[r + d] < 0)
-      invalid(op, "pads " + plugin::dims_string(pads) + " has a negative pad");
-    if (small.dims[d] + pads[d] + pads[r + d] != big.dims[d])
-      invalid(op, "dim " + std::to_string(d) + ": " + std::to_string(small.dims[d]) +
-                      " + pads != " + std::to_string(big.dims[d]));
-    if (reflect && (pads[d] >= small.dims[d] || pads[r + d] >= small.dims[d]))
-      invalid(op, "reflect pads " + plugin::dims_string(pads) + " exceed dim - 1 on dim " +
-                      std::to_string(d));
-  }
-  expect_same_dtype(op, small, "x", big, "y");
-}
-
-void check_pad(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
-  expect_arity(op, 1, 1);
-  expect_float(op, op.input(0));
-  const std::string& mode = op.get_string("mode");
-  if (mode != "constant" && mode != "reflect")
-    invalid(op, "mode is '" + mode + "', expected \"constant\" or \"reflect\"");
-  check_pad_geometry(op, op.input(0), op.output(0), mode == "reflect");
-  fill_cost(op, 0, cost);
-}
-
-void check_pad_grad(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
-  expect_arity(op, 1, 1);
-  expect_float(op, op.input(0));
-  check_pad_geometry(op, op.output(0), op.input(0), true);
-  fill_cost(op, 1, cost);
 }
 
 // Rows of the padded tensor `big` (all dims but the last) and the row of the unpadded `small`
@@ -388,26 +272,27 @@ std::unique_ptr<Kernel> create_pad(const dlrt_plugin& p, const OpView& op) {
                                         op.input(0).dtype, true, op.get_float("value"));
 }
 
-}  // namespace
-
-void check_concat(const OpView& op) {
-  expect_dense_known(op);
-  if (op.num_inputs() < 1 || op.num_outputs() != 1)
-    invalid(op, "takes 1 or more inputs and 1 output, got " + std::to_string(op.num_inputs()) +
-                    " and " + std::to_string(op.num_outputs()));
-  check_parts(op, op.output(0), op.inputs(), axis_attr(op, op.output(0)));
+// Data movement: any dtype, nothing to refuse. The float ops: f32 and f64.
+void check_moving(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  fill_cost(op, 0, cost);
 }
+void check_float_op(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_float(op, op.input(0));
+  fill_cost(op, 1, cost);
+}
+
+}  // namespace
 
 std::unique_ptr<Kernel> make_concat_loop(const dlrt_plugin& p, const OpView& op) {
   return std::make_unique<PartsKernel>(p, op, true);
 }
 
 void add_cut_join_defs(std::vector<KernelDef>& t) {
-  t.push_back({"split", check_split, create_split});
-  t.push_back({"slice", check_slice, create_slice});
-  t.push_back({"slice_grad", check_slice_grad, create_slice_grad});
-  t.push_back({"pad", check_pad, create_pad});
-  t.push_back({"pad_grad", check_pad_grad, make<PadGradKernel>});
+  t.push_back({"split", check_moving, create_split});
+  t.push_back({"slice", check_moving, create_slice});
+  t.push_back({"slice_grad", check_float_op, create_slice_grad});
+  t.push_back({"pad", check_float_op, create_pad});
+  t.push_back({"pad_grad", check_float_op, make<PadGradKernel>});
 }
 
 }  // namespace dlrt::cpu::loops

@@ -11,9 +11,6 @@
 
 namespace dlrt::cpu::loops {
 
-// concat's operand checks (INVALID_ARGUMENT naming what does not fit): 1 or more inputs of the
-// output's dtype and dims except on the normalised axis, where they sum to the output's.
-void check_concat(const plugin::OpView& op);
 // concat as memcpy of each input's run per row of the output (any dtype; checked before).
 std::unique_ptr<Kernel> make_concat_loop(const dlrt_plugin& p, const plugin::OpView& op);
 

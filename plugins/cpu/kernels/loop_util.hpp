@@ -130,6 +130,34 @@ void for_each_segment(const Walk<K>& w, int64_t begin, int64_t end, Fn&& fn) {
   }
 }
 
+// ---- reductions --------------------------------------------------------------------------
+
+// A reduction's output dims (keepdims applied) and, per input dim, the element stride into
+// the output (0 along a reduced dim); reduce_* and reduce_max_grad walk x with these.
+struct ReduceGeom {
+  std::vector<int64_t> out_dims;
+  std::vector<int64_t> y_strides;  // one per input dim
+  int64_t out_numel = 1;
+};
+
+inline ReduceGeom reduce_geom(const OpView& op, const std::vector<int64_t>& in) {
+  const int rank = static_cast<int>(in.size());
+  const auto& axes = op.get_ints("axes");
+  std::vector<bool> reduced(in.size(), axes.empty());
+  for (int64_t a : axes) reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = true;
+  const bool keepdims = op.get_bool("keepdims");
+  ReduceGeom g;
+  std::vector<int64_t> kept;
+  for (int d = 0; d < rank; ++d) kept.push_back(reduced[d] ? 1 : in[d]);
+  const std::vector<int64_t> s = plugin::row_major_strides(kept);
+  for (int d = 0; d < rank; ++d) {
+    g.y_strides.push_back(reduced[d] ? 0 : s[d]);
+    if (keepdims || !reduced[d]) g.out_dims.push_back(kept[d]);
+  }
+  g.out_numel = plugin::product(kept);
+  return g;
+}
+
 // ---- dtypes ------------------------------------------------------------------------------
 
 // A bool element: one byte, any non-zero value is true (never read through C++ bool).
@@ -204,6 +232,8 @@ inline bool is_plain_dtype(int32_t d) {
 }
 
 // ---- checks (throw plugin::Error "cpu: <op>: ...") ----------------------------------------
+// Only what a kernel can run: the schema checked counts, dtypes, dims and attributes before
+// the descriptor arrived (docs/design.md, "What a plugin may trust").
 
 [[noreturn]] inline void unimplemented(const OpView& op, const std::string& why) {
   plugin::fail(DLRT_UNIMPLEMENTED, prefix() + op.name() + " " + why);
@@ -212,44 +242,10 @@ inline bool is_plain_dtype(int32_t d) {
   plugin::fail(DLRT_INVALID_ARGUMENT, prefix() + op.name() + ": " + why);
 }
 
-// Operand counts; every operand dense with a known dtype.
-inline void expect_arity(const OpView& op, size_t num_inputs, size_t num_outputs) {
-  if (op.num_inputs() != num_inputs || op.num_outputs() != num_outputs)
-    invalid(op, "takes " + std::to_string(num_inputs) + " inputs and " +
-                    std::to_string(num_outputs) + " outputs, got " +
-                    std::to_string(op.num_inputs()) + " and " + std::to_string(op.num_outputs()));
-  for (const auto* list : {&op.inputs(), &op.outputs()})
-    for (const TensorView& t : *list) {
-      if (!t.dense())
-        unimplemented(op, "supports dense layouts only, got layout " + std::to_string(t.layout));
-      if (plugin::dtype_size(t.dtype) == 0)
-        invalid(op, "dtype " + std::to_string(t.dtype) + " is not a dtype");
-    }
-}
-
 // "cpu: add supports f32 and f64, got i32"
 inline void expect_float(const OpView& op, const TensorView& t) {
   if (t.dtype != DLRT_F32 && t.dtype != DLRT_F64)
     unimplemented(op, std::string("supports f32 and f64, got ") + plugin::dtype_name(t.dtype));
-}
-
-inline void expect_index(const OpView& op, const TensorView& t, const char* what) {
-  if (t.dtype != DLRT_I32 && t.dtype != DLRT_I64)
-    invalid(op, std::string(what) + " is " + plugin::dtype_name(t.dtype) + ", expected i32 or i64");
-}
-
-inline void expect_same_dtype(const OpView& op, const TensorView& a, const char* what_a,
-                              const TensorView& b, const char* what_b) {
-  if (a.dtype != b.dtype)
-    invalid(op, std::string(what_a) + " is " + plugin::dtype_name(a.dtype) + " but " + what_b +
-                    " is " + plugin::dtype_name(b.dtype));
-}
-
-inline void expect_dims(const OpView& op, const TensorView& t, const std::vector<int64_t>& dims,
-                        const char* what) {
-  if (t.dims != dims)
-    invalid(op, std::string(what) + " has dims " + plugin::dims_string(t.dims) + ", expected " +
-                    plugin::dims_string(dims));
 }
 
 // flops and bytes for the cost estimate: `flops_per_element` times the largest operand, and
@@ -293,5 +289,6 @@ void add_elementwise_defs(std::vector<KernelDef>& t);  // loop_elementwise.cc
 void add_shape_defs(std::vector<KernelDef>& t);        // loop_shape.cc
 void add_random_defs(std::vector<KernelDef>& t);       // loop_random.cc
 void add_train_defs(std::vector<KernelDef>& t);        // loop_train.cc
+void add_reduce_defs(std::vector<KernelDef>& t);       // loop_reduce.cc
 
 }  // namespace dlrt::cpu::loops

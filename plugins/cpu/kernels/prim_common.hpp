@@ -46,14 +46,8 @@ using plugin::TensorView;
 using Tag = memory::format_tag;
 
 // ---- check helpers -----------------------------------------------------------------------
-
-// INVALID_ARGUMENT unless the op has exactly `n_in` inputs and `n_out` outputs.
-inline void require_arity(const OpView& op, size_t n_in, size_t n_out) {
-  if (op.num_inputs() != n_in || op.num_outputs() != n_out)
-    op.invalid("has " + std::to_string(op.num_inputs()) + " inputs and " +
-               std::to_string(op.num_outputs()) + " outputs, expected " + std::to_string(n_in) +
-               " and " + std::to_string(n_out));
-}
+// Only what a primitive can run: the schema checked counts, dims and attributes before the
+// descriptor arrived (docs/design.md, "What a plugin may trust").
 
 // UNIMPLEMENTED unless every operand is dense f32: "cpu: conv2d supports f32 only, got f16
 // (input 0)".
@@ -70,13 +64,6 @@ inline void require_f32(const OpView& op) {
   };
   for (size_t i = 0; i < op.num_inputs(); ++i) one(op.input(i), "input", i);
   for (size_t i = 0; i < op.num_outputs(); ++i) one(op.output(i), "output", i);
-}
-
-// INVALID_ARGUMENT unless output `i` has dims `want` (what this kernel will compute).
-inline void require_output_dims(const OpView& op, size_t i, const std::vector<int64_t>& want) {
-  if (op.output(i).dims != want)
-    op.invalid("output " + std::to_string(i) + " has dims " +
-               plugin::dims_string(op.output(i).dims) + ", expected " + plugin::dims_string(want));
 }
 
 // flops given; bytes = every operand read or written once; estimated_us from the device's

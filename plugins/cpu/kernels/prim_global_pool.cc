@@ -26,30 +26,13 @@ using dnnl::pooling_forward;
 using dnnl::prop_kind;
 using plugin::ImageShape;
 
-// The image (x or dx) of the op, checked against the pooled operand (y or dy).
+// The image (x, or dx for global_avg_pool2d_backward, from input_shape) of the op.
 ImageShape global_geom(const OpView& op) {
   const std::string& n = op.name();
-  require_arity(op, n == "global_max_pool2d_backward" ? 2 : 1, 1);
   const bool nchw = plugin::is_nchw(op.get_string("data_format"), n);
-  const ImageShape x =
-      n == "global_avg_pool2d_backward"
-          ? plugin::image_shape(op.get_ints("input_shape", 4), nchw, n, "input_shape")
-          : plugin::image_shape(op.input(0).dims, nchw, n, "input 0 (x)");
-  const std::vector<int64_t> pooled = op.get_bool("keepdims")
-                                          ? plugin::image_shape(x.n, 1, 1, x.c, nchw).dims()
-                                          : std::vector<int64_t>{x.n, x.c};
-  const bool backward = n == "global_avg_pool2d_backward" || n == "global_max_pool2d_backward";
-  if (!backward) {
-    require_output_dims(op, 0, pooled);
-  } else {
-    const size_t dy = op.num_inputs() - 1;
-    if (op.input(dy).dims != pooled)
-      op.invalid("input " + std::to_string(dy) + " (dy) has dims " +
-                 plugin::dims_string(op.input(dy).dims) + ", expected " +
-                 plugin::dims_string(pooled));
-    require_output_dims(op, 0, x.dims());
-  }
-  return x;
+  if (n == "global_avg_pool2d_backward")
+    return plugin::image_shape(op.get_ints("input_shape", 4), nchw);
+  return plugin::image_shape(op.input(0).dims, nchw);
 }
 
 class GlobalAvgForward : public PrimKernel {

@@ -44,30 +44,21 @@ struct PoolGeom {
   double flops() const { return static_cast<double>(y.numel()) * h.k * w.k; }
 };
 
+// x and y (dy for the backward ops) as the descriptor states them, with the explicit pads.
 PoolGeom pool_geom(const OpView& op) {
   PoolGeom g;
   g.max = op.name() == "max_pool2d" || op.name() == "max_pool2d_backward";
   g.backward = op.name() == "max_pool2d_backward" || op.name() == "avg_pool2d_backward";
-  require_arity(op, op.name() == "max_pool2d_backward" ? 2 : 1, 1);
-  const bool nchw = plugin::is_nchw(op.get_string("data_format"), op.name());
+  const bool nchw = op.get_string("data_format") == "NCHW";
   const auto& ksize = op.get_ints("ksize", 2);
   const auto& strides = op.get_ints("strides", 2);
-  if (op.name() == "avg_pool2d_backward")
-    g.x = plugin::image_shape(op.get_ints("input_shape", 4), nchw, op.name(), "input_shape");
-  else g.x = plugin::image_shape(op.input(0).dims, nchw, op.name(), "input 0 (x)");
-  g.h = plugin::window_of(op, 0, g.x.h, ksize[0], strides[0], 1);
-  g.w = plugin::window_of(op, 1, g.x.w, ksize[1], strides[1], 1);
-  g.y = plugin::image_shape(g.x.n, g.h.out, g.w.out, g.x.c, nchw);
-  if (!g.backward) {
-    require_output_dims(op, 0, g.y.dims());
-  } else {
-    const size_t dy = op.num_inputs() - 1;
-    if (op.input(dy).dims != g.y.dims())
-      op.invalid("input " + std::to_string(dy) + " (dy) has dims " +
-                 plugin::dims_string(op.input(dy).dims) + ", expected " +
-                 plugin::dims_string(g.y.dims()));
-    require_output_dims(op, 0, g.x.dims());
-  }
+  if (op.name() == "avg_pool2d_backward")  // dy -> dx
+    g.x = plugin::image_shape(op.output(0).dims, nchw);
+  else g.x = plugin::image_shape(op.input(0).dims, nchw);  // x [, dy]
+  g.y = plugin::image_shape(g.backward ? op.input(op.num_inputs() - 1).dims : op.output(0).dims,
+                            nchw);
+  g.h = plugin::window_of(op, 0, g.x.h, ksize[0], strides[0], 1, g.y.h);
+  g.w = plugin::window_of(op, 1, g.x.w, ksize[1], strides[1], 1, g.y.w);
   return g;
 }
 

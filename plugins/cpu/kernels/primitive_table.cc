@@ -7,7 +7,7 @@
 #include "prim_global_pool.hpp"
 #include "prim_matmul.hpp"
 #include "prim_pool.hpp"
-#include "prim_softmax_reduce.hpp"
+#include "prim_softmax.hpp"
 
 namespace dlrt::cpu {
 
@@ -34,9 +34,6 @@ const std::vector<KernelDef>& primitive_kernel_defs() {
       {"bias_add", bias_add_check, bias_add_create},
       {"softmax", softmax_check, softmax_create},
       {"log_softmax", softmax_check, softmax_create},
-      {"reduce_sum", reduce_check, reduce_create},
-      {"reduce_mean", reduce_check, reduce_create},
-      {"reduce_max", reduce_check, reduce_create},
       {"concat", concat_check, concat_create},
       {"global_avg_pool2d", global_pool_check, global_pool_create},
       {"global_max_pool2d", global_pool_check, global_pool_create},

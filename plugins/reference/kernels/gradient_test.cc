@@ -11,6 +11,7 @@
 #include <ostream>
 #include <random>
 
+#include "ops/shape_util.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -91,12 +92,13 @@ TEST_P(ConvGrad, DataAndFilterMatchFiniteDifferences) {
   const ConvCase c = GetParam();
   const bool nchw = std::string(c.format) == "NCHW";
   const int64_t n = 2, ci = 2, co = 3;
-  auto wh = dlrt::plugin::window_1d(c.h, c.kh, c.stride, c.dilation, c.padding, "t", "h");
-  auto ww = dlrt::plugin::window_1d(c.w, c.kw, c.stride, c.dilation, c.padding, "t", "w");
+  const auto pad = *dlrt::ops::parse_padding(c.padding);
+  const int64_t oh = dlrt::ops::window_output_size(pad, c.h, c.kh, c.stride, c.dilation);
+  const int64_t ow = dlrt::ops::window_output_size(pad, c.w, c.kw, c.stride, c.dilation);
   std::vector<int64_t> xd =
       nchw ? std::vector<int64_t>{n, ci, c.h, c.w} : std::vector<int64_t>{n, c.h, c.w, ci};
-  std::vector<int64_t> yd = nchw ? std::vector<int64_t>{n, co, wh.out, ww.out}
-                                 : std::vector<int64_t>{n, wh.out, ww.out, co};
+  std::vector<int64_t> yd =
+      nchw ? std::vector<int64_t>{n, co, oh, ow} : std::vector<int64_t>{n, oh, ow, co};
   std::vector<int64_t> wd = {c.kh, c.kw, ci, co};
   std::mt19937 rng(42);
   Inputs in = {random_vec(numel(xd), rng), random_vec(numel(wd), rng)};
@@ -146,12 +148,13 @@ TEST_P(PoolGrad, MaxAndAvgMatchFiniteDifferences) {
   const PoolCase c = GetParam();
   const bool nchw = std::string(c.format) == "NCHW";
   const int64_t n = 2, h = 5, w = 6, ch = 2;
-  auto wh = dlrt::plugin::window_1d(h, c.k, c.stride, 1, c.padding, "t", "h");
-  auto ww = dlrt::plugin::window_1d(w, c.k, c.stride, 1, c.padding, "t", "w");
+  const auto pad = *dlrt::ops::parse_padding(c.padding);
+  const int64_t oh = dlrt::ops::window_output_size(pad, h, c.k, c.stride);
+  const int64_t ow = dlrt::ops::window_output_size(pad, w, c.k, c.stride);
   std::vector<int64_t> xd =
       nchw ? std::vector<int64_t>{n, ch, h, w} : std::vector<int64_t>{n, h, w, ch};
-  std::vector<int64_t> yd = nchw ? std::vector<int64_t>{n, ch, wh.out, ww.out}
-                                 : std::vector<int64_t>{n, wh.out, ww.out, ch};
+  std::vector<int64_t> yd =
+      nchw ? std::vector<int64_t>{n, ch, oh, ow} : std::vector<int64_t>{n, oh, ow, ch};
   auto attrs = [&](TestOp& t) {
     t.ints("ksize", {c.k, c.k}).ints("strides", {c.stride, c.stride}).str("padding", c.padding);
     t.str("data_format", c.format);

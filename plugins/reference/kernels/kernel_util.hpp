@@ -1,6 +1,6 @@
 // kernel_util.hpp: what the reference kernel files share (internal to this library): the
-// kernel table each family file adds to, the checks that turn a malformed op into a clear
-// error, dtype dispatch, and the activations of the fused ops.
+// kernel table each family file adds to, the checks of what the oracle can run, dtype
+// dispatch, and the activations of the fused ops.
 #pragma once
 
 #include <cmath>
@@ -18,7 +18,8 @@ using plugin::TensorView;
 
 using CheckFn = void (*)(const OpView& op);
 
-// One op: its name, the kernel, and the check that must pass before the kernel may run.
+// One op: its name, the kernel, and the check that must pass before the kernel may run
+// (nullptr: the kernel runs every descriptor the schema accepts).
 struct KernelDef {
   const char* name;
   KernelFn run;
@@ -41,62 +42,26 @@ void add_cut_join_kernels(KernelTable& t);     // concat, split, slice, pad (cut
 void add_global_pool_kernels(KernelTable& t);  // global pools (global_pool.cc)
 
 // ---- checks (throw Error naming the op) --------------------------------------------------
+//
+// The core hands the oracle only descriptors its op schema accepted (docs/design.md, "What a
+// plugin may trust"): counts, dtypes, dims, inferred outputs and complete attributes. A check
+// answers only what this plugin can run, so most ops need just the dtype one below, and ops
+// that run every dtype the schema admits have none (KernelDef::check == nullptr).
 
-// Operand counts, and every operand dense with a known dtype.
-inline void expect_arity(const OpView& op, size_t num_inputs, size_t num_outputs) {
-  if (op.num_inputs() != num_inputs || op.num_outputs() != num_outputs)
-    op.invalid("takes " + std::to_string(num_inputs) + " inputs and " +
-               std::to_string(num_outputs) + " outputs, got " + std::to_string(op.num_inputs()) +
-               " and " + std::to_string(op.num_outputs()));
-  for (const auto* list : {&op.inputs(), &op.outputs()})
-    for (const TensorView& t : *list) {
-      if (!t.dense()) op.unimplemented("layout " + std::to_string(t.layout) + " is not dense");
-      if (plugin::dtype_size(t.dtype) == 0)
-        op.invalid("dtype " + std::to_string(t.dtype) + " is not a dtype");
-    }
-}
-
-// f32 or f64 (f16/bf16 are UNIMPLEMENTED here; integers are not what the op takes).
+// The oracle computes in double and stores f32 or f64; the schema also admits f16/bf16 for
+// some ops, which it declines with the reason.
 inline void expect_float(const OpView& op, const TensorView& t, const char* what) {
   if (t.dtype == DLRT_F32 || t.dtype == DLRT_F64) return;
-  if (plugin::dtype_is_float(t.dtype))
-    op.unimplemented(std::string(what) + ": dtype " + plugin::dtype_name(t.dtype) +
-                     " is not handled (f32, f64)");
-  op.invalid(std::string(what) + ": dtype " + plugin::dtype_name(t.dtype) +
-             ", expected a float dtype");
+  op.unimplemented(std::string(what) + ": dtype " + plugin::dtype_name(t.dtype) +
+                   " is not handled (f32, f64)");
 }
-
-// i32 or i64.
-inline void expect_index(const OpView& op, const TensorView& t, const char* what) {
-  if (t.dtype != DLRT_I32 && t.dtype != DLRT_I64)
-    op.invalid(std::string(what) + ": dtype " + plugin::dtype_name(t.dtype) +
-               ", expected i32 or i64");
-}
+inline void check_float(const OpView& op) { expect_float(op, op.input(0), "input 0"); }
+inline void check_float_output(const OpView& op) { expect_float(op, op.output(0), "output 0"); }
 
 // One of the dtypes cast/fill handle.
 inline bool is_plain_dtype(int32_t d) {
   return d == DLRT_F32 || d == DLRT_F64 || d == DLRT_I32 || d == DLRT_I64 || d == DLRT_U8 ||
          d == DLRT_I8 || d == DLRT_BOOL;
-}
-
-inline void expect_same_dtype(const OpView& op, const TensorView& a, const char* what_a,
-                              const TensorView& b, const char* what_b) {
-  if (a.dtype != b.dtype)
-    op.invalid(std::string(what_a) + " is " + plugin::dtype_name(a.dtype) + " but " + what_b +
-               " is " + plugin::dtype_name(b.dtype));
-}
-
-inline void expect_dims(const OpView& op, const TensorView& t, const std::vector<int64_t>& dims,
-                        const char* what) {
-  if (t.dims != dims)
-    op.invalid(std::string(what) + " has dims " + plugin::dims_string(t.dims) + ", expected " +
-               plugin::dims_string(dims));
-}
-
-inline void expect_rank(const OpView& op, const TensorView& t, int rank, const char* what) {
-  if (t.rank() != rank)
-    op.invalid(std::string(what) + " has dims " + plugin::dims_string(t.dims) + ", expected rank " +
-               std::to_string(rank));
 }
 
 // ---- dtype dispatch ----------------------------------------------------------------------

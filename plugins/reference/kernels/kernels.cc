@@ -62,7 +62,10 @@ void check_supported(const OpView& op) {
   const KernelDef* d = find_def(op.name());
   if (d == nullptr)
     plugin::fail(DLRT_UNIMPLEMENTED, "reference: no kernel for op '" + op.name() + "'");
-  d->check(op);
+  for (const auto* list : {&op.inputs(), &op.outputs()})
+    for (const plugin::TensorView& t : *list)
+      if (!t.dense()) op.unimplemented("layout " + std::to_string(t.layout) + " is not dense");
+  if (d->check != nullptr) d->check(op);
 }
 
 void run(const OpView& op, const void* const* inputs, void* const* outputs, uint64_t rng_offset) {

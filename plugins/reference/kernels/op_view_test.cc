@@ -1,5 +1,6 @@
 // op_view_test.cc: plugins/common/op_view.hpp: operand copies, typed attribute getters and
-// their errors, SAME/VALID windows, image indexing, broadcasting.
+// their errors, windows from explicit pads, image indexing, broadcasting. These tests read
+// hand-built descriptors as they are (raw_view), without the op schema in between.
 #include "op_view.hpp"
 
 #include <gtest/gtest.h>
@@ -20,7 +21,7 @@ TEST(OpView, CopiesOperandsAndAttributes) {
       .f("x", 0.5)
       .b("flag", true)
       .dtype("dtype", DLRT_I64);
-  dlrt::plugin::OpView v = t.view();
+  dlrt::plugin::OpView v = t.raw_view();
   EXPECT_EQ(v.name(), "conv2d");
   ASSERT_EQ(v.num_inputs(), 2u);
   EXPECT_EQ(v.input(0).dims, (std::vector<int64_t>{2, 5, 5, 3}));
@@ -39,7 +40,7 @@ TEST(OpView, CopiesOperandsAndAttributes) {
 TEST(OpView, MissingOrMistypedAttributeNamesOpAndAttribute) {
   TestOp t("max_pool2d");
   t.in(DLRT_F32, {1, 2, 2, 1}).out(DLRT_F32, {1, 1, 1, 1}).str("padding", "VALID");
-  dlrt::plugin::OpView v = t.view();
+  dlrt::plugin::OpView v = t.raw_view();
   try {
     v.get_ints("ksize");
     FAIL() << "no throw";
@@ -58,39 +59,42 @@ TEST(OpView, MissingOrMistypedAttributeNamesOpAndAttribute) {
   EXPECT_THROW(v.input(1), Error);
 }
 
-TEST(OpView, SameAndValidWindows) {
-  // SAME, in 5, k 3, stride 2: out 3, total = (3-1)*2 + 3 - 5 = 2 -> 1 before, 1 after.
-  auto w = dlrt::plugin::window_1d(5, 3, 2, 1, "SAME", "op", "h");
-  EXPECT_EQ(w.out, 3);
+// The window comes from the core's "pads" (h_before, w_before, h_after, w_after) and the
+// output length the core inferred; a descriptor without pads (a pre-1.2 host) is declined.
+TEST(OpView, WindowsFromExplicitPads) {
+  TestOp t("max_pool2d");
+  t.in(DLRT_F32, {1, 6, 5, 1}).out(DLRT_F32, {1, 3, 3, 1}).ints("pads", {0, 1, 1, 1});
+  dlrt::plugin::OpView v = t.raw_view();
+  auto h = dlrt::plugin::window_of(v, 0, 6, 3, 2, 1, 3);
+  EXPECT_EQ(h.pad_before, 0);
+  EXPECT_EQ(h.pad_after, 1);
+  EXPECT_EQ(h.out, 3);
+  EXPECT_EQ(h.input_at(2, 2), 6);  // o*stride - before + t*dilation, in the padding
+  auto w = dlrt::plugin::window_of(v, 1, 5, 3, 2, 2, 3);
   EXPECT_EQ(w.pad_before, 1);
   EXPECT_EQ(w.pad_after, 1);
-  // SAME, in 6, k 3, stride 2: out 3, total = 4 + 3 - 6 = 1 -> 0 before, 1 after (TF).
-  w = dlrt::plugin::window_1d(6, 3, 2, 1, "SAME", "op", "h");
-  EXPECT_EQ(w.out, 3);
-  EXPECT_EQ(w.pad_before, 0);
-  EXPECT_EQ(w.pad_after, 1);
-  // SAME, in 7, k 2, stride 2 (even window, odd size): out 4, total = 6 + 2 - 7 = 1.
-  w = dlrt::plugin::window_1d(7, 2, 2, 1, "SAME", "op", "h");
-  EXPECT_EQ(w.out, 4);
-  EXPECT_EQ(w.pad_before, 0);
-  EXPECT_EQ(w.pad_after, 1);
-  // dilation 2, k 3 spans 5.
-  w = dlrt::plugin::window_1d(9, 3, 1, 2, "VALID", "op", "h");
-  EXPECT_EQ(w.out, 5);
-  EXPECT_EQ(w.pad_before, 0);
-  w = dlrt::plugin::window_1d(7, 3, 2, 1, "VALID", "op", "h");
-  EXPECT_EQ(w.out, 3);
-  EXPECT_THROW(dlrt::plugin::window_1d(2, 3, 1, 1, "VALID", "op", "h"), Error);
-  EXPECT_THROW(dlrt::plugin::window_1d(5, 3, 1, 1, "same", "op", "h"), Error);
+  EXPECT_EQ(w.input_at(0, 0), -1);
+  EXPECT_EQ(w.input_at(1, 2), 5);  // dilation 2: taps 2 apart
+
+  TestOp old("max_pool2d");
+  old.in(DLRT_F32, {1, 6, 5, 1}).out(DLRT_F32, {1, 3, 3, 1}).str("padding", "SAME");
+  dlrt::plugin::OpView ov = old.raw_view();
+  try {
+    dlrt::plugin::window_of(ov, 0, 6, 3, 2, 1, 3);
+    FAIL() << "no throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), DLRT_UNIMPLEMENTED);
+    EXPECT_NE(std::string(e.what()).find("pads"), std::string::npos) << e.what();
+  }
 }
 
 TEST(OpView, ImageIndexing) {
-  auto nhwc = dlrt::plugin::image_shape(std::vector<int64_t>{2, 3, 4, 5}, false, "op", "x");
+  auto nhwc = dlrt::plugin::image_shape(std::vector<int64_t>{2, 3, 4, 5}, false);
   EXPECT_EQ(nhwc.h, 3);
   EXPECT_EQ(nhwc.c, 5);
   EXPECT_EQ(nhwc.index(1, 2, 3, 4), 2 * 3 * 4 * 5 - 1);
   EXPECT_EQ(nhwc.index(0, 0, 1, 0), 5);
-  auto nchw = dlrt::plugin::image_shape(std::vector<int64_t>{2, 5, 3, 4}, true, "op", "x");
+  auto nchw = dlrt::plugin::image_shape(std::vector<int64_t>{2, 5, 3, 4}, true);
   EXPECT_EQ(nchw.c, 5);
   EXPECT_EQ(nchw.h, 3);
   EXPECT_EQ(nchw.index(0, 1, 0, 0), 4);  // (n,h,w,c): one row is W = 4

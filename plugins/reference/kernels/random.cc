@@ -10,23 +10,6 @@ namespace {
 
 uint64_t seed_of(const OpView& op) { return static_cast<uint64_t>(op.get_int("seed")); }
 
-void check_random(const OpView& op) {
-  expect_arity(op, 0, 1);
-  const TensorView& y = op.output(0);
-  if (op.get_dtype("dtype") != y.dtype)
-    op.invalid(std::string("dtype attribute is ") + plugin::dtype_name(op.get_dtype("dtype")) +
-               ", y is " + plugin::dtype_name(y.dtype));
-  expect_float(op, y, "y");
-  expect_dims(op, y, op.get_ints("shape"), "y (shape)");
-  seed_of(op);
-  if (op.name() == "random_uniform") {
-    if (!(op.get_float("minval") <= op.get_float("maxval")))
-      op.invalid("minval is greater than maxval");
-  } else if (!(op.get_float("stddev") >= 0.0)) {
-    op.invalid("stddev is negative");
-  }
-}
-
 // -> y: shape; uniform: minval + (maxval - minval) * u(i); normal: mean + stddev * z(i)
 void run_random(const OpView& op, const void* const*, void* const* out, uint64_t rng_offset) {
   const uint64_t seed = seed_of(op);
@@ -42,20 +25,6 @@ void run_random(const OpView& op, const void* const*, void* const* out, uint64_t
       store_double(out[0], y.dtype, i,
                    mean + stddev * philox::normal(seed, rng_offset, uint64_t(i)));
   }
-}
-
-void check_dropout(const OpView& op) {
-  expect_arity(op, 1, 2);
-  const TensorView &x = op.input(0), &y = op.output(0), &mask = op.output(1);
-  expect_float(op, x, "x");
-  expect_same_dtype(op, x, "x", y, "y");
-  expect_same_dtype(op, x, "x", mask, "mask");
-  expect_dims(op, y, x.dims, "y");
-  expect_dims(op, mask, x.dims, "mask");
-  const double rate = op.get_float("rate");
-  if (!(rate >= 0.0 && rate < 1.0))
-    op.invalid("rate " + std::to_string(rate) + " is outside [0, 1)");
-  seed_of(op);
 }
 
 // x: any -> y, mask: shape of x; mask[i] = u(i) >= rate ? 1/(1-rate) : 0; y[i] = x[i] * mask[i]
@@ -80,9 +49,9 @@ void run_dropout(const OpView& op, const void* const* in, void* const* out, uint
 }  // namespace
 
 void add_random_kernels(KernelTable& t) {
-  t.push_back({"random_uniform", run_random, check_random});
-  t.push_back({"random_normal", run_random, check_random});
-  t.push_back({"dropout", run_dropout, check_dropout});
+  t.push_back({"random_uniform", run_random, check_float_output});
+  t.push_back({"random_normal", run_random, check_float_output});
+  t.push_back({"dropout", run_dropout, check_float});
 }
 
 }  // namespace dlrt::reference::detail

@@ -8,57 +8,7 @@
 namespace dlrt::reference::detail {
 namespace {
 
-void expect_move(const OpView& op) {
-  expect_arity(op, 1, 1);
-  expect_same_dtype(op, op.input(0), "x", op.output(0), "y");
-}
-
 // ---- copy, reshape, flatten: same bytes, new dims ---------------------------------------
-
-// reshape's "shape" with its -1 resolved against x's element count.
-std::vector<int64_t> reshape_dims(const OpView& op) {
-  std::vector<int64_t> dims = op.get_ints("shape");
-  int64_t known = 1, unknown = -1;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (dims[d] == -1) {
-      if (unknown >= 0) op.invalid("shape " + plugin::dims_string(dims) + " has more than one -1");
-      unknown = static_cast<int64_t>(d);
-    } else if (dims[d] < 0) {
-      op.invalid("shape " + plugin::dims_string(dims) + " has a negative dim");
-    } else {
-      known *= dims[d];
-    }
-  }
-  const int64_t n = op.input(0).numel;
-  if (unknown >= 0) {
-    if (known == 0 || n % known != 0)
-      op.invalid("cannot infer the -1 of shape " + plugin::dims_string(dims) + " for " +
-                 std::to_string(n) + " elements");
-    dims[unknown] = n / known;
-  } else if (known != n) {
-    op.invalid("shape " + plugin::dims_string(dims) + " holds " + std::to_string(known) +
-               " elements, x has " + std::to_string(n));
-  }
-  return dims;
-}
-
-void check_reshape(const OpView& op) {
-  expect_move(op);
-  expect_dims(op, op.output(0), reshape_dims(op), "y");
-}
-
-// x: (N,d1,...,dk) -> y: (N, d1*...*dk); a rank-1 x gives (N,1)
-void check_flatten(const OpView& op) {
-  expect_move(op);
-  const TensorView& x = op.input(0);
-  if (x.rank() < 1) op.invalid("x is a scalar; flatten needs a batch dim");
-  expect_dims(op, op.output(0), {x.dims[0], x.dims[0] == 0 ? 0 : x.numel / x.dims[0]}, "y");
-}
-
-void check_copy(const OpView& op) {
-  expect_move(op);
-  expect_dims(op, op.output(0), op.input(0).dims, "y");
-}
 
 void run_bytes(const OpView& op, const void* const* in, void* const* out, uint64_t) {
   if (op.output(0).bytes > 0 && out[0] != in[0]) std::memmove(out[0], in[0], op.output(0).bytes);
@@ -66,29 +16,12 @@ void run_bytes(const OpView& op, const void* const* in, void* const* out, uint64
 
 // ---- transpose ---------------------------------------------------------------------------
 
+// perm with negative entries counted from the end (the schema checked it is a permutation).
 std::vector<int> permutation(const OpView& op) {
-  const int rank = op.input(0).rank();
-  const auto& perm = op.get_ints("perm");
-  if (static_cast<int>(perm.size()) != rank)
-    op.invalid("perm has " + std::to_string(perm.size()) + " entries, x has rank " +
-               std::to_string(rank));
   std::vector<int> p;
-  std::vector<bool> seen(static_cast<size_t>(rank), false);
-  for (int64_t v : perm) {
-    int d = plugin::normalize_axis(v, rank, op.name());
-    if (seen[d]) op.invalid("perm " + plugin::dims_string(perm) + " is not a permutation");
-    seen[d] = true;
-    p.push_back(d);
-  }
+  for (int64_t v : op.get_ints("perm"))
+    p.push_back(plugin::normalize_axis(v, op.input(0).rank(), op.name()));
   return p;
-}
-
-void check_transpose(const OpView& op) {
-  expect_move(op);
-  std::vector<int> p = permutation(op);
-  std::vector<int64_t> dims;
-  for (int d : p) dims.push_back(op.input(0).dims[d]);
-  expect_dims(op, op.output(0), dims, "y");
 }
 
 // Copies element by element: y[idx] = x[src(idx)], `esize` bytes each, where src(idx) is the
@@ -118,13 +51,6 @@ void run_transpose(const OpView& op, const void* const* in, void* const* out, ui
 
 // ---- broadcast_to ------------------------------------------------------------------------
 
-void check_broadcast_to(const OpView& op) {
-  expect_move(op);
-  const auto& shape = op.get_ints("shape");
-  expect_dims(op, op.output(0), shape, "y (shape)");
-  plugin::broadcast_strides(op.input(0).dims, shape, op.name());
-}
-
 // x: X -> y: shape, with X broadcast to it (NumPy rules)
 void run_broadcast_to(const OpView& op, const void* const* in, void* const* out, uint64_t) {
   const auto& dims = op.output(0).dims;
@@ -135,11 +61,11 @@ void run_broadcast_to(const OpView& op, const void* const* in, void* const* out,
 }  // namespace
 
 void add_shape_kernels(KernelTable& t) {
-  t.push_back({"copy", run_bytes, check_copy});
-  t.push_back({"reshape", run_bytes, check_reshape});
-  t.push_back({"flatten", run_bytes, check_flatten});
-  t.push_back({"transpose", run_transpose, check_transpose});
-  t.push_back({"broadcast_to", run_broadcast_to, check_broadcast_to});
+  t.push_back({"copy", run_bytes, nullptr});
+  t.push_back({"reshape", run_bytes, nullptr});
+  t.push_back({"flatten", run_bytes, nullptr});
+  t.push_back({"transpose", run_transpose, nullptr});
+  t.push_back({"broadcast_to", run_broadcast_to, nullptr});
 }
 
 }  // namespace dlrt::reference::detail

@@ -5,7 +5,11 @@
 //     .ints("strides", {1, 1}).str("padding", "VALID");
 //   std::vector<float> y = op.run_f32({x, w})[0];
 //
-// Test-only. Holds all the storage the descriptor points into, so it must outlive view().
+// view() hands the kernels what the core would: the hand-built descriptor goes through the op
+// schema first (ops::instantiate_desc fills defaults, turns "padding" into explicit "pads" and
+// checks the given outputs against the inferred ones), because the kernels trust exactly that
+// (docs/design.md, "What a plugin may trust"). raw_view() skips the schema, for the tests of
+// OpView itself. Test-only. Holds all the storage the descriptor points into.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,9 +17,11 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "ops/op_instance.hpp"
 #include "reference_kernels.hpp"
 
 namespace dlrt::reference::testing {
@@ -65,7 +71,20 @@ class TestOp {
              attr_ptrs_.data()};
     return &desc_;
   }
-  OpView view() { return OpView(desc()); }
+  OpView view() {
+    dlrt::ops::Result<dlrt::ops::OpInstance> inst = dlrt::ops::instantiate_desc(*desc());
+    if (!inst.ok()) inst = instantiate_f32_twin();
+    if (!inst.ok()) {
+      ADD_FAILURE() << name_
+                    << ": the op schema refuses the test's descriptor: " << inst.status().message();
+      throw std::runtime_error("bad test descriptor");
+    }
+    dlrt_op_desc d = *desc();
+    d.num_attrs = inst->desc().num_attrs;
+    d.attrs = inst->desc().attrs;
+    return OpView(&d);  // OpView copies what it needs while `inst` lives
+  }
+  OpView raw_view() { return OpView(desc()); }
 
   // Checks the op, runs it on raw buffers.
   void run_raw(const std::vector<const void*>& ins, const std::vector<void*>& outs,
@@ -105,6 +124,29 @@ class TestOp {
   }
 
  private:
+  // The schema admits f64 for few ops, but the oracle's f64 kernels are what the gradient
+  // tests check against finite differences. Shapes and attributes do not depend on the float
+  // dtype, so the schema may see the f32 twin (f64 operands and dtype attributes as f32) and
+  // the kernels get the f64 operands with the schema's attributes.
+  dlrt::ops::Result<dlrt::ops::OpInstance> instantiate_f32_twin() {
+    auto f32 = [](int32_t d) { return d == DLRT_F64 ? int32_t{DLRT_F32} : d; };
+    dlrt_op_desc twin = *desc();
+    std::vector<dlrt_tensor_desc> tin, tout;
+    std::vector<dlrt_attr> tattrs;
+    std::vector<const dlrt_tensor_desc*> pin, pout;
+    std::vector<const dlrt_attr*> pattrs;
+    for (auto* t : in_ptrs_) tin.push_back(*t), tin.back().dtype = f32(t->dtype);
+    for (auto* t : out_ptrs_) tout.push_back(*t), tout.back().dtype = f32(t->dtype);
+    for (auto* a : attr_ptrs_) {
+      tattrs.push_back(*a);
+      if (a->type == DLRT_ATTR_DTYPE) tattrs.back().i = f32(static_cast<int32_t>(a->i));
+    }
+    for (auto& t : tin) pin.push_back(&t);
+    for (auto& t : tout) pout.push_back(&t);
+    for (auto& a : tattrs) pattrs.push_back(&a);
+    twin.inputs = pin.data(), twin.outputs = pout.data(), twin.attrs = pattrs.data();
+    return dlrt::ops::instantiate_desc(twin);
+  }
   TestOp& add(std::deque<dlrt_tensor_desc>& list, int32_t dtype, std::vector<int64_t> dims) {
     dlrt_tensor_desc d{};
     d.struct_size = DLRT_STRUCT_SIZE(dlrt_tensor_desc);
