@@ -190,16 +190,29 @@ DLRT_API dlrt_status* dlrt_graph_op(dlrt_graph* graph, const char* op, const cha
     require(op, fn, "op");
     if (num_inputs > 0) require(inputs, fn, "inputs");
     // Room for every output is checked before the op is added, so a short array changes nothing.
-    const dlrt::ops::OpDef* def = dlrt::ops::find_op(op);
-    if (def != nullptr && def->outputs.size() > max_outputs)
-      fail(DLRT_INVALID_ARGUMENT,
-           fmt::format("{}: {} has {} output(s), but `outputs` has room for {}", fn, op,
-                       def->outputs.size(), max_outputs));
     std::vector<ValueRef> in;
     in.reserve(num_inputs);
     for (size_t i = 0; i < num_inputs; ++i) in.push_back(dlrt::core::from_c(inputs[i]));
-    std::vector<ValueRef> out =
-        graph->add_op(op, name != nullptr ? name : "", in, attrs_from_c(op, attrs, num_attrs));
+    const dlrt::ops::AttrMap op_attrs = attrs_from_c(op, attrs, num_attrs);
+    // An op with a fixed output list says its count; a variadic one (split) knows it only from
+    // its inputs and attributes, so it is inferred here once (add_op reports a bad call).
+    const dlrt::ops::OpDef* def = dlrt::ops::find_op(op);
+    size_t count = def != nullptr ? def->outputs.size() : 0;
+    if (def != nullptr && def->variadic_outputs()) {
+      std::vector<dlrt::ops::TensorType> types;
+      try {
+        for (const ValueRef& v : in) types.push_back(graph->type_of(v));
+      } catch (const std::exception&) {
+        types.clear();  // a bad input value: add_op below says which
+      }
+      dlrt::ops::Result<dlrt::ops::OpInstance> inst = dlrt::ops::instantiate(op, types, op_attrs);
+      if (inst.ok()) count = inst->outputs().size();
+    }
+    if (count > max_outputs)
+      fail(DLRT_INVALID_ARGUMENT,
+           fmt::format("{}: {} has {} output(s), but `outputs` has room for {}", fn, op, count,
+                       max_outputs));
+    std::vector<ValueRef> out = graph->add_op(op, name != nullptr ? name : "", in, op_attrs);
     for (size_t k = 0; k < out.size(); ++k) outputs[k] = dlrt::core::to_c(out[k]);
     *out_num_outputs = out.size();
   });

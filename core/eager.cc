@@ -219,12 +219,12 @@ void run_op(Context& context, const char* op, size_t device, const dlrt_tensor* 
       fail(DLRT_INVALID_ARGUMENT,
            fmt::format("{}: input {} ({}) is on device {}, but the op runs on {}; eager ops "
                        "take every operand on their own device (copy it there first)",
-                       op, i, def.inputs[i].name, context.device_name(inputs[i]->device()),
+                       op, i, def.input_spec(i).name, context.device_name(inputs[i]->device()),
                        dev_name));
   for (size_t o = 0; o < num_outputs; ++o) {
     const dlrt_tensor* out = outputs[o];
     if (out == nullptr) continue;
-    const std::string label = fmt::format("output {} ({})", o, def.outputs[o].name);
+    const std::string label = fmt::format("output {} ({})", o, def.output_spec(o).name);
     if (&out->context() != &context)
       fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: {} belongs to another context", op, label));
     if (out->device() != device)
@@ -247,7 +247,7 @@ void run_op(Context& context, const char* op, size_t device, const dlrt_tensor* 
         fail(DLRT_INVALID_ARGUMENT,
              fmt::format("{}: {} is the same tensor as input {} ({}), and the op does not "
                          "update that input in place (see docs/ops.md)",
-                         op, label, i, def.inputs[i].name));
+                         op, label, i, def.input_spec(i).name));
     }
   }
 

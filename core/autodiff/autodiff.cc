@@ -154,7 +154,7 @@ std::vector<ValueRef> gradients(Graph& graph, ValueRef loss, const std::vector<V
     std::vector<bool> needs(node.inputs.size());
     for (size_t i = 0; i < needs.size(); ++i)
       needs[i] = reach[node.inputs[i].node] && is_float(graph.type_of(node.inputs[i]).dtype) &&
-                 (def == nullptr || i >= def->inputs.size() || def->inputs[i].differentiable);
+                 (def == nullptr || def->inputs.empty() || def->input_spec(i).differentiable);
     autodiff::GradContext ctx(graph, node, std::move(dy), std::move(needs));
     try {
       rules.at(node.op)(ctx);
@@ -198,6 +198,7 @@ const RuleTable& rules() {
     RuleTable t;
     add_nn_rules(t);
     add_math_rules(t);
+    add_shape_op_rules(t);
     return t;
   }();
   return table;

@@ -309,5 +309,57 @@ TEST(GradientRules, Shapes) {
   check_op("cast", {{2, 3}}, {{"dtype", DLRT_F32}});
 }
 
+// ---- cut, join, frame; global pools (rules_shape_ops.cc) ----------------------------------
+
+TEST(GradientRules, Concat) {
+  check_op("concat", {{2, 3}, {2, 5}}, {{"axis", 1}});
+  check_op("concat", {{1, 2, 3}, {1, 2, 1}, {1, 2, 2}}, {{"axis", -1}});
+  check_op("concat", {{3, 2}, {1, 2}}, {{"axis", 0}});
+  check_op("concat", {{4}}, {{"axis", 0}});
+}
+
+TEST(GradientRules, Split) {
+  check_op("split", {{5, 3}}, {{"sizes", ops::Ints{2, 3}}});
+  check_op("split", {{2, 7}}, {{"axis", -1}, {"sizes", ops::Ints{3, -1, 2}}});
+  check_op("split", {{2, 3, 6}}, {{"axis", 2}, {"num", 3}});
+  // Only part 1 reaches the loss: the other parts' gradients are zeros in dx.
+  GradCheck c;
+  ValueRef x = c.input("x", {F, {3, 6}});
+  std::vector<ValueRef> parts = c.op_all("split", {x}, {{"axis", 1}, {"num", 3}});
+  c.check(c.project({parts.at(1)}));
+}
+
+TEST(GradientRules, Slice) {
+  check_op("slice", {{5, 7}}, {{"begin", ops::Ints{1, 2}}, {"end", ops::Ints{4, 7}}});
+  check_op("slice", {{2, 7, 5}},
+           {{"axes", ops::Ints{1, 2}},
+            {"begin", ops::Ints{1, 0}},
+            {"end", ops::Ints{7, 5}},
+            {"strides", ops::Ints{2, 3}}});
+  check_op("slice", {{6, 5}},
+           {{"axes", ops::Ints{-1}},
+            {"begin", ops::Ints{10}},
+            {"end", ops::Ints{-10}},
+            {"strides", ops::Ints{-2}}});
+}
+
+TEST(GradientRules, Pad) {
+  check_op("pad", {{3, 4}}, {{"pads", ops::Ints{1, 2, 0, 1}}});
+  check_op("pad", {{3, 4}}, {{"pads", ops::Ints{1, 0, 2, 1}}, {"value", 2.5}});
+  check_op("pad", {{3, 4}}, {{"pads", ops::Ints{2, 1, 1, 3}}, {"mode", "reflect"}});
+  check_op("pad", {{1, 3, 4, 2}},
+           {{"pads", ops::Ints{0, 2, 3, 0, 0, 1, 2, 0}}, {"mode", "reflect"}});
+  check_op("pad", {{5}}, {{"pads", ops::Ints{4, 4}}, {"mode", "reflect"}});
+}
+
+TEST(GradientRules, GlobalPools) {
+  for (const char* op : {"global_avg_pool2d", "global_max_pool2d"}) {
+    check_op(op, {{2, 3, 4, 3}});
+    check_op(op, {{1, 3, 2, 5}}, {{"data_format", "NCHW"}});
+    check_op(op, {{2, 2, 3, 3}}, {{"keepdims", true}});
+    check_op(op, {{1, 2, 3, 4}}, {{"data_format", "NCHW"}, {"keepdims", true}});
+  }
+}
+
 }  // namespace
 }  // namespace dlrt::core::testing

@@ -174,6 +174,54 @@ TEST_F(CApiGraph, BuildsWithAttributesAndQueriesValues) {
   EXPECT_NE(dup.message.find("'padding' is given twice"), std::string::npos) << dup.message;
 }
 
+// Variadic ops through the C API: concat takes any number of inputs; split's output count
+// comes from its attributes, and a short `outputs` array is refused before anything is added.
+TEST_F(CApiGraph, VariadicInputsAndOutputs) {
+  const dlrt_tensor_desc ad = desc(DLRT_F32, {2, 3}), bd = desc(DLRT_F32, {2, 5});
+  dlrt_value a = 0, b = 0;
+  EXPECT_OK(dlrt_graph_placeholder(g_, "a", &ad, &a));
+  EXPECT_OK(dlrt_graph_placeholder(g_, "b", &bd, &b));
+  const dlrt_attr axis = int_attr("axis", -1);
+  const dlrt_attr* concat_attrs[] = {&axis};
+  const dlrt_value three[] = {a, b, a};
+  dlrt_value y[4] = {0, 0, 0, 0};
+  size_t n = 0;
+  EXPECT_OK(dlrt_graph_op(g_, "concat", "cat", three, 3, concat_attrs, 1, y, 1, &n));
+  ASSERT_EQ(n, 1u);
+  dlrt_tensor_desc yd{};
+  yd.struct_size = DLRT_STRUCT_SIZE(dlrt_tensor_desc);
+  EXPECT_OK(dlrt_graph_value_desc(g_, y[0], &yd));
+  ASSERT_EQ(yd.rank, 2);
+  EXPECT_EQ(yd.dims[1], 11);
+
+  const dlrt_attr num = int_attr("num", 3), split_axis = int_attr("axis", 1);
+  const dlrt_attr* split_attrs[] = {&num, &split_axis};
+  const dlrt_value cat = y[0];
+  dlrt_value parts[4] = {0, 0, 0, 0};
+  // 11 is not a multiple of 3: the registry's message, whatever the room.
+  Result uneven = take(dlrt_graph_op(g_, "split", "parts", &cat, 1, split_attrs, 2, parts, 1, &n));
+  EXPECT_EQ(uneven.code, DLRT_INVALID_ARGUMENT);
+  EXPECT_NE(uneven.message.find("does not divide"), std::string::npos) << uneven.message;
+  const int64_t lengths[] = {3, 5, 3};
+  dlrt_attr sizes = int_attr("sizes", 0);
+  sizes.type = DLRT_ATTR_INTS;
+  sizes.ints = lengths;
+  sizes.count = 3;
+  const dlrt_attr* sized[] = {&sizes, &split_axis};
+  Result short_room = take(dlrt_graph_op(g_, "split", "parts", &cat, 1, sized, 2, parts, 2, &n));
+  EXPECT_EQ(short_room.code, DLRT_INVALID_ARGUMENT);
+  EXPECT_NE(short_room.message.find("has 3 output(s), but `outputs` has room for 2"),
+            std::string::npos)
+      << short_room.message;
+  dlrt_value found = 0;
+  EXPECT_EQ(take(dlrt_graph_find(g_, "parts", &found)).code, DLRT_NOT_FOUND);
+  EXPECT_OK(dlrt_graph_op(g_, "split", "parts", &cat, 1, sized, 2, parts, 4, &n));
+  EXPECT_EQ(n, 3u);
+  EXPECT_EQ(parts[3], DLRT_INVALID_VALUE);
+  EXPECT_OK(dlrt_graph_value_desc(g_, parts[1], &yd));
+  EXPECT_EQ(yd.dims[1], 5);
+}
+
 TEST_F(CApiGraph, ScopesAssignsAndTrainableVariables) {
   EXPECT_OK(dlrt_graph_push_device(g_, "/CPU:0"));
   EXPECT_EQ(take(dlrt_graph_push_device(g_, "/device:CPU:zero")).code, DLRT_INVALID_ARGUMENT);

@@ -24,9 +24,9 @@ int OpDef::input_index(std::string_view input) const {
 std::string OpDef::signature() const {
   std::vector<std::string> ins, outs, as;
   for (const InputSpec& in : inputs)
-    ins.push_back(fmt::format("{}: {}{}{}", in.name, format_dtypes(in.dtypes),
-                              in.shape.empty() ? "" : " ", in.shape));
-  for (const OutputSpec& out : outputs) outs.push_back(out.name);
+    ins.push_back(fmt::format("{}{}: {}{}{}", in.name, in.variadic ? "..." : "",
+                              format_dtypes(in.dtypes), in.shape.empty() ? "" : " ", in.shape));
+  for (const OutputSpec& out : outputs) outs.push_back(out.variadic ? out.name + "..." : out.name);
   for (const AttrSpec& a : attrs)
     as.push_back(a.required ? fmt::format("{}: {} (required)", a.name, attr_type_name(a.type))
                             : fmt::format("{}: {} = {}", a.name, attr_type_name(a.type),
@@ -37,7 +37,7 @@ std::string OpDef::signature() const {
 }
 
 std::string InferContext::label(int i) const {
-  return fmt::format("input {} ({})", i, def_.inputs[i].name);
+  return fmt::format("input {} ({})", i, def_.input_spec(i).name);
 }
 
 Status InferContext::expect_rank(int i, int rank, std::string_view dims_doc) const {

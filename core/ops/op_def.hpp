@@ -52,11 +52,18 @@ struct InputSpec {
   // Inputs sharing a non-zero type variable must have the same dtype (ONNX's "T").
   char type_var = 'T';
   bool differentiable = true;  // autodiff propagates a gradient to this input
+  // Variadic: only the last input may be; it stands for `min_count` or more inputs of one
+  // spec (concat's x...), all sharing its type variable. Their count is the call's.
+  bool variadic = false;
+  int min_count = 1;
 };
 
 struct OutputSpec {
   std::string name;
   std::string shape;  // for docs: "(N,OH,OW,Co)"
+  // Variadic: only the last output may be; the op's inference decides how many (split's
+  // y..., one per part, at least one).
+  bool variadic = false;
 };
 
 // Output `output` may share its buffer with input `input` (optimizer updates).
@@ -153,6 +160,16 @@ struct OpDef {
 
   const AttrSpec* find_attr(std::string_view attr) const;
   int input_index(std::string_view input) const;  // -1 when absent
+  // The spec of call input / output i: inputs[i], or the variadic last spec for every i past
+  // it. Read these rather than inputs[i] / outputs[i], which are the declared specs only.
+  bool variadic_inputs() const { return !inputs.empty() && inputs.back().variadic; }
+  bool variadic_outputs() const { return !outputs.empty() && outputs.back().variadic; }
+  const InputSpec& input_spec(size_t i) const {
+    return i < inputs.size() ? inputs[i] : inputs.back();
+  }
+  const OutputSpec& output_spec(size_t o) const {
+    return o < outputs.size() ? outputs[o] : outputs.back();
+  }
   // One line: "conv2d(x: f32|f16|bf16 (N,H,W,C), w: ...) -> y; strides: ints = (1,1), ..."
   std::string signature() const;
 };
@@ -167,6 +184,7 @@ class InferContext {
 
   const OpDef& def() const { return def_; }
   const std::string& op() const { return def_.name; }
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }  // the call's count
   const TensorType& input(int i) const { return inputs_[i]; }
   const Dims& dims(int i) const { return inputs_[i].dims; }
   int rank(int i) const { return inputs_[i].rank(); }

@@ -31,15 +31,17 @@ std::string inputs_text(const OpDef& d) {
   if (d.inputs.empty()) return "—";
   std::vector<std::string> parts;
   for (const InputSpec& in : d.inputs)
-    parts.push_back(fmt::format("{}{} {}", in.name, in.shape.empty() ? "" : " " + in.shape,
-                                cell(format_dtypes(in.dtypes))));
+    parts.push_back(
+        fmt::format("{}{}{} {}", in.name, in.variadic ? fmt::format("... ({}+)", in.min_count) : "",
+                    in.shape.empty() ? "" : " " + in.shape, cell(format_dtypes(in.dtypes))));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 std::string outputs_text(const OpDef& d) {
   std::vector<std::string> parts;
   for (const OutputSpec& o : d.outputs)
-    parts.push_back(o.shape.empty() ? o.name : o.name + " " + o.shape);
+    parts.push_back((o.variadic ? o.name + "..." : o.name) +
+                    (o.shape.empty() ? "" : " " + o.shape));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 

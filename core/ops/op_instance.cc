@@ -61,16 +61,27 @@ Status check_dims(std::string_view op, const std::string& what, const TensorType
   return Status();
 }
 
-Status check_inputs(const OpDef& def, const std::vector<TensorType>& inputs) {
-  if (inputs.size() != def.inputs.size()) {
-    std::vector<std::string> names;
-    for (const InputSpec& in : def.inputs) names.push_back(in.name);
-    return invalid_argument("{}: expected {} input{} ({}), got {}", def.name, def.inputs.size(),
-                            def.inputs.size() == 1 ? "" : "s", fmt::join(names, ", "),
-                            inputs.size());
+// The count of a call's inputs: exactly the declared ones, or, when the last is variadic,
+// the others plus at least its min_count.
+Status check_input_count(const OpDef& def, const std::vector<TensorType>& inputs) {
+  std::vector<std::string> names;
+  for (const InputSpec& in : def.inputs) names.push_back(in.variadic ? in.name + "..." : in.name);
+  if (def.variadic_inputs()) {
+    const size_t fixed = def.inputs.size() - 1;
+    const size_t least = fixed + static_cast<size_t>(def.inputs.back().min_count);
+    if (inputs.size() >= least) return Status();
+    return invalid_argument("{}: expected at least {} input{} ({}), got {}", def.name, least,
+                            least == 1 ? "" : "s", fmt::join(names, ", "), inputs.size());
   }
+  if (inputs.size() == def.inputs.size()) return Status();
+  return invalid_argument("{}: expected {} input{} ({}), got {}", def.name, def.inputs.size(),
+                          def.inputs.size() == 1 ? "" : "s", fmt::join(names, ", "), inputs.size());
+}
+
+Status check_inputs(const OpDef& def, const std::vector<TensorType>& inputs) {
+  DLRT_OPS_RETURN_IF_ERROR(check_input_count(def, inputs));
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const InputSpec& spec = def.inputs[i];
+    const InputSpec& spec = def.input_spec(i);
     const std::string what = fmt::format("input {} ({})", i, spec.name);
     DLRT_OPS_RETURN_IF_ERROR(check_dims(def.name, what, inputs[i]));
     bool allowed = false;
@@ -80,11 +91,11 @@ Status check_inputs(const OpDef& def, const std::vector<TensorType>& inputs) {
                               dtype_name(inputs[i].dtype), format_dtypes(spec.dtypes));
     // The first earlier input with the same type variable fixes the dtype.
     for (size_t j = 0; j < i && spec.type_var != 0; ++j) {
-      if (def.inputs[j].type_var != spec.type_var) continue;
+      if (def.input_spec(j).type_var != spec.type_var) continue;
       if (inputs[j].dtype != inputs[i].dtype)
         return invalid_argument("{}: {} has dtype {}, expected {} to match input {} ({})", def.name,
                                 what, dtype_name(inputs[i].dtype), dtype_name(inputs[j].dtype), j,
-                                def.inputs[j].name);
+                                def.input_spec(j).name);
       break;
     }
   }
@@ -99,12 +110,17 @@ Result<OpInstance::Storage*> build(const OpDef& def, const std::vector<TensorTyp
   InferContext ctx(def, inputs, *attrs);
   DLRT_OPS_RETURN_IF_ERROR(def.infer(ctx));
   // The infer function's own contract, checked so that a bug there is not a plugin crash.
-  if (ctx.outputs().size() != def.outputs.size())
-    return Status(DLRT_INTERNAL, fmt::format("{}: inference gave {} outputs, the op has {}",
-                                             def.name, ctx.outputs().size(), def.outputs.size()));
+  // A variadic last output stands for one or more.
+  const bool count_ok = def.variadic_outputs() ? ctx.outputs().size() >= def.outputs.size()
+                                               : ctx.outputs().size() == def.outputs.size();
+  if (!count_ok)
+    return Status(DLRT_INTERNAL,
+                  fmt::format("{}: inference gave {} outputs, the op has {}{}", def.name,
+                              ctx.outputs().size(), def.variadic_outputs() ? "at least " : "",
+                              def.outputs.size()));
   for (size_t o = 0; o < ctx.outputs().size(); ++o)
     DLRT_OPS_RETURN_IF_ERROR(check_dims(
-        def.name, fmt::format("output {} ({})", o, def.outputs[o].name), ctx.outputs()[o]));
+        def.name, fmt::format("output {} ({})", o, def.output_spec(o).name), ctx.outputs()[o]));
   for (const auto& [name, value] : ctx.normalized()) {
     auto it = attrs->find(name);
     if (it == attrs->end())
@@ -223,7 +239,7 @@ Result<OpInstance> instantiate_desc(const dlrt_op_desc& desc) {
     for (size_t o = 0; o < given_outputs.size(); ++o)
       if (given_outputs[o] != inst->outputs()[o])
         return invalid_argument("{}: output {} ({}) is {} but inference gives {}", op_name, o,
-                                def.outputs[o].name, to_string(given_outputs[o]),
+                                def.output_spec(o).name, to_string(given_outputs[o]),
                                 to_string(inst->outputs()[o]));
     // Keep the caller's layouts: the registry infers dtypes and dims, not memory formats.
     auto layout = [](const dlrt_tensor_desc* d) {

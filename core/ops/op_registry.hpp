@@ -27,5 +27,7 @@ std::vector<OpDef> reduce_shape_ops();
 std::vector<OpDef> misc_ops();
 std::vector<OpDef> train_ops();
 std::vector<OpDef> norm_ops();
+std::vector<OpDef> shape_ops();        // concat, split, slice, pad (infer_shape_ops.cc)
+std::vector<OpDef> global_pool_ops();  // global_avg/max_pool2d (infer_global_pool.cc)
 
 }  // namespace dlrt::ops

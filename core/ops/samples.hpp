@@ -39,6 +39,16 @@ std::vector<Sample> reshape(const OpDef&);
 std::vector<Sample> flatten(const OpDef&);
 std::vector<Sample> transpose(const OpDef&);
 
+// ---- cut, join, frame (samples_shape_ops.cc); global pools (samples_global_pool.cc) ----
+std::vector<Sample> concat(const OpDef&);
+std::vector<Sample> split(const OpDef&);
+std::vector<Sample> slice(const OpDef&);
+std::vector<Sample> slice_grad(const OpDef&);
+std::vector<Sample> pad(const OpDef&);
+std::vector<Sample> pad_grad(const OpDef&);
+enum class GlobalPoolPass { kAvg, kMax, kAvgBackward, kMaxBackward };
+SampleFn global_pool(GlobalPoolPass pass);
+
 // ---- the rest (samples_misc.cc) ----
 SampleFn matmul(bool fused);
 std::vector<Sample> softmax(const OpDef&);  // softmax and log_softmax

@@ -569,6 +569,133 @@ DLRT_HD void cast_element(const void* in, int32_t from, void* out, int32_t to, i
   else store_int(out, to, i, load_as_int(in, from, i));
 }
 
+// ---- cut, join, frame: concat, split, slice, pad, pad_grad (cut_join.cu) ------------------
+
+// concat / split as 2-D copies: the whole tensor (A..., L, B...) is `rows` = |A| rows of
+// L * `unit` bytes (unit = |B| * element size); part k (A..., L_k, B...) is the same rows of
+// L_k * unit bytes, starting (L_0 + ... + L_{k-1}) * unit bytes into each row.
+struct PartRows {
+  int64_t rows = 1;
+  int64_t unit = 1;  // bytes per index along the axis
+};
+DLRT_HD PartRows part_rows(const int64_t* dims, int rank, int axis, int64_t element_bytes) {
+  PartRows r;
+  r.unit = element_bytes;
+  for (int d = 0; d < axis; ++d) r.rows *= dims[d];
+  for (int d = axis + 1; d < rank; ++d) r.unit *= dims[d];
+  return r;
+}
+
+// slice / slice_grad: the offset in the big tensor (x, or dx) of element i of the small one
+// (y, or dy): base + sum_d i_d * stride[0][d], where the view's dims are the small tensor's
+// and its strides the big tensor's row-major strides times the slice's steps (negative for a
+// negative step). base = sum_d begin_d * big_stride_d.
+DLRT_HD int64_t slice_offset(const Strided& v, int64_t base, int64_t i) {
+  return base + source_offset(v, 0, i);
+}
+
+// pad and pad_grad: x (unpadded) dims, y (padded) dims, the cells before each dim.
+struct PadGeom {
+  int rank = 0;
+  int64_t x[kMaxRank] = {}, y[kMaxRank] = {}, before[kMaxRank] = {};
+  bool reflect = false;
+};
+
+// The x index that padded index q reads in reflect mode (numpy "reflect": the edge is not
+// repeated); valid while the pads are <= n - 1, which the op's checks guarantee.
+DLRT_HD int64_t reflect_index(int64_t q, int64_t before, int64_t n) {
+  int64_t i = q - before;
+  if (i < 0) i = -i;
+  if (i >= n) i = 2 * (n - 1) - i;
+  return i;
+}
+
+// pad: the offset in x that y element i reads, or -1 for a constant-mode cell outside x.
+DLRT_HD int64_t pad_source(const PadGeom& g, int64_t i) {
+  int64_t off = 0, stride = 1;
+  for (int d = g.rank - 1; d >= 0; --d) {
+    const int64_t q = i % g.y[d];
+    i /= g.y[d];
+    const int64_t k = g.reflect ? reflect_index(q, g.before[d], g.x[d]) : q - g.before[d];
+    if (k < 0 || k >= g.x[d]) return -1;
+    off += k * stride;
+    stride *= g.x[d];
+  }
+  return off;
+}
+
+// The padded indices q on one dim that reflect mode maps onto x index i (1 to 3 of them: the
+// cell itself, its mirror in the front pad, its mirror in the back pad); returns the count.
+DLRT_HD int reflect_preimages(int64_t i, int64_t before, int64_t n, int64_t ny, int64_t* q) {
+  int k = 0;
+  q[k++] = i + before;
+  if (i >= 1 && i <= before) q[k++] = before - i;
+  const int64_t back = before + 2 * (n - 1) - i;
+  if (i <= n - 2 && back < ny) q[k++] = back;
+  return k;
+}
+
+// pad_grad: dx element j = the sum of the dy cells that reflect onto it (an odometer over
+// each dim's preimages; deterministic, no atomics). Sums in the order of the odometer.
+DLRT_HD float pad_grad_at(const PadGeom& g, const float* dy, int64_t j) {
+  int64_t pre[kMaxRank][3];
+  int count[kMaxRank], at[kMaxRank];
+  for (int d = g.rank - 1; d >= 0; --d) {
+    const int64_t i = j % g.x[d];
+    j /= g.x[d];
+    count[d] = reflect_preimages(i, g.before[d], g.x[d], g.y[d], pre[d]);
+    at[d] = 0;
+  }
+  float sum = 0.0f;
+  for (;;) {
+    int64_t off = 0;
+    for (int d = 0; d < g.rank; ++d) off = off * g.y[d] + pre[d][at[d]];
+    sum += dy[off];
+    int d = g.rank - 1;
+    while (d >= 0 && ++at[d] == count[d]) at[d--] = 0;
+    if (d < 0) return sum;
+  }
+}
+
+// ---- global pools (cut_join.cu) -----------------------------------------------------------
+
+// An image of either layout; plane p = n*C + c is also element p of the pooled (N,C) tensor.
+struct GlobalPool {
+  bool nchw = false;
+  int64_t n = 0, h = 0, w = 0, c = 0;
+};
+
+// The offset of the first max of plane p, rows first; a NaN counts as the max (the first NaN
+// wins), as max_pool2d and the reference do.
+DLRT_HD int64_t plane_argmax(const GlobalPool& g, const float* x, int64_t p) {
+  const int64_t n = p / g.c, c = p % g.c;
+  int64_t best = image_offset(g.nchw, g.h, g.w, g.c, n, 0, 0, c);
+  for (int64_t ih = 0; ih < g.h; ++ih)
+    for (int64_t iw = 0; iw < g.w; ++iw) {
+      const int64_t k = image_offset(g.nchw, g.h, g.w, g.c, n, ih, iw, c);
+      if (x[best] != x[best]) return best;
+      if (x[k] > x[best] || x[k] != x[k]) best = k;
+    }
+  return best;
+}
+
+// The mean of plane p, summed in double (the reference's order, rows first).
+DLRT_HD float plane_mean(const GlobalPool& g, const float* x, int64_t p) {
+  const int64_t n = p / g.c, c = p % g.c;
+  double sum = 0.0;
+  for (int64_t ih = 0; ih < g.h; ++ih)
+    for (int64_t iw = 0; iw < g.w; ++iw)
+      sum += x[image_offset(g.nchw, g.h, g.w, g.c, n, ih, iw, c)];
+  return static_cast<float>(sum / static_cast<double>(g.h * g.w));
+}
+
+// The plane (n*C + c) of image element i.
+DLRT_HD int64_t plane_of(const GlobalPool& g, int64_t i) {
+  int64_t n, ih, iw, c;
+  image_coords(g.nchw, g.h, g.w, g.c, i, &n, &ih, &iw, &c);
+  return n * g.c + c;
+}
+
 // ---- pointer alignment (host only: matmul.cc picks its cuBLASLt algorithm by it) ----------
 
 // The largest power of two, at most `cap`, dividing every pointer's address: the alignment

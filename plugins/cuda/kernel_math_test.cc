@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cut_join_geometry.hpp"
 #include "kernel_math.hpp"
 #include "ops/shape_util.hpp"
 #include "op_support.hpp"
@@ -467,6 +468,177 @@ TEST(KernelMath, LeakyReluMatchesReference) {
       EXPECT_FLOAT_EQ(math::leaky_relu_grad(dy[i], x[i], float(alpha)), dx[i]) << x[i];
     }
   }
+}
+
+// ---- cut, join, frame; global pools (cut_join.cu) -------------------------------------------
+
+// concat and split as cut_join.cu's 2-D copies (emulated with memcpy), against the reference.
+TEST(KernelMath, ConcatSplitRowsMatchReference) {
+  const std::vector<std::vector<int64_t>> parts = {{2, 1, 3}, {2, 4, 3}, {2, 2, 3}};
+  const std::vector<int64_t> whole = {2, 7, 3};
+  std::vector<std::vector<float>> xs;
+  std::vector<TensorType> types;
+  std::vector<const void*> ins;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    xs.push_back(random_floats(size_t(parts[k][0] * parts[k][1] * parts[k][2]), 30 + k));
+    types.push_back({DLRT_F32, parts[k]});
+  }
+  for (auto& x : xs) ins.push_back(x.data());
+  auto inst = make("concat", types, {{"axis", -2}});
+  std::vector<float> ref(42), got(42);
+  reference_run(inst, ins, {ref.data()});
+  const math::PartRows r = math::part_rows(whole.data(), 3, 1, sizeof(float));
+  int64_t at = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const int64_t run = parts[k][1] * r.unit;
+    for (int64_t row = 0; row < r.rows; ++row)
+      std::memcpy(reinterpret_cast<char*>(got.data()) + row * 7 * r.unit + at,
+                  reinterpret_cast<const char*>(xs[k].data()) + row * run, size_t(run));
+    at += run;
+  }
+  EXPECT_EQ(got, ref);
+  // split is the same rows read the other way: part 1 of the whole.
+  auto sp = make("split", {{DLRT_F32, whole}}, {{"axis", 1}, {"sizes", ops::Ints{1, 4, 2}}});
+  std::vector<float> p0(6), p1(24), p2(12);
+  reference_run(sp, {ref.data()}, {p0.data(), p1.data(), p2.data()});
+  EXPECT_EQ(p1, xs[1]);
+}
+
+// slice (every stride sign, clamped bounds) and slice_grad, replayed with slice_offset.
+TEST(KernelMath, SliceMatchesReference) {
+  struct Case {
+    std::vector<int64_t> x;
+    AttrMap attrs;
+  };
+  const Case cases[] = {
+      {{5, 7}, {{"begin", ops::Ints{1, 2}}, {"end", ops::Ints{4, 7}}}},
+      {{2, 9, 9, 3},
+       {{"axes", ops::Ints{1, 2}},
+        {"begin", ops::Ints{1, 0}},
+        {"end", ops::Ints{8, 9}},
+        {"strides", ops::Ints{2, 3}}}},
+      {{6, 5},
+       {{"axes", ops::Ints{-1}},
+        {"begin", ops::Ints{10}},
+        {"end", ops::Ints{-10}},
+        {"strides", ops::Ints{-2}}}},
+      {{4, 5, 3},
+       {{"axes", ops::Ints{0}},
+        {"begin", ops::Ints{-1}},
+        {"end", ops::Ints{std::numeric_limits<int64_t>::min()}},
+        {"strides", ops::Ints{-1}}}},
+  };
+  uint32_t seed = 40;
+  for (const Case& c : cases) {
+    auto fwd = make("slice", {{DLRT_F32, c.x}}, c.attrs);
+    const std::vector<int64_t> y_dims = fwd.output(0).dims;
+    const int64_t nx = fwd.inputs()[0].num_elements(), ny = fwd.output(0).num_elements();
+    auto x = random_floats(size_t(nx), seed++);
+    std::vector<float> ref(static_cast<size_t>(ny)), got(static_cast<size_t>(ny));
+    reference_run(fwd, {x.data()}, {ref.data()});
+    OpView op(&fwd.desc());
+    int64_t base = 0;
+    const math::Strided v = slice_view(op, y_dims, c.x, &base);
+    for (int64_t i = 0; i < ny; ++i) got[size_t(i)] = x[size_t(math::slice_offset(v, base, i))];
+    EXPECT_EQ(got, ref);
+
+    AttrMap ga = c.attrs;
+    ga["shape"] = ops::Ints(c.x.begin(), c.x.end());
+    auto bwd = make("slice_grad", {{DLRT_F32, y_dims}}, ga);
+    auto dy = random_floats(size_t(ny), seed++);
+    std::vector<float> dref(static_cast<size_t>(nx)), dgot(static_cast<size_t>(nx), 0.0f);
+    reference_run(bwd, {dy.data()}, {dref.data()});
+    OpView bop(&bwd.desc());
+    const math::Strided bv = slice_view(bop, y_dims, c.x, &base);
+    for (int64_t i = 0; i < ny; ++i) dgot[size_t(math::slice_offset(bv, base, i))] = dy[size_t(i)];
+    EXPECT_EQ(dgot, dref);
+  }
+}
+
+// pad in both modes and pad_grad (every cell's mirrors summed), replayed on the host.
+TEST(KernelMath, PadAndPadGradMatchReference) {
+  struct Case {
+    std::vector<int64_t> x;
+    ops::Ints pads;
+    const char* mode;
+  };
+  const Case cases[] = {
+      {{3, 4}, {1, 2, 0, 1}, "constant"}, {{1, 5, 5, 3}, {0, 1, 2, 0, 0, 2, 1, 0}, "constant"},
+      {{3, 4}, {2, 1, 1, 3}, "reflect"},  {{2, 5, 5, 3}, {0, 2, 1, 0, 0, 2, 3, 0}, "reflect"},
+      {{7}, {6, 6}, "reflect"},
+  };
+  uint32_t seed = 60;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.mode);
+    auto fwd =
+        make("pad", {{DLRT_F32, c.x}}, {{"pads", c.pads}, {"mode", c.mode}, {"value", 1.25}});
+    const std::vector<int64_t> y_dims = fwd.output(0).dims;
+    const int64_t nx = fwd.inputs()[0].num_elements(), ny = fwd.output(0).num_elements();
+    auto x = random_floats(size_t(nx), seed++);
+    std::vector<float> ref(static_cast<size_t>(ny)), got(static_cast<size_t>(ny));
+    reference_run(fwd, {x.data()}, {ref.data()});
+    OpView op(&fwd.desc());
+    const bool reflect = std::string(c.mode) == "reflect";
+    const math::PadGeom g = pad_geom(op, c.x, y_dims, reflect);
+    for (int64_t i = 0; i < ny; ++i) {
+      const int64_t k = math::pad_source(g, i);
+      got[size_t(i)] = k < 0 ? 1.25f : x[size_t(k)];
+    }
+    EXPECT_EQ(got, ref);
+    if (!reflect) continue;
+    auto bwd = make("pad_grad", {{DLRT_F32, y_dims}}, {{"pads", c.pads}});
+    auto dy = random_floats(size_t(ny), seed++);
+    std::vector<float> dref(static_cast<size_t>(nx)), dgot(static_cast<size_t>(nx));
+    reference_run(bwd, {dy.data()}, {dref.data()});
+    OpView bop(&bwd.desc());
+    const math::PadGeom bg = pad_geom(bop, c.x, y_dims, true);
+    for (int64_t j = 0; j < nx; ++j) dgot[size_t(j)] = math::pad_grad_at(bg, dy.data(), j);
+    for (int64_t j = 0; j < nx; ++j) EXPECT_NEAR(dgot[size_t(j)], dref[size_t(j)], 1e-5) << j;
+  }
+}
+
+// The global pools and their backward ops in both layouts, with ties and a NaN.
+TEST(KernelMath, GlobalPoolsMatchReference) {
+  for (const char* format : {"NHWC", "NCHW"})
+    for (bool keepdims : {false, true}) {
+      SCOPED_TRACE(std::string(format) + (keepdims ? " keepdims" : ""));
+      const std::vector<int64_t> x_dims = std::string(format) == "NHWC"
+                                              ? std::vector<int64_t>{2, 3, 5, 4}
+                                              : std::vector<int64_t>{2, 4, 3, 5};
+      const AttrMap attrs{{"data_format", format}, {"keepdims", keepdims}};
+      auto x = random_floats(120, 80);
+      for (size_t i = 0; i < 120; i += 7) x[i] = std::round(x[i]);  // ties
+      x[13] = std::numeric_limits<float>::quiet_NaN();
+      auto avg = make("global_avg_pool2d", {{DLRT_F32, x_dims}}, attrs);
+      auto max = make("global_max_pool2d", {{DLRT_F32, x_dims}}, attrs);
+      const std::vector<int64_t> y_dims = avg.output(0).dims;
+      std::vector<float> avg_ref(8), max_ref(8);
+      reference_run(avg, {x.data()}, {avg_ref.data()});
+      reference_run(max, {x.data()}, {max_ref.data()});
+      OpView op(&avg.desc());
+      const math::GlobalPool g = global_pool_geom(op, x_dims);
+      for (int64_t p = 0; p < 8; ++p) {
+        const float m = x[size_t(math::plane_argmax(g, x.data(), p))];
+        if (std::isnan(max_ref[size_t(p)])) EXPECT_TRUE(std::isnan(m)) << p;
+        else EXPECT_EQ(m, max_ref[size_t(p)]) << p;
+        if (!std::isnan(avg_ref[size_t(p)]))
+          EXPECT_FLOAT_EQ(math::plane_mean(g, x.data(), p), avg_ref[size_t(p)]);
+      }
+      auto dy = random_floats(8, 81);
+      AttrMap ba = attrs;
+      ba["input_shape"] = ops::Ints(x_dims.begin(), x_dims.end());
+      auto avg_b = make("global_avg_pool2d_backward", {{DLRT_F32, y_dims}}, ba);
+      auto max_b =
+          make("global_max_pool2d_backward", {{DLRT_F32, x_dims}, {DLRT_F32, y_dims}}, attrs);
+      std::vector<float> avg_dx(120), max_dx(120), got(120, 0.0f);
+      reference_run(avg_b, {dy.data()}, {avg_dx.data()});
+      reference_run(max_b, {x.data(), dy.data()}, {max_dx.data()});
+      for (int64_t i = 0; i < 120; ++i)
+        EXPECT_FLOAT_EQ(dy[size_t(math::plane_of(g, i))] * (1.0f / 15.0f), avg_dx[size_t(i)]) << i;
+      for (int64_t p = 0; p < 8; ++p)
+        got[size_t(math::plane_argmax(g, x.data(), p))] = dy[size_t(p)];
+      EXPECT_EQ(got, max_dx);
+    }
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ void add_conv_ops(std::vector<OpEntry>& t);          // conv.cc (cuDNN)
 void add_matmul_ops(std::vector<OpEntry>& t);        // matmul.cc (cuBLASLt)
 void add_cudnn_act_ops(std::vector<OpEntry>& t);     // cudnn_act.cc: relu/sigmoid/tanh, softmax
 void add_batch_norm_ops(std::vector<OpEntry>& t);    // batch_norm.cc (cuDNN)
+void add_cut_join_ops(std::vector<OpEntry>& t);      // cut_join.cu: concat ... pad, global pools
 
 // ---- checks -------------------------------------------------------------------------------
 

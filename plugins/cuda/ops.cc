@@ -38,6 +38,7 @@ const std::vector<OpEntry>& op_table() {
     add_update_ops(t);
     add_random_ops(t);
     add_misc_ops(t);
+    add_cut_join_ops(t);
     return t;
   }();
   return table;

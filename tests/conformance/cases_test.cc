@@ -88,7 +88,8 @@ TEST(ConformanceCases, ValuesSuitTheirOps) {
         for (int64_t i = 0; i < in[1].size(); ++i) EXPECT_GE(std::fabs(in[1].get(i)), 0.25);
       }
       if (c.op == "max_pool2d" || c.op == "argmax" || c.op == "reduce_max" ||
-          c.op == "max_pool2d_backward") {
+          c.op == "max_pool2d_backward" || c.op == "global_max_pool2d" ||
+          c.op == "global_max_pool2d_backward") {
         std::set<double> seen;
         for (int64_t i = 0; i < in[0].size(); ++i) EXPECT_TRUE(seen.insert(in[0].get(i)).second);
       }
@@ -141,6 +142,10 @@ TEST(ConformanceCases, TolerancesFollowTheSpec) {
   EXPECT_EQ(tolerance_for("reduce_mean").rel, 1e-4);
   EXPECT_EQ(tolerance_for("conv2d_backward_filter").rel, 1e-3);
   EXPECT_EQ(tolerance_for("matmul_bias_act").rel, 1e-3);
+  for (const char* moving : {"concat", "split", "slice", "slice_grad", "pad", "global_max_pool2d"})
+    EXPECT_TRUE(tolerance_for(moving).exact) << moving;
+  EXPECT_EQ(tolerance_for("pad_grad").rel, 1e-4);
+  EXPECT_EQ(tolerance_for("global_avg_pool2d").rel, 1e-4);
 }
 
 HostTensor vec(std::vector<double> v, dlrt_dtype t = DLRT_F32) {

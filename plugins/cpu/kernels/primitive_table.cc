@@ -1,8 +1,10 @@
 // primitive_table.cc: the cpu plugin's kernel rows for ops built from oneDNN primitives, one
 // row per op name of docs/ops.md; the kernels live in kernels/prim_<family>.cc.
 #include "../ops.hpp"
+#include "prim_concat.hpp"
 #include "prim_conv.hpp"
 #include "prim_eltwise.hpp"
+#include "prim_global_pool.hpp"
 #include "prim_matmul.hpp"
 #include "prim_norm.hpp"
 #include "prim_pool.hpp"
@@ -51,6 +53,11 @@ const std::vector<KernelDef>& primitive_kernel_defs() {
       {"batch_norm", batch_norm_check, batch_norm_create},
       {"batch_norm_train", batch_norm_check, batch_norm_create},
       {"batch_norm_grad", batch_norm_check, batch_norm_create},
+      {"concat", concat_check, concat_create},
+      {"global_avg_pool2d", global_pool_check, global_pool_create},
+      {"global_max_pool2d", global_pool_check, global_pool_create},
+      {"global_avg_pool2d_backward", global_pool_check, global_pool_create},
+      {"global_max_pool2d_backward", global_pool_check, global_pool_create},
   };
   return defs;
 }

@@ -41,6 +41,8 @@ void add_random_kernels(KernelTable& t);
 void add_update_kernels(KernelTable& t);
 void add_misc_kernels(KernelTable& t);
 void add_norm_kernels(KernelTable& t);
+void add_cut_join_kernels(KernelTable& t);     // concat, split, slice, pad (cut_join.cc)
+void add_global_pool_kernels(KernelTable& t);  // global pools (global_pool.cc)
 
 // ---- checks (throw Error naming the op) --------------------------------------------------
 //

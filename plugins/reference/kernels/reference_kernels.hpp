@@ -11,7 +11,8 @@
 //
 // dtypes: every float op takes f32 and f64; labels/indices i32|i64; cast and fill take
 // f32/f64/i32/i64/u8/i8/bool; shape ops (reshape, flatten, transpose, broadcast_to, copy,
-// gather_rows' params) move any of those bytes unchanged. f16/bf16: UNIMPLEMENTED.
+// gather_rows' params, concat, split, slice) move any of those bytes unchanged. f16/bf16:
+// UNIMPLEMENTED.
 // Layouts: DLRT_LAYOUT_DENSE only.
 #pragma once
 
