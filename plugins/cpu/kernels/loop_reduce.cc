@@ -17,9 +17,10 @@
 // slice per thread, the threads' y regions are disjoint and one scratch serves all of them.
 // Everything is allocated at create; run only walks memory.
 //
-// Why not oneDNN's reduction primitive: oneDNN 2.7 runs its reference implementation for
-// reductions over non-trailing axes, which took 18 of 26 ms of a training step in the issue
-// that asked for this file (dlbench ops, "reduce_sum rank 6").
+// Why not oneDNN's reduction primitive: on Debian's oneDNN 2.6 a reduction over non-trailing
+// axes of a rank-6 tensor took 18 of 26 ms of a training step (the issue that asked for this
+// file); this loop streams it at memory speed (docs/benchmarks.md, 2026-12-02; dlbench ops
+// "reduce_sum.rank6_upsample_grad").
 #include <algorithm>
 #include <limits>
 

@@ -118,7 +118,7 @@ class BatchNormGrad : public PrimKernel {
       : PrimKernel(p, op), l_(layout_of(op)), eps_(op.get_float("epsilon")) {
     const memory::desc x = image_md(l_.image()), c = channel_md(l_.c);
     var_ = owned(c);
-    // oneDNN 2.7's backward pass with use_shift insists on a SHIFT argument although dx,
+    // oneDNN 2.6's backward pass with use_shift insists on a SHIFT argument although dx,
     // dscale and dbias do not depend on it: an owned (C) of zeros.
     shift_ = owned(c);
     std::fill_n(static_cast<float*>(shift_.get_data_handle()), l_.c, 0.0f);

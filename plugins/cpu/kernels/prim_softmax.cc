@@ -3,8 +3,7 @@
 //   softmax | log_softmax               x (any rank >= 1)  -> y (same), along `axis`
 //
 // They are oneDNN's softmax_forward and logsoftmax_forward (both subtract the max). The
-// reductions left this file for loop_reduce.cc: oneDNN 2.7's reduction runs its reference
-// code for non-trailing axes.
+// reductions left this file for loop_reduce.cc (why: that file's header).
 #include "prim_softmax.hpp"
 
 #include "prim_common.hpp"
