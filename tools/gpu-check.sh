@@ -29,8 +29,9 @@
 #   dlrt_cuda_gpu_test 60                         device services, capture, NCCL on one rank;
 #   dlrt_cuda_ops_gpu_test 90                     every CUDA kernel against the reference;
 #   conformance_cuda 90                           the conformance suite on the CUDA device;
-#   bench_gpu 60, bench_gpu_nocapture 60          one training epoch, with and without CUDA Graphs;
-#   mirrored_gpu 60                               mirrored training through NCCL.
+#   bench_gpu 60, bench_gpu_nocapture 45          one training epoch, with and without CUDA Graphs;
+#   resnet_gpu 35                                 samples/resnet (batch norm on cuDNN) learns;
+#   mirrored_gpu 50                               mirrored training through NCCL.
 #
 # Exit status: 0 when every step that ran passed (skips do not count), 1 otherwise.
 set -uo pipefail   # not -e: a failing step must not stop the steps after it
@@ -192,18 +193,32 @@ for kind, header, dims in (("images", 16, 3), ("labels", 8, 1)):
     shutil.copy(f"{src}/t10k-{kind}-idx{dims}-ubyte.gz", f"{dst}/")
 PY
 fi
-train_step() {  # train_step NAME DLBENCH-ARGS...
-  local name=$1; shift
-  if [ "$HAVE_GPU" = 0 ]; then planned "$name" 60 "$NOGPU"; return; fi
-  if [ -z "$DATA" ] || [ ! -d "$DATA" ]; then planned "$name" 60 "no data (.devrun/data)"; return; fi
-  run_step "$name" 60 "$OUT/$name.json" "$BIN/dlbench" train --data "$DATA" --epochs 1 "$@"
-  judge "$name" 60 "$(json '"epoch %.2f s, %.3g ms/step, val_acc %.3f" % (d["epoch_seconds"][0], d["ms_per_step"], d["val_accuracy"])' "$OUT/$name.json")"
+train_step() {  # train_step NAME PLANNED DLBENCH-ARGS...
+  local name=$1 planned_s=$2; shift 2
+  if [ "$HAVE_GPU" = 0 ]; then planned "$name" "$planned_s" "$NOGPU"; return; fi
+  if [ -z "$DATA" ] || [ ! -d "$DATA" ]; then planned "$name" "$planned_s" "no data (.devrun/data)"; return; fi
+  run_step "$name" "$planned_s" "$OUT/$name.json" "$BIN/dlbench" train --data "$DATA" --epochs 1 "$@"
+  judge "$name" "$planned_s" "$(json '"epoch %.2f s, %.3g ms/step, val_acc %.3f" % (d["epoch_seconds"][0], d["ms_per_step"], d["val_accuracy"])' "$OUT/$name.json")"
 }
-train_step bench_gpu --device GPU:0
-train_step bench_gpu_nocapture --device GPU:0 --no-capture
+train_step bench_gpu 60 --device GPU:0
+train_step bench_gpu_nocapture 45 --device GPU:0 --no-capture
+
+# ---- 4b. samples/resnet on GPU:0: ResNet-20 with batch norm (cuDNN) trains and learns ------
+# 100 steps of batch 128 (--limit 12800), batch norm momentum 0.9 so that the moving
+# statistics follow in so few steps; exit 1 (a FAIL) below 0.5 test accuracy (chance: 0.1).
+# On the packed data the training set holds the test images, so the bar checks learning, not
+# generalisation; the figure is the sample's last lines.
+resnet_figure() { tr '\r' '\n' < "$1" | grep -E '^test_accuracy|ms/step' | tail -n 2 | sed 's/.* \([0-9]*m\{0,1\}s\/step\) .*/\1/' | tr '\n' ' '; }
+if [ "$HAVE_GPU" = 0 ]; then planned resnet_gpu 35 "$NOGPU"
+elif [ -z "$DATA" ] || [ ! -d "$DATA" ]; then planned resnet_gpu 35 "no data (.devrun/data)"
+else
+  run_step resnet_gpu 35 - "$BIN/resnet" --device GPU:0 --data "$DATA" --epochs 1 --limit 12800 \
+    --bn-momentum 0.9 --expect-accuracy 0.5
+  judge resnet_gpu 35 "$(resnet_figure "$LOGS/resnet_gpu.log")"
+fi
 
 # ---- 5. NCCL: mirrored training (tests/nn: two logical GPUs; one GPU through NCCL) -------
-gpu_step mirrored_gpu 60 gtest_figure "${BIN:-.}/dlrt_nn_test" --gtest_filter='NnMirroredGpu*' \
+gpu_step mirrored_gpu 50 gtest_figure "${BIN:-.}/dlrt_nn_test" --gtest_filter='NnMirroredGpu*' \
   --gtest_output="json:$LOGS/mirrored_gpu.json"
 
 # ---- what comes back ---------------------------------------------------------------------

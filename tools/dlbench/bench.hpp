@@ -84,15 +84,18 @@ struct TrainOptions {
   std::string device = "CPU:0";
   int64_t epochs = 1;
   int64_t warmup_steps = 20;
-  int64_t limit = 0;  // train on the first N images only (0: all 60,000)
-  int64_t batch = workload::kBatch;
-  int threads = 0;  // cpu plugin threads and torch.set_num_threads (0: every core)
+  int64_t limit = 0;          // train on the first N images only (0: all 60,000)
+  std::string model = "cnn";  // cnn (the reference workload) or resnet20 (samples/resnet)
+  int64_t batch = 0;          // 0: the model's own, 64 for cnn and 128 for resnet20
+  int threads = 0;            // cpu plugin threads and torch.set_num_threads (0: every core)
   uint64_t seed = 42;
   bool compare_torch = false;
   bool capture = true;         // false: the step runs kernel by kernel, never a captured graph
   std::string plugin_options;  // more plugin options, e.g. "cpu:winograd=0"
   std::string data = "/usr/share/datasets/fashion-mnist";
   std::string python = "/usr/bin/python3";  // runs torch_reference.py for --compare-torch
+  std::string torch_venv;       // a venv for torch: made (pip install torch) when it lacks it
+  std::string torch_index_url;  // pip's --index-url for that install (empty: PyPI)
 };
 // Returns the JSON document `dlbench train` prints (train.cc); throws dlrt::Error or
 // std::runtime_error (missing data, device or torch, with what to do about it).

@@ -105,11 +105,41 @@ TEST(DlbenchTrain, SmallRunPrintsEveryField) {
   EXPECT_FALSE(doc.contains("torch"));
 }
 
+// `dlbench train --model resnet20` on 256 images: samples/resnet's functional network with
+// batch norm, its own batch (128, so 2 steps), its parameter counts and FLOP from the plan.
+TEST(DlbenchTrain, Resnet20SmallRun) {
+  const Result r =
+      run("train --device CPU:0 --model resnet20 --limit 256 --epochs 1 --warmup-steps 1 "
+          "--threads 1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json doc;
+  ASSERT_NO_THROW(doc = nlohmann::json::parse(r.out)) << r.out;
+  EXPECT_EQ(doc.at("model"), "resnet20");
+  EXPECT_EQ(doc.at("batch"), 128);
+  EXPECT_EQ(doc.at("steps_per_epoch"), 2);
+  EXPECT_EQ(doc.at("parameters"), 272970);              // samples/resnet's summary
+  EXPECT_EQ(doc.at("non_trainable_parameters"), 1568);  // the moving statistics
+  // Forward multiply-adds per sample: stem 112,896; stage 1 6 x 1,806,336; stages 2 and 3
+  // each 903,168 + 5 x 1,806,336 + a 100,352 projection; dense 640: 31,021,952 MAC, so
+  // 62,043,904 FLOP, x3 for the training step less the stem's data gradient (225,792).
+  EXPECT_DOUBLE_EQ(doc.at("flop_per_sample").get<double>(), 185905920.0);
+  for (const char* k : {"train_seconds_per_epoch", "ms_per_step", "val_seconds"})
+    EXPECT_GT(doc.at(k).get<double>(), 0.0) << k;
+  EXPECT_GT(doc.at("loss").get<double>(), 0.0);
+}
+
+TEST(DlbenchTrain, UnknownModelIsRefused) {
+  const Result r = run("train --device CPU:0 --model vgg16", true);
+  EXPECT_NE(r.status, 0);  // CLI11's status for a bad flag value (main.cc: CLI11_PARSE)
+  EXPECT_NE(r.out.find("--model"), std::string::npos) << r.out;
+}
+
 TEST(DlbenchTrain, CompareTorchWithoutTorchNamesThePackage) {
   const Result r =
       run("train --device CPU:0 --limit 64 --compare-torch --python /nonexistent/python3", true);
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("apt-get install python3-torch"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--torch-venv"), std::string::npos) << r.out;
 }
 
 TEST(DlbenchTrain, MissingDataFolderIsAnErrorNamingIt) {

@@ -3,7 +3,8 @@
 //
 //   dlbench ops --device CPU:0 [--repeat N] [--threads T] [--filter conv2] [--plugin-options O]
 //       micro-benchmarks of the reference workload's ops at its exact shapes (ops.cc)
-//   dlbench train --device CPU:0 --epochs N [--warmup-steps K] [--limit N] [--threads T]
+//   dlbench train --device CPU:0 --epochs N [--model cnn|resnet20] [--warmup-steps K]
+//                 [--limit N] [--threads T]
 //                 [--compare-torch] [--data DIR] [--plugin-options cpu:winograd=0]
 //       whole epochs of the reference model through dlrt/nn.hpp, optionally beside PyTorch
 //       (train.cc)
@@ -48,8 +49,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   train_cmd->add_option("--limit", train.limit, "train on the first N training images only")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  train_cmd->add_option("--batch", train.batch, "batch size")
+  train_cmd->add_option("--model", train.model, "cnn (the reference workload) or resnet20")
       ->capture_default_str()
+      ->check(CLI::IsMember({"cnn", "resnet20"}));
+  train_cmd->add_option("--batch", train.batch, "batch size (default: 64 for cnn, 128 resnet20)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   train_cmd
       ->add_option("--threads", train.threads,
@@ -71,6 +74,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   train_cmd->add_option("--python", train.python, "python with torch, for --compare-torch")
       ->capture_default_str();
+  train_cmd->add_option("--torch-venv", train.torch_venv,
+                        "--compare-torch with this venv's python; made, with torch from "
+                        "pip, when it cannot import torch");
+  train_cmd->add_option("--torch-index-url", train.torch_index_url,
+                        "pip's --index-url for --torch-venv's install (default: PyPI; "
+                        "e.g. https://download.pytorch.org/whl/cpu)");
 
   CLI11_PARSE(app, argc, argv);
   try {

@@ -12,7 +12,17 @@ each batch is gathered from it by index, as dlrt gathers batches on the device.
 Timing: `--warmup-steps` untimed steps first (allocator and kernel selection warm), then
 each epoch is timed as a whole (every batch of the shuffled training set, the last one
 partial, as Keras does), and the validation pass over the test set (no_grad) separately.
-Prints one JSON object on stdout. Debian: apt-get install python3-torch.
+Prints one JSON object on stdout. Debian: apt-get install python3-torch; or a venv with
+torch from PyPI (dlbench --compare-torch --torch-venv DIR sets one up).
+
+--model resnet20: the twin of samples/resnet/resnet20.hpp — stem Conv3x3(16)-BN-ReLU, 3
+stages x 3 basic blocks (16/32/64, stride 2 + 1x1 conv-BN projection at the start of stages
+2 and 3), global average pooling, Linear(64, 10) logits; every conv and the linear layer have
+a bias (zeros) as Keras' Conv2D/Dense, kernels kaiming_normal_(fan_in, relu) = N(0,
+sqrt(2/fan_in)) as dlrt's he_normal; BatchNorm2d(eps=1e-3, momentum=0.01), Keras' epsilon
+and PyTorch's side of Keras' momentum 0.99; Adam(1e-3, eps 1e-7); batch as given (dlbench
+passes 128). It runs channels-last (torch.channels_last memory format for the model and each
+batch), PyTorch's fast CPU layout for convolutions with batch norm, the layout dlrt uses.
 """
 import argparse
 import gzip
@@ -63,6 +73,43 @@ def model(torch):
         nn.Flatten(), nn.Linear(576, 64), nn.ReLU(), nn.Linear(64, 10))
 
 
+def resnet20(torch):
+    nn = torch.nn
+
+    def conv(ci, co, k, stride):
+        c = nn.Conv2d(ci, co, k, stride=stride, padding=k // 2, bias=True)
+        nn.init.kaiming_normal_(c.weight, mode="fan_in", nonlinearity="relu")
+        nn.init.zeros_(c.bias)
+        return c
+
+    def bn(c):
+        return nn.BatchNorm2d(c, eps=1e-3, momentum=0.01)
+
+    class Block(nn.Module):
+        def __init__(self, ci, co, stride):
+            super().__init__()
+            self.body = nn.Sequential(conv(ci, co, 3, stride), bn(co), nn.ReLU(),
+                                      conv(co, co, 3, 1), bn(co))
+            project = stride != 1 or ci != co
+            self.shortcut = nn.Sequential(conv(ci, co, 1, stride), bn(co)) if project else None
+
+        def forward(self, x):
+            s = x if self.shortcut is None else self.shortcut(x)
+            return torch.relu(self.body(x) + s)
+
+    layers = [conv(1, 16, 3, 1), bn(16), nn.ReLU()]
+    ci = 16
+    for stage, co in enumerate((16, 32, 64)):
+        for block in range(3):
+            layers.append(Block(ci, co, 2 if stage > 0 and block == 0 else 1))
+            ci = co
+    head = nn.Linear(64, 10)
+    nn.init.kaiming_normal_(head.weight, mode="fan_in", nonlinearity="relu")
+    nn.init.zeros_(head.bias)
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), head]
+    return nn.Sequential(*layers)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
@@ -72,6 +119,7 @@ def main():
     ap.add_argument("--warmup-steps", type=int, default=20)
     ap.add_argument("--limit", type=int, default=0, help="use only the first N training images")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--model", choices=("cnn", "resnet20"), default="cnn")
     args = ap.parse_args()
 
     try:
@@ -84,14 +132,22 @@ def main():
 
     x_train, y_train = load(torch, args.data, "train", args.limit)
     x_test, y_test = load(torch, args.data, "t10k", 0)
-    net = model(torch)
+    channels_last = args.model == "resnet20"
+    net = resnet20(torch) if channels_last else model(torch)
+    if channels_last:
+        net = net.to(memory_format=torch.channels_last)
+        x_train = x_train.contiguous(memory_format=torch.channels_last)
+        x_test = x_test.contiguous(memory_format=torch.channels_last)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3, eps=1e-7)
     loss_fn = torch.nn.CrossEntropyLoss()
     b = args.batch
 
     def step(idx):
         opt.zero_grad(set_to_none=True)
-        logits = net(x_train[idx])
+        xb = x_train[idx]
+        if channels_last:
+            xb = xb.contiguous(memory_format=torch.channels_last)
+        logits = net(xb)
         loss = loss_fn(logits, y_train[idx])
         loss.backward()
         opt.step()
@@ -130,6 +186,8 @@ def main():
     n_train = x_train.shape[0]
     print(json.dumps({
         "framework": "pytorch",
+        "model": args.model,
+        "memory_format": "channels_last" if channels_last else "contiguous (NCHW)",
         "torch_version": torch.__version__,
         "threads": threads,
         "epochs": args.epochs,

@@ -1,6 +1,12 @@
-// train.cc: `dlbench train` — whole epochs of the reference workload (docs/design.md section 9) through the
-// Keras-style layer (dlrt/nn.hpp), built exactly as samples/mnist_cnn builds it, and optionally
-// the same run in PyTorch (torch_reference.py) for the ratio the target is stated in.
+// train.cc: `dlbench train` — whole epochs of a model through the Keras-style layer
+// (dlrt/nn.hpp), and optionally the same run in PyTorch (torch_reference.py) for the ratio the
+// issues' targets are stated in. --model picks the network:
+//   cnn       the reference workload (docs/design.md section 9), built exactly as
+//             samples/mnist_cnn builds it; Adam(1e-3), batch 64 by default
+//   resnet20  samples/resnet's ResNet-20 (samples/resnet/resnet20.hpp, the same function the
+//             sample calls), a functional model with batch norm; Adam(1e-3), batch 128 by
+//             default, as the sample
+// The PyTorch twin gets the same --model, batch, epochs, limit, threads and warm-up steps.
 //
 // What is timed, and how (wall clock on the host, steady_clock):
 //   compile_seconds   model.compile() (the layer plan), then the first fit's set-up: the graph,
@@ -26,6 +32,7 @@
 #include <unistd.h>
 
 #include "bench.hpp"
+#include "resnet/resnet20.hpp"
 
 namespace dlbench {
 namespace {
@@ -54,26 +61,34 @@ nn::Array load(const std::string& path, bool images) {
   return nn::Array(DLRT_U8, dims, std::vector<uint8_t>(p, p + a.bytes()));
 }
 
-// Training FLOP per sample from the layers' shapes: a layer with a "kernel" (Conv2D, Dense)
-// does 2 x (output elements) x (kernel elements per output channel) in its forward pass, and
-// as much again for each of its two gradients (filter and data) — except that the first such
-// layer needs no data gradient when it is the model's first layer (the images take none).
-// Pooling, activations, the loss and Adam are left out, as in docs/design.md's 16.4 MFLOP.
-double train_flop_per_sample(const nn::Sequential& model, nn::Shape shape) {
+// Training FLOP per sample from the layers' shapes: a layer call with a "kernel" (Conv2D,
+// Dense) does 2 x (output elements) x (kernel elements per output channel) in its forward
+// pass, and as much again for each of its two gradients (filter and data) — except that a
+// call on the model's input needs no data gradient (the images take none). Pooling,
+// normalization, activations, the loss and Adam are left out, as in docs/design.md's 16.4
+// MFLOP. Walks the compiled plan, so it counts a functional model's every node.
+double train_flop_per_sample(const nn::Model& model) {
+  const nn::detail::Plan& plan = model.plan();
+  std::vector<nn::Shape> slots = plan.inputs;  // slot shapes: the inputs, then node outputs
   double total = 0;
-  bool first = true;
-  for (const auto& layer : model.layers()) {
-    const nn::Shape out = layer->output_shape(shape);
-    for (const nn::ParamSpec& p : layer->params(shape)) {
+  for (const nn::detail::PlanNode& node : plan.nodes) {
+    const nn::Layer& layer = *plan.layers[node.layer];
+    std::vector<nn::Shape> in;
+    bool on_input = true;
+    for (size_t s : node.inputs) {
+      in.push_back(slots[s]);
+      on_input &= s < plan.inputs.size();
+    }
+    const nn::Shape out = layer.output_shape_multi(in);
+    for (const nn::ParamSpec& p : layer.params_multi(in)) {
       if (p.name != "kernel" || p.dims.empty()) continue;
       double outs = 1, kernel = 1;
       for (int64_t d : out) outs *= static_cast<double>(d);
       for (int64_t d : p.dims) kernel *= static_cast<double>(d);
       const double fwd = 2.0 * outs * kernel / static_cast<double>(p.dims.back());
-      total += (first ? 2.0 : 3.0) * fwd;
+      total += (on_input ? 2.0 : 3.0) * fwd;
     }
-    first = false;
-    shape = out;
+    slots.push_back(out);
   }
   return total;
 }
@@ -89,15 +104,16 @@ class Timer : public nn::Callback {
   double fit_called = 0, train_begin = 0;
   std::vector<double> epoch_us, step_us;
 
-  void on_train_begin(nn::Sequential&) override { train_begin = now_us(); }
-  void on_epoch_begin(nn::Sequential&, int64_t) override { last_ = epoch_start_ = now_us(); }
-  void on_train_batch_end(nn::Sequential&, int64_t batch, const nn::Logs&) override {
+  // The Model& hooks: fit calls them for every kind of model (Sequential and functional).
+  void on_train_begin(nn::Model&) override { train_begin = now_us(); }
+  void on_epoch_begin(nn::Model&, int64_t) override { last_ = epoch_start_ = now_us(); }
+  void on_train_batch_end(nn::Model&, int64_t batch, const nn::Logs&) override {
     const double t = now_us();
     step_us.push_back(t - last_);
     last_ = t;
     if (stop_after_ > 0 && batch + 1 >= stop_after_) throw WarmupDone{};
   }
-  void on_epoch_end(nn::Sequential&, int64_t, const nn::Logs&) override {
+  void on_epoch_end(nn::Model&, int64_t, const nn::Logs&) override {
     epoch_us.push_back(now_us() - epoch_start_);
   }
 
@@ -132,12 +148,37 @@ std::string quoted(const std::string& s) {
   return q + "'";
 }
 
+bool imports_torch(const std::string& python) {
+  return std::system((quoted(python) + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
+}
+
+// With --torch-venv DIR: DIR/bin/python, after making DIR a venv with torch from PyPI (or
+// --torch-index-url) when it cannot import torch yet; pip's output goes to stderr, since
+// stdout carries the JSON only. Without it: --python as given.
+std::string torch_python(const TrainOptions& o) {
+  if (o.torch_venv.empty()) return o.python;
+  const std::string python = (fs::path(o.torch_venv) / "bin" / "python3").string();
+  if (fs::exists(python) && imports_torch(python)) return python;
+  std::fprintf(stderr, "dlbench: --torch-venv %s: installing torch with pip (once)\n",
+               o.torch_venv.c_str());
+  std::string cmd =
+      "{ " + quoted(o.python) + " -m venv " + quoted(o.torch_venv) + " && " + quoted(python) +
+      " -m pip install --upgrade pip && " + quoted(python) + " -m pip install torch" +
+      (o.torch_index_url.empty() ? "" : " --index-url " + quoted(o.torch_index_url)) + "; } 1>&2";
+  if (std::system(cmd.c_str()) != 0 || !imports_torch(python))
+    throw std::runtime_error("--torch-venv " + o.torch_venv +
+                             ": setting up a venv with torch failed (see pip's output above); "
+                             "fix it by hand (" +
+                             python + " -m pip install torch) or pass --python");
+  return python;
+}
+
 // Checked before dlrt trains, so a missing torch costs no wait. Returns the script's path.
 fs::path check_torch(const TrainOptions& o) {
-  if (std::system((quoted(o.python) + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0)
+  if (!imports_torch(o.python))
     throw std::runtime_error("--compare-torch: " + o.python +
-                             " cannot import torch; install it "
-                             "with: apt-get install python3-torch (or pass --python)");
+                             " cannot import torch; install it with: apt-get install "
+                             "python3-torch, or let dlbench make a venv (--torch-venv DIR)");
   fs::path script = own_dir() / "dlbench_torch_reference.py";
   if (!fs::exists(script))
     throw std::runtime_error("--compare-torch: " + script.string() +
@@ -152,7 +193,7 @@ json run_torch(const TrainOptions& o, const fs::path& script, int64_t warmup) {
                           " --threads " + std::to_string(o.threads) + " --epochs " +
                           std::to_string(o.epochs) + " --batch " + std::to_string(o.batch) +
                           " --warmup-steps " + std::to_string(warmup) + " --limit " +
-                          std::to_string(o.limit);
+                          std::to_string(o.limit) + " --model " + o.model;
   const std::string out = run_command(cmd);
   try {
     return json::parse(out);
@@ -162,11 +203,35 @@ json run_torch(const TrainOptions& o, const fs::path& script, int64_t warmup) {
   }
 }
 
+// The network of --model, compiled the same way for both: Adam(1e-3), sparse categorical
+// cross-entropy from logits, accuracy.
+std::unique_ptr<nn::Model> make_model(const dlrt::Context& ctx, const std::string& kind,
+                                      const nn::Shape& sample) {
+  if (kind == "cnn")  // the reference workload, as samples/mnist_cnn builds it
+    return std::make_unique<nn::Sequential>(
+        ctx,
+        std::initializer_list<nn::LayerRef>{nn::Input(sample), nn::Conv2D(32, {3, 3}, "relu"),
+                                            nn::MaxPool2D({2, 2}), nn::Conv2D(64, {3, 3}, "relu"),
+                                            nn::MaxPool2D({2, 2}), nn::Conv2D(64, {3, 3}, "relu"),
+                                            nn::Flatten(), nn::Dense(64, "relu"), nn::Dense(10)});
+  if (kind == "resnet20") {  // samples/resnet's network
+    nn::Input in(sample);
+    return std::make_unique<nn::Model>(ctx, in, resnet::resnet20(in, 10), "resnet20");
+  }
+  throw std::runtime_error("--model " + kind + ": unknown; expected cnn or resnet20");
+}
+
 }  // namespace
 
-json run_train(const TrainOptions& o) {
+json run_train(const TrainOptions& options) {
+  TrainOptions o = options;
+  if (o.model != "cnn" && o.model != "resnet20")
+    throw std::runtime_error("--model " + o.model + ": unknown; expected cnn or resnet20");
+  if (o.batch == 0) o.batch = o.model == "resnet20" ? 128 : workload::kBatch;
   json doc;
   doc["mode"] = "train";
+  doc["model"] = o.model;
+  if (o.compare_torch) o.python = torch_python(o);
   const fs::path torch_script = o.compare_torch ? check_torch(o) : fs::path();
   doc["load_average_before"] = load_average();
   dlrt::Context ctx = make_context(o.threads, o.plugin_options);
@@ -194,12 +259,9 @@ json run_train(const TrainOptions& o) {
   doc["steps_per_epoch"] = steps;
   doc["warmup_steps"] = warmup;
 
-  // The reference workload, as samples/mnist_cnn builds it.
   const double t0 = now_us();
-  nn::Sequential model(
-      ctx, {nn::Input(x_train.sample_shape()), nn::Conv2D(32, {3, 3}, "relu"),
-            nn::MaxPool2D({2, 2}), nn::Conv2D(64, {3, 3}, "relu"), nn::MaxPool2D({2, 2}),
-            nn::Conv2D(64, {3, 3}, "relu"), nn::Flatten(), nn::Dense(64, "relu"), nn::Dense(10)});
+  std::unique_ptr<nn::Model> owned = make_model(ctx, o.model, x_train.sample_shape());
+  nn::Model& model = *owned;
   nn::CompileConfig config;
   config.device = info.name;
   config.seed = o.seed;
@@ -207,18 +269,16 @@ json run_train(const TrainOptions& o) {
   model.compile(nn::Adam(1e-3), nn::SparseCategoricalCrossentropy(/*from_logits=*/true),
                 {"accuracy"}, config);
   const double plan_us = now_us() - t0;
-  int64_t params = 0;  // trainable parameters, from the layers' shapes (93,322 expected)
-  {
-    nn::Shape shape = x_train.sample_shape();
-    for (const auto& layer : model.layers()) {
-      for (const nn::ParamSpec& p : layer->params(shape)) {
-        int64_t k = 1;
-        for (int64_t d : p.dims) k *= d;
-        if (p.trainable) params += k;
-      }
-      shape = layer->output_shape(shape);
-    }
+  // Trainable parameters, from the plan (93,322 for cnn; 272,970 for resnet20, whose
+  // 1,568 moving statistics are counted apart).
+  int64_t params = 0, fixed = 0;
+  for (const auto& v : model.plan().state) {
+    if (v.owner >= 0 || v.name.rfind("optimizer/", 0) == 0) continue;  // optimizer state
+    int64_t k = 1;
+    for (int64_t d : v.dims) k *= d;
+    (v.trainable ? params : fixed) += k;
   }
+  doc["non_trainable_parameters"] = fixed;
   doc["parameters"] = params;
 
   nn::FitOptions fit;
@@ -264,7 +324,7 @@ json run_train(const TrainOptions& o) {
   const double val_us = now_us() - tv;
 
   const double epoch_s = stats_of(timer->epoch_us).median_us * 1e-6;
-  const double flop_sample = train_flop_per_sample(model, x_train.sample_shape());
+  const double flop_sample = train_flop_per_sample(model);
   json epochs = json::array();
   for (double us : timer->epoch_us) epochs.push_back(us * 1e-6);
   doc["epoch_seconds"] = epochs;

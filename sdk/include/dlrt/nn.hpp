@@ -34,6 +34,7 @@
 #include "dlrt/nn/callbacks.hpp"
 #include "dlrt/nn/checkpoint.hpp"
 #include "dlrt/nn/data.hpp"
+#include "dlrt/nn/global_pooling.hpp"
 #include "dlrt/nn/initializers.hpp"
 #include "dlrt/nn/layers.hpp"
 #include "dlrt/nn/losses.hpp"

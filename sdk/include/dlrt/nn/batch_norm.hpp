@@ -25,6 +25,9 @@
 // distribution strategy the replicated step normalises with each replica's batch statistics
 // but does not move the moving statistics (they keep their initial or loaded values).
 //
+// In a functional model: `x = nn::BatchNormalization()(nn::Conv2D(16, {3, 3})(in));` — the
+// same ops, moving-statistic updates and checkpoint names as in a Sequential.
+//
 // Inputs: images (H, W, C) with axis -1 or 3 (NHWC, the channel last) or axis 1 (the
 // channel first, data_format NCHW); flat features (C) with axis -1 or 1 (after Dense).
 // Anything else is INVALID_ARGUMENT naming the layer.
@@ -32,6 +35,7 @@
 #define DLRT_NN_BATCH_NORM_HPP_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,6 +57,12 @@ class BatchNormalization : public Layer {
 
   std::string type() const override { return "BatchNormalization"; }
   std::string base_name() const override { return "batch_normalization"; }
+  // Callable on symbolic tensors (functional models): the node keeps this copy. The moving
+  // statistics are the model's variables, not the layer's, so a copy holds no values and
+  // a functional model updates and checkpoints them exactly as a Sequential does.
+  std::shared_ptr<Layer> clone() const override {
+    return std::make_shared<BatchNormalization>(*this);
+  }
   Shape output_shape(const Shape& in) const override {
     channels(in);  // refuses an axis that does not fit
     return in;

@@ -1,7 +1,8 @@
 // dlrt/nn/layers.hpp: Keras' layers as graph builders — the Layer interface, Input (the
 // shape of one sample), Conv2D, MaxPool2D, AvgPool2D, Flatten, Dense, Dropout, and the
 // activations ReLU, Sigmoid, Tanh, Softmax. More layers: merging.hpp (Add, Concatenate),
-// activations.hpp (Activation by name, LeakyReLU).
+// activations.hpp (Activation by name, LeakyReLU), batch_norm.hpp (BatchNormalization),
+// global_pooling.hpp (GlobalAveragePooling2D).
 //
 // A layer is a description, not a place where values live: it says which parameters it needs
 // for an input shape (`params`: kernel (KH,KW,Ci,Co) HWIO and bias (Co) for Conv2D; kernel
@@ -25,6 +26,9 @@
 // exactly one input and forward to the single-input ones; the model only calls the _multi
 // ones. A layer that is to be called on symbolic tensors overrides clone() (one line:
 // `return std::make_shared<MyLayer>(*this);`); without it, it still works in a Sequential.
+// Every built-in layer (here, merging.hpp, activations.hpp, batch_norm.hpp,
+// global_pooling.hpp) overrides it; tests/nn/nn_functional_layers_test.cc calls each one on
+// symbolic tensors, so a new built-in layer belongs in that test's list.
 //
 // Ops: Conv2D and Dense with activation none/relu/sigmoid/tanh are one fused op each
 // (conv2d_bias_act, matmul_bias_act), softmax is a separate op; images are NHWC.
