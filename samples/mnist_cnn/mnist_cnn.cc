@@ -24,6 +24,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/auto_device.hpp"
+
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -108,62 +110,12 @@ nn::Array load(const std::string& path, bool images, int64_t max_rows = 0) {
   return nn::Array(DLRT_U8, dims, std::vector<uint8_t>(p, p + a.bytes()));
 }
 
-// The reference plugin's devices are the slow oracle (every op, no speed): auto never trains
-// on one; only a user who names it (--device REF:0) gets it.
-bool is_oracle(const dlrt::DeviceInfo& d) { return d.plugin == "reference"; }
-
-// Every plugin that was refused or failed, with its reason, as warnings on stderr: with
-// auto, a missing plugin silently changes which device is picked (e.g. cpu:threads=-5
-// refuses the cpu plugin), so the user must see why.
-void warn_about_unloaded_plugins(const dlrt::Context& ctx) {
-  for (const dlrt::PluginInfo& p : ctx.plugins())
-    if (p.state != DLRT_PLUGIN_LOADED)
-      std::cerr << "warning: --device auto: plugin " << (p.name.empty() ? p.path : p.name)
-                << " was not loaded, so its devices are not candidates: " << p.error << "\n";
-}
-
-// "auto": dlrt's auto device (nn::CompileConfig device "auto"): at the first compile, the
-// device that runs the most of the model's ops, GPU before CPU on ties, never the reference
-// oracle (the core's rule; docs/design.md section 4). Before any data is read this says which
-// devices are candidates, after the reasons of any plugin that did not load, and refuses when
-// only oracle devices are visible (UNAVAILABLE: ask for REF:0 by name); after training it
-// prints what was picked and why. Anything else must name a visible device (NOT_FOUND lists
-// them).
-std::string pick_device(const dlrt::Context& ctx, const std::string& requested) {
-  if (requested != "auto") {
-    const dlrt::DeviceInfo d = ctx.device(ctx.find_device(requested));
-    return d.name;
-  }
-  warn_about_unloaded_plugins(ctx);
-  std::string candidates, oracle;
-  for (const dlrt::DeviceInfo& d : ctx.devices()) {
-    if (is_oracle(d)) {
-      if (oracle.empty()) oracle = d.name;
-      continue;
-    }
-    candidates += (candidates.empty() ? "" : ", ") + d.name + " (" + d.plugin + " plugin)";
-  }
-  if (candidates.empty() && !oracle.empty())
-    throw dlrt::Error(DLRT_UNAVAILABLE,
-                      "--device auto: only the reference plugin's devices (the slow oracle) "
-                      "are usable, and auto never picks them; name one to train on it anyway "
-                      "(--device " +
-                          oracle + "), or fix the plugins warned about above");
-  if (candidates.empty())
-    throw dlrt::Error(DLRT_UNAVAILABLE,
-                      "--device auto: no GPU or CPU device is visible "
-                      "(dlprobe says why)");
-  std::cerr << "--device auto: candidates: " << candidates
-            << "; dlrt picks the one that runs the model's ops when it compiles\n";
-  return "auto";
-}
-
 int run(const Flags& f) {
   dlrt::ContextOptions options;
   if (f.logical_cpus > 1) options.logical_devices("CPU:0", f.logical_cpus);
   dlrt::Context ctx(options);
   std::unique_ptr<nn::DistributionStrategy> strategy = make_strategy(ctx, f);
-  const std::string device = strategy ? "" : pick_device(ctx, f.device);
+  const std::string device = strategy ? "" : samples::pick_device(ctx, f.device);
   // Rank 0 speaks for a multi-worker job; the others only on request (and for errors).
   const bool speaks = !strategy || strategy->is_chief() || f.log_all_ranks;
   std::ostringstream muted;

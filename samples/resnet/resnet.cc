@@ -28,6 +28,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/auto_device.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -87,60 +89,11 @@ nn::Array load(const std::string& path, bool images, int64_t max_rows = 0) {
   return nn::Array(DLRT_U8, dims, std::vector<uint8_t>(p, p + a.bytes()));
 }
 
-// The reference plugin's devices are the slow oracle (every op, no speed): auto never trains
-// on one; only a user who names it (--device REF:0) gets it.
-bool is_oracle(const dlrt::DeviceInfo& d) { return d.plugin == "reference"; }
-
-// Every plugin that was refused or failed, with its reason, as warnings on stderr: with
-// auto, a missing plugin silently changes which device is picked (e.g. cpu:threads=-5
-// refuses the cpu plugin), so the user must see why.
-void warn_about_unloaded_plugins(const dlrt::Context& ctx) {
-  for (const dlrt::PluginInfo& p : ctx.plugins())
-    if (p.state != DLRT_PLUGIN_LOADED)
-      std::cerr << "warning: --device auto: plugin " << (p.name.empty() ? p.path : p.name)
-                << " was not loaded, so its devices are not candidates: " << p.error << "\n";
-}
-
-// "auto": the first GPU-class device, else CPU:0 (the oneDNN plugin), else any CPU-class
-// device that is not the reference oracle; it says on stderr what it picked and why, after
-// the reasons of any plugin that did not load. Only oracle devices visible: UNAVAILABLE
-// (ask for REF:0 by name). Anything else must name a visible device (NOT_FOUND lists them).
-std::string pick_device(const dlrt::Context& ctx, const std::string& requested) {
-  if (requested != "auto") {
-    const dlrt::DeviceInfo d = ctx.device(ctx.find_device(requested));
-    return d.name;
-  }
-  warn_about_unloaded_plugins(ctx);
-  const std::vector<dlrt::DeviceInfo> devices = ctx.devices();
-  auto picked = [](const dlrt::DeviceInfo& d, const char* why) {
-    std::cerr << "--device auto: picked " << d.name << " (" << d.plugin << " plugin, " << why
-              << ")\n";
-    return d.name;
-  };
-  for (const dlrt::DeviceInfo& d : devices)
-    if (d.device_class == DLRT_DEVICE_CLASS_GPU && !is_oracle(d)) return picked(d, "first GPU");
-  for (const dlrt::DeviceInfo& d : devices)
-    if (d.type == "CPU" && !is_oracle(d)) return picked(d, "no GPU; first CPU");
-  for (const dlrt::DeviceInfo& d : devices)
-    if (d.device_class == DLRT_DEVICE_CLASS_CPU && !is_oracle(d))
-      return picked(d, "no GPU, no CPU type; first CPU-class device");
-  for (const dlrt::DeviceInfo& d : devices)
-    if (is_oracle(d))
-      throw dlrt::Error(DLRT_UNAVAILABLE,
-                        "--device auto: only the reference plugin's devices (the slow oracle) "
-                        "are usable, and auto never picks them; name one to train on it anyway "
-                        "(--device " +
-                            d.name + "), or fix the plugins warned about above");
-  throw dlrt::Error(DLRT_UNAVAILABLE,
-                    "--device auto: no GPU or CPU device is visible "
-                    "(dlprobe says why)");
-}
-
 int run(const Flags& f) {
   dlrt::ContextOptions options;
   if (f.threads >= 0) options.plugin_options("cpu:threads=" + std::to_string(f.threads));
   dlrt::Context ctx(options);
-  const std::string device = pick_device(ctx, f.device);
+  const std::string device = samples::pick_device(ctx, f.device);
 
   // --limit is applied by the reader: the rest of the training files is never read.
   nn::Array x_train = load(data_file(f.data, "train-images-idx3-ubyte"), true, f.limit);
@@ -180,6 +133,8 @@ int run(const Flags& f) {
   if (!f.csv_log.empty())
     fit.callbacks.push_back(std::make_shared<nn::CSVLogger>(f.csv_log, ',', /*append=*/resumed));
   model.fit(x_train, y_train, fit);
+  if (device == "auto")
+    std::cerr << "--device auto: " << model.train_executable().auto_device() << "\n";
 
   const nn::Logs test = model.evaluate(x_test, y_test, f.batch);
   std::printf("test_loss: %.4f\ntest_accuracy: %.4f\n", test[0].second, test[1].second);
