@@ -1,6 +1,6 @@
 // op_view.hpp: a read-only, self-contained view of one op instance (a `dlrt_op_desc`), plus the
 // small shape helpers every backend needs to agree on: dtype sizes, conv/pool windows from the
-// explicit pads the core gives, NHWC/NCHW indexing, NumPy broadcasting, axis normalisation.
+// explicit pads the core gives, NHWC/NCHW indexing, broadcast strides, axis normalisation.
 //
 //   dlrt::plugin::OpView op(desc);                    // copies everything it needs
 //   const auto& x = op.input(0);                      // x.dtype, x.dims, x.numel, x.bytes
@@ -331,31 +331,6 @@ inline std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims) 
   std::vector<int64_t> s(dims.size(), 1);
   for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
   return s;
-}
-
-// NumPy's broadcast of two shapes; nullopt-like: returns false if incompatible.
-inline bool try_broadcast_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
-                                std::vector<int64_t>* out) {
-  size_t rank = a.size() > b.size() ? a.size() : b.size();
-  std::vector<int64_t> r(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1) return false;
-    r[i] = da == 1 ? db : da;
-  }
-  *out = std::move(r);
-  return true;
-}
-
-// Throws INVALID_ARGUMENT naming `op` when the shapes do not broadcast.
-inline std::vector<int64_t> broadcast_shape(const std::vector<int64_t>& a,
-                                            const std::vector<int64_t>& b, const std::string& op) {
-  std::vector<int64_t> r;
-  if (!try_broadcast_shape(a, b, &r))
-    fail(DLRT_INVALID_ARGUMENT,
-         op + ": shapes " + dims_string(a) + " and " + dims_string(b) + " do not broadcast");
-  return r;
 }
 
 // Element strides of a tensor of dims `in`, seen as a tensor of dims `out` (in broadcasts to

@@ -238,9 +238,6 @@ inline bool is_plain_dtype(int32_t d) {
 [[noreturn]] inline void unimplemented(const OpView& op, const std::string& why) {
   plugin::fail(DLRT_UNIMPLEMENTED, prefix() + op.name() + " " + why);
 }
-[[noreturn]] inline void invalid(const OpView& op, const std::string& why) {
-  plugin::fail(DLRT_INVALID_ARGUMENT, prefix() + op.name() + ": " + why);
-}
 
 // "cpu: add supports f32 and f64, got i32"
 inline void expect_float(const OpView& op, const TensorView& t) {
