@@ -274,11 +274,10 @@ TEST_F(Eager, InPlaceUpdateMayAliasItsInput) {
   TensorPtr p = tensor(ref_, desc(DLRT_F32, {3}), {1, 2, 3});
   TensorPtr g = tensor(ref_, desc(DLRT_F32, {3}), {1, 1, 1});
   TensorPtr v = tensor(ref_, desc(DLRT_F32, {3}), {0, 0, 0});
-  const dlrt_tensor* in[] = {p.get(), g.get(), v.get()};
+  TensorPtr lr = tensor(ref_, desc(DLRT_F32, {}), {0.5f});  // an input since version 2
+  const dlrt_tensor* in[] = {p.get(), g.get(), v.get(), lr.get()};
   dlrt_tensor* out[] = {p.get(), v.get()};
-  const dlrt_attr lr = attr_float("learning_rate", 0.5);
-  const dlrt_attr* attrs[] = {&lr};
-  StatusPtr s(dlrt_op_run(ctx_.get(), "sgd_update", ref_, in, 3, attrs, 1, out, 2));
+  StatusPtr s(dlrt_op_run(ctx_.get(), "sgd_update", ref_, in, 4, nullptr, 0, out, 2));
   ASSERT_EQ(s, nullptr) << text(s.get());
   EXPECT_EQ(read(p.get()), (std::vector<float>{0.5f, 1.5f, 2.5f}));
   // relu may not write over its input.

@@ -157,15 +157,15 @@ struct Mlp {
       };
       if (optimizer == "adam") {
         ValueRef m = slot("m"), v = slot("v");
-        auto out =
-            g.add_op("adam_update", "", {vars[i], grads[i], m, v, step}, {{"learning_rate", 0.02}});
+        ValueRef lr = g.add_constant("", {DLRT_F32, {}}, bytes_of({0.02f}));
+        auto out = g.add_op("adam_update", "", {vars[i], grads[i], m, v, step, lr}, {});
         g.add_assign(vars[i], out[0]);
         g.add_assign(m, out[1]);
         g.add_assign(v, out[2]);
       } else {
         ValueRef vel = slot("velocity");
-        auto out = g.add_op("sgd_update", "", {vars[i], grads[i], vel},
-                            {{"learning_rate", 0.2}, {"momentum", 0.9}});
+        ValueRef lr = g.add_constant("", {DLRT_F32, {}}, bytes_of({0.2f}));
+        auto out = g.add_op("sgd_update", "", {vars[i], grads[i], vel, lr}, {{"momentum", 0.9}});
         g.add_assign(vars[i], out[0]);
         g.add_assign(vel, out[1]);
       }

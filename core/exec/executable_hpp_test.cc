@@ -35,7 +35,8 @@ TEST(ExecutableHpp, TrainsAcrossTwoLogicalDevices) {
   dlrt::check(dlrt_graph_gradients(g.get(), loss.get(), &wv, 1, &gw));
   std::vector<dlrt::Value> grads = {dlrt::Value(g.get(), gw)};
   dlrt::Value vel = g.variable("w/velocity", DLRT_F32, {2, 1}, "fill", {}, false);
-  std::vector<dlrt::Value> upd = g.op("sgd_update", {w, grads[0], vel}, {{"learning_rate", 0.1}});
+  dlrt::Value lr = g.constant<float>("lr", {}, {0.1f});
+  std::vector<dlrt::Value> upd = g.op("sgd_update", {w, grads[0], vel, lr});
   g.assign(w, upd[0]);
   g.assign(vel, upd[1]);
 

@@ -155,7 +155,8 @@ TEST(RunAssigns, StatefulOpsAreNeverPrunedFromATrainingStep) {
   ValueRef w = g.add_variable("w", {DLRT_F32, {4}}, "fill", {{"value", 1.0}}, true);
   ValueRef vel = g.add_variable("vel", {DLRT_F32, {4}}, "fill", {{"value", 0.0}}, false);
   ValueRef grad = g.add_placeholder("grad", {DLRT_F32, {4}});
-  g.add_op("sgd_update", "update", {w, grad, vel}, {{"learning_rate", 0.1}});
+  ValueRef lr = g.add_constant("lr", {DLRT_F32, {}}, bytes_of({0.1f}));
+  g.add_op("sgd_update", "update", {w, grad, vel, lr}, {});
 
   auto [code, msg] = error_of([&] { Executable::compile(g, {x}, {y}, kTrain); });
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);

@@ -104,7 +104,7 @@ Status check_attr_value(std::string_view op, const AttrSpec& spec, const AttrVal
 // The complete attribute set of an op from what the caller gave:
 //   - an attribute not in `specs` is an error naming it and listing the accepted names;
 //   - a value of the wrong type is an error (an int is accepted where a float is expected,
-//     and widened: learning_rate=1 means 1.0);
+//     and widened: momentum=1 means 1.0);
 //   - a missing required attribute is an error; a missing optional one gets its default;
 //   - every value passes check_attr_value.
 Result<AttrMap> resolve_attrs(std::string_view op, const std::vector<AttrSpec>& specs,

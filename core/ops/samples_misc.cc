@@ -197,14 +197,15 @@ std::vector<Sample> copy(const OpDef&) {
 
 std::vector<Sample> sgd_update(const OpDef&) {
   struct Sgd {
+    double learning_rate;  // an input since version 2
     AttrMap attrs;
     const char* note;
   };
   const Sgd sgd[] = {
-      {{{"learning_rate", 0.01}}, ""},
-      {{{"learning_rate", 0.1}, {"momentum", 0.9}}, ""},
-      {{{"learning_rate", 0.05}, {"momentum", 0.9}, {"nesterov", true}}, ""},
-      {{{"learning_rate", 1}, {"momentum", 0.5}}, "int learning_rate widened"},
+      {0.01, {}, ""},
+      {0.1, {{"momentum", 0.9}}, ""},
+      {0.05, {{"momentum", 0.9}, {"nesterov", true}}, ""},
+      {0.5, {{"momentum", 1}}, "int momentum widened"},
   };
   std::vector<Sample> out;
   int k = 0;
@@ -212,7 +213,8 @@ std::vector<Sample> sgd_update(const OpDef&) {
     for (bool in_place : {false, true}) {
       const Dims& d = kUpdateShapes[k++ % 3];
       out.push_back({{f32_in("param", d, uniform(-1, 1)), f32_in("grad", d, uniform(-0.1, 0.1)),
-                      f32_in("velocity", d, uniform(-0.01, 0.01))},
+                      f32_in("velocity", d, uniform(-0.01, 0.01)),
+                      f32_in("learning_rate", {}, constant(s.learning_rate))},
                      s.attrs,
                      true,
                      s.note,
@@ -225,12 +227,13 @@ std::vector<Sample> adam_update(const OpDef&) {
   struct Adam {
     AttrMap attrs;
     double step;
+    double learning_rate;  // an input since version 2
   };
   const Adam adam[] = {
-      {{}, 1},
-      {{}, 10},
-      {{{"learning_rate", 0.01}, {"beta1", 0.8}, {"beta2", 0.99}, {"epsilon", 1e-5}}, 3},
-      {{{"learning_rate", 0.002}}, 1000},
+      {{}, 1, 0.001},
+      {{}, 10, 0.001},
+      {{{"beta1", 0.8}, {"beta2", 0.99}, {"epsilon", 1e-5}}, 3, 0.01},
+      {{}, 1000, 0.002},
   };
   std::vector<Sample> out;
   int k = 0;
@@ -239,7 +242,8 @@ std::vector<Sample> adam_update(const OpDef&) {
       const Dims& d = kUpdateShapes[k++ % 3];
       out.push_back({{f32_in("param", d, uniform(-1, 1)), f32_in("grad", d, uniform(-0.1, 0.1)),
                       f32_in("m", d, uniform(-0.01, 0.01)), f32_in("v", d, uniform(0, 1e-4)),
-                      f32_in("step", {}, constant(a.step))},
+                      f32_in("step", {}, constant(a.step)),
+                      f32_in("learning_rate", {}, constant(a.learning_rate))},
                      a.attrs,
                      true,
                      "",

@@ -25,7 +25,8 @@ AdamStep add_adam(Graph& g) {
   s.v = g.add_variable("v", kVec, "fill", {}, false);
   s.g = g.add_placeholder("g", kVec);
   s.step = g.add_placeholder("step", {DLRT_F32, {}});
-  s.update = g.add_op("adam_update", "adam", {s.w, s.g, s.m, s.v, s.step}, {});
+  ValueRef lr = g.add_placeholder("lr", {DLRT_F32, {}});
+  s.update = g.add_op("adam_update", "adam", {s.w, s.g, s.m, s.v, s.step, lr}, {});
   g.add_assign(s.w, s.update[0]);
   g.add_assign(s.m, s.update[1]);
   g.add_assign(s.v, s.update[2]);

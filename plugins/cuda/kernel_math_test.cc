@@ -59,12 +59,14 @@ TEST(KernelMath, SgdStepMatchesReference) {
     for (double momentum : {0.0, 0.9}) {
       const size_t n = 37;
       auto p = random_floats(n, 1), g = random_floats(n, 2), v = random_floats(n, 3);
-      auto inst = make("sgd_update", {{DLRT_F32, {37}}, {DLRT_F32, {37}}, {DLRT_F32, {37}}},
-                       {{"learning_rate", 0.01}, {"momentum", momentum}, {"nesterov", nesterov}});
+      const float lr = 0.01f;  // an f32 input, read on the device as update.cu does
+      auto inst =
+          make("sgd_update", {{DLRT_F32, {37}}, {DLRT_F32, {37}}, {DLRT_F32, {37}}, {DLRT_F32, {}}},
+               {{"momentum", momentum}, {"nesterov", nesterov}});
       std::vector<float> rp(n), rv(n);
-      reference_run(inst, {p.data(), g.data(), v.data()}, {rp.data(), rv.data()});
+      reference_run(inst, {p.data(), g.data(), v.data(), &lr}, {rp.data(), rv.data()});
       for (size_t i = 0; i < n; ++i) {
-        math::SgdStep s = math::sgd_step(p[i], g[i], v[i], 0.01, momentum, nesterov);
+        math::SgdStep s = math::sgd_step(p[i], g[i], v[i], double(lr), momentum, nesterov);
         EXPECT_EQ(float(s.param), rp[i]) << i;
         EXPECT_EQ(float(s.velocity), rv[i]) << i;
       }
@@ -76,13 +78,17 @@ TEST(KernelMath, AdamStepMatchesReference) {
   auto p = random_floats(n, 4), g = random_floats(n, 5), m = random_floats(n, 6);
   auto v = random_floats(n, 7, 0.f, 1.f);
   for (float step : {1.f, 2.f, 1000.f}) {
-    auto inst = make(
-        "adam_update",
-        {{DLRT_F32, {41}}, {DLRT_F32, {41}}, {DLRT_F32, {41}}, {DLRT_F32, {41}}, {DLRT_F32, {}}});
+    const float lr = 0.001f;
+    auto inst = make("adam_update", {{DLRT_F32, {41}},
+                                     {DLRT_F32, {41}},
+                                     {DLRT_F32, {41}},
+                                     {DLRT_F32, {41}},
+                                     {DLRT_F32, {}},
+                                     {DLRT_F32, {}}});
     std::vector<float> rp(n), rm(n), rv(n);
-    reference_run(inst, {p.data(), g.data(), m.data(), v.data(), &step},
+    reference_run(inst, {p.data(), g.data(), m.data(), v.data(), &step, &lr},
                   {rp.data(), rm.data(), rv.data()});
-    const double lr_t = math::adam_lr_t(0.001, 0.9, 0.999, step);
+    const double lr_t = math::adam_lr_t(double(lr), 0.9, 0.999, step);
     for (size_t i = 0; i < n; ++i) {
       math::AdamStep s = math::adam_step(p[i], g[i], m[i], v[i], lr_t, 0.9, 0.999, 1e-7);
       EXPECT_EQ(float(s.param), rp[i]) << i;

@@ -157,16 +157,19 @@ std::vector<Case> cases() {
   c.push_back({"cast", {i64({100})}, {{"dtype", DLRT_I8}}, 0});
   c.push_back({"gather_rows", {f32({10, 3, 4}), i32({7})}, {}, kEw});
   c.push_back({"gather_rows", {{DLRT_U8, {10, 5}}, i64({6})}, {}, 0});
+  // The updates' last input is the learning rate (version 2), 0.01 (make_input).
   c.push_back({"sgd_update",
-               {f32({300}), f32({300}), f32({300})},
-               {{"learning_rate", 0.1}, {"momentum", 0.9}, {"nesterov", true}},
+               {f32({300}), f32({300}), f32({300}), f32({})},
+               {{"momentum", 0.9}, {"nesterov", true}},
                kEw});
-  c.push_back({"sgd_update", {f32({300}), f32({300}), f32({300})}, {{"learning_rate", 0.1}}, kEw});
-  c.push_back({"adam_update", {f32({300}), f32({300}), f32({300}), f32({300}), f32({})}, {}, kEw});
+  c.push_back({"sgd_update", {f32({300}), f32({300}), f32({300}), f32({})}, {}, kEw});
+  c.push_back(
+      {"adam_update", {f32({300}), f32({300}), f32({300}), f32({300}), f32({}), f32({})}, {}, kEw});
   return c;
 }
 
-// Random bytes for one input: floats in [-2, 2] (|x| for adam's v, 3 for its step), indices in
+// Random bytes for one input: floats in [-2, 2] (|x| for adam's v, 3 for its step, 0.01 for the
+// updates' learning rate), indices in
 // [0, 3) (every op's index operands have at least 3 rows/classes here), u8 any.
 std::vector<uint8_t> make_input(const Case& c, size_t i, const TensorType& t, std::mt19937& gen) {
   const int64_t n = t.num_elements();
@@ -178,6 +181,7 @@ std::vector<uint8_t> make_input(const Case& c, size_t i, const TensorType& t, st
         float v = real(gen);
         if (c.op == "adam_update" && i == 3) v = std::fabs(v);
         if (c.op == "adam_update" && i == 4) v = 3.f;
+        if ((c.op == "adam_update" && i == 5) || (c.op == "sgd_update" && i == 3)) v = 0.01f;
         reinterpret_cast<float*>(b.data())[k] = v;
         break;
       }

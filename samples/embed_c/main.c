@@ -141,24 +141,31 @@ static dlrt_status* add_op(dlrt_graph* graph, const char* op, const char* name,
 }
 
 /* SGD with momentum for one parameter: a velocity slot shaped like it (named
- * `velocity_name`), sgd_update(param, grad, velocity) -> (param', velocity'), and both results
- * assigned back. Assigning an optimizer update to its own inputs makes it run in place. */
+ * `velocity_name`), sgd_update(param, grad, velocity, learning_rate) -> (param', velocity'),
+ * and both results assigned back. Assigning an optimizer update to its own inputs makes it run
+ * in place. The learning rate is an f32 scalar input (here a constant; a variable written
+ * between runs would give a schedule). */
 static dlrt_status* add_sgd(dlrt_graph* graph, dlrt_value param, dlrt_value grad,
                             const char* velocity_name) {
   dlrt_tensor_desc desc = make_desc(DLRT_F32, 0, 1, 1);
   dlrt_value velocity = DLRT_INVALID_VALUE;
-  dlrt_value inputs[3];
+  dlrt_tensor_desc scalar = make_desc(DLRT_F32, 0, 0, 0);
+  const float learning_rate = 0.02f;
+  dlrt_value inputs[4];
   dlrt_value outputs[2];
   size_t num_outputs = 0;
-  const dlrt_attr a[2] = {attr_float("learning_rate", 0.02), attr_float("momentum", 0.9)};
-  const dlrt_attr* attrs[2] = {&a[0], &a[1]};
+  const dlrt_attr momentum = attr_float("momentum", 0.9);
+  const dlrt_attr* attrs[1] = {&momentum};
   dlrt_status* status = dlrt_graph_value_desc(graph, param, &desc);
   if (status == NULL) status = add_zero_variable(graph, velocity_name, &desc, 0, &velocity);
+  if (status == NULL)
+    status =
+        dlrt_graph_constant(graph, "", &scalar, &learning_rate, sizeof learning_rate, &inputs[3]);
   if (status != NULL) return status;
   inputs[0] = param;
   inputs[1] = grad;
   inputs[2] = velocity;
-  status = dlrt_graph_op(graph, "sgd_update", NULL, inputs, 3, attrs, 2, outputs, 2, &num_outputs);
+  status = dlrt_graph_op(graph, "sgd_update", NULL, inputs, 4, attrs, 1, outputs, 2, &num_outputs);
   if (status == NULL) status = dlrt_graph_assign(graph, param, outputs[0]);
   if (status == NULL) status = dlrt_graph_assign(graph, velocity, outputs[1]);
   return status;

@@ -6,7 +6,8 @@
 //   1x1 projection shortcut at the start of stages 2 and 3) -> GlobalAveragePooling2D ->
 //   Dense(10) logits                                          (resnet20.hpp has the details)
 // 274,538 parameters (1,568 of them BatchNormalization's moving statistics). Training:
-// Adam(1e-3) (Keras' CIFAR-10 ResNet example's optimizer; the README says why not SGD), sparse
+// Adam(1e-3) (Keras' CIFAR-10 ResNet example's optimizer; the README says why not SGD) with
+// the rate on a cosine decay to 0 over the whole run (--schedule; Keras' CosineDecay), sparse
 // categorical cross-entropy from logits (the softmax is in the loss, as PyTorch's
 // CrossEntropyLoss: the same model as Keras' Dense(10, activation="softmax") + crossentropy
 // without the log(p + 1e-7) of the probability form, losses.hpp), batch 128.
@@ -55,6 +56,8 @@ struct Flags {
   int threads = -1;  // -1: leave the cpu plugin's setting (DLRT_PLUGIN_OPTIONS) alone
   uint64_t seed = 42;
   double learning_rate = 1e-3;
+  std::string schedule = "cosine";
+  int64_t decay_epochs = 0;  // 0: --epochs
   double bn_momentum = 0.99;
   bool log_placement = false;
   std::string checkpoint;
@@ -110,7 +113,15 @@ int run(const Flags& f) {
   config.device = device;
   config.seed = f.seed;
   config.log_device_placement = f.log_placement;
-  model.compile(nn::Adam(f.learning_rate), nn::SparseCategoricalCrossentropy(/*from_logits=*/true),
+  // The cosine spans the whole run (--epochs, or --decay-epochs when a run is cut in parts),
+  // and is a function of the step count, so a resumed run continues the same curve.
+  const int64_t steps_per_epoch = (x_train.rows() + f.batch - 1) / f.batch;
+  const int64_t decay_epochs = f.decay_epochs > 0 ? f.decay_epochs : f.epochs;
+  const nn::LearningRate rate =
+      f.schedule == "cosine"
+          ? nn::LearningRate(nn::CosineDecay(f.learning_rate, steps_per_epoch * decay_epochs))
+          : nn::LearningRate(f.learning_rate);
+  model.compile(nn::Adam(rate), nn::SparseCategoricalCrossentropy(/*from_logits=*/true),
                 {"accuracy"}, config);
   model.summary(std::cout);
 
@@ -172,9 +183,19 @@ int main(int argc, char** argv) {
   app.add_option("--threads", f.threads,
                  "cpu plugin threads (0: every core; default: DLRT_PLUGIN_OPTIONS or every core)")
       ->check(CLI::Range(0, 4096));
-  app.add_option("--learning-rate", f.learning_rate, "Adam's learning rate")
+  app.add_option("--learning-rate", f.learning_rate,
+                 "Adam's learning rate (with --schedule cosine: its starting value)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--schedule", f.schedule,
+                 "learning-rate schedule: cosine (decay to 0 over --epochs, Keras' CosineDecay) "
+                 "or constant")
+      ->check(CLI::IsMember({"cosine", "constant"}))
+      ->capture_default_str();
+  app.add_option("--decay-epochs", f.decay_epochs,
+                 "epochs the cosine decays over (default: --epochs; give the whole run's "
+                 "length when a run is split by --checkpoint/--resume into shorter ones)")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
   app.add_option("--bn-momentum", f.bn_momentum,
                  "every BatchNormalization's momentum (Keras' default; a run of a few steps "
                  "needs less, e.g. 0.9, for its moving statistics to follow the data)")

@@ -109,7 +109,9 @@ TEST(ConformanceCases, ValuesSuitTheirOps) {
       if (c.op == "adam_update") {
         for (int64_t i = 0; i < in[3].size(); ++i) EXPECT_GE(in[3].get(i), 0);  // v
         EXPECT_GE(in[4].get(0), 1);                                             // step
+        EXPECT_GT(in[5].get(0), 0);                                             // rate
       }
+      if (c.op == "sgd_update") EXPECT_GT(in[3].get(0), 0);  // learning_rate
       if (c.op == "reduce_max_grad") {
         // y is the max of x: every y value occurs in x and none is below the values of x
         // that reduce to it (spot check: the global max of x is among the y values).

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "test_util.hpp"
 
@@ -41,11 +42,12 @@ TEST(Abi12Plugin, TheOpVersionOfTheSchemaReachesThePlugin) {
   dlrt::Context ctx = context_for("op_version");
   ASSERT_EQ(ctx.plugin_count(), 1u);
   EXPECT_EQ(ctx.plugin(0).abi_minor, uint32_t{DLRT_ABI_MINOR});
-  for (const char* op : {"relu", "conv2d", "adam_update"}) {
+  // adam_update is at version 2 (its learning rate became an input).
+  for (auto [op, version] : {std::pair{"relu", 1}, {"conv2d", 1}, {"adam_update", 2}}) {
     const dlrt::OpSupport s = ctx.op_probe(op, 0);
     EXPECT_FALSE(s.supported);
-    const std::string expected = std::string("loader_op_version saw ") + op +
-                                 " op_version 1 struct_size " +
+    const std::string expected = std::string("loader_op_version saw ") + op + " op_version " +
+                                 std::to_string(version) + " struct_size " +
                                  std::to_string(sizeof(dlrt_op_desc));
     EXPECT_NE(s.reason.find(expected), std::string::npos) << s.reason;
   }

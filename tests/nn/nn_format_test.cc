@@ -63,14 +63,15 @@ TEST(NnSummary, StateOfCompiledModel) {
   dlrt::Context ctx = no_plugins();
   std::unique_ptr<nn::Sequential> model(reference_model(ctx));
   model->compile(nn::Adam(), nn::SparseCategoricalCrossentropy(true), {"accuracy"});
-  // 10 weights, two Adam slots each, the step count.
+  // 10 weights, two Adam slots each, the learning rate, the step count.
   const auto& state = model->plan().state;
-  ASSERT_EQ(state.size(), 31u);
+  ASSERT_EQ(state.size(), 32u);
   EXPECT_EQ(state[0].name, "conv2d/kernel");
   EXPECT_EQ(state[0].dims, (nn::Shape{3, 3, 1, 32}));
   EXPECT_EQ(state[10].name, "conv2d/kernel/m");
   EXPECT_EQ(state[11].name, "conv2d/kernel/v");
-  EXPECT_EQ(state[30].name, "optimizer/iterations");
+  EXPECT_EQ(state[30].name, "optimizer/learning_rate");
+  EXPECT_EQ(state[31].name, "optimizer/iterations");
   int64_t trainable = 0;
   for (const auto& s : state) trainable += s.trainable ? nn::element_count(s.dims) : 0;
   EXPECT_EQ(trainable, 93322);

@@ -210,11 +210,11 @@ TEST(NnFunctional, SharedLayerSharesItsWeights) {
   ASSERT_EQ(m.layers().size(), 2u);  // dense (shared) and dense_1
   std::vector<std::string> names;
   for (const auto& v : m.state()) names.push_back(v.name);
-  EXPECT_EQ(names,
-            (std::vector<std::string>{
-                "dense/kernel", "dense/bias", "dense_1/kernel", "dense_1/bias", "dense/kernel/m",
-                "dense/kernel/v", "dense/bias/m", "dense/bias/v", "dense_1/kernel/m",
-                "dense_1/kernel/v", "dense_1/bias/m", "dense_1/bias/v", "optimizer/iterations"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"dense/kernel", "dense/bias", "dense_1/kernel",
+                                             "dense_1/bias", "dense/kernel/m", "dense/kernel/v",
+                                             "dense/bias/m", "dense/bias/v", "dense_1/kernel/m",
+                                             "dense_1/kernel/v", "dense_1/bias/m", "dense_1/bias/v",
+                                             "optimizer/learning_rate", "optimizer/iterations"}));
   nn::Array x, y;
   blobs(120, 2, &x, &y);
   m.fit(x, y, quiet(3, 32));
@@ -444,7 +444,8 @@ TEST(NnFunctional, MultiInputModelBuildsButDoesNotFitYet) {
   EXPECT_NE(out.str().find("input_1 (InputLayer)"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("dense_1[0][0]"), std::string::npos) << out.str();
   m.compile(nn::SGD(0.1), nn::SparseCategoricalCrossentropy(true), {}, seeded(2));
-  EXPECT_EQ(m.state().size(), 13u);  // 3 kernels, 3 biases, their 6 velocities, iterations
+  // 3 kernels, 3 biases, their 6 velocities, the learning rate, iterations
+  EXPECT_EQ(m.state().size(), 14u);
   nn::Array x, y;
   blobs(10, 1, &x, &y);
   const std::string msg = error_of([&] { m.fit(x, y, quiet(1, 5)); }, DLRT_UNIMPLEMENTED);

@@ -87,7 +87,11 @@ TEST(NnTrain, MlpLearnsSeparableBlobs) {
   EXPECT_DOUBLE_EQ(ev[1].second, h.last("val_accuracy"));
   EXPECT_EQ(m.epoch(), 15);
   // The step count is the number of batches run.
-  EXPECT_EQ(m.state().back().values[0], 15.f * 10.f);
+  const auto state = m.state();
+  ASSERT_EQ(state.back().name, "optimizer/iterations");
+  EXPECT_EQ(state.back().values[0], 15.f * 10.f);
+  ASSERT_EQ(state[state.size() - 2].name, "optimizer/learning_rate");
+  EXPECT_EQ(state[state.size() - 2].values[0], 0.02f);
 }
 
 // CompileConfig device "auto" (dlrt's auto device) next to a hostile GPU: a plugin whose two

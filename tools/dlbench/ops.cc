@@ -113,11 +113,13 @@ void add_dense(std::vector<Case>& cases, const std::string& layer, int64_t k, in
 
 Call adam_call(int64_t numel) {
   const Operand p = f32({numel});
-  return {
-      "adam_update",
-      {p, p, f32({numel}, Fill::kPositive), f32({numel}, Fill::kPositive), f32({}, Fill::kStep)},
-      {},
-      {0, 2, 3}};
+  return {"adam_update",
+          // param, grad, m, v, step, learning_rate (an input since version 2; any positive value
+          // times the same)
+          {p, p, f32({numel}, Fill::kPositive), f32({numel}, Fill::kPositive), f32({}, Fill::kStep),
+           f32({}, Fill::kPositive)},
+          {},
+          {0, 2, 3}};
 }
 
 std::vector<Case> workload_cases() {

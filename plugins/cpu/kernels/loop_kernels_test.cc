@@ -652,10 +652,10 @@ TEST(LoopKernels, SgdUpdate) {
     for (double mom : {0.0, 0.9})
       for (bool nesterov : {false, true})
         check({"sgd_update",
-               {f32(d), f32(d), f32(d)},
-               {{"learning_rate", 0.01}, {"momentum", mom}, {"nesterov", nesterov}},
+               {f32(d), f32(d), f32(d), f32({})},  // learning_rate: an input (version 2)
+               {{"momentum", mom}, {"nesterov", nesterov}},
                kElementwise,
-               {},
+               {{}, {}, {}, {0.001, 0.1}},
                0,
                kBoth});
 }
@@ -664,20 +664,23 @@ TEST(LoopKernels, AdamUpdate) {
   for (Dims d : {Dims{}, Dims{1}, Dims{13}, Dims{3, 3, 1, 32}, Dims{300007}}) {
     // step is the 1-based step number: one run with step 1 and one with step 1000.
     for (double step : {1.0, 1000.0}) {
-      OpInstance inst = instance("adam_update", {f32(d), f32(d), f32(d), f32(d), f32({})}, {});
+      OpInstance inst =
+          instance("adam_update", {f32(d), f32(d), f32(d), f32(d), f32({}), f32({})}, {});
       for (int32_t dtype : kBoth) {
         RetypedDesc rd(inst, dtype);
         std::mt19937_64 rng(static_cast<uint64_t>(step) + d.size());
         std::vector<Bytes> in;
         for (size_t i = 0; i < 4; ++i)
           in.push_back(random_tensor(rd.in[i], i == 3 ? Range{0, 1} : Range{}, rng));
-        Bytes s(dtype == DLRT_F64 ? 8 : 4);
-        if (dtype == DLRT_F64) std::memcpy(s.data(), &step, 8);
-        else {
-          float f = static_cast<float>(step);
-          std::memcpy(s.data(), &f, 4);
+        for (double value : {step, 0.001}) {  // step, then learning_rate
+          Bytes s(dtype == DLRT_F64 ? 8 : 4);
+          if (dtype == DLRT_F64) std::memcpy(s.data(), &value, 8);
+          else {
+            float f = static_cast<float>(value);
+            std::memcpy(s.data(), &f, 4);
+          }
+          in.push_back(s);
         }
-        in.push_back(s);
         auto ref = run_reference(rd.d, in, 0);
         auto out = run_plugin(cpu(), rd.d, in, 0);
         ASSERT_EQ(out.size(), 3u);
@@ -693,15 +696,18 @@ TEST(LoopKernels, AdamUpdate) {
 // separate outputs.
 TEST(LoopKernels, UpdatesInPlaceEqualOutOfPlace) {
   for (Dims d : {Dims{1}, Dims{37}, Dims{300007}}) {
-    OpInstance adam = instance("adam_update", {f32(d), f32(d), f32(d), f32(d), f32({})}, {});
+    OpInstance adam =
+        instance("adam_update", {f32(d), f32(d), f32(d), f32(d), f32({}), f32({})}, {});
     std::mt19937_64 rng(11);
     std::vector<Bytes> in;
     for (size_t i = 0; i < 4; ++i)
       in.push_back(random_tensor(*adam.desc().inputs[i], i == 3 ? Range{0, 1} : Range{}, rng));
-    Bytes s(4);
-    const float step = 3;
+    Bytes s(4), lr(4);
+    const float step = 3, rate = 0.001f;
     std::memcpy(s.data(), &step, 4);
+    std::memcpy(lr.data(), &rate, 4);
     in.push_back(s);
+    in.push_back(lr);
     auto separate = run_plugin(cpu(), adam.desc(), in, 0);
     auto inplace = run_plugin(cpu(), adam.desc(), in, 0, {{0, 0}, {1, 2}, {2, 3}});
     ASSERT_EQ(separate.size(), 3u);
@@ -710,9 +716,9 @@ TEST(LoopKernels, UpdatesInPlaceEqualOutOfPlace) {
     auto ref = run_reference(adam.desc(), in, 0);
     expect_close(*adam.desc().outputs[0], inplace[0], ref[0], kElementwise, "adam in place");
 
-    OpInstance sgd = instance("sgd_update", {f32(d), f32(d), f32(d)},
-                              {{"learning_rate", 0.1}, {"momentum", 0.9}});
+    OpInstance sgd = instance("sgd_update", {f32(d), f32(d), f32(d), f32({})}, {{"momentum", 0.9}});
     std::vector<Bytes> sin(in.begin(), in.begin() + 3);
+    sin.push_back(lr);
     auto s_sep = run_plugin(cpu(), sgd.desc(), sin, 0);
     auto s_in = run_plugin(cpu(), sgd.desc(), sin, 0, {{0, 0}, {1, 2}});
     ASSERT_EQ(s_in.size(), 2u);
@@ -769,7 +775,8 @@ TEST(LoopKernels, UnsupportedDtypesAreUnimplementedNamingTheOp) {
             {},
             "cpu: reduce_sum supports f32 and f64, got f16"},
            {"adam_update",
-            {of(DLRT_F16, {3}), of(DLRT_F16, {3}), of(DLRT_F16, {3}), of(DLRT_F16, {3}), f32({})},
+            {of(DLRT_F16, {3}), of(DLRT_F16, {3}), of(DLRT_F16, {3}), of(DLRT_F16, {3}), f32({}),
+             f32({})},
             {},
             "cpu: adam_update supports f32 and f64, got f16"},
            {"cast",

@@ -214,7 +214,13 @@ class GatherRowsKernel : public LoopKernel {
 
 // ---- optimizer updates -------------------------------------------------------------------
 
-// param, grad, ... : the same float dtype and dims; `scalar_input` (adam's step) is ().
+// param, grad, ... : the same float dtype and dims; the scalars (adam's step, the
+// learning_rate of both, read at run time: a schedule changes it between steps) are () f32,
+// or f64 in the f64 tests.
+inline double read_scalar(int32_t dtype, const void* p) {
+  return dtype == DLRT_F64 ? *static_cast<const double*>(p)
+                           : static_cast<double>(*static_cast<const float*>(p));
+}
 
 void check_sgd(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   expect_float(op, op.input(0));
@@ -321,18 +327,19 @@ class SgdKernel : public LoopKernel {
         dtype_(op.input(0).dtype),
         n_(op.input(0).numel),
         bytes_(op.input(0).bytes),
-        lr_(op.get_float("learning_rate")),
+        lr_dtype_(op.input(3).dtype),
         mom_(op.get_float("momentum")),
         nesterov_(op.get_bool("nesterov")) {}
 
   void execute(const dlrt_kernel_args& args) override {
+    const double lr = read_scalar(lr_dtype_, args.inputs[3]);
     with_float(dtype_, [&](auto t) {
       using T = decltype(t);
       const T *p = static_cast<const T*>(args.inputs[0]),
               *g = static_cast<const T*>(args.inputs[1]),
               *v = static_cast<const T*>(args.inputs[2]);
       T *po = static_cast<T*>(args.outputs[0]), *vo = static_cast<T*>(args.outputs[1]);
-      const SgdStep<T> step{static_cast<T>(lr_), static_cast<T>(mom_), nesterov_};
+      const SgdStep<T> step{static_cast<T>(lr), static_cast<T>(mom_), nesterov_};
       const bool inplace = po == p && vo == v && disjoint({p, g, v}, bytes_);
       const bool separate = disjoint({p, g, v, po, vo}, bytes_);
       parallel_for(n_, kGrainCheap, threads_, [&](int64_t b, int64_t e) {
@@ -347,7 +354,8 @@ class SgdKernel : public LoopKernel {
   int32_t dtype_;
   int64_t n_;
   size_t bytes_;
-  double lr_, mom_;
+  int32_t lr_dtype_;
+  double mom_;
   bool nesterov_;
 };
 
@@ -356,7 +364,7 @@ void check_adam(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   fill_cost(op, 12, cost);
 }
 
-// param, grad, m, v: same shape, step: () f32 -> param, m, v (in place)
+// param, grad, m, v: same shape, step, learning_rate: () f32 -> param, m, v (in place)
 //   lr_t = lr * sqrt(1 - beta2^step) / (1 - beta1^step)   (in double, once per run)
 //   m = beta1*m + (1-beta1)*g;  v = beta2*v + (1-beta2)*g^2;  p -= lr_t * m / (sqrt(v) + epsilon)
 class AdamKernel : public LoopKernel {
@@ -367,17 +375,16 @@ class AdamKernel : public LoopKernel {
         step_dtype_(op.input(4).dtype),
         n_(op.input(0).numel),
         bytes_(op.input(0).bytes),
-        lr_(op.get_float("learning_rate")),
+        lr_dtype_(op.input(5).dtype),
         b1_(op.get_float("beta1")),
         b2_(op.get_float("beta2")),
         eps_(op.get_float("epsilon")) {}
 
   void execute(const dlrt_kernel_args& args) override {
-    const double step_no = step_dtype_ == DLRT_F64
-                               ? *static_cast<const double*>(args.inputs[4])
-                               : static_cast<double>(*static_cast<const float*>(args.inputs[4]));
+    const double step_no = read_scalar(step_dtype_, args.inputs[4]);
+    const double lr = read_scalar(lr_dtype_, args.inputs[5]);
     const double lr_t =
-        lr_ * std::sqrt(1.0 - std::pow(b2_, step_no)) / (1.0 - std::pow(b1_, step_no));
+        lr * std::sqrt(1.0 - std::pow(b2_, step_no)) / (1.0 - std::pow(b1_, step_no));
     with_float(dtype_, [&](auto t) {
       using T = decltype(t);
       const T *p = static_cast<const T*>(args.inputs[0]),
@@ -402,10 +409,10 @@ class AdamKernel : public LoopKernel {
   }
 
  private:
-  int32_t dtype_, step_dtype_;
+  int32_t dtype_, step_dtype_, lr_dtype_;
   int64_t n_;
   size_t bytes_;
-  double lr_, b1_, b2_, eps_;
+  double b1_, b2_, eps_;
 };
 
 }  // namespace

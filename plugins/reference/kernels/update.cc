@@ -8,12 +8,17 @@
 namespace dlrt::reference::detail {
 namespace {
 
-// All operands the same float dtype and the same dims as the first, except `scalar_input`.
+// All operands the same float dtype and the same dims as the first, except the scalars (step,
+// learning_rate), which the schema makes f32 and the f64 finite-difference tests make f64.
+double scalar(const OpView& op, const void* const* in, int i) {
+  return op.input(i).dtype == DLRT_F64 ? *static_cast<const double*>(in[i])
+                                       : double(*static_cast<const float*>(in[i]));
+}
 
-// param, grad, velocity: same shape -> param, velocity
+// param, grad, velocity: same shape, learning_rate: () f32 -> param, velocity
 //   v = momentum*v - lr*g;  p += nesterov ? momentum*v - lr*g : v   (momentum 0: p -= lr*g)
 void run_sgd(const OpView& op, const void* const* in, void* const* out, uint64_t) {
-  const double lr = op.get_float("learning_rate"), mom = op.get_float("momentum");
+  const double lr = scalar(op, in, 3), mom = op.get_float("momentum");
   const bool nesterov = op.get_bool("nesterov");
   with_float(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
@@ -30,17 +35,17 @@ void run_sgd(const OpView& op, const void* const* in, void* const* out, uint64_t
   });
 }
 
-// param, grad, m, v: same shape, step: () -> param, m, v
+// param, grad, m, v: same shape, step: () f32, learning_rate: () f32 -> param, m, v
 //   lr_t = lr * sqrt(1 - beta2^step) / (1 - beta1^step)
 //   m = beta1*m + (1-beta1)*g;  v = beta2*v + (1-beta2)*g^2;  p -= lr_t * m / (sqrt(v) + epsilon)
 void run_adam(const OpView& op, const void* const* in, void* const* out, uint64_t) {
-  const double lr = op.get_float("learning_rate"), b1 = op.get_float("beta1"),
-               b2 = op.get_float("beta2"), eps = op.get_float("epsilon");
+  const double lr = scalar(op, in, 5), b1 = op.get_float("beta1"), b2 = op.get_float("beta2"),
+               eps = op.get_float("epsilon");
   with_float(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
     const T *p = static_cast<const T*>(in[0]), *g = static_cast<const T*>(in[1]),
             *m = static_cast<const T*>(in[2]), *v = static_cast<const T*>(in[3]);
-    const double step = double(*static_cast<const T*>(in[4]));
+    const double step = scalar(op, in, 4);
     const double lr_t = lr * std::sqrt(1.0 - std::pow(b2, step)) / (1.0 - std::pow(b1, step));
     T *p_out = static_cast<T*>(out[0]), *m_out = static_cast<T*>(out[1]),
       *v_out = static_cast<T*>(out[2]);

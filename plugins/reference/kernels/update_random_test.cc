@@ -17,36 +17,38 @@ using D = std::vector<double>;
 
 // ---- SGD ---------------------------------------------------------------------------------
 
-TestOp sgd(double lr, double momentum, bool nesterov, int64_t n = 1) {
+// learning_rate is the last input (version 2): the runs below feed it.
+TestOp sgd(double momentum, bool nesterov, int64_t n = 1) {
   TestOp t("sgd_update");
-  t.in(DLRT_F64, {n}).in(DLRT_F64, {n}).in(DLRT_F64, {n}).out(DLRT_F64, {n}).out(DLRT_F64, {n});
-  t.f("learning_rate", lr).f("momentum", momentum).b("nesterov", nesterov);
+  t.in(DLRT_F64, {n}).in(DLRT_F64, {n}).in(DLRT_F64, {n}).in(DLRT_F64, {});
+  t.out(DLRT_F64, {n}).out(DLRT_F64, {n});
+  t.f("momentum", momentum).b("nesterov", nesterov);
   return t;
 }
 
 TEST(SgdUpdate, OneStepKerasFormulas) {
   // p = 1, g = 0.5, v = 0.2, lr = 0.1, momentum = 0.9: v = 0.9*0.2 - 0.1*0.5 = 0.13
-  auto out = sgd(0.1, 0.9, false).run_f64({{1.0}, {0.5}, {0.2}});
+  auto out = sgd(0.9, false).run_f64({{1.0}, {0.5}, {0.2}, {0.1}});
   EXPECT_NEAR(out[0][0], 1.13, 1e-12);  // p += v
   EXPECT_NEAR(out[1][0], 0.13, 1e-12);
-  out = sgd(0.1, 0.9, true).run_f64({{1.0}, {0.5}, {0.2}});
+  out = sgd(0.9, true).run_f64({{1.0}, {0.5}, {0.2}, {0.1}});
   EXPECT_NEAR(out[0][0], 1.0 + 0.9 * 0.13 - 0.05, 1e-12);  // p += momentum*v - lr*g = 1.067
   EXPECT_NEAR(out[1][0], 0.13, 1e-12);
-  out = sgd(0.1, 0.0, false).run_f64({{1.0}, {0.5}, {0.2}});
+  out = sgd(0.0, false).run_f64({{1.0}, {0.5}, {0.2}, {0.1}});
   EXPECT_NEAR(out[0][0], 0.95, 1e-12);  // momentum 0: p -= lr*g
 }
 
 TEST(SgdUpdate, InPlaceOnAliasedBuffers) {
-  TestOp t = sgd(0.1, 0.9, false, 2);
-  D p = {1.0, -1.0}, g = {0.5, 1.0}, v = {0.2, 0.0};
-  t.run_raw({p.data(), g.data(), v.data()}, {p.data(), v.data()});
+  TestOp t = sgd(0.9, false, 2);
+  D p = {1.0, -1.0}, g = {0.5, 1.0}, v = {0.2, 0.0}, lr = {0.1};
+  t.run_raw({p.data(), g.data(), v.data(), lr.data()}, {p.data(), v.data()});
   EXPECT_NEAR(p[0], 1.13, 1e-12);
   EXPECT_NEAR(v[0], 0.13, 1e-12);
   EXPECT_NEAR(p[1], -1.1, 1e-12);
   EXPECT_NEAR(v[1], -0.1, 1e-12);
   // The kernel alone (no scratch from run()) is in-place safe too.
   D p2 = {1.0, -1.0}, v2 = {0.2, 0.0};
-  const void* ins[] = {p2.data(), g.data(), v2.data()};
+  const void* ins[] = {p2.data(), g.data(), v2.data(), lr.data()};
   void* outs[] = {p2.data(), v2.data()};
   dlrt::reference::find_kernel("sgd_update")(t.view(), ins, outs, 0);
   EXPECT_EQ(p2, p);
@@ -55,19 +57,20 @@ TEST(SgdUpdate, InPlaceOnAliasedBuffers) {
 
 // ---- Adam --------------------------------------------------------------------------------
 
-TestOp adam(double lr, int64_t n = 1) {
+// step and learning_rate are the last two inputs: the runs below feed them.
+TestOp adam(int64_t n = 1) {
   TestOp t("adam_update");
   for (int k = 0; k < 4; ++k) t.in(DLRT_F64, {n});
-  t.in(DLRT_F64, {});
+  t.in(DLRT_F64, {}).in(DLRT_F64, {});
   for (int k = 0; k < 3; ++k) t.out(DLRT_F64, {n});
-  t.f("learning_rate", lr).f("beta1", 0.9).f("beta2", 0.999).f("epsilon", 1e-7);
+  t.f("beta1", 0.9).f("beta2", 0.999).f("epsilon", 1e-7);
   return t;
 }
 
 TEST(AdamUpdate, FirstStepKerasFormulas) {
   // m = 0.1*0.5 = 0.05, v = 0.001*0.25 = 0.00025, lr_t = 0.001*sqrt(0.001)/0.1,
   // p = 1 - lr_t*0.05/(sqrt(0.00025) + 1e-7) = 0.99900000632...
-  auto out = adam(0.001).run_f64({{1.0}, {0.5}, {0.0}, {0.0}, {1.0}});
+  auto out = adam().run_f64({{1.0}, {0.5}, {0.0}, {0.0}, {1.0}, {0.001}});
   EXPECT_NEAR(out[0][0], 0.9990000063245154, 1e-15);
   EXPECT_NEAR(out[1][0], 0.05, 1e-15);
   EXPECT_NEAR(out[2][0], 0.00025, 1e-15);
@@ -76,9 +79,10 @@ TEST(AdamUpdate, FirstStepKerasFormulas) {
 TEST(AdamUpdate, SecondStepInPlace) {
   // step 2, lr 0.01, p = 2, g = -1, m = 0.1, v = 0.01 -> m = -0.01, v = 0.01099,
   // p = 2 - 0.01*sqrt(1-0.999^2)/(1-0.9^2) * -0.01/(sqrt(0.01099)+1e-7) = 2.000224467534...
-  TestOp t = adam(0.01);
-  D p = {2.0}, g = {-1.0}, m = {0.1}, v = {0.01}, step = {2.0};
-  t.run_raw({p.data(), g.data(), m.data(), v.data(), step.data()}, {p.data(), m.data(), v.data()});
+  TestOp t = adam();
+  D p = {2.0}, g = {-1.0}, m = {0.1}, v = {0.01}, step = {2.0}, lr = {0.01};
+  t.run_raw({p.data(), g.data(), m.data(), v.data(), step.data(), lr.data()},
+            {p.data(), m.data(), v.data()});
   EXPECT_NEAR(p[0], 2.0002244675340988, 1e-14);
   EXPECT_NEAR(m[0], -0.01, 1e-15);
   EXPECT_NEAR(v[0], 0.01099, 1e-15);
@@ -87,10 +91,10 @@ TEST(AdamUpdate, SecondStepInPlace) {
 TEST(AdamUpdate, F32Works) {
   TestOp t("adam_update");
   for (int k = 0; k < 4; ++k) t.in(DLRT_F32, {1});
-  t.in(DLRT_F32, {});
+  t.in(DLRT_F32, {}).in(DLRT_F32, {});
   for (int k = 0; k < 3; ++k) t.out(DLRT_F32, {1});
-  t.f("learning_rate", 0.001).f("beta1", 0.9).f("beta2", 0.999).f("epsilon", 1e-7);
-  auto out = t.run_f32({{1}, {0.5}, {0}, {0}, {1}});
+  t.f("beta1", 0.9).f("beta2", 0.999).f("epsilon", 1e-7);
+  auto out = t.run_f32({{1}, {0.5}, {0}, {0}, {1}, {0.001}});
   EXPECT_NEAR(out[0][0], 0.999, 1e-6);
 }
 

@@ -249,6 +249,16 @@ class Model {
     return out;
   }
   void fit_prepare(const Array& x, const Array& y, int64_t batch);
+  // Writes the optimizer's rate for the step after `steps_done` into every session's
+  // "optimizer/learning_rate" when it differs from `*written` (the value last written, NaN
+  // when none), and remembers it there.
+  void set_learning_rate(int64_t steps_done, float* written) {
+    const float lr = static_cast<float>(optimizer_->learning_rate().at(steps_done));
+    if (lr == *written) return;
+    for (detail::Session* s : all_sessions())
+      s->graph().write_variable(s->vars()[plan_->learning_rate], std::vector<float>{lr});
+    *written = lr;
+  }
   void set_state_of(detail::Session& s, const std::vector<NamedValue>& values);
   Executable& step_executable() {
     return strategy_ ? replicas_->primary().grads_executable() : session_->train_executable();

@@ -4,6 +4,7 @@
 #define DLRT_NN_MODEL_IMPL_HPP_
 
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -68,7 +69,15 @@ inline void Model::make_plan(const std::vector<Shape>& inputs) {
       plan->state.push_back(
           {p.name + "/" + slot, p.dims, Initializer::zeros(), false, static_cast<int64_t>(t), {}});
     }
-  plan->iterations = plan->state.size();
+  // The rate every update reads (schedules.hpp); fit writes it before the steps that need it.
+  plan->learning_rate = plan->state.size();
+  plan->state.push_back({"optimizer/learning_rate",
+                         {},
+                         Initializer::constant(optimizer_->learning_rate().at(0)),
+                         false,
+                         -1,
+                         {}});
+  plan->iterations = plan->state.size();  // the last state variable
   plan->state.push_back({"optimizer/iterations", {}, Initializer::zeros(), false, -1, {}});
   plan->optimizer = optimizer_;
   plan->loss = loss_;
@@ -215,6 +224,9 @@ inline History Model::fit(const Array& x, const Array& y, const FitOptions& o) {
   Executable& step_exe = step_executable();
   int64_t global_step = 0;
   bool tracing = false;
+  // The rate last written into "optimizer/learning_rate": none yet this fit (the variable may
+  // hold a checkpoint's or an earlier fit's value, which the first step overwrites).
+  float written_rate = std::numeric_limits<float>::quiet_NaN();
   History history;
   for (auto& cb : callbacks) {
     cb->on_train_begin(static_cast<Model&>(*this));
@@ -238,6 +250,7 @@ inline History Model::fit(const Array& x, const Array& y, const FitOptions& o) {
         tracing = true;
       }
       const int64_t first = s * batch, count = std::min(batch, n - first);
+      set_learning_rate(static_cast<int64_t>(steps_taken) + global_step, &written_rate);
       const std::vector<double> r = strategy_ ? replicas_->train_step(order.data() + first, count)
                                               : session_->train_step(order.data() + first, count);
       loss_sum += r[0] * static_cast<double>(count);

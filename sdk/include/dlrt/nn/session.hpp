@@ -80,7 +80,8 @@ struct Plan {
   std::vector<size_t> outputs;                   // slots; outputs[0] is y_pred
   std::vector<std::vector<size_t>> layer_state;  // per layer: its params' indices in `state`
   std::vector<StateVar> state;
-  size_t iterations = 0;  // index of "optimizer/iterations" in `state`
+  size_t iterations = 0;     // index of "optimizer/iterations" in `state`
+  size_t learning_rate = 0;  // index of "optimizer/learning_rate" in `state`
   std::shared_ptr<const Optimizer> optimizer;
   std::shared_ptr<const Loss> loss;
   std::vector<std::shared_ptr<const Metric>> metrics;
@@ -195,7 +196,8 @@ class Session {
     Value step = g.op1("add", {counter, g.constant<float>("", {}, {1.f})}, {}, "train/step");
     g.assign(counter, step);
     for (size_t k = 0; k < trainable.size(); ++k)
-      plan_->optimizer->apply(g, vars_[trainable[k]], grads[k], slots_of(trainable[k]), step);
+      plan_->optimizer->apply(g, vars_[trainable[k]], grads[k], slots_of(trainable[k]), step,
+                              vars_[plan_->learning_rate]);
     std::vector<Value> fetches = {loss};
     for (const auto& m : plan_->metrics) fetches.push_back(m->count(g, y_pred, y_true, valid));
 
@@ -268,7 +270,8 @@ class Session {
     g.assign(counter, step);
     for (size_t k = 0; k < trainable.size(); ++k) {
       Value grad = g.op1("mul", {feeds[k], feeds.back()});
-      plan_->optimizer->apply(g, vars_[trainable[k]], grad, slots_of(trainable[k]), step);
+      plan_->optimizer->apply(g, vars_[trainable[k]], grad, slots_of(trainable[k]), step,
+                              vars_[plan_->learning_rate]);
     }
     o.run_assigns = true;
     apply_ = std::make_unique<Runner>(ctx_, g, feeds, names, std::vector<Value>{step}, o);
