@@ -15,7 +15,7 @@ ops::Ints ints_of(const ops::Dims& d) { return ops::Ints(d.begin(), d.end()); }
 
 // y = conv2d(x, w) with dy at y: dx = conv2d_backward_data(dy, w), dw =
 // conv2d_backward_filter(x, dy); both take the forward attributes (strides, padding,
-// dilations, data_format) plus the shape they produce.
+// dilations, data_format, groups) plus the shape they produce.
 void conv_backward(GradContext& c, ValueRef dy, const ops::AttrMap& conv_attrs) {
   if (c.needs(0)) {
     ops::AttrMap a = conv_attrs;

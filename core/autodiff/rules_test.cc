@@ -52,6 +52,17 @@ TEST(GradientRules, Conv2d) {
            {{"data_format", "NCHW"}, {"padding", "SAME"}, {"strides", {1, 2}}});
 }
 
+// Grouped and depthwise: the rule passes groups on to both backward ops.
+TEST(GradientRules, Conv2dGroups) {
+  check_op("conv2d", {{1, 5, 5, 4}, {3, 3, 2, 6}}, {{"groups", 2}});
+  check_op("conv2d", {{2, 6, 5, 3}, {3, 3, 1, 6}},
+           {{"groups", 3}, {"padding", "SAME"}, {"strides", {2, 1}}});  // depthwise x2
+  check_op("conv2d", {{1, 4, 7, 6}, {2, 2, 1, 4}},
+           {{"groups", 4}, {"data_format", "NCHW"}, {"dilations", {1, 2}}});
+  check_op("conv2d_bias_act", {{1, 4, 4, 2}, {2, 2, 1, 4}, {4}},
+           {{"groups", 2}, {"activation", "tanh"}, {"padding", "SAME"}});
+}
+
 TEST(GradientRules, Conv2dBiasAct) {
   for (const char* act : {"none", "relu", "sigmoid", "tanh"}) {
     SCOPED_TRACE(act);

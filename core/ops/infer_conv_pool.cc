@@ -1,6 +1,8 @@
 // core/ops/infer_conv_pool.cc: conv2d, conv2d_bias_act, max/avg_pool2d and their backward
 // ops. Images are NHWC (N,H,W,C) unless data_format="NCHW" (N,C,H,W); filters are HWIO
-// (KH,KW,Ci,Co) in both formats. Spatial sizes follow TF's SAME/VALID (shape_util.hpp).
+// (KH,KW,Ci/groups,Co) in both formats (groups = 1 unless given: TF's grouped conv2d, where
+// output channel o reads the input channels of group o / (Co/groups)). Spatial sizes follow
+// TF's SAME/VALID (shape_util.hpp).
 #include <fmt/format.h>
 
 #include "infer_common.hpp"
@@ -65,17 +67,33 @@ Result<std::pair<PadPair, PadPair>> window_pads(InferContext& ctx, int64_t in_h,
   return std::make_pair(h, w);
 }
 
-// conv2d's output dims from x (image) and w (KH,KW,Ci,Co). x_what/w_what say where the two
-// shapes came from, for messages: "input 0 (x)" or "attribute 'input_shape'".
+// conv2d's output dims from x (image) and w (KH,KW,Ci/groups,Co). x_what/w_what say where the
+// two shapes came from, for messages: "input 0 (x)" or "attribute 'input_shape'".
 Result<Dims> conv_output(InferContext& ctx, const Dims& x, const std::string& x_what, const Dims& w,
                          const std::string& w_what) {
   const ImageAxes ax = image_axes(ctx.attr_string("data_format"));
   const Ints& strides = ctx.attr_ints("strides");
   const Ints& dilations = ctx.attr_ints("dilations");
-  // w: (KH,KW,Ci,Co)
-  if (w[2] != x[ax.c])
+  const int64_t groups = ctx.attr_int("groups");
+  // w: (KH,KW,Ci/groups,Co)
+  if (groups == 1 && w[2] != x[ax.c])
     return ctx.error("{} has {} channels in dim 2 (Ci), expected {} to match {} dim {}", w_what,
                      w[2], x[ax.c], x_what, ax.c);
+  if (groups > 1) {
+    if (x[ax.c] % groups != 0)
+      return ctx.error(
+          "attribute 'groups' is {}, which does not divide the {} channels of {} dim {}", groups,
+          x[ax.c], x_what, ax.c);
+    if (w[3] % groups != 0)
+      return ctx.error(
+          "attribute 'groups' is {}, which does not divide the {} output channels of {} dim 3 (Co)",
+          groups, w[3], w_what);
+    if (w[2] * groups != x[ax.c])
+      return ctx.error(
+          "{} has {} channels in dim 2 (Ci/groups), expected {} = {} channels of {} dim {} / "
+          "groups {}",
+          w_what, w[2], x[ax.c] / groups, x[ax.c], x_what, ax.c, groups);
+  }
   auto pads = window_pads(ctx, x[ax.h], x[ax.w], w[0], w[1], strides, dilations, false);
   if (!pads.ok()) return pads.status();
   Result<int64_t> oh =
@@ -87,11 +105,11 @@ Result<Dims> conv_output(InferContext& ctx, const Dims& x, const std::string& x_
   return make_image(ax, x[ax.n], *oh, *ow, w[3]);
 }
 
-// x: image, w: (KH,KW,Ci,Co) -> y: image (N,OH,OW,Co)
+// x: image, w: (KH,KW,Ci/groups,Co) -> y: image (N,OH,OW,Co)
 Status infer_conv2d(InferContext& ctx) {
   const char* doc = image_axes(ctx.attr_string("data_format")).dims_doc;
   DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(0, 4, doc));
-  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(1, 4, "(KH,KW,Ci,Co)"));
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(1, 4, "(KH,KW,Ci/groups,Co)"));
   Result<Dims> y = conv_output(ctx, ctx.dims(0), ctx.label(0), ctx.dims(1), ctx.label(1));
   if (!y.ok()) return y.status();
   ctx.add_output(ctx.input(0).dtype, std::move(*y));
@@ -108,11 +126,11 @@ Status infer_conv2d_bias_act(InferContext& ctx) {
   return Status();
 }
 
-// dy: (N,OH,OW,Co), w: (KH,KW,Ci,Co) -> dx: input_shape (N,H,W,Ci)
+// dy: (N,OH,OW,Co), w: (KH,KW,Ci/groups,Co) -> dx: input_shape (N,H,W,Ci)
 Status infer_conv2d_backward_data(InferContext& ctx) {
   const char* doc = image_axes(ctx.attr_string("data_format")).dims_doc;
   DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(0, 4, doc));
-  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(1, 4, "(KH,KW,Ci,Co)"));
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(1, 4, "(KH,KW,Ci/groups,Co)"));
   const Ints& x = ctx.attr_ints("input_shape");
   const std::string x_what = fmt::format("attribute 'input_shape' {}", format_dims(x));
   Result<Dims> y = conv_output(ctx, x, x_what, ctx.dims(1), ctx.label(1));
@@ -125,7 +143,7 @@ Status infer_conv2d_backward_data(InferContext& ctx) {
   return Status();
 }
 
-// x: (N,H,W,Ci), dy: (N,OH,OW,Co) -> dw: filter_shape (KH,KW,Ci,Co)
+// x: (N,H,W,Ci), dy: (N,OH,OW,Co) -> dw: filter_shape (KH,KW,Ci/groups,Co)
 Status infer_conv2d_backward_filter(InferContext& ctx) {
   const char* doc = image_axes(ctx.attr_string("data_format")).dims_doc;
   DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(0, 4, doc));
@@ -192,9 +210,15 @@ Status infer_avg_pool2d_backward(InferContext& ctx) {
 }
 
 std::vector<AttrSpec> conv_attrs() {
-  return {optional_attr("strides", Ints{1, 1}).exactly(2).at_least(1), detail::padding_attr(),
-          detail::pads_attr(), optional_attr("dilations", Ints{1, 1}).exactly(2).at_least(1),
-          detail::data_format_attr()};
+  return {optional_attr("strides", Ints{1, 1}).exactly(2).at_least(1),
+          detail::padding_attr(),
+          detail::pads_attr(),
+          optional_attr("dilations", Ints{1, 1}).exactly(2).at_least(1),
+          detail::data_format_attr(),
+          optional_attr("groups", int64_t{1})
+              .at_least(1)
+              .describe("input and output channels split into this many groups; w is "
+                        "(KH,KW,Ci/groups,Co)")};
 }
 std::vector<AttrSpec> pool_attrs() {
   return {optional_attr("ksize", Ints{2, 2}).exactly(2).at_least(1),
@@ -218,22 +242,22 @@ std::vector<OpDef> conv_pool_ops() {
   ops.push_back(OpDef{"conv2d",
                       "conv_pool",
                       "2-D cross-correlation, as TF's conv2d",
-                      {in("x", F, "(N,H,W,Ci)"), in("w", F, "(KH,KW,Ci,Co)")},
+                      {in("x", F, "(N,H,W,Ci)"), in("w", F, "(KH,KW,Ci/groups,Co)")},
                       {out("y", "(N,OH,OW,Co)")},
                       conv_attrs(),
                       infer_conv2d,
                       {}}
                     .sampled(samples::conv(ConvPass::kForward))
                     .tol(kGemmTol));
-  ops.push_back(OpDef{"conv2d_bias_act",
-                      "conv_pool",
-                      "fused y = act(conv2d(x, w) + b)",
-                      {in("x", F, "(N,H,W,Ci)"), in("w", F, "(KH,KW,Ci,Co)"), in("b", F, "(Co)")},
-                      {out("y", "(N,OH,OW,Co)")},
-                      plus(conv_attrs(), detail::activation_attr()),
-                      infer_conv2d_bias_act,
-                      {}}
-                    .sampled(samples::conv(ConvPass::kBiasAct))
+  ops.push_back(OpDef{
+      "conv2d_bias_act",
+      "conv_pool",
+      "fused y = act(conv2d(x, w) + b)",
+      {in("x", F, "(N,H,W,Ci)"), in("w", F, "(KH,KW,Ci/groups,Co)"), in("b", F, "(Co)")},
+      {out("y", "(N,OH,OW,Co)")},
+      plus(conv_attrs(), detail::activation_attr()),
+      infer_conv2d_bias_act,
+      {}}.sampled(samples::conv(ConvPass::kBiasAct))
                     .tol(kGemmTol));
   ops.push_back(OpDef{"max_pool2d",
                       "conv_pool",
@@ -260,7 +284,7 @@ std::vector<OpDef> conv_pool_ops() {
       "conv2d_backward_data",
       "conv_pool",
       "gradient of conv2d with respect to x",
-      {in_const("dy", F, "(N,OH,OW,Co)"), in_const("w", F, "(KH,KW,Ci,Co)")},
+      {in_const("dy", F, "(N,OH,OW,Co)"), in_const("w", F, "(KH,KW,Ci/groups,Co)")},
       {out("dx", "(N,H,W,Ci)")},
       plus(conv_attrs(), required_attr("input_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
       infer_conv2d_backward_data,
@@ -272,7 +296,7 @@ std::vector<OpDef> conv_pool_ops() {
       "conv_pool",
       "gradient of conv2d with respect to w",
       {in_const("x", F, "(N,H,W,Ci)"), in_const("dy", F, "(N,OH,OW,Co)")},
-      {out("dw", "(KH,KW,Ci,Co)")},
+      {out("dw", "(KH,KW,Ci/groups,Co)")},
       plus(conv_attrs(), required_attr("filter_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
       infer_conv2d_backward_filter,
       {}}.sampled(samples::conv(ConvPass::kBackwardFilter))

@@ -37,17 +37,61 @@ TEST(InferConvPool, Conv2dErrors) {
   EXPECT_TRUE(invalid("conv2d", {f32({8, 8, 4}), f32({3, 3, 4, 8})}, {},
                       {"conv2d: input 0 (x) must have rank 4 (N,H,W,C), got rank 3"}));
   EXPECT_TRUE(invalid("conv2d", {f32({1, 8, 8, 4}), f32({3, 4, 8})}, {},
-                      {"conv2d: input 1 (w) must have rank 4 (KH,KW,Ci,Co), got rank 3"}));
+                      {"conv2d: input 1 (w) must have rank 4 (KH,KW,Ci/groups,Co), got rank 3"}));
   EXPECT_TRUE(invalid(
       "conv2d", {f32({1, 2, 8, 4}), f32({3, 3, 4, 8})}, {},
       {"conv2d: VALID output height would be 0 (input 2, kernel 3, dilation 1, stride 1)"}));
   EXPECT_TRUE(invalid("conv2d", {f32({1, 8, 8, 4}), f32({3, 3, 4, 8})}, {{"stride", {2, 2}}},
                       {"conv2d: unknown attribute 'stride' (accepted: data_format, dilations, "
-                       "padding, pads, strides)"}));
+                       "groups, padding, pads, strides)"}));
   EXPECT_TRUE(invalid("conv2d", {f32({1, 8, 8, 4}), f32({3, 3, 4, 8})}, {{"padding", "FULL"}},
                       {"conv2d: attribute 'padding' is \"FULL\""}));
   EXPECT_TRUE(invalid("conv2d", {f32({1, 8, 8, 4}), f32({3, 3, 4, 8})}, {{"strides", {0, 1}}},
                       {"conv2d: attribute 'strides' (0,1) has 0 at index 0, expected >= 1"}));
+}
+
+// groups: w is (KH,KW,Ci/groups,Co) as TF's grouped conv2d; Ci and Co must be multiples of
+// groups. Depthwise is groups = Ci with Co = Ci * multiplier.
+TEST(InferConvPool, Conv2dGroups) {
+  EXPECT_EQ(out_dims("conv2d", {f32({1, 6, 6, 4}), f32({3, 3, 2, 6})}, {{"groups", 2}}),
+            (Dims{1, 4, 4, 6}));
+  // Depthwise, multiplier 2, NCHW, SAME stride 2.
+  EXPECT_EQ(
+      out_dims("conv2d", {f32({2, 3, 7, 7}), f32({3, 3, 1, 6})},
+               {{"groups", 3}, {"data_format", "NCHW"}, {"padding", "SAME"}, {"strides", {2, 2}}}),
+      (Dims{2, 6, 4, 4}));
+  EXPECT_EQ(out_dims("conv2d_bias_act", {f32({1, 5, 5, 4}), f32({3, 3, 1, 4}), f32({4})},
+                     {{"groups", 4}, {"activation", "relu"}}),
+            (Dims{1, 3, 3, 4}));
+  EXPECT_EQ(out_dims("conv2d_backward_data", {f32({1, 4, 4, 6}), f32({3, 3, 2, 6})},
+                     {{"groups", 2}, {"input_shape", {1, 6, 6, 4}}}),
+            (Dims{1, 6, 6, 4}));
+  EXPECT_EQ(out_dims("conv2d_backward_filter", {f32({1, 6, 6, 4}), f32({1, 4, 4, 6})},
+                     {{"groups", 2}, {"filter_shape", {3, 3, 2, 6}}}),
+            (Dims{3, 3, 2, 6}));
+
+  EXPECT_TRUE(invalid("conv2d", {f32({1, 6, 6, 4}), f32({3, 3, 2, 6})}, {{"groups", 0}},
+                      {"conv2d: attribute 'groups' is 0, expected >= 1"}));
+  EXPECT_TRUE(invalid("conv2d", {f32({1, 6, 6, 4}), f32({3, 3, 1, 6})}, {{"groups", 3}},
+                      {"conv2d: attribute 'groups' is 3, which does not divide the 4 channels of "
+                       "input 0 (x) dim 3"}));
+  EXPECT_TRUE(invalid("conv2d", {f32({1, 6, 6, 4}), f32({3, 3, 2, 5})}, {{"groups", 2}},
+                      {"conv2d: attribute 'groups' is 2, which does not divide the 5 output "
+                       "channels of input 1 (w) dim 3 (Co)"}));
+  EXPECT_TRUE(invalid("conv2d", {f32({1, 6, 6, 4}), f32({3, 3, 4, 6})}, {{"groups", 2}},
+                      {"conv2d: input 1 (w) has 4 channels in dim 2 (Ci/groups), expected 2 = 4 "
+                       "channels of input 0 (x) dim 3 / groups 2"}));
+  EXPECT_TRUE(invalid("conv2d", {f32({1, 4, 6, 6}), f32({3, 3, 1, 4})},
+                      {{"groups", 2}, {"data_format", "NCHW"}},
+                      {"conv2d: input 1 (w) has 1 channels in dim 2 (Ci/groups), expected 2 = 4 "
+                       "channels of input 0 (x) dim 1 / groups 2"}));
+  EXPECT_TRUE(invalid("conv2d_backward_filter", {f32({1, 6, 6, 4}), f32({1, 4, 4, 6})},
+                      {{"groups", 2}, {"filter_shape", {3, 3, 4, 6}}},
+                      {"attribute 'filter_shape' (3,3,4,6) has 4 channels in dim 2 (Ci/groups), "
+                       "expected 2"}));
+  EXPECT_TRUE(invalid("conv2d_backward_data", {f32({1, 4, 4, 6}), f32({3, 3, 2, 6})},
+                      {{"groups", 4}, {"input_shape", {1, 6, 6, 8}}},
+                      {"attribute 'groups' is 4, which does not divide the 6 output channels"}));
 }
 
 // The core spells the padding out in "pads" (h_before, w_before, h_after, w_after) for every

@@ -57,11 +57,14 @@ TEST(OpInstance, DefaultsFilledInTheDescriptor) {
   EXPECT_EQ(d.struct_size, sizeof(dlrt_op_desc));
   EXPECT_STREQ(d.op, "conv2d");
   EXPECT_EQ(d.op_version, 1);  // ABI 1.2: the schema's version of conv2d
-  ASSERT_EQ(d.num_attrs, 5u);
+  ASSERT_EQ(d.num_attrs, 6u);
   // Sorted by name.
   EXPECT_STREQ(d.attrs[0]->name, "data_format");
-  EXPECT_STREQ(d.attrs[3]->name, "pads");
-  EXPECT_STREQ(d.attrs[4]->name, "strides");
+  EXPECT_STREQ(d.attrs[2]->name, "groups");
+  EXPECT_EQ(d.attrs[2]->type, DLRT_ATTR_INT);
+  EXPECT_EQ(d.attrs[2]->i, 1);
+  EXPECT_STREQ(d.attrs[4]->name, "pads");
+  EXPECT_STREQ(d.attrs[5]->name, "strides");
   const dlrt_attr* strides = find_c_attr(d, "strides");
   ASSERT_NE(strides, nullptr);
   EXPECT_EQ(strides->struct_size, sizeof(dlrt_attr));

@@ -1,7 +1,12 @@
 // core/ops/samples_conv_pool.cc: samples of conv2d, conv2d_bias_act, max/avg_pool2d and their
 // backward ops (samples.hpp). Geometries cover batch 1 and 2, odd and even spatial sizes,
 // channels that are not a multiple of 8, SAME, VALID and EXPLICIT, stride 2 and mixed strides,
-// dilation, even kernels under SAME (asymmetric padding), 1x1 kernels, NCHW as well as NHWC.
+// dilation, even kernels under SAME (asymmetric padding), 1x1 kernels, NCHW as well as NHWC;
+// grouped convolutions (groups 2 and 3) and depthwise ones (groups = Ci, Co = Ci * multiplier
+// with multipliers 1, 2 and 3) in both formats, with strides, dilation, SAME and EXPLICIT.
+#include <iterator>
+#include <vector>
+
 #include "samples.hpp"
 
 namespace dlrt::ops::samples {
@@ -12,6 +17,7 @@ struct ConvGeom {
   int64_t n, h, w, ci, co, kh, kw, sh, sw, dh, dw;
   const char* padding;
   Ints pads = {0, 0, 0, 0};  // with EXPLICIT: (h_before, w_before, h_after, w_after)
+  int64_t groups = 1;        // w is (KH,KW,Ci/groups,Co)
   PadPair ph() const {
     return window_padding(*parse_padding(padding), h, kh, sh, dh, {pads[0], pads[2]});
   }
@@ -22,13 +28,14 @@ struct ConvGeom {
   int64_t ow() const { return padded_output_size(w, pw(), kw, sw, dw); }
   Dims x() const { return image_dims(format, n, h, w, ci); }
   Dims y() const { return image_dims(format, n, oh(), ow(), co); }
-  Dims filter() const { return {kh, kw, ci, co}; }
+  Dims filter() const { return {kh, kw, ci / groups, co}; }
   AttrMap attrs() const {
     AttrMap a{{"strides", Ints{sh, sw}},
               {"padding", padding},
               {"dilations", Ints{dh, dw}},
               {"data_format", format}};
     if (std::string(padding) == "EXPLICIT") a.emplace("pads", pads);
+    if (groups != 1) a.emplace("groups", groups);
     return a;
   }
 };
@@ -46,6 +53,20 @@ const ConvGeom kConv[] = {
     {"NCHW", 2, 5, 6, 2, 3, 3, 2, 2, 1, 1, 2, "EXPLICIT", {0, 1, 1, 0}},
 };
 constexpr int kConvGeoms = sizeof(kConv) / sizeof(kConv[0]);
+
+// Grouped and depthwise convolutions (groups > 1).
+const ConvGeom kGroupedConv[] = {
+    {"NHWC", 2, 6, 7, 4, 6, 3, 3, 1, 1, 1, 1, "SAME", {0, 0, 0, 0}, 2},
+    {"NCHW", 1, 7, 6, 6, 9, 3, 2, 2, 1, 1, 1, "VALID", {0, 0, 0, 0}, 3},
+    {"NHWC", 2, 7, 7, 3, 3, 3, 3, 2, 2, 1, 1, "SAME", {0, 0, 0, 0}, 3},   // depthwise, stride 2
+    {"NCHW", 1, 9, 8, 4, 8, 3, 3, 1, 1, 2, 2, "SAME", {0, 0, 0, 0}, 4},   // depthwise x2, dilated
+    {"NHWC", 1, 8, 9, 2, 6, 3, 3, 1, 1, 1, 2, "VALID", {0, 0, 0, 0}, 2},  // depthwise x3
+    {"NCHW", 2, 5, 6, 5, 5, 2, 2, 1, 1, 1, 1, "SAME", {0, 0, 0, 0}, 5},   // even kernel
+    {"NHWC", 1, 6, 5, 4, 4, 3, 3, 2, 1, 1, 1, "EXPLICIT", {1, 0, 2, 1}, 2},
+    // 3x3 stride 1 NHWC with 32 channels: the shape the cpu plugin's Winograd and im2col paths
+    // take for groups = 1, which must not take a grouped conv.
+    {"NHWC", 1, 8, 8, 32, 32, 3, 3, 1, 1, 1, 1, "SAME", {0, 0, 0, 0}, 2},
+};
 
 struct PoolGeom {
   const char* format;
@@ -102,6 +123,14 @@ SampleFn conv(ConvPass pass) {
           out.push_back(
               {{f32_in("x", g.x(), u), f32_in("w", g.filter(), u), f32_in("b", {g.co}, u)}, attrs});
         }
+      // Each grouped geometry with one of the activations in turn.
+      int a = 0;
+      for (const ConvGeom& g : kGroupedConv) {
+        AttrMap attrs = g.attrs();
+        attrs.emplace("activation", acts[a++ % 4]);
+        out.push_back(
+            {{f32_in("x", g.x(), u), f32_in("w", g.filter(), u), f32_in("b", {g.co}, u)}, attrs});
+      }
       out.push_back(
           {{f32_in("x", {1, 4, 4, 3}, u), f32_in("w", {2, 2, 3, 5}, u), f32_in("b", {5}, u)},
            {},
@@ -109,7 +138,9 @@ SampleFn conv(ConvPass pass) {
            "all defaults"});
       return out;
     }
-    for (const ConvGeom& g : kConv) {
+    std::vector<ConvGeom> geoms(std::begin(kConv), std::end(kConv));
+    geoms.insert(geoms.end(), std::begin(kGroupedConv), std::end(kGroupedConv));
+    for (const ConvGeom& g : geoms) {
       AttrMap attrs = g.attrs();
       switch (pass) {
         case ConvPass::kForward:

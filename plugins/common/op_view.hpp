@@ -294,6 +294,11 @@ inline Window1D window_of(const OpView& op, int axis, int64_t in, int64_t k, int
   return w;
 }
 
+// The "groups" of a conv op (docs/ops.md: w is (KH,KW,Ci/groups,Co), output channel o reads
+// the input channels of group o / (Co/groups)). A descriptor without it comes from a host
+// whose convolutions had no groups, which is groups = 1: the same arithmetic, not a guess.
+inline int64_t conv_groups(const OpView& op) { return op.has("groups") ? op.get_int("groups") : 1; }
+
 // ---- images: NHWC / NCHW -----------------------------------------------------------------
 
 // The logical (N,H,W,C) of an image tensor stored in `data_format` ("NHWC" or "NCHW"), and the

@@ -17,6 +17,11 @@
 //     no TF32, workspace within option cudnn_workspace_mb; logged at info.
 //     Math is CUDNN_FMA_MATH: no TF32 tensor-core rounding, so f32 results meet the 1e-3
 //     conformance tolerance by construction.
+//   - Groups. dlrt's grouped filter is (KH,KW,Ci/G,Co), output channel o in group o / (Co/G);
+//     cuDNN's grouped filter (cudnnSetConvolutionGroupCount) is the same filter with C = Ci/G,
+//     K = Co and the groups as consecutive runs of Co/G output channels, in KRSC or KCRS. So
+//     the transpose above is the one of a (KH,KW,Ci/G,Co) tensor and nothing else changes;
+//     the image descriptors keep all Ci channels.
 //   - conv2d_bias_act with relu runs cudnnConvolutionBiasActivationForward; if cuDNN answers
 //     NOT_SUPPORTED for the chosen algorithm/layout/math (it may, e.g. NHWC f32 with FMA
 //     math), the kernel falls back for good to the convolution plus the bias+relu kernel.
@@ -41,6 +46,7 @@ enum class Dir { kForward, kBackwardData, kBackwardFilter };
 struct ConvGeom {
   bool nchw = false;
   int64_t n = 0, h = 0, w = 0, ci = 0, co = 0, kh = 0, kw = 0, oh = 0, ow = 0;
+  int64_t groups = 1, cig = 0;  // cig: the filter's dim 2, Ci/groups
   int64_t sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t pad_h = 0, pad_w = 0;      // cuDNN's symmetric padding (TF's `before`)
   int64_t extra_h = 0, extra_w = 0;  // TF's after - before: rows/columns grown after the image
@@ -64,7 +70,8 @@ ConvGeom conv_geom(const OpView& op, Dir dir) {
   plugin::ImageShape x = plugin::image_shape(x_dims, g.nchw);
   plugin::ImageShape y = plugin::image_shape(y_dims, g.nchw);
   g.n = x.n, g.h = x.h, g.w = x.w, g.ci = x.c;
-  g.kh = w_dims[0], g.kw = w_dims[1], g.co = w_dims[3];
+  g.kh = w_dims[0], g.kw = w_dims[1], g.cig = w_dims[2], g.co = w_dims[3];
+  g.groups = plugin::conv_groups(op);
   const auto& s = op.get_ints("strides", 2);
   const auto& d = op.get_ints("dilations", 2);
   g.sh = s[0], g.sw = s[1], g.dh = d[0], g.dw = d[1];
@@ -84,8 +91,9 @@ void check_conv(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost
                                                           : Dir::kForward;
   ConvGeom g = conv_geom(op, dir);
   const std::string& name = op.name();
-  for (int64_t v : {g.n, g.hp(), g.wp(), g.ci, g.co, g.kh, g.kw, g.oh, g.ow}) to_int(v, name);
-  fill_cost(cost, dev, 2.0 * double(g.n * g.oh * g.ow * g.co) * double(g.kh * g.kw * g.ci),
+  for (int64_t v : {g.n, g.hp(), g.wp(), g.ci, g.co, g.kh, g.kw, g.oh, g.ow, g.groups})
+    to_int(v, name);
+  fill_cost(cost, dev, 2.0 * double(g.n * g.oh * g.ow * g.co) * double(g.kh * g.kw * g.cig),
             operand_bytes(op));
 }
 
@@ -106,12 +114,13 @@ class ConvKernel final : public Kernel {
     set_image_desc(y_desc_, g.nchw, g.n, g.co, g.oh, g.ow, name_);
     CUDNN_CHECK(cudnnSetFilter4dDescriptor(
         w_desc_, CUDNN_DATA_FLOAT, g.nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC,
-        to_int(g.co, name_), to_int(g.ci, name_), to_int(g.kh, name_), to_int(g.kw, name_)));
+        to_int(g.co, name_), to_int(g.cig, name_), to_int(g.kh, name_), to_int(g.kw, name_)));
     CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
         conv_desc_, to_int(g.pad_h + 1, name_) - 1, to_int(g.pad_w + 1, name_) - 1,
         to_int(g.sh, name_), to_int(g.sw, name_), to_int(g.dh, name_), to_int(g.dw, name_),
         CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     CUDNN_CHECK(cudnnSetConvolutionMathType(conv_desc_, CUDNN_FMA_MATH));
+    CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_desc_, to_int(g.groups, name_)));
     int on = 0, oc = 0, ooh = 0, oow = 0;
     CUDNN_CHECK(
         cudnnGetConvolution2dForwardOutputDim(conv_desc_, x_desc_, w_desc_, &on, &oc, &ooh, &oow));
@@ -126,16 +135,16 @@ class ConvKernel final : public Kernel {
                                                CUDNN_NOT_PROPAGATE_NAN, 0.0));
     }
     choose_algorithm();
-    filter_off_ = plan_.add(static_cast<size_t>(g.kh * g.kw * g.ci * g.co) * sizeof(float));
+    filter_off_ = plan_.add(static_cast<size_t>(g.kh * g.kw * g.cig * g.co) * sizeof(float));
     if (g.grown())
       grown_off_ = plan_.add(static_cast<size_t>(g.n * g.hp() * g.wp() * g.ci) * sizeof(float));
     cudnn_off_ = plan_.add(cudnn_bytes_);
     // The strided views between HWIO and cuDNN's filter layout.
-    const std::vector<int64_t> hwio = {g.kh, g.kw, g.ci, g.co};
+    const std::vector<int64_t> hwio = {g.kh, g.kw, g.cig, g.co};
     to_cudnn_ = transpose_view(
         hwio, g.nchw ? std::vector<int64_t>{3, 2, 0, 1} : std::vector<int64_t>{3, 0, 1, 2});
-    const std::vector<int64_t> cudnn_dims = g.nchw ? std::vector<int64_t>{g.co, g.ci, g.kh, g.kw}
-                                                   : std::vector<int64_t>{g.co, g.kh, g.kw, g.ci};
+    const std::vector<int64_t> cudnn_dims = g.nchw ? std::vector<int64_t>{g.co, g.cig, g.kh, g.kw}
+                                                   : std::vector<int64_t>{g.co, g.kh, g.kw, g.cig};
     from_cudnn_ = transpose_view(
         cudnn_dims, g.nchw ? std::vector<int64_t>{2, 3, 1, 0} : std::vector<int64_t>{1, 2, 3, 0});
     // The crop of a grown data gradient back to the image: dims of dx as stored, strides of
@@ -157,7 +166,7 @@ class ConvKernel final : public Kernel {
     float* wbuf = static_cast<float*>(at(a.workspace, filter_off_));
     float* grown = g.grown() ? static_cast<float*>(at(a.workspace, grown_off_)) : nullptr;
     void* ws = cudnn_bytes_ > 0 ? at(a.workspace, cudnn_off_) : nullptr;
-    const int64_t filter_elems = g.kh * g.kw * g.ci * g.co;
+    const int64_t filter_elems = g.kh * g.kw * g.cig * g.co;
     const float one = 1.0f, zero = 0.0f;
 
     if (dir_ == Dir::kForward) {
@@ -308,8 +317,10 @@ class ConvKernel final : public Kernel {
                                    std::to_string(g.h) + "," + std::to_string(g.w) + "," +
                                    std::to_string(g.ci) + ") " + (g.nchw ? "NCHW" : "NHWC") +
                                    ", filter " + std::to_string(g.kh) + "x" + std::to_string(g.kw) +
-                                   "x" + std::to_string(g.co) + ": " + chosen +
-                                   ", cuDNN workspace " + std::to_string(cudnn_bytes_) + " bytes" +
+                                   "x" + std::to_string(g.cig) + "x" + std::to_string(g.co) +
+                                   (g.groups > 1 ? ", groups " + std::to_string(g.groups) : "") +
+                                   ": " + chosen + ", cuDNN workspace " +
+                                   std::to_string(cudnn_bytes_) + " bytes" +
                                    (fused_relu_ ? ", fused bias+relu" : ""));
   }
 

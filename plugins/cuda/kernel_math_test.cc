@@ -284,6 +284,56 @@ TEST(KernelMath, FilterLayoutViewsMapHwioToCudnn) {
         }
 }
 
+// A grouped filter (KH,KW,Ci/G,Co) moved by conv.cc's view into KRSC / KCRS with C = Ci/G, then
+// read as cuDNN defines a grouped convolution (cudnnSetConvolutionGroupCount: group g holds
+// output channels [g*K/G, (g+1)*K/G) and reads input channels [g*C_in/G, ...), each filter K
+// x C/G x R x S), gives the reference's grouped conv2d: dlrt's groups and cuDNN's agree.
+TEST(KernelMath, GroupedFilterInCudnnLayoutIsTheReferencesGroupedConv) {
+  struct Case {
+    const char* format;
+    int64_t groups, ci, co;
+  };
+  for (const Case& c : {Case{"NHWC", 2, 4, 6}, Case{"NCHW", 3, 6, 3}, Case{"NHWC", 5, 5, 10},
+                        Case{"NCHW", 4, 4, 8}}) {
+    SCOPED_TRACE(std::string(c.format) + " groups " + std::to_string(c.groups));
+    const bool nchw = std::string(c.format) == "NCHW";
+    const int64_t n = 2, h = 5, w = 6, kh = 3, kw = 2, cig = c.ci / c.groups;
+    const int64_t cog = c.co / c.groups, oh = h - kh + 1, ow = w - kw + 1;
+    const ops::Dims x_dims = nchw ? ops::Dims{n, c.ci, h, w} : ops::Dims{n, h, w, c.ci};
+    const std::vector<int64_t> hwio = {kh, kw, cig, c.co};
+    auto fwd = make("conv2d", {{DLRT_F32, x_dims}, {DLRT_F32, hwio}},
+                    {{"groups", c.groups}, {"data_format", c.format}});
+    auto x = random_floats(size_t(ops::num_elements(x_dims)), 21);
+    auto wt = random_floats(size_t(kh * kw * cig * c.co), 22);
+    std::vector<float> ref(size_t(fwd.output(0).num_elements()));
+    reference_run(fwd, {x.data(), wt.data()}, {ref.data()});
+    // conv.cc's to_cudnn_ view of the filter.
+    math::Strided to_cudnn = transpose_view(
+        hwio, nchw ? std::vector<int64_t>{3, 2, 0, 1} : std::vector<int64_t>{3, 0, 1, 2});
+    std::vector<float> f(wt.size());
+    for (size_t i = 0; i < f.size(); ++i)
+      f[i] = wt[size_t(math::source_offset(to_cudnn, 0, int64_t(i)))];
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t k = 0; k < c.co; ++k)
+        for (int64_t p = 0; p < oh; ++p)
+          for (int64_t q = 0; q < ow; ++q) {
+            const int64_t g = k / cog;
+            double acc = 0;
+            for (int64_t ch = 0; ch < cig; ++ch)
+              for (int64_t r = 0; r < kh; ++r)
+                for (int64_t s2 = 0; s2 < kw; ++s2) {
+                  const int64_t fo = nchw ? math::kcrs_offset(kh, kw, cig, r, s2, ch, k)
+                                          : math::krsc_offset(kh, kw, cig, r, s2, ch, k);
+                  acc += double(x[size_t(math::image_offset(nchw, h, w, c.ci, b, p + r, q + s2,
+                                                            g * cig + ch))]) *
+                         double(f[size_t(fo)]);
+                }
+            const int64_t yo = math::image_offset(nchw, oh, ow, c.co, b, p, q, k);
+            ASSERT_NEAR(float(acc), ref[size_t(yo)], 1e-5) << "output " << yo;
+          }
+  }
+}
+
 // pool.cu's forward and gather-style backward loops, replayed on the host.
 TEST(KernelMath, OwnPoolingMatchesReference) {
   struct Case {

@@ -114,6 +114,11 @@ TEST(NnFunctionalLayers, EveryBuiltInLayerIsCallableOnSymbolicTensors) {
        {10}},
       {"BatchNormalization", [&] { return nn::BatchNormalization()(image); }, {6, 6, 4}},
       {"GlobalAveragePooling2D", [&] { return nn::GlobalAveragePooling2D()(image); }, {4}},
+      {"DepthwiseConv2D",
+       [&] {
+         return nn::DepthwiseConv2D({3, 3})(image);
+       },
+       {4, 4, 4}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.type);

@@ -5,10 +5,13 @@
 //   conv2d_backward_data    dy (N,OH,OW,Co), w                    -> dx (N,H,W,Ci) (input_shape)
 //   conv2d_backward_filter  x, dy                                 -> dw (KH,KW,Ci,Co) (filter_shape)
 // (NCHW images when data_format is "NCHW"; filters are HWIO in both formats.)
+// With groups G > 1 the filter is (KH,KW,Ci/G,Co), output channel o in group o / (Co/G).
 //
 // oneDNN sees images as (N,C,H,W) dims with tag nhwc/nchw and filters as (O,I,H,W) dims with
-// tag hwio; SAME/VALID become explicit padding_l/padding_r (docs/ops.md: before = total/2),
-// dilation d becomes oneDNN's d-1. The bias and the activation of conv2d_bias_act are the
+// tag hwio, or, grouped, as (G,O/G,I/G,H,W) dims with tag hwigo — the same bytes as dlrt's
+// (KH,KW,Ci/G,Co), since Co = (G, Co/G) with the group outer; oneDNN takes a 5-D weights desc
+// as a grouped (depthwise when I/G = 1) convolution. SAME/VALID become explicit
+// padding_l/padding_r (docs/ops.md: before = total/2), dilation d becomes oneDNN's d-1. The bias and the activation of conv2d_bias_act are the
 // primitive's bias argument and an eltwise post-op, so the fused op is one pass over y.
 //
 // Weights are given to oneDNN as `any`: its fast (jit) convolutions want a blocked filter
@@ -27,8 +30,8 @@
 // no wider than AVX2 (what was measured); with Ci = 1 (conv1: 9-float rows, a 9 x 32 result)
 // the jit kernel is faster and stays.
 //
-// 3x3 stride-1 NHWC convolutions with channel counts in multiples of 16 (the MNIST CNN's
-// middle and last layers) run, in all three passes, as Winograd F(4x4, 3x3) on AVX2+FMA CPUs
+// 3x3 stride-1 NHWC convolutions without groups with channel counts in multiples of 16 (the
+// MNIST CNN's middle and last layers) run, in all three passes, as Winograd F(4x4, 3x3) on AVX2+FMA CPUs
 // (winograd_conv.cc; winograd_applies below), unless the plugin's `winograd` option is 0:
 // two to three times faster than oneDNN's direct kernels there (docs/benchmarks.md,
 // "Kernel choices").
@@ -66,8 +69,9 @@ ConvKind kind_of(const OpView& op) {
 
 // The forward convolution an op is about, read from its operands and attributes.
 struct ConvGeom {
-  ImageShape x, y;  // the forward op's input and output
-  int64_t kh = 0, kw = 0, ci = 0, co = 0;
+  ImageShape x, y;                         // the forward op's input and output
+  int64_t kh = 0, kw = 0, ci = 0, co = 0;  // the filter's dims: ci is Ci/groups
+  int64_t groups = 1;
   Window1D h, w;
 
   memory::dims strides() const { return {h.stride, w.stride}; }
@@ -106,14 +110,23 @@ ConvGeom conv_geom(const OpView& op) {
       break;
   }
   g.kh = filter[0], g.kw = filter[1], g.ci = filter[2], g.co = filter[3];
+  g.groups = plugin::conv_groups(op);
   g.h = plugin::window_of(op, 0, g.x.h, g.kh, strides[0], dilations[0], g.y.h);
   g.w = plugin::window_of(op, 1, g.x.w, g.kw, strides[1], dilations[1], g.y.w);
   return g;
 }
 
+// The filter's desc: HWIO (O,I,H,W) dims, or grouped (G,O/G,I/G,H,W) with hwigo; `any` lets
+// oneDNN choose the layout.
+memory::desc weights_md(const ConvGeom& g, bool any = false) {
+  if (g.groups == 1) return filter_md(g.kh, g.kw, g.ci, g.co, any ? Tag::any : Tag::hwio);
+  return memory::desc({g.groups, g.co / g.groups, g.ci, g.kh, g.kw}, memory::data_type::f32,
+                      any ? Tag::any : Tag::hwigo);
+}
+
 convolution_forward::desc forward_desc(prop_kind prop, const ConvGeom& g, bool bias) {
   const memory::desc x = image_md(g.x), y = image_md(g.y);
-  const memory::desc w = filter_md(g.kh, g.kw, g.ci, g.co, Tag::any);
+  const memory::desc w = weights_md(g, true);
   if (bias) {
     const memory::desc b({g.co}, memory::data_type::f32, Tag::a);
     return convolution_forward::desc(prop, algorithm::convolution_direct, x, w, b, y, g.strides(),
@@ -139,7 +152,7 @@ class ConvForward : public PrimKernel {
                                            attr, engine_);
     memory x = input(0, image_md(g.x));
     // A blocked weight layout chosen by oneDNN: reorder HWIO into it (owned buffer) first.
-    memory w = reorder_in(input(1, filter_md(g.kh, g.kw, g.ci, g.co)), pd.weights_desc());
+    memory w = reorder_in(input(1, weights_md(g)), pd.weights_desc());
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, output(0, image_md(g.y))}};
     if (bias)
@@ -154,12 +167,12 @@ class ConvBackwardData : public PrimKernel {
     convolution_forward::primitive_desc hint(forward_desc(prop_kind::forward_training, g, false),
                                              engine_);
     convolution_backward_data::desc d(algorithm::convolution_direct, image_md(g.x),
-                                      filter_md(g.kh, g.kw, g.ci, g.co, Tag::any), image_md(g.y),
-                                      g.strides(), g.dilates(), g.pad_l(), g.pad_r());
+                                      weights_md(g, true), image_md(g.y), g.strides(), g.dilates(),
+                                      g.pad_l(), g.pad_r());
     convolution_backward_data::primitive_desc pd(d, user_scratchpad(), engine_, hint);
     memory dy = input(0, image_md(g.y));
     // A blocked weight layout chosen by oneDNN: reorder HWIO into it (owned buffer) first.
-    memory w = reorder_in(input(1, filter_md(g.kh, g.kw, g.ci, g.co)), pd.weights_desc());
+    memory w = reorder_in(input(1, weights_md(g)), pd.weights_desc());
     add_step(convolution_backward_data(pd),
              {{DNNL_ARG_DIFF_DST, dy},
               {DNNL_ARG_WEIGHTS, w},
@@ -176,8 +189,8 @@ convolution_backward_weights::primitive_desc backward_filter_pd(const dnnl::engi
   convolution_forward::primitive_desc hint(forward_desc(prop_kind::forward_training, g, false),
                                            engine);
   convolution_backward_weights::desc d(algorithm::convolution_direct, image_md(g.x),
-                                       filter_md(g.kh, g.kw, g.ci, g.co, Tag::any), image_md(g.y),
-                                       g.strides(), g.dilates(), g.pad_l(), g.pad_r());
+                                       weights_md(g, true), image_md(g.y), g.strides(), g.dilates(),
+                                       g.pad_l(), g.pad_r());
   return convolution_backward_weights::primitive_desc(d, user_scratchpad(), engine, hint);
 }
 
@@ -188,7 +201,7 @@ class ConvBackwardFilter : public PrimKernel {
     const convolution_backward_weights::primitive_desc pd = backward_filter_pd(engine_, g);
     memory x = input(0, image_md(g.x));
     memory dy = input(1, image_md(g.y));
-    memory dw_user = output(0, filter_md(g.kh, g.kw, g.ci, g.co));
+    memory dw_user = output(0, weights_md(g));
     // A blocked weight layout chosen by oneDNN: dw is computed into an owned buffer of that
     // layout and reordered to HWIO after.
     memory dw = reorder_out_buffer(dw_user, pd.diff_weights_desc());
@@ -204,11 +217,11 @@ class ConvBackwardFilter : public PrimKernel {
 constexpr size_t kColChunkBytes = size_t{2} << 20;     // im2col rows of one chunk of images
 constexpr size_t kColMaxImageBytes = size_t{8} << 20;  // larger images keep oneDNN's kernel
 
-// Whether conv2d_backward_filter runs as ConvBackwardFilterGemm (file comment): NHWC, no
-// dilation along w, Ci >= 8, one image's im2col rows <= kColMaxImageBytes, and oneDNN's first
+// Whether conv2d_backward_filter runs as ConvBackwardFilterGemm (file comment): no groups,
+// NHWC, no dilation along w, Ci >= 8, one image's im2col rows <= kColMaxImageBytes, and oneDNN's first
 // choice a jit kernel no wider than AVX2.
 bool im2col_backward_filter(const dnnl::engine& engine, const ConvGeom& g) {
-  if (g.x.nchw || g.w.dilation != 1 || g.ci < 8) return false;
+  if (g.groups != 1 || g.x.nchw || g.w.dilation != 1 || g.ci < 8) return false;
   if (static_cast<size_t>(g.y.h * g.y.w * g.kh * g.kw * g.ci) * sizeof(float) > kColMaxImageBytes)
     return false;
   const std::string first = backward_filter_pd(engine, g).impl_info_str();
@@ -340,13 +353,13 @@ class ConvBackwardFilterGemm : public Kernel {
 
 // ---- Winograd F(4x4, 3x3) (winograd_conv.cc) ---------------------------------------------
 
-// Whether the op runs as Winograd: the plugin's `winograd` option on, an AVX2+FMA CPU, NHWC,
-// a 3x3 filter at stride 1 without dilation, channel counts the kernel handles, no activation
+// Whether the op runs as Winograd: the plugin's `winograd` option on, an AVX2+FMA CPU, no
+// groups (winograd_conv.cc is a dense convolution; grouped ones go to oneDNN), NHWC, a 3x3 filter at stride 1 without dilation, channel counts the kernel handles, no activation
 // other than relu, and an output that the 4x4 tiles cover without much waste: tiles at most
 // 2.4x the output's area (3x3 outputs take one tile, 16/9; 2x2 or 1x1 outputs stay direct),
 // so the 36 products per tile stay well under the direct 9 per output cell.
 bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
-  if (!p.winograd || !wino::cpu_supported(p)) return false;
+  if (!p.winograd || !wino::cpu_supported(p) || g.groups != 1) return false;
   if (g.x.nchw || g.kh != 3 || g.kw != 3 || g.h.stride != 1 || g.w.stride != 1 ||
       g.h.dilation != 1 || g.w.dilation != 1)
     return false;

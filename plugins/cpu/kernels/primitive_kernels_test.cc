@@ -263,6 +263,16 @@ std::vector<ConvCase> conv_cases() {
        {3, 3, 3, 5},
        {{"data_format", "NCHW"}, {"padding", "SAME"}, {"strides", {2, 1}}}},
       {{1, 4, 7, 6}, {2, 2, 4, 9}, {{"data_format", "NCHW"}, {"strides", {2, 2}}}},
+      // Grouped (w (KH,KW,Ci/G,Co)) and depthwise (G = Ci): oneDNN with 5-D hwigo weights. The
+      // first two have the shapes that take Winograd and im2col + matmul without groups.
+      {{2, 10, 10, 32}, {3, 3, 16, 32}, {{"padding", "SAME"}, {"groups", 2}}},
+      {{2, 13, 13, 32}, {3, 3, 8, 64}, {{"groups", 4}}},
+      {{2, 9, 9, 16}, {3, 3, 1, 16}, {{"padding", "SAME"}, {"groups", 16}}},  // depthwise
+      {{1, 8, 7, 3}, {3, 3, 1, 6}, {{"strides", {2, 1}}, {"groups", 3}}},     // multiplier 2
+      {{2, 6, 9, 8},
+       {3, 3, 1, 6},
+       {{"data_format", "NCHW"}, {"padding", "SAME"}, {"dilations", {2, 2}}, {"groups", 6}}},
+      {{1, 6, 7, 7}, {2, 2, 3, 4}, {{"data_format", "NCHW"}, {"groups", 2}}},
   };
 }
 

@@ -12,6 +12,7 @@
 //   merging.hpp       Add, Concatenate
 //   activations.hpp   Activation (by name), LeakyReLU
 //   batch_norm.hpp    BatchNormalization (moving statistics as non-trainable state)
+//   depthwise_conv.hpp  DepthwiseConv2D (a grouped conv2d with groups = channels)
 //   optimizers.hpp    Adam, SGD (in-place fused updates)
 //   losses.hpp        SparseCategoricalCrossentropy, MeanSquaredError
 //   metrics.hpp       accuracy
@@ -34,6 +35,7 @@
 #include "dlrt/nn/callbacks.hpp"
 #include "dlrt/nn/checkpoint.hpp"
 #include "dlrt/nn/data.hpp"
+#include "dlrt/nn/depthwise_conv.hpp"
 #include "dlrt/nn/global_pooling.hpp"
 #include "dlrt/nn/initializers.hpp"
 #include "dlrt/nn/layers.hpp"

@@ -2,7 +2,7 @@
 // shape of one sample), Conv2D, MaxPool2D, AvgPool2D, Flatten, Dense, Dropout, and the
 // activations ReLU, Sigmoid, Tanh, Softmax. More layers: merging.hpp (Add, Concatenate),
 // activations.hpp (Activation by name, LeakyReLU), batch_norm.hpp (BatchNormalization),
-// global_pooling.hpp (GlobalAveragePooling2D).
+// global_pooling.hpp (GlobalAveragePooling2D), depthwise_conv.hpp (DepthwiseConv2D).
 //
 // A layer is a description, not a place where values live: it says which parameters it needs
 // for an input shape (`params`: kernel (KH,KW,Ci,Co) HWIO and bias (Co) for Conv2D; kernel
@@ -35,6 +35,7 @@
 #ifndef DLRT_NN_LAYERS_HPP_
 #define DLRT_NN_LAYERS_HPP_
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -250,10 +251,10 @@ inline std::string shapes_string(const std::vector<Shape>& in) {
     out += (i == 0 ? "" : i + 1 == in.size() ? " and " : ", ") + shape_string(in[i]);
   return out;
 }
-// TensorFlow's output size along one axis (docs/ops.md): VALID floor((in-k)/s)+1, SAME
-// ceil(in/s). 0 or less means the window does not fit.
-inline int64_t window_out(int64_t in, int64_t k, int64_t s, bool same) {
-  return same ? (in + s - 1) / s : (in - k) / s + 1;
+// TensorFlow's output size along one axis (docs/ops.md): VALID floor((in-k')/s)+1, SAME
+// ceil(in/s), k' = (k-1)*d+1 the dilated window. 0 or less means the window does not fit.
+inline int64_t window_out(int64_t in, int64_t k, int64_t s, bool same, int64_t d = 1) {
+  return same ? (in + s - 1) / s : (in - ((k - 1) * d + 1)) / s + 1;
 }
 inline bool check_padding(const std::string& p, const std::string& who) {
   if (p == "valid" || p == "VALID") return false;
@@ -262,6 +263,13 @@ inline bool check_padding(const std::string& p, const std::string& who) {
 }
 inline void check_size2(const Size2& s, const std::string& what, const std::string& who) {
   if (s[0] < 1 || s[1] < 1) throw Error(DLRT_INVALID_ARGUMENT, who + ": " + what + " must be >= 1");
+}
+// Keras refuses strides > 1 together with dilation_rate > 1 (its BaseConv).
+inline void check_strides_dilation(const Size2& strides, const Size2& dilation,
+                                   const std::string& who) {
+  if (std::max(strides[0], strides[1]) > 1 && std::max(dilation[0], dilation[1]) > 1)
+    throw Error(DLRT_INVALID_ARGUMENT,
+                who + ": strides > 1 are not supported together with dilation_rate > 1 (as Keras)");
 }
 }  // namespace detail
 
@@ -275,10 +283,16 @@ struct Conv2DOptions {
   Initializer kernel_initializer = Initializer::glorot_uniform();
   Initializer bias_initializer = Initializer::zeros();
   Regularizer kernel_regularizer = {};  // e.g. Regularizer::l2(1e-4)
+  Size2 dilation_rate = {1, 1};         // Keras refuses it > 1 together with strides > 1
+  // Keras' groups: the input channels and the filters split into this many groups, each
+  // convolved on its own; the kernel is (KH,KW,Ci/groups,filters). Both Ci and filters must
+  // be multiples of it.
+  int64_t groups = 1;
 };
 
 // Conv2D(filters, kernel, strides = (1,1), padding = "valid", activation = linear) on NHWC;
-// kernel Glorot-uniform, bias zeros unless the options say otherwise.
+// kernel Glorot-uniform, bias zeros unless the options say otherwise; dilation_rate and groups
+// as Keras (ops conv2d / conv2d_bias_act with dilations and groups).
 class Conv2D : public Layer {
  public:
   Conv2D(int64_t filters, Size2 kernel, const Conv2DOptions& o)
@@ -289,10 +303,19 @@ class Conv2D : public Layer {
         activation_(check_activation(o.activation, "Conv2D")),
         kernel_init_(o.kernel_initializer),
         bias_init_(o.bias_initializer),
-        kernel_reg_(o.kernel_regularizer) {
+        kernel_reg_(o.kernel_regularizer),
+        dilation_(o.dilation_rate),
+        groups_(o.groups) {
     if (filters < 1) throw Error(DLRT_INVALID_ARGUMENT, "Conv2D: filters must be >= 1");
     detail::check_size2(kernel, "kernel", "Conv2D");
     detail::check_size2(o.strides, "strides", "Conv2D");
+    detail::check_size2(o.dilation_rate, "dilation_rate", "Conv2D");
+    detail::check_strides_dilation(o.strides, o.dilation_rate, "Conv2D");
+    if (o.groups < 1) throw Error(DLRT_INVALID_ARGUMENT, "Conv2D: groups must be >= 1");
+    if (filters % o.groups != 0)
+      throw Error(DLRT_INVALID_ARGUMENT, "Conv2D: filters (" + std::to_string(filters) +
+                                             ") must be a multiple of groups (" +
+                                             std::to_string(o.groups) + ")");
   }
   Conv2D(int64_t filters, Size2 kernel, Size2 strides, std::string padding,
          std::string activation = "linear")
@@ -309,19 +332,27 @@ class Conv2D : public Layer {
   std::string base_name() const override { return "conv2d"; }
   Shape output_shape(const Shape& in) const override {
     if (in.size() != 3) throw bad_input(in, "(None, H, W, C)");
-    const int64_t h = detail::window_out(in[0], kernel_[0], strides_[0], same_);
-    const int64_t w = detail::window_out(in[1], kernel_[1], strides_[1], same_);
-    if (h < 1 || w < 1) throw bad_input(in, "H >= kernel and W >= kernel with valid padding");
+    if (in[2] % groups_ != 0)
+      throw bad_input(in, "C a multiple of groups (" + std::to_string(groups_) + ")");
+    const int64_t h = detail::window_out(in[0], kernel_[0], strides_[0], same_, dilation_[0]);
+    const int64_t w = detail::window_out(in[1], kernel_[1], strides_[1], same_, dilation_[1]);
+    if (h < 1 || w < 1) throw bad_input(in, "H and W >= the (dilated) kernel with valid padding");
     return {h, w, filters_};
   }
   std::vector<ParamSpec> params(const Shape& in) const override {
-    return {
-        {"kernel", {kernel_[0], kernel_[1], in.at(2), filters_}, kernel_init_, true, kernel_reg_},
-        {"bias", {filters_}, bias_init_, true}};
+    return {{"kernel",
+             {kernel_[0], kernel_[1], in.at(2) / groups_, filters_},
+             kernel_init_,
+             true,
+             kernel_reg_},
+            {"bias", {filters_}, bias_init_, true}};
   }
   Value call(CallContext& c, Value x, const std::vector<Value>& v) const override {
-    const OpAttrs conv = {{"strides", {strides_[0], strides_[1]}},
-                          {"padding", same_ ? "SAME" : "VALID"}};
+    OpAttrs conv = {{"strides", {strides_[0], strides_[1]}}, {"padding", same_ ? "SAME" : "VALID"}};
+    // Only when not the default, so a plain Conv2D builds the op it always built.
+    if (dilation_ != Size2{1, 1})
+      conv.emplace_back("dilations", std::vector<int64_t>{dilation_[0], dilation_[1]});
+    if (groups_ != 1) conv.emplace_back("groups", groups_);
     if (activation_ == "softmax") {
       Value y = c.graph.op1("bias_add", {c.graph.op1("conv2d", {x, v[0]}, conv), v[1]});
       return apply_activation(c.graph, y, activation_);
@@ -345,6 +376,8 @@ class Conv2D : public Layer {
   std::string activation_;
   Initializer kernel_init_, bias_init_;
   Regularizer kernel_reg_;
+  Size2 dilation_;
+  int64_t groups_;
 };
 
 // Dense's settings beyond units: nn::Dense(10, {.activation = "relu",
