@@ -114,6 +114,11 @@ TEST(NnFunctionalLayers, EveryBuiltInLayerIsCallableOnSymbolicTensors) {
        {10}},
       {"BatchNormalization", [&] { return nn::BatchNormalization()(image); }, {6, 6, 4}},
       {"GlobalAveragePooling2D", [&] { return nn::GlobalAveragePooling2D()(image); }, {4}},
+      {"Conv2DTranspose",
+       [&] {
+         return nn::Conv2DTranspose(3, {3, 3})(image);
+       },
+       {8, 8, 3}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.type);

@@ -12,6 +12,7 @@
 //   merging.hpp       Add, Concatenate
 //   activations.hpp   Activation (by name), LeakyReLU
 //   batch_norm.hpp    BatchNormalization (moving statistics as non-trainable state)
+//   conv_transpose.hpp  Conv2DTranspose (Keras' transposed convolution)
 //   optimizers.hpp    Adam, SGD (in-place fused updates)
 //   losses.hpp        SparseCategoricalCrossentropy, MeanSquaredError
 //   metrics.hpp       accuracy
@@ -33,6 +34,7 @@
 #include "dlrt/nn/batch_norm.hpp"
 #include "dlrt/nn/callbacks.hpp"
 #include "dlrt/nn/checkpoint.hpp"
+#include "dlrt/nn/conv_transpose.hpp"
 #include "dlrt/nn/data.hpp"
 #include "dlrt/nn/global_pooling.hpp"
 #include "dlrt/nn/initializers.hpp"
