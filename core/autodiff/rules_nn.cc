@@ -206,6 +206,28 @@ void batch_norm_rule(GradContext& c) {
   if (c.needs(2)) c.set_dx(2, c.emit("bias_add_grad", "dbias", {dy}, df));
 }
 
+// y = conv2d_transpose(x, w) is conv2d_backward_data(dy = x, w) of the convolution A that maps
+// y's space to x's (strides, dilations, the instance's resolved "pads"), i.e. y = A^T x. So
+// with dy at y: dx = A dy = conv2d(dy, w), w read as that convolution's HWIO filter
+// (KH,KW,Co,Ci) -> channels Ci; dw = conv2d_backward_filter(dy, x) with filter_shape = w's,
+// since the convolution's input is y's space (dy) and its output x's (x). Both get the pads
+// spelled out with padding EXPLICIT: conv2d's own SAME rule on y's size need not give them
+// (an even kernel with output_padding 0, say).
+void conv2d_transpose_rule(GradContext& c) {
+  ValueRef dy = *c.dy(0);
+  const ops::AttrMap a = {{"strides", c.attr("strides")},
+                          {"dilations", c.attr("dilations")},
+                          {"data_format", c.attr("data_format")},
+                          {"padding", std::string("EXPLICIT")},
+                          {"pads", c.attr("pads")}};
+  if (c.needs(0)) c.set_dx(0, c.emit("conv2d", "dx", {dy, c.input(1)}, a));
+  if (c.needs(1)) {
+    ops::AttrMap f = a;
+    f["filter_shape"] = ints_of(c.in_dims(1));
+    c.set_dx(1, c.emit("conv2d_backward_filter", "dw", {dy, c.input(0)}, f));
+  }
+}
+
 }  // namespace
 
 void add_nn_rules(RuleTable& t) {
@@ -213,6 +235,7 @@ void add_nn_rules(RuleTable& t) {
   t["conv2d_bias_act"] = conv2d_bias_act_rule;
   t["max_pool2d"] = max_pool2d_rule;
   t["avg_pool2d"] = avg_pool2d_rule;
+  t["conv2d_transpose"] = conv2d_transpose_rule;
   t["matmul"] = matmul_rule;
   t["matmul_bias_act"] = matmul_bias_act_rule;
   t["bias_add"] = bias_add_rule;

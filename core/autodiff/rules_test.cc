@@ -72,6 +72,26 @@ TEST(GradientRules, Conv2dBiasAct) {
            {{"activation", "tanh"}, {"data_format", "NCHW"}, {"padding", "SAME"}});
 }
 
+// dx = conv2d(dy, w), dw = conv2d_backward_filter(dy, x), both with the resolved pads: strides
+// 1 and 2, VALID and SAME (an even kernel's symmetric crop among them), output_padding 0 and 1,
+// dilation, explicit pads, NCHW.
+TEST(GradientRules, Conv2dTranspose) {
+  check_op("conv2d_transpose", {{1, 3, 3, 2}, {2, 2, 3, 2}});
+  check_op("conv2d_transpose", {{2, 3, 2, 1}, {3, 3, 2, 1}},
+           {{"strides", {2, 2}}, {"padding", "SAME"}});
+  check_op("conv2d_transpose", {{1, 3, 3, 2}, {3, 3, 2, 2}},
+           {{"strides", {2, 2}}, {"padding", "SAME"}, {"output_padding", {1, 0}}});
+  check_op("conv2d_transpose", {{1, 3, 3, 1}, {2, 2, 2, 1}},
+           {{"strides", {2, 2}}, {"padding", "SAME"}, {"output_padding", {0, 0}}});
+  check_op("conv2d_transpose", {{1, 3, 2, 2}, {3, 2, 1, 2}},
+           {{"strides", {2, 1}}, {"padding", "VALID"}, {"output_padding", {1, 0}}});
+  check_op("conv2d_transpose", {{1, 3, 3, 1}, {2, 2, 2, 1}}, {{"dilations", {2, 2}}});
+  check_op("conv2d_transpose", {{1, 2, 3, 3}, {3, 2, 2, 2}},
+           {{"data_format", "NCHW"}, {"strides", {2, 2}}, {"padding", "SAME"}});
+  check_op("conv2d_transpose", {{1, 3, 3, 2}, {3, 3, 2, 2}},
+           {{"strides", {2, 2}}, {"padding", "EXPLICIT"}, {"pads", {1, 0, 0, 2}}});
+}
+
 TEST(GradientRules, Pooling) {
   for (const char* op : {"max_pool2d", "avg_pool2d"}) {
     check_op(op, {{1, 4, 4, 2}});

@@ -29,5 +29,7 @@ std::vector<OpDef> train_ops();
 std::vector<OpDef> norm_ops();
 std::vector<OpDef> shape_ops();        // concat, split, slice, pad (infer_shape_ops.cc)
 std::vector<OpDef> global_pool_ops();  // global_avg/max_pool2d (infer_global_pool.cc)
+// conv2d_transpose (infer_conv_transpose.cc)
+std::vector<OpDef> conv_transpose_ops();
 
 }  // namespace dlrt::ops

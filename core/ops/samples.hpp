@@ -30,6 +30,9 @@ enum class ConvPass { kForward, kBiasAct, kBackwardData, kBackwardFilter };
 SampleFn conv(ConvPass pass);
 enum class PoolPass { kMax, kAvg, kMaxBackward, kAvgBackward };
 SampleFn pool(PoolPass pass);
+// conv2d_transpose (samples_conv_transpose.cc): both formats, strides 1 and 2, VALID, SAME,
+// EXPLICIT, dilation, output_padding none/0/1, even kernels, a kernel smaller than the stride.
+std::vector<Sample> conv_transpose(const OpDef&);
 
 // ---- reductions and shapes (samples_reduce_shape.cc) ----
 enum class ReducePass { kSum, kMean, kMax, kMaxGrad };

@@ -86,11 +86,24 @@ ConvGeom conv_geom(const OpView& op, Dir dir) {
 void check_conv(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
   OpView op(&d);
   require_f32(op);
-  const Dir dir = op.name() == "conv2d_backward_data"     ? Dir::kBackwardData
+  // conv2d_transpose(x, w) is conv2d_backward_data(dy = x, w) into y (w is that convolution's
+  // filter, "pads" its pads: core/ops/infer_conv_transpose.cc), so it runs as one.
+  const Dir dir = op.name() == "conv2d_backward_data" || op.name() == "conv2d_transpose"
+                      ? Dir::kBackwardData
                   : op.name() == "conv2d_backward_filter" ? Dir::kBackwardFilter
                                                           : Dir::kForward;
   ConvGeom g = conv_geom(op, dir);
   const std::string& name = op.name();
+  // cuDNN pads both sides alike, and the image grown after it (extra >= 0) gives every pads
+  // with after >= before (TF's SAME, and conv2d_transpose's VALID/SAME pads). Fewer cells
+  // after than before (explicit pads only) would need the image cut instead of grown, which
+  // this kernel does not do: declined, so that placement gives the op to a device that runs it.
+  if (g.extra_h < 0 || g.extra_w < 0)
+    plugin::fail(DLRT_UNIMPLEMENTED,
+                 "cuda: " + name + ": explicit pads with fewer cells after than before (" +
+                     std::to_string(g.pad_h) + "," + std::to_string(g.pad_w) + " before, " +
+                     std::to_string(g.pad_h + g.extra_h) + "," +
+                     std::to_string(g.pad_w + g.extra_w) + " after) are not run by this kernel");
   for (int64_t v : {g.n, g.hp(), g.wp(), g.ci, g.co, g.kh, g.kw, g.oh, g.ow, g.groups})
     to_int(v, name);
   fill_cost(cost, dev, 2.0 * double(g.n * g.oh * g.ow * g.co) * double(g.kh * g.kw * g.cig),
@@ -359,6 +372,7 @@ void add_conv_ops(std::vector<OpEntry>& t) {
   t.push_back({"conv2d_bias_act", &check_conv, &create_conv<Dir::kForward>});
   t.push_back({"conv2d_backward_data", &check_conv, &create_conv<Dir::kBackwardData>});
   t.push_back({"conv2d_backward_filter", &check_conv, &create_conv<Dir::kBackwardFilter>});
+  t.push_back({"conv2d_transpose", &check_conv, &create_conv<Dir::kBackwardData>});
 }
 
 }  // namespace dlrt::cuda

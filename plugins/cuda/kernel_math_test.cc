@@ -262,6 +262,34 @@ TEST(KernelMath, GrownInputGivesTheSchemasOutputSize) {
         }
 }
 
+// conv2d_transpose runs as conv.cc's backward data with dy = x: the pads the schema gives for
+// VALID and SAME never put fewer cells after than before (which the kernel declines), and the
+// grown image (y's length + after - before, `before` on both sides) has cuDNN's forward length
+// equal to x's, for every output_padding Keras allows.
+TEST(KernelMath, ConvTransposePadsFitTheGrownImageTrick) {
+  for (const char* padding : {"VALID", "SAME"})
+    for (int64_t in = 1; in <= 6; ++in)
+      for (int64_t k = 1; k <= 5; ++k)
+        for (int64_t s = 1; s <= 3; ++s)
+          for (int64_t d = 1; d <= 2; ++d)
+            for (int64_t op = -1; op < s; ++op) {
+              AttrMap attrs = {{"strides", ops::Ints{s, 1}},
+                               {"dilations", ops::Ints{d, 1}},
+                               {"padding", padding}};
+              if (op >= 0) attrs.emplace("output_padding", ops::Ints{op, 0});
+              auto r = ops::instantiate(
+                  "conv2d_transpose", {{DLRT_F32, {1, in, 1, 2}}, {DLRT_F32, {k, 1, 3, 2}}}, attrs);
+              if (!r.ok()) continue;  // an empty output (SAME, even kernel, op 0, in 1)
+              const ops::Ints& pads = r->attrs().at("pads").as_ints();
+              const int64_t out = r->output(0).dims[1];
+              SCOPED_TRACE(::testing::Message() << padding << " in " << in << " k " << k << " s "
+                                                << s << " d " << d << " op " << op);
+              ASSERT_GE(pads[2], pads[0]);
+              const int64_t grown = out + (pads[2] - pads[0]);
+              ASSERT_EQ(1 + (grown + 2 * pads[0] - ((k - 1) * d + 1)) / s, in);
+            }
+}
+
 // conv.cc moves HWIO filters to cuDNN's KRSC (NHWC) / KCRS (NCHW) and back with strided views.
 TEST(KernelMath, FilterLayoutViewsMapHwioToCudnn) {
   const int64_t kh = 3, kw = 2, ci = 4, co = 5;

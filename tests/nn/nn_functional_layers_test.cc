@@ -119,6 +119,11 @@ TEST(NnFunctionalLayers, EveryBuiltInLayerIsCallableOnSymbolicTensors) {
          return nn::DepthwiseConv2D({3, 3})(image);
        },
        {4, 4, 4}},
+      {"Conv2DTranspose",
+       [&] {
+         return nn::Conv2DTranspose(3, {3, 3})(image);
+       },
+       {8, 8, 3}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.type);

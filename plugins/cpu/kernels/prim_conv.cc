@@ -63,6 +63,9 @@ enum class ConvKind { forward, backward_data, backward_filter };
 
 ConvKind kind_of(const OpView& op) {
   if (op.name() == "conv2d_backward_data") return ConvKind::backward_data;
+  // conv2d_transpose(x, w) is conv2d_backward_data(dy = x, w) into y: w is that convolution's
+  // HWIO filter and "pads" its pads (core/ops/infer_conv_transpose.cc), so it is run as one.
+  if (op.name() == "conv2d_transpose") return ConvKind::backward_data;
   if (op.name() == "conv2d_backward_filter") return ConvKind::backward_filter;
   return ConvKind::forward;  // conv2d, conv2d_bias_act
 }

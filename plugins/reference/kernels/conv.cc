@@ -173,6 +173,17 @@ void run_conv2d_backward_filter(const OpView& op, const void* const* in, void* c
   });
 }
 
+// ---- conv2d_transpose --------------------------------------------------------------------
+
+// x: (N,H,W,Ci), w: (KH,KW,Co,Ci) -> y: (N,OH,OW,Co). It is conv2d_backward_data with dy = x
+// and dx = y: w is the HWIO filter (Ci' = Co, Co' = Ci) of the convolution that maps y back
+// to x, and "pads" are that convolution's (core/ops/infer_conv_transpose.cc), so it runs
+// run_conv2d_backward_data as it is.
+void check_conv2d_transpose(const OpView& op) {
+  expect_float(op, op.input(0), "x");
+  conv_geom(op, op.output(0).dims, op.input(1).dims, op.input(0).dims);
+}
+
 }  // namespace
 
 void add_conv_kernels(KernelTable& t) {
@@ -180,6 +191,7 @@ void add_conv_kernels(KernelTable& t) {
   t.push_back({"conv2d_bias_act", run_conv2d, check_conv2d});
   t.push_back({"conv2d_backward_data", run_conv2d_backward_data, check_conv2d_backward_data});
   t.push_back({"conv2d_backward_filter", run_conv2d_backward_filter, check_conv2d_backward_filter});
+  t.push_back({"conv2d_transpose", run_conv2d_backward_data, check_conv2d_transpose});
 }
 
 }  // namespace dlrt::reference::detail

@@ -13,6 +13,7 @@
 //   activations.hpp   Activation (by name), LeakyReLU
 //   batch_norm.hpp    BatchNormalization (moving statistics as non-trainable state)
 //   depthwise_conv.hpp  DepthwiseConv2D (a grouped conv2d with groups = channels)
+//   conv_transpose.hpp  Conv2DTranspose (Keras' transposed convolution)
 //   optimizers.hpp    Adam, SGD (in-place fused updates)
 //   losses.hpp        SparseCategoricalCrossentropy, MeanSquaredError
 //   metrics.hpp       accuracy
@@ -34,6 +35,7 @@
 #include "dlrt/nn/batch_norm.hpp"
 #include "dlrt/nn/callbacks.hpp"
 #include "dlrt/nn/checkpoint.hpp"
+#include "dlrt/nn/conv_transpose.hpp"
 #include "dlrt/nn/data.hpp"
 #include "dlrt/nn/depthwise_conv.hpp"
 #include "dlrt/nn/global_pooling.hpp"
