@@ -29,5 +29,6 @@ std::vector<OpDef> train_ops();
 std::vector<OpDef> norm_ops();
 std::vector<OpDef> shape_ops();        // concat, split, slice, pad (infer_shape_ops.cc)
 std::vector<OpDef> global_pool_ops();  // global_avg/max_pool2d (infer_global_pool.cc)
+std::vector<OpDef> resize_ops();       // resize, resize_grad (infer_resize.cc)
 
 }  // namespace dlrt::ops
