@@ -228,6 +228,14 @@ void conv2d_transpose_rule(GradContext& c) {
   }
 }
 
+// y = resize(x; size, mode, ...): y is linear in x, so dx = resize_grad(dy), the transpose
+// of the interpolation (each weight's share of dy added back to its input cell).
+void resize_rule(GradContext& c) {
+  ops::AttrMap a = c.attrs_without({"size"});
+  a["input_shape"] = ints_of(c.in_dims(0));
+  c.set_dx(0, c.emit("resize_grad", "dx", {*c.dy(0)}, a));
+}
+
 }  // namespace
 
 void add_nn_rules(RuleTable& t) {
@@ -251,6 +259,7 @@ void add_nn_rules(RuleTable& t) {
   t["dropout"] = dropout_rule;
   t["batch_norm"] = batch_norm_rule;
   t["batch_norm_train"] = batch_norm_train_rule;
+  t["resize"] = resize_rule;
 }
 
 }  // namespace dlrt::core::autodiff

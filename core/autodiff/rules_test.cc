@@ -392,5 +392,33 @@ TEST(GradientRules, GlobalPools) {
   }
 }
 
+// Every mode at an up-sampling, a down-sampling and a non-integer ratio, both layouts. The
+// loss is linear in x, so finite differences see the weights exactly (nearest's rounding
+// depends on the shapes only, never on x).
+TEST(GradientRules, Resize) {
+  const char* kNearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  for (const char* coord : {"half_pixel", "align_corners", "asymmetric"}) {
+    check_op(
+        "resize", {{1, 3, 4, 2}},
+        {{"size", ops::Ints{5, 7}}, {"mode", "bilinear"}, {"coordinate_transformation", coord}});
+    check_op("resize", {{2, 2, 6, 5}},
+             {{"size", ops::Ints{4, 3}},
+              {"mode", "bilinear"},
+              {"coordinate_transformation", coord},
+              {"data_format", "NCHW"}});
+    for (const char* nearest : kNearest) {
+      check_op("resize", {{1, 4, 3, 2}},
+               {{"size", ops::Ints{2, 6}},
+                {"coordinate_transformation", coord},
+                {"nearest_mode", nearest}});
+      check_op("resize", {{1, 2, 3, 5}},
+               {{"size", ops::Ints{7, 2}},
+                {"coordinate_transformation", coord},
+                {"nearest_mode", nearest},
+                {"data_format", "NCHW"}});
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dlrt::core::testing

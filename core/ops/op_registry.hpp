@@ -31,5 +31,6 @@ std::vector<OpDef> shape_ops();        // concat, split, slice, pad (infer_shape
 std::vector<OpDef> global_pool_ops();  // global_avg/max_pool2d (infer_global_pool.cc)
 // conv2d_transpose (infer_conv_transpose.cc)
 std::vector<OpDef> conv_transpose_ops();
+std::vector<OpDef> resize_ops();       // resize, resize_grad (infer_resize.cc)
 
 }  // namespace dlrt::ops

@@ -51,6 +51,8 @@ std::vector<Sample> pad(const OpDef&);
 std::vector<Sample> pad_grad(const OpDef&);
 enum class GlobalPoolPass { kAvg, kMax, kAvgBackward, kMaxBackward };
 SampleFn global_pool(GlobalPoolPass pass);
+// resize (x) and resize_grad (dy) (samples_resize.cc)
+SampleFn resize(bool grad);
 
 // ---- the rest (samples_misc.cc) ----
 SampleFn matmul(bool fused);

@@ -696,6 +696,141 @@ DLRT_HD int64_t plane_of(const GlobalPool& g, int64_t i) {
   return n * g.c + c;
 }
 
+// ---- resize, resize_grad (resize.cu) ------------------------------------------------------
+// The spec: core/ops/infer_resize.cc and docs/ops.md ("Decisions", resize). Per axis, output
+// index o reads source coordinate c (one division of two integers, as the reference):
+//   half_pixel ((2o+1)*in - out) / (2*out); align_corners o*(in-1)/(out-1) (0 for out = 1);
+//   asymmetric o*in/out.
+// nearest: index nearest_mode(c) clamped to [0, in-1]; bilinear: c clamped to [0, in-1],
+// indices floor(c) and min(floor(c)+1, in-1) with weights 1-f and f.
+
+enum class ResizeCoord : int { kHalfPixel, kAlignCorners, kAsymmetric };
+enum class NearestRound : int { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+
+struct ResizeAxis {
+  int64_t in = 1, out = 1;
+  ResizeCoord coord = ResizeCoord::kHalfPixel;
+  NearestRound round = NearestRound::kRoundPreferFloor;
+  bool bilinear = false;
+};
+
+// An image (x) and its resized image (y) of either layout: N, C and one axis per dim.
+struct ResizeGeom {
+  bool nchw = false;
+  int64_t n = 0, c = 0;
+  ResizeAxis h, w;
+};
+
+// The two input indices output index o reads along an axis and their weights (nearest: the
+// same index twice, weights 1 and 0).
+struct ResizeTap {
+  int64_t i0 = 0, i1 = 0;
+  double w0 = 1, w1 = 0;
+};
+
+DLRT_HD double resize_coordinate(const ResizeAxis& a, int64_t o) {
+  switch (a.coord) {
+    case ResizeCoord::kHalfPixel:
+      return static_cast<double>((2 * o + 1) * a.in - a.out) / static_cast<double>(2 * a.out);
+    case ResizeCoord::kAlignCorners:
+      return a.out == 1 ? 0.0
+                        : static_cast<double>(o * (a.in - 1)) / static_cast<double>(a.out - 1);
+    default:
+      return static_cast<double>(o * a.in) / static_cast<double>(a.out);
+  }
+}
+
+DLRT_HD int64_t resize_round(NearestRound r, double c) {
+  const double f = floor(c);
+  switch (r) {
+    case NearestRound::kFloor:
+      return static_cast<int64_t>(f);
+    case NearestRound::kCeil:
+      return static_cast<int64_t>(ceil(c));
+    case NearestRound::kRoundPreferCeil:
+      return static_cast<int64_t>(floor(c + 0.5));
+    default:  // round_prefer_floor: a tie (.5) goes down
+      return static_cast<int64_t>(c - f == 0.5 ? f : floor(c + 0.5));
+  }
+}
+
+DLRT_HD ResizeTap resize_tap(const ResizeAxis& a, int64_t o) {
+  double c = resize_coordinate(a, o);
+  ResizeTap t;
+  if (!a.bilinear) {
+    int64_t i = resize_round(a.round, c);
+    i = i < 0 ? 0 : i > a.in - 1 ? a.in - 1 : i;
+    t.i0 = t.i1 = i;
+    return t;
+  }
+  const double last = static_cast<double>(a.in - 1);
+  c = c < 0.0 ? 0.0 : c > last ? last : c;
+  t.i0 = static_cast<int64_t>(floor(c));
+  t.i1 = t.i0 + 1 < a.in ? t.i0 + 1 : a.in - 1;
+  t.w1 = c - static_cast<double>(t.i0);
+  t.w0 = 1.0 - t.w1;
+  return t;
+}
+
+// The weight with which output index o's taps read input index i (0 when they do not).
+DLRT_HD double resize_weight(const ResizeTap& t, int64_t i) {
+  return (t.i0 == i ? t.w0 : 0.0) + (t.i1 == i ? t.w1 : 0.0);
+}
+
+// The output indices [*lo, *hi) whose taps include input index i: both taps grow with o, so
+// lo = the first o with i1 >= i and hi = the first o with i0 > i (binary searches).
+DLRT_HD void resize_feeders(const ResizeAxis& a, int64_t i, int64_t* lo, int64_t* hi) {
+  int64_t l = 0, h = a.out;
+  while (l < h) {
+    const int64_t m = l + (h - l) / 2;
+    if (resize_tap(a, m).i1 >= i) h = m;
+    else l = m + 1;
+  }
+  *lo = l;
+  h = a.out;
+  while (l < h) {
+    const int64_t m = l + (h - l) / 2;
+    if (resize_tap(a, m).i0 > i) h = m;
+    else l = m + 1;
+  }
+  *hi = l;
+}
+
+// resize: output element j of y (dims (n, h.out, w.out, c) as stored), from x.
+DLRT_HD float resize_at(const ResizeGeom& g, const float* x, int64_t j) {
+  int64_t n, oh, ow, c;
+  image_coords(g.nchw, g.h.out, g.w.out, g.c, j, &n, &oh, &ow, &c);
+  const ResizeTap a = resize_tap(g.h, oh), b = resize_tap(g.w, ow);
+  const int64_t H = g.h.in, W = g.w.in;
+  const double v = a.w0 * (b.w0 * x[image_offset(g.nchw, H, W, g.c, n, a.i0, b.i0, c)] +
+                           b.w1 * x[image_offset(g.nchw, H, W, g.c, n, a.i0, b.i1, c)]) +
+                   a.w1 * (b.w0 * x[image_offset(g.nchw, H, W, g.c, n, a.i1, b.i0, c)] +
+                           b.w1 * x[image_offset(g.nchw, H, W, g.c, n, a.i1, b.i1, c)]);
+  return static_cast<float>(v);
+}
+
+// resize_grad: element j of dx (dims (n, h.in, w.in, c) as stored) gathers weight * dy from
+// every output cell whose taps read it, rows then columns in increasing order, in double (no
+// atomics; the order is fixed, so every run gives the same bits).
+DLRT_HD float resize_grad_at(const ResizeGeom& g, const float* dy, int64_t j) {
+  int64_t n, ih, iw, c;
+  image_coords(g.nchw, g.h.in, g.w.in, g.c, j, &n, &ih, &iw, &c);
+  int64_t h0, h1, w0, w1;
+  resize_feeders(g.h, ih, &h0, &h1);
+  resize_feeders(g.w, iw, &w0, &w1);
+  double sum = 0.0;
+  for (int64_t oh = h0; oh < h1; ++oh) {
+    const double wh = resize_weight(resize_tap(g.h, oh), ih);
+    if (wh == 0.0) continue;
+    for (int64_t ow = w0; ow < w1; ++ow) {
+      const double ww = resize_weight(resize_tap(g.w, ow), iw);
+      if (ww == 0.0) continue;
+      sum += wh * ww * dy[image_offset(g.nchw, g.h.out, g.w.out, g.c, n, oh, ow, c)];
+    }
+  }
+  return static_cast<float>(sum);
+}
+
 // ---- pointer alignment (host only: matmul.cc picks its cuBLASLt algorithm by it) ----------
 
 // The largest power of two, at most `cap`, dividing every pointer's address: the alignment

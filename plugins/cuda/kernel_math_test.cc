@@ -22,6 +22,7 @@
 #include "op_support.hpp"
 #include "ops/op_instance.hpp"
 #include "reference_kernels.hpp"
+#include "resize_geometry.hpp"
 
 namespace dlrt::cuda {
 namespace {
@@ -723,6 +724,83 @@ TEST(KernelMath, GlobalPoolsMatchReference) {
         got[size_t(math::plane_argmax(g, x.data(), p))] = dy[size_t(p)];
       EXPECT_EQ(got, max_dx);
     }
+}
+
+// resize and resize_grad in every mode, both layouts, up, down and non-integer ratios, and
+// the .5 ties where the nearest modes differ: resize_at and resize_grad_at (the kernels' per
+// element code) against the reference's taps and scatter.
+TEST(KernelMath, ResizeAndResizeGradMatchReference) {
+  struct Geometry {
+    const char* format;
+    int64_t n, h, w, c, oh, ow;
+  };
+  const Geometry geometries[] = {
+      {"NHWC", 1, 3, 4, 2, 6, 8}, {"NCHW", 2, 4, 5, 3, 7, 3},   {"NHWC", 2, 6, 6, 5, 3, 2},
+      {"NHWC", 1, 1, 1, 3, 4, 5}, {"NCHW", 1, 7, 5, 2, 1, 1},   {"NHWC", 1, 4, 2, 2, 2, 1},
+      {"NCHW", 2, 3, 4, 3, 2, 3}, {"NHWC", 1, 5, 16, 1, 13, 3},
+  };
+  const std::vector<std::pair<const char*, const char*>> modes = {
+      {"bilinear", "round_prefer_floor"},
+      {"nearest", "round_prefer_floor"},
+      {"nearest", "round_prefer_ceil"},
+      {"nearest", "floor"},
+      {"nearest", "ceil"},
+  };
+  uint32_t seed = 90;
+  for (const Geometry& geo : geometries)
+    for (const char* coord : {"half_pixel", "align_corners", "asymmetric"})
+      for (const auto& [mode, nearest] : modes) {
+        SCOPED_TRACE(std::string(geo.format) + " " + std::to_string(geo.h) + "x" +
+                     std::to_string(geo.w) + " -> " + std::to_string(geo.oh) + "x" +
+                     std::to_string(geo.ow) + " " + mode + " " + coord + " " + nearest);
+        const std::vector<int64_t> x_dims = ops::image_dims(geo.format, geo.n, geo.h, geo.w, geo.c);
+        const std::vector<int64_t> y_dims =
+            ops::image_dims(geo.format, geo.n, geo.oh, geo.ow, geo.c);
+        AttrMap attrs{{"data_format", geo.format},
+                      {"mode", mode},
+                      {"coordinate_transformation", coord},
+                      {"nearest_mode", nearest}};
+        AttrMap fa = attrs;
+        fa["size"] = ops::Ints{geo.oh, geo.ow};
+        auto fwd = make("resize", {{DLRT_F32, x_dims}}, fa);
+        const int64_t nx = fwd.inputs()[0].num_elements(), ny = fwd.output(0).num_elements();
+        auto x = random_floats(size_t(nx), seed++);
+        std::vector<float> ref(size_t(ny), 0.0f);
+        reference_run(fwd, {x.data()}, {ref.data()});
+        OpView op(&fwd.desc());
+        const math::ResizeGeom g = resize_geom(op, x_dims, y_dims);
+        for (int64_t j = 0; j < ny; ++j)
+          EXPECT_NEAR(math::resize_at(g, x.data(), j), ref[size_t(j)], 1e-6) << j;
+
+        AttrMap ba = attrs;
+        ba["input_shape"] = ops::Ints(x_dims.begin(), x_dims.end());
+        auto bwd = make("resize_grad", {{DLRT_F32, y_dims}}, ba);
+        auto dy = random_floats(size_t(ny), seed++);
+        std::vector<float> dref(size_t(nx), 0.0f);
+        reference_run(bwd, {dy.data()}, {dref.data()});
+        OpView bop(&bwd.desc());
+        const math::ResizeGeom bg = resize_geom(bop, x_dims, y_dims);
+        for (int64_t j = 0; j < nx; ++j)
+          EXPECT_NEAR(math::resize_grad_at(bg, dy.data(), j), dref[size_t(j)], 1e-5) << j;
+      }
+}
+
+// The nearest modes on the ties ONNX's spec names: 2 -> 1 half_pixel reads 0.5 (prefer
+// floor: row 0, prefer ceil: row 1), and Keras' x2 nearest (asymmetric, floor) repeats rows.
+TEST(KernelMath, ResizeNearestRoundingKnownValues) {
+  math::ResizeAxis a;
+  a.in = 2, a.out = 1;
+  EXPECT_EQ(math::resize_coordinate(a, 0), 0.5);
+  EXPECT_EQ(math::resize_tap(a, 0).i0, 0);
+  a.round = math::NearestRound::kRoundPreferCeil;
+  EXPECT_EQ(math::resize_tap(a, 0).i0, 1);
+  a.in = 3, a.out = 6, a.coord = math::ResizeCoord::kAsymmetric,
+  a.round = math::NearestRound::kFloor;
+  for (int64_t o = 0; o < 6; ++o) EXPECT_EQ(math::resize_tap(a, o).i0, o / 2) << o;
+  int64_t lo, hi;
+  math::resize_feeders(a, 1, &lo, &hi);
+  EXPECT_EQ(lo, 2);
+  EXPECT_EQ(hi, 4);
 }
 
 }  // namespace

@@ -49,6 +49,7 @@ void add_matmul_ops(std::vector<OpEntry>& t);        // matmul.cc (cuBLASLt)
 void add_cudnn_act_ops(std::vector<OpEntry>& t);     // cudnn_act.cc: relu/sigmoid/tanh, softmax
 void add_batch_norm_ops(std::vector<OpEntry>& t);    // batch_norm.cc (cuDNN)
 void add_cut_join_ops(std::vector<OpEntry>& t);      // cut_join.cu: concat ... pad, global pools
+void add_resize_ops(std::vector<OpEntry>& t);        // resize.cu: resize, resize_grad
 
 // ---- checks -------------------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ const std::vector<OpEntry>& op_table() {
     add_random_ops(t);
     add_misc_ops(t);
     add_cut_join_ops(t);
+    add_resize_ops(t);
     return t;
   }();
   return table;

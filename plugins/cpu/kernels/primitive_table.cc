@@ -8,6 +8,7 @@
 #include "prim_matmul.hpp"
 #include "prim_norm.hpp"
 #include "prim_pool.hpp"
+#include "prim_resize.hpp"
 #include "prim_softmax.hpp"
 
 namespace dlrt::cpu {
@@ -59,6 +60,8 @@ const std::vector<KernelDef>& primitive_kernel_defs() {
       {"global_max_pool2d", global_pool_check, global_pool_create},
       {"global_avg_pool2d_backward", global_pool_check, global_pool_create},
       {"global_max_pool2d_backward", global_pool_check, global_pool_create},
+      {"resize", resize_check, resize_create},
+      {"resize_grad", resize_check, resize_create},
   };
   return defs;
 }

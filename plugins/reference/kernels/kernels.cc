@@ -30,6 +30,7 @@ const std::map<std::string, KernelDef, std::less<>>& table() {
     detail::add_norm_kernels(defs);
     detail::add_cut_join_kernels(defs);
     detail::add_global_pool_kernels(defs);
+    detail::add_resize_kernels(defs);
     auto* m = new std::map<std::string, KernelDef, std::less<>>();
     for (const KernelDef& d : defs) m->emplace(d.name, d);
     return m;

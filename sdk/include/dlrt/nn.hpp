@@ -46,8 +46,10 @@
 #include "dlrt/nn/metrics.hpp"
 #include "dlrt/nn/model.hpp"
 #include "dlrt/nn/optimizers.hpp"
+#include "dlrt/nn/padding.hpp"
 #include "dlrt/nn/progress.hpp"
 #include "dlrt/nn/regularizers.hpp"
+#include "dlrt/nn/resampling.hpp"
 #include "dlrt/nn/symbolic.hpp"
 
 #endif  // DLRT_NN_HPP_

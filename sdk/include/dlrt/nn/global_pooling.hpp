@@ -1,18 +1,20 @@
-// dlrt/nn/global_pooling.hpp: Keras' GlobalAveragePooling2D — the mean of every channel over
-// the whole image, the layer a ResNet puts between its last convolution and its classifier.
+// dlrt/nn/global_pooling.hpp: Keras' GlobalAveragePooling2D and GlobalMaxPooling2D — the mean
+// or the max of every channel over the whole image, the layers a ResNet or a small CNN puts
+// between its last convolution and its classifier.
 //
 //   nn::GlobalAveragePooling2D()                         (None, H, W, C) -> (None, C)
 //   nn::GlobalAveragePooling2D(/*keepdims=*/true)        (None, H, W, C) -> (None, 1, 1, C)
 //   nn::GlobalAveragePooling2D(false, "channels_first")  (None, C, H, W) -> (None, C)
+//   nn::GlobalMaxPooling2D(), nn::GlobalMaxPooling2D(true), ... the same shapes
 //
 // As Keras: keepdims false by default; data_format "channels_last" (NHWC, dlrt's image
 // layout) or "channels_first" (NCHW, the layout BatchNormalization(axis=1) takes); anything
 // else is refused when the layer is made. No parameters.
 //
-// Op: reduce_mean over the two spatial axes ({1, 2} for NHWC, {2, 3} for NCHW) with the
-// layer's keepdims; its gradient (dy / (H*W) broadcast back) comes from reduce_mean's rule.
-// When the dedicated global_avg_pool2d op lands (issue 13, item 1) this layer can build that
-// op instead; the layer's shapes, names and results stay the same.
+// Ops: global_avg_pool2d / global_max_pool2d (docs/ops.md) with the layer's keepdims and
+// data_format "NHWC" / "NCHW"; their gradient rules give global_avg_pool2d_backward (dy /
+// (H*W) at every cell) and global_max_pool2d_backward (dy to the first maximum of each plane,
+// rows first). On the cpu plugin the average is one oneDNN pooling over the whole image.
 #ifndef DLRT_NN_GLOBAL_POOLING_HPP_
 #define DLRT_NN_GLOBAL_POOLING_HPP_
 
@@ -26,17 +28,19 @@
 
 namespace dlrt::nn {
 
-class GlobalAveragePooling2D : public Layer {
- public:
-  explicit GlobalAveragePooling2D(bool keepdims = false,
-                                  const std::string& data_format = "channels_last")
-      : keepdims_(keepdims), channels_first_(check_format(data_format)) {}
+namespace detail {
+// true for "channels_first", false for "channels_last"; INVALID_ARGUMENT naming `who` else.
+inline bool channels_first(const std::string& f, const std::string& who) {
+  if (f == "channels_last") return false;
+  if (f == "channels_first") return true;
+  throw Error(DLRT_INVALID_ARGUMENT,
+              who + ": data_format '" + f + "'; expected channels_last or channels_first");
+}
+}  // namespace detail
 
-  std::string type() const override { return "GlobalAveragePooling2D"; }
-  std::string base_name() const override { return "global_average_pooling2d"; }
-  std::shared_ptr<Layer> clone() const override {
-    return std::make_shared<GlobalAveragePooling2D>(*this);
-  }
+// The two global pools: the same shapes, one op each.
+class GlobalPooling2D : public Layer {
+ public:
   bool keepdims() const { return keepdims_; }
 
   Shape output_shape(const Shape& in) const override {
@@ -48,22 +52,48 @@ class GlobalAveragePooling2D : public Layer {
   }
   Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
     // x: (B, H, W, C) -> (B, C) or (B, 1, 1, C); NCHW: (B, C, H, W) -> (B, C) or (B, C, 1, 1).
-    const std::vector<int64_t> axes =
-        channels_first_ ? std::vector<int64_t>{2, 3} : std::vector<int64_t>{1, 2};
-    return c.graph.op1("reduce_mean", {x}, {{"axes", axes}, {"keepdims", keepdims_}},
-                       c.node(name_));
+    return c.graph.op1(
+        op_, {x}, {{"data_format", channels_first_ ? "NCHW" : "NHWC"}, {"keepdims", keepdims_}},
+        c.node(name_));
   }
+
+ protected:
+  GlobalPooling2D(std::string op, bool keepdims, const std::string& data_format,
+                  const std::string& who)
+      : op_(std::move(op)),
+        keepdims_(keepdims),
+        channels_first_(detail::channels_first(data_format, who)) {}
 
  private:
-  static bool check_format(const std::string& f) {
-    if (f == "channels_last") return false;
-    if (f == "channels_first") return true;
-    throw Error(DLRT_INVALID_ARGUMENT, "GlobalAveragePooling2D: data_format '" + f +
-                                           "'; expected channels_last or channels_first");
-  }
-
+  std::string op_;
   bool keepdims_;
   bool channels_first_;
+};
+
+class GlobalAveragePooling2D : public GlobalPooling2D {
+ public:
+  explicit GlobalAveragePooling2D(bool keepdims = false,
+                                  const std::string& data_format = "channels_last")
+      : GlobalPooling2D("global_avg_pool2d", keepdims, data_format, "GlobalAveragePooling2D") {}
+
+  std::string type() const override { return "GlobalAveragePooling2D"; }
+  std::string base_name() const override { return "global_average_pooling2d"; }
+  std::shared_ptr<Layer> clone() const override {
+    return std::make_shared<GlobalAveragePooling2D>(*this);
+  }
+};
+
+class GlobalMaxPooling2D : public GlobalPooling2D {
+ public:
+  explicit GlobalMaxPooling2D(bool keepdims = false,
+                              const std::string& data_format = "channels_last")
+      : GlobalPooling2D("global_max_pool2d", keepdims, data_format, "GlobalMaxPooling2D") {}
+
+  std::string type() const override { return "GlobalMaxPooling2D"; }
+  std::string base_name() const override { return "global_max_pooling2d"; }
+  std::shared_ptr<Layer> clone() const override {
+    return std::make_shared<GlobalMaxPooling2D>(*this);
+  }
 };
 
 }  // namespace dlrt::nn
