@@ -8,6 +8,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev          # CPU plugin (oneDNN; its CMake config wants OpenCL)
   libboost-dev libboost-filesystem-dev    # Boost.DLL plugin loading
   libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+  libpng-dev                              # PNG image grids (core/io/png_write.cc)
   libgtest-dev libgmock-dev               # tests
   libopenmpi-dev openmpi-bin              # multi-worker (plugins/mpi)
   dataset-fashion-mnist                   # the default data set

@@ -8,6 +8,7 @@
 
 #include "c_api_util.hpp"
 #include "io/idx.hpp"
+#include "io/png_write.hpp"
 #include "io/safetensors.hpp"
 
 // The opaque handle of dlrt.h.
@@ -132,6 +133,15 @@ DLRT_API size_t dlrt_safetensors_metadata_count(const dlrt_safetensors* handle) 
 DLRT_API const char* dlrt_safetensors_metadata_key(const dlrt_safetensors* handle, size_t index) {
   if (handle == nullptr || index >= handle->file->header().metadata.size()) return nullptr;
   return handle->file->header().metadata[index].first.c_str();
+}
+
+DLRT_API dlrt_status* dlrt_png_write(const char* path, const uint8_t* pixels, size_t num_bytes,
+                                     int64_t height, int64_t width, int32_t channels) {
+  return guarded([&] {
+    require(path, "path");
+    require(pixels, "pixels");
+    dlrt::core::io::write_png(path, pixels, num_bytes, height, width, channels);
+  });
 }
 
 DLRT_API dlrt_status* dlrt_safetensors_write(const char* path,

@@ -650,6 +650,16 @@ DLRT_API dlrt_status* dlrt_idx_read_rows(const char* path, uint64_t max_rows, dl
 /* Free out->data and clear data/bytes. NULL and an already-freed array are accepted. */
 DLRT_API void dlrt_idx_free(dlrt_idx_array* array);
 
+/* Write an 8-bit PNG image (libpng) to `path`: `pixels` holds height x width x channels bytes,
+ * row-major, rows top first; channels 1 = gray, 2 = gray+alpha, 3 = RGB, 4 = RGBA. The file
+ * is written atomically (a temp file in the same folder, fsync'd and renamed): on any error an
+ * existing file at `path` is left as it was. INVALID_ARGUMENT names the bad argument: a side
+ * outside 1..65536, channels outside 1..4, num_bytes != height*width*channels, NULL pixels;
+ * NOT_FOUND when the folder does not exist; the errno's code when writing fails.
+ * Thread-safe. */
+DLRT_API dlrt_status* dlrt_png_write(const char* path, const uint8_t* pixels, size_t num_bytes,
+                                     int64_t height, int64_t width, int32_t channels);
+
 /* An opened safetensors file: header validated and every tensor's bytes read into memory. */
 typedef struct dlrt_safetensors dlrt_safetensors;
 

@@ -49,6 +49,7 @@
 #include "dlrt/executable.hpp"
 #include "dlrt/graph.hpp"
 #include "dlrt/idx.hpp"
+#include "dlrt/image.hpp"
 #include "dlrt/names.hpp"
 #include "dlrt/op_attr.hpp"
 #include "dlrt/op_info.hpp"

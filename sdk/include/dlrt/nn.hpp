@@ -26,6 +26,7 @@
 //   summary_format.hpp    (detail) Keras' summary table layout
 //   model.hpp         Model (functional), Sequential, nn::DeviceScope
 //   checkpoint.hpp    save_weights / load_weights, ModelCheckpoint
+//   image_grid.hpp    save_image_grid: a batch of images as one PNG (libpng in libdlrt)
 // samples/mnist_cnn shows it end to end.
 #ifndef DLRT_NN_HPP_
 #define DLRT_NN_HPP_
@@ -39,6 +40,7 @@
 #include "dlrt/nn/data.hpp"
 #include "dlrt/nn/depthwise_conv.hpp"
 #include "dlrt/nn/global_pooling.hpp"
+#include "dlrt/nn/image_grid.hpp"
 #include "dlrt/nn/initializers.hpp"
 #include "dlrt/nn/layers.hpp"
 #include "dlrt/nn/losses.hpp"
