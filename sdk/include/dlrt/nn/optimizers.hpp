@@ -9,6 +9,12 @@
 // correction needs the 1-based step, and checkpoints record it), and
 // "optimizer/learning_rate" (f32 scalar), the rate every update reads, which fit sets from
 // the optimizer's LearningRate (a constant or a schedule, schedules.hpp) before each step.
+//
+// Every optimizer may clip by global norm first (Keras' `global_clipnorm`): with
+// set_global_clipnorm(c), the gradients of one step are scaled together by
+// c / max(c, sqrt(sum of every gradient's squared elements)), all inside the compiled step.
+// AdamW is Adam with decoupled weight decay (Loshchilov & Hutter; Keras' and PyTorch's AdamW):
+// p <- p - learning_rate * weight_decay * p, then Adam's update of that p.
 #ifndef DLRT_NN_OPTIMIZERS_HPP_
 #define DLRT_NN_OPTIMIZERS_HPP_
 
@@ -40,13 +46,49 @@ class Optimizer {
   virtual void apply(Graph& g, Value param, Value grad, const std::vector<Value>& slots, Value step,
                      Value learning_rate) const = 0;
 
+  // Clip by global norm (Keras' global_clipnorm; 0, the default, does not clip). Returns this
+  // optimizer so it chains: `nn::Adam(1e-3).set_global_clipnorm(1.0)`.
+  Optimizer& set_global_clipnorm(double clipnorm) {
+    if (!(clipnorm >= 0))
+      throw Error(DLRT_INVALID_ARGUMENT, "global_clipnorm must be >= 0 (0: no clipping), got " +
+                                             num(clipnorm));
+    global_clipnorm_ = clipnorm;
+    return *this;
+  }
+  double global_clipnorm() const { return global_clipnorm_; }
+
+  // The whole step's updates: every params[k] by grads[k] with its slots[k], after clipping
+  // by global norm when set. The one entry point the training steps call (session.hpp).
+  void apply_all(Graph& g, const std::vector<Value>& params, std::vector<Value> grads,
+                 const std::vector<std::vector<Value>>& slots, Value step,
+                 Value learning_rate) const {
+    if (global_clipnorm_ > 0 && !grads.empty()) {
+      // factor = c / max(norm, c): 1 while the norm is within c, else c / norm.
+      Value sum;
+      for (const Value& gr : grads) {
+        Value sq = g.op1("reduce_sum", {g.op1("square", {gr})});
+        sum = sum ? g.op1("add", {sum, sq}) : sq;
+      }
+      Value c = g.constant<float>("", {}, {static_cast<float>(global_clipnorm_)});
+      Value factor = g.op1("div", {c, g.op1("maximum", {g.op1("sqrt", {sum}), c})});
+      for (Value& gr : grads) gr = g.op1("mul", {gr, factor});
+    }
+    for (size_t k = 0; k < params.size(); ++k)
+      apply(g, params[k], grads[k], slots[k], step, learning_rate);
+  }
+
  protected:
+  // ", global_clipnorm=1" when clipping, for config().
+  std::string clip_config() const {
+    return global_clipnorm_ > 0 ? ", global_clipnorm=" + num(global_clipnorm_) : "";
+  }
   static std::string num(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g", v);
     return buf;
   }
   LearningRate lr_;
+  double global_clipnorm_ = 0.0;
 };
 
 // Adam(learning_rate = 0.001, beta_1 = 0.9, beta_2 = 0.999, epsilon = 1e-7), as Keras; the
@@ -64,22 +106,61 @@ class Adam : public Optimizer {
   std::string name() const override { return "adam"; }
   std::string config() const override {
     return "Adam(learning_rate=" + lr_.config() + ", beta_1=" + num(b1_) + ", beta_2=" + num(b2_) +
-           ", epsilon=" + num(eps_) + ")";
+           ", epsilon=" + num(eps_) + clip_config() + ")";
   }
   std::vector<std::string> slot_names() const override { return {"m", "v"}; }
   void apply(Graph& g, Value param, Value grad, const std::vector<Value>& slots, Value step,
              Value learning_rate) const override {
+    apply(g, param, grad, slots, step, learning_rate, param);
+  }
+
+ protected:
+  // The update of `param` starting from the weight `from` (param itself, or AdamW's decayed
+  // weight); the result is assigned to `param`.
+  void apply(Graph& g, Value param, Value grad, const std::vector<Value>& slots, Value step,
+             Value learning_rate, Value from) const {
     // (param, grad, m, v, step, learning_rate) -> (param, m, v), each output over its input.
     std::vector<Value> out =
-        g.op("adam_update", {param, grad, slots[0], slots[1], step, learning_rate},
+        g.op("adam_update", {from, grad, slots[0], slots[1], step, learning_rate},
              {{"beta1", b1_}, {"beta2", b2_}, {"epsilon", eps_}});
     g.assign(param, out[0]);
     g.assign(slots[0], out[1]);
     g.assign(slots[1], out[2]);
   }
 
- private:
+ protected:
   double b1_, b2_, eps_;
+};
+
+// AdamW(learning_rate = 0.001, weight_decay = 0.004, beta_1 = 0.9, beta_2 = 0.999,
+// epsilon = 1e-7), as Keras' AdamW (PyTorch's default weight_decay is 0.01): every trainable
+// variable decays by learning_rate * weight_decay before Adam's update, the rate of this step
+// (a schedule moves the decay with it, as in both).
+class AdamW : public Adam {
+ public:
+  explicit AdamW(LearningRate learning_rate = 1e-3, double weight_decay = 0.004,
+                 double beta_1 = 0.9, double beta_2 = 0.999, double epsilon = 1e-7)
+      : Adam(std::move(learning_rate), beta_1, beta_2, epsilon), wd_(weight_decay) {
+    if (!(wd_ >= 0)) throw Error(DLRT_INVALID_ARGUMENT, "AdamW: weight_decay must be >= 0");
+  }
+  std::unique_ptr<Optimizer> clone() const override { return std::make_unique<AdamW>(*this); }
+  std::string name() const override { return "adamw"; }
+  std::string config() const override {
+    return "AdamW(learning_rate=" + lr_.config() + ", weight_decay=" + num(wd_) +
+           ", beta_1=" + num(b1_) + ", beta_2=" + num(b2_) + ", epsilon=" + num(eps_) +
+           clip_config() + ")";
+  }
+  void apply(Graph& g, Value param, Value grad, const std::vector<Value>& slots, Value step,
+             Value learning_rate) const override {
+    // p - p * (lr * wd): the decayed weight Adam then updates (and assigns back to p).
+    Value wd = g.constant<float>("", {}, {static_cast<float>(wd_)});
+    Value decayed =
+        g.op1("sub", {param, g.op1("mul", {param, g.op1("mul", {learning_rate, wd})})});
+    Adam::apply(g, param, grad, slots, step, learning_rate, decayed);
+  }
+
+ private:
+  double wd_;
 };
 
 // SGD(learning_rate = 0.01, momentum = 0, nesterov = false), as Keras. The velocity slot
@@ -94,7 +175,7 @@ class SGD : public Optimizer {
   std::string name() const override { return "sgd"; }
   std::string config() const override {
     return "SGD(learning_rate=" + lr_.config() + ", momentum=" + num(momentum_) +
-           ", nesterov=" + (nesterov_ ? "True" : "False") + ")";
+           ", nesterov=" + (nesterov_ ? "True" : "False") + clip_config() + ")";
   }
   std::vector<std::string> slot_names() const override { return {"velocity"}; }
   void apply(Graph& g, Value param, Value grad, const std::vector<Value>& slots, Value /*step*/,

@@ -195,9 +195,7 @@ class Session {
     Value counter = vars_[plan_->iterations];
     Value step = g.op1("add", {counter, g.constant<float>("", {}, {1.f})}, {}, "train/step");
     g.assign(counter, step);
-    for (size_t k = 0; k < trainable.size(); ++k)
-      plan_->optimizer->apply(g, vars_[trainable[k]], grads[k], slots_of(trainable[k]), step,
-                              vars_[plan_->learning_rate]);
+    apply_updates(g, trainable, grads, step);
     std::vector<Value> fetches = {loss};
     for (const auto& m : plan_->metrics) fetches.push_back(m->count(g, y_pred, y_true, valid));
 
@@ -268,11 +266,9 @@ class Session {
     Value counter = vars_[plan_->iterations];
     Value step = g.op1("add", {counter, g.constant<float>("", {}, {1.f})}, {}, "apply/step");
     g.assign(counter, step);
-    for (size_t k = 0; k < trainable.size(); ++k) {
-      Value grad = g.op1("mul", {feeds[k], feeds.back()});
-      plan_->optimizer->apply(g, vars_[trainable[k]], grad, slots_of(trainable[k]), step,
-                              vars_[plan_->learning_rate]);
-    }
+    std::vector<Value> grads;
+    for (size_t k = 0; k < trainable.size(); ++k) grads.push_back(g.op1("mul", {feeds[k], feeds.back()}));
+    apply_updates(g, trainable, grads, step);
     o.run_assigns = true;
     apply_ = std::make_unique<Runner>(ctx_, g, feeds, names, std::vector<Value>{step}, o);
   }
@@ -330,6 +326,18 @@ class Session {
   }
 
  private:
+  // The optimizer's updates of the trainable variables vars_[trainable[k]] by grads[k]
+  // (clipped together by global norm when the optimizer says so).
+  void apply_updates(Graph& g, const std::vector<size_t>& trainable, const std::vector<Value>& grads,
+                     Value step) {
+    std::vector<Value> params;
+    std::vector<std::vector<Value>> slots;
+    for (size_t k : trainable) {
+      params.push_back(vars_[k]);
+      slots.push_back(slots_of(k));
+    }
+    plan_->optimizer->apply_all(g, params, grads, slots, step, vars_[plan_->learning_rate]);
+  }
   // Indices of the trainable variables in vars_, and their gradients of `loss` (same order).
   std::vector<size_t> trainable_vars() const {
     std::vector<size_t> out;
