@@ -236,6 +236,20 @@ void resize_rule(GradContext& c) {
   c.set_dx(0, c.emit("resize_grad", "dx", {*c.dy(0)}, a));
 }
 
+// y = gather(params, indices): each y row is a copy of the params row its id names, so
+// dparams[r] = the sum of the dy rows whose id is r: scatter_add(indices, dy, num_rows = R),
+// deterministic on every device. indices get no gradient (integers).
+void gather_rule(GradContext& c) {
+  c.set_dx(0, c.emit("scatter_add", "dparams", {c.input(1), *c.dy(0)},
+                     {{"num_rows", c.in_dims(0).at(0)}}));
+}
+
+// out = scatter_add(indices, updates): linear in updates, each updates row added to one out
+// row, so dupdates = gather(dout, indices).
+void scatter_add_rule(GradContext& c) {
+  c.set_dx(1, c.emit("gather", "dupdates", {*c.dy(0), c.input(0)}, {}));
+}
+
 }  // namespace
 
 void add_nn_rules(RuleTable& t) {
@@ -260,6 +274,8 @@ void add_nn_rules(RuleTable& t) {
   t["batch_norm"] = batch_norm_rule;
   t["batch_norm_train"] = batch_norm_train_rule;
   t["resize"] = resize_rule;
+  t["gather"] = gather_rule;
+  t["scatter_add"] = scatter_add_rule;
 }
 
 }  // namespace dlrt::core::autodiff

@@ -420,5 +420,62 @@ TEST(GradientRules, Resize) {
   }
 }
 
+// ---- gather and scatter_add -----------------------------------------------------------------
+
+// dparams = scatter_add(indices, dy): repeated ids (their dy rows add up), a row no id names
+// (zero gradient), rank-1 and rank-2 (B,T) ids of both index types, rows of rank 0 and 2.
+TEST(GradientRules, Gather) {
+  for (dlrt_dtype id_type : {DLRT_I32, DLRT_I64}) {
+    GradCheck c;
+    ValueRef params = c.input("params", {F, {5, 3}});
+    ValueRef ids = c.index_input("ids", {id_type, {6}}, {4, 0, 4, 2, 0, 4});  // no 1, no 3
+    c.check(c.project({c.op("gather", {params, ids})}));
+  }
+  GradCheck c;
+  ValueRef params = c.input("params", {F, {4, 2, 2}});
+  ValueRef ids = c.index_input("ids", {DLRT_I32, {2, 3}}, {3, 1, 3, 0, 0, 3});
+  c.check(c.project({c.op("gather", {params, ids})}));
+  GradCheck c1;
+  ValueRef p1 = c1.input("params", {F, {3}});
+  ValueRef i1 = c1.index_input("ids", {DLRT_I64, {2, 2}}, {2, 2, 0, 2});
+  c1.check(c1.project({c1.op("gather", {p1, i1})}));
+}
+
+// dupdates = gather(dout, indices).
+TEST(GradientRules, ScatterAdd) {
+  GradCheck c;
+  ValueRef updates = c.input("updates", {F, {2, 3, 4}});
+  ValueRef ids = c.index_input("ids", {DLRT_I64, {2, 3}}, {1, 0, 1, 4, 1, 0});
+  c.check(c.project({c.op("scatter_add", {ids, updates}, {{"num_rows", 5}})}));
+}
+
+// scatter_add is the dense one-hot product onehot(ids)^T . updates, (R,B) x (B,D): the same
+// values from the graph's scatter_add and from matmul(onehot, updates, transpose_a) with
+// onehot (B,R) built here.
+TEST(GradientRules, ScatterAddIsTheOneHotMatmul) {
+  const std::vector<int64_t> ids = {2, 0, 2, 5, 2, 1, 0};  // repeated; rows 3 and 4 unused
+  const int64_t b = 7, r = 6, d = 3;
+  GradCheck c;
+  ValueRef updates = c.data("updates", {F, {b, d}});
+  ValueRef idx = c.index_input("ids", {DLRT_I32, {b}}, ids);
+  std::vector<float> onehot(size_t(b * r), 0.0f);
+  for (int64_t i = 0; i < b; ++i) onehot[size_t(i * r + ids[size_t(i)])] = 1.0f;
+  std::vector<uint8_t> bytes(onehot.size() * sizeof(float));
+  std::memcpy(bytes.data(), onehot.data(), bytes.size());
+  ValueRef oh = c.graph().add_constant("onehot", {F, {b, r}}, std::move(bytes));
+  ValueRef scattered = c.op("scatter_add", {idx, updates}, {{"num_rows", r}});
+  ValueRef dense = c.op("matmul", {oh, updates}, {{"transpose_a", true}});
+  std::vector<double> u(size_t(b * d));
+  for (size_t i = 0; i < u.size(); ++i) u[i] = 0.25 * double(i % 5) - 0.6 + 0.01 * double(i);
+  HostEval ev(c.graph());
+  ev.feed(updates, u);
+  ev.feed_index(idx, ids);
+  const std::vector<double> s = ev.eval(scattered), m = ev.eval(dense);
+  ASSERT_EQ(s.size(), size_t(r * d));
+  ASSERT_EQ(m.size(), s.size());
+  for (size_t i = 0; i < s.size(); ++i) EXPECT_NEAR(s[i], m[i], 1e-12) << "out[" << i << "]";
+  EXPECT_EQ(s[3 * d], 0.0);  // row 3: no id
+}
+
 }  // namespace
 }  // namespace dlrt::core::testing

@@ -53,6 +53,9 @@ enum class GlobalPoolPass { kAvg, kMax, kAvgBackward, kMaxBackward };
 SampleFn global_pool(GlobalPoolPass pass);
 // resize (x) and resize_grad (dy) (samples_resize.cc)
 SampleFn resize(bool grad);
+// gather (params, indices) and scatter_add (indices, updates) (samples_gather.cc)
+std::vector<Sample> gather(const OpDef&);
+std::vector<Sample> scatter_add(const OpDef&);
 
 // ---- the rest (samples_misc.cc) ----
 SampleFn matmul(bool fused);

@@ -831,6 +831,63 @@ DLRT_HD float resize_grad_at(const ResizeGeom& g, const float* dy, int64_t j) {
   return static_cast<float>(sum);
 }
 
+// ---- gather and scatter_add (gather.cu) ----------------------------------------------------
+//
+// gather: one thread per output word; out-of-range ids give a zero word (a kernel cannot
+// report an error through the plugin ABI: docs/ops.md, "Decisions").
+// scatter_add, deterministic: the output (R, row_len) is split into `chunks` bands of
+// consecutive rows; thread t owns column k = t % row_len of band c = t / row_len, zeroes its
+// cells, then walks ALL ids in index order and adds updates[i, k] to out[ids[i], k] when
+// ids[i] lies in its band. Every output cell has exactly one owner that sums it in index
+// order, so the bits never depend on scheduling (no atomics). Work: n_ids * row_len * chunks
+// reads; chunks grows only until there are enough threads to fill the device.
+
+// Word w of output row b of gather: params (rows, row_words) words, y (n_ids, row_words).
+template <typename W, typename Index>
+DLRT_HD W gather_word(const W* params, const Index* ids, int64_t rows, int64_t row_words,
+                      int64_t i) {
+  const int64_t b = i / row_words, w = i % row_words;
+  const int64_t r = static_cast<int64_t>(ids[b]);
+  return (r >= 0 && r < rows) ? params[r * row_words + w] : W(0);
+}
+
+struct ScatterGeom {
+  int64_t rows = 1, row_len = 1, n_ids = 0;
+  int64_t band = 1;    // rows per band
+  int64_t chunks = 1;  // bands: ceil(rows / band)
+};
+
+// Threads of a scatter_add launch: one per (band, column).
+DLRT_HD int64_t scatter_threads(const ScatterGeom& g) { return g.chunks * g.row_len; }
+
+// Bands sized so that chunks * row_len reaches about `target_threads` (never more bands than
+// rows).
+DLRT_HD ScatterGeom scatter_geom(int64_t rows, int64_t row_len, int64_t n_ids,
+                                 int64_t target_threads = 16384) {
+  ScatterGeom g;
+  g.rows = rows, g.row_len = row_len, g.n_ids = n_ids;
+  int64_t want = (target_threads + row_len - 1) / row_len;
+  if (want < 1) want = 1;
+  if (want > rows) want = rows;
+  g.band = (rows + want - 1) / want;
+  g.chunks = (rows + g.band - 1) / g.band;
+  return g;
+}
+
+// Thread t of scatter_add (t < scatter_threads(g)): its column of its band, zeroed and summed.
+template <typename Index>
+DLRT_HD void scatter_add_thread(const ScatterGeom& g, const Index* ids, const float* updates,
+                                float* out, int64_t t) {
+  const int64_t k = t % g.row_len, c = t / g.row_len;
+  const int64_t lo = c * g.band;
+  const int64_t hi = lo + g.band < g.rows ? lo + g.band : g.rows;
+  for (int64_t r = lo; r < hi; ++r) out[r * g.row_len + k] = 0.0f;
+  for (int64_t i = 0; i < g.n_ids; ++i) {
+    const int64_t r = static_cast<int64_t>(ids[i]);
+    if (r >= lo && r < hi) out[r * g.row_len + k] += updates[i * g.row_len + k];
+  }
+}
+
 // ---- pointer alignment (host only: matmul.cc picks its cuBLASLt algorithm by it) ----------
 
 // The largest power of two, at most `cap`, dividing every pointer's address: the alignment

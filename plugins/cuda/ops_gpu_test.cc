@@ -157,6 +157,10 @@ std::vector<Case> cases() {
   c.push_back({"cast", {i64({100})}, {{"dtype", DLRT_I8}}, 0});
   c.push_back({"gather_rows", {f32({10, 3, 4}), i32({7})}, {}, kEw});
   c.push_back({"gather_rows", {{DLRT_U8, {10, 5}}, i64({6})}, {}, 0});
+  c.push_back({"gather", {f32({10, 3, 4}), i32({4, 7})}, {}, 0});  // ids in [0, 3): repeats
+  c.push_back({"gather", {{DLRT_U8, {10, 5}}, i64({6})}, {}, 0});
+  c.push_back({"scatter_add", {i32({8, 40}), f32({8, 40, 33})}, {{"num_rows", int64_t{5}}}, kRed});
+  c.push_back({"scatter_add", {i64({300}), f32({300, 2})}, {{"num_rows", int64_t{3}}}, kRed});
   // The updates' last input is the learning rate (version 2), 0.01 (make_input).
   c.push_back({"sgd_update",
                {f32({300}), f32({300}), f32({300}), f32({})},

@@ -106,6 +106,18 @@ TEST(ConformanceCases, ValuesSuitTheirOps) {
           EXPECT_LT(in[1].get(i), c.inputs[0].dims[0]);
         }
       }
+      if (c.op == "gather" || c.op == "scatter_add") {  // ids in [0, R): bad ids are errors
+        const bool g = c.op == "gather";
+        const HostTensor& ids = g ? in[1] : in[0];
+        int64_t rows = g ? c.inputs[0].dims[0] : 0;
+        for (const Attr& a : c.attrs)
+          if (a.name == "num_rows") rows = a.i;
+        ASSERT_GT(rows, 0);
+        for (int64_t i = 0; i < ids.size(); ++i) {
+          EXPECT_GE(ids.get(i), 0);
+          EXPECT_LT(ids.get(i), rows);
+        }
+      }
       if (c.op == "adam_update") {
         for (int64_t i = 0; i < in[3].size(); ++i) EXPECT_GE(in[3].get(i), 0);  // v
         EXPECT_GE(in[4].get(0), 1);                                             // step
@@ -148,6 +160,8 @@ TEST(ConformanceCases, TolerancesFollowTheSpec) {
     EXPECT_TRUE(tolerance_for(moving).exact) << moving;
   EXPECT_EQ(tolerance_for("pad_grad").rel, 1e-4);
   EXPECT_EQ(tolerance_for("global_avg_pool2d").rel, 1e-4);
+  EXPECT_TRUE(tolerance_for("gather").exact);
+  EXPECT_EQ(tolerance_for("scatter_add").rel, 1e-4);
 }
 
 HostTensor vec(std::vector<double> v, dlrt_dtype t = DLRT_F32) {

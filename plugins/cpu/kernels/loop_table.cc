@@ -9,10 +9,12 @@
 //   loop_pool.cc         max_pool2d max_pool2d_backward (rows in prim_pool's table entry)
 //   loop_reduce.cc       reduce_sum reduce_mean reduce_max
 //   loop_cut_join.cc     split slice slice_grad pad pad_grad (and concat's non-f32 loop)
+//   loop_gather.cc       gather scatter_add
 //   loop_train.cc        sparse_softmax_cross_entropy argmax equal_count gather_rows
 //                        sgd_update adam_update
 #include "../ops.hpp"
 #include "loop_cut_join.hpp"
+#include "loop_gather.hpp"
 #include "loop_util.hpp"
 
 namespace dlrt::cpu {
@@ -27,6 +29,7 @@ const std::vector<KernelDef>& loop_kernel_defs() {
     loops::add_train_defs(t);
     loops::add_reduce_defs(t);
     loops::add_cut_join_defs(t);
+    loops::add_gather_defs(t);
     return t;
   }();
   return defs;

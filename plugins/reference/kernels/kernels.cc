@@ -31,6 +31,7 @@ const std::map<std::string, KernelDef, std::less<>>& table() {
     detail::add_cut_join_kernels(defs);
     detail::add_global_pool_kernels(defs);
     detail::add_resize_kernels(defs);
+    detail::add_gather_kernels(defs);
     auto* m = new std::map<std::string, KernelDef, std::less<>>();
     for (const KernelDef& d : defs) m->emplace(d.name, d);
     return m;

@@ -14,6 +14,7 @@
 //   batch_norm.hpp    BatchNormalization (moving statistics as non-trainable state)
 //   depthwise_conv.hpp  DepthwiseConv2D (a grouped conv2d with groups = channels)
 //   conv_transpose.hpp  Conv2DTranspose (Keras' transposed convolution)
+//   embedding.hpp     Embedding (integer ids -> trainable vectors; a gather op)
 //   optimizers.hpp    Adam, SGD (in-place fused updates)
 //   losses.hpp        SparseCategoricalCrossentropy, MeanSquaredError
 //   metrics.hpp       accuracy
@@ -39,6 +40,7 @@
 #include "dlrt/nn/conv_transpose.hpp"
 #include "dlrt/nn/data.hpp"
 #include "dlrt/nn/depthwise_conv.hpp"
+#include "dlrt/nn/embedding.hpp"
 #include "dlrt/nn/global_pooling.hpp"
 #include "dlrt/nn/image_grid.hpp"
 #include "dlrt/nn/initializers.hpp"

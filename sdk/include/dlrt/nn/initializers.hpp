@@ -39,7 +39,8 @@ class Initializer {
     kGlorotUniform,
     kGlorotNormal,
     kHeUniform,
-    kHeNormal
+    kHeNormal,
+    kRandomUniform  // U(minval, maxval): Keras' RandomUniform (Embedding's default)
   };
 
   static Initializer zeros() { return Initializer(Kind::kZeros); }
@@ -57,6 +58,19 @@ class Initializer {
   static Initializer glorot_normal() { return Initializer(Kind::kGlorotNormal); }
   static Initializer he_uniform() { return Initializer(Kind::kHeUniform); }
   static Initializer he_normal() { return Initializer(Kind::kHeNormal); }
+  // keras.initializers.RandomUniform(minval, maxval); Keras' defaults are -0.05 and 0.05.
+  // INVALID_ARGUMENT unless minval < maxval, both finite.
+  static Initializer random_uniform(double minval = -0.05, double maxval = 0.05) {
+    if (!(std::isfinite(minval) && std::isfinite(maxval) && minval < maxval))
+      throw Error(DLRT_INVALID_ARGUMENT, "Initializer::random_uniform: needs finite minval < "
+                                         "maxval, got " +
+                                             std::to_string(minval) + ", " +
+                                             std::to_string(maxval));
+    Initializer i(Kind::kRandomUniform);
+    i.value_ = minval;
+    i.max_ = maxval;
+    return i;
+  }
   // By Keras' name: "zeros", "ones", "glorot_uniform", "glorot_normal", "he_uniform",
   // "he_normal" (constant takes a value: use constant()).
   static Initializer named(const std::string& name) {
@@ -66,14 +80,15 @@ class Initializer {
     if (name == "glorot_normal") return glorot_normal();
     if (name == "he_uniform") return he_uniform();
     if (name == "he_normal") return he_normal();
+    if (name == "uniform" || name == "random_uniform") return random_uniform();
     throw Error(DLRT_INVALID_ARGUMENT,
                 "unknown initializer '" + name +
                     "'; expected zeros, ones, glorot_uniform, glorot_normal, "
-                    "he_uniform or he_normal");
+                    "he_uniform, he_normal or uniform");
   }
 
   Kind kind() const { return kind_; }
-  double value() const { return value_; }  // constant()'s value (0 for the others)
+  double value() const { return value_; }  // constant()'s value, random_uniform's minval
 
   // (fan_in, fan_out) of a kernel of these dims, as Keras computes them.
   static std::pair<double, double> fans(const std::vector<int64_t>& dims) {
@@ -112,6 +127,8 @@ class Initializer {
       }
       case Kind::kHeNormal:
         return {"random_normal", {{"mean", 0.0}, {"stddev", std::sqrt(2.0 / fan_in)}, {"seed", s}}};
+      case Kind::kRandomUniform:
+        return {"random_uniform", {{"minval", value_}, {"maxval", max_}, {"seed", s}}};
     }
     throw Error(DLRT_INTERNAL, "Initializer: unknown kind");
   }
@@ -119,7 +136,8 @@ class Initializer {
  private:
   explicit Initializer(Kind k) : kind_(k) {}
   Kind kind_;
-  double value_ = 0.0;
+  double value_ = 0.0;  // constant's value; random_uniform's minval
+  double max_ = 0.0;    // random_uniform's maxval
 };
 
 }  // namespace dlrt::nn

@@ -121,6 +121,10 @@ class Layer {
   // Builds the ops of this layer on x (B, in...); `vars` are the params() in order.
   virtual Value call(CallContext& c, Value x, const std::vector<Value>& vars) const = 0;
   virtual bool is_input() const { return false; }
+  // How many integer ids the layer takes as input (Embedding's input_dim), 0 when it takes
+  // float features. When every layer reading a model's input takes ids, the model feeds
+  // i32/i64 x unchanged (not cast to f32) and checks each id on the host (session.hpp).
+  virtual int64_t input_ids() const { return 0; }
 
   // The same for a layer called on several tensors (Add, Concatenate override these). The
   // defaults take exactly one input and forward to the single-input versions above.

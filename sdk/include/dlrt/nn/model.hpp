@@ -39,6 +39,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -263,6 +264,32 @@ class Model {
   Executable& step_executable() {
     return strategy_ ? replicas_->primary().grads_executable() : session_->train_executable();
   }
+  // x of a model whose input layers take ids (Embedding): i32 or i64, every id in [0, ids);
+  // checked here on the host, so a bad id is the same INVALID_ARGUMENT on every device.
+  static void check_ids(const Array& x, int64_t ids, const std::string& who) {
+    if (x.dtype() != DLRT_I32 && x.dtype() != DLRT_I64)
+      throw Error(DLRT_INVALID_ARGUMENT, who + ": x is " + dtype_name(x.dtype()) +
+                                             "; the model starts with an Embedding, which takes "
+                                             "i32 or i64 ids");
+    const size_t n = x.bytes().size() / dtype_size(x.dtype());
+    const size_t per_sample = n / static_cast<size_t>(x.rows());
+    for (size_t i = 0; i < n; ++i) {
+      int64_t id;
+      if (x.dtype() == DLRT_I32) {
+        int32_t v;
+        std::memcpy(&v, x.data() + i * sizeof v, sizeof v);
+        id = v;
+      } else {
+        std::memcpy(&id, x.data() + i * sizeof id, sizeof id);
+      }
+      if (id < 0 || id >= ids)
+        throw Error(DLRT_INVALID_ARGUMENT,
+                    who + ": x holds id " + std::to_string(id) + " (sample " +
+                        std::to_string(i / per_sample) + ", element " +
+                        std::to_string(i % per_sample) + "), outside [0, " + std::to_string(ids) +
+                        "): the Embedding's input_dim is " + std::to_string(ids));
+    }
+  }
   void check_data(const Array& x, const Array* y, const std::string& who) {
     check_plain_inputs_outputs(who);
     if (x.empty()) throw Error(DLRT_INVALID_ARGUMENT, who + ": x is empty");
@@ -274,9 +301,12 @@ class Model {
       throw Error(DLRT_INVALID_ARGUMENT, who + ": x has samples of shape " +
                                              shape_string(x.sample_shape()) + "; the model takes " +
                                              shape_string(plan_->input));
-    if (x.dtype() != DLRT_U8 && x.dtype() != DLRT_F32)
+    if (const int64_t ids = detail::model_input_ids(*plan_); ids > 0) {
+      check_ids(x, ids, who);  // Embedding first: i32/i64 ids, each in [0, ids)
+    } else if (x.dtype() != DLRT_U8 && x.dtype() != DLRT_F32) {
       throw Error(DLRT_INVALID_ARGUMENT, who + ": x is " + dtype_name(x.dtype()) +
                                              "; expected u8 (images, scaled by 1/255) or f32");
+    }
     if (y == nullptr) return;
     if (y->rows() != x.rows())
       throw Error(DLRT_INVALID_ARGUMENT, who + ": x has " + std::to_string(x.rows()) +

@@ -34,6 +34,7 @@
 #ifndef DLRT_NN_SESSION_HPP_
 #define DLRT_NN_SESSION_HPP_
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -89,6 +90,20 @@ struct Plan {
   std::vector<std::string> device_scopes;  // pushed, outermost first, around every build
   dlrt::CompileOptions compile;
 };
+
+// The number of ids the model's input (slot 0) takes when every layer reading it takes integer
+// ids (Embedding: Layer::input_ids), the smallest of them; 0 when the input is float features.
+inline int64_t model_input_ids(const Plan& p) {
+  int64_t ids = 0;
+  for (const PlanNode& n : p.nodes)
+    for (size_t s : n.inputs) {
+      if (s != 0) continue;
+      const int64_t k = p.layers.at(n.layer)->input_ids();
+      if (k == 0) return 0;
+      ids = ids == 0 ? k : std::min(ids, k);
+    }
+  return ids;
+}
 
 // Pushes a Plan's device scopes for as long as it lives.
 class Scopes {
@@ -394,9 +409,12 @@ class Session {
     check(dlrt_tensor_write(t.get(), a.data() + static_cast<size_t>(first) * rb,
                             static_cast<size_t>(count) * rb));
   }
-  // u8 images become f32 in [0, 1]; f32 passes; other integers are cast.
-  static Value to_float(Graph& g, Value raw) {
+  // u8 images become f32 in [0, 1]; f32 passes; other integers are cast — except i32/i64 ids
+  // of a model whose input layers take ids (Embedding), which pass unchanged.
+  Value to_float(Graph& g, Value raw) const {
     if (raw.dtype() == DLRT_F32) return raw;
+    if ((raw.dtype() == DLRT_I32 || raw.dtype() == DLRT_I64) && model_input_ids(*plan_) > 0)
+      return raw;
     Value f = g.op1("cast", {raw}, {{"dtype", DLRT_F32}});
     if (raw.dtype() != DLRT_U8) return f;
     return g.op1("mul", {f, g.constant<float>("", {}, {1.f / 255.f})});
