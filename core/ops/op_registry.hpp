@@ -32,5 +32,6 @@ std::vector<OpDef> global_pool_ops();  // global_avg/max_pool2d (infer_global_po
 // conv2d_transpose (infer_conv_transpose.cc)
 std::vector<OpDef> conv_transpose_ops();
 std::vector<OpDef> resize_ops();       // resize, resize_grad (infer_resize.cc)
+std::vector<OpDef> layer_norm_ops();   // layer_norm, layer_norm_grad (infer_layer_norm.cc)
 
 }  // namespace dlrt::ops

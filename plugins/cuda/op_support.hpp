@@ -50,6 +50,7 @@ void add_cudnn_act_ops(std::vector<OpEntry>& t);     // cudnn_act.cc: relu/sigmo
 void add_batch_norm_ops(std::vector<OpEntry>& t);    // batch_norm.cc (cuDNN)
 void add_cut_join_ops(std::vector<OpEntry>& t);      // cut_join.cu: concat ... pad, global pools
 void add_resize_ops(std::vector<OpEntry>& t);        // resize.cu: resize, resize_grad
+void add_layer_norm_ops(std::vector<OpEntry>& t);    // layer_norm.cu: layer_norm, _grad
 
 // ---- checks -------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@
 //   loop_cut_join.cc     split slice slice_grad pad pad_grad (and concat's non-f32 loop)
 //   loop_train.cc        sparse_softmax_cross_entropy argmax equal_count gather_rows
 //                        sgd_update adam_update
+//   loop_layer_norm.cc   layer_norm layer_norm_grad
 #include "../ops.hpp"
 #include "loop_cut_join.hpp"
 #include "loop_util.hpp"
@@ -27,6 +28,7 @@ const std::vector<KernelDef>& loop_kernel_defs() {
     loops::add_train_defs(t);
     loops::add_reduce_defs(t);
     loops::add_cut_join_defs(t);
+    loops::add_layer_norm_defs(t);
     return t;
   }();
   return defs;
