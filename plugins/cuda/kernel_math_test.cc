@@ -1091,7 +1091,7 @@ TEST(KernelMath, LayerNormMatchesReference) {
     auto gamma = random_floats(size_t(d), 13, 0.5f, 1.5f), beta = random_floats(size_t(d), 14);
     // forward
     auto inst = make("layer_norm", {{DLRT_F32, dims}, {DLRT_F32, {d}}, {DLRT_F32, {d}}});
-    std::vector<float> y(x.size()), mean(size_t(rows)), rstd(size_t(rows));
+    std::vector<float> y(x.size()), mean(static_cast<size_t>(rows)), rstd(static_cast<size_t>(rows));
     reference_run(inst, {x.data(), gamma.data(), beta.data()}, {y.data(), mean.data(), rstd.data()});
     std::vector<double> s(kLanes);
     for (int64_t r = 0; r < rows; ++r) {
@@ -1110,7 +1110,7 @@ TEST(KernelMath, LayerNormMatchesReference) {
     auto ginst = make("layer_norm_grad", {{DLRT_F32, dims}, {DLRT_F32, dims}, {DLRT_F32, {d}},
                                            {DLRT_F32, ops::Dims(dims.begin(), dims.end() - 1)},
                                            {DLRT_F32, ops::Dims(dims.begin(), dims.end() - 1)}});
-    std::vector<float> dx(x.size()), dg(size_t(d)), db(size_t(d));
+    std::vector<float> dx(x.size()), dg(static_cast<size_t>(d)), db(static_cast<size_t>(d));
     reference_run(ginst, {dy.data(), x.data(), gamma.data(), mean.data(), rstd.data()},
                   {dx.data(), dg.data(), db.data()});
     for (int64_t r = 0; r < rows; ++r) {
@@ -1127,7 +1127,7 @@ TEST(KernelMath, LayerNormMatchesReference) {
                     1e-5);
       }
     }
-    std::vector<float> hg(size_t(d)), hb(size_t(d));
+    std::vector<float> hg(static_cast<size_t>(d)), hb(static_cast<size_t>(d));
     for (int64_t j = 0; j < d; ++j)
       math::ln_param_grads(dy.data(), x.data(), mean.data(), rstd.data(), rows, d, j, hg.data(),
                            hb.data());
