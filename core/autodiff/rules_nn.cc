@@ -177,6 +177,19 @@ void batch_norm_train_rule(GradContext& c) {
   for (int i = 0; i < 3; ++i) c.set_dx(i, g[size_t(i)]);
 }
 
+// y = layer_norm(x, gamma, beta): each row's mean and rstd depend on x, so dx goes through
+// them; layer_norm_grad computes dx, dgamma and dbeta from the statistics the forward saved
+// (outputs 1 and 2). Gradients reaching mean and rstd are not propagated (PyTorch's
+// native_layer_norm_backward takes only dy as well).
+void layer_norm_rule(GradContext& c) {
+  if (!c.dy(0)) return;
+  std::vector<ValueRef> g =
+      c.emit_all("layer_norm_grad", "grad",
+                 {*c.dy(0), c.input(0), c.input(1), c.output(1), c.output(2)},
+                 {{"epsilon", c.attr("epsilon")}, {"axis", c.attr("axis")}});
+  for (int i = 0; i < 3; ++i) c.set_dx(i, g[size_t(i)]);
+}
+
 // y = scale*(x - mean)/std + bias with frozen statistics, std = sqrt(var + epsilon) (C):
 //   dx = dy * scale/std,  dscale = sum(dy * (x - mean)) / std,  dbias = sum(dy),
 // sums over every axis but the channel (bias_add_grad). Per-channel vectors broadcast against
@@ -276,6 +289,7 @@ void add_nn_rules(RuleTable& t) {
   t["resize"] = resize_rule;
   t["gather"] = gather_rule;
   t["scatter_add"] = scatter_add_rule;
+  t["layer_norm"] = layer_norm_rule;
 }
 
 }  // namespace dlrt::core::autodiff

@@ -270,6 +270,22 @@ TEST(GradientRules, BatchNormTrain) {
   }
 }
 
+// layer_norm: dx through the row mean and variance, dgamma, dbeta (layer_norm_grad); rank 1,
+// 2 and 3 (B,T,D), and D = 1 (zero variance: y = beta, so dx must be 0).
+TEST(GradientRules, LayerNorm) {
+  for (const ops::Dims& x_dims : {ops::Dims{5}, ops::Dims{3, 4}, ops::Dims{2, 3, 5},
+                                  ops::Dims{3, 1}}) {
+    SCOPED_TRACE(ops::format_dims(x_dims));
+    const int64_t d = x_dims.back();
+    GradCheck c;
+    ValueRef x = c.input("x", {F, x_dims});
+    ValueRef gamma = c.input("gamma", {F, {d}}, Values::kPositive);
+    ValueRef beta = c.input("beta", {F, {d}});
+    std::vector<ValueRef> outs = c.op_all("layer_norm", {x, gamma, beta}, {{"epsilon", 1e-3}});
+    c.check(c.project({outs[0]}));
+  }
+}
+
 // The inference form with frozen statistics (constants: var must be positive).
 TEST(GradientRules, BatchNormInference) {
   for (const NormCase& n : kNormCases) {

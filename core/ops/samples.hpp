@@ -78,5 +78,7 @@ enum class NormPass { kInference, kTraining, kBackward };
 // Images NHWC and NCHW with odd H/W, batch 1, C not a multiple of 8, rank 2 (N,C), and
 // N = H = W = 1 (zero batch variance); the training form also in place.
 SampleFn batch_norm(NormPass pass);
+// layer_norm (x, gamma, beta) and layer_norm_grad (dy, ...) (samples_layer_norm.cc)
+SampleFn layer_norm(bool grad);
 
 }  // namespace dlrt::ops::samples

@@ -886,6 +886,59 @@ DLRT_HD void scatter_add_thread(const ScatterGeom& g, const Index* ids, const fl
     const int64_t r = static_cast<int64_t>(ids[i]);
     if (r >= lo && r < hi) out[r * g.row_len + k] += updates[i * g.row_len + k];
   }
+// ---- layer_norm (layer_norm.cu) ----------------------------------------------------------
+// One block of `lanes` threads per row of D values. Lane t visits elements t, t+lanes, ...
+// (coalesced), accumulating in double; the lanes' partials are then combined by a fixed
+// tree (ln_tree_combine), so every run gives the same bits. The host test replays this order.
+
+// Lane `lane`'s partial sums over its elements of one row: sum(x) (shift = 0, square false)
+// or sum((x - shift)^2) (square true).
+DLRT_HD double ln_lane_sum(const float* row, int64_t d, int lane, int lanes, double shift,
+                           bool square) {
+  double s = 0;
+  for (int64_t j = lane; j < d; j += lanes) {
+    const double v = double(row[j]) - shift;
+    s += square ? v * v : v;
+  }
+  return s;
+}
+
+// The pairwise tree the block runs in shared memory: for stride = lanes/2, lanes/4, ..., 1,
+// lane t < stride adds lane t + stride. `lanes` is a power of two; the total lands in s[0].
+// On the device each step is followed by __syncthreads(); here it runs step by step.
+DLRT_HD void ln_tree_step(double* s, int lane, int stride) {
+  if (lane < stride) s[lane] += s[lane + stride];
+}
+inline double ln_tree_combine_host(double* s, int lanes) {
+  for (int stride = lanes / 2; stride > 0; stride /= 2)
+    for (int t = 0; t < stride; ++t) ln_tree_step(s, t, stride);
+  return s[0];
+}
+
+// rstd = 1/sqrt(sum_sq/D + epsilon).
+DLRT_HD double ln_rstd(double sum_sq, int64_t d, double epsilon) {
+  return 1.0 / sqrt(sum_sq / double(d) + epsilon);
+}
+
+// dx of one element: rstd/D * (D*g - sum_g - xhat*sum_gx), g = dy*gamma, xhat = (x-mean)*rstd.
+DLRT_HD float ln_dx(float dy, float x, float gamma, double mean, double rstd, int64_t d,
+                    double sum_g, double sum_gx) {
+  const double g = double(dy) * double(gamma), xhat = (double(x) - mean) * rstd;
+  return static_cast<float>(rstd / double(d) * (double(d) * g - sum_g - xhat * sum_gx));
+}
+
+// dgamma[j] and dbeta[j]: column j's sums over the rows in row order (one thread per column).
+DLRT_HD void ln_param_grads(const float* dy, const float* x, const float* mean,
+                            const float* rstd, int64_t rows, int64_t d, int64_t j,
+                            float* dgamma, float* dbeta) {
+  double sg = 0, sb = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double g = double(dy[r * d + j]);
+    sg += g * (double(x[r * d + j]) - double(mean[r])) * double(rstd[r]);
+    sb += g;
+  }
+  dgamma[j] = static_cast<float>(sg);
+  dbeta[j] = static_cast<float>(sb);
 }
 
 // ---- pointer alignment (host only: matmul.cc picks its cuBLASLt algorithm by it) ----------

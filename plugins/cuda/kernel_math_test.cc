@@ -1144,6 +1144,65 @@ TEST(KernelMath, GatherAndScatterAddMatchReference) {
   for (int64_t t = 0; t < math::scatter_threads(geo); ++t) math::scatter_add_thread(geo, bad, upd, out, t);
   EXPECT_EQ(out[0], 0.0f);
   EXPECT_EQ(out[2], 1.0f);
+// layer_norm and layer_norm_grad: the blocks' lane partials, fixed tree and per-element
+// formulas (ln_*) replayed on the host as layer_norm.cu runs them, against the reference;
+// D below, at and well above the 256 lanes, and D = 1.
+TEST(KernelMath, LayerNormMatchesReference) {
+  constexpr int kLanes = 256;
+  for (const ops::Dims& dims : {ops::Dims{3, 1}, ops::Dims{2, 3, 13}, ops::Dims{4, 256},
+                                ops::Dims{2, 2100}}) {
+    SCOPED_TRACE(ops::format_dims(dims));
+    const int64_t d = dims.back(), rows = ops::num_elements(dims) / d;
+    const double eps = 1e-5;
+    auto x = random_floats(size_t(rows * d), 11), dy = random_floats(size_t(rows * d), 12);
+    auto gamma = random_floats(size_t(d), 13, 0.5f, 1.5f), beta = random_floats(size_t(d), 14);
+    // forward
+    auto inst = make("layer_norm", {{DLRT_F32, dims}, {DLRT_F32, {d}}, {DLRT_F32, {d}}});
+    std::vector<float> y(x.size()), mean(static_cast<size_t>(rows)), rstd(static_cast<size_t>(rows));
+    reference_run(inst, {x.data(), gamma.data(), beta.data()}, {y.data(), mean.data(), rstd.data()});
+    std::vector<double> s(kLanes);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xr = x.data() + r * d;
+      for (int t = 0; t < kLanes; ++t) s[size_t(t)] = math::ln_lane_sum(xr, d, t, kLanes, 0, false);
+      const double m = math::ln_tree_combine_host(s.data(), kLanes) / double(d);
+      for (int t = 0; t < kLanes; ++t) s[size_t(t)] = math::ln_lane_sum(xr, d, t, kLanes, m, true);
+      const double rs = math::ln_rstd(math::ln_tree_combine_host(s.data(), kLanes), d, eps);
+      EXPECT_NEAR(float(m), mean[size_t(r)], 1e-6);
+      EXPECT_NEAR(float(rs), rstd[size_t(r)], 1e-5 * rstd[size_t(r)]);
+      for (int64_t j = 0; j < d; ++j)
+        EXPECT_NEAR((xr[j] - float(m)) * float(rs) * gamma[size_t(j)] + beta[size_t(j)],
+                    y[size_t(r * d + j)], 1e-5);
+    }
+    // backward, from the saved statistics
+    auto ginst = make("layer_norm_grad", {{DLRT_F32, dims}, {DLRT_F32, dims}, {DLRT_F32, {d}},
+                                           {DLRT_F32, ops::Dims(dims.begin(), dims.end() - 1)},
+                                           {DLRT_F32, ops::Dims(dims.begin(), dims.end() - 1)}});
+    std::vector<float> dx(x.size()), dg(static_cast<size_t>(d)), db(static_cast<size_t>(d));
+    reference_run(ginst, {dy.data(), x.data(), gamma.data(), mean.data(), rstd.data()},
+                  {dx.data(), dg.data(), db.data()});
+    for (int64_t r = 0; r < rows; ++r) {
+      const double m = mean[size_t(r)], rs = rstd[size_t(r)];
+      double sum_g = 0, sum_gx = 0;
+      for (int64_t j = 0; j < d; ++j) {
+        const double g = double(dy[size_t(r * d + j)]) * double(gamma[size_t(j)]);
+        sum_g += g;
+        sum_gx += g * (double(x[size_t(r * d + j)]) - m) * rs;
+      }
+      for (int64_t j = 0; j < d; ++j) {
+        const size_t k = size_t(r * d + j);
+        EXPECT_NEAR(math::ln_dx(dy[k], x[k], gamma[size_t(j)], m, rs, d, sum_g, sum_gx), dx[k],
+                    1e-5);
+      }
+    }
+    std::vector<float> hg(static_cast<size_t>(d)), hb(static_cast<size_t>(d));
+    for (int64_t j = 0; j < d; ++j)
+      math::ln_param_grads(dy.data(), x.data(), mean.data(), rstd.data(), rows, d, j, hg.data(),
+                           hb.data());
+    for (int64_t j = 0; j < d; ++j) {
+      EXPECT_NEAR(hg[size_t(j)], dg[size_t(j)], 1e-5);
+      EXPECT_NEAR(hb[size_t(j)], db[size_t(j)], 1e-5);
+    }
+  }
 }
 
 }  // namespace

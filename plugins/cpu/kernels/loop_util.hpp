@@ -288,5 +288,6 @@ void add_shape_defs(std::vector<KernelDef>& t);        // loop_shape.cc
 void add_random_defs(std::vector<KernelDef>& t);       // loop_random.cc
 void add_train_defs(std::vector<KernelDef>& t);        // loop_train.cc
 void add_reduce_defs(std::vector<KernelDef>& t);       // loop_reduce.cc
+void add_layer_norm_defs(std::vector<KernelDef>& t);   // loop_layer_norm.cc
 
 }  // namespace dlrt::cpu::loops

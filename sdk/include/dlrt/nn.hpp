@@ -44,6 +44,7 @@
 #include "dlrt/nn/global_pooling.hpp"
 #include "dlrt/nn/image_grid.hpp"
 #include "dlrt/nn/initializers.hpp"
+#include "dlrt/nn/layer_norm.hpp"
 #include "dlrt/nn/layers.hpp"
 #include "dlrt/nn/losses.hpp"
 #include "dlrt/nn/merging.hpp"
