@@ -136,13 +136,6 @@ inline Value mean_over_sample(Graph& g, Value per_element) {
 
 inline Value scalar(Graph& g, float v) { return g.constant<float>("", {}, {v}); }
 
-// "(2, 3)": a graph value's full dims (shape_string is for shapes without the batch dim).
-inline std::string dims_string(const std::vector<int64_t>& dims) {
-  std::string out = "(";
-  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + std::to_string(dims[i]);
-  return out + ")";
-}
-
 }  // namespace detail
 
 class MeanAbsoluteError : public Loss {
@@ -229,8 +222,8 @@ class BinaryCrossentropy : public Loss {
 inline Value kl_divergence_normal(Graph& g, Value mean, Value log_var) {
   if (mean.dims() != log_var.dims())
     throw Error(DLRT_INVALID_ARGUMENT, "kl_divergence_normal: mean " +
-                                           detail::dims_string(mean.dims()) + " and log_var " +
-                                           detail::dims_string(log_var.dims()) +
+                                           dims_string(mean.dims()) + " and log_var " +
+                                           dims_string(log_var.dims()) +
                                            " must have the same shape");
   if (mean.dims().empty())
     throw Error(DLRT_INVALID_ARGUMENT,
