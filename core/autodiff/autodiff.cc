@@ -2,8 +2,8 @@
 //
 // The walk, in three passes over the append-only node list (already topological):
 //   1. which nodes the loss depends on (backwards from the loss) and which nodes some wrt
-//      value reaches (forwards from the wrt nodes); a node in both, with a reachable input,
-//      is "on the path" and needs a gradient rule;
+//      value reaches (forwards from the wrt nodes; stop_gradient cuts it); a node in both,
+//      with a reachable input, is "on the path" and needs a gradient rule;
 //   2. every node on the path must have a rule: this is checked before anything is added, so
 //      a refused request leaves the graph as it was;
 //   3. from the loss down: sum the contributions to each output (add, where a value has
@@ -107,7 +107,12 @@ std::vector<ValueRef> gradients(Graph& graph, ValueRef loss, const std::vector<V
       for (ValueRef in : graph.node(n).inputs) needed[in.node] = true;
   for (ValueRef w : wrt)
     if (w.node <= last) reach[w.node] = true;
+  // stop_gradient cuts the path: nothing it computes from is reached through it, so the ops
+  // behind it need no rule and give no gradient (its input is in_const in the schema). Other
+  // non-differentiable inputs (argmax's x, labels) still count as reached, so an op without
+  // a rule there stays UNIMPLEMENTED rather than a silent zero.
   auto input_reached = [&](const Node& n) {
+    if (n.op == "stop_gradient") return false;
     for (ValueRef in : n.inputs)
       if (reach[in.node]) return true;
     return false;

@@ -118,6 +118,37 @@ TEST(Gradients, IntegerCastStopsTheGradient) {
   EXPECT_EQ(ev.eval(g[0]), std::vector<double>(4, 0.0));
 }
 
+// loss = sum(stop_gradient(x*x) + exp(x)) + sum(stop_gradient(x) * x): the stopped paths give
+// nothing, so d loss/dx = exp(x) + x (not exp(x) + 2x + 2x). Ops behind a stop_gradient are
+// off the path: an argmax there needs no rule.
+TEST(Gradients, StopGradientCutsOnlyItsPath) {
+  GradCheck c;
+  ValueRef x = c.input("x", {F, {4}});
+  ValueRef sq = c.op("stop_gradient", {c.op("mul", {x, x})});
+  ValueRef a = c.op("reduce_sum", {c.op("add", {sq, c.op("exp", {x})})});
+  ValueRef b = c.op("reduce_sum", {c.op("mul", {c.op("stop_gradient", {x}), x})});
+  ValueRef idx = c.op("argmax", {c.op("stop_gradient", {x})}, {{"axis", 0}});
+  ValueRef arg = c.op("reduce_sum", {c.op("cast", {idx}, {{"dtype", F}})});
+  ValueRef loss = c.op("add", {c.op("add", {a, b}), arg});
+  std::vector<ValueRef> g = gradients(c.graph(), loss, {x});
+  HostEval ev(c.graph());
+  const std::vector<double> xv = {0.5, -1.0, 2.0, 0.25};
+  ev.feed(x, xv);
+  const std::vector<double> dx = ev.eval(g[0]);
+  ASSERT_EQ(dx.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(dx[i], std::exp(xv[i]) + xv[i], 1e-9) << i;
+  // The forward value is untouched: stop_gradient is the identity.
+  EXPECT_NEAR(ev.eval_scalar(b), 0.25 + 1.0 + 4.0 + 0.0625, 1e-9);
+
+  // Only through stop_gradient: zeros, as for an unrelated value.
+  ValueRef only = c.op("reduce_sum", {c.op("stop_gradient", {c.op("exp", {x})})});
+  std::vector<ValueRef> g2 = gradients(c.graph(), only, {x});
+  EXPECT_EQ(c.graph().node(g2[0].node).op, "fill");
+  HostEval ev2(c.graph());
+  ev2.feed(x, xv);
+  EXPECT_EQ(ev2.eval(g2[0]), std::vector<double>(4, 0.0));
+}
+
 TEST(Gradients, LossMustBeAFloatScalar) {
   GradCheck c;
   ValueRef x = c.input("x", {F, {2, 3}});

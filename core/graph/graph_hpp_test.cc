@@ -94,4 +94,51 @@ TEST(GraphHpp, BuildsQueriesAndRoundTripsVariables) {
   g.colocate(w, y);
 }
 
+// Graph::gradients over dlrt_graph_gradients: loss = sum(w * c) + sum(stop_gradient(w * w)), so
+// d loss/d w = c (the stopped path adds nothing); a variable the loss does not reach gets
+// zeros; a non-scalar loss and a Value of another graph throw, naming what was wrong.
+TEST(GraphHpp, GradientsOfVariablesAndTheirErrors) {
+  dlrt::Context ctx = make_context();
+  dlrt::Graph g(ctx);
+  dlrt::Value w = g.variable("w", DLRT_F32, {3}, "fill", {{"value", 2.0}});
+  dlrt::Value unused = g.variable("unused", DLRT_F32, {2, 2}, "fill", {{"value", 1.0}});
+  dlrt::Value c = g.constant<float>("c", {3}, {0.5f, -1.0f, 3.0f});
+  dlrt::Value prod = g.op1("mul", {w, c}, {}, "prod");
+  dlrt::Value stopped = g.op1("stop_gradient", {g.op1("mul", {w, w})});
+  dlrt::Value loss = g.op1("add", {g.op1("reduce_sum", {prod}), g.op1("reduce_sum", {stopped})},
+                           {}, "loss");
+  std::vector<dlrt::Value> grads = g.gradients(loss, {w, unused});
+  ASSERT_EQ(grads.size(), 2u);
+  EXPECT_EQ(grads[0].dims(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(grads[1].dims(), (std::vector<int64_t>{2, 2}));
+  dlrt::Executable exe = g.compile({}, {loss, grads[0], grads[1]});
+  std::vector<dlrt::Tensor> out(3);
+  exe.run({}, out);
+  EXPECT_FLOAT_EQ(out[0].read<float>()[0], 2.0f * 2.5f + 12.0f);  // the forward value is whole
+  EXPECT_EQ(out[1].read<float>(), (std::vector<float>{0.5f, -1.0f, 3.0f}));
+  EXPECT_EQ(out[2].read<float>(), std::vector<float>(4, 0.0f));
+
+  // A non-scalar loss: INVALID_ARGUMENT naming the value and its type; nothing added.
+  try {
+    g.gradients(prod, {w});
+    FAIL() << "gradients of a (3) loss succeeded";
+  } catch (const dlrt::Error& e) {
+    EXPECT_EQ(e.code(), DLRT_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("'prod' f32(3)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("scalar"), std::string::npos) << e.what();
+  }
+  // An integer wrt is refused by the core, a Value of another graph by the wrapper.
+  dlrt::Value steps = g.variable("steps", DLRT_I32, {}, "fill", {{"value", 0.0}}, false);
+  EXPECT_THROW(g.gradients(loss, {steps}), dlrt::Error);
+  dlrt::Graph other(ctx);
+  dlrt::Value foreign = other.placeholder("x", DLRT_F32, {3});
+  try {
+    g.gradients(loss, {w, foreign});
+    FAIL() << "a value of another graph was accepted";
+  } catch (const dlrt::Error& e) {
+    EXPECT_EQ(e.code(), DLRT_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("wrt[1]"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace

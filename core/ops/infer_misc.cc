@@ -285,6 +285,22 @@ std::vector<OpDef> misc_ops() {
       {},
       detail::infer_same_as_input0,
       {}}.sampled(samples::copy));
+  // stop_gradient: a copy whose input autodiff does not propagate into (in_const), so the value
+  // is a constant for gradients(): d(loss)/d(x) through it is zero and the walk never enters
+  // the ops that compute x on its account (they need no rule). The VAE / GAN pattern of a
+  // target that must not be trained through. Kernels: the copy's, on every backend.
+  ops.push_back(OpDef{
+      "stop_gradient",
+      "misc",
+      "y = x; a constant for autodiff (no gradient flows into x)",
+      {in_const("x", kAllTypes)},
+      {out("y")},
+      {},
+      detail::infer_same_as_input0,
+      {}}.sampled(samples::copy)
+                    .gradient_free("stop_gradient is the identity whose gradient is defined as "
+                                   "zero: its input is not differentiable, so gradients() "
+                                   "never walks into it"));
   return ops;
 }
 

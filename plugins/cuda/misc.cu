@@ -276,7 +276,7 @@ void launch_pad_image(cudaStream_t stream, const float* x, float* y, bool nchw, 
 }
 
 void add_misc_ops(std::vector<OpEntry>& t) {
-  for (const char* op : {"copy", "reshape", "flatten"})
+  for (const char* op : {"copy", "stop_gradient", "reshape", "flatten"})
     t.push_back({op, &check_bytes, &create_copy});
   t.push_back({"transpose", &check_bytes, &create_transpose});
   t.push_back({"broadcast_to", &check_bytes, &create_broadcast_to});

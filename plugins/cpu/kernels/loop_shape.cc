@@ -205,7 +205,7 @@ class FillKernel : public LoopKernel {
 }  // namespace
 
 void add_shape_defs(std::vector<KernelDef>& t) {
-  for (const char* name : {"copy", "reshape", "flatten"})
+  for (const char* name : {"copy", "stop_gradient", "reshape", "flatten"})
     t.push_back({name, check_bytes, make<CopyKernel>});
   t.push_back({"transpose", check_bytes, make<GatherKernel>});
   t.push_back({"broadcast_to", check_bytes, make<GatherKernel>});

@@ -62,6 +62,7 @@ void run_broadcast_to(const OpView& op, const void* const* in, void* const* out,
 
 void add_shape_kernels(KernelTable& t) {
   t.push_back({"copy", run_bytes, nullptr});
+  t.push_back({"stop_gradient", run_bytes, nullptr});  // a copy; only autodiff tells them apart
   t.push_back({"reshape", run_bytes, nullptr});
   t.push_back({"flatten", run_bytes, nullptr});
   t.push_back({"transpose", run_transpose, nullptr});

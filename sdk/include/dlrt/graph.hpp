@@ -106,6 +106,34 @@ class Graph {
   }
   // The producers of `a` and `b` are placed on one device.
   void colocate(Value a, Value b) { check(dlrt_graph_colocate(get(), a.get(), b.get())); }
+  // d(loss)/d(w) for each w of `wrt` (variables or any float values), built as ops in this
+  // graph (dlrt_graph_gradients: nodes "gradients/..."), one per wrt, in order. A value the
+  // loss does not depend on (a variable not reachable from it, or reachable only through
+  // stop_gradient) gets zeros, not an error, as tf.GradientTape with
+  // unconnected_gradients=ZERO. Throws Error, leaving the graph as it was: INVALID_ARGUMENT for
+  // a loss that is not a float scalar (the message names it and its type: reduce it first),
+  // an integer wrt, or a Value of another graph (named by its index); UNIMPLEMENTED for an op
+  // without a gradient rule on the path (the message names op and node).
+  std::vector<Value> gradients(Value loss, const std::vector<Value>& wrt) {
+    if (loss.graph() != get())
+      throw Error(DLRT_INVALID_ARGUMENT, "gradients: the loss is a value of another graph");
+    std::vector<dlrt_value> in;
+    in.reserve(wrt.size());
+    for (size_t i = 0; i < wrt.size(); ++i) {
+      if (wrt[i].graph() != get())
+        throw Error(DLRT_INVALID_ARGUMENT,
+                    "gradients: wrt[" + std::to_string(i) + "] is a value of another graph");
+      in.push_back(wrt[i].get());
+    }
+    std::vector<dlrt_value> grads(wrt.size(), DLRT_INVALID_VALUE);
+    check(dlrt_graph_gradients(get(), loss.get(), in.empty() ? nullptr : in.data(), in.size(),
+                               grads.empty() ? nullptr : grads.data()));
+    std::vector<Value> out;
+    out.reserve(grads.size());
+    for (dlrt_value v : grads) out.push_back(Value(get(), v));
+    return out;
+  }
+
   // Prefer DeviceScope, which pops for you.
   void push_device(const std::string& spec) { check(dlrt_graph_push_device(get(), spec.c_str())); }
   void pop_device() { check(dlrt_graph_pop_device(get())); }
