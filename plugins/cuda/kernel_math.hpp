@@ -886,6 +886,8 @@ DLRT_HD void scatter_add_thread(const ScatterGeom& g, const Index* ids, const fl
     const int64_t r = static_cast<int64_t>(ids[i]);
     if (r >= lo && r < hi) out[r * g.row_len + k] += updates[i * g.row_len + k];
   }
+}
+
 // ---- layer_norm (layer_norm.cu) ----------------------------------------------------------
 // One block of `lanes` threads per row of D values. Lane t visits elements t, t+lanes, ...
 // (coalesced), accumulating in double; the lanes' partials are then combined by a fixed

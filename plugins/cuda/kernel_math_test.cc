@@ -1144,6 +1144,8 @@ TEST(KernelMath, GatherAndScatterAddMatchReference) {
   for (int64_t t = 0; t < math::scatter_threads(geo); ++t) math::scatter_add_thread(geo, bad, upd, out, t);
   EXPECT_EQ(out[0], 0.0f);
   EXPECT_EQ(out[2], 1.0f);
+}
+
 // layer_norm and layer_norm_grad: the blocks' lane partials, fixed tree and per-element
 // formulas (ln_*) replayed on the host as layer_norm.cu runs them, against the reference;
 // D below, at and well above the 256 lanes, and D = 1.
