@@ -73,7 +73,10 @@ TEST(PngWrite, BadArgumentsNameWhatWasWrongAndKeepTheOldFile) {
   } catch (const dlrt::Error& e) {
     EXPECT_EQ(e.code(), DLRT_NOT_FOUND);
   }
-  EXPECT_NE(dlrt_png_write(path.c_str(), nullptr, 0, 1, 1, 1), nullptr);
+  dlrt_status* null_pixels = dlrt_png_write(path.c_str(), nullptr, 0, 1, 1, 1);
+  ASSERT_NE(null_pixels, nullptr);
+  EXPECT_EQ(dlrt_status_code(null_pixels), DLRT_INVALID_ARGUMENT);
+  dlrt_status_free(null_pixels);
 }
 
 TEST(ImageGrid, TilesImagesWithPaddingAndMapsValues) {
