@@ -7,6 +7,8 @@
 #include <dlrt/nn.hpp>
 #include <gtest/gtest.h>
 
+#include "nn_test_util.hpp"
+
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -18,15 +20,7 @@ namespace nn = dlrt::nn;
 
 namespace {
 
-dlrt::Context cpu_context() {
-  dlrt::ContextOptions o;
-  o.plugin_path(DLRT_TEST_PLUGIN_DIR)
-      .search_default_paths(false)
-      .plugin_options("")
-      .visible_devices("CPU")
-      .log_level(DLRT_LOG_ERROR);
-  return dlrt::Context(o);
-}
+using nn_test::cpu_context;
 
 nn::Conv2DTransposeOptions opts(nn::Size2 strides, const char* padding,
                                 std::optional<nn::Size2> output_padding = std::nullopt,

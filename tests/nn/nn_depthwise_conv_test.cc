@@ -6,6 +6,8 @@
 #include <dlrt/nn.hpp>
 #include <gtest/gtest.h>
 
+#include "nn_test_util.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -18,15 +20,7 @@ namespace nn = dlrt::nn;
 
 namespace {
 
-dlrt::Context cpu_context() {
-  dlrt::ContextOptions o;
-  o.plugin_path(DLRT_TEST_PLUGIN_DIR)
-      .search_default_paths(false)
-      .plugin_options("")
-      .visible_devices("CPU")
-      .log_level(DLRT_LOG_ERROR);
-  return dlrt::Context(o);
-}
+using nn_test::cpu_context;
 
 std::vector<float> random_values(size_t n, unsigned seed, float lo, float hi) {
   std::mt19937 gen(seed);

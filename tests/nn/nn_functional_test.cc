@@ -8,6 +8,8 @@
 #include <dlrt/nn.hpp>
 #include <gtest/gtest.h>
 
+#include "nn_test_util.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -22,15 +24,7 @@ namespace nn = dlrt::nn;
 
 namespace {
 
-dlrt::Context cpu_context() {
-  dlrt::ContextOptions o;
-  o.plugin_path(DLRT_TEST_PLUGIN_DIR)
-      .search_default_paths(false)
-      .plugin_options("")
-      .visible_devices("CPU")
-      .log_level(DLRT_LOG_ERROR);
-  return dlrt::Context(o);
-}
+using nn_test::cpu_context;
 
 dlrt::Context no_plugins() {
   return dlrt::Context(dlrt::ContextOptions().search_default_paths(false));

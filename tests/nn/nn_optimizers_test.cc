@@ -6,6 +6,8 @@
 #include <dlrt/nn.hpp>
 #include <gtest/gtest.h>
 
+#include "nn_test_util.hpp"
+
 #include <cmath>
 #include <map>
 #include <memory>
@@ -17,30 +19,8 @@ namespace nn = dlrt::nn;
 
 namespace {
 
-dlrt::Context cpu_context() {
-  dlrt::ContextOptions o;
-  o.plugin_path(DLRT_TEST_PLUGIN_DIR)
-      .search_default_paths(false)
-      .plugin_options("")
-      .visible_devices("CPU")
-      .log_level(DLRT_LOG_ERROR);
-  return dlrt::Context(o);
-}
-
-// Two noisy classes in 4-D: x (n,4) f32, y (n) i32.
-void two_classes(int n, unsigned seed, nn::Array* x, nn::Array* y) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> noise(0.f, 0.5f);
-  std::vector<float> xs;
-  std::vector<int32_t> ys;
-  for (int i = 0; i < n; ++i) {
-    ys.push_back(i % 2);
-    for (int k = 0; k < 4; ++k)
-      xs.push_back((i % 2 ? 1.f : -1.f) * (k < 2 ? 1.f : 0.f) + noise(gen));
-  }
-  *x = nn::Array::of<float>({n, 4}, xs);
-  *y = nn::Array::of<int32_t>({n}, ys);
-}
+using nn_test::cpu_context;
+using nn_test::two_classes;
 
 std::unique_ptr<nn::Sequential> mlp(dlrt::Context& ctx, const nn::Optimizer& opt) {
   auto m = std::make_unique<nn::Sequential>(

@@ -6,6 +6,8 @@
 #include <dlrt/nn.hpp>
 #include <gtest/gtest.h>
 
+#include "nn_test_util.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -16,15 +18,7 @@ namespace nn = dlrt::nn;
 
 namespace {
 
-dlrt::Context cpu_context() {
-  dlrt::ContextOptions o;
-  o.plugin_path(DLRT_TEST_PLUGIN_DIR)
-      .search_default_paths(false)
-      .plugin_options("")
-      .visible_devices("CPU")
-      .log_level(DLRT_LOG_ERROR);
-  return dlrt::Context(o);
-}
+using nn_test::cpu_context;
 
 // y = layer(x) through a functional model on the cpu device.
 std::vector<float> run_layer(dlrt::Context& ctx, const nn::Layer& layer, const nn::Shape& in_shape,

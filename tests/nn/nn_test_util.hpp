@@ -1,0 +1,39 @@
+// nn_test_util.hpp: what the tests/nn files share — a context on the build tree's cpu plugin
+// only, and a small two-class data set. Header-only, included by each test file.
+#pragma once
+
+#include <dlrt/nn.hpp>
+
+#include <random>
+#include <vector>
+
+namespace nn_test {
+
+// A context that loads only this build's plugins and sees only the CPU, logging errors only.
+inline dlrt::Context cpu_context() {
+  dlrt::ContextOptions o;
+  o.plugin_path(DLRT_TEST_PLUGIN_DIR)
+      .search_default_paths(false)
+      .plugin_options("")
+      .visible_devices("CPU")
+      .log_level(DLRT_LOG_ERROR);
+  return dlrt::Context(o);
+}
+
+// Two noisy classes in 4-D: x (n,4) f32, y (n) i32 (class i % 2; the first two features
+// carry the sign of the class, all four get N(0, 0.5) noise from `seed`).
+inline void two_classes(int n, unsigned seed, dlrt::nn::Array* x, dlrt::nn::Array* y) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> noise(0.f, 0.5f);
+  std::vector<float> xs;
+  std::vector<int32_t> ys;
+  for (int i = 0; i < n; ++i) {
+    ys.push_back(i % 2);
+    for (int k = 0; k < 4; ++k)
+      xs.push_back((i % 2 ? 1.f : -1.f) * (k < 2 ? 1.f : 0.f) + noise(gen));
+  }
+  *x = dlrt::nn::Array::of<float>({n, 4}, xs);
+  *y = dlrt::nn::Array::of<int32_t>({n}, ys);
+}
+
+}  // namespace nn_test
