@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev               # tests
   libopenmpi-dev openmpi-bin              # multi-worker (plugins/mpi)
   dataset-fashion-mnist                   # the default data set
+  fortunes                                # the default text corpus (/usr/share/games/fortunes)
 )
 
 missing=()

@@ -56,5 +56,6 @@
 #include "dlrt/nn/regularizers.hpp"
 #include "dlrt/nn/resampling.hpp"
 #include "dlrt/nn/symbolic.hpp"
+#include "dlrt/nn/text_data.hpp"
 
 #endif  // DLRT_NN_HPP_

@@ -393,7 +393,8 @@ struct DenseOptions {
   Regularizer kernel_regularizer = {};
 };
 
-// Dense(units, activation = linear) on flat inputs (None, in); kernel Glorot-uniform.
+// Dense(units, activation = linear) on (None, ..., in), along the last axis; kernel
+// Glorot-uniform.
 class Dense : public Layer {
  public:
   Dense(int64_t units, const DenseOptions& o)
@@ -412,18 +413,30 @@ class Dense : public Layer {
   std::shared_ptr<Layer> clone() const override { return std::make_shared<Dense>(*this); }
   std::string type() const override { return "Dense"; }
   std::string base_name() const override { return "dense"; }
+  // (None, features) -> (None, units); as Keras, a higher-rank input (None, T..., features)
+  // is transformed along its last axis -> (None, T..., units) with the same kernel.
   Shape output_shape(const Shape& in) const override {
-    if (in.size() != 1) throw bad_input(in, "(None, features): put a Flatten before it");
-    return {units_};
+    if (in.empty()) throw bad_input(in, "(None, ..., features)");
+    Shape out = in;
+    out.back() = units_;
+    return out;
   }
   std::vector<ParamSpec> params(const Shape& in) const override {
-    return {{"kernel", {in.at(0), units_}, kernel_init_, true, kernel_reg_},
+    return {{"kernel", {in.back(), units_}, kernel_init_, true, kernel_reg_},
             {"bias", {units_}, bias_init_, true}};
   }
   Value call(CallContext& c, Value x, const std::vector<Value>& v) const override {
     const std::string fused = activation_ == "softmax" ? "none" : activation_;
-    Value y =
-        c.graph.op1("matmul_bias_act", {x, v[0], v[1]}, {{"activation", fused}}, c.node(name_));
+    std::vector<int64_t> dims = x.dims();
+    const bool sequence = dims.size() > 2;  // fold (B, T...) into the matmul's rows
+    Value rows = sequence ? c.graph.op1("reshape", {x}, {{"shape", std::vector<int64_t>{-1, dims.back()}}})
+                          : x;
+    Value y = c.graph.op1("matmul_bias_act", {rows, v[0], v[1]}, {{"activation", fused}},
+                          sequence ? "" : c.node(name_));
+    if (sequence) {
+      dims.back() = units_;
+      y = c.graph.op1("reshape", {y}, {{"shape", dims}}, c.node(name_));
+    }
     return activation_ == "softmax" ? apply_activation(c.graph, y, activation_) : y;
   }
 

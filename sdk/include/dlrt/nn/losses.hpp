@@ -1,7 +1,8 @@
 // dlrt/nn/losses.hpp: losses as graph builders of a per-sample loss (B); the model averages
 // it over the real samples of a batch (model.hpp: the last partial batch is padded and masked).
 //
-//   SparseCategoricalCrossentropy(from_logits): y_pred (B,K), labels (B) integer classes.
+//   SparseCategoricalCrossentropy(from_logits): y_pred (B,K), labels (B) integer classes;
+//     or y_pred (B,T...,K), labels (B,T...): one class per position, averaged per sample.
 //     from_logits: sparse_softmax_cross_entropy(y_pred, labels) = logsumexp - logit[label].
 //     else y_pred are probabilities: the same op on log(y_pred + 1e-7) gives -log p[label]
 //     (Keras clips p to [1e-7, 1-1e-7]; the op set has no clip, so it adds the epsilon).
@@ -60,13 +61,18 @@ class SparseCategoricalCrossentropy : public Loss {
     if (t != DLRT_U8 && t != DLRT_I32 && t != DLRT_I64)
       throw Error(DLRT_INVALID_ARGUMENT, name() + ": labels are " + dtype_name(t) +
                                              "; expected class indices as u8, i32 or i64");
-    if (y.dims().size() != 1)
-      throw Error(DLRT_INVALID_ARGUMENT, name() +
-                                             ": labels must have shape (N), one class per "
-                                             "sample");
-    if (output.size() != 1)
+    if (output.empty())
       throw Error(DLRT_INVALID_ARGUMENT, name() + ": the model's output " + shape_string(output) +
-                                             " must be (None, classes)");
+                                             " must be (None, ..., classes)");
+    // Labels are the output without its class dim: (N) for (None, K), (N, T) for
+    // (None, T, K) — one class per sample, or per position of a sequence.
+    const Shape want(output.begin(), output.end() - 1);
+    if (y.sample_shape() != want)
+      throw Error(DLRT_INVALID_ARGUMENT,
+                  name() + ": labels have shape " + shape_string(y.sample_shape()) +
+                      "; expected " + shape_string(want) + ", one class per " +
+                      (want.empty() ? "sample" : "position") + " of the model's output " +
+                      shape_string(output));
   }
   Value prepare_targets(Graph& g, Value raw) const override {
     return raw.dtype() == DLRT_I32 ? raw : g.op1("cast", {raw}, {{"dtype", DLRT_I32}});
@@ -77,7 +83,17 @@ class SparseCategoricalCrossentropy : public Loss {
       Value eps = g.constant<float>("", {}, {1e-7f});
       logits = g.op1("log", {g.op1("add", {y_pred, eps})});
     }
-    return g.op("sparse_softmax_cross_entropy", {logits, y_true})[0];
+    const std::vector<int64_t> dims = logits.dims();
+    if (dims.size() <= 2) return g.op("sparse_softmax_cross_entropy", {logits, y_true})[0];
+    // (B, T..., K): the op takes (N, K) rows, so flatten the positions into rows, then average
+    // each sample's positions (Keras' mean over the time axis of a sequence loss) -> (B).
+    const int64_t k = dims.back();
+    Value rows = g.op1("reshape", {logits}, {{"shape", std::vector<int64_t>{-1, k}}});
+    Value ids = g.op1("reshape", {y_true}, {{"shape", std::vector<int64_t>{-1}}});
+    Value per_position = g.op("sparse_softmax_cross_entropy", {rows, ids})[0];
+    Value by_sample = g.op1("reshape", {per_position},
+                            {{"shape", std::vector<int64_t>{dims[0], -1}}});
+    return g.op1("reduce_mean", {by_sample}, {{"axes", std::vector<int64_t>{1}}});
   }
 
  private:
