@@ -76,6 +76,29 @@ void matmul_backward(GradContext& c, ValueRef dc) {
 
 void matmul_rule(GradContext& c) { matmul_backward(c, *c.dy(0)); }
 
+// batch_matmul: matmul's table per batch element, with batch_matmul (dC has c's rank >= 3, so
+// every product is a batch one), then each result — of c's batch dims — summed back over the
+// batch dims its operand broadcast (sum_to: missing leading dims and dims of size 1).
+void batch_matmul_rule(GradContext& c) {
+  const bool ta = c.attr("transpose_a").as_bool(), tb = c.attr("transpose_b").as_bool();
+  auto mm = [&](const char* what, ValueRef x, ValueRef y, bool tx, bool ty) {
+    return c.emit("batch_matmul", what, {x, y}, {{"transpose_a", tx}, {"transpose_b", ty}});
+  };
+  const ValueRef a = c.input(0), b = c.input(1), dc = *c.dy(0);
+  if (c.needs(0)) {
+    ValueRef da = !ta  ? mm("da", dc, b, false, !tb)
+                  : tb ? mm("da", b, dc, true, true)
+                       : mm("da", b, dc, false, true);
+    c.set_dx(0, c.sum_to(da, c.type_of(a).dims, "da_batch_sum"));
+  }
+  if (c.needs(1)) {
+    ValueRef db = !tb  ? mm("db", a, dc, !ta, false)
+                  : ta ? mm("db", dc, a, true, true)
+                       : mm("db", dc, a, true, false);
+    c.set_dx(1, c.sum_to(db, c.type_of(b).dims, "db_batch_sum"));
+  }
+}
+
 // c = act(a . b + bias): dz = act'(dc), dbias = bias_add_grad(dz) (bias is along the last
 // dim), then matmul's rule on dz.
 void matmul_bias_act_rule(GradContext& c) {
@@ -272,6 +295,7 @@ void add_nn_rules(RuleTable& t) {
   t["avg_pool2d"] = avg_pool2d_rule;
   t["conv2d_transpose"] = conv2d_transpose_rule;
   t["matmul"] = matmul_rule;
+  t["batch_matmul"] = batch_matmul_rule;
   t["matmul_bias_act"] = matmul_bias_act_rule;
   t["bias_add"] = bias_add_rule;
   t["relu"] = relu_rule;

@@ -113,6 +113,23 @@ TEST(GradientRules, MatmulAllTransposeCases) {
     }
 }
 
+// Every transpose pair on equal batches, broadcasting both ways, and a rank-2 operand on either
+// side (its gradient is summed over the whole batch).
+TEST(GradientRules, BatchMatmul) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      SCOPED_TRACE(std::string("transpose_a=") + (ta ? "1" : "0") +
+                   " transpose_b=" + (tb ? "1" : "0"));
+      const ops::Dims a = ta ? ops::Dims{2, 4, 3} : ops::Dims{2, 3, 4};
+      const ops::Dims b = tb ? ops::Dims{2, 2, 4} : ops::Dims{2, 4, 2};
+      check_op("batch_matmul", {a, b}, {{"transpose_a", ta}, {"transpose_b", tb}});
+    }
+  check_op("batch_matmul", {{2, 1, 3, 4}, {1, 3, 4, 2}});
+  check_op("batch_matmul", {{2, 1, 4, 3}, {1, 3, 2, 4}}, {{"transpose_a", true}, {"transpose_b", true}});
+  check_op("batch_matmul", {{3, 2, 4}, {4, 5}});
+  check_op("batch_matmul", {{2, 3}, {2, 2, 3, 2}});
+}
+
 TEST(GradientRules, MatmulBiasAct) {
   for (const char* act : {"none", "relu", "sigmoid", "tanh"}) {
     SCOPED_TRACE(act);

@@ -34,5 +34,6 @@ std::vector<OpDef> conv_transpose_ops();
 std::vector<OpDef> resize_ops();       // resize, resize_grad (infer_resize.cc)
 std::vector<OpDef> gather_ops();       // gather, scatter_add (infer_gather.cc)
 std::vector<OpDef> layer_norm_ops();   // layer_norm, layer_norm_grad (infer_layer_norm.cc)
+std::vector<OpDef> batch_matmul_ops();  // batch_matmul (infer_batch_matmul.cc)
 
 }  // namespace dlrt::ops

@@ -80,5 +80,7 @@ enum class NormPass { kInference, kTraining, kBackward };
 SampleFn batch_norm(NormPass pass);
 // layer_norm (x, gamma, beta) and layer_norm_grad (dy, ...) (samples_layer_norm.cc)
 SampleFn layer_norm(bool grad);
+// batch_matmul (a, b) (samples_batch_matmul.cc)
+std::vector<Sample> batch_matmul(const OpDef&);
 
 }  // namespace dlrt::ops::samples

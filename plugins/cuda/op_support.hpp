@@ -46,6 +46,7 @@ void add_misc_ops(std::vector<OpEntry>& t);          // misc.cu
 void add_pool_ops(std::vector<OpEntry>& t);          // pool.cc (cuDNN) + pool.cu (own kernels)
 void add_conv_ops(std::vector<OpEntry>& t);          // conv.cc (cuDNN)
 void add_matmul_ops(std::vector<OpEntry>& t);        // matmul.cc (cuBLASLt)
+void add_batch_matmul_ops(std::vector<OpEntry>& t);  // batch_matmul.cc (cuBLASLt, batched)
 void add_cudnn_act_ops(std::vector<OpEntry>& t);     // cudnn_act.cc: relu/sigmoid/tanh, softmax
 void add_batch_norm_ops(std::vector<OpEntry>& t);    // batch_norm.cc (cuDNN)
 void add_cut_join_ops(std::vector<OpEntry>& t);      // cut_join.cu: concat ... pad, global pools

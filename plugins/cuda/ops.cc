@@ -29,6 +29,7 @@ const std::vector<OpEntry>& op_table() {
     add_conv_ops(t);
     add_pool_ops(t);
     add_matmul_ops(t);
+    add_batch_matmul_ops(t);
     add_cudnn_act_ops(t);
     add_batch_norm_ops(t);
     add_elementwise_ops(t);

@@ -110,6 +110,17 @@ std::vector<Case> cases() {
     }
   c.push_back({"matmul", {f32({64, 1600}), f32({1600, 64})}, {}, kConv});
   c.push_back({"matmul", {f32({1, 1}), f32({1, 1})}, {}, kConv});
+  // batch_matmul: one strided-batched call (equal batches, a rank-2 weight) and the per-matrix
+  // loop of a mixed broadcast.
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      Ints ad = ta ? Ints{6, 7, 5} : Ints{6, 5, 7}, bd = tb ? Ints{6, 3, 7} : Ints{6, 7, 3};
+      c.push_back({"batch_matmul", {f32(ad), f32(bd)}, {{"transpose_a", ta}, {"transpose_b", tb}},
+                   kConv});
+    }
+  c.push_back({"batch_matmul", {f32({4, 9, 16}), f32({16, 8})}, {}, kConv});
+  c.push_back({"batch_matmul", {f32({2, 1, 3, 4}), f32({1, 5, 4, 2})}, {}, kConv});
+  c.push_back({"batch_matmul", {f32({8, 64, 32}), f32({8, 64, 32})}, {{"transpose_b", true}}, kConv});
   for (const char* op : {"relu", "sigmoid", "tanh", "neg", "exp", "log", "sqrt", "copy"})
     c.push_back({op, {f32({3, 17, 5})}, {}, kEw});
   for (const char* op : {"relu_grad", "sigmoid_grad", "tanh_grad"})

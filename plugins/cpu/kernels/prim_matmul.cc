@@ -8,8 +8,14 @@
 // (M,K) and (K,N), and its strides say how the buffer is stored — a stored (K,M) is (M,K) with
 // strides (1,M). The bias is a (1,N) operand broadcast over the rows, the activation an
 // eltwise post-op, so the fused op is one pass over c.
+//
+//   batch_matmul     a (..., M, K), b (..., K, N) -> c (..., M, N), batch dims broadcast
+// is the same primitive with rank-R descriptors: oneDNN's matmul takes batch dims and
+// broadcasts a size-1 batch dim of either operand, which is numpy's rule once both are padded
+// with leading 1s to c's rank (batch_matmul_geom.hpp).
 #include "prim_matmul.hpp"
 
+#include "batch_matmul_geom.hpp"
 #include "prim_common.hpp"
 
 namespace dlrt::cpu::prim {
@@ -65,7 +71,50 @@ class Matmul : public PrimKernel {
   }
 };
 
+// A stored operand of logical dims (bdims..., rows, cols), row-major in its stored order, the
+// last two swapped when transposed: strides say where each logical element lives.
+memory::desc batched_md(const std::vector<int64_t>& bdims, int64_t rows, int64_t cols,
+                        bool transposed) {
+  memory::dims dims(bdims.begin(), bdims.end()), strides(bdims.size() + 2);
+  dims.push_back(rows);
+  dims.push_back(cols);
+  const size_t r = dims.size();
+  strides[r - 2] = transposed ? 1 : cols;
+  strides[r - 1] = transposed ? rows : 1;
+  int64_t step = rows * cols;
+  for (size_t d = r - 2; d-- > 0;) {
+    strides[d] = step;
+    step *= dims[d];
+  }
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+class BatchMatmul : public PrimKernel {
+ public:
+  BatchMatmul(const dlrt_plugin& p, const OpView& op, const plugin::BatchMatmulGeom& g)
+      : PrimKernel(p, op) {
+    const memory::desc a = batched_md(g.a_bdims, g.m, g.k, g.ta),
+                       b = batched_md(g.b_bdims, g.k, g.n, g.tb),
+                       c = batched_md(g.batch, g.m, g.n, false);
+    dnnl::primitive_attr attr = user_scratchpad();
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, input(0, a)}, {DNNL_ARG_WEIGHTS, input(1, b)}, {DNNL_ARG_DST, output(0, c)}};
+    auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, engine_);
+    add_step(dnnl::matmul(pd), std::move(args), pd.scratchpad_desc());
+  }
+};
+
 }  // namespace
+
+void batch_matmul_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
+  require_f32(op);
+  const plugin::BatchMatmulGeom g = plugin::batch_matmul_geom(op);
+  fill_cost(op, p, 2.0 * double(g.batch_count()) * g.m * g.n * g.k, cost);
+}
+
+std::unique_ptr<Kernel> batch_matmul_create(const dlrt_plugin& p, const OpView& op) {
+  return make_kernel<BatchMatmul>(p, op, plugin::batch_matmul_geom(op));
+}
 
 void matmul_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
   require_f32(op);

@@ -26,6 +26,7 @@ const std::vector<KernelDef>& primitive_kernel_defs() {
       {"avg_pool2d", pool_check, pool_create},
       {"avg_pool2d_backward", pool_check, pool_create},
       {"matmul", matmul_check, matmul_create},
+      {"batch_matmul", batch_matmul_check, batch_matmul_create},
       {"matmul_bias_act", matmul_check, matmul_create},
       {"relu", eltwise_check, eltwise_create},
       {"leaky_relu", eltwise_check, eltwise_create},

@@ -42,6 +42,7 @@ void add_update_kernels(KernelTable& t);
 void add_misc_kernels(KernelTable& t);
 void add_norm_kernels(KernelTable& t);
 void add_layer_norm_kernels(KernelTable& t);  // layer_norm, layer_norm_grad (layer_norm.cc)
+void add_batch_matmul_kernels(KernelTable& t);  // batch_matmul (batch_matmul.cc)
 void add_cut_join_kernels(KernelTable& t);     // concat, split, slice, pad (cut_join.cc)
 void add_global_pool_kernels(KernelTable& t);  // global pools (global_pool.cc)
 void add_resize_kernels(KernelTable& t);       // resize, resize_grad (resize.cc)
