@@ -943,6 +943,16 @@ DLRT_HD void ln_param_grads(const float* dy, const float* x, const float* mean,
   dbeta[j] = static_cast<float>(sb);
 }
 
+// ---- the sequence ops (seq.cu) --------------------------------------------------------------
+
+// one_hot, one thread per output element j of y (n_ids, depth): on when the id of row
+// j / depth equals j % depth, off otherwise (an id outside [0, depth) never equals a column:
+// an all-off row, as on every device).
+template <typename T, typename Index>
+DLRT_HD T one_hot_at(const Index* ids, int64_t depth, T on, T off, int64_t j) {
+  return static_cast<int64_t>(ids[j / depth]) == j % depth ? on : off;
+}
+
 // ---- pointer alignment (host only: matmul.cc picks its cuBLASLt algorithm by it) ----------
 
 // The largest power of two, at most `cap`, dividing every pointer's address: the alignment

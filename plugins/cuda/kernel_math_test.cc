@@ -820,6 +820,52 @@ TEST(CommonAlignment, IsTheLargestPowerOfTwoDividingEveryPointerCappedAt16) {
   EXPECT_EQ(common_alignment({}, 16), 16u);
 }
 
+// one_hot: one_hot_at (the kernel's per-element code) against the reference for i32 and i64
+// ids of rank 1 and 2, f32 and i64 outputs, ids outside [0, depth) on both sides (all-off
+// rows) and depth 1.
+TEST(KernelMath, OneHotMatchesReference) {
+  struct Case {
+    std::vector<int64_t> ids;
+    std::vector<int64_t> dims;
+    int64_t depth;
+  };
+  const Case cases[] = {{{0, 3, -1, 4, 5, 2, 3}, {7}, 5},
+                        {{1, 0, 0, -7, 1, 2}, {2, 3}, 2},
+                        {{0, 1, -1}, {3}, 1}};
+  for (const Case& k : cases)
+    for (dlrt_dtype it : {DLRT_I32, DLRT_I64})
+      for (dlrt_dtype ot : {DLRT_F32, DLRT_I64}) {
+        SCOPED_TRACE(ops::format_dims(k.dims) + " depth " + std::to_string(k.depth));
+        std::vector<int32_t> ids32(k.ids.begin(), k.ids.end());
+        const void* ids = it == DLRT_I64 ? static_cast<const void*>(k.ids.data()) : ids32.data();
+        const AttrMap attrs = {{"depth", k.depth}, {"on_value", 3.0}, {"off_value", -1.0},
+                               {"dtype", ot}};
+        auto inst = make("one_hot", {{it, k.dims}}, attrs);
+        const int64_t n = static_cast<int64_t>(k.ids.size()) * k.depth;
+        if (ot == DLRT_F32) {
+          std::vector<float> ref(size_t(n), 99.0f);
+          reference_run(inst, {ids}, {ref.data()});
+          for (int64_t j = 0; j < n; ++j) {
+            const float v = it == DLRT_I64 ? math::one_hot_at(k.ids.data(), k.depth, 3.0f, -1.0f, j)
+                                           : math::one_hot_at(ids32.data(), k.depth, 3.0f, -1.0f, j);
+            ASSERT_EQ(v, ref[size_t(j)]) << j;
+          }
+        } else {
+          std::vector<int64_t> ref(size_t(n), 99);
+          reference_run(inst, {ids}, {ref.data()});
+          for (int64_t j = 0; j < n; ++j) {
+            const int64_t v = it == DLRT_I64
+                                  ? math::one_hot_at(k.ids.data(), k.depth, int64_t{3}, int64_t{-1}, j)
+                                  : math::one_hot_at(ids32.data(), k.depth, int64_t{3}, int64_t{-1}, j);
+            ASSERT_EQ(v, ref[size_t(j)]) << j;
+          }
+        }
+      }
+  // An out-of-range id's row is all off.
+  const int32_t bad[2] = {-1, 2};
+  for (int64_t j = 0; j < 4; ++j) EXPECT_EQ(math::one_hot_at(bad, 2, 1.0f, 0.0f, j), 0.0f) << j;
+}
+
 }  // namespace
 }  // namespace dlrt::cuda::math
 

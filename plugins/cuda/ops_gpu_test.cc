@@ -161,6 +161,13 @@ std::vector<Case> cases() {
   c.push_back({"gather", {{DLRT_U8, {10, 5}}, i64({6})}, {}, 0});
   c.push_back({"scatter_add", {i32({8, 40}), f32({8, 40, 33})}, {{"num_rows", int64_t{5}}}, kRed});
   c.push_back({"scatter_add", {i64({300}), f32({300, 2})}, {{"num_rows", int64_t{3}}}, kRed});
+  // one_hot: ids in [0, 3), so depth 2 has out-of-range ids (all-off rows).
+  c.push_back({"one_hot", {i32({4, 7})}, {{"depth", int64_t{5}}}, 0});
+  c.push_back({"one_hot",
+               {i64({300})},
+               {{"depth", int64_t{2}}, {"on_value", 2.5}, {"off_value", -1.0}},
+               0});
+  c.push_back({"one_hot", {i32({33})}, {{"depth", int64_t{3}}, {"dtype", DLRT_I64}}, 0});
   // The updates' last input is the learning rate (version 2), 0.01 (make_input).
   c.push_back({"sgd_update",
                {f32({300}), f32({300}), f32({300}), f32({})},

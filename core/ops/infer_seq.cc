@@ -1,0 +1,51 @@
+// core/ops/infer_seq.cc: the sequence-model ops of issue 14 that are neither gathers nor
+// norms, in the "misc" family of docs/ops.md:
+//
+//   one_hot  indices (I...) i32|i64, depth D -> y (I..., D) of `dtype` (f32|i32|i64):
+//            y[i..., d] = on_value if indices[i...] == d else off_value (TF's tf.one_hot /
+//            ONNX OneHot with axis -1). An id outside [0, D) gives a row of off_value only
+//            (TF's behaviour, not an error): every device does the same, docs/ops.md says so.
+//            Integer input, so no gradient.
+#include "infer_common.hpp"
+#include "samples.hpp"
+
+namespace dlrt::ops {
+namespace {
+using detail::in;
+using detail::in_const;
+using detail::out;
+
+// indices (I...) -> y (I..., depth)
+Status infer_one_hot(InferContext& ctx) {
+  Dims y = ctx.dims(0);
+  y.push_back(ctx.attr_int("depth"));
+  if (y.size() > DLRT_MAX_RANK)
+    return ctx.error("y would have rank {} (indices' rank {} + 1), more than {}", y.size(),
+                     ctx.rank(0), DLRT_MAX_RANK);
+  ctx.add_output(ctx.attr_dtype("dtype"), std::move(y));
+  return Status();
+}
+
+}  // namespace
+
+std::vector<OpDef> seq_ops() {
+  std::vector<OpDef> ops;
+  ops.push_back(
+      OpDef{"one_hot",
+            "misc",
+            "y[i...,d] = on_value if indices[i...] == d else off_value; an id outside [0,depth) "
+            "gives an all-off row",
+            {in_const("indices", kIndexTypes, "(I...)", 0)},
+            {out("y", "(I...,depth)")},
+            {required_attr("depth", DLRT_ATTR_INT).at_least(1).describe("D, the number of classes"),
+             optional_attr("on_value", 1.0), optional_attr("off_value", 0.0),
+             optional_attr("dtype", DLRT_F32).dtypes({DLRT_F32, DLRT_I32, DLRT_I64})},
+            infer_one_hot,
+            {}}
+          .sampled(samples::one_hot)
+          .tol(kExact)
+          .gradient_free("its only input is integer ids: there is nothing to differentiate"));
+  return ops;
+}
+
+}  // namespace dlrt::ops

@@ -1,0 +1,39 @@
+// Shape inference of the sequence ops (infer_seq.cc) and the messages of bad calls.
+#include <gtest/gtest.h>
+
+#include "op_registry.hpp"
+#include "ops_test_util.hpp"
+
+namespace dlrt::ops {
+namespace {
+using testing::f32;
+using testing::i32;
+using testing::i64;
+using testing::invalid;
+using testing::out_dims;
+
+TEST(InferSeq, OneHotAppendsDepth) {
+  EXPECT_EQ(out_dims("one_hot", {i32({32, 7})}, {{"depth", 10}}), (Dims{32, 7, 10}));
+  EXPECT_EQ(out_dims("one_hot", {i64({})}, {{"depth", 3}}), (Dims{3}));
+  Result<OpInstance> r = instantiate("one_hot", {i64({4})}, {{"depth", 5}, {"dtype", DLRT_I64}});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->output(0).dtype, DLRT_I64);
+  Result<OpInstance> d = instantiate("one_hot", {i64({4})}, {{"depth", 5}});
+  ASSERT_TRUE(d.ok()) << d.status().to_string();
+  EXPECT_EQ(d->output(0).dtype, DLRT_F32);  // the default
+  EXPECT_FALSE(find_op("one_hot")->inputs[0].differentiable);
+  EXPECT_FALSE(find_op("one_hot")->no_gradient.empty());
+}
+
+TEST(InferSeq, OneHotErrors) {
+  EXPECT_TRUE(invalid("one_hot", {i32({3})}, {}, {"one_hot", "depth"}));
+  EXPECT_TRUE(invalid("one_hot", {i32({3})}, {{"depth", 0}}, {"one_hot", "depth"}));
+  EXPECT_TRUE(invalid("one_hot", {f32({3})}, {{"depth", 2}}, {"one_hot", "indices"}));
+  EXPECT_TRUE(invalid("one_hot", {i32({3})}, {{"depth", 2}, {"dtype", DLRT_BOOL}},
+                      {"one_hot", "dtype"}));
+  EXPECT_TRUE(invalid("one_hot", {i32({2, 2, 2, 2, 2, 2, 2, 2})}, {{"depth", 2}},
+                      {"one_hot: y would have rank 9"}));
+}
+
+}  // namespace
+}  // namespace dlrt::ops

@@ -1,0 +1,72 @@
+// loop_seq.cc: the cpu plugin's loop kernels for the sequence ops (core/ops/infer_seq.cc);
+// oneDNN has none of them.
+//
+//   one_hot  parallel over ids: each id's row is off_value, then on_value at the id when it
+//            lies in [0, depth) (an out-of-range id leaves the row all off, as the reference)
+#include <string>
+
+#include "loop_util.hpp"
+
+namespace dlrt::cpu::loops {
+namespace {
+
+void check_one_hot(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  const int32_t t = op.output(0).dtype;
+  if (t != DLRT_F32 && t != DLRT_I32 && t != DLRT_I64)
+    unimplemented(op, std::string("y: supports f32, i32 and i64, got ") + plugin::dtype_name(t));
+  fill_cost(op, 1, cost);
+}
+
+// indices: (I...) -> y: (I..., D)
+class OneHotKernel : public LoopKernel {
+ public:
+  OneHotKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p),
+        index_dtype_(op.input(0).dtype),
+        out_dtype_(op.output(0).dtype),
+        n_(op.input(0).numel),
+        depth_(op.get_int("depth")),
+        on_(op.get_float("on_value")),
+        off_(op.get_float("off_value")) {}
+
+  void execute(const dlrt_kernel_args& args) override {
+    with_index(index_dtype_, [&](auto it) {
+      using I = decltype(it);
+      const I* ids = static_cast<const I*>(args.inputs[0]);
+      if (out_dtype_ == DLRT_F32) fill<float>(ids, args.outputs[0]);
+      else if (out_dtype_ == DLRT_I32) fill<int32_t>(ids, args.outputs[0]);
+      else fill<int64_t>(ids, args.outputs[0]);
+    });
+  }
+
+ private:
+  // on/off converted as the reference's store_double does for these three dtypes (the schema
+  // samples give integer-valued on/off for integer outputs).
+  template <typename T, typename I>
+  void fill(const I* ids, void* out) const {
+    T* y = static_cast<T*>(out);
+    const T on = static_cast<T>(on_), off = static_cast<T>(off_);
+    const int64_t depth = depth_;
+    const int64_t grain = std::max<int64_t>(1, kGrainCheap / depth);
+    parallel_for(n_, grain, threads_, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        T* row = y + i * depth;
+        for (int64_t d = 0; d < depth; ++d) row[d] = off;
+        const int64_t id = static_cast<int64_t>(ids[i]);
+        if (id >= 0 && id < depth) row[id] = on;
+      }
+    });
+  }
+
+  int32_t index_dtype_, out_dtype_;
+  int64_t n_, depth_;
+  double on_, off_;
+};
+
+}  // namespace
+
+void add_seq_defs(std::vector<KernelDef>& t) {
+  t.push_back({"one_hot", check_one_hot, make<OneHotKernel>});
+}
+
+}  // namespace dlrt::cpu::loops
