@@ -263,6 +263,16 @@ void scatter_add_rule(GradContext& c) {
   c.set_dx(1, c.emit("gather", "dupdates", {*c.dy(0), c.input(0)}, {}));
 }
 
+// y = cumsum(x, axis, exclusive, reverse): y_j = sum of x_i over i <= j (i < j exclusive),
+// so dx_i = sum of dy_j over j >= i (j > i exclusive): the same cumsum of dy with reverse
+// flipped and exclusive kept (and the other way round for reverse = true).
+void cumsum_rule(GradContext& c) {
+  c.set_dx(0, c.emit("cumsum", "dx", {*c.dy(0)},
+                     {{"axis", c.attr("axis")},
+                      {"exclusive", c.attr("exclusive")},
+                      {"reverse", !c.attr("reverse").as_bool()}}));
+}
+
 }  // namespace
 
 void add_nn_rules(RuleTable& t) {
@@ -289,6 +299,7 @@ void add_nn_rules(RuleTable& t) {
   t["resize"] = resize_rule;
   t["gather"] = gather_rule;
   t["scatter_add"] = scatter_add_rule;
+  t["cumsum"] = cumsum_rule;
   t["layer_norm"] = layer_norm_rule;
 }
 

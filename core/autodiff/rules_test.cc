@@ -493,5 +493,25 @@ TEST(GradientRules, ScatterAddIsTheOneHotMatmul) {
   EXPECT_EQ(s[3 * d], 0.0);  // row 3: no id
 }
 
+// ---- cumsum ---------------------------------------------------------------------------------
+
+// dx = cumsum(dy) with reverse flipped: every combination of exclusive and reverse, along the
+// first, a middle and the last (negative) axis, and a length-1 axis.
+TEST(GradientRules, Cumsum) {
+  for (bool exclusive : {false, true})
+    for (bool reverse : {false, true})
+      for (int64_t axis : {int64_t{0}, int64_t{1}, int64_t{-1}}) {
+        SCOPED_TRACE("axis " + std::to_string(axis) + (exclusive ? " exclusive" : "") +
+                     (reverse ? " reverse" : ""));
+        GradCheck c;
+        ValueRef x = c.input("x", {F, {3, 4, 5}});
+        c.check(c.project({c.op("cumsum", {x},
+                                {{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}})}));
+      }
+  GradCheck c;
+  ValueRef x = c.input("x", {F, {2, 1, 3}});
+  c.check(c.project({c.op("cumsum", {x}, {{"axis", 1}, {"exclusive", true}})}));
+}
+
 }  // namespace
 }  // namespace dlrt::core::testing

@@ -6,6 +6,11 @@
 //            ONNX OneHot with axis -1). An id outside [0, D) gives a row of off_value only
 //            (TF's behaviour, not an error): every device does the same, docs/ops.md says so.
 //            Integer input, so no gradient.
+//   cumsum   x (any rank >= 1), axis (default 0, negative counts from the end), exclusive,
+//            reverse -> y of x's type and dims (TF's tf.math.cumsum / ONNX CumSum):
+//            y[..j..] = sum of x[..i..] along the axis over i <= j (i < j when exclusive;
+//            i >= j / i > j when reverse). Gradient: cumsum(dy) with reverse flipped, the same
+//            exclusive (core/autodiff/rules_nn.cc).
 #include "infer_common.hpp"
 #include "samples.hpp"
 
@@ -24,6 +29,16 @@ Status infer_one_hot(InferContext& ctx) {
                      ctx.rank(0), DLRT_MAX_RANK);
   ctx.add_output(ctx.attr_dtype("dtype"), std::move(y));
   return Status();
+}
+
+// x -> y: x's type; the axis must lie in [-rank, rank)
+Status infer_cumsum(InferContext& ctx) {
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_min_rank(0, 1));
+  const int64_t axis = ctx.attr_int("axis");
+  if (!normalize_axis(axis, ctx.rank(0)))
+    return ctx.error("attribute 'axis' is {}, out of range for {} of rank {} (expected {}..{})",
+                     axis, ctx.label(0), ctx.rank(0), -ctx.rank(0), ctx.rank(0) - 1);
+  return detail::infer_same_as_input0(ctx);
 }
 
 }  // namespace
@@ -45,6 +60,18 @@ std::vector<OpDef> seq_ops() {
           .sampled(samples::one_hot)
           .tol(kExact)
           .gradient_free("its only input is integer ids: there is nothing to differentiate"));
+  ops.push_back(OpDef{"cumsum",
+                      "misc",
+                      "y[..j..] = sum of x[..i..] along axis for i <= j (i < j when exclusive; "
+                      "from the end when reverse)",
+                      {in("x", kFloatTypes)},
+                      {out("y")},
+                      {optional_attr("axis", int64_t{0}), optional_attr("exclusive", false),
+                       optional_attr("reverse", false)},
+                      infer_cumsum,
+                      {}}
+                    .sampled(samples::cumsum)
+                    .tol(kReductionTol));
   return ops;
 }
 

@@ -35,5 +35,17 @@ TEST(InferSeq, OneHotErrors) {
                       {"one_hot: y would have rank 9"}));
 }
 
+TEST(InferSeq, CumsumKeepsXsType) {
+  EXPECT_EQ(out_dims("cumsum", {f32({3, 5, 7})}), (Dims{3, 5, 7}));
+  EXPECT_EQ(out_dims("cumsum", {f32({3, 5, 7})}, {{"axis", -1}, {"reverse", true}}),
+            (Dims{3, 5, 7}));
+  EXPECT_TRUE(find_op("cumsum")->no_gradient.empty());
+  EXPECT_TRUE(invalid("cumsum", {f32({3, 5})}, {{"axis", 2}},
+                      {"cumsum: attribute 'axis' is 2, out of range for input 0 (x) of rank 2 "
+                       "(expected -2..1)"}));
+  EXPECT_TRUE(invalid("cumsum", {f32({})}, {}, {"cumsum", "rank"}));
+  EXPECT_TRUE(invalid("cumsum", {i32({3})}, {}, {"cumsum", "x"}));
+}
+
 }  // namespace
 }  // namespace dlrt::ops

@@ -58,6 +58,7 @@ std::vector<Sample> gather(const OpDef&);
 std::vector<Sample> scatter_add(const OpDef&);
 // the sequence ops of infer_seq.cc (samples_seq.cc)
 std::vector<Sample> one_hot(const OpDef&);
+std::vector<Sample> cumsum(const OpDef&);
 
 // ---- the rest (samples_misc.cc) ----
 SampleFn matmul(bool fused);

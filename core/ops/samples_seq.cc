@@ -29,4 +29,16 @@ std::vector<Sample> one_hot(const OpDef&) {
   return out;
 }
 
+std::vector<Sample> cumsum(const OpDef&) {
+  const Values u = uniform(-2, 2);
+  return {
+      {{f32_in("x", {4, 10}, u)}, {{"axis", 1}}},
+      {{f32_in("x", {3, 5, 7}, u)}, {{"axis", 0}, {"exclusive", true}}},
+      {{f32_in("x", {3, 5, 7}, u)}, {{"axis", 1}, {"reverse", true}}},
+      {{f32_in("x", {3, 5, 7}, u)}, {{"axis", -1}, {"exclusive", true}, {"reverse", true}}},
+      {{f32_in("x", {6, 1, 3}, u)}, {{"axis", 1}, {"exclusive", true}}, true, "a length-1 axis"},
+      {{f32_in("x", {1000}, u)}, {}, true, "a long axis"},
+  };
+}
+
 }  // namespace dlrt::ops::samples

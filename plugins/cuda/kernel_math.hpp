@@ -953,6 +953,37 @@ DLRT_HD T one_hot_at(const Index* ids, int64_t depth, T on, T off, int64_t j) {
   return static_cast<int64_t>(ids[j / depth]) == j % depth ? on : off;
 }
 
+// cumsum, one thread per line: x and y (outer, k, inner) around the axis; line l is
+// (o = l / inner, i = l % inner). The line is summed in double in scan order (from the end
+// when reverse), as the reference does, so the two differ only in the final rounding.
+struct ScanGeom {
+  int64_t outer = 1, k = 1, inner = 1;
+  bool exclusive = false, reverse = false;
+};
+DLRT_HD int64_t scan_lines(const ScanGeom& g) { return g.outer * g.inner; }
+// The geometry of x's dims (rank >= 1) around `axis` (already in [0, rank)).
+DLRT_HD ScanGeom scan_geom(const int64_t* dims, int rank, int axis, bool exclusive, bool reverse) {
+  ScanGeom g;
+  g.k = dims[axis];
+  for (int d = 0; d < axis; ++d) g.outer *= dims[d];
+  for (int d = axis + 1; d < rank; ++d) g.inner *= dims[d];
+  g.exclusive = exclusive, g.reverse = reverse;
+  return g;
+}
+DLRT_HD void cumsum_line(const ScanGeom& g, const float* x, float* y, int64_t line) {
+  const int64_t o = line / g.inner, i = line % g.inner;
+  const int64_t base = o * g.k * g.inner + i;
+  double sum = 0.0;
+  for (int64_t step = 0; step < g.k; ++step) {
+    const int64_t j = g.reverse ? g.k - 1 - step : step;
+    const int64_t at = base + j * g.inner;
+    const double v = static_cast<double>(x[at]);
+    if (!g.exclusive) sum += v;
+    y[at] = static_cast<float>(sum);
+    if (g.exclusive) sum += v;
+  }
+}
+
 // ---- pointer alignment (host only: matmul.cc picks its cuBLASLt algorithm by it) ----------
 
 // The largest power of two, at most `cap`, dividing every pointer's address: the alignment

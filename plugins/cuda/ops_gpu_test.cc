@@ -168,6 +168,11 @@ std::vector<Case> cases() {
                {{"depth", int64_t{2}}, {"on_value", 2.5}, {"off_value", -1.0}},
                0});
   c.push_back({"one_hot", {i32({33})}, {{"depth", int64_t{3}}, {"dtype", DLRT_I64}}, 0});
+  c.push_back({"cumsum", {f32({3, 5, 7})}, {{"axis", int64_t{1}}}, kRed});
+  c.push_back({"cumsum", {f32({64, 300})}, {{"axis", int64_t{-1}}, {"exclusive", true}}, kRed});
+  c.push_back({"cumsum", {f32({5000})}, {{"reverse", true}}, kRed});
+  c.push_back(
+      {"cumsum", {f32({40, 3, 9})}, {{"axis", int64_t{0}}, {"exclusive", true}, {"reverse", true}}, kRed});
   // The updates' last input is the learning rate (version 2), 0.01 (make_input).
   c.push_back({"sgd_update",
                {f32({300}), f32({300}), f32({300}), f32({})},

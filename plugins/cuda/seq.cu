@@ -3,6 +3,9 @@
 // lives in kernel_math.hpp (host-tested against the reference in kernel_math_test.cc):
 //
 //   one_hot  one thread per output element (math::one_hot_at); f32, i32 and i64 outputs
+//   cumsum   f32, one thread per (outer, inner) line walking the axis in scan order with a
+//            double running sum (math::cumsum_line): no inter-thread scan, the same bits on
+//            every run; adjacent threads read adjacent inner elements (coalesced when inner > 1)
 #include <string>
 
 #include "op_support.hpp"
@@ -57,10 +60,40 @@ std::unique_ptr<Kernel> create_one_hot(const dlrt_op_desc& d, const dlrt_device_
   });
 }
 
+__global__ void cumsum_kernel(math::ScanGeom g, const float* x, float* y) {
+  GRID_STRIDE(l, math::scan_lines(g)) { math::cumsum_line(g, x, y, l); }
+}
+
+math::ScanGeom cumsum_geom(const OpView& op) {
+  const auto& x = op.input(0);
+  const int axis = plugin::normalize_axis(op.get_int("axis"), x.rank(), op.name());
+  return math::scan_geom(x.dims.data(), x.rank(), axis, op.get_bool("exclusive"),
+                         op.get_bool("reverse"));
+}
+
+void check_cumsum(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
+  OpView op(&d);
+  require_f32(op);
+  cumsum_geom(op);  // a bad axis: INVALID_ARGUMENT here rather than in create
+  fill_cost(cost, dev, static_cast<double>(op.input(0).numel), operand_bytes(op));
+}
+
+std::unique_ptr<Kernel> create_cumsum(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
+  OpView op(&d);
+  const math::ScanGeom g = cumsum_geom(op);
+  return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
+    check_args(a, 1, 1, 0, "cumsum");
+    cumsum_kernel<<<grid_for(math::scan_lines(g)), kThreads, 0, s>>>(g, in<float>(a, 0),
+                                                                    out<float>(a, 0));
+    check_launch("cumsum kernel");
+  });
+}
+
 }  // namespace
 
 void add_seq_ops(std::vector<OpEntry>& t) {
   t.push_back({"one_hot", &check_one_hot, &create_one_hot});
+  t.push_back({"cumsum", &check_cumsum, &create_cumsum});
 }
 
 }  // namespace dlrt::cuda

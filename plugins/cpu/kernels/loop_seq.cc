@@ -3,6 +3,9 @@
 //
 //   one_hot  parallel over ids: each id's row is off_value, then on_value at the id when it
 //            lies in [0, depth) (an out-of-range id leaves the row all off, as the reference)
+//   cumsum   f32/f64, parallel over (outer, inner) lines, each walked along the axis in scan
+//            order with a double running sum (the reference's order: the same bits on every
+//            run and thread count)
 #include <string>
 
 #include "loop_util.hpp"
@@ -63,10 +66,65 @@ class OneHotKernel : public LoopKernel {
   double on_, off_;
 };
 
+void check_cumsum(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_float(op, op.input(0));
+  plugin::normalize_axis(op.get_int("axis"), op.input(0).rank(), op.name());
+  fill_cost(op, 1, cost);
+}
+
+// x: (outer, K, inner) around the axis -> y: same
+class CumsumKernel : public LoopKernel {
+ public:
+  CumsumKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p),
+        dtype_(op.input(0).dtype),
+        exclusive_(op.get_bool("exclusive")),
+        reverse_(op.get_bool("reverse")) {
+    const TensorView& x = op.input(0);
+    const int axis = plugin::normalize_axis(op.get_int("axis"), x.rank(), op.name());
+    k_ = x.dims[axis];
+    for (int d = 0; d < axis; ++d) outer_ *= x.dims[d];
+    for (int d = axis + 1; d < x.rank(); ++d) inner_ *= x.dims[d];
+  }
+
+  void execute(const dlrt_kernel_args& args) override {
+    if (dtype_ == DLRT_F64) scan<double>(args);
+    else scan<float>(args);
+  }
+
+ private:
+  template <typename T>
+  void scan(const dlrt_kernel_args& args) const {
+    const T* x = static_cast<const T*>(args.inputs[0]);
+    T* y = static_cast<T*>(args.outputs[0]);
+    const int64_t k = k_, inner = inner_;
+    const bool exclusive = exclusive_, reverse = reverse_;
+    const int64_t grain = std::max<int64_t>(1, kGrainCheap / k);
+    parallel_for(outer_ * inner_, grain, threads_, [&](int64_t b, int64_t e) {
+      for (int64_t l = b; l < e; ++l) {
+        const int64_t base = (l / inner) * k * inner + l % inner;
+        double sum = 0.0;
+        for (int64_t step = 0; step < k; ++step) {
+          const int64_t at = base + (reverse ? k - 1 - step : step) * inner;
+          const double v = static_cast<double>(x[at]);
+          if (!exclusive) sum += v;
+          y[at] = static_cast<T>(sum);
+          if (exclusive) sum += v;
+        }
+      }
+    });
+  }
+
+  int32_t dtype_;
+  bool exclusive_, reverse_;
+  int64_t outer_ = 1, k_ = 1, inner_ = 1;
+};
+
 }  // namespace
 
 void add_seq_defs(std::vector<KernelDef>& t) {
   t.push_back({"one_hot", check_one_hot, make<OneHotKernel>});
+  t.push_back({"cumsum", check_cumsum, make<CumsumKernel>});
 }
 
 }  // namespace dlrt::cpu::loops
