@@ -513,5 +513,24 @@ TEST(GradientRules, Cumsum) {
   c.check(c.project({c.op("cumsum", {x}, {{"axis", 1}, {"exclusive", true}})}));
 }
 
+// ---- top_k ----------------------------------------------------------------------------------
+
+// values' gradient = dy scattered to the chosen positions (zero elsewhere): rank 1, 2 and 3,
+// k = 1, k < N and k = N, sorted and not.
+TEST(GradientRules, TopK) {
+  struct Case {
+    ops::Dims x;
+    int64_t k;
+    bool sorted;
+  };
+  for (const Case& t : {Case{{7}, 3, true}, Case{{3, 6}, 1, true}, Case{{2, 3, 5}, 5, true},
+                        Case{{4, 6}, 2, false}}) {
+    SCOPED_TRACE(ops::format_dims(t.x) + " k " + std::to_string(t.k));
+    GradCheck c;
+    ValueRef x = c.input("x", {F, t.x});
+    c.check(c.project({c.op("top_k", {x}, {{"k", t.k}, {"sorted", t.sorted}})}));
+  }
+}
+
 }  // namespace
 }  // namespace dlrt::core::testing

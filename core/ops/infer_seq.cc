@@ -11,6 +11,11 @@
 //            y[..j..] = sum of x[..i..] along the axis over i <= j (i < j when exclusive;
 //            i >= j / i > j when reverse). Gradient: cumsum(dy) with reverse flipped, the same
 //            exclusive (core/autodiff/rules_nn.cc).
+//   top_k    x (..., N) float, k in [1, N], sorted -> values (..., k) x's type, indices
+//            (..., k) i64: the k largest along the last axis, largest first; equal values
+//            rank by lower index; NaN ranks above every number. sorted = false gives the
+//            same k elements in ascending index order. Gradient (values only): dy scattered
+//            to the indices positions, as one_hot(indices, N) * dy summed over k.
 #include "infer_common.hpp"
 #include "samples.hpp"
 
@@ -39,6 +44,20 @@ Status infer_cumsum(InferContext& ctx) {
     return ctx.error("attribute 'axis' is {}, out of range for {} of rank {} (expected {}..{})",
                      axis, ctx.label(0), ctx.rank(0), -ctx.rank(0), ctx.rank(0) - 1);
   return detail::infer_same_as_input0(ctx);
+}
+
+// x (..., N) -> values (..., k) x's type, indices (..., k) i64
+Status infer_top_k(InferContext& ctx) {
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_min_rank(0, 1));
+  const int64_t k = ctx.attr_int("k"), n = ctx.dims(0).back();
+  if (k > n)
+    return ctx.error("attribute 'k' is {}, more than the {} elements of {}'s last axis", k, n,
+                     ctx.label(0));
+  Dims y = ctx.dims(0);
+  y.back() = k;
+  ctx.add_output(ctx.input(0).dtype, y);
+  ctx.add_output(DLRT_I64, std::move(y));
+  return Status();
 }
 
 }  // namespace
@@ -72,6 +91,18 @@ std::vector<OpDef> seq_ops() {
                       {}}
                     .sampled(samples::cumsum)
                     .tol(kReductionTol));
+  ops.push_back(OpDef{"top_k",
+                      "misc",
+                      "the k largest along the last axis, largest first (ties: lower index "
+                      "first; NaN largest), and their i64 indices",
+                      {in("x", kFloatTypes, "(...,N)")},
+                      {out("values", "(...,k)"), out("indices", "(...,k)")},
+                      {required_attr("k", DLRT_ATTR_INT).at_least(1).describe("1..N"),
+                       optional_attr("sorted", true)},
+                      infer_top_k,
+                      {}}
+                    .sampled(samples::top_k)
+                    .tol(kExact));
   return ops;
 }
 

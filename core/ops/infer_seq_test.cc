@@ -47,5 +47,20 @@ TEST(InferSeq, CumsumKeepsXsType) {
   EXPECT_TRUE(invalid("cumsum", {i32({3})}, {}, {"cumsum", "x"}));
 }
 
+TEST(InferSeq, TopKGivesValuesAndI64Indices) {
+  Result<OpInstance> r = instantiate("top_k", {f32({3, 5, 7})}, {{"k", 2}});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->output(0), (TensorType{DLRT_F32, {3, 5, 2}}));
+  EXPECT_EQ(r->output(1), (TensorType{DLRT_I64, {3, 5, 2}}));
+  EXPECT_EQ(out_dims("top_k", {f32({4})}, {{"k", 4}, {"sorted", false}}), (Dims{4}));
+  EXPECT_TRUE(find_op("top_k")->no_gradient.empty());
+  EXPECT_TRUE(invalid("top_k", {f32({3, 5})}, {{"k", 6}},
+                      {"top_k: attribute 'k' is 6, more than the 5 elements of input 0 (x)'s "
+                       "last axis"}));
+  EXPECT_TRUE(invalid("top_k", {f32({3, 5})}, {}, {"top_k", "k"}));
+  EXPECT_TRUE(invalid("top_k", {f32({3, 5})}, {{"k", 0}}, {"top_k", "k"}));
+  EXPECT_TRUE(invalid("top_k", {f32({})}, {{"k", 1}}, {"top_k", "rank"}));
+}
+
 }  // namespace
 }  // namespace dlrt::ops

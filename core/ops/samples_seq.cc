@@ -41,4 +41,17 @@ std::vector<Sample> cumsum(const OpDef&) {
   };
 }
 
+std::vector<Sample> top_k(const OpDef&) {
+  const Values u = uniform(-2, 2);
+  return {
+      {{f32_in("x", {4, 10}, u)}, {{"k", 3}}},
+      {{f32_in("x", {3, 5, 7}, u)}, {{"k", 7}}, true, "k = N: a full sort"},
+      {{f32_in("x", {9}, u)}, {{"k", 1}}, true, "k = 1: the max"},
+      {{f32_in("x", {2, 1000}, u)}, {{"k", 40}}, true, "a vocabulary row"},
+      {{f32_in("x", {6, 12}, integers(-2, 2))}, {{"k", 5}}, true, "ties: lower index first"},
+      {{f32_in("x", {3, 4, 11}, integers(-2, 2))}, {{"k", 4}, {"sorted", false}}, true,
+       "unsorted: index order"},
+  };
+}
+
 }  // namespace dlrt::ops::samples

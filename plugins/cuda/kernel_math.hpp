@@ -984,6 +984,40 @@ DLRT_HD void cumsum_line(const ScanGeom& g, const float* x, float* y, int64_t li
   }
 }
 
+// top_k, one thread per row of x (rows, n): selection, no scratch. "a ranks before b" is a
+// strict total order on (value, index): NaN above every number, then the larger value, then
+// the lower index. Pick r is the best element ranking after pick r-1, so k passes over the
+// row (O(k n)); unsorted output is then put in index order (insertion sort of k).
+DLRT_HD bool top_k_before(float va, int64_t ia, float vb, int64_t ib) {
+  const bool na = va != va, nb = vb != vb;
+  if (na != nb) return na;
+  if (!na && va != vb) return va > vb;
+  return ia < ib;
+}
+DLRT_HD void top_k_row(const float* x, int64_t n, int64_t k, bool sorted, float* values,
+                       int64_t* indices, int64_t row) {
+  const float* xr = x + row * n;
+  float* vr = values + row * k;
+  int64_t* ir = indices + row * k;
+  for (int64_t r = 0; r < k; ++r) {
+    int64_t best = -1;
+    for (int64_t j = 0; j < n; ++j) {
+      if (r > 0 && !top_k_before(vr[r - 1], ir[r - 1], xr[j], j)) continue;  // taken already
+      if (best < 0 || top_k_before(xr[j], j, xr[best], best)) best = j;
+    }
+    vr[r] = xr[best];
+    ir[r] = best;
+  }
+  if (sorted) return;
+  for (int64_t a = 1; a < k; ++a)
+    for (int64_t b = a; b > 0 && ir[b - 1] > ir[b]; --b) {
+      const float v = vr[b];
+      vr[b] = vr[b - 1], vr[b - 1] = v;
+      const int64_t i = ir[b];
+      ir[b] = ir[b - 1], ir[b - 1] = i;
+    }
+}
+
 // ---- pointer alignment (host only: matmul.cc picks its cuBLASLt algorithm by it) ----------
 
 // The largest power of two, at most `cap`, dividing every pointer's address: the alignment

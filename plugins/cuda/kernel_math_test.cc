@@ -904,6 +904,56 @@ TEST(KernelMath, CumsumMatchesReference) {
   }
 }
 
+// top_k: top_k_row (the kernel's per-thread code) against the reference on random rows,
+// rows of small integers (ties: lower index first), k = 1 and k = N, sorted and not, and NaN
+// (above every number).
+TEST(KernelMath, TopKMatchesReference) {
+  struct Case {
+    std::vector<int64_t> dims;
+    int64_t k;
+    bool ties;
+  };
+  const Case cases[] = {{{4, 10}, 3, false}, {{3, 5, 7}, 7, false}, {{9}, 1, false},
+                        {{2, 300}, 40, false}, {{6, 12}, 5, true}, {{3, 4, 11}, 11, true}};
+  std::mt19937 rng(8);
+  for (const Case& c : cases)
+    for (bool sorted : {true, false}) {
+      SCOPED_TRACE(ops::format_dims(c.dims) + " k " + std::to_string(c.k) +
+                   (sorted ? "" : " unsorted"));
+      const int64_t n = c.dims.back(), numel = ops::num_elements(c.dims), rows = numel / n;
+      auto x = random_floats(size_t(numel), 51);
+      if (c.ties)
+        for (auto& v : x) v = float(std::uniform_int_distribution<int>(-2, 2)(rng));
+      x[1] = std::numeric_limits<float>::quiet_NaN();
+      auto inst = make("top_k", {{DLRT_F32, c.dims}}, {{"k", c.k}, {"sorted", sorted}});
+      const size_t m = size_t(rows * c.k);
+      std::vector<float> rv(m);
+      std::vector<int64_t> ri(m);
+      reference_run(inst, {x.data()}, {rv.data(), ri.data()});
+      std::vector<float> gv(m, 123.0f);
+      std::vector<int64_t> gi(m, -5);
+      for (int64_t r = 0; r < rows; ++r)
+        math::top_k_row(x.data(), n, c.k, sorted, gv.data(), gi.data(), r);
+      for (size_t j = 0; j < m; ++j) {
+        ASSERT_EQ(gi[j], ri[j]) << j;
+        ASSERT_EQ(0, std::memcmp(&gv[j], &rv[j], sizeof(float))) << j;  // NaN too
+      }
+      if (sorted) EXPECT_EQ(gi[0], 1);  // the NaN comes first
+    }
+  // By hand: (1, 3, 3, 0, 3), k 3: values 3 3 3 at 1 2 4; k 4 unsorted: 1 3 3 3 at 0 1 2 4.
+  const float x[5] = {1, 3, 3, 0, 3};
+  float v[4];
+  int64_t i[4];
+  math::top_k_row(x, 5, 3, true, v, i, 0);
+  EXPECT_EQ(i[0], 1);
+  EXPECT_EQ(i[1], 2);
+  EXPECT_EQ(i[2], 4);
+  math::top_k_row(x, 5, 4, false, v, i, 0);
+  EXPECT_EQ(i[0], 0);
+  EXPECT_EQ(v[0], 1.0f);
+  EXPECT_EQ(i[3], 4);
+}
+
 }  // namespace
 }  // namespace dlrt::cuda::math
 

@@ -171,6 +171,9 @@ std::vector<Case> cases() {
   c.push_back({"cumsum", {f32({3, 5, 7})}, {{"axis", int64_t{1}}}, kRed});
   c.push_back({"cumsum", {f32({64, 300})}, {{"axis", int64_t{-1}}, {"exclusive", true}}, kRed});
   c.push_back({"cumsum", {f32({5000})}, {{"reverse", true}}, kRed});
+  c.push_back({"top_k", {f32({64, 10})}, {{"k", int64_t{3}}}, 0});
+  c.push_back({"top_k", {f32({8, 5000})}, {{"k", int64_t{50}}}, 0});
+  c.push_back({"top_k", {f32({3, 4, 11})}, {{"k", int64_t{11}}, {"sorted", false}}, 0});
   c.push_back(
       {"cumsum", {f32({40, 3, 9})}, {{"axis", int64_t{0}}, {"exclusive", true}, {"reverse", true}}, kRed});
   // The updates' last input is the learning rate (version 2), 0.01 (make_input).

@@ -6,6 +6,9 @@
 //   cumsum   f32, one thread per (outer, inner) line walking the axis in scan order with a
 //            double running sum (math::cumsum_line): no inter-thread scan, the same bits on
 //            every run; adjacent threads read adjacent inner elements (coalesced when inner > 1)
+//   top_k    f32, one thread per row, k selection passes over the row (math::top_k_row):
+//            O(k N) per row, fine for the small k of sampling; a block-wide radix select
+//            would be the fast path for large k
 #include <string>
 
 #include "op_support.hpp"
@@ -89,11 +92,36 @@ std::unique_ptr<Kernel> create_cumsum(const dlrt_op_desc& d, const dlrt_device_d
   });
 }
 
+__global__ void top_k_kernel(const float* x, int64_t n, int64_t k, bool sorted, float* values,
+                             int64_t* indices, int64_t rows) {
+  GRID_STRIDE(r, rows) { math::top_k_row(x, n, k, sorted, values, indices, r); }
+}
+
+void check_top_k(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
+  OpView op(&d);
+  require_f32(op);
+  fill_cost(cost, dev, static_cast<double>(op.input(0).numel) * static_cast<double>(op.get_int("k")),
+            operand_bytes(op));
+}
+
+std::unique_ptr<Kernel> create_top_k(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
+  OpView op(&d);
+  const int64_t n = op.input(0).dims.back(), rows = op.input(0).numel / n, k = op.get_int("k");
+  const bool sorted = op.get_bool("sorted");
+  return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
+    check_args(a, 1, 2, 0, "top_k");
+    top_k_kernel<<<grid_for(rows, 64), 64, 0, s>>>(in<float>(a, 0), n, k, sorted,
+                                                   out<float>(a, 0), out<int64_t>(a, 1), rows);
+    check_launch("top_k kernel");
+  });
+}
+
 }  // namespace
 
 void add_seq_ops(std::vector<OpEntry>& t) {
   t.push_back({"one_hot", &check_one_hot, &create_one_hot});
   t.push_back({"cumsum", &check_cumsum, &create_cumsum});
+  t.push_back({"top_k", &check_top_k, &create_top_k});
 }
 
 }  // namespace dlrt::cuda

@@ -6,6 +6,12 @@
 //   cumsum   f32/f64, parallel over (outer, inner) lines, each walked along the axis in scan
 //            order with a double running sum (the reference's order: the same bits on every
 //            run and thread count)
+//   top_k    f32/f64, parallel over rows; each row a std::partial_sort of its positions by
+//            the total order "larger value first, NaN above every number, lower index on
+//            ties" (so the result is unique), then by index when sorted = false
+#include <algorithm>
+#include <cmath>
+#include <numeric>
 #include <string>
 
 #include "loop_util.hpp"
@@ -120,11 +126,68 @@ class CumsumKernel : public LoopKernel {
   int64_t outer_ = 1, k_ = 1, inner_ = 1;
 };
 
+void check_top_k(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_float(op, op.input(0));
+  fill_cost(op, 8, cost);
+}
+
+// x: (rows, N) -> values, indices: (rows, k)
+class TopKKernel : public LoopKernel {
+ public:
+  TopKKernel(const dlrt_plugin& p, const OpView& op)
+      : LoopKernel(p),
+        dtype_(op.input(0).dtype),
+        n_(op.input(0).dims.back()),
+        rows_(op.input(0).numel / op.input(0).dims.back()),
+        k_(op.get_int("k")),
+        sorted_(op.get_bool("sorted")) {}
+
+  void execute(const dlrt_kernel_args& args) override {
+    if (dtype_ == DLRT_F64) select<double>(args);
+    else select<float>(args);
+  }
+
+ private:
+  template <typename T>
+  void select(const dlrt_kernel_args& args) const {
+    const T* x = static_cast<const T*>(args.inputs[0]);
+    T* values = static_cast<T*>(args.outputs[0]);
+    int64_t* indices = static_cast<int64_t*>(args.outputs[1]);
+    const int64_t n = n_, k = k_;
+    const bool sorted = sorted_;
+    const int64_t grain = std::max<int64_t>(1, kGrainHeavy / n);
+    parallel_for(rows_, grain, threads_, [&](int64_t b, int64_t e) {
+      std::vector<int64_t> order(static_cast<size_t>(n));  // one per chunk
+      for (int64_t r = b; r < e; ++r) {
+        const T* row = x + r * n;
+        std::iota(order.begin(), order.end(), int64_t{0});
+        std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                          [row](int64_t a, int64_t c) {
+                            const bool na = std::isnan(row[a]), nc = std::isnan(row[c]);
+                            if (na != nc) return na;
+                            if (!na && row[a] != row[c]) return row[a] > row[c];
+                            return a < c;
+                          });
+        if (!sorted) std::sort(order.begin(), order.begin() + k);
+        for (int64_t j = 0; j < k; ++j) {
+          values[r * k + j] = row[order[size_t(j)]];
+          indices[r * k + j] = order[size_t(j)];
+        }
+      }
+    });
+  }
+
+  int32_t dtype_;
+  int64_t n_, rows_, k_;
+  bool sorted_;
+};
+
 }  // namespace
 
 void add_seq_defs(std::vector<KernelDef>& t) {
   t.push_back({"one_hot", check_one_hot, make<OneHotKernel>});
   t.push_back({"cumsum", check_cumsum, make<CumsumKernel>});
+  t.push_back({"top_k", check_top_k, make<TopKKernel>});
 }
 
 }  // namespace dlrt::cpu::loops

@@ -5,6 +5,11 @@
 //   cumsum   x seen as (outer, K, inner) around the axis; each (outer, inner) line summed
 //            in double in scan order (from the end when reverse), the running sum stored
 //            before (exclusive) or after (inclusive) adding x
+//   top_k    per row, a stable sort of all N positions by "ranks before" (larger value
+//            first, NaN above every number, equal values by lower index); the first k, then
+//            re-sorted by index when sorted = false
+#include <algorithm>
+#include <numeric>
 #include <string>
 
 #include "kernel_util.hpp"
@@ -61,11 +66,41 @@ void run_cumsum(const OpView& op, const void* const* in, void* const* out, uint6
   });
 }
 
+// x: (rows, N) -> values, indices: (rows, k)
+void run_top_k(const OpView& op, const void* const* in, void* const* out, uint64_t) {
+  const TensorView& x = op.input(0);
+  const int64_t n = x.dims.back(), rows = x.numel / n, k = op.get_int("k");
+  const bool sorted = op.get_bool("sorted");
+  with_float(x.dtype, [&](auto t) {
+    using T = decltype(t);
+    const T* src = static_cast<const T*>(in[0]);
+    T* values = static_cast<T*>(out[0]);
+    int64_t* indices = static_cast<int64_t*>(out[1]);
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* row = src + r * n;
+      std::iota(order.begin(), order.end(), int64_t{0});
+      // Stable: among equal values (and among NaNs) the lower index stays first.
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        const bool na = std::isnan(double(row[a])), nb = std::isnan(double(row[b]));
+        if (na || nb) return na && !nb;
+        return row[a] > row[b];
+      });
+      if (!sorted) std::sort(order.begin(), order.begin() + k);
+      for (int64_t j = 0; j < k; ++j) {
+        values[r * k + j] = row[order[size_t(j)]];
+        indices[r * k + j] = order[size_t(j)];
+      }
+    }
+  });
+}
+
 }  // namespace
 
 void add_seq_kernels(KernelTable& t) {
   t.push_back({"one_hot", run_one_hot, check_one_hot});
   t.push_back({"cumsum", run_cumsum, check_float});
+  t.push_back({"top_k", run_top_k, check_float});
 }
 
 }  // namespace dlrt::reference::detail
