@@ -286,6 +286,40 @@ void scatter_add_rule(GradContext& c) {
   c.set_dx(1, c.emit("gather", "dupdates", {*c.dy(0), c.input(0)}, {}));
 }
 
+// y = cumsum(x, axis, exclusive, reverse): y_j = sum of x_i over i <= j (i < j exclusive),
+// so dx_i = sum of dy_j over j >= i (j > i exclusive): the same cumsum of dy with reverse
+// flipped and exclusive kept (and the other way round for reverse = true).
+void cumsum_rule(GradContext& c) {
+  c.set_dx(0, c.emit("cumsum", "dx", {*c.dy(0)},
+                     {{"axis", c.attr("axis")},
+                      {"exclusive", c.attr("exclusive")},
+                      {"reverse", !c.attr("reverse").as_bool()}}));
+}
+
+// (values, indices) = top_k(x, k): values[.., j] = x[.., indices[.., j]], so dx (.., N) is dy
+// (.., k) scattered to the indices positions; the indices of a row are distinct, so the
+// scatter is the sum over j of one_hot(indices, N)[.., j, :] * dy[.., j]:
+//   reduce_sum(mul(one_hot(indices, N), reshape(dy, (.., k, 1))), axis -2).
+// Existing ops (one_hot, mul with broadcasting, reduce_sum) instead of a scatter op along the
+// last axis: no new kernels on three devices, and every one of them is already deterministic.
+// The cost is a (.., k, N) temporary: fine for the k of sampling / beam search (k * N floats
+// per row); a dedicated scatter would be the fix if a model needed k near N on a long axis.
+// indices (an output) carry no gradient.
+void top_k_rule(GradContext& c) {
+  if (!c.dy(0)) return;
+  const ops::Dims& x = c.in_dims(0);
+  const int64_t n = x.back();
+  ops::Dims dy3 = c.type_of(*c.dy(0)).dims;
+  dy3.push_back(1);
+  const int rank = static_cast<int>(dy3.size());  // x's rank + 1
+  ValueRef onehot = c.emit("one_hot", "onehot", {c.output(1)},
+                           {{"depth", n}, {"dtype", c.in_type(0).dtype}});
+  ValueRef dy = c.reshape_to(*c.dy(0), dy3, "dy");
+  ValueRef spread = c.emit("mul", "spread", {onehot, dy});
+  c.set_dx(0, c.emit("reduce_sum", "dx", {spread},
+                     {{"axes", ops::Ints{int64_t{rank - 2}}}, {"keepdims", false}}));
+}
+
 }  // namespace
 
 void add_nn_rules(RuleTable& t) {
@@ -313,6 +347,8 @@ void add_nn_rules(RuleTable& t) {
   t["resize"] = resize_rule;
   t["gather"] = gather_rule;
   t["scatter_add"] = scatter_add_rule;
+  t["cumsum"] = cumsum_rule;
+  t["top_k"] = top_k_rule;
   t["layer_norm"] = layer_norm_rule;
 }
 

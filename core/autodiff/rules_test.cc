@@ -510,5 +510,44 @@ TEST(GradientRules, ScatterAddIsTheOneHotMatmul) {
   EXPECT_EQ(s[3 * d], 0.0);  // row 3: no id
 }
 
+// ---- cumsum ---------------------------------------------------------------------------------
+
+// dx = cumsum(dy) with reverse flipped: every combination of exclusive and reverse, along the
+// first, a middle and the last (negative) axis, and a length-1 axis.
+TEST(GradientRules, Cumsum) {
+  for (bool exclusive : {false, true})
+    for (bool reverse : {false, true})
+      for (int64_t axis : {int64_t{0}, int64_t{1}, int64_t{-1}}) {
+        SCOPED_TRACE("axis " + std::to_string(axis) + (exclusive ? " exclusive" : "") +
+                     (reverse ? " reverse" : ""));
+        GradCheck c;
+        ValueRef x = c.input("x", {F, {3, 4, 5}});
+        c.check(c.project({c.op("cumsum", {x},
+                                {{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}})}));
+      }
+  GradCheck c;
+  ValueRef x = c.input("x", {F, {2, 1, 3}});
+  c.check(c.project({c.op("cumsum", {x}, {{"axis", 1}, {"exclusive", true}})}));
+}
+
+// ---- top_k ----------------------------------------------------------------------------------
+
+// values' gradient = dy scattered to the chosen positions (zero elsewhere): rank 1, 2 and 3,
+// k = 1, k < N and k = N, sorted and not.
+TEST(GradientRules, TopK) {
+  struct Case {
+    ops::Dims x;
+    int64_t k;
+    bool sorted;
+  };
+  for (const Case& t : {Case{{7}, 3, true}, Case{{3, 6}, 1, true}, Case{{2, 3, 5}, 5, true},
+                        Case{{4, 6}, 2, false}}) {
+    SCOPED_TRACE(ops::format_dims(t.x) + " k " + std::to_string(t.k));
+    GradCheck c;
+    ValueRef x = c.input("x", {F, t.x});
+    c.check(c.project({c.op("top_k", {x}, {{"k", t.k}, {"sorted", t.sorted}})}));
+  }
+}
+
 }  // namespace
 }  // namespace dlrt::core::testing

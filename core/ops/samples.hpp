@@ -56,6 +56,10 @@ SampleFn resize(bool grad);
 // gather (params, indices) and scatter_add (indices, updates) (samples_gather.cc)
 std::vector<Sample> gather(const OpDef&);
 std::vector<Sample> scatter_add(const OpDef&);
+// the sequence ops of infer_seq.cc (samples_seq.cc)
+std::vector<Sample> one_hot(const OpDef&);
+std::vector<Sample> cumsum(const OpDef&);
+std::vector<Sample> top_k(const OpDef&);
 
 // ---- the rest (samples_misc.cc) ----
 SampleFn matmul(bool fused);

@@ -943,6 +943,81 @@ DLRT_HD void ln_param_grads(const float* dy, const float* x, const float* mean,
   dbeta[j] = static_cast<float>(sb);
 }
 
+// ---- the sequence ops (seq.cu) --------------------------------------------------------------
+
+// one_hot, one thread per output element j of y (n_ids, depth): on when the id of row
+// j / depth equals j % depth, off otherwise (an id outside [0, depth) never equals a column:
+// an all-off row, as on every device).
+template <typename T, typename Index>
+DLRT_HD T one_hot_at(const Index* ids, int64_t depth, T on, T off, int64_t j) {
+  return static_cast<int64_t>(ids[j / depth]) == j % depth ? on : off;
+}
+
+// cumsum, one thread per line: x and y (outer, k, inner) around the axis; line l is
+// (o = l / inner, i = l % inner). The line is summed in double in scan order (from the end
+// when reverse), as the reference does, so the two differ only in the final rounding.
+struct ScanGeom {
+  int64_t outer = 1, k = 1, inner = 1;
+  bool exclusive = false, reverse = false;
+};
+DLRT_HD int64_t scan_lines(const ScanGeom& g) { return g.outer * g.inner; }
+// The geometry of x's dims (rank >= 1) around `axis` (already in [0, rank)).
+DLRT_HD ScanGeom scan_geom(const int64_t* dims, int rank, int axis, bool exclusive, bool reverse) {
+  ScanGeom g;
+  g.k = dims[axis];
+  for (int d = 0; d < axis; ++d) g.outer *= dims[d];
+  for (int d = axis + 1; d < rank; ++d) g.inner *= dims[d];
+  g.exclusive = exclusive, g.reverse = reverse;
+  return g;
+}
+DLRT_HD void cumsum_line(const ScanGeom& g, const float* x, float* y, int64_t line) {
+  const int64_t o = line / g.inner, i = line % g.inner;
+  const int64_t base = o * g.k * g.inner + i;
+  double sum = 0.0;
+  for (int64_t step = 0; step < g.k; ++step) {
+    const int64_t j = g.reverse ? g.k - 1 - step : step;
+    const int64_t at = base + j * g.inner;
+    const double v = static_cast<double>(x[at]);
+    if (!g.exclusive) sum += v;
+    y[at] = static_cast<float>(sum);
+    if (g.exclusive) sum += v;
+  }
+}
+
+// top_k, one thread per row of x (rows, n): selection, no scratch. "a ranks before b" is a
+// strict total order on (value, index): NaN above every number, then the larger value, then
+// the lower index. Pick r is the best element ranking after pick r-1, so k passes over the
+// row (O(k n)); unsorted output is then put in index order (insertion sort of k).
+DLRT_HD bool top_k_before(float va, int64_t ia, float vb, int64_t ib) {
+  const bool na = va != va, nb = vb != vb;
+  if (na != nb) return na;
+  if (!na && va != vb) return va > vb;
+  return ia < ib;
+}
+DLRT_HD void top_k_row(const float* x, int64_t n, int64_t k, bool sorted, float* values,
+                       int64_t* indices, int64_t row) {
+  const float* xr = x + row * n;
+  float* vr = values + row * k;
+  int64_t* ir = indices + row * k;
+  for (int64_t r = 0; r < k; ++r) {
+    int64_t best = -1;
+    for (int64_t j = 0; j < n; ++j) {
+      if (r > 0 && !top_k_before(vr[r - 1], ir[r - 1], xr[j], j)) continue;  // taken already
+      if (best < 0 || top_k_before(xr[j], j, xr[best], best)) best = j;
+    }
+    vr[r] = xr[best];
+    ir[r] = best;
+  }
+  if (sorted) return;
+  for (int64_t a = 1; a < k; ++a)
+    for (int64_t b = a; b > 0 && ir[b - 1] > ir[b]; --b) {
+      const float v = vr[b];
+      vr[b] = vr[b - 1], vr[b - 1] = v;
+      const int64_t i = ir[b];
+      ir[b] = ir[b - 1], ir[b - 1] = i;
+    }
+}
+
 // ---- pointer alignment (host only: matmul.cc picks its cuBLASLt algorithm by it) ----------
 
 // The largest power of two, at most `cap`, dividing every pointer's address: the alignment

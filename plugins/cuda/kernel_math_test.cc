@@ -820,6 +820,140 @@ TEST(CommonAlignment, IsTheLargestPowerOfTwoDividingEveryPointerCappedAt16) {
   EXPECT_EQ(common_alignment({}, 16), 16u);
 }
 
+// one_hot: one_hot_at (the kernel's per-element code) against the reference for i32 and i64
+// ids of rank 1 and 2, f32 and i64 outputs, ids outside [0, depth) on both sides (all-off
+// rows) and depth 1.
+TEST(KernelMath, OneHotMatchesReference) {
+  struct Case {
+    std::vector<int64_t> ids;
+    std::vector<int64_t> dims;
+    int64_t depth;
+  };
+  const Case cases[] = {{{0, 3, -1, 4, 5, 2, 3}, {7}, 5},
+                        {{1, 0, 0, -7, 1, 2}, {2, 3}, 2},
+                        {{0, 1, -1}, {3}, 1}};
+  for (const Case& k : cases)
+    for (dlrt_dtype it : {DLRT_I32, DLRT_I64})
+      for (dlrt_dtype ot : {DLRT_F32, DLRT_I64}) {
+        SCOPED_TRACE(ops::format_dims(k.dims) + " depth " + std::to_string(k.depth));
+        std::vector<int32_t> ids32(k.ids.begin(), k.ids.end());
+        const void* ids = it == DLRT_I64 ? static_cast<const void*>(k.ids.data()) : ids32.data();
+        const AttrMap attrs = {{"depth", k.depth}, {"on_value", 3.0}, {"off_value", -1.0},
+                               {"dtype", ot}};
+        auto inst = make("one_hot", {{it, k.dims}}, attrs);
+        const int64_t n = static_cast<int64_t>(k.ids.size()) * k.depth;
+        if (ot == DLRT_F32) {
+          std::vector<float> ref(size_t(n), 99.0f);
+          reference_run(inst, {ids}, {ref.data()});
+          for (int64_t j = 0; j < n; ++j) {
+            const float v = it == DLRT_I64 ? math::one_hot_at(k.ids.data(), k.depth, 3.0f, -1.0f, j)
+                                           : math::one_hot_at(ids32.data(), k.depth, 3.0f, -1.0f, j);
+            ASSERT_EQ(v, ref[size_t(j)]) << j;
+          }
+        } else {
+          std::vector<int64_t> ref(size_t(n), 99);
+          reference_run(inst, {ids}, {ref.data()});
+          for (int64_t j = 0; j < n; ++j) {
+            const int64_t v = it == DLRT_I64
+                                  ? math::one_hot_at(k.ids.data(), k.depth, int64_t{3}, int64_t{-1}, j)
+                                  : math::one_hot_at(ids32.data(), k.depth, int64_t{3}, int64_t{-1}, j);
+            ASSERT_EQ(v, ref[size_t(j)]) << j;
+          }
+        }
+      }
+  // An out-of-range id's row is all off.
+  const int32_t bad[2] = {-1, 2};
+  for (int64_t j = 0; j < 4; ++j) EXPECT_EQ(math::one_hot_at(bad, 2, 1.0f, 0.0f, j), 0.0f) << j;
+}
+
+// cumsum: cumsum_line (the kernel's per-thread code) against the reference on every axis of a
+// rank-3 tensor, each exclusive/reverse pair, a length-1 axis and a long rank-1 line.
+TEST(KernelMath, CumsumMatchesReference) {
+  struct Case {
+    std::vector<int64_t> dims;
+    int64_t axis;
+  };
+  const Case cases[] = {{{3, 5, 7}, 0}, {{3, 5, 7}, 1}, {{3, 5, 7}, -1}, {{6, 1, 3}, 1}, {{1000}, 0}};
+  for (const Case& k : cases)
+    for (bool exclusive : {false, true})
+      for (bool reverse : {false, true}) {
+        SCOPED_TRACE(ops::format_dims(k.dims) + " axis " + std::to_string(k.axis) +
+                     (exclusive ? " exclusive" : "") + (reverse ? " reverse" : ""));
+        const int64_t n = ops::num_elements(k.dims);
+        auto x = random_floats(size_t(n), 41);
+        auto inst = make("cumsum", {{DLRT_F32, k.dims}},
+                         {{"axis", k.axis}, {"exclusive", exclusive}, {"reverse", reverse}});
+        std::vector<float> ref(static_cast<size_t>(n));
+        reference_run(inst, {x.data()}, {ref.data()});
+        const int rank = static_cast<int>(k.dims.size());
+        const int axis = static_cast<int>(k.axis < 0 ? k.axis + rank : k.axis);
+        const math::ScanGeom g = math::scan_geom(k.dims.data(), rank, axis, exclusive, reverse);
+        std::vector<float> got(size_t(n), 123.0f);  // every element must be written
+        for (int64_t l = 0; l < math::scan_lines(g); ++l) math::cumsum_line(g, x.data(), got.data(), l);
+        // Both sum in double in the same order: the same float.
+        for (int64_t j = 0; j < n; ++j) ASSERT_EQ(got[size_t(j)], ref[size_t(j)]) << j;
+      }
+  // By hand: (1, 2, 3) inclusive 1 3 6; exclusive 0 1 3; reverse 6 5 3; both 5 3 0.
+  const float x[3] = {1, 2, 3};
+  const int64_t d[1] = {3};
+  const float want[4][3] = {{1, 3, 6}, {0, 1, 3}, {6, 5, 3}, {5, 3, 0}};
+  for (int m = 0; m < 4; ++m) {
+    float y[3];
+    math::cumsum_line(math::scan_geom(d, 1, 0, m == 1 || m == 3, m >= 2), x, y, 0);
+    for (int j = 0; j < 3; ++j) EXPECT_EQ(y[j], want[m][j]) << m << " " << j;
+  }
+}
+
+// top_k: top_k_row (the kernel's per-thread code) against the reference on random rows,
+// rows of small integers (ties: lower index first), k = 1 and k = N, sorted and not, and NaN
+// (above every number).
+TEST(KernelMath, TopKMatchesReference) {
+  struct Case {
+    std::vector<int64_t> dims;
+    int64_t k;
+    bool ties;
+  };
+  const Case cases[] = {{{4, 10}, 3, false}, {{3, 5, 7}, 7, false}, {{9}, 1, false},
+                        {{2, 300}, 40, false}, {{6, 12}, 5, true}, {{3, 4, 11}, 11, true}};
+  std::mt19937 rng(8);
+  for (const Case& c : cases)
+    for (bool sorted : {true, false}) {
+      SCOPED_TRACE(ops::format_dims(c.dims) + " k " + std::to_string(c.k) +
+                   (sorted ? "" : " unsorted"));
+      const int64_t n = c.dims.back(), numel = ops::num_elements(c.dims), rows = numel / n;
+      auto x = random_floats(size_t(numel), 51);
+      if (c.ties)
+        for (auto& v : x) v = float(std::uniform_int_distribution<int>(-2, 2)(rng));
+      x[1] = std::numeric_limits<float>::quiet_NaN();
+      auto inst = make("top_k", {{DLRT_F32, c.dims}}, {{"k", c.k}, {"sorted", sorted}});
+      const size_t m = size_t(rows * c.k);
+      std::vector<float> rv(m);
+      std::vector<int64_t> ri(m);
+      reference_run(inst, {x.data()}, {rv.data(), ri.data()});
+      std::vector<float> gv(m, 123.0f);
+      std::vector<int64_t> gi(m, -5);
+      for (int64_t r = 0; r < rows; ++r)
+        math::top_k_row(x.data(), n, c.k, sorted, gv.data(), gi.data(), r);
+      for (size_t j = 0; j < m; ++j) {
+        ASSERT_EQ(gi[j], ri[j]) << j;
+        ASSERT_EQ(0, std::memcmp(&gv[j], &rv[j], sizeof(float))) << j;  // NaN too
+      }
+      if (sorted) EXPECT_EQ(gi[0], 1);  // the NaN comes first
+    }
+  // By hand: (1, 3, 3, 0, 3), k 3: values 3 3 3 at 1 2 4; k 4 unsorted: 1 3 3 3 at 0 1 2 4.
+  const float x[5] = {1, 3, 3, 0, 3};
+  float v[4];
+  int64_t i[4];
+  math::top_k_row(x, 5, 3, true, v, i, 0);
+  EXPECT_EQ(i[0], 1);
+  EXPECT_EQ(i[1], 2);
+  EXPECT_EQ(i[2], 4);
+  math::top_k_row(x, 5, 4, false, v, i, 0);
+  EXPECT_EQ(i[0], 0);
+  EXPECT_EQ(v[0], 1.0f);
+  EXPECT_EQ(i[3], 4);
+}
+
 }  // namespace
 }  // namespace dlrt::cuda::math
 

@@ -172,6 +172,21 @@ std::vector<Case> cases() {
   c.push_back({"gather", {{DLRT_U8, {10, 5}}, i64({6})}, {}, 0});
   c.push_back({"scatter_add", {i32({8, 40}), f32({8, 40, 33})}, {{"num_rows", int64_t{5}}}, kRed});
   c.push_back({"scatter_add", {i64({300}), f32({300, 2})}, {{"num_rows", int64_t{3}}}, kRed});
+  // one_hot: ids in [0, 3), so depth 2 has out-of-range ids (all-off rows).
+  c.push_back({"one_hot", {i32({4, 7})}, {{"depth", int64_t{5}}}, 0});
+  c.push_back({"one_hot",
+               {i64({300})},
+               {{"depth", int64_t{2}}, {"on_value", 2.5}, {"off_value", -1.0}},
+               0});
+  c.push_back({"one_hot", {i32({33})}, {{"depth", int64_t{3}}, {"dtype", DLRT_I64}}, 0});
+  c.push_back({"cumsum", {f32({3, 5, 7})}, {{"axis", int64_t{1}}}, kRed});
+  c.push_back({"cumsum", {f32({64, 300})}, {{"axis", int64_t{-1}}, {"exclusive", true}}, kRed});
+  c.push_back({"cumsum", {f32({5000})}, {{"reverse", true}}, kRed});
+  c.push_back({"top_k", {f32({64, 10})}, {{"k", int64_t{3}}}, 0});
+  c.push_back({"top_k", {f32({8, 5000})}, {{"k", int64_t{50}}}, 0});
+  c.push_back({"top_k", {f32({3, 4, 11})}, {{"k", int64_t{11}}, {"sorted", false}}, 0});
+  c.push_back(
+      {"cumsum", {f32({40, 3, 9})}, {{"axis", int64_t{0}}, {"exclusive", true}, {"reverse", true}}, kRed});
   // The updates' last input is the learning rate (version 2), 0.01 (make_input).
   c.push_back({"sgd_update",
                {f32({300}), f32({300}), f32({300}), f32({})},

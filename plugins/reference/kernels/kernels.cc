@@ -34,6 +34,7 @@ const std::map<std::string, KernelDef, std::less<>>& table() {
     detail::add_global_pool_kernels(defs);
     detail::add_resize_kernels(defs);
     detail::add_gather_kernels(defs);
+    detail::add_seq_kernels(defs);
     auto* m = new std::map<std::string, KernelDef, std::less<>>();
     for (const KernelDef& d : defs) m->emplace(d.name, d);
     return m;
