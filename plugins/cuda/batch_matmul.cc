@@ -16,13 +16,11 @@
 #include <string>
 
 #include "batch_matmul_geom.hpp"
+#include "lt_support.hpp"
 #include "op_support.hpp"
-#include "shared_handle.hpp"
 
 namespace dlrt::cuda {
 namespace {
-
-constexpr size_t kMaxWorkspace = size_t(32) << 20;
 
 void check_batch_matmul(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
   OpView op(&d);
@@ -40,13 +38,7 @@ class BatchMatmulKernel final : public Kernel {
     const int64_t stride_a = plugin::BatchMatmulGeom::all_ones(g_.a_bdims) ? 0 : g_.a_size();
     const int64_t stride_b = plugin::BatchMatmulGeom::all_ones(g_.b_bdims) ? 0 : g_.b_size();
     const int64_t stride_c = g_.m * g_.n;
-    lt_ = SharedHandle<cublasLtHandle_t>::for_current_device(
-        [] {
-          cublasLtHandle_t h = nullptr;
-          CUBLAS_CHECK(cublasLtCreate(&h));
-          return h;
-        },
-        [](cublasLtHandle_t h) { cublasLtDestroy(h); });
+    lt_ = lt_handle();
     CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t op_first = g_.tb ? CUBLAS_OP_T : CUBLAS_OP_N,
                       op_second = g_.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -86,11 +78,6 @@ class BatchMatmulKernel final : public Kernel {
   }
 
  private:
-  struct Choice {
-    cublasLtMatmulAlgo_t algo{};
-    size_t workspace = 0;
-  };
-
   static cublasLtMatrixLayout_t layout(int64_t rows, int64_t cols, int32_t count,
                                        int64_t stride) {
     cublasLtMatrixLayout_t l = nullptr;
@@ -106,37 +93,14 @@ class BatchMatmulKernel final : public Kernel {
             float* c) {
     const float one = 1.0f, zero = 0.0f;
     const size_t align = math::common_alignment({a, b, c}, 16);
-    const Choice& ch = align >= 16 ? aligned_ : unaligned_;
+    const LtChoice& ch = align >= 16 ? aligned_ : unaligned_;
     CUBLAS_CHECK(cublasLtMatmul(lt_, desc_, &one, b, first_, a, second_, &zero, c, result_, c,
                                 result_, &ch.algo, ch.workspace > 0 ? args.workspace : nullptr,
                                 ch.workspace, stream));
   }
 
-  // The heuristic's first algorithm for operands aligned to `align` bytes (as matmul.cc).
-  Choice heuristic(uint32_t align) {
-    cublasLtMatmulPreference_t pref = nullptr;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    size_t max_ws = kMaxWorkspace;
-    cublasLtMatmulHeuristicResult_t result{};
-    int found = 0;
-    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
-        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof max_ws);
-    for (auto attr :
-         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-      if (st == CUBLAS_STATUS_SUCCESS)
-        st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align);
-    auto held = lt_.lock();
-    if (st == CUBLAS_STATUS_SUCCESS)
-      st = cublasLtMatmulAlgoGetHeuristic(lt_, desc_, first_, second_, result_, result_, pref, 1,
-                                          &result, &found);
-    cublasLtMatmulPreferenceDestroy(pref);
-    CUBLAS_CHECK(st);
-    if (found < 1 || result.state != CUBLAS_STATUS_SUCCESS)
-      plugin::fail(DLRT_UNIMPLEMENTED,
-                   "cuda: batch_matmul: cuBLASLt has no algorithm for this shape with " +
-                       std::to_string(align) + "-byte aligned operands");
-    return {result.algo, result.workspaceSize};
+  LtChoice heuristic(uint32_t align) {
+    return lt_heuristic(lt_, desc_, first_, second_, result_, align, "batch_matmul");
   }
 
   plugin::BatchMatmulGeom g_;
@@ -144,7 +108,7 @@ class BatchMatmulKernel final : public Kernel {
   SharedHandle<cublasLtHandle_t> lt_;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t first_ = nullptr, second_ = nullptr, result_ = nullptr;
-  Choice aligned_, unaligned_;
+  LtChoice aligned_, unaligned_;
   size_t workspace_ = 0;
 };
 

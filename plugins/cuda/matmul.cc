@@ -19,13 +19,11 @@
 #include <algorithm>
 #include <string>
 
+#include "lt_support.hpp"
 #include "op_support.hpp"
-#include "shared_handle.hpp"
 
 namespace dlrt::cuda {
 namespace {
-
-constexpr size_t kMaxWorkspace = size_t(32) << 20;
 
 void check_matmul(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
   OpView op(&d);
@@ -45,13 +43,7 @@ class MatmulKernel final : public Kernel {
     const int64_t k = ta ? a.dims[0] : a.dims[1];
     has_bias_ = name_ == "matmul_bias_act";
     if (has_bias_) act_ = parse_act(op);
-    lt_ = SharedHandle<cublasLtHandle_t>::for_current_device(
-        [] {
-          cublasLtHandle_t h = nullptr;
-          CUBLAS_CHECK(cublasLtCreate(&h));
-          return h;
-        },
-        [](cublasLtHandle_t h) { cublasLtDestroy(h); });
+    lt_ = lt_handle();
     CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t op_first = tb ? CUBLAS_OP_T : CUBLAS_OP_N,
                       op_second = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -90,36 +82,9 @@ class MatmulKernel final : public Kernel {
                     std::to_string(workspace_) + " bytes");
   }
 
-  struct Choice {
-    cublasLtMatmulAlgo_t algo{};
-    size_t workspace = 0;
-  };
-
-  // The heuristic's first algorithm for operands aligned to `align` bytes.
-  Choice heuristic(uint32_t align) {
-    cublasLtMatmulPreference_t pref = nullptr;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    size_t max_ws = kMaxWorkspace;
-    cublasLtMatmulHeuristicResult_t result{};
-    int found = 0;
-    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
-        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof max_ws);
-    for (auto attr :
-         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-      if (st == CUBLAS_STATUS_SUCCESS)
-        st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align);
-    auto held = lt_.lock();
-    if (st == CUBLAS_STATUS_SUCCESS)
-      st = cublasLtMatmulAlgoGetHeuristic(lt_, desc_, first_, second_, result_, result_, pref, 1,
-                                          &result, &found);
-    cublasLtMatmulPreferenceDestroy(pref);
-    CUBLAS_CHECK(st);
-    if (found < 1 || result.state != CUBLAS_STATUS_SUCCESS)
-      plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + name_ +
-                                           ": cuBLASLt has no algorithm for this shape with " +
-                                           std::to_string(align) + "-byte aligned operands");
-    return {result.algo, result.workspaceSize};
+  // The heuristic's first algorithm for operands aligned to `align` bytes (lt_support.hpp).
+  LtChoice heuristic(uint32_t align) {
+    return lt_heuristic(lt_, desc_, first_, second_, result_, align, name_);
   }
   ~MatmulKernel() override {
     if (result_ != nullptr) cublasLtMatrixLayoutDestroy(result_);
@@ -139,7 +104,7 @@ class MatmulKernel final : public Kernel {
     }
     const float one = 1.0f, zero = 0.0f;
     const size_t align = math::common_alignment({in(a, 0), in(a, 1), out(a, 0)}, 16);
-    const Choice& c = align >= 16 ? aligned_ : unaligned_;
+    const LtChoice& c = align >= 16 ? aligned_ : unaligned_;
     auto held = lt_.lock();  // the handle is shared with the GPU's other matmul kernels
     CUBLAS_CHECK(cublasLtMatmul(lt_, desc_, &one, in(a, 1), first_, in(a, 0), second_, &zero,
                                 out(a, 0), result_, out(a, 0), result_, &c.algo,
@@ -156,7 +121,7 @@ class MatmulKernel final : public Kernel {
   SharedHandle<cublasLtHandle_t> lt_;  // the GPU's, shared by every matmul kernel on it
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t first_ = nullptr, second_ = nullptr, result_ = nullptr;
-  Choice aligned_, unaligned_;  // for operands aligned to 16 bytes, and to 4
+  LtChoice aligned_, unaligned_;  // for operands aligned to 16 bytes, and to 4
   size_t workspace_ = 0;        // the larger of the two
 };
 
