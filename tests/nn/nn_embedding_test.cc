@@ -14,7 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "nn_test_util.hpp"
+
 namespace nn = dlrt::nn;
+using nn_test::error_of;
 
 namespace {
 
@@ -34,17 +37,6 @@ nn::Model::NamedValue find_state(const std::vector<nn::Model::NamedValue>& s,
   for (const auto& v : s)
     if (v.name == name) return v;
   throw std::runtime_error("no state variable " + name);
-}
-
-// The code and message of the dlrt::Error `fn` throws ({DLRT_OK, ""} when none).
-template <typename Fn>
-std::pair<dlrt_code, std::string> error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const dlrt::Error& e) {
-    return {e.code(), e.message()};
-  }
-  return {DLRT_OK, ""};
 }
 
 TEST(NnEmbedding, LookupEqualsTheWeightRows) {

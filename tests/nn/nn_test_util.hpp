@@ -5,6 +5,8 @@
 #include <dlrt/nn.hpp>
 
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace nn_test {
@@ -34,6 +36,17 @@ inline void two_classes(int n, unsigned seed, dlrt::nn::Array* x, dlrt::nn::Arra
   }
   *x = dlrt::nn::Array::of<float>({n, 4}, xs);
   *y = dlrt::nn::Array::of<int32_t>({n}, ys);
+}
+
+// The code and message of the dlrt::Error `fn` throws ({DLRT_OK, ""} when none).
+template <typename Fn>
+std::pair<dlrt_code, std::string> error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const dlrt::Error& e) {
+    return {e.code(), e.message()};
+  }
+  return {DLRT_OK, ""};
 }
 
 }  // namespace nn_test

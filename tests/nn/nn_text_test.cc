@@ -20,17 +20,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kFortunes = "/usr/share/games/fortunes";
+using nn_test::error_of;
 
-template <typename Fn>
-std::pair<dlrt_code, std::string> error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const dlrt::Error& e) {
-    return {e.code(), e.message()};
-  }
-  return {DLRT_OK, ""};
-}
+const char* kFortunes = "/usr/share/games/fortunes";
 
 // A fresh folder under the test's temp dir.
 fs::path scratch(const std::string& name) {
