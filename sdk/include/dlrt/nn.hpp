@@ -34,6 +34,7 @@
 
 #include "dlrt/dlrt.hpp"
 #include "dlrt/nn/activations.hpp"
+#include "dlrt/nn/attention.hpp"
 #include "dlrt/nn/batch_norm.hpp"
 #include "dlrt/nn/callbacks.hpp"
 #include "dlrt/nn/checkpoint.hpp"
@@ -57,5 +58,6 @@
 #include "dlrt/nn/resampling.hpp"
 #include "dlrt/nn/symbolic.hpp"
 #include "dlrt/nn/text_data.hpp"
+#include "dlrt/nn/transformer.hpp"
 
 #endif  // DLRT_NN_HPP_
