@@ -320,9 +320,31 @@ void top_k_rule(GradContext& c) {
                      {{"axes", ops::Ints{int64_t{rank - 2}}}, {"keepdims", false}}));
 }
 
+// y = causal_mask(x): the kept entries pass dy through, the filled ones are constants, so
+// dx = causal_mask(dy) with fill 0.
+void causal_mask_rule(GradContext& c) {
+  if (!c.dy(0)) return;
+  c.set_dx(0, c.emit("causal_mask", "dx", {*c.dy(0)}, {{"fill", 0.0}}));
+}
+
+// o, lse = attention(q, k, v): attention_grad recomputes the probabilities from the saved
+// lse (output 1) and takes dq, dk, dv from do and the saved o (FlashAttention-2's backward).
+// A gradient reaching lse itself is not propagated (lse is the backward's saved statistic,
+// as layer_norm's mean/rstd; PyTorch's flash backward takes only dO as well).
+void attention_rule(GradContext& c) {
+  if (!c.dy(0)) return;
+  std::vector<ValueRef> g = c.emit_all(
+      "attention_grad", "grad",
+      {*c.dy(0), c.input(0), c.input(1), c.input(2), c.output(0), c.output(1)},
+      {{"scale", c.attr("scale")}, {"causal", c.attr("causal")}});
+  for (int i = 0; i < 3; ++i) c.set_dx(i, g[size_t(i)]);
+}
+
 }  // namespace
 
 void add_nn_rules(RuleTable& t) {
+  t["causal_mask"] = causal_mask_rule;
+  t["attention"] = attention_rule;
   t["conv2d"] = conv2d_rule;
   t["conv2d_bias_act"] = conv2d_bias_act_rule;
   t["max_pool2d"] = max_pool2d_rule;

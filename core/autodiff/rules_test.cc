@@ -549,5 +549,46 @@ TEST(GradientRules, TopK) {
   }
 }
 
+// causal_mask: dx = causal_mask(dy) with fill 0. A finite fill keeps the projected loss
+// finite (the filled entries are constants either way); square, Tq < Tk and Tq = 1.
+TEST(GradientRules, CausalMask) {
+  for (const ops::Dims& x : {ops::Dims{4, 4}, ops::Dims{2, 3, 5}, ops::Dims{2, 1, 1, 6}}) {
+    SCOPED_TRACE(ops::format_dims(x));
+    GradCheck c;
+    ValueRef in = c.input("x", {F, x});
+    c.check(c.project({c.op("causal_mask", {in}, {{"fill", -3.0}})}));
+  }
+}
+
+// attention: dq, dk, dv through attention_grad (from the saved o and lse); causal and not,
+// Tq < Tk causal, Tq = 1, Tq > Tk unmasked, D != Dv, rank 3 and 4, the scale attribute.
+// Only o is projected: lse takes no gradient (the rule documents it).
+TEST(GradientRules, Attention) {
+  struct Case {
+    ops::Dims batch;
+    int64_t tq, tk, d, dv;
+    int64_t causal;
+    double scale;
+  };
+  for (const Case& t : {Case{{2}, 3, 3, 4, 4, 0, 0.0}, Case{{2}, 4, 4, 3, 3, 1, 0.0},
+                        Case{{1, 2}, 2, 5, 3, 2, 1, 0.0}, Case{{3}, 1, 4, 2, 3, 1, 0.7},
+                        Case{{2}, 5, 2, 3, 4, 0, 1.5}}) {
+    auto dims = [&](int64_t a, int64_t b) {
+      ops::Dims d = t.batch;
+      d.push_back(a);
+      d.push_back(b);
+      return d;
+    };
+    SCOPED_TRACE(ops::format_dims(dims(t.tq, t.d)) + " tk " + std::to_string(t.tk) +
+                 " causal " + std::to_string(t.causal));
+    GradCheck c;
+    ValueRef q = c.input("q", {F, dims(t.tq, t.d)});
+    ValueRef k = c.input("k", {F, dims(t.tk, t.d)});
+    ValueRef v = c.input("v", {F, dims(t.tk, t.dv)});
+    c.check(c.project(
+        {c.op("attention", {q, k, v}, {{"causal", t.causal}, {"scale", t.scale}})}));
+  }
+}
+
 }  // namespace
 }  // namespace dlrt::core::testing

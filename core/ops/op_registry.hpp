@@ -37,5 +37,7 @@ std::vector<OpDef> gather_ops();       // gather, scatter_add (infer_gather.cc)
 std::vector<OpDef> seq_ops();
 std::vector<OpDef> layer_norm_ops();   // layer_norm, layer_norm_grad (infer_layer_norm.cc)
 std::vector<OpDef> batch_matmul_ops();  // batch_matmul (infer_batch_matmul.cc)
+// causal_mask, attention, attention_grad (infer_attention.cc)
+std::vector<OpDef> attention_ops();
 
 }  // namespace dlrt::ops

@@ -86,5 +86,8 @@ SampleFn batch_norm(NormPass pass);
 SampleFn layer_norm(bool grad);
 // batch_matmul (a, b) (samples_batch_matmul.cc)
 std::vector<Sample> batch_matmul(const OpDef&);
+// causal_mask, attention (q, k, v) and attention_grad (do, ...) (samples_attention.cc)
+std::vector<Sample> causal_mask(const OpDef&);
+SampleFn attention(bool grad);
 
 }  // namespace dlrt::ops::samples
