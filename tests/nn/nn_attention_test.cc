@@ -26,6 +26,17 @@ Weights weights_of(nn::Model& m) {
   return w;
 }
 
+// This build's plugins, the CPU and the reference oracle visible.
+dlrt::Context cpu_and_reference() {
+  dlrt::ContextOptions o;
+  o.plugin_path(DLRT_TEST_PLUGIN_DIR)
+      .search_default_paths(false)
+      .plugin_options("")
+      .visible_devices("CPU,REF")
+      .log_level(DLRT_LOG_ERROR);
+  return dlrt::Context(o);
+}
+
 nn::CompileConfig on(const std::string& device, uint64_t seed = 1) {
   nn::CompileConfig c;
   c.device = device;
@@ -95,7 +106,7 @@ std::vector<double> to_double(const std::vector<float>& v, size_t from, size_t n
 class NnAttentionDevices : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(NnAttentionDevices, SelfAttentionMatchesLoopsCausalAndNot) {
-  dlrt::Context ctx = nn_test::cpu_context();
+  dlrt::Context ctx = cpu_and_reference();
   const int64_t B = 2, T = 5, D = 6, H = 2, dh = 3;
   for (bool causal : {false, true}) {
     SCOPED_TRACE(causal ? "causal" : "full");
@@ -119,7 +130,7 @@ TEST_P(NnAttentionDevices, SelfAttentionMatchesLoopsCausalAndNot) {
 
 TEST_P(NnAttentionDevices, CrossAttentionTakesItsOwnWidthsAndCausalAlignment) {
   // query = Dense(Dq)(x) (T, Dq) attends to value = key = x (T, Dv); no bias in the layer.
-  dlrt::Context ctx = nn_test::cpu_context();
+  dlrt::Context ctx = cpu_and_reference();
   const int64_t B = 2, T = 6, Dq = 4, Dv = 5, H = 3, dh = 2;
   auto in = nn::Input({T, Dv});
   nn::SymbolicTensor q = nn::Dense(Dq)(in);

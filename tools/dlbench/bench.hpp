@@ -85,7 +85,8 @@ struct TrainOptions {
   int64_t epochs = 1;
   int64_t warmup_steps = 20;
   int64_t limit = 0;          // train on the first N images only (0: all 60,000)
-  std::string model = "cnn";  // cnn (the reference workload) or resnet20 (samples/resnet)
+  std::string model = "cnn";  // cnn (the reference workload), resnet20 (samples/resnet) or
+                              // char_transformer (samples/char_transformer, train_text.cc)
   int64_t batch = 0;          // 0: the model's own, 64 for cnn and 128 for resnet20
   int threads = 0;            // cpu plugin threads and torch.set_num_threads (0: every core)
   uint64_t seed = 42;
@@ -96,9 +97,17 @@ struct TrainOptions {
   std::string python = "/usr/bin/python3";  // runs torch_reference.py for --compare-torch
   std::string torch_venv;       // a venv for torch: made (pip install torch) when it lacks it
   std::string torch_index_url;  // pip's --index-url for that install (empty: PyPI)
+  // char_transformer only: timed steps, the window length, validation windows, and the
+  // twin's modes ("eager", "compile": torch.compile), each run once.
+  int64_t steps = 100;
+  int64_t context = 128;
+  int64_t val_windows = 64;
+  std::vector<std::string> torch_modes = {"eager", "compile"};
 };
 // Returns the JSON document `dlbench train` prints (train.cc); throws dlrt::Error or
 // std::runtime_error (missing data, device or torch, with what to do about it).
 json run_train(const TrainOptions& options);
+// --model char_transformer (train_text.cc); run_train hands it over.
+json run_train_text(const TrainOptions& options);
 
 }  // namespace dlbench

@@ -8,6 +8,10 @@
 //                 [--compare-torch] [--data DIR] [--plugin-options cpu:winograd=0]
 //       whole epochs of the reference model through dlrt/nn.hpp, optionally beside PyTorch
 //       (train.cc)
+//   dlbench train --model char_transformer --steps N [--context T] [--batch B] [--threads T]
+//                 [--compare-torch] [--torch-modes eager compile]
+//       samples/char_transformer's GPT on fortunes: tokens/s and the validation loss after
+//       the same steps, beside its PyTorch twin (train_text.cc)
 //
 // Links only libdlrt (plus header-only CLI11 and nlohmann-json); plugins are found at run time.
 #include <CLI/CLI.hpp>
@@ -49,10 +53,26 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   train_cmd->add_option("--limit", train.limit, "train on the first N training images only")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  train_cmd->add_option("--model", train.model, "cnn (the reference workload) or resnet20")
+  train_cmd
+      ->add_option("--model", train.model,
+                   "cnn (the reference workload), resnet20, or char_transformer (fortunes)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"cnn", "resnet20"}));
-  train_cmd->add_option("--batch", train.batch, "batch size (default: 64 for cnn, 128 resnet20)")
+      ->check(CLI::IsMember({"cnn", "resnet20", "char_transformer"}));
+  train_cmd->add_option("--steps", train.steps, "char_transformer: timed training steps")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  train_cmd->add_option("--context", train.context, "char_transformer: window length T")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{2}, int64_t{4096}));
+  train_cmd->add_option("--val-windows", train.val_windows,
+                        "char_transformer: validation windows")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  train_cmd->add_option("--torch-modes", train.torch_modes,
+                        "char_transformer: the twin's modes, eager and/or compile")
+      ->check(CLI::IsMember({"eager", "compile"}));
+  train_cmd->add_option("--batch", train.batch,
+                        "batch size (default: 64 cnn, 128 resnet20, 32 char_transformer)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   train_cmd
       ->add_option("--threads", train.threads,
@@ -70,7 +90,9 @@ int main(int argc, char** argv) {
   train_cmd->add_option(
       "--plugin-options", train.plugin_options,
       "more plugin options, as DLRT_PLUGIN_OPTIONS (which they replace), e.g. cpu:winograd=0");
-  train_cmd->add_option("--data", train.data, "folder in MNIST's file layout")
+  train_cmd->add_option("--data", train.data,
+                        "folder in MNIST's file layout (char_transformer: a text file or "
+                        "folder, default /usr/share/games/fortunes)")
       ->capture_default_str();
   train_cmd->add_option("--python", train.python, "python with torch, for --compare-torch")
       ->capture_default_str();

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "bench.hpp"
+#include "torch_run.hpp"
 #include "resnet/resnet20.hpp"
 
 namespace dlbench {
@@ -93,100 +94,6 @@ double train_flop_per_sample(const nn::Model& model) {
   return total;
 }
 
-// Thrown by the warm-up callback to end fit after K steps (nn has no stop_training flag). fit
-// leaves the model usable: the step ran completely, and epoch() stays 0.
-struct WarmupDone {};
-
-// Records when fit finished its set-up, each step's end and each epoch's span.
-class Timer : public nn::Callback {
- public:
-  explicit Timer(int64_t stop_after) : stop_after_(stop_after) {}
-  double fit_called = 0, train_begin = 0;
-  std::vector<double> epoch_us, step_us;
-
-  // The Model& hooks: fit calls them for every kind of model (Sequential and functional).
-  void on_train_begin(nn::Model&) override { train_begin = now_us(); }
-  void on_epoch_begin(nn::Model&, int64_t) override { last_ = epoch_start_ = now_us(); }
-  void on_train_batch_end(nn::Model&, int64_t batch, const nn::Logs&) override {
-    const double t = now_us();
-    step_us.push_back(t - last_);
-    last_ = t;
-    if (stop_after_ > 0 && batch + 1 >= stop_after_) throw WarmupDone{};
-  }
-  void on_epoch_end(nn::Model&, int64_t, const nn::Logs&) override {
-    epoch_us.push_back(now_us() - epoch_start_);
-  }
-
- private:
-  int64_t stop_after_;
-  double last_ = 0, epoch_start_ = 0;
-};
-
-// The directory of this executable (torch_reference.py is copied next to it).
-fs::path own_dir() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::current_path() : exe.parent_path();
-}
-
-// Runs `cmd` and returns its stdout; throws naming the command when it fails.
-std::string run_command(const std::string& cmd) {
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) throw std::runtime_error("cannot run: " + cmd);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
-  if (st != 0) throw std::runtime_error("'" + cmd + "' failed (status " + std::to_string(st) + ")");
-  return out;
-}
-
-std::string quoted(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-bool imports_torch(const std::string& python) {
-  return std::system((quoted(python) + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
-}
-
-// With --torch-venv DIR: DIR/bin/python, after making DIR a venv with torch from PyPI (or
-// --torch-index-url) when it cannot import torch yet; pip's output goes to stderr, since
-// stdout carries the JSON only. Without it: --python as given.
-std::string torch_python(const TrainOptions& o) {
-  if (o.torch_venv.empty()) return o.python;
-  const std::string python = (fs::path(o.torch_venv) / "bin" / "python3").string();
-  if (fs::exists(python) && imports_torch(python)) return python;
-  std::fprintf(stderr, "dlbench: --torch-venv %s: installing torch with pip (once)\n",
-               o.torch_venv.c_str());
-  std::string cmd =
-      "{ " + quoted(o.python) + " -m venv " + quoted(o.torch_venv) + " && " + quoted(python) +
-      " -m pip install --upgrade pip && " + quoted(python) + " -m pip install torch" +
-      (o.torch_index_url.empty() ? "" : " --index-url " + quoted(o.torch_index_url)) + "; } 1>&2";
-  if (std::system(cmd.c_str()) != 0 || !imports_torch(python))
-    throw std::runtime_error("--torch-venv " + o.torch_venv +
-                             ": setting up a venv with torch failed (see pip's output above); "
-                             "fix it by hand (" +
-                             python + " -m pip install torch) or pass --python");
-  return python;
-}
-
-// Checked before dlrt trains, so a missing torch costs no wait. Returns the script's path.
-fs::path check_torch(const TrainOptions& o) {
-  if (!imports_torch(o.python))
-    throw std::runtime_error("--compare-torch: " + o.python +
-                             " cannot import torch; install it with: apt-get install "
-                             "python3-torch, or let dlbench make a venv (--torch-venv DIR)");
-  fs::path script = own_dir() / "dlbench_torch_reference.py";
-  if (!fs::exists(script))
-    throw std::runtime_error("--compare-torch: " + script.string() +
-                             " is missing (it is copied "
-                             "next to dlbench by the build and the install)");
-  return script;
-}
-
 json run_torch(const TrainOptions& o, const fs::path& script, int64_t warmup) {
   const std::string py = quoted(o.python);
   const std::string cmd = py + " " + quoted(script.string()) + " --data " + quoted(o.data) +
@@ -224,15 +131,17 @@ std::unique_ptr<nn::Model> make_model(const dlrt::Context& ctx, const std::strin
 }  // namespace
 
 json run_train(const TrainOptions& options) {
+  if (options.model == "char_transformer") return run_train_text(options);
   TrainOptions o = options;
   if (o.model != "cnn" && o.model != "resnet20")
-    throw std::runtime_error("--model " + o.model + ": unknown; expected cnn or resnet20");
+    throw std::runtime_error("--model " + o.model +
+                             ": unknown; expected cnn, resnet20 or char_transformer");
   if (o.batch == 0) o.batch = o.model == "resnet20" ? 128 : workload::kBatch;
   json doc;
   doc["mode"] = "train";
   doc["model"] = o.model;
   if (o.compare_torch) o.python = torch_python(o);
-  const fs::path torch_script = o.compare_torch ? check_torch(o) : fs::path();
+  const fs::path torch_script = o.compare_torch ? check_torch(o, "dlbench_torch_reference.py") : fs::path();
   doc["load_average_before"] = load_average();
   dlrt::Context ctx = make_context(o.threads, o.plugin_options);
   const dlrt::DeviceInfo info = ctx.device(find_device(ctx, o.device));
