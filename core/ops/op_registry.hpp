@@ -33,8 +33,9 @@ std::vector<OpDef> global_pool_ops();  // global_avg/max_pool2d (infer_global_po
 std::vector<OpDef> conv_transpose_ops();
 std::vector<OpDef> resize_ops();       // resize, resize_grad (infer_resize.cc)
 std::vector<OpDef> gather_ops();       // gather, scatter_add (infer_gather.cc)
-// one_hot, cumsum, top_k, multinomial (infer_seq.cc)
+// one_hot, cumsum, top_k (infer_seq.cc)
 std::vector<OpDef> seq_ops();
+std::vector<OpDef> sampling_ops();  // multinomial (infer_sampling.cc)
 std::vector<OpDef> layer_norm_ops();   // layer_norm, layer_norm_grad (infer_layer_norm.cc)
 std::vector<OpDef> batch_matmul_ops();  // batch_matmul (infer_batch_matmul.cc)
 // causal_mask, attention, attention_grad (infer_attention.cc)

@@ -60,6 +60,8 @@ std::vector<Sample> scatter_add(const OpDef&);
 std::vector<Sample> one_hot(const OpDef&);
 std::vector<Sample> cumsum(const OpDef&);
 std::vector<Sample> top_k(const OpDef&);
+// multinomial (samples_sampling.cc)
+std::vector<Sample> multinomial(const OpDef&);
 
 // ---- the rest (samples_misc.cc) ----
 SampleFn matmul(bool fused);

@@ -475,6 +475,54 @@ DLRT_HD float dropout_mask(uint64_t seed, uint64_t rng_offset, uint64_t i, doubl
   return static_cast<double>(philox::uniform(seed, rng_offset, i)) >= rate ? keep : 0.0f;
 }
 
+// ---- multinomial (core/ops/infer_sampling.cc): the reference's arithmetic, per draw ---------
+//
+// One thread per draw (b, s) of logits (B, K): the row's max and Z = sum_j exp(x_j - max) in
+// double, in id order, then the first id k whose running sum exceeds u * Z, u the Philox
+// uniform of element b*S + s. Every thread of a row repeats the row's O(K) pass instead of
+// sharing a parallel reduction: a sequential sum in id order is what makes the ids the same
+// bits as the reference's (a tree sum would round differently and move CDF boundaries).
+
+// A row's softmax normaliser; valid = false when the row has a NaN, a +inf or no finite
+// logit (then every draw is -1).
+struct SoftmaxRow {
+  float max;
+  double z;
+  bool valid;
+};
+DLRT_HD SoftmaxRow softmax_row(const float* x, int64_t k) {
+  SoftmaxRow r{-INFINITY, 0.0, true};
+  for (int64_t j = 0; j < k; ++j) {
+    if (x[j] != x[j] || x[j] == INFINITY) r.valid = false;
+    if (x[j] > r.max) r.max = x[j];
+  }
+  if (r.max == -INFINITY) r.valid = false;
+  if (!r.valid) return r;
+  for (int64_t j = 0; j < k; ++j)
+    r.z += exp(static_cast<double>(x[j]) - static_cast<double>(r.max));
+  return r;
+}
+// The id of uniform u in [0, 1) under the row's CDF (-1 for an invalid row). A weight-0 id is
+// never returned: the running sum must grow past u*z at the id picked.
+DLRT_HD int64_t inverse_cdf(const float* x, int64_t k, const SoftmaxRow& r, double u) {
+  if (!r.valid) return -1;
+  const double target = u * r.z;
+  double c = 0;
+  for (int64_t j = 0; j < k; ++j) {
+    c += exp(static_cast<double>(x[j]) - static_cast<double>(r.max));
+    if (target < c) return j;
+  }
+  return -1;  // unreachable: the last c is z and target < z (u <= 1 - 2^-24, z >= 1)
+}
+// Draw s of row b of logits (B, K) with `samples` draws per row.
+DLRT_HD int64_t multinomial_draw(const float* logits, int64_t k, int64_t samples, uint64_t seed,
+                                 uint64_t rng_offset, int64_t b, int64_t s) {
+  const float* x = logits + b * k;
+  const double u = static_cast<double>(
+      philox::uniform(seed, rng_offset, static_cast<uint64_t>(b * samples + s)));
+  return inverse_cdf(x, k, softmax_row(x, k), u);
+}
+
 // ---- cast (every pair of f32/f64/i32/i64/u8/i8/bool), as the reference casts ---------------
 
 // dtype codes are dlrt_dtype's values (types.h), repeated so this header needs no C header.

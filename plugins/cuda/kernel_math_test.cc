@@ -904,6 +904,54 @@ TEST(KernelMath, CumsumMatchesReference) {
   }
 }
 
+// multinomial: multinomial_draw (one GPU thread's code) against the reference, draw by draw,
+// on random rows (narrow and wide logit ranges, a byte vocabulary and a long row), rows with
+// -inf entries, and the rows without a distribution (-1).
+TEST(KernelMath, MultinomialMatchesReference) {
+  struct Case {
+    int64_t rows, k, samples;
+    float range;
+  };
+  const Case cases[] = {{4, 10, 1, 2.f}, {8, 256, 5, 2.f}, {7, 33, 3, 60.f}, {2, 5000, 4, 2.f},
+                        {5, 1, 2, 2.f}};
+  for (const Case& c : cases)
+    for (uint64_t offset : {uint64_t{0}, uint64_t{7}, uint64_t{1} << 40}) {
+      SCOPED_TRACE(std::to_string(c.rows) + "x" + std::to_string(c.k) + " S " +
+                   std::to_string(c.samples) + " offset " + std::to_string(offset));
+      auto x = random_floats(size_t(c.rows * c.k), 61, -c.range, c.range);
+      if (c.rows > 2 && c.k > 3) {
+        for (int64_t j = 0; j < c.k; ++j) x[size_t(c.k + j)] = -INFINITY;  // row 1: all -inf
+        x[size_t(2 * c.k + 1)] = NAN;                                     // row 2: a NaN
+        x[size_t(2 * c.k + 1 + c.k)] = -INFINITY;                         // row 3: a masked id
+        x[size_t(2 * c.k + 3 + c.k)] = -INFINITY;
+      }
+      auto inst = make("multinomial", {{DLRT_F32, {c.rows, c.k}}},
+                       {{"num_samples", c.samples}, {"seed", int64_t{-3}}});
+      std::vector<int64_t> ref(size_t(c.rows * c.samples), -9);
+      reference_run(inst, {x.data()}, {ref.data()}, offset);
+      for (int64_t b = 0; b < c.rows; ++b)
+        for (int64_t s = 0; s < c.samples; ++s)
+          ASSERT_EQ(math::multinomial_draw(x.data(), c.k, c.samples, uint64_t(-3), offset, b, s),
+                    ref[size_t(b * c.samples + s)])
+              << "row " << b << " draw " << s;
+      if (c.rows > 2 && c.k > 3) {
+        EXPECT_EQ(ref[size_t(c.samples)], -1);
+        EXPECT_EQ(ref[size_t(2 * c.samples)], -1);
+      }
+    }
+  // By hand: one finite logit among -inf is always drawn; +inf makes the row -1.
+  const float one[4] = {-INFINITY, -INFINITY, 0.5f, -INFINITY};
+  const float plus[3] = {0.f, INFINITY, 1.f};
+  for (int64_t s = 0; s < 50; ++s) {
+    EXPECT_EQ(math::multinomial_draw(one, 4, 50, 1, 2, 0, s), 2);
+    EXPECT_EQ(math::multinomial_draw(plus, 3, 50, 1, 2, 0, s), -1);
+  }
+  const math::SoftmaxRow r = math::softmax_row(one, 4);
+  EXPECT_TRUE(r.valid);
+  EXPECT_EQ(r.max, 0.5f);
+  EXPECT_EQ(r.z, 1.0);
+}
+
 // top_k: top_k_row (the kernel's per-thread code) against the reference on random rows,
 // rows of small integers (ties: lower index first), k = 1 and k = N, sorted and not, and NaN
 // (above every number).

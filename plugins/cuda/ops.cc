@@ -43,6 +43,7 @@ const std::vector<OpEntry>& op_table() {
     add_resize_ops(t);
     add_gather_ops(t);
     add_seq_ops(t);
+    add_multinomial_ops(t);
     add_layer_norm_ops(t);
     return t;
   }();

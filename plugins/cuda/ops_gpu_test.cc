@@ -185,6 +185,9 @@ std::vector<Case> cases() {
   c.push_back({"top_k", {f32({64, 10})}, {{"k", int64_t{3}}}, 0});
   c.push_back({"top_k", {f32({8, 5000})}, {{"k", int64_t{50}}}, 0});
   c.push_back({"top_k", {f32({3, 4, 11})}, {{"k", int64_t{11}}, {"sorted", false}}, 0});
+  // multinomial: the same ids as the reference (Philox draws, the double CDF walked in id order).
+  c.push_back({"multinomial", {f32({64, 256})}, {{"num_samples", int64_t{4}}, {"seed", int64_t{5}}}, 0});
+  c.push_back({"multinomial", {f32({3, 5000})}, {{"num_samples", int64_t{33}}, {"seed", int64_t{-1}}}, 0});
   c.push_back(
       {"cumsum", {f32({40, 3, 9})}, {{"axis", int64_t{0}}, {"exclusive", true}, {"reverse", true}}, kRed});
   // The updates' last input is the learning rate (version 2), 0.01 (make_input).

@@ -582,6 +582,48 @@ TEST(LoopKernels, RandomOpsEqualTheReferenceBitForBit) {
     }
 }
 
+// multinomial: the same ids as the reference for every shape, seed, offset and thread count
+// (each row's normaliser is summed in id order on both), wide logit ranges included.
+TEST(LoopKernels, MultinomialEqualsTheReferenceBitForBit) {
+  for (Dims d : {Dims{1, 1}, Dims{3, 7}, Dims{64, 256}, Dims{5, 5000}})
+    for (int64_t samples : {int64_t{1}, int64_t{4}})
+      for (uint64_t off : {uint64_t{0}, uint64_t{1} << 40})
+        for (double range : {2.0, 60.0})
+          check({"multinomial",
+                 {f32(d)},
+                 {{"num_samples", samples}, {"seed", int64_t{-1}}},
+                 kExact,
+                 {{-range, range}},
+                 off});
+}
+
+// Rows with -inf entries, all -inf, NaN and +inf: the same ids (-1 for the last three).
+TEST(LoopKernels, MultinomialMaskedAndInvalidRows) {
+  const float inf = INFINITY;
+  const float v[5][4] = {{-inf, 1.0f, -inf, 0.5f},
+                         {-inf, -inf, -inf, -inf},
+                         {0.0f, NAN, 1.0f, 2.0f},
+                         {0.0f, inf, 1.0f, 2.0f},
+                         {-inf, -inf, -inf, 3.0f}};
+  Bytes x(sizeof v);
+  std::memcpy(x.data(), v, sizeof v);
+  OpInstance inst = instance("multinomial", {f32({5, 4})}, {{"num_samples", 64}, {"seed", 3}});
+  for (Cpu* c : {&cpu(), &cpu1()}) {
+    auto out = run_plugin(*c, inst.desc(), {x}, 9);
+    auto ref = run_reference(inst.desc(), {x}, 9);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0], ref[0]);
+    const auto* ids = reinterpret_cast<const int64_t*>(out[0].data());
+    for (int s = 0; s < 64; ++s) {
+      EXPECT_TRUE(ids[s] == 1 || ids[s] == 3) << ids[s];
+      EXPECT_EQ(ids[64 + s], -1);
+      EXPECT_EQ(ids[128 + s], -1);
+      EXPECT_EQ(ids[192 + s], -1);
+      EXPECT_EQ(ids[256 + s], 3);
+    }
+  }
+}
+
 // ---- training ----------------------------------------------------------------------------
 
 TEST(LoopKernels, SparseSoftmaxCrossEntropy) {

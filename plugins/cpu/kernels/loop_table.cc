@@ -13,8 +13,9 @@
 //   loop_train.cc        sparse_softmax_cross_entropy argmax equal_count gather_rows
 //                        sgd_update adam_update
 //   loop_layer_norm.cc   layer_norm layer_norm_grad
-//   loop_seq.cc          one_hot cumsum top_k multinomial
+//   loop_seq.cc          one_hot cumsum top_k
 //   loop_attention.cc    causal_mask attention attention_grad (tiled, dnnl_sgemm)
+//   loop_multinomial.cc  multinomial
 #include "../ops.hpp"
 #include "loop_cut_join.hpp"
 #include "loop_gather.hpp"
@@ -36,6 +37,7 @@ const std::vector<KernelDef>& loop_kernel_defs() {
     loops::add_layer_norm_defs(t);
     loops::add_seq_defs(t);
     loops::add_attention_defs(t);
+    loops::add_multinomial_defs(t);
     return t;
   }();
   return defs;

@@ -291,5 +291,6 @@ void add_reduce_defs(std::vector<KernelDef>& t);       // loop_reduce.cc
 void add_layer_norm_defs(std::vector<KernelDef>& t);   // loop_layer_norm.cc
 void add_seq_defs(std::vector<KernelDef>& t);          // loop_seq.cc
 void add_attention_defs(std::vector<KernelDef>& t);    // loop_attention.cc
+void add_multinomial_defs(std::vector<KernelDef>& t);  // loop_multinomial.cc
 
 }  // namespace dlrt::cpu::loops

@@ -36,6 +36,7 @@ const std::map<std::string, KernelDef, std::less<>>& table() {
     detail::add_gather_kernels(defs);
     detail::add_seq_kernels(defs);
     detail::add_attention_kernels(defs);
+    detail::add_multinomial_kernels(defs);
     auto* m = new std::map<std::string, KernelDef, std::less<>>();
     for (const KernelDef& d : defs) m->emplace(d.name, d);
     return m;
