@@ -37,5 +37,6 @@ std::vector<OpDef> gather_ops();       // gather, scatter_add (infer_gather.cc)
 std::vector<OpDef> seq_ops();
 std::vector<OpDef> layer_norm_ops();   // layer_norm, layer_norm_grad (infer_layer_norm.cc)
 std::vector<OpDef> batch_matmul_ops();  // batch_matmul (infer_batch_matmul.cc)
+std::vector<OpDef> rnn_ops();  // lstm_cell, lstm_cell_grad (infer_rnn.cc)
 
 }  // namespace dlrt::ops

@@ -87,4 +87,7 @@ SampleFn layer_norm(bool grad);
 // batch_matmul (a, b) (samples_batch_matmul.cc)
 std::vector<Sample> batch_matmul(const OpDef&);
 
+// lstm_cell (zx, h, c, U) and lstm_cell_grad (dh', dc', c, c', act) (samples_rnn.cc)
+SampleFn lstm_cell(bool grad);
+
 }  // namespace dlrt::ops::samples

@@ -13,6 +13,7 @@
 //   loop_train.cc        sparse_softmax_cross_entropy argmax equal_count gather_rows
 //                        sgd_update adam_update
 //   loop_layer_norm.cc   layer_norm layer_norm_grad
+//   loop_rnn.cc          lstm_cell lstm_cell_grad
 //   loop_seq.cc          one_hot cumsum top_k multinomial
 #include "../ops.hpp"
 #include "loop_cut_join.hpp"
@@ -33,6 +34,7 @@ const std::vector<KernelDef>& loop_kernel_defs() {
     loops::add_cut_join_defs(t);
     loops::add_gather_defs(t);
     loops::add_layer_norm_defs(t);
+    loops::add_rnn_defs(t);
     loops::add_seq_defs(t);
     return t;
   }();

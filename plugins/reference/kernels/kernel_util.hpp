@@ -47,7 +47,8 @@ void add_cut_join_kernels(KernelTable& t);     // concat, split, slice, pad (cut
 void add_global_pool_kernels(KernelTable& t);  // global pools (global_pool.cc)
 void add_resize_kernels(KernelTable& t);       // resize, resize_grad (resize.cc)
 void add_gather_kernels(KernelTable& t);       // gather, scatter_add (gather.cc)
-void add_seq_kernels(KernelTable& t);  // one_hot, cumsum, top_k, multinomial (seq.cc)
+void add_seq_kernels(KernelTable& t);
+void add_rnn_kernels(KernelTable& t);  // lstm_cell, lstm_cell_grad (rnn.cc)  // one_hot, cumsum, top_k, multinomial (seq.cc)
 
 // ---- checks (throw Error naming the op) --------------------------------------------------
 //
