@@ -46,7 +46,7 @@ Status infer_lstm_cell(InferContext& ctx) {
                                          "last dim"));
   DLRT_OPS_RETURN_IF_ERROR(expect_matrix(ctx, 2, b, h, "the previous cell state, h's dims"));
   DLRT_OPS_RETURN_IF_ERROR(expect_matrix(ctx, 3, h, 4 * h, "the recurrent kernel (H,4H)"));
-  const int32_t t = ctx.input(0).dtype;
+  const auto t = ctx.input(0).dtype;
   ctx.add_output(t, {b, h});
   ctx.add_output(t, {b, h});
   ctx.add_output(t, {b, 4 * h});
@@ -63,7 +63,7 @@ Status infer_lstm_cell_grad(InferContext& ctx) {
     DLRT_OPS_RETURN_IF_ERROR(expect_matrix(ctx, i, b, h, "the dims of input 0 (dh)"));
   DLRT_OPS_RETURN_IF_ERROR(
       expect_matrix(ctx, 4, b, 4 * h, "lstm_cell's gate activations [i, f, g, o]"));
-  const int32_t t = ctx.input(0).dtype;
+  const auto t = ctx.input(0).dtype;
   ctx.add_output(t, {b, 4 * h});
   ctx.add_output(t, {b, h});
   return Status();
