@@ -338,6 +338,24 @@ void attention_rule(GradContext& c) {
       {*c.dy(0), c.input(0), c.input(1), c.input(2), c.output(0), c.output(1)},
       {{"scale", c.attr("scale")}, {"causal", c.attr("causal")}});
   for (int i = 0; i < 3; ++i) c.set_dx(i, g[size_t(i)]);
+// (h', c', act) = lstm_cell(zx, h, c, U), z = zx + h U: lstm_cell_grad turns dh' and dc'
+// into dz (at the gates' pre-activations) and dc (through c' = f*c + i*g) from the saved
+// c' and gate activations; then dzx = dz, dh = dz U^T, dU = h^T dz. A step whose h' or c' is
+// not used downstream (the last step's c', the unread h' of all but the last step without
+// return_sequences) has no gradient there: it counts as zeros. Gradients reaching act are
+// not propagated (it is saved for the backward only, as layer_norm's statistics).
+void lstm_cell_rule(GradContext& c) {
+  if (!c.dy(0) && !c.dy(1)) return;
+  std::vector<ValueRef> g =
+      c.emit_all("lstm_cell_grad", "grad",
+                 {c.dy_or_zeros(0), c.dy_or_zeros(1), c.input(2), c.output(1), c.output(2)});
+  const ValueRef dz = g[0];
+  c.set_dx(0, dz);
+  if (c.needs(1))
+    c.set_dx(1, c.emit("matmul", "dh", {dz, c.input(3)}, {{"transpose_b", true}}));
+  c.set_dx(2, g[1]);
+  if (c.needs(3))
+    c.set_dx(3, c.emit("matmul", "dU", {c.input(1), dz}, {{"transpose_a", true}}));
 }
 
 }  // namespace
@@ -372,6 +390,7 @@ void add_nn_rules(RuleTable& t) {
   t["cumsum"] = cumsum_rule;
   t["top_k"] = top_k_rule;
   t["layer_norm"] = layer_norm_rule;
+  t["lstm_cell"] = lstm_cell_rule;
 }
 
 }  // namespace dlrt::core::autodiff

@@ -287,6 +287,35 @@ TEST(GradientRules, BatchNormTrain) {
   }
 }
 
+// lstm_cell: dzx, dh, dc and dU through lstm_cell_grad and the two matmuls; both outputs
+// used, only h' (c' absent: zeros), only c', and two steps chained (h' and c' of the first
+// step are the second's state, so dh and dc flow back through a cell), for several B, H.
+TEST(GradientRules, LstmCell) {
+  struct Case {
+    int64_t b, h;
+  };
+  for (const Case& k : {Case{1, 1}, Case{2, 3}, Case{3, 5}}) {
+    for (int used = 0; used < 4; ++used) {  // 0 both, 1 h' only, 2 c' only, 3 two steps
+      SCOPED_TRACE("B " + std::to_string(k.b) + " H " + std::to_string(k.h) + " case " +
+                   std::to_string(used));
+      GradCheck c;
+      ValueRef zx = c.input("zx", {F, {k.b, 4 * k.h}});
+      ValueRef h = c.input("h", {F, {k.b, k.h}});
+      ValueRef cs = c.input("c", {F, {k.b, k.h}});
+      ValueRef u = c.input("U", {F, {k.h, 4 * k.h}});
+      std::vector<ValueRef> o = c.op_all("lstm_cell", {zx, h, cs, u});
+      if (used == 0) c.check(c.project({o[0], o[1]}));
+      if (used == 1) c.check(c.project({o[0]}));
+      if (used == 2) c.check(c.project({o[1]}));
+      if (used == 3) {
+        ValueRef zx2 = c.input("zx2", {F, {k.b, 4 * k.h}});
+        std::vector<ValueRef> o2 = c.op_all("lstm_cell", {zx2, o[0], o[1], u});
+        c.check(c.project({o2[0]}));
+      }
+    }
+  }
+}
+
 // layer_norm: dx through the row mean and variance, dgamma, dbeta (layer_norm_grad); rank 1,
 // 2 and 3 (B,T,D), and D = 1 (zero variance: y = beta, so dx must be 0).
 TEST(GradientRules, LayerNorm) {

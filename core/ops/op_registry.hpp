@@ -40,5 +40,6 @@ std::vector<OpDef> layer_norm_ops();   // layer_norm, layer_norm_grad (infer_lay
 std::vector<OpDef> batch_matmul_ops();  // batch_matmul (infer_batch_matmul.cc)
 // causal_mask, attention, attention_grad (infer_attention.cc)
 std::vector<OpDef> attention_ops();
+std::vector<OpDef> rnn_ops();  // lstm_cell, lstm_cell_grad (infer_rnn.cc)
 
 }  // namespace dlrt::ops

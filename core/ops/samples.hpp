@@ -92,4 +92,7 @@ std::vector<Sample> batch_matmul(const OpDef&);
 std::vector<Sample> causal_mask(const OpDef&);
 SampleFn attention(bool grad);
 
+// lstm_cell (zx, h, c, U) and lstm_cell_grad (dh', dc', c, c', act) (samples_rnn.cc)
+SampleFn lstm_cell(bool grad);
+
 }  // namespace dlrt::ops::samples

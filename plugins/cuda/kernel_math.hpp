@@ -1066,6 +1066,52 @@ DLRT_HD void top_k_row(const float* x, int64_t n, int64_t k, bool sorted, float*
     }
 }
 
+// ---- lstm_cell, lstm_cell_grad (rnn.cu) -----------------------------------------------------
+// One thread per element (b, j) of the (B,H) state; z = zx + h U (cuBLASLt, beta 1) sits in
+// act (B,4H) when the gate kernel runs, which overwrites it with the activations. In float
+// with expf/tanhf, as the elementwise kernels.
+
+// The four gate blocks of row b at column j of a (B,4H) buffer: i, f, g, o at j, H+j, 2H+j, 3H+j.
+DLRT_HD int64_t lstm_gate_index(int64_t b, int64_t j, int64_t h, int gate) {
+  return b * 4 * h + int64_t(gate) * h + j;
+}
+
+// Element k = b*H + j of lstm_cell's gate pass: reads z from act, writes the activations back,
+// and c'[k], h'[k].
+DLRT_HD void lstm_cell_at(float* act, const float* c, float* c_next, float* h_next, int64_t h,
+                          int64_t k) {
+  const int64_t b = k / h, j = k % h;
+  float* zi = act + lstm_gate_index(b, j, h, 0);
+  float* zf = act + lstm_gate_index(b, j, h, 1);
+  float* zg = act + lstm_gate_index(b, j, h, 2);
+  float* zo = act + lstm_gate_index(b, j, h, 3);
+  const float i = sigmoidf_(*zi), f = sigmoidf_(*zf), g = tanhf(*zg), o = sigmoidf_(*zo);
+  const float cn = f * c[k] + i * g;
+  *zi = i;
+  *zf = f;
+  *zg = g;
+  *zo = o;
+  c_next[k] = cn;
+  h_next[k] = o * tanhf(cn);
+}
+
+// Element k = b*H + j of lstm_cell_grad (core/ops/infer_rnn.cc's formulas): dz's four gate
+// entries of (b, j) and dc[k].
+DLRT_HD void lstm_cell_grad_at(const float* dh_next, const float* dc_next, const float* c,
+                               const float* c_next, const float* act, float* dz, float* dc,
+                               int64_t h, int64_t k) {
+  const int64_t b = k / h, j = k % h;
+  const float i = act[lstm_gate_index(b, j, h, 0)], f = act[lstm_gate_index(b, j, h, 1)];
+  const float g = act[lstm_gate_index(b, j, h, 2)], o = act[lstm_gate_index(b, j, h, 3)];
+  const float th = tanhf(c_next[k]), dh = dh_next[k];
+  const float dct = dc_next[k] + dh * o * (1.0f - th * th);
+  dz[lstm_gate_index(b, j, h, 0)] = dct * g * i * (1.0f - i);
+  dz[lstm_gate_index(b, j, h, 1)] = dct * c[k] * f * (1.0f - f);
+  dz[lstm_gate_index(b, j, h, 2)] = dct * i * (1.0f - g * g);
+  dz[lstm_gate_index(b, j, h, 3)] = dh * th * o * (1.0f - o);
+  dc[k] = dct * f;
+}
+
 // ---- pointer alignment (host only: matmul.cc picks its cuBLASLt algorithm by it) ----------
 
 // The largest power of two, at most `cap`, dividing every pointer's address: the alignment

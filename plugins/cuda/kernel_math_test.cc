@@ -1389,5 +1389,52 @@ TEST(KernelMath, LayerNormMatchesReference) {
   }
 }
 
+
+// lstm_cell and lstm_cell_grad: the per-element gate functions (lstm_cell_at,
+// lstm_cell_grad_at) run over every element on the host as rnn.cu runs them after its GEMM
+// (z computed here in double, as cuBLASLt's f32 accumulation would to rounding), against
+// the reference; H = 1, odd H, several B.
+TEST(KernelMath, LstmCellMatchesReference) {
+  for (const auto& [bsz, h] : {std::pair<int64_t, int64_t>{1, 1}, {3, 5}, {4, 16}}) {
+    SCOPED_TRACE("B " + std::to_string(bsz) + " H " + std::to_string(h));
+    const size_t n = size_t(bsz * h), n4 = 4 * n;
+    auto zx = random_floats(n4, 21), hs = random_floats(n, 22, -1.f, 1.f);
+    auto c = random_floats(n, 23), u = random_floats(size_t(4 * h * h), 24, -0.5f, 0.5f);
+    auto inst = make("lstm_cell", {{DLRT_F32, {bsz, 4 * h}}, {DLRT_F32, {bsz, h}},
+                                   {DLRT_F32, {bsz, h}}, {DLRT_F32, {h, 4 * h}}});
+    std::vector<float> h2(n), c2(n), act(n4);
+    reference_run(inst, {zx.data(), hs.data(), c.data(), u.data()},
+                  {h2.data(), c2.data(), act.data()});
+    std::vector<float> z(n4), mh(n), mc(n);
+    for (int64_t b = 0; b < bsz; ++b)
+      for (int64_t j = 0; j < 4 * h; ++j) {
+        double acc = zx[size_t(b * 4 * h + j)];
+        for (int64_t k = 0; k < h; ++k)
+          acc += double(hs[size_t(b * h + k)]) * double(u[size_t(k * 4 * h + j)]);
+        z[size_t(b * 4 * h + j)] = float(acc);
+      }
+    for (int64_t k = 0; k < bsz * h; ++k) math::lstm_cell_at(z.data(), c.data(), mc.data(), mh.data(), h, k);
+    for (size_t k = 0; k < n; ++k) {
+      EXPECT_NEAR(mh[k], h2[k], 1e-5) << k;
+      EXPECT_NEAR(mc[k], c2[k], 1e-5) << k;
+    }
+    for (size_t k = 0; k < n4; ++k) EXPECT_NEAR(z[k], act[k], 1e-5) << k;
+
+    // backward from the reference's saved state
+    auto dh = random_floats(n, 25, -1.f, 1.f), dcn = random_floats(n, 26, -1.f, 1.f);
+    auto ginst = make("lstm_cell_grad", {{DLRT_F32, {bsz, h}}, {DLRT_F32, {bsz, h}},
+                                         {DLRT_F32, {bsz, h}}, {DLRT_F32, {bsz, h}},
+                                         {DLRT_F32, {bsz, 4 * h}}});
+    std::vector<float> dz(n4), dc(n), mdz(n4), mdc(n);
+    reference_run(ginst, {dh.data(), dcn.data(), c.data(), c2.data(), act.data()},
+                  {dz.data(), dc.data()});
+    for (int64_t k = 0; k < bsz * h; ++k)
+      math::lstm_cell_grad_at(dh.data(), dcn.data(), c.data(), c2.data(), act.data(), mdz.data(),
+                              mdc.data(), h, k);
+    for (size_t k = 0; k < n4; ++k) EXPECT_NEAR(mdz[k], dz[k], 1e-5) << k;
+    for (size_t k = 0; k < n; ++k) EXPECT_NEAR(mdc[k], dc[k], 1e-5) << k;
+  }
+}
+
 }  // namespace
 }  // namespace dlrt::cuda::math

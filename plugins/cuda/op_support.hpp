@@ -55,6 +55,7 @@ void add_gather_ops(std::vector<OpEntry>& t);        // gather.cu: gather, scatt
 void add_seq_ops(std::vector<OpEntry>& t);  // seq.cu: one_hot, cumsum, top_k
 void add_multinomial_ops(std::vector<OpEntry>& t);  // multinomial.cu
 void add_layer_norm_ops(std::vector<OpEntry>& t);    // layer_norm.cu: layer_norm, _grad
+void add_rnn_ops(std::vector<OpEntry>& t);           // rnn.cu: lstm_cell, lstm_cell_grad
 
 // ---- checks -------------------------------------------------------------------------------
 

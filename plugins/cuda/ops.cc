@@ -45,6 +45,7 @@ const std::vector<OpEntry>& op_table() {
     add_seq_ops(t);
     add_multinomial_ops(t);
     add_layer_norm_ops(t);
+    add_rnn_ops(t);
     return t;
   }();
   return table;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "op_view.hpp"
@@ -121,6 +122,14 @@ std::vector<Case> cases() {
   c.push_back({"batch_matmul", {f32({4, 9, 16}), f32({16, 8})}, {}, kConv});
   c.push_back({"batch_matmul", {f32({2, 1, 3, 4}), f32({1, 5, 4, 2})}, {}, kConv});
   c.push_back({"batch_matmul", {f32({8, 64, 32}), f32({8, 64, 32})}, {{"transpose_b", true}}, kConv});
+  // lstm_cell (cuBLASLt GEMM with zx as C, then the gate kernel) and lstm_cell_grad: one
+  // row, an odd H, and a batch of 64 with 4H = 512.
+  for (const auto& [b, h] : {std::pair<int64_t, int64_t>{1, 1}, {3, 13}, {64, 128}}) {
+    c.push_back({"lstm_cell", {f32({b, 4 * h}), f32({b, h}), f32({b, h}), f32({h, 4 * h})}, {},
+                 kConv});
+    c.push_back({"lstm_cell_grad",
+                 {f32({b, h}), f32({b, h}), f32({b, h}), f32({b, h}), f32({b, 4 * h})}, {}, kEw});
+  }
   for (const char* op : {"relu", "sigmoid", "tanh", "neg", "exp", "log", "sqrt", "copy"})
     c.push_back({op, {f32({3, 17, 5})}, {}, kEw});
   for (const char* op : {"relu_grad", "sigmoid_grad", "tanh_grad"})

@@ -16,6 +16,7 @@
 //   loop_seq.cc          one_hot cumsum top_k
 //   loop_attention.cc    causal_mask attention attention_grad (tiled, dnnl_sgemm)
 //   loop_multinomial.cc  multinomial
+//   loop_rnn.cc          lstm_cell lstm_cell_grad
 #include "../ops.hpp"
 #include "loop_cut_join.hpp"
 #include "loop_gather.hpp"
@@ -35,6 +36,7 @@ const std::vector<KernelDef>& loop_kernel_defs() {
     loops::add_cut_join_defs(t);
     loops::add_gather_defs(t);
     loops::add_layer_norm_defs(t);
+    loops::add_rnn_defs(t);
     loops::add_seq_defs(t);
     loops::add_attention_defs(t);
     loops::add_multinomial_defs(t);

@@ -51,6 +51,7 @@ void add_seq_kernels(KernelTable& t);          // one_hot, cumsum, top_k (seq.cc
 // causal_mask, attention, attention_grad (attention.cc)
 void add_attention_kernels(KernelTable& t);
 void add_multinomial_kernels(KernelTable& t);  // multinomial (multinomial.cc)
+void add_rnn_kernels(KernelTable& t);          // lstm_cell, lstm_cell_grad (rnn.cc)
 
 // ---- checks (throw Error naming the op) --------------------------------------------------
 //

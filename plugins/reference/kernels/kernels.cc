@@ -29,6 +29,7 @@ const std::map<std::string, KernelDef, std::less<>>& table() {
     detail::add_misc_kernels(defs);
     detail::add_norm_kernels(defs);
     detail::add_layer_norm_kernels(defs);
+    detail::add_rnn_kernels(defs);
     detail::add_batch_matmul_kernels(defs);
     detail::add_cut_join_kernels(defs);
     detail::add_global_pool_kernels(defs);

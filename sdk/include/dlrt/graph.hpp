@@ -83,14 +83,20 @@ class Graph {
   // Adds op `op` (docs/ops.md) and returns all its outputs. `name` "" makes a unique one.
   std::vector<Value> op(const std::string& op, const std::vector<Value>& inputs,
                         const OpAttrs& attrs = {}, const std::string& name = "") {
+    return op_outputs(op, inputs, attrs, 8, name);  // fixed-arity ops have at most 3 outputs
+  }
+  // op() for an op with up to `max_outputs` outputs: split into T parts (nn::LSTM's steps).
+  std::vector<Value> op_outputs(const std::string& op, const std::vector<Value>& inputs,
+                                const OpAttrs& attrs, size_t max_outputs,
+                                const std::string& name = "") {
     std::vector<dlrt_value> in;
     in.reserve(inputs.size());
     for (const Value& i : inputs) in.push_back(i.get());
     const detail::CAttrs c_attrs(attrs);
-    dlrt_value out[8];  // no op of docs/ops.md has more than 3 outputs
+    std::vector<dlrt_value> out(max_outputs, DLRT_INVALID_VALUE);
     size_t n = 0;
     check(dlrt_graph_op(get(), op.c_str(), name.c_str(), in.empty() ? nullptr : in.data(),
-                        in.size(), c_attrs.data(), c_attrs.size(), out, 8, &n));
+                        in.size(), c_attrs.data(), c_attrs.size(), out.data(), out.size(), &n));
     std::vector<Value> values;
     for (size_t k = 0; k < n; ++k) values.push_back(Value(get(), out[k]));
     return values;

@@ -15,6 +15,7 @@
 //   depthwise_conv.hpp  DepthwiseConv2D (a grouped conv2d with groups = channels)
 //   conv_transpose.hpp  Conv2DTranspose (Keras' transposed convolution)
 //   embedding.hpp     Embedding (integer ids -> trainable vectors; a gather op)
+//   recurrent.hpp     LSTM (op lstm_cell per step), GRU (reset_after; ordinary ops)
 //   optimizers.hpp    Adam, SGD (in-place fused updates)
 //   losses.hpp        SparseCategoricalCrossentropy, MeanSquaredError
 //   metrics.hpp       accuracy
@@ -54,6 +55,7 @@
 #include "dlrt/nn/optimizers.hpp"
 #include "dlrt/nn/padding.hpp"
 #include "dlrt/nn/progress.hpp"
+#include "dlrt/nn/recurrent.hpp"
 #include "dlrt/nn/regularizers.hpp"
 #include "dlrt/nn/resampling.hpp"
 #include "dlrt/nn/symbolic.hpp"

@@ -15,11 +15,24 @@
 //                   is possible, about 5% of them)
 //   zeros, ones     fill 0, fill 1
 //   constant(v)     fill v (keras.initializers.Constant)
+//   orthogonal(g)   keras.initializers.Orthogonal(gain g): the (rows, cols) view of the dims
+//                   (rows = all dims but the last) gets orthonormal rows or columns, whichever
+//                   are fewer: QR of a (max, min) standard-normal matrix, Q's columns signed
+//                   so that R's diagonal is positive, transposed when rows < cols, times g.
+//                   The recurrent kernel of LSTM and GRU (recurrent.hpp).
+//   lstm_unit_forget_bias
+//                   an LSTM bias (4H): zeros but the forget gate's block [H, 2H), which is 1
+//                   (Keras' LSTM with unit_forget_bias=True, Jozefowicz et al. 2015).
+// The last two are computed on the host (there is no QR op): their init op is "fill 0" and
+// the session writes the values once the variable exists (host_values()). orthogonal's
+// normal draws are a SplitMix64 stream + Box-Muller keyed by the same variable seed, so they
+// are the same on every device and run, but not the values of a device Philox stream.
 // Random ones are Philox streams keyed by the variable's own seed (data.hpp's derive_seed of
 // the model seed and the variable's name), so every device draws the same first values.
 #ifndef DLRT_NN_INITIALIZERS_HPP_
 #define DLRT_NN_INITIALIZERS_HPP_
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -40,7 +53,9 @@ class Initializer {
     kGlorotNormal,
     kHeUniform,
     kHeNormal,
-    kRandomUniform  // U(minval, maxval): Keras' RandomUniform (Embedding's default)
+    kRandomUniform,  // U(minval, maxval): Keras' RandomUniform (Embedding's default)
+    kOrthogonal,     // host-computed (host_values)
+    kLstmUnitForgetBias  // host-computed (host_values)
   };
 
   static Initializer zeros() { return Initializer(Kind::kZeros); }
@@ -71,6 +86,18 @@ class Initializer {
     i.max_ = maxval;
     return i;
   }
+  // keras.initializers.Orthogonal(gain); INVALID_ARGUMENT for a gain that is not finite.
+  static Initializer orthogonal(double gain = 1.0) {
+    if (!std::isfinite(gain))
+      throw Error(DLRT_INVALID_ARGUMENT,
+                  "Initializer::orthogonal: gain " + std::to_string(gain) + " is not finite");
+    Initializer i(Kind::kOrthogonal);
+    i.value_ = gain;
+    return i;
+  }
+  // An LSTM bias (4H) with its forget block at 1 (the header). Only for dims (4H).
+  static Initializer lstm_unit_forget_bias() { return Initializer(Kind::kLstmUnitForgetBias); }
+
   // By Keras' name: "zeros", "ones", "glorot_uniform", "glorot_normal", "he_uniform",
   // "he_normal" (constant takes a value: use constant()).
   static Initializer named(const std::string& name) {
@@ -81,10 +108,11 @@ class Initializer {
     if (name == "he_uniform") return he_uniform();
     if (name == "he_normal") return he_normal();
     if (name == "uniform" || name == "random_uniform") return random_uniform();
+    if (name == "orthogonal") return orthogonal();
     throw Error(DLRT_INVALID_ARGUMENT,
                 "unknown initializer '" + name +
                     "'; expected zeros, ones, glorot_uniform, glorot_normal, "
-                    "he_uniform, he_normal or uniform");
+                    "he_uniform, he_normal, uniform or orthogonal");
   }
 
   Kind kind() const { return kind_; }
@@ -129,12 +157,84 @@ class Initializer {
         return {"random_normal", {{"mean", 0.0}, {"stddev", std::sqrt(2.0 / fan_in)}, {"seed", s}}};
       case Kind::kRandomUniform:
         return {"random_uniform", {{"minval", value_}, {"maxval", max_}, {"seed", s}}};
+      case Kind::kOrthogonal:
+      case Kind::kLstmUnitForgetBias:
+        return {"fill", {{"value", 0.0}}};  // then host_values() is written over it
     }
     throw Error(DLRT_INTERNAL, "Initializer: unknown kind");
   }
 
+  // Whether the first value is computed on the host (host_values) rather than by init_op.
+  bool on_host() const { return kind_ == Kind::kOrthogonal || kind_ == Kind::kLstmUnitForgetBias; }
+
+  // The first value of a host-computed initializer for a variable of `dims` (row-major).
+  std::vector<float> host_values(const std::vector<int64_t>& dims, uint64_t seed) const {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    if (kind_ == Kind::kLstmUnitForgetBias) {
+      if (dims.size() != 1 || dims[0] % 4 != 0)
+        throw Error(DLRT_INVALID_ARGUMENT,
+                    "Initializer::lstm_unit_forget_bias: needs dims (4H), got rank " +
+                        std::to_string(dims.size()));
+      const int64_t h = dims[0] / 4;
+      std::vector<float> v(static_cast<size_t>(n), 0.f);
+      for (int64_t j = h; j < 2 * h; ++j) v[static_cast<size_t>(j)] = 1.f;
+      return v;
+    }
+    if (kind_ != Kind::kOrthogonal)
+      throw Error(DLRT_INTERNAL, "Initializer::host_values: not a host-computed initializer");
+    if (dims.size() < 2)
+      throw Error(DLRT_INVALID_ARGUMENT,
+                  "Initializer::orthogonal: needs a variable of rank >= 2, got rank " +
+                      std::to_string(dims.size()));
+    const int64_t cols = dims.back(), rows = n / cols;
+    return orthogonal_values(rows, cols, value_, seed);
+  }
+
  private:
   explicit Initializer(Kind k) : kind_(k) {}
+
+  // SplitMix64 (Steele et al. 2014): the host's random stream, portable bit for bit.
+  static uint64_t splitmix64(uint64_t& state) {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // A (rows, cols) matrix, row-major, whose rows (rows <= cols) or columns (rows > cols) are
+  // orthonormal, times gain: a = (m, k) standard normals, m = max, k = min; modified
+  // Gram-Schmidt on a's columns in double gives Q (m, k) with R's diagonal positive (what
+  // Keras' q * sign(diag(r)) gives); transposed when rows < cols.
+  static std::vector<float> orthogonal_values(int64_t rows, int64_t cols, double gain,
+                                              uint64_t seed) {
+    const int64_t m = std::max(rows, cols), k = std::min(rows, cols);
+    std::vector<double> a(static_cast<size_t>(m * k));  // a[r * k + j]
+    uint64_t state = seed;
+    auto unit = [&] { return (double(splitmix64(state) >> 11) + 0.5) * 0x1.0p-53; };  // (0,1)
+    for (size_t i = 0; i < a.size(); i += 2) {  // Box-Muller: two normals per two uniforms
+      const double r = std::sqrt(-2.0 * std::log(unit())), t = 6.283185307179586 * unit();
+      a[i] = r * std::cos(t);
+      if (i + 1 < a.size()) a[i + 1] = r * std::sin(t);
+    }
+    for (int64_t j = 0; j < k; ++j) {
+      for (int64_t p = 0; p < j; ++p) {  // remove the earlier columns' components
+        double dot = 0;
+        for (int64_t r = 0; r < m; ++r) dot += a[size_t(r * k + p)] * a[size_t(r * k + j)];
+        for (int64_t r = 0; r < m; ++r) a[size_t(r * k + j)] -= dot * a[size_t(r * k + p)];
+      }
+      double norm = 0;
+      for (int64_t r = 0; r < m; ++r) norm += a[size_t(r * k + j)] * a[size_t(r * k + j)];
+      norm = std::sqrt(norm);
+      for (int64_t r = 0; r < m; ++r) a[size_t(r * k + j)] /= norm;
+    }
+    std::vector<float> out(static_cast<size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        out[size_t(r * cols + c)] =
+            static_cast<float>(gain * (rows >= cols ? a[size_t(r * k + c)] : a[size_t(c * k + r)]));
+    return out;
+  }
+
   Kind kind_;
   double value_ = 0.0;  // constant's value; random_uniform's minval
   double max_ = 0.0;    // random_uniform's maxval

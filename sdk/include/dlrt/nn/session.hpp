@@ -167,8 +167,12 @@ class Session {
       : ctx_(ctx), plan_(std::move(plan)), graph_(ctx), replica_(replica) {
     Scopes scopes(graph_, plan_->device_scopes);
     for (const StateVar& s : plan_->state) {
-      auto [op, attrs] = s.init.init_op(s.dims, derive_seed(plan_->seed, s.name));
+      const uint64_t seed = derive_seed(plan_->seed, s.name);
+      auto [op, attrs] = s.init.init_op(s.dims, seed);
       vars_.push_back(graph_.variable(s.name, DLRT_F32, s.dims, op, attrs, s.trainable));
+      // orthogonal, lstm_unit_forget_bias: computed here (initializers.hpp), written over
+      // the init op's zeros
+      if (s.init.on_host()) graph_.write_variable(vars_.back(), s.init.host_values(s.dims, seed));
     }
   }
 
