@@ -1,0 +1,79 @@
+// torch_run.cc: see torch_run.hpp.
+#include "torch_run.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace dlbench {
+
+namespace fs = std::filesystem;
+
+// The directory of this executable (torch_reference.py is copied next to it).
+fs::path own_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::current_path() : exe.parent_path();
+}
+
+// Runs `cmd` and returns its stdout; throws naming the command when it fails.
+std::string run_command(const std::string& cmd) {
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) throw std::runtime_error("cannot run: " + cmd);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int st = pclose(p);
+  if (st != 0) throw std::runtime_error("'" + cmd + "' failed (status " + std::to_string(st) + ")");
+  return out;
+}
+
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+namespace {
+bool imports_torch(const std::string& python) {
+  return std::system((quoted(python) + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
+}
+}  // namespace
+
+// With --torch-venv DIR: DIR/bin/python, after making DIR a venv with torch from PyPI (or
+// --torch-index-url) when it cannot import torch yet; pip's output goes to stderr, since
+// stdout carries the JSON only. Without it: --python as given.
+std::string torch_python(const TrainOptions& o) {
+  if (o.torch_venv.empty()) return o.python;
+  const std::string python = (fs::path(o.torch_venv) / "bin" / "python3").string();
+  if (fs::exists(python) && imports_torch(python)) return python;
+  std::fprintf(stderr, "dlbench: --torch-venv %s: installing torch with pip (once)\n",
+               o.torch_venv.c_str());
+  std::string cmd =
+      "{ " + quoted(o.python) + " -m venv " + quoted(o.torch_venv) + " && " + quoted(python) +
+      " -m pip install --upgrade pip && " + quoted(python) + " -m pip install torch" +
+      (o.torch_index_url.empty() ? "" : " --index-url " + quoted(o.torch_index_url)) + "; } 1>&2";
+  if (std::system(cmd.c_str()) != 0 || !imports_torch(python))
+    throw std::runtime_error("--torch-venv " + o.torch_venv +
+                             ": setting up a venv with torch failed (see pip's output above); "
+                             "fix it by hand (" +
+                             python + " -m pip install torch) or pass --python");
+  return python;
+}
+
+// Checked before dlrt trains, so a missing torch costs no wait. Returns the script's path.
+fs::path check_torch(const TrainOptions& o, const std::string& script_name) {
+  if (!imports_torch(o.python))
+    throw std::runtime_error("--compare-torch: " + o.python +
+                             " cannot import torch; install it with: apt-get install "
+                             "python3-torch, or let dlbench make a venv (--torch-venv DIR)");
+  fs::path script = own_dir() / script_name;
+  if (!fs::exists(script))
+    throw std::runtime_error("--compare-torch: " + script.string() +
+                             " is missing (it is copied "
+                             "next to dlbench by the build and the install)");
+  return script;
+}
+
+}  // namespace dlbench
