@@ -54,6 +54,7 @@ void add_resize_ops(std::vector<OpEntry>& t);        // resize.cu: resize, resiz
 void add_gather_ops(std::vector<OpEntry>& t);        // gather.cu: gather, scatter_add
 void add_seq_ops(std::vector<OpEntry>& t);  // seq.cu: one_hot, cumsum, top_k, multinomial
 void add_layer_norm_ops(std::vector<OpEntry>& t);    // layer_norm.cu: layer_norm, _grad
+void add_attention_ops(std::vector<OpEntry>& t);  // attention.cu: causal_mask, attention, _grad
 
 // ---- checks -------------------------------------------------------------------------------
 

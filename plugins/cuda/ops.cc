@@ -44,6 +44,7 @@ const std::vector<OpEntry>& op_table() {
     add_gather_ops(t);
     add_seq_ops(t);
     add_layer_norm_ops(t);
+    add_attention_ops(t);
     return t;
   }();
   return table;
