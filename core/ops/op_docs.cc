@@ -18,6 +18,7 @@ const std::vector<std::pair<std::string, std::string>> kFamilies = {
     {"reduce_shape", "Reductions and shapes"},
     {"misc", "Matmul, softmax, losses, generators, data movement"},
     {"norm", "Normalization"},
+    {"attention", "Attention"},
     {"train", "Optimizer updates"},
 };
 
