@@ -21,6 +21,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "attention_geom.hpp"
 #include "loop_simd.hpp"
@@ -155,6 +156,57 @@ double row_max(bool, const double* s, int64_t n) {
   return m;
 }
 
+// ---- few query rows (generation: Tq = 1 against a key/value cache) ---------------------------
+// A GEMM call costs more than a 1 x Tk x D product, so blocks of at most kFewRows rows score,
+// normalise and mix with loops: the dot products keep 8 partials (one vector, combined in a
+// fixed order, as above), o += p_j v_j runs across Dv (no reduction). f32 only.
+constexpr int64_t kFewRows = 4;
+
+DLRT_SIMD_INLINE float dot8(const float* a, const float* b, int64_t n) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t c = 0;
+  for (; c + 8 <= n; c += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += a[c + l] * b[c + l];
+  for (int l = 0; c < n; ++c, ++l) acc[l] += a[c] * b[c];
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
+// Rows [i0, i0 + rows) of one problem: o and lse; s holds rows x Tk scores.
+template <typename V>
+DLRT_SIMD_INLINE void few_rows_body(const AttentionGeom& g, const float* q, const float* k,
+                                    const float* v, float* o, float* lse, int64_t i0,
+                                    int64_t rows, float* s) {
+  const float scale = float(g.scale);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t i = i0 + r, e = g.key_end(i);
+    float* sr = s + r * g.tk;
+    const float* qi = q + i * g.d;
+    for (int64_t j = 0; j < e; ++j) sr[j] = scale * dot8(qi, k + j * g.d, g.d);
+    const float mx = row_max_body(sr, e);
+    const float sum = exp_shifted_body<V>(sr, e, mx);
+    const float inv = 1.0f / sum;
+    float* oi = o + i * g.dv;
+    for (int64_t c = 0; c < g.dv; ++c) oi[c] = 0.0f;
+    for (int64_t j = 0; j < e; ++j) {
+      const float p = sr[j] * inv;
+      const float* vj = v + j * g.dv;
+      for (int64_t c = 0; c < g.dv; ++c) oi[c] += p * vj[c];
+    }
+    lse[i] = mx + std::log(sum);
+  }
+}
+void few_rows_portable(const AttentionGeom& g, const float* q, const float* k, const float* v,
+                       float* o, float* lse, int64_t i0, int64_t rows, float* s) {
+  few_rows_body<simd::F4>(g, q, k, v, o, lse, i0, rows, s);
+}
+#if DLRT_HAVE_AVX2_PATH
+DLRT_TARGET_AVX2 void few_rows_avx2(const AttentionGeom& g, const float* q, const float* k,
+                                    const float* v, float* o, float* lse, int64_t i0,
+                                    int64_t rows, float* s) {
+  few_rows_body<simd::F8>(g, q, k, v, o, lse, i0, rows, s);
+}
+#endif
+
 // ---- causal_mask ----------------------------------------------------------------------------
 
 void check_attention(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
@@ -242,6 +294,14 @@ class AttentionKernel : public LoopKernel {
     T* o = static_cast<T*>(args.outputs[0]) + h * g.tq * g.dv;
     T* lse = static_cast<T*>(args.outputs[1]) + h * g.tq;
     const Block blk = block_of(g, b);
+    if constexpr (std::is_same_v<T, float>) {
+      if (blk.rows <= kFewRows) {
+#if DLRT_HAVE_AVX2_PATH
+        if (avx2_) return few_rows_avx2(g, q, k, v, o, lse, blk.i0, blk.rows, s);
+#endif
+        return few_rows_portable(g, q, k, v, o, lse, blk.i0, blk.rows, s);
+      }
+    }
     const int64_t n = blk.keys;  // the tile's width and leading dimension
     gemm('N', 'T', blk.rows, n, g.d, T(g.scale), q + blk.i0 * g.d, g.d, k, g.d, T(0), s, n);
     for (int64_t r = 0; r < blk.rows; ++r) {
