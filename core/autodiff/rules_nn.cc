@@ -338,6 +338,8 @@ void attention_rule(GradContext& c) {
       {*c.dy(0), c.input(0), c.input(1), c.input(2), c.output(0), c.output(1)},
       {{"scale", c.attr("scale")}, {"causal", c.attr("causal")}});
   for (int i = 0; i < 3; ++i) c.set_dx(i, g[size_t(i)]);
+}
+
 // (h', c', act) = lstm_cell(zx, h, c, U), z = zx + h U: lstm_cell_grad turns dh' and dc'
 // into dz (at the gates' pre-activations) and dc (through c' = f*c + i*g) from the saved
 // c' and gate activations; then dzx = dz, dh = dz U^T, dU = h^T dz. A step whose h' or c' is

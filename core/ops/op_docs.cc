@@ -19,6 +19,7 @@ const std::vector<std::pair<std::string, std::string>> kFamilies = {
     {"misc", "Matmul, softmax, losses, generators, data movement"},
     {"norm", "Normalization"},
     {"rnn", "Recurrent cells"},
+    {"attention", "Attention"},
     {"train", "Optimizer updates"},
 };
 

@@ -936,6 +936,61 @@ DLRT_HD void scatter_add_thread(const ScatterGeom& g, const Index* ids, const fl
   }
 }
 
+// ---- attention (attention.cu) -----------------------------------------------------------
+// causal_mask, attention and attention_grad on (heads, T, D) problems (attention_geom.hpp).
+// Bottom-right causal alignment: query i of Tq sees keys j <= i + Tk - Tq.
+
+// Element e of causal_mask's x (..., Tq, Tk) is kept (not filled).
+DLRT_HD bool causal_keep(int64_t e, int64_t tq, int64_t tk) {
+  const int64_t j = e % tk, i = (e / tk) % tq;
+  return j <= i + (tk - tq);
+}
+// Keys query row i sees: [0, attn_key_end).
+DLRT_HD int64_t attn_key_end(int64_t i, int64_t tq, int64_t tk, bool causal) {
+  if (!causal) return tk;
+  const int64_t e = i + (tk - tq) + 1;
+  return e < tk ? e : tk;
+}
+// The first query row that sees key j: [attn_first_query, Tq) see it.
+DLRT_HD int64_t attn_first_query(int64_t j, int64_t tq, int64_t tk, bool causal) {
+  if (!causal) return 0;
+  const int64_t f = j - (tk - tq);
+  return f > 0 ? f : 0;
+}
+// a . b over n floats, in index order (one thread's dot product of a query and a key).
+DLRT_HD float attn_dot(const float* a, const float* b, int64_t n) {
+  float s = 0.0f;
+  for (int64_t c = 0; c < n; ++c) s += a[c] * b[c];
+  return s;
+}
+
+// The online softmax of one query row over chunks of keys (FlashAttention's running max m and
+// sum l = sum_j exp(s_j - m)). Per chunk with maximum cmax:
+//   alpha = attn_online_rescale(st, cmax)   (m grows to max(m, cmax); l is scaled by alpha)
+//   p_j = exp(s_j - st.m) for the chunk's keys, st.l += sum p_j, acc = acc*alpha + sum p_j v_j
+// and at the end o = acc / l, lse = attn_lse(st) = m + log(l).
+struct AttnOnline {
+  float m;  // running max (-inf before the first key)
+  float l;  // running sum of exp(s - m)
+};
+DLRT_HD AttnOnline attn_online_init() { return AttnOnline{-INFINITY, 0.0f}; }
+DLRT_HD float attn_online_rescale(AttnOnline& st, float chunk_max) {
+  const float m_new = st.m > chunk_max ? st.m : chunk_max;
+  const float alpha = st.m == -INFINITY ? 0.0f : expf(st.m - m_new);
+  st.m = m_new;
+  st.l *= alpha;
+  return alpha;
+}
+DLRT_HD float attn_lse(const AttnOnline& st) { return st.m + logf(st.l); }
+
+// The backward's per-pair terms (FlashAttention-2): p = exp(s - lse) recomputed from the saved
+// lse, and dS = scale * p * (dP - delta), delta = do_i . o_i, dP = do_i . v_j (the scale of
+// s = scale * q.k is folded in here, so dq = sum dS k and dk = sum dS q).
+DLRT_HD float attn_prob(float s, float lse) { return expf(s - lse); }
+DLRT_HD float attn_ds(float p, float dp, float delta, float scale) {
+  return scale * p * (dp - delta);
+}
+
 // ---- layer_norm (layer_norm.cu) ----------------------------------------------------------
 // One block of `lanes` threads per row of D values. Lane t visits elements t, t+lanes, ...
 // (coalesced), accumulating in double; the lanes' partials are then combined by a fixed

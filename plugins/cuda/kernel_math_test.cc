@@ -1436,5 +1436,130 @@ TEST(KernelMath, LstmCellMatchesReference) {
   }
 }
 
+// attention: attention.cu's forward (scores a chunk of keys at a time, the online softmax of
+// attn_online_rescale, o = acc / l, lse = attn_lse) and its two backward kernels (dq over the
+// keys a row sees; dk, dv over the rows that see a key, attn_first_query) replayed on the host
+// with a small chunk (several chunks per row) and the device's 128, against the reference.
+TEST(KernelMath, AttentionMatchesReference) {
+  struct Case {
+    ops::Dims batch;
+    int64_t tq, tk, d, dv;
+    int64_t causal;
+    double scale;
+  };
+  for (const Case& t : {Case{{2, 3}, 5, 5, 4, 4, 0, 0.0}, Case{{3}, 4, 7, 8, 8, 1, 0.0},
+                        Case{{2}, 1, 9, 8, 3, 1, 0.5}, Case{{1}, 33, 40, 16, 12, 1, 0.0},
+                        Case{{2}, 9, 4, 4, 4, 0, 0.0}, Case{{1}, 200, 300, 8, 8, 1, 0.0}})
+    for (int64_t chunk : {int64_t{3}, int64_t{128}}) {
+      SCOPED_TRACE("tq " + std::to_string(t.tq) + " tk " + std::to_string(t.tk) + " chunk " +
+                   std::to_string(chunk));
+      int64_t heads = 1;
+      for (int64_t b : t.batch) heads *= b;
+      auto dims = [&](std::initializer_list<int64_t> tail) {
+        ops::Dims d = t.batch;
+        d.insert(d.end(), tail);
+        return d;
+      };
+      const ops::AttrMap attrs = {{"causal", t.causal}, {"scale", t.scale}};
+      const std::vector<TensorType> qkv = {{DLRT_F32, dims({t.tq, t.d})},
+                                           {DLRT_F32, dims({t.tk, t.d})},
+                                           {DLRT_F32, dims({t.tk, t.dv})}};
+      auto inst = make("attention", qkv, attrs);
+      const float scale = t.scale != 0 ? float(t.scale) : float(1.0 / std::sqrt(double(t.d)));
+      const bool causal = t.causal != 0;
+      auto q = random_floats(size_t(heads * t.tq * t.d), 21, -1, 1);
+      auto k = random_floats(size_t(heads * t.tk * t.d), 22, -1, 1);
+      auto v = random_floats(size_t(heads * t.tk * t.dv), 23, -1, 1);
+      auto dout = random_floats(size_t(heads * t.tq * t.dv), 24, -1, 1);
+      std::vector<float> o(dout.size()), lse(size_t(heads * t.tq));
+      reference_run(inst, {q.data(), k.data(), v.data()}, {o.data(), lse.data()});
+      // forward, as attention_kernel runs one row
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t i = 0; i < t.tq; ++i) {
+          const float* qi = q.data() + (h * t.tq + i) * t.d;
+          const int64_t n = attn_key_end(i, t.tq, t.tk, causal);
+          AttnOnline st = attn_online_init();
+          std::vector<float> acc(size_t(t.dv), 0.f);
+          std::vector<float> s(static_cast<size_t>(chunk));
+          for (int64_t j0 = 0; j0 < n; j0 += chunk) {
+            const int64_t cn = std::min(chunk, n - j0);
+            float cmax = -INFINITY;
+            for (int64_t jj = 0; jj < cn; ++jj) {
+              s[size_t(jj)] = scale * attn_dot(qi, k.data() + (h * t.tk + j0 + jj) * t.d, t.d);
+              cmax = std::max(cmax, s[size_t(jj)]);
+            }
+            const float alpha = attn_online_rescale(st, cmax);
+            for (auto& a : acc) a *= alpha;
+            for (int64_t jj = 0; jj < cn; ++jj) {
+              const float p = expf(s[size_t(jj)] - st.m);
+              st.l += p;
+              for (int64_t c = 0; c < t.dv; ++c)
+                acc[size_t(c)] += p * v[size_t((h * t.tk + j0 + jj) * t.dv + c)];
+            }
+          }
+          const int64_t r = h * t.tq + i;
+          EXPECT_NEAR(attn_lse(st), lse[size_t(r)], 1e-5 * std::max(1.f, std::fabs(lse[size_t(r)])));
+          for (int64_t c = 0; c < t.dv; ++c)
+            EXPECT_NEAR(acc[size_t(c)] / st.l, o[size_t(r * t.dv + c)], 2e-5);
+        }
+      // backward
+      auto ginst = make("attention_grad",
+                        {{DLRT_F32, dims({t.tq, t.dv})}, qkv[0], qkv[1], qkv[2],
+                         {DLRT_F32, dims({t.tq, t.dv})}, {DLRT_F32, dims({t.tq})}},
+                        attrs);
+      std::vector<float> dq(q.size()), dk(k.size()), dv(v.size());
+      reference_run(ginst, {dout.data(), q.data(), k.data(), v.data(), o.data(), lse.data()},
+                    {dq.data(), dk.data(), dv.data()});
+      auto pair = [&](int64_t h, int64_t i, int64_t j, float* p_out) {
+        const float* qi = q.data() + (h * t.tq + i) * t.d;
+        const float* doi = dout.data() + (h * t.tq + i) * t.dv;
+        const float p = attn_prob(scale * attn_dot(qi, k.data() + (h * t.tk + j) * t.d, t.d),
+                                  lse[size_t(h * t.tq + i)]);
+        const float delta = attn_dot(doi, o.data() + (h * t.tq + i) * t.dv, t.dv);
+        *p_out = p;
+        return attn_ds(p, attn_dot(doi, v.data() + (h * t.tk + j) * t.dv, t.dv), delta, scale);
+      };
+      for (int64_t h = 0; h < heads; ++h) {
+        for (int64_t i = 0; i < t.tq; ++i)
+          for (int64_t c = 0; c < t.d; ++c) {
+            float a = 0, p;
+            for (int64_t j = 0; j < attn_key_end(i, t.tq, t.tk, causal); ++j)
+              a += pair(h, i, j, &p) * k[size_t((h * t.tk + j) * t.d + c)];
+            EXPECT_NEAR(a, dq[size_t((h * t.tq + i) * t.d + c)], 5e-5);
+          }
+        for (int64_t j = 0; j < t.tk; ++j) {
+          std::vector<float> a_k(size_t(t.d), 0.f), a_v(size_t(t.dv), 0.f);
+          for (int64_t i = attn_first_query(j, t.tq, t.tk, causal); i < t.tq; ++i) {
+            float p;
+            const float d_s = pair(h, i, j, &p);
+            for (int64_t c = 0; c < t.dv; ++c)
+              a_v[size_t(c)] += p * dout[size_t((h * t.tq + i) * t.dv + c)];
+            for (int64_t c = 0; c < t.d; ++c)
+              a_k[size_t(c)] += d_s * q[size_t((h * t.tq + i) * t.d + c)];
+          }
+          for (int64_t c = 0; c < t.d; ++c)
+            EXPECT_NEAR(a_k[size_t(c)], dk[size_t((h * t.tk + j) * t.d + c)], 5e-5);
+          for (int64_t c = 0; c < t.dv; ++c)
+            EXPECT_NEAR(a_v[size_t(c)], dv[size_t((h * t.tk + j) * t.dv + c)], 5e-5);
+        }
+      }
+    }
+}
+
+// causal_keep against the definition j <= i + Tk - Tq, and the key/query ranges.
+TEST(KernelMath, CausalKeepAndRanges) {
+  const int64_t tq = 3, tk = 5;
+  for (int64_t e = 0; e < 2 * tq * tk; ++e) {
+    const int64_t i = (e / tk) % tq, j = e % tk;
+    EXPECT_EQ(causal_keep(e, tq, tk), j <= i + 2) << e;
+  }
+  EXPECT_EQ(attn_key_end(0, tq, tk, true), 3);
+  EXPECT_EQ(attn_key_end(2, tq, tk, true), 5);
+  EXPECT_EQ(attn_key_end(0, tq, tk, false), 5);
+  EXPECT_EQ(attn_first_query(0, tq, tk, true), 0);
+  EXPECT_EQ(attn_first_query(4, tq, tk, true), 2);
+  EXPECT_EQ(attn_first_query(4, tq, tk, false), 0);
+}
+
 }  // namespace
 }  // namespace dlrt::cuda::math

@@ -56,6 +56,7 @@ void add_seq_ops(std::vector<OpEntry>& t);  // seq.cu: one_hot, cumsum, top_k
 void add_multinomial_ops(std::vector<OpEntry>& t);  // multinomial.cu
 void add_layer_norm_ops(std::vector<OpEntry>& t);    // layer_norm.cu: layer_norm, _grad
 void add_rnn_ops(std::vector<OpEntry>& t);           // rnn.cu: lstm_cell, lstm_cell_grad
+void add_attention_ops(std::vector<OpEntry>& t);  // attention.cu: causal_mask, attention, _grad
 
 // ---- checks -------------------------------------------------------------------------------
 

@@ -46,6 +46,7 @@ const std::vector<OpEntry>& op_table() {
     add_multinomial_ops(t);
     add_layer_norm_ops(t);
     add_rnn_ops(t);
+    add_attention_ops(t);
     return t;
   }();
   return table;

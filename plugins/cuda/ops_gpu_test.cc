@@ -199,6 +199,31 @@ std::vector<Case> cases() {
   c.push_back({"multinomial", {f32({3, 5000})}, {{"num_samples", int64_t{33}}, {"seed", int64_t{-1}}}, 0});
   c.push_back(
       {"cumsum", {f32({40, 3, 9})}, {{"axis", int64_t{0}}, {"exclusive", true}, {"reverse", true}}, kRed});
+  // attention: rank 3 and 4, causal (square, Tq < Tk, Tq = 1 against a cache), D != Dv, a
+  // scale, lengths past the 128-key chunks; causal_mask with -inf and a finite fill.
+  c.push_back({"causal_mask", {f32({2, 3, 4, 7})}, {}, 0});
+  c.push_back({"causal_mask", {f32({5, 5})}, {{"fill", 0.0}}, 0});
+  struct Attn {
+    dlrt::ops::Dims batch;
+    int64_t tq, tk, d, dv, causal;
+    double scale;
+  };
+  for (const Attn& a : {Attn{{2, 3}, 5, 5, 4, 4, 0, 0.0}, Attn{{3}, 4, 7, 8, 8, 1, 0.0},
+                        Attn{{2, 2}, 1, 300, 32, 32, 1, 0.0}, Attn{{2}, 6, 6, 8, 3, 0, 0.5},
+                        Attn{{1, 2}, 130, 200, 32, 16, 1, 0.0}}) {
+    auto dims = [&](std::initializer_list<int64_t> tail) {
+      dlrt::ops::Dims d = a.batch;
+      d.insert(d.end(), tail);
+      return d;
+    };
+    const AttrMap attrs = {{"causal", a.causal}, {"scale", a.scale}};
+    c.push_back({"attention", {f32(dims({a.tq, a.d})), f32(dims({a.tk, a.d})),
+                               f32(dims({a.tk, a.dv}))}, attrs, kConv});
+    c.push_back({"attention_grad",
+                 {f32(dims({a.tq, a.dv})), f32(dims({a.tq, a.d})), f32(dims({a.tk, a.d})),
+                  f32(dims({a.tk, a.dv})), f32(dims({a.tq, a.dv})), f32(dims({a.tq}))},
+                 attrs, kConv});
+  }
   // The updates' last input is the learning rate (version 2), 0.01 (make_input).
   c.push_back({"sgd_update",
                {f32({300}), f32({300}), f32({300}), f32({})},

@@ -122,6 +122,46 @@ Call adam_call(int64_t numel) {
           {0, 2, 3}};
 }
 
+// Scaled-dot-product attention at a small transformer's shapes (batch 32, 4 heads, T 128,
+// head_dim 32, causal): the fused op, its backward, and the composed form a user would write
+// (batch_matmul q.k^T, the scale, causal_mask, softmax, batch_matmul p.v); and one generated
+// token (Tq = 1) against a 128-entry key/value cache. Not part of the conv workload's step.
+// FLOPs count the products the causal mask keeps (half the square for Tq = Tk).
+void add_attention(std::vector<Case>& cases) {
+  const int64_t b = 32, h = 4, t = 128, d = 32;
+  const Operand q = f32({b, h, t, d}), s = f32({b, h, t, t});
+  const double pairs = double(b * h) * t * (t + 1) / 2;
+  const double fwd = 2.0 * pairs * 2 * d;
+  cases.push_back({"attention.causal_b32h4t128d32.fused",
+                   {{"attention", {q, q, q}, {{"causal", 1}}, {}}},
+                   fwd,
+                   false,
+                   "fused attention, causal, (32,4,128,32)"});
+  cases.push_back({"attention.causal_b32h4t128d32.composed",
+                   {{"batch_matmul", {q, q}, {{"transpose_b", true}}, {}},
+                    {"mul", {s, f32({})}, {}, {}},
+                    {"causal_mask", {s}, {}, {}},
+                    {"softmax", {s}, {}, {}},
+                    {"batch_matmul", {s, q}, {}, {}}},
+                   fwd,
+                   false,
+                   "batch_matmul + mul + causal_mask + softmax + batch_matmul, same shapes"});
+  cases.push_back({"attention.causal_b32h4t128d32.backward",
+                   {{"attention_grad",
+                     {q, q, q, q, q, f32({b, h, t}, Fill::kPositive)},
+                     {{"causal", 1}},
+                     {}}},
+                   2.5 * fwd,
+                   false,
+                   "attention_grad (dq, dk, dv; P recomputed from lse)"});
+  const Operand q1 = f32({b, h, 1, d});
+  cases.push_back({"attention.kv_cache_tq1_tk128.fused",
+                   {{"attention", {q1, q, q}, {{"causal", 1}}, {}}},
+                   2.0 * double(b * h) * t * 2 * d,
+                   false,
+                   "one query row against 128 cached keys/values (generation)"});
+}
+
 std::vector<Case> workload_cases() {
   std::vector<Case> cases;
   cases.push_back({"eager.copy_1",
@@ -179,6 +219,7 @@ std::vector<Case> workload_cases() {
        0,
        false,
        "(2048,676) over axis 1, a global average pool's shape"});
+  add_attention(cases);
   return cases;
 }
 

@@ -21,6 +21,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "attention_geom.hpp"
 #include "loop_simd.hpp"
@@ -55,44 +56,79 @@ void gemm(char ta, char tb, int64_t m, int64_t n, int64_t k, double alpha, const
 
 // ---- exp over a row -------------------------------------------------------------------------
 // exp(x) = 2^n * e^r, n = round(x / ln 2), |r| <= ln2/2, e^r by Cephes' expf polynomial
-// (max error ~2 ulp). Plain scalar code the vectoriser turns into SSE2/AVX2 lanes (std::exp
-// stays a libm call per element). x is clamped to [-87, 88] so 2^n stays a normal float;
-// callers zero what must be exactly zero (masked keys).
-DLRT_SIMD_INLINE float exp_poly(float x) {
-  x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+// (max error ~2 ulp), on GCC vectors (F4 portable, F8 AVX2: the vectoriser leaves a scalar
+// version with its clamps scalar, and std::exp is a libm call per element). x is clamped to
+// [-87, 88] so 2^n stays a normal float; callers zero what must be exactly zero (masked
+// keys). Every step is element-wise without FMA, so both widths give the same bits.
+template <typename V>
+DLRT_SIMD_INLINE V exp_vec(V x) {
+  using M = typename simd::Traits<V>::Mask;
+  const V lo = V{} - 87.0f, hi = V{} + 88.0f;
+  x = simd::select<V>(x < lo, lo, x);
+  x = simd::select<V>(x > hi, hi, x);
   const float kShift = 12582912.0f;  // 1.5 * 2^23: adding and subtracting rounds to an integer
-  const float n = (x * 1.44269504089f + kShift) - kShift;
-  const float r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
+  const V n = (x * 1.44269504089f + kShift) - kShift;
+  const V r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
+  V p = V{} + 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float two_n;
-  __builtin_memcpy(&two_n, &bits, sizeof(float));
-  return p * two_n;
+  const M bits = (__builtin_convertvector(n, M) + 127) << 23;
+  return p * reinterpret_cast<V>(bits);
 }
 
-// s[j] = exp(s[j] - shift) for j < n; returns their sum.
-DLRT_SIMD_INLINE float exp_shifted_body(float* s, int64_t n, float shift) {
-  float sum = 0;
-  for (int64_t j = 0; j < n; ++j) {
-    const float e = exp_poly(s[j] - shift);
-    s[j] = e;
-    sum += e;
+// s[j] = exp(s[j] - shift) for j < n, a vector at a time (the tail through a padded copy).
+template <typename V>
+DLRT_SIMD_INLINE void exp_row(float* s, int64_t n, float shift) {
+  constexpr int L = simd::Traits<V>::kLanes;
+  int64_t j = 0;
+  for (; j + L <= n; j += L) simd::store(s + j, exp_vec<V>(simd::load<V>(s + j) - shift));
+  if (j < n) {
+    float t[L] = {};
+    for (int64_t c = 0; c < n - j; ++c) t[c] = s[j + c];
+    simd::store(t, exp_vec<V>(simd::load<V>(t) - shift));
+    for (int64_t c = 0; c < n - j; ++c) s[j + c] = t[c];
   }
-  return sum;
+}
+
+// s[j] = exp(s[j] - shift) for j < n; returns their sum. The exp loop has no reduction, so
+// it vectorises; the sum keeps 8 partials (lane c adds s[c], s[c+8], ...), combined in a
+// fixed order afterwards: a float reduction the vectoriser may not reorder otherwise, and the
+// same bits on the portable and the AVX2 path.
+template <typename V>
+DLRT_SIMD_INLINE float exp_shifted_body(float* s, int64_t n, float shift) {
+  exp_row<V>(s, n, shift);
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int c = 0; c < 8; ++c) acc[c] += s[j + c];
+  for (int c = 0; j < n; ++j, ++c) acc[c] += s[j];
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+// max(s[0..n)), n >= 1, with the same 8 partials (max is exact: any order gives its bits).
+DLRT_SIMD_INLINE float row_max_body(const float* s, int64_t n) {
+  float acc[8];
+  for (int c = 0; c < 8; ++c) acc[c] = s[0];
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int c = 0; c < 8; ++c) acc[c] = acc[c] > s[j + c] ? acc[c] : s[j + c];
+  for (int c = 0; j < n; ++j, ++c) acc[c] = acc[c] > s[j] ? acc[c] : s[j];
+  float m = acc[0];
+  for (int c = 1; c < 8; ++c) m = m > acc[c] ? m : acc[c];
+  return m;
 }
 float exp_shifted_portable(float* s, int64_t n, float shift) {
-  return exp_shifted_body(s, n, shift);
+  return exp_shifted_body<simd::F4>(s, n, shift);
 }
+float row_max_portable(const float* s, int64_t n) { return row_max_body(s, n); }
 #if DLRT_HAVE_AVX2_PATH
 DLRT_TARGET_AVX2 float exp_shifted_avx2(float* s, int64_t n, float shift) {
-  return exp_shifted_body(s, n, shift);
+  return exp_shifted_body<simd::F8>(s, n, shift);
 }
+DLRT_TARGET_AVX2 float row_max_avx2(const float* s, int64_t n) { return row_max_body(s, n); }
 #endif
 
 float exp_shifted(bool avx2, float* s, int64_t n, float shift) {
@@ -107,6 +143,69 @@ double exp_shifted(bool, double* s, int64_t n, double shift) {
   for (int64_t j = 0; j < n; ++j) sum += (s[j] = std::exp(s[j] - shift));
   return sum;
 }
+float row_max(bool avx2, const float* s, int64_t n) {
+#if DLRT_HAVE_AVX2_PATH
+  if (avx2) return row_max_avx2(s, n);
+#endif
+  (void)avx2;
+  return row_max_portable(s, n);
+}
+double row_max(bool, const double* s, int64_t n) {
+  double m = s[0];
+  for (int64_t j = 1; j < n; ++j) m = std::max(m, s[j]);
+  return m;
+}
+
+// ---- few query rows (generation: Tq = 1 against a key/value cache) ---------------------------
+// A GEMM call costs more than a 1 x Tk x D product, so blocks of at most kFewRows rows score,
+// normalise and mix with loops: the dot products keep 8 partials (one vector, combined in a
+// fixed order, as above), o += p_j v_j runs across Dv (no reduction). f32 only.
+constexpr int64_t kFewRows = 4;
+
+DLRT_SIMD_INLINE float dot8(const float* a, const float* b, int64_t n) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t c = 0;
+  for (; c + 8 <= n; c += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += a[c + l] * b[c + l];
+  for (int l = 0; c < n; ++c, ++l) acc[l] += a[c] * b[c];
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
+// Rows [i0, i0 + rows) of one problem: o and lse; s holds rows x Tk scores.
+template <typename V>
+DLRT_SIMD_INLINE void few_rows_body(const AttentionGeom& g, const float* q, const float* k,
+                                    const float* v, float* o, float* lse, int64_t i0,
+                                    int64_t rows, float* s) {
+  const float scale = float(g.scale);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t i = i0 + r, e = g.key_end(i);
+    float* sr = s + r * g.tk;
+    const float* qi = q + i * g.d;
+    for (int64_t j = 0; j < e; ++j) sr[j] = scale * dot8(qi, k + j * g.d, g.d);
+    const float mx = row_max_body(sr, e);
+    const float sum = exp_shifted_body<V>(sr, e, mx);
+    const float inv = 1.0f / sum;
+    float* oi = o + i * g.dv;
+    for (int64_t c = 0; c < g.dv; ++c) oi[c] = 0.0f;
+    for (int64_t j = 0; j < e; ++j) {
+      const float p = sr[j] * inv;
+      const float* vj = v + j * g.dv;
+      for (int64_t c = 0; c < g.dv; ++c) oi[c] += p * vj[c];
+    }
+    lse[i] = mx + std::log(sum);
+  }
+}
+void few_rows_portable(const AttentionGeom& g, const float* q, const float* k, const float* v,
+                       float* o, float* lse, int64_t i0, int64_t rows, float* s) {
+  few_rows_body<simd::F4>(g, q, k, v, o, lse, i0, rows, s);
+}
+#if DLRT_HAVE_AVX2_PATH
+DLRT_TARGET_AVX2 void few_rows_avx2(const AttentionGeom& g, const float* q, const float* k,
+                                    const float* v, float* o, float* lse, int64_t i0,
+                                    int64_t rows, float* s) {
+  few_rows_body<simd::F8>(g, q, k, v, o, lse, i0, rows, s);
+}
+#endif
 
 // ---- causal_mask ----------------------------------------------------------------------------
 
@@ -195,13 +294,20 @@ class AttentionKernel : public LoopKernel {
     T* o = static_cast<T*>(args.outputs[0]) + h * g.tq * g.dv;
     T* lse = static_cast<T*>(args.outputs[1]) + h * g.tq;
     const Block blk = block_of(g, b);
+    if constexpr (std::is_same_v<T, float>) {
+      if (blk.rows <= kFewRows) {
+#if DLRT_HAVE_AVX2_PATH
+        if (avx2_) return few_rows_avx2(g, q, k, v, o, lse, blk.i0, blk.rows, s);
+#endif
+        return few_rows_portable(g, q, k, v, o, lse, blk.i0, blk.rows, s);
+      }
+    }
     const int64_t n = blk.keys;  // the tile's width and leading dimension
     gemm('N', 'T', blk.rows, n, g.d, T(g.scale), q + blk.i0 * g.d, g.d, k, g.d, T(0), s, n);
     for (int64_t r = 0; r < blk.rows; ++r) {
       T* sr = s + r * n;
       const int64_t e = g.key_end(blk.i0 + r);
-      T mx = -std::numeric_limits<T>::infinity();
-      for (int64_t j = 0; j < e; ++j) mx = std::max(mx, sr[j]);
+      const T mx = row_max(avx2_, sr, e);  // e >= 1: every row sees key 0
       const T sum = exp_shifted(avx2_, sr, e, mx);
       const T inv = T(1) / sum;
       for (int64_t j = 0; j < e; ++j) sr[j] *= inv;
