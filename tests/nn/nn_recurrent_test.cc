@@ -13,6 +13,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nn_test_util.hpp"
@@ -156,6 +157,36 @@ TEST(NnRecurrent, ParamsAreKerasAndSummaryShowsThem) {
   cfg.seed = 99;
   other.compile(nn::Adam(), nn::MeanSquaredError(), {}, cfg);
   EXPECT_NE(named(other.state(), "lstm/recurrent_kernel").values, u.values);
+}
+
+// Initializer::orthogonal on its own: (rows, cols) with orthonormal columns when rows > cols,
+// rows when rows < cols, scaled by the gain; seeded; rank 1 refused. lstm_unit_forget_bias
+// needs (4H).
+TEST(NnRecurrent, OrthogonalAndForgetBiasInitializers) {
+  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{6, 3}, {3, 6}, {5, 5}}) {
+    SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols));
+    const std::vector<float> q = nn::Initializer::orthogonal(2.0).host_values({rows, cols}, 7);
+    const bool by_col = rows >= cols;
+    const int64_t k = by_col ? cols : rows, len = by_col ? rows : cols;
+    auto at = [&](int64_t vec, int64_t i) {
+      return double(by_col ? q[size_t(i * cols + vec)] : q[size_t(vec * cols + i)]);
+    };
+    for (int64_t a = 0; a < k; ++a)
+      for (int64_t b = 0; b < k; ++b) {
+        double dot = 0;
+        for (int64_t i = 0; i < len; ++i) dot += at(a, i) * at(b, i);
+        EXPECT_NEAR(dot, a == b ? 4.0 : 0.0, 1e-5);  // gain 2: norms 2
+      }
+    EXPECT_EQ(q, nn::Initializer::orthogonal(2.0).host_values({rows, cols}, 7));
+    EXPECT_NE(q, nn::Initializer::orthogonal(2.0).host_values({rows, cols}, 8));
+  }
+  EXPECT_TRUE(nn::Initializer::named("orthogonal").on_host());
+  EXPECT_EQ(error_of([] { nn::Initializer::orthogonal().host_values({4}, 1); }).first,
+            DLRT_INVALID_ARGUMENT);
+  EXPECT_EQ(nn::Initializer::lstm_unit_forget_bias().host_values({8}, 0),
+            (std::vector<float>{0, 0, 1, 1, 0, 0, 0, 0}));
+  EXPECT_EQ(error_of([] { nn::Initializer::lstm_unit_forget_bias().host_values({6}, 0); }).first,
+            DLRT_INVALID_ARGUMENT);
 }
 
 TEST(NnRecurrent, BadShapesAndUnitsAreClearErrors) {
