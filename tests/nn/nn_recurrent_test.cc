@@ -304,9 +304,11 @@ TEST(NnRecurrent, TrainingGradientMatchesFiniteDifferences) {
 }
 
 // Debian's fortunes as bytes: Embedding(256, 32) -> LSTM(96, return_sequences) -> Dense(256),
-// the next byte at every position. A few hundred Adam steps must beat the unigram entropy of
+// the next byte at every position. 300 Adam steps of 64 windows must beat the unigram entropy of
 // the validation text by a clear margin (context matters: the bigram-only model of
-// nn_text_test beats it by 0.6 bits; a broken recurrence would sit near the unigram).
+// nn_text_test beats it by 0.6 bits; a broken recurrence would sit near the unigram). It
+// reaches 3.36 bits against the unigram's 4.87, in about 4 s on 2 idle cores (on a loaded
+// machine libgomp's spinning barriers can make it ten times slower: OMP_WAIT_POLICY=passive).
 TEST(NnRecurrent, LstmCharModelOnFortunesBeatsTheUnigramEntropy) {
   const char* kFortunes = "/usr/share/games/fortunes";
   if (!std::filesystem::exists(kFortunes)) GTEST_SKIP() << "no fortunes corpus in " << kFortunes;
