@@ -74,6 +74,7 @@ const std::vector<float>& value_of(const std::vector<nn::Model::NamedValue>& sta
 TEST(NnFunctionalLayers, EveryBuiltInLayerIsCallableOnSymbolicTensors) {
   auto image = nn::Input({6, 6, 4});
   auto flat = nn::Input({5});
+  auto seq = nn::Input({7, 5});  // (T, features)
   struct Case {
     std::string type;
     std::function<nn::SymbolicTensor()> call;
@@ -118,6 +119,10 @@ TEST(NnFunctionalLayers, EveryBuiltInLayerIsCallableOnSymbolicTensors) {
          return nn::Conv2DTranspose(3, {3, 3})(image);
        },
        {8, 8, 3}},
+      {"LSTM", [&] { return nn::LSTM(3)(seq); }, {3}},
+      {"LSTM", [&] { return nn::LSTM(3, true)(seq); }, {7, 3}},
+      {"GRU", [&] { return nn::GRU(2)(seq); }, {2}},
+      {"GRU", [&] { return nn::GRU(2, true)(seq); }, {7, 2}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.type);
