@@ -44,9 +44,9 @@ struct SmallGpt {
     model->compile(nn::Adam(3e-3), nn::SparseCategoricalCrossentropy(true), {}, c);
     std::string text;
     for (int i = 0; i < 200; ++i) text += "the cat sat on the mat. ";
-    const nn::TextWindows w = nn::TextCorpus::from_string(text).windows(cfg.context, 256, 1);
+    const nn::TextWindows w = nn::TextCorpus::from_string(text).windows(cfg.context, 1024, 1);
     nn::FitOptions fo;
-    fo.epochs = 2;
+    fo.epochs = 3;
     fo.batch_size = 32;
     fo.progress.verbose = 0;
     model->fit(w.x, w.y, fo);
@@ -214,7 +214,9 @@ TEST(CharTransformerTwin, OneStepLossAndGradientsMatchPyTorch) {
       diff += (mine - tg[i]) * (mine - tg[i]);
       norm += double(tg[i]) * tg[i];
     }
-    EXPECT_LE(std::sqrt(diff), 1e-4 * std::sqrt(norm) + 1e-9) << after.name;
+    // 1e-4 relative; the absolute 1e-7 is for the key biases, whose true gradient is 0
+    // (softmax ignores a constant added to a row of scores): both sides give rounding, ~1e-9.
+    EXPECT_LE(std::sqrt(diff), 1e-4 * std::sqrt(norm) + 1e-7) << after.name;
     ++compared;
   }
   EXPECT_EQ(compared, weights.size());
