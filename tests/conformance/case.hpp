@@ -138,6 +138,9 @@ struct Tolerance {
 };
 // The op's schema says (core/ops: OpDef::tolerance).
 Tolerance tolerance_for(const std::string& op);
+// Whether the op draws random numbers with the run's rng offset (OpDef::uses_rng: random_*,
+// dropout, multinomial), so that the driver runs it in fresh contexts.
+bool draws_random(const std::string& op);
 
 // Every case, in table order (built once): one per sample of every op of the core's op schema
 // (cases_from_schema.cc), ops by name.

@@ -126,6 +126,12 @@ Tolerance tolerance_for(const std::string& op) {
   return {def->tolerance.exact, def->tolerance.rel};
 }
 
+bool draws_random(const std::string& op) {
+  const ops::OpDef* def = ops::find_op(op);
+  if (def == nullptr) throw std::invalid_argument("draws_random: unknown op '" + op + "'");
+  return def->uses_rng;
+}
+
 const std::vector<Case>& all_cases() {
   static const std::vector<Case>* table = [] {
     auto* t = new std::vector<Case>();

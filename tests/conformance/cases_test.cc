@@ -146,6 +146,14 @@ TEST(ConformanceCases, SeedsReplayAndDiffer) {
   EXPECT_EQ(c.make_inputs(a)[0].bytes, c.make_inputs(b)[0].bytes);
 }
 
+// The driver runs these in fresh contexts (the same run offset on both devices): the schema's
+// list, not a copy in the driver that a new random op would miss.
+TEST(ConformanceCases, RandomOpsComeFromTheSchema) {
+  for (const char* op : {"random_uniform", "random_normal", "dropout", "multinomial"})
+    EXPECT_TRUE(draws_random(op)) << op;
+  for (const char* op : {"add", "top_k", "one_hot", "softmax"}) EXPECT_FALSE(draws_random(op)) << op;
+}
+
 TEST(ConformanceCases, TolerancesFollowTheSpec) {
   EXPECT_TRUE(tolerance_for("argmax").exact);
   EXPECT_TRUE(tolerance_for("random_normal").exact);

@@ -179,11 +179,6 @@ DeviceRun run_on(dlrt_context* ctx, const Device& device, const Case& c,
   return run;
 }
 
-// The random ops: their numbers depend on the run's rng offset as well as on the seed.
-bool draws_random(const std::string& op) {
-  return op == "random_uniform" || op == "random_normal" || op == "dropout";
-}
-
 // A context made as the shared one is (default options), with `device`'s index in it.
 std::string fresh_context(ContextPtr& out, Device& device) {
   dlrt_context* c = nullptr;
