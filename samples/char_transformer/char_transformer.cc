@@ -140,6 +140,7 @@ int run(const Flags& f) {
     fit.initial_epoch = e;
     fit.epochs = e + 1;
     fit.batch_size = f.batch;
+    fit.progress.epochs_total = f.epochs;  // "Epoch e/--epochs", though each fit runs one
     fit.validation_x = &val_x;
     fit.validation_y = &val_y;
     fit.callbacks.push_back(bits);

@@ -152,6 +152,16 @@ TEST(NnProgress, PlainLinesWhenNotATerminal) {
   EXPECT_NE(lines[4].find("/step - loss: 0.1000"), std::string::npos) << lines[4];
 }
 
+TEST(NnProgress, EpochHeaderTakesTheRunsTotalWhenGiven) {
+  std::ostringstream out;
+  nn::ProgressOptions o;
+  o.out = &out;
+  nn::Progbar::epoch_header(o, 2, 3);
+  o.epochs_total = 36;  // a loop calling fit once per epoch
+  nn::Progbar::epoch_header(o, 2, 3);
+  EXPECT_EQ(out.str(), "Epoch 3/3\nEpoch 3/36\n");
+}
+
 TEST(NnCsvLogger, KerasColumnsAndRows) {
   const std::string path = ::testing::TempDir() + "nn_csv_test.csv";
   dlrt::Context ctx = no_plugins();

@@ -108,6 +108,9 @@ struct ProgressOptions {
   bool terminal = isatty(STDOUT_FILENO) == 1;
   int lines_per_epoch = 10;  // plain lines printed per epoch when not on a terminal
   std::ostream* out = &std::cout;
+  // The total in "Epoch e/N" (0: FitOptions.epochs). A loop that calls fit once per epoch
+  // (fresh data each time, as samples/char_transformer) gives its own total here.
+  int64_t epochs_total = 0;
 };
 
 class Progbar {
@@ -116,7 +119,10 @@ class Progbar {
       : target_(target), o_(std::move(options)), start_(Clock::now()) {}
 
   static void epoch_header(const ProgressOptions& o, int64_t epoch, int64_t epochs) {
-    if (o.verbose > 0) *o.out << "Epoch " << epoch + 1 << "/" << epochs << "\n" << std::flush;
+    if (o.verbose > 0)
+      *o.out << "Epoch " << epoch + 1 << "/" << (o.epochs_total > 0 ? o.epochs_total : epochs)
+             << "\n"
+             << std::flush;
   }
 
   // After step `current` (1-based) with the running values.
