@@ -247,6 +247,37 @@ DLRT_API dlrt_status* dlrt_graph_colocate(dlrt_graph* graph, dlrt_value a, dlrt_
   });
 }
 
+DLRT_API dlrt_status* dlrt_graph_depends_on(const dlrt_graph* graph, dlrt_value value,
+                                            dlrt_value on, int* out_depends) {
+  return guarded([&] {
+    const char* fn = "dlrt_graph_depends_on";
+    require(out_depends, fn, "out_depends");
+    require(graph, fn, "graph");
+    const dlrt::core::ValueRef from = dlrt::core::from_c(value), target = dlrt::core::from_c(on);
+    graph->type_of(from);  // OUT_OF_RANGE for a value not of this graph
+    graph->type_of(target);
+    // Depth-first from `value`'s producer back through its inputs. Inputs always come from
+    // earlier nodes, so a node older than `on`'s cannot lead to it and is not searched.
+    std::vector<bool> seen(from.node + 1, false);
+    std::vector<dlrt::core::NodeId> stack = {from.node};
+    bool found = false;
+    while (!stack.empty() && !found) {
+      const dlrt::core::NodeId id = stack.back();
+      stack.pop_back();
+      if (id < target.node || seen[id]) continue;
+      seen[id] = true;
+      const dlrt::core::Node& n = graph->node(id);
+      if (id == target.node) {
+        found = true;
+        break;
+      }
+      if (n.op == "stop_gradient") continue;
+      for (const dlrt::core::ValueRef& in : n.inputs) stack.push_back(in.node);
+    }
+    *out_depends = found ? 1 : 0;
+  });
+}
+
 DLRT_API dlrt_status* dlrt_graph_value_desc(const dlrt_graph* graph, dlrt_value value,
                                             dlrt_tensor_desc* out_desc) {
   return guarded([&] {

@@ -118,6 +118,14 @@ TEST(GraphHpp, GradientsOfVariablesAndTheirErrors) {
   EXPECT_EQ(out[1].read<float>(), (std::vector<float>{0.5f, -1.0f, 3.0f}));
   EXPECT_EQ(out[2].read<float>(), std::vector<float>(4, 0.0f));
 
+  // depends_on: w reaches the loss through prod; through stop_gradient alone it would not;
+  // unused does not reach it at all.
+  EXPECT_TRUE(g.depends_on(loss, w));
+  EXPECT_FALSE(g.depends_on(loss, unused));
+  EXPECT_FALSE(g.depends_on(stopped, w));
+  EXPECT_TRUE(g.depends_on(w, w));
+  EXPECT_FALSE(g.depends_on(w, loss));  // a later node never feeds an earlier one
+
   // A non-scalar loss: INVALID_ARGUMENT naming the value and its type; nothing added.
   try {
     g.gradients(prod, {w});

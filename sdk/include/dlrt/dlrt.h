@@ -409,6 +409,11 @@ DLRT_API dlrt_status* dlrt_graph_pop_device(dlrt_graph* graph);
  * join: colocating a with b and b with c puts all three together). Variables are already
  * colocated with their assigns and with the optimizer updates that read them. */
 DLRT_API dlrt_status* dlrt_graph_colocate(dlrt_graph* graph, dlrt_value a, dlrt_value b);
+/* Whether `value` is computed from `on` along a path a gradient follows: through op inputs,
+ * not through stop_gradient. *out_depends is 1 or 0. nn::TrainStep uses it to name a
+ * variable its loss cannot reach (TensorFlow's "gradients do not exist" warning). */
+DLRT_API dlrt_status* dlrt_graph_depends_on(const dlrt_graph* graph, dlrt_value value,
+                                            dlrt_value on, int* out_depends);
 
 /* Value queries. value_desc writes as far as out_desc->struct_size (set by the caller) reaches. */
 DLRT_API dlrt_status* dlrt_graph_value_desc(const dlrt_graph* graph, dlrt_value value,

@@ -112,6 +112,13 @@ class Graph {
   }
   // The producers of `a` and `b` are placed on one device.
   void colocate(Value a, Value b) { check(dlrt_graph_colocate(get(), a.get(), b.get())); }
+  // Whether `value` is computed from `on` along a path gradients follow (op inputs, not
+  // through stop_gradient): false means gradients(value, {on}) is zeros by construction.
+  bool depends_on(Value value, Value on) const {
+    int out = 0;
+    check(dlrt_graph_depends_on(get(), value.get(), on.get(), &out));
+    return out != 0;
+  }
   // d(loss)/d(w) for each w of `wrt` (variables or any float values), built as ops in this
   // graph (dlrt_graph_gradients: nodes "gradients/..."), one per wrt, in order. A value the
   // loss does not depend on (a variable not reachable from it, or reachable only through
