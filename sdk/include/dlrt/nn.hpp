@@ -60,6 +60,7 @@
 #include "dlrt/nn/resampling.hpp"
 #include "dlrt/nn/symbolic.hpp"
 #include "dlrt/nn/text_data.hpp"
+#include "dlrt/nn/train_step.hpp"
 #include "dlrt/nn/transformer.hpp"
 
 #endif  // DLRT_NN_HPP_

@@ -34,15 +34,16 @@ inline void Model::save_weights(const std::string& path) {
   std::vector<SafeTensorView> tensors;
   for (const NamedValue& v : values)
     tensors.push_back({v.name, DLRT_F32, v.dims, v.values.data(), v.values.size() * sizeof(float)});
-  const float steps = values[plan_->iterations].values.at(0);
+  const float steps =
+      plan_->iterations == detail::kNoStateVar ? 0.f : values[plan_->iterations].values.at(0);
   write_safetensors(path, tensors,
                     {{"format", kCheckpointFormat},
                      {"model", name_},
                      {"epoch", std::to_string(epoch_)},
                      {"step", std::to_string(static_cast<int64_t>(steps))},
                      {"seed", std::to_string(config_.seed)},
-                     {"optimizer", optimizer_->config()},
-                     {"loss", loss_->name()}});
+                     {"optimizer", optimizer_ ? optimizer_->config() : "none"},
+                     {"loss", loss_ ? loss_->name() : "none"}});
 }
 
 inline void Model::load_weights(const std::string& path) {
@@ -64,7 +65,7 @@ inline void Model::load_weights(const std::string& path) {
   // Every trainable weight must be there; slots and the step count may be absent (a file of
   // weights only), and then keep their values.
   for (const detail::StateVar& s : plan_->state) {
-    if (!s.trainable) continue;
+    if (!s.weight) continue;  // frozen layers' weights too
     bool found = false;
     for (const NamedValue& v : values) found |= v.name == s.name;
     if (!found)

@@ -153,11 +153,16 @@ class Layer {
 
   const std::string& name() const { return name_; }
   void set_name(std::string n) { name_ = std::move(n); }
+  // Keras' layer.trainable: false freezes the layer's weights (they get no updates and count
+  // as non-trainable in summary()). fit takes it at compile(); Model::trainable_variables now.
+  bool trainable() const { return trainable_; }
+  void set_trainable(bool trainable) { trainable_ = trainable; }
   // The name in messages: the model's name for it, or its base name before a model named it.
   std::string display_name() const { return name_.empty() ? base_name() : name_; }
 
  protected:
   std::string name_;  // set by the model: "conv2d", "conv2d_1", ...
+  bool trainable_ = true;
   Error bad_input(const Shape& in, const std::string& expected) const {
     return Error(DLRT_INVALID_ARGUMENT, display_name() + " (" + type() + "): input shape " +
                                             shape_string(in) + " does not fit; expected " +
@@ -516,6 +521,49 @@ class Flatten : public Layer {
   Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
     return c.graph.op1("flatten", {x}, {}, c.node(name_));
   }
+};
+
+// Keras' Reshape(target_shape): (None, in...) -> (None, target_shape...), the elements in
+// row-major order unchanged; one dim of target_shape may be -1 (inferred). INVALID_ARGUMENT
+// when the element counts differ.
+class Reshape : public Layer {
+ public:
+  explicit Reshape(Shape target_shape) : target_(std::move(target_shape)) {
+    int unknown = 0;
+    for (int64_t d : target_) {
+      if (d == -1) ++unknown;
+      else if (d < 1) throw Error(DLRT_INVALID_ARGUMENT, "Reshape: dims must be >= 1 or one -1");
+    }
+    if (target_.empty() || unknown > 1)
+      throw Error(DLRT_INVALID_ARGUMENT, "Reshape: target_shape " + shape_string(target_) +
+                                             " needs at least one dim and at most one -1");
+  }
+  std::shared_ptr<Layer> clone() const override { return std::make_shared<Reshape>(*this); }
+  std::string type() const override { return "Reshape"; }
+  std::string base_name() const override { return "reshape"; }
+  Shape output_shape(const Shape& in) const override {
+    const int64_t n = element_count(in);
+    int64_t known = 1;
+    for (int64_t d : target_)
+      if (d != -1) known *= d;
+    Shape out = target_;
+    for (int64_t& d : out)
+      if (d == -1) d = known > 0 && n % known == 0 ? n / known : 0;
+    if (element_count(out) != n || n == 0)
+      throw bad_input(in, "a shape of " + std::to_string(element_count(out)) +
+                              " elements, to reshape to " + shape_string(target_));
+    return out;
+  }
+  Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
+    const std::vector<int64_t> xd = x.dims();
+    const Shape out = output_shape(Shape(xd.begin() + 1, xd.end()));
+    std::vector<int64_t> dims = {xd.at(0)};
+    dims.insert(dims.end(), out.begin(), out.end());
+    return c.graph.op1("reshape", {x}, {{"shape", dims}}, c.node(name_));
+  }
+
+ private:
+  Shape target_;
 };
 
 // Dropout(rate): in the training step y = x * mask, mask = (u >= rate) / (1 - rate); identity

@@ -64,6 +64,40 @@
 
 namespace dlrt::nn {
 
+class Model;
+
+// One variable of a model's state as trainable_variables() lists it: the model and the
+// variable's name there ("dense/kernel"). nn::Tape::minimize takes lists of them.
+struct Variable {
+  Model* model = nullptr;
+  std::string name;
+};
+
+namespace detail {
+// What holds a model's newest weights while a custom step trains them (train_step.hpp):
+// give_back writes them into the model (Model::set_state) and lets go; detach lets go
+// without writing (the model is recompiled or destroyed).
+class StateHolder {
+ public:
+  virtual void give_back(Model& model) = 0;
+  virtual void detach(Model& model) = 0;
+
+ protected:
+  ~StateHolder() = default;
+};
+// The tape of the custom step being traced on this thread (train_step.hpp), which builds a
+// model called on graph Values into the step's graph; null outside a step's function.
+class ModelCaller {
+ public:
+  virtual std::vector<Value> call_model(Model& model, const std::vector<Value>& inputs,
+                                        bool training) = 0;
+
+ protected:
+  ~ModelCaller() = default;
+};
+inline thread_local ModelCaller* active_tape = nullptr;
+}  // namespace detail
+
 struct CompileConfig {
   // e.g. "/CPU:0", "/GPU:0"; "" = scopes / placement per op; "auto" = one device picked by
   // the ops it runs (dlrt_compile_options.auto_device)
@@ -112,15 +146,80 @@ class Model {
     graph_ = detail::trace_graph(inputs, outputs, name_);
     layers_ = graph_.layers;
   }
-  virtual ~Model() = default;
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 
+  virtual ~Model() { detach_holder(); }
   void compile(const Optimizer& optimizer, const Loss& loss,
                const std::vector<std::string>& metrics = {}, const CompileConfig& config = {}) {
+    compile_plan(&optimizer, &loss, metrics, config);
+  }
+  // compile() for inference (predict) and custom steps (nn::TrainStep, train_step.hpp): the
+  // plan, devices and seed, no optimizer or loss (Keras' compile() without arguments). fit,
+  // evaluate and train_on_batch then refuse with FAILED_PRECONDITION.
+  void compile(const CompileConfig& config = {}) { compile_plan(nullptr, nullptr, {}, config); }
+
+  // ---- trainable flags (Keras' layer.trainable / model.trainable) ----
+  // Freezes (false) or unfreezes every layer. As in Keras, fit's step takes the flags as they
+  // are at compile(): compile again after changing them. trainable_variables() reads them now.
+  void set_trainable(bool trainable) {
+    for (const auto& l : layers_) l->set_trainable(trainable);
+  }
+  // The layer named `name` (Keras' get_layer); NOT_FOUND naming the model's layers otherwise.
+  Layer& get_layer(const std::string& name) const {
+    std::string names;
+    for (const auto& l : layers_) {
+      if (l->name() == name) return *l;
+      names += (names.empty() ? "" : ", ") + l->name();
+    }
+    throw Error(DLRT_NOT_FOUND, name_ + ": no layer named '" + name + "' (layers: " + names + ")");
+  }
+  // The weights the gradients of a custom step may update (nn::Tape::minimize): every
+  // trainable parameter of a layer whose trainable flag is set, in plan order. Builds the
+  // plan (without optimizer) when the model has an Input and was not compiled.
+  std::vector<Variable> trainable_variables() {
+    ensure_plan("trainable_variables");
+    std::vector<Variable> out;
+    for (size_t l = 0; l < plan_->layers.size(); ++l)
+      for (size_t i : plan_->layer_state[l])
+        if (plan_->state[i].weight && plan_->layers[l]->trainable())
+          out.push_back({this, plan_->state[i].name});
+    return out;
+  }
+
+  // Keras' train_on_batch / test_on_batch: one training step on (x, y) as one batch, and the
+  // loss and metrics of (x, y) without updates. Both return {"loss", ...metrics}. The step is
+  // fit's, compiled for this batch size (a new size compiles again, keeping the state).
+  Logs train_on_batch(const Array& x, const Array& y);
+  Logs test_on_batch(const Array& x, const Array& y) { return evaluate(x, y, x.rows()); }
+
+  // Called inside an nn::TrainStep's function (train_step.hpp): the model's outputs on
+  // `inputs` (B, input...) with `training` behaviour (Dropout, BatchNormalization), built into
+  // the step's graph over the step's copy of the weights. FAILED_PRECONDITION outside a step.
+  std::vector<Value> operator()(const std::vector<Value>& inputs, bool training = true);
+  // model({x}) and model({a, b}): the vector form (a braced list would otherwise pick the
+  // one-Value form below for a single element).
+  std::vector<Value> operator()(std::initializer_list<Value> inputs, bool training = true) {
+    return (*this)(std::vector<Value>(inputs), training);
+  }
+  Value operator()(const Value& input, bool training = true) {
+    std::vector<Value> out = (*this)(std::vector<Value>{input}, training);
+    if (out.size() != 1)
+      throw Error(DLRT_INVALID_ARGUMENT, name_ + " has " + std::to_string(out.size()) +
+                                             " outputs; call it with a vector of inputs to get "
+                                             "them all");
+    return out[0];
+  }
+
+ private:
+  void compile_plan(const Optimizer* optimizer, const Loss* loss,
+                    const std::vector<std::string>& metrics, const CompileConfig& config) {
     if (layers_.empty()) throw Error(DLRT_FAILED_PRECONDITION, "compile: the model has no layers");
-    optimizer_ = optimizer.clone();
-    loss_ = loss.clone();
+    detach_holder();
+    optimizer_.reset();
+    loss_.reset();
+    if (optimizer) optimizer_ = optimizer->clone();
+    if (loss) loss_ = loss->clone();
     metrics_.clear();
     for (const std::string& m : metrics) {
       metrics_.push_back(metric_named(m));
@@ -147,6 +246,8 @@ class Model {
     if (!sequential_) make_plan(graph_.inputs);
     else if (input_) make_plan({*input_});
   }
+
+ public:
 
   // Keras' summary table (layer, output shape, parameter count, totals); a functional model's
   // has Keras' "Connected to" column too.
@@ -194,6 +295,7 @@ class Model {
     return session_->train_executable();
   }
   bool has_plan() const { return plan_ != nullptr; }
+  bool has_optimizer() const { return optimizer_ != nullptr; }
   const detail::Plan& plan() const {
     if (!plan_)
       throw Error(DLRT_FAILED_PRECONDITION, name_ +
@@ -233,11 +335,13 @@ class Model {
   Sequential* as_sequential();
   // Evaluation, prediction and state go through this one (replica 0 under a strategy).
   detail::Session& session() {
+    reclaim();
     if (strategy_) return replicas().primary();
     if (!session_) session_ = std::make_unique<detail::Session>(ctx_, plan_);
     return *session_;
   }
   detail::ReplicaSet& replicas() {
+    reclaim();
     if (!replicas_)
       replicas_ = std::make_unique<detail::ReplicaSet>(ctx_, plan_, strategy_, strategy_devices_);
     return *replicas_;
@@ -293,10 +397,8 @@ class Model {
   void check_data(const Array& x, const Array* y, const std::string& who) {
     check_plain_inputs_outputs(who);
     if (x.empty()) throw Error(DLRT_INVALID_ARGUMENT, who + ": x is empty");
-    if (!plan_) {
-      if (!optimizer_) throw Error(DLRT_FAILED_PRECONDITION, who + ": compile() the model first");
-      make_plan({x.sample_shape()});
-    }
+    if (y != nullptr) require_loss(who);  // fit, evaluate; predict needs no compile()
+    if (!plan_) make_plan({x.sample_shape()});
     if (x.sample_shape() != plan_->input)
       throw Error(DLRT_INVALID_ARGUMENT, who + ": x has samples of shape " +
                                              shape_string(x.sample_shape()) + "; the model takes " +
@@ -314,8 +416,44 @@ class Model {
     plan_->loss->check_targets(*y, output_shape_);
   }
 
+  // A custom step (nn::TrainStep) that holds the newest values of this model's weights: it
+  // was given them to train, and gives them back before anything here reads or writes the
+  // model's own sessions (the "holder" hand-over of train_step.hpp).
+  void reclaim() {
+    if (detail::StateHolder* h = holder_) {
+      holder_ = nullptr;
+      h->give_back(*this);
+    }
+  }
+  // compile() and the destructor: the holder keeps its copy but no longer owes it here.
+  void detach_holder() {
+    if (detail::StateHolder* h = holder_) {
+      holder_ = nullptr;
+      h->detach(*this);
+    }
+  }
+  // Builds the plan without an optimizer when the model can be built and is not: a functional
+  // model, or a Sequential with an Input (predict and custom steps need no compile()).
+  void ensure_plan(const std::string& who) {
+    if (plan_) return;
+    if (sequential_ && !input_)
+      throw Error(DLRT_FAILED_PRECONDITION, who + ": " + name_ +
+                                                " is not built: give it an Input layer, or "
+                                                "compile() and fit() it first");
+    compile_plan(nullptr, nullptr, {}, config_);
+  }
+  void require_loss(const std::string& who) const {
+    if (!optimizer_ || !loss_)
+      throw Error(DLRT_FAILED_PRECONDITION, who + ": " + name_ +
+                                                " has no optimizer and loss; "
+                                                "compile(optimizer, loss) it first");
+  }
+  friend class TrainStep;
+  friend class Tape;
+
   const Context& ctx_;
   std::string name_;
+  detail::StateHolder* holder_ = nullptr;
 
  protected:
   bool sequential_ = false;

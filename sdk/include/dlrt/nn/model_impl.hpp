@@ -42,10 +42,11 @@ inline void Model::make_plan(const std::vector<Shape>& inputs) {
     std::vector<ParamSpec> params = layer.params_multi(in);
     if (n.call == 0) {
       for (const ParamSpec& p : params) {
-        if (p.trainable) trainable.push_back(plan->state.size());
+        const bool trains = p.trainable && layer.trainable();  // a frozen layer's are not
+        if (trains) trainable.push_back(plan->state.size());
         plan->layer_state[n.layer].push_back(plan->state.size());
-        plan->state.push_back(
-            {layer.name() + "/" + p.name, p.dims, p.init, p.trainable, -1, p.regularizer});
+        plan->state.push_back({layer.name() + "/" + p.name, p.dims, p.init, trains, -1,
+                               p.regularizer, p.trainable});
       }
       first_params[n.layer] = params;
     } else {
@@ -63,6 +64,8 @@ inline void Model::make_plan(const std::vector<Shape>& inputs) {
   }
   const Shape shape = slots.at(graph_.outputs.at(0));
   if (sequential_) graph_.slot_shapes = slots;
+  // Compiled without optimizer (inference, custom steps): the layers' state only.
+  if (!optimizer_) trainable.clear();
   for (size_t t : trainable)
     for (const std::string& slot : optimizer_->slot_names()) {
       const detail::StateVar& p = plan->state[t];
@@ -70,15 +73,18 @@ inline void Model::make_plan(const std::vector<Shape>& inputs) {
           {p.name + "/" + slot, p.dims, Initializer::zeros(), false, static_cast<int64_t>(t), {}});
     }
   // The rate every update reads (schedules.hpp); fit writes it before the steps that need it.
-  plan->learning_rate = plan->state.size();
-  plan->state.push_back({"optimizer/learning_rate",
-                         {},
-                         Initializer::constant(optimizer_->learning_rate().at(0)),
-                         false,
-                         -1,
-                         {}});
-  plan->iterations = plan->state.size();  // the last state variable
-  plan->state.push_back({"optimizer/iterations", {}, Initializer::zeros(), false, -1, {}});
+  plan->learning_rate = plan->iterations = detail::kNoStateVar;
+  if (optimizer_) {
+    plan->learning_rate = plan->state.size();
+    plan->state.push_back({"optimizer/learning_rate",
+                           {},
+                           Initializer::constant(optimizer_->learning_rate().at(0)),
+                           false,
+                           -1,
+                           {}});
+    plan->iterations = plan->state.size();  // the last state variable
+    plan->state.push_back({"optimizer/iterations", {}, Initializer::zeros(), false, -1, {}});
+  }
   plan->optimizer = optimizer_;
   plan->loss = loss_;
   plan->metrics.assign(metrics_.begin(), metrics_.end());
@@ -89,6 +95,15 @@ inline void Model::make_plan(const std::vector<Shape>& inputs) {
   if (config_.device == "auto") plan->compile.auto_device = true;
   output_shape_ = shape;
   plan_ = std::move(plan);
+}
+
+inline std::vector<Value> Model::operator()(const std::vector<Value>& inputs, bool training) {
+  if (detail::active_tape == nullptr)
+    throw Error(DLRT_FAILED_PRECONDITION,
+                name_ + ": called on graph values outside a step function; a model is called on "
+                        "Values inside nn::TrainStep's function (train_step.hpp), on "
+                        "SymbolicTensors through its layers, or on data with predict()");
+  return detail::active_tape->call_model(*this, inputs, training);
 }
 
 inline Sequential* Model::as_sequential() {
@@ -121,7 +136,7 @@ inline void Model::sequential_summary(std::ostream& out) const {
     int64_t count = 0;
     for (const ParamSpec& p : layers_[l]->params(shape)) {
       count += element_count(p.dims);
-      (p.trainable ? trainable : frozen) += element_count(p.dims);
+      (p.trainable && layers_[l]->trainable() ? trainable : frozen) += element_count(p.dims);
     }
     shape = layers_[l]->output_shape(shape);
     row({layers_[l]->name() + " (" + layers_[l]->type() + ")", shape_string(shape),
@@ -168,7 +183,7 @@ inline void Model::functional_summary(std::ostream& out) const {
       for (size_t s : n.inputs) in.push_back(g.slot_shapes[s]);
       for (const ParamSpec& p : g.layers[l]->params_multi(in)) {
         count += element_count(p.dims);
-        (p.trainable ? trainable : frozen) += element_count(p.dims);
+        (p.trainable && g.layers[l]->trainable() ? trainable : frozen) += element_count(p.dims);
       }
     }
     const Layer& layer = *g.layers[l];
@@ -323,6 +338,26 @@ inline void Model::fit_prepare(const Array& x, const Array& y, int64_t batch) {
     if (!moved.empty()) set_state(moved);
   }
   session_->upload(x, y);
+}
+
+inline Logs Model::train_on_batch(const Array& x, const Array& y) {
+  check_data(x, &y, "train_on_batch");
+  const int64_t n = x.rows();
+  fit_prepare(x, y, n);  // x and y are the training set of this one step
+  const uint64_t steps_taken = static_cast<uint64_t>(
+      session().graph().read_variable<float>(session().vars()[plan_->iterations]).at(0));
+  if (strategy_) replicas_->set_run_count(steps_taken);
+  else session_->train_executable().set_run_count(steps_taken);
+  float written_rate = std::numeric_limits<float>::quiet_NaN();
+  set_learning_rate(static_cast<int64_t>(steps_taken), &written_rate);
+  std::vector<int32_t> rows(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) rows[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+  const std::vector<double> r =
+      strategy_ ? replicas_->train_step(rows.data(), n) : session_->train_step(rows.data(), n);
+  Logs logs = {{"loss", r[0]}};
+  for (size_t m = 0; m < metrics_.size(); ++m)
+    logs.push_back({metrics_[m]->name(), r[1 + m] / static_cast<double>(n)});
+  return logs;
 }
 
 inline Logs Model::evaluate(const Array& x, const Array& y, int64_t batch_size) {

@@ -39,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -60,7 +61,12 @@ struct StateVar {
   bool trainable;
   int64_t owner;  // the index of the trainable variable a slot belongs to; -1 otherwise
   Regularizer regularizer = {};  // its penalty joins the loss (weights only)
+  // A parameter its layer trains (ParamSpec::trainable): `trainable` is this and the layer's
+  // trainable flag at compile(); moving statistics and slots are never weights.
+  bool weight = false;
 };
+// The index Plan::iterations and Plan::learning_rate hold in a plan made without optimizer.
+inline constexpr size_t kNoStateVar = static_cast<size_t>(-1);
 
 // One layer call of a model's graph. Values are numbered in "slots": the model's inputs are
 // slots 0..I-1, and node k's output is slot I + k. Nodes come in a topological order (every
@@ -103,6 +109,32 @@ inline int64_t model_input_ids(const Plan& p) {
       ids = ids == 0 ? k : std::min(ids, k);
     }
   return ids;
+}
+
+// The model's outputs (every Plan::outputs slot, in order) on `inputs` (one per plan input):
+// every node in order, each on its input slots, with the variables `vars` (indexed as
+// Plan::state; only the layers' entries are read). A shared layer's later calls get their
+// own node-name scope ("train/call_1/") and seed (so a shared Dropout draws another mask),
+// and the same variables. Sessions and custom steps (train_step.hpp) build through this.
+inline std::vector<Value> run_plan(const Plan& plan, CallContext& c, std::vector<Value> inputs,
+                                   const std::vector<Value>& vars) {
+  std::vector<Value> slots = std::move(inputs);
+  for (const PlanNode& n : plan.nodes) {
+    std::vector<Value> params, in;
+    for (size_t i : plan.layer_state[n.layer]) params.push_back(vars.at(i));
+    for (size_t s : n.inputs) in.push_back(slots.at(s));
+    if (n.call == 0) {
+      slots.push_back(plan.layers[n.layer]->call_multi(c, in, params));
+    } else {
+      const std::string k = std::to_string(n.call);
+      CallContext again{c.graph, c.training, derive_seed(c.seed, "call/" + k),
+                        c.scope + "call_" + k + "/"};
+      slots.push_back(plan.layers[n.layer]->call_multi(again, in, params));
+    }
+  }
+  std::vector<Value> out;
+  for (size_t s : plan.outputs) out.push_back(slots.at(s));
+  return out;
 }
 
 // Pushes a Plan's device scopes for as long as it lives.
@@ -325,11 +357,13 @@ class Session {
   }
   // y_pred of `count` rows from `first`, as f32 bytes.
   std::vector<uint8_t> predict_batch(const Array& x, int64_t first, int64_t count) {
-    auto& slot = predicts_[count];
+    // One executable per input type: the batch size and the dtype (u8 images, f32 features).
+    auto& slot = predicts_[{count, x.dtype()}];
     if (!slot) {
       Graph& g = graph_;
       Scopes scopes(g, plan_->device_scopes);
-      const std::string scope = "predict_" + std::to_string(count) + "/";
+      const std::string scope =
+          "predict_" + std::to_string(count) + "_" + dtype_name(x.dtype()) + "/";
       Value xp = g.placeholder(scope + "x", x.dtype(), batch_dims(count, x.sample_shape()));
       CallContext c{g, false, plan_->seed, scope};
       Value y_pred = forward(c, to_float(g, xp));
@@ -423,26 +457,8 @@ class Session {
     if (raw.dtype() != DLRT_U8) return f;
     return g.op1("mul", {f, g.constant<float>("", {}, {1.f / 255.f})});
   }
-  // y_pred (outputs[0]) of the model on x: every node in order, each on its input slots. A
-  // shared layer's later calls get their own node-name scope ("train/call_1/") and seed
-  // (so a shared Dropout draws another mask), and the same variables.
-  Value forward(CallContext& c, Value x) {
-    std::vector<Value> slots = {x};
-    for (const PlanNode& n : plan_->nodes) {
-      std::vector<Value> params, in;
-      for (size_t i : plan_->layer_state[n.layer]) params.push_back(vars_[i]);
-      for (size_t s : n.inputs) in.push_back(slots.at(s));
-      if (n.call == 0) {
-        slots.push_back(plan_->layers[n.layer]->call_multi(c, in, params));
-      } else {
-        const std::string k = std::to_string(n.call);
-        CallContext again{c.graph, c.training, derive_seed(c.seed, "call/" + k),
-                          c.scope + "call_" + k + "/"};
-        slots.push_back(plan_->layers[n.layer]->call_multi(again, in, params));
-      }
-    }
-    return slots.at(plan_->outputs.at(0));
-  }
+  // y_pred (outputs[0]) of the model on x (run_plan).
+  Value forward(CallContext& c, Value x) { return run_plan(*plan_, c, {x}, vars_).at(0); }
   // The sum of every weight's regularization penalty; an invalid Value when there is none.
   Value regularization(Graph& g) {
     Value total;
@@ -454,11 +470,12 @@ class Session {
     return total;
   }
   Runner& eval_runner(const Array& x, const Array& y, int64_t count) {
-    auto& slot = evals_[count];
+    auto& slot = evals_[{count, x.dtype(), y.dtype()}];
     if (slot) return *slot;
     Graph& g = graph_;
     Scopes scopes(g, plan_->device_scopes);
-    const std::string scope = "eval_" + std::to_string(count) + "/";
+    const std::string scope = "eval_" + std::to_string(count) + "_" + dtype_name(x.dtype()) + "_" +
+                              dtype_name(y.dtype()) + "/";
     Value xp = g.placeholder(scope + "x", x.dtype(), batch_dims(count, x.sample_shape()));
     Value yp = g.placeholder(scope + "y", y.dtype(), batch_dims(count, y.sample_shape()));
     CallContext c{g, false, plan_->seed, scope};
@@ -487,7 +504,9 @@ class Session {
   std::vector<Value> vars_;
   // Executables before the graph goes: members are destroyed in reverse order.
   std::unique_ptr<Runner> train_, grads_, apply_;
-  std::map<int64_t, std::unique_ptr<Runner>> evals_, predicts_;
+  // Keyed by the full input type of a batch: rows and dtypes (the sample shapes are the plan's).
+  std::map<std::tuple<int64_t, dlrt_dtype, dlrt_dtype>, std::unique_ptr<Runner>> evals_;
+  std::map<std::pair<int64_t, dlrt_dtype>, std::unique_ptr<Runner>> predicts_;
   Value x_data_, y_data_;
   int64_t rows_ = 0, batch_ = 0;
   dlrt_dtype x_dtype_ = DLRT_DTYPE_INVALID, y_dtype_ = DLRT_DTYPE_INVALID;
