@@ -20,9 +20,11 @@ namespace {
 using ops::TensorType;
 
 // A context with the given plugins' folder (or none) and options; the environment is ignored.
-std::unique_ptr<Context> make_context(bool with_plugins, const char* plugin_options = "") {
+std::unique_ptr<Context> make_context(bool with_plugins, const char* plugin_options = "",
+                                      bool soft_placement = true) {
   dlrt_context_options o;
   dlrt_context_options_init(&o);
+  o.soft_placement = soft_placement ? 1 : 0;
   const char* paths[] = {DLRT_TEST_PLUGIN_DIR};
   o.plugin_paths = with_plugins ? paths : nullptr;
   o.num_plugin_paths = with_plugins ? 1 : 0;
@@ -323,10 +325,19 @@ TEST(VariableStore, FillGivesExactValuesAndEnsureFollowsTheRequest) {
   const VariableSlot& s2 = g.variables().ensure(on_ref.node);
   EXPECT_EQ(s2.device, ctx->registry().find("REF:0"));
   EXPECT_EQ(read_floats(*ctx, s2), std::vector<float>(4, -1.5f));
-  auto [code, msg] = error_of([&] { g.variables().ensure(missing.node); });
+  // A missing device: soft placement (the default) falls back as compile would...
+  EXPECT_EQ(g.variables().ensure(missing.node).device, ctx->registry().find("CPU:0"));
+
+  // ...strict placement refuses, naming the request, and places nothing.
+  std::unique_ptr<Context> strict = make_context(true, "", /*soft_placement=*/false);
+  Graph h(*strict);
+  h.push_device("GPU:3");
+  ValueRef refused = h.add_variable("missing", {DLRT_F32, {4}}, "fill", {}, true);
+  h.pop_device();
+  auto [code, msg] = error_of([&] { h.variables().ensure(refused.node); });
   EXPECT_EQ(code, DLRT_NOT_FOUND);
   EXPECT_NE(msg.find("GPU:3"), std::string::npos) << msg;
-  EXPECT_EQ(g.variables().find(missing.node), nullptr);  // nothing placed on failure
+  EXPECT_EQ(h.variables().find(refused.node), nullptr);  // nothing placed on failure
 }
 
 TEST(VariableStore, InitRunsElsewhereWhenTheDeviceHasNoKernel) {

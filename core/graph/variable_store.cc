@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "context.hpp"
+#include "log.hpp"
 #include "ops/op_instance.hpp"
 #include "plugin_call.hpp"
 #include "status.hpp"
@@ -197,19 +198,29 @@ VariableSlot& VariableStore::ensure(NodeId id) {
     fail(DLRT_INVALID_ARGUMENT, fmt::format("node '{}' is not a variable", var.name));
   Context& ctx = graph_->context();
   const std::string who = fmt::format("variable '{}'", var.name);
-  // A device asked for by name that is missing is an error, never a silent switch.
+  ops::Result<ops::OpInstance> inst = ops::instantiate(var.init_op, {}, var.init_attrs);
+  if (!inst.ok()) fail(DLRT_INTERNAL, fmt::format("{}: {}", who, inst.status().message()));
+  // A variable read or written before any compile (a checkpoint loaded into a model scoped to
+  // a device) is placed here. A requested device that is missing is an error under strict
+  // placement; under soft placement (the context's default, as TensorFlow's) it falls back to
+  // the best device that runs its init op, as placement at compile would, and says so, so
+  // that load_weights works wherever predict does.
   if (var.requested && !var.requested->type.empty()) {
     size_t device = 0;
     try {
       device = ctx.registry().find(var.requested_device);
     } catch (const Error& e) {
-      fail(e.code(),
-           fmt::format("{} requests device '{}': {}", who, var.requested_device, e.message()));
+      if (!ctx.settings().soft_placement())
+        fail(e.code(),
+             fmt::format("{} requests device '{}': {}", who, var.requested_device, e.message()));
+      const size_t fallback = best_device_for(ctx, *inst, who);
+      core::log(DLRT_LOG_WARNING, "placement",
+          "{} requests device '{}', which is missing ({}); soft placement puts it on {}", who,
+          var.requested_device, e.message(), device_name(ctx, fallback));
+      return place_and_init(id, fallback);
     }
     return place_and_init(id, device);
   }
-  ops::Result<ops::OpInstance> inst = ops::instantiate(var.init_op, {}, var.init_attrs);
-  if (!inst.ok()) fail(DLRT_INTERNAL, fmt::format("{}: {}", who, inst.status().message()));
   return place_and_init(id, best_device_for(ctx, *inst, who));
 }
 

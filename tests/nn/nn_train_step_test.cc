@@ -399,3 +399,55 @@ TEST(ModelInference, CompileWithoutOptimizerPredictsAnyInputType) {
 }
 
 }  // namespace
+
+namespace {
+
+// Deployment (issue 16): load_weights into a model scoped to a device this host lacks takes
+// soft placement as predict does; with DLRT_CHECK_NUMERICS on, a checkpoint holding a NaN is
+// refused, naming the tensor, and the model keeps its weights.
+TEST(ModelDeploy, LoadWeightsTakesSoftPlacementAndChecksNumerics) {
+  dlrt::Context ctx = nn_test::cpu_context();
+  nn::Array x, y;
+  nn_test::two_classes(8, 7, &x, &y);
+  const std::string path = ::testing::TempDir() + "/deploy.safetensors";
+  nn::Sequential trained(ctx, {nn::Input({4}), nn::Dense(2)});
+  trained.compile();
+  trained.save_weights(path);
+  const nn::Array expected = trained.predict(x);
+
+  nn::Sequential scoped(ctx, {nn::Input({4}), nn::Dense(2)});
+  {
+    nn::DeviceScope scope(scoped, "/GPU:0");  // no GPU in this context
+    scoped.compile();
+  }
+  scoped.load_weights(path);  // placed on the CPU by soft placement, as predict is
+  EXPECT_EQ(scoped.predict(x).bytes(), expected.bytes());
+
+  // A NaN in the file.
+  std::vector<float> kernel = values_of(trained, "dense/kernel"), bias(2, 0.f);
+  kernel[5] = std::nanf("");
+  const std::string bad = ::testing::TempDir() + "/nan.safetensors";
+  dlrt::write_safetensors(bad,
+                          {{"dense/kernel", DLRT_F32, {4, 2}, kernel.data(), kernel.size() * 4},
+                           {"dense/bias", DLRT_F32, {2}, bias.data(), bias.size() * 4}},
+                          {{"format", "dlrt.nn/1"}});
+  setenv("DLRT_CHECK_NUMERICS", "1", 1);
+  dlrt::Context checking = nn_test::cpu_context();
+  unsetenv("DLRT_CHECK_NUMERICS");
+  nn::Sequential m(checking, {nn::Input({4}), nn::Dense(2)});
+  m.compile();
+  const std::vector<float> before = values_of(m, "dense/kernel");
+  auto e = error_of([&] { m.load_weights(bad); });
+  EXPECT_EQ(e.first, DLRT_INVALID_ARGUMENT);
+  EXPECT_NE(e.second.find("'dense/kernel' holds NaN at element 5"), std::string::npos) << e.second;
+  EXPECT_EQ(values_of(m, "dense/kernel"), before);
+  // Without the setting the same file loads (the NaN is the user's to have).
+  nn::Sequential lax(ctx, {nn::Input({4}), nn::Dense(2)});
+  lax.compile();
+  lax.load_weights(bad);
+  EXPECT_TRUE(std::isnan(values_of(lax, "dense/kernel")[5]));
+  std::filesystem::remove(path);
+  std::filesystem::remove(bad);
+}
+
+}  // namespace

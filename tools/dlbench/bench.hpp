@@ -109,5 +109,7 @@ struct TrainOptions {
 json run_train(const TrainOptions& options);
 // --model char_transformer (train_text.cc); run_train hands it over.
 json run_train_text(const TrainOptions& options);
+// --model vae (train_vae.cc): samples/vae's custom step; --steps timed steps.
+json run_train_vae(const TrainOptions& options);
 
 }  // namespace dlbench

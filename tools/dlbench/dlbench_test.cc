@@ -149,3 +149,23 @@ TEST(DlbenchTrain, MissingDataFolderIsAnErrorNamingIt) {
 }
 
 }  // namespace
+
+namespace {
+
+// `dlbench train --model vae`: samples/vae's custom step (nn::TrainStep), timed per step.
+TEST(DlbenchTrain, VaeSmallRun) {
+  const Result r = run("train --device CPU:0 --model vae --steps 2 --warmup-steps 1 --threads 1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json doc;
+  ASSERT_NO_THROW(doc = nlohmann::json::parse(r.out)) << r.out;
+  EXPECT_EQ(doc.at("model"), "vae");
+  EXPECT_EQ(doc.at("batch"), 128);
+  EXPECT_EQ(doc.at("parameters"), 183105);  // encoder 119,200 + decoder 63,905 (the summaries)
+  EXPECT_GT(doc.at("ms_per_step").get<double>(), 0.0);
+  // The negative ELBO of a barely trained model: near 784 ln 2 = 543 nats, and positive.
+  EXPECT_GT(doc.at("loss").get<double>(), 300.0);
+  EXPECT_LT(doc.at("loss").get<double>(), 600.0);
+  EXPECT_FALSE(doc.contains("torch"));
+}
+
+}  // namespace

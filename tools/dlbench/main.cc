@@ -12,6 +12,10 @@
 //                 [--compare-torch] [--torch-modes eager compile]
 //       samples/char_transformer's GPT on fortunes: tokens/s and the validation loss after
 //       the same steps, beside its PyTorch twin (train_text.cc)
+//   dlbench train --model vae --steps N [--warmup-steps K] [--batch B] [--threads T]
+//                 [--compare-torch] [--torch-modes eager channels_last compile]
+//       samples/vae's custom step (nn::TrainStep): ms per step beside its PyTorch twin
+//       (train_vae.cc)
 //
 // Links only libdlrt (plus header-only CLI11 and nlohmann-json); plugins are found at run time.
 #include <CLI/CLI.hpp>
@@ -55,10 +59,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   train_cmd
       ->add_option("--model", train.model,
-                   "cnn (the reference workload), resnet20, or char_transformer (fortunes)")
+                   "cnn (the reference workload), resnet20, char_transformer (fortunes), or "
+                   "vae (samples/vae's custom step)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"cnn", "resnet20", "char_transformer"}));
-  train_cmd->add_option("--steps", train.steps, "char_transformer: timed training steps")
+      ->check(CLI::IsMember({"cnn", "resnet20", "char_transformer", "vae"}));
+  train_cmd->add_option("--steps", train.steps, "char_transformer, vae: timed training steps")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   train_cmd->add_option("--context", train.context, "char_transformer: window length T")
@@ -69,8 +74,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   train_cmd->add_option("--torch-modes", train.torch_modes,
-                        "char_transformer: the twin's modes, eager and/or compile")
-      ->check(CLI::IsMember({"eager", "compile"}));
+                        "char_transformer, vae: the twin's modes, eager, channels_last "
+                        "(vae) and/or compile")
+      ->check(CLI::IsMember({"eager", "channels_last", "compile"}));
   train_cmd->add_option("--batch", train.batch,
                         "batch size (default: 64 cnn, 128 resnet20, 32 char_transformer)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));

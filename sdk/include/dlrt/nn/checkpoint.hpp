@@ -15,6 +15,7 @@
 #ifndef DLRT_NN_CHECKPOINT_HPP_
 #define DLRT_NN_CHECKPOINT_HPP_
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -62,6 +63,20 @@ inline void Model::load_weights(const std::string& path) {
     if (!v.values.empty()) std::memcpy(v.values.data(), t.data, v.values.size() * sizeof(float));
     values.push_back(std::move(v));
   }
+  // With DLRT_CHECK_NUMERICS on, a NaN or Inf in the file is refused before anything is
+  // written (the model keeps its values), naming the tensor and the element.
+  bool check_numerics = false;
+  for (const Setting& s : ctx_.settings())
+    if (s.name == "DLRT_CHECK_NUMERICS") check_numerics = s.value == "1";
+  if (check_numerics)
+    for (const NamedValue& v : values)
+      for (size_t i = 0; i < v.values.size(); ++i)
+        if (!std::isfinite(v.values[i]))
+          throw Error(DLRT_INVALID_ARGUMENT,
+                      "load_weights: '" + path + "': tensor '" + v.name + "' holds " +
+                          (std::isnan(v.values[i]) ? "NaN" : "Inf") + " at element " +
+                          std::to_string(i) + " of " + std::to_string(v.values.size()) +
+                          " (DLRT_CHECK_NUMERICS is on); nothing was loaded");
   // Every trainable weight must be there; slots and the step count may be absent (a file of
   // weights only), and then keep their values.
   for (const detail::StateVar& s : plan_->state) {
