@@ -12,5 +12,9 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/dlrtConfigVersion.cmake
   COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/dlrtConfig.cmake ${PROJECT_BINARY_DIR}/dlrtConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/dlrt)
+# dlrt.pc is relocatable: its prefix is found from the file's own folder (pkg-config's
+# ${pcfiledir}), so a tree installed with --prefix, or moved after, still points at itself.
+file(RELATIVE_PATH DLRT_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+string(REGEX REPLACE "/$" "" DLRT_PC_TO_PREFIX "${DLRT_PC_TO_PREFIX}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/dlrt.pc.in ${PROJECT_BINARY_DIR}/dlrt.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/dlrt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
