@@ -27,10 +27,11 @@
 # by the CTest test gpu_check_dry_run):
 #   dlprobe 15, dlprobe_json 10, dlprobe_ops 25   the devices and the op x device matrix;
 #   dlrt_cuda_gpu_test 60                         device services, capture, NCCL on one rank;
-#   dlrt_cuda_ops_gpu_test 90                     every CUDA kernel against the reference;
-#   conformance_cuda 90                           the conformance suite on the CUDA device;
+#   dlrt_cuda_ops_gpu_test 70                     every CUDA kernel against the reference;
+#   conformance_cuda 70                           the conformance suite on the CUDA device;
 #   bench_gpu 60, bench_gpu_nocapture 45          one training epoch, with and without CUDA Graphs;
 #   resnet_gpu 35                                 samples/resnet (batch norm on cuDNN) learns;
+#   vae_gpu 20, dcgan_gpu 20                      samples/vae and samples/dcgan (custom steps) learn;
 #   mirrored_gpu 50                               mirrored training through NCCL.
 #
 # Exit status: 0 when every step that ran passed (skips do not count), 1 otherwise.
@@ -168,10 +169,10 @@ gpu_step() {
 }
 
 # ---- 2. GPU unit tests, 3. conformance on the CUDA device -------------------------------
-for t in dlrt_cuda_gpu_test:60 dlrt_cuda_ops_gpu_test:90; do
+for t in dlrt_cuda_gpu_test:60 dlrt_cuda_ops_gpu_test:70; do
   gpu_step "${t%:*}" "${t#*:}" gtest_figure "${BIN:-.}/${t%:*}" --gtest_output="json:$LOGS/${t%:*}.json"
 done
-gpu_step conformance_cuda 90 gtest_figure "${BIN:-.}/conformance_test" --gtest_filter='*cuda*' \
+gpu_step conformance_cuda 70 gtest_figure "${BIN:-.}/conformance_test" --gtest_filter='*cuda*' \
   --gtest_output="json:$LOGS/conformance_cuda.json"
 
 # ---- 4. one training epoch on GPU:0, with and without CUDA Graphs -----------------------
@@ -215,6 +216,23 @@ else
   run_step resnet_gpu 35 - "$BIN/resnet" --device GPU:0 --data "$DATA" --epochs 1 --limit 12800 \
     --bn-momentum 0.9 --expect-accuracy 0.5
   judge resnet_gpu 35 "$(resnet_figure "$LOGS/resnet_gpu.log")"
+fi
+
+# ---- 4c. samples/vae and samples/dcgan on GPU:0: custom steps (nn::TrainStep) -----------------
+# The VAE: 100 steps of 128 (--limit 12800), exit 1 (a FAIL) when the test negative ELBO is
+# above 400 nats (a decoder that learned nothing scores 543). The DCGAN: 50 steps, both PNGs
+# of the run written (no quality bar in so few steps). Figures: the last lines.
+gen_figure() { tr '\r' '\n' < "$1" | grep -E '^test_neg_elbo|ms/step' | tail -n 2 | sed 's/.* \([0-9]*m\{0,1\}s\/step\) .*/\1/' | tr '\n' ' '; }
+if [ "$HAVE_GPU" = 0 ]; then planned vae_gpu 20 "$NOGPU"; planned dcgan_gpu 20 "$NOGPU"
+elif [ -z "$DATA" ] || [ ! -d "$DATA" ]; then
+  planned vae_gpu 20 "no data (.devrun/data)"; planned dcgan_gpu 20 "no data (.devrun/data)"
+else
+  run_step vae_gpu 20 - "$BIN/vae" --device GPU:0 --data "$DATA" --epochs 1 --limit 12800 \
+    --test-limit 1000 --out-dir "$WORK/vae" --expect-neg-elbo 400
+  judge vae_gpu 20 "$(gen_figure "$LOGS/vae_gpu.log")"
+  run_step dcgan_gpu 20 - "$BIN/dcgan" --device GPU:0 --data "$DATA" --epochs 1 --limit 6400 \
+    --out-dir "$WORK/dcgan"
+  judge dcgan_gpu 20 "$(gen_figure "$LOGS/dcgan_gpu.log")"
 fi
 
 # ---- 5. NCCL: mirrored training (tests/nn: two logical GPUs; one GPU through NCCL) -------

@@ -4,7 +4,7 @@
 #
 # What travels is capped at 64 MiB and oneDNN alone is ~40 MiB, so only gpu-check.sh's
 # binaries go (dlprobe, dlbench, conformance_test, the GPU-labelled tests, dlrt_nn_test,
-# mnist_cnn, resnet), with libdlrt and the cpu, cuda, reference and null plugins (not mpi: one host,
+# mnist_cnn, resnet, vae, dcgan), with libdlrt and the cpu, cuda, reference and null plugins (not mpi: one host,
 # one process), and of the data set only the test set (4.4 MB); gpu-check.sh makes a training
 # set of the same shape from it there. BUILD_DIR: a Release build with the CUDA plugin
 # (sm_90 among CMAKE_CUDA_ARCHITECTURES; the default is 90). Then, on the GPU machine:
@@ -20,7 +20,7 @@ data=${DLRT_DATA:-/usr/share/datasets/fashion-mnist}
 slim=$(mktemp -d)
 trap 'rm -rf "$slim"' EXIT
 mkdir -p "$slim/bin" "$slim/lib/dlrt/plugins"
-for f in dlprobe dlbench conformance_test dlrt_cuda_gpu_test dlrt_cuda_ops_gpu_test dlrt_nn_test mnist_cnn resnet; do
+for f in dlprobe dlbench conformance_test dlrt_cuda_gpu_test dlrt_cuda_ops_gpu_test dlrt_nn_test mnist_cnn resnet vae dcgan; do
   if [ -e "$build/bin/$f" ]; then cp -a "$build/bin/$f" "$slim/bin/"; else echo "gpu-pack: no $f in $build/bin" >&2; fi
 done
 cp -a "$build"/bin/*.py "$slim/bin/" 2>/dev/null || true
