@@ -32,12 +32,12 @@
 #include <CLI/CLI.hpp>
 
 #include "common/auto_device.hpp"
+#include "common/mnist_images.hpp"
 #include "dcgan/dcgan_models.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -71,42 +71,6 @@ struct Flags {
   double expect_confident = -1;  // exit 1 when the classified fraction is below it (tests)
 };
 
-std::string data_file(const std::string& dir, const std::string& name) {
-  const fs::path plain = fs::path(dir) / name;
-  if (fs::exists(plain)) return plain.string();
-  const fs::path gz = fs::path(dir) / (name + ".gz");
-  if (fs::exists(gz)) return gz.string();
-  throw dlrt::Error(DLRT_NOT_FOUND, "--data " + dir + ": no " + name + " or " + name +
-                                        ".gz there (expected MNIST's file layout)");
-}
-
-// Images (N,28,28) u8 -> f32 (N,28,28,1) in [-1, 1] (pixel/127.5 - 1, the generator's range).
-nn::Array load_images(const std::string& path, int64_t max_rows) {
-  dlrt::IdxArray a = dlrt::read_idx(path, static_cast<uint64_t>(max_rows));
-  std::vector<int64_t> dims = a.dims();
-  if (a.dtype() != DLRT_U8 || dims.size() != 3 || dims[1] != 28 || dims[2] != 28)
-    throw dlrt::Error(DLRT_INVALID_ARGUMENT, path + ": holds " + dlrt::dtype_name(a.dtype()) +
-                                                 " of rank " + std::to_string(dims.size()) +
-                                                 "; expected u8 images (N, 28, 28)");
-  dims.push_back(1);
-  const auto* p = static_cast<const uint8_t*>(a.data());
-  std::vector<float> v(a.bytes());
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(p[i]) / 127.5f - 1.f;
-  return nn::Array::of<float>(dims, v);
-}
-
-nn::Array gather(const nn::Array& a, const std::vector<int32_t>& order, int64_t first,
-                 int64_t count) {
-  const size_t rb = a.row_bytes();
-  std::vector<uint8_t> bytes(static_cast<size_t>(count) * rb);
-  for (int64_t i = 0; i < count; ++i)
-    std::memcpy(bytes.data() + static_cast<size_t>(i) * rb,
-                a.data() + static_cast<size_t>(order[static_cast<size_t>(first + i)]) * rb, rb);
-  std::vector<int64_t> dims = a.dims();
-  dims[0] = count;
-  return nn::Array(a.dtype(), dims, std::move(bytes));
-}
-
 // samples/mnist_cnn's network, to load its checkpoint (--classifier).
 std::unique_ptr<nn::Sequential> make_classifier(const dlrt::Context& ctx) {
   return std::make_unique<nn::Sequential>(
@@ -131,7 +95,9 @@ int run(const Flags& f) {
   if (f.threads >= 0) options.plugin_options("cpu:threads=" + std::to_string(f.threads));
   dlrt::Context ctx(options);
   const std::string device = samples::pick_device(ctx, f.device);
-  const nn::Array x_train = load_images(data_file(f.data, "train-images-idx3-ubyte"), f.limit);
+  // pixel/127.5 - 1: the generator's tanh range.
+  const nn::Array x_train = samples::mnist_images(
+      samples::mnist_file(f.data, "train-images-idx3-ubyte"), f.limit, 1.f / 127.5f, -1.f);
   if (x_train.rows() < f.batch)
     throw dlrt::Error(DLRT_INVALID_ARGUMENT,
                       "--batch " + std::to_string(f.batch) + " is more than the " +
@@ -183,7 +149,7 @@ int run(const Flags& f) {
     double d_sum = 0, g_sum = 0;
     nn::Logs logs;
     for (int64_t s = 0; s < steps; ++s) {
-      const nn::Array xb = gather(x_train, order, s * f.batch, f.batch);
+      const nn::Array xb = samples::gather_rows(x_train, order, s * f.batch, f.batch);
       const nn::Logs r = step.run({{"x", xb}});
       d_sum += r[0].second;
       g_sum += r[1].second;

@@ -28,11 +28,11 @@
 #include <CLI/CLI.hpp>
 
 #include "common/auto_device.hpp"
+#include "common/mnist_images.hpp"
 #include "vae/vae_model.hpp"
 
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -64,43 +64,6 @@ struct Flags {
   double expect_neg_elbo = -1;  // exit 1 when the final test value is above it (tests)
 };
 
-std::string data_file(const std::string& dir, const std::string& name) {
-  const fs::path plain = fs::path(dir) / name;
-  if (fs::exists(plain)) return plain.string();
-  const fs::path gz = fs::path(dir) / (name + ".gz");
-  if (fs::exists(gz)) return gz.string();
-  throw dlrt::Error(DLRT_NOT_FOUND, "--data " + dir + ": no " + name + " or " + name +
-                                        ".gz there (expected MNIST's file layout)");
-}
-
-// Images (N,28,28) u8 from an idx file -> f32 (N,28,28,1) in [0, 1] (pixel/255).
-nn::Array load_images(const std::string& path, int64_t max_rows) {
-  dlrt::IdxArray a = dlrt::read_idx(path, static_cast<uint64_t>(max_rows));
-  std::vector<int64_t> dims = a.dims();
-  if (a.dtype() != DLRT_U8 || dims.size() != 3)
-    throw dlrt::Error(DLRT_INVALID_ARGUMENT, path + ": holds " + dlrt::dtype_name(a.dtype()) +
-                                                 " of rank " + std::to_string(dims.size()) +
-                                                 "; expected u8 images (N, H, W)");
-  dims.push_back(1);
-  const auto* p = static_cast<const uint8_t*>(a.data());
-  std::vector<float> v(a.bytes());
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(p[i]) / 255.f;
-  return nn::Array::of<float>(dims, v);
-}
-
-// The rows `order[first .. first + count)` of a (gathered on the host).
-nn::Array gather(const nn::Array& a, const std::vector<int32_t>& order, int64_t first,
-                 int64_t count) {
-  const size_t rb = a.row_bytes();
-  std::vector<uint8_t> bytes(static_cast<size_t>(count) * rb);
-  for (int64_t i = 0; i < count; ++i)
-    std::memcpy(bytes.data() + static_cast<size_t>(i) * rb,
-                a.data() + static_cast<size_t>(order[static_cast<size_t>(first + i)]) * rb, rb);
-  std::vector<int64_t> dims = a.dims();
-  dims[0] = count;
-  return nn::Array(a.dtype(), dims, std::move(bytes));
-}
-
 std::vector<float> sigmoid(const nn::Array& logits) {
   std::vector<float> out(logits.bytes().size() / sizeof(float));
   const auto* p = reinterpret_cast<const float*>(logits.data());
@@ -113,8 +76,11 @@ int run(const Flags& f) {
   if (f.threads >= 0) options.plugin_options("cpu:threads=" + std::to_string(f.threads));
   dlrt::Context ctx(options);
   const std::string device = samples::pick_device(ctx, f.device);
-  const nn::Array x_train = load_images(data_file(f.data, "train-images-idx3-ubyte"), f.limit);
-  const nn::Array x_test = load_images(data_file(f.data, "t10k-images-idx3-ubyte"), f.test_limit);
+  // x = pixel/255: the Bernoulli likelihood's targets.
+  const nn::Array x_train = samples::mnist_images(
+      samples::mnist_file(f.data, "train-images-idx3-ubyte"), f.limit, 1.f / 255.f, 0.f);
+  const nn::Array x_test = samples::mnist_images(
+      samples::mnist_file(f.data, "t10k-images-idx3-ubyte"), f.test_limit, 1.f / 255.f, 0.f);
   if (x_train.rows() < f.batch)
     throw dlrt::Error(DLRT_INVALID_ARGUMENT, "--batch " + std::to_string(f.batch) +
                                                  " is more than the " +
@@ -165,7 +131,7 @@ int run(const Flags& f) {
   const int64_t shown = std::min<int64_t>(32, x_test.rows());
   std::vector<int32_t> first_rows(static_cast<size_t>(shown));
   for (int64_t i = 0; i < shown; ++i) first_rows[static_cast<size_t>(i)] = static_cast<int32_t>(i);
-  const nn::Array x_shown = gather(x_test, first_rows, 0, shown);
+  const nn::Array x_shown = samples::gather_rows(x_test, first_rows, 0, shown);
   fs::create_directories(f.out_dir);
 
   const int64_t steps = x_train.rows() / f.batch;
@@ -178,7 +144,7 @@ int run(const Flags& f) {
     double sum = 0;
     nn::Logs logs;
     for (int64_t s = 0; s < steps; ++s) {
-      const nn::Array xb = gather(x_train, order, s * f.batch, f.batch);
+      const nn::Array xb = samples::gather_rows(x_train, order, s * f.batch, f.batch);
       sum += train.run({{"x", xb}})[0].second;
       logs = {{"loss", sum / static_cast<double>(s + 1)}};
       bar.update(s + 1, logs);
@@ -189,7 +155,7 @@ int run(const Flags& f) {
     double total = 0;
     for (int64_t first = 0; first < x_test.rows(); first += f.batch) {
       const int64_t count = std::min(f.batch, x_test.rows() - first);
-      total += evaluate.run({{"x", gather(x_test, all, first, count)}})[0].second;
+      total += evaluate.run({{"x", samples::gather_rows(x_test, all, first, count)}})[0].second;
     }
     test_value = total / static_cast<double>(x_test.rows());
     logs.push_back({"val_loss", test_value});

@@ -68,9 +68,11 @@ import argparse
 import json
 import math
 import os
-import struct
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dlbench_twin_io import save_safetensors  # noqa: E402
 
 VOCAB = 256
 VAL_FRACTION = 0.1
@@ -229,36 +231,6 @@ def named_params(model):
 
 
 # --- safetensors ----------------------------------------------------------------------------
-
-def save_safetensors(torch, tensors, path):
-    """{name: tensor} -> a .safetensors file (the package when present, else by hand)."""
-    tensors = {k: v.detach().contiguous().cpu() for k, v in tensors.items()}
-    try:
-        from safetensors.torch import save_file
-    except ImportError:
-        save_file = None
-    if save_file is not None:
-        save_file(tensors, path)
-        return "safetensors package"
-    dtypes = {torch.float32: ("F32", "<f4"), torch.int64: ("I64", "<i8")}
-    header, blobs, offset = {}, [], 0
-    for name in sorted(tensors):  # the package orders the data by name as well
-        t = tensors[name]
-        tag = dtypes[t.dtype][0]
-        raw = t.numpy().astype(dtypes[t.dtype][1], copy=False).tobytes()
-        header[name] = {"dtype": tag, "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)  # the data starts 8-aligned
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for raw in blobs:
-            f.write(raw)
-    return "by hand"
-
 
 # --- run ------------------------------------------------------------------------------------
 

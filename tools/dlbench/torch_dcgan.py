@@ -89,13 +89,14 @@ spaces to a multiple of 8, then the raw little-endian data).
 Debian: apt-get install python3-torch; or a venv with torch from PyPI (dlbench --torch-venv).
 """
 import argparse
-import gzip
 import json
 import os
 import statistics
-import struct
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dlbench_twin_io import mnist_file, read_mnist_u8, save_safetensors  # noqa: E402
 
 IMAGE = 28
 BASE = 7          # the generator's first feature map: 7x7x128
@@ -103,34 +104,6 @@ BASE_CHANNELS = 128
 
 
 # --- data -----------------------------------------------------------------------------------
-
-def images_file(folder, name="train-images-idx3-ubyte"):
-    """The plain idx file when there is one, else its .gz (dcgan.cc's data_file)."""
-    for candidate in (os.path.join(folder, name), os.path.join(folder, name + ".gz")):
-        if os.path.exists(candidate):
-            return candidate
-    raise SystemExit(f"--data {folder}: no {name} or {name}.gz there "
-                     "(expected MNIST's file layout)")
-
-
-def read_images(path, limit=0):
-    """u8 images (N, 28, 28) of an idx3 file (the first `limit` only when > 0) as bytes, N."""
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        magic, n = struct.unpack(">II", f.read(8))
-        if magic != 0x00000803:
-            raise SystemExit(f"{path}: magic {magic:#010x}; expected 0x00000803 (u8, rank 3)")
-        rows, cols = struct.unpack(">II", f.read(8))
-        if (rows, cols) != (IMAGE, IMAGE):
-            raise SystemExit(f"{path}: images of {rows}x{cols}; expected 28x28")
-        if limit > 0:
-            n = min(n, limit)
-        data = f.read(n * IMAGE * IMAGE)
-    if len(data) != n * IMAGE * IMAGE:
-        raise SystemExit(f"{path}: ends after {len(data)} bytes of image data; expected "
-                         f"{n * IMAGE * IMAGE}")
-    return data, n
-
 
 def to_unit_range(torch, pixels):
     """u8 images (..., 28, 28, 1) -> f32, pixel/127.5 - 1 with an f32 division (a table of the
@@ -219,36 +192,6 @@ def named_tensors(gen, disc):
 
 # --- safetensors ----------------------------------------------------------------------------
 
-def save_safetensors(torch, tensors, path):
-    """{name: tensor} -> a .safetensors file (the package when present, else by hand)."""
-    tensors = {k: v.detach().contiguous().cpu() for k, v in tensors.items()}
-    try:
-        from safetensors.torch import save_file
-    except ImportError:
-        save_file = None
-    if save_file is not None:
-        save_file(tensors, path)
-        return "safetensors package"
-    dtypes = {torch.float32: ("F32", "<f4"), torch.int64: ("I64", "<i8")}
-    header, blobs, offset = {}, [], 0
-    for name in sorted(tensors):  # the package orders the data by name as well
-        t = tensors[name]
-        tag = dtypes[t.dtype][0]
-        raw = t.numpy().astype(dtypes[t.dtype][1], copy=False).tobytes()
-        header[name] = {"dtype": tag, "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)  # the data starts 8-aligned
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for raw in blobs:
-            f.write(raw)
-    return "by hand"
-
-
 # --- run ------------------------------------------------------------------------------------
 
 def main():
@@ -295,8 +238,8 @@ def main():
     B = args.batch
     dump = bool(args.dump_step)
     dropout = 0.0 if dump else args.dropout
-    path = images_file(args.data)
-    raw, n = read_images(path, B * args.steps if dump else args.limit)
+    path = mnist_file(args.data, "train-images-idx3-ubyte")
+    raw, n = read_mnist_u8(path, B * args.steps if dump else args.limit)
     if n < B * (args.steps if dump else 1):
         raise SystemExit(f"{path}: {n} images, fewer than the {B * (args.steps if dump else 1)} "
                          "needed")

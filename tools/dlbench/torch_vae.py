@@ -70,45 +70,26 @@ spaces to a multiple of 8, then the raw little-endian data).
 Debian: apt-get install python3-torch; or a venv with torch from PyPI (dlbench --torch-venv).
 """
 import argparse
-import gzip
 import json
 import math
 import os
 import statistics
-import struct
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dlbench_twin_io import mnist_file, read_mnist_u8, save_safetensors  # noqa: E402
 
 SIDE = 28
 
 
 # --- data -----------------------------------------------------------------------------------
 
-def data_file(folder, name):
-    """folder/name, else folder/name.gz (as vae.cc's data_file)."""
-    for candidate in (os.path.join(folder, name), os.path.join(folder, name + ".gz")):
-        if os.path.exists(candidate):
-            return candidate
-    raise SystemExit(f"--data {folder}: no {name} or {name}.gz there (expected MNIST's file "
-                     "layout)")
-
-
 def read_images(torch, path):
     """An idx3 u8 file (N, 28, 28) -> f32 (N, 1, 28, 28) in [0, 1] (pixel / 255)."""
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        raw = f.read()
-    if len(raw) < 16:
-        raise SystemExit(f"{path}: too short for an idx header")
-    zero, dtype, rank = struct.unpack(">HBB", raw[:4])
-    if zero != 0 or dtype != 0x08 or rank != 3:
-        raise SystemExit(f"{path}: not an idx file of u8 images (N, H, W)")
-    n, h, w = struct.unpack(">III", raw[4:16])
-    if (h, w) != (SIDE, SIDE) or len(raw) < 16 + n * h * w:
-        raise SystemExit(f"{path}: holds ({n}, {h}, {w}) images; expected (N, 28, 28)")
-    t = torch.frombuffer(bytearray(raw[16:16 + n * h * w]), dtype=torch.uint8)
-    return t.view(n, 1, h, w).float() / 255.0
-
+    raw, n = read_mnist_u8(path)
+    t = torch.frombuffer(bytearray(raw), dtype=torch.uint8)
+    return t.view(n, 1, SIDE, SIDE).float() / 255.0
 
 # --- model ----------------------------------------------------------------------------------
 
@@ -197,36 +178,6 @@ def to_dlrt_layout(t, kind):
 
 # --- safetensors ----------------------------------------------------------------------------
 
-def save_safetensors(torch, tensors, path):
-    """{name: tensor} -> a .safetensors file (the package when present, else by hand)."""
-    tensors = {k: v.detach().contiguous().cpu() for k, v in tensors.items()}
-    try:
-        from safetensors.torch import save_file
-    except ImportError:
-        save_file = None
-    if save_file is not None:
-        save_file(tensors, path)
-        return "safetensors package"
-    dtypes = {torch.float32: ("F32", "<f4"), torch.int64: ("I64", "<i8")}
-    header, blobs, offset = {}, [], 0
-    for name in sorted(tensors):  # the package orders the data by name as well
-        t = tensors[name]
-        tag = dtypes[t.dtype][0]
-        raw = t.numpy().astype(dtypes[t.dtype][1], copy=False).tobytes()
-        header[name] = {"dtype": tag, "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)  # the data starts 8-aligned
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for raw in blobs:
-            f.write(raw)
-    return "by hand"
-
-
 # --- run ------------------------------------------------------------------------------------
 
 def main():
@@ -266,8 +217,8 @@ def main():
     torch.set_num_threads(threads)
 
     B, L = args.batch, args.latent
-    x_train = read_images(torch, data_file(args.data, "train-images-idx3-ubyte"))
-    x_test = read_images(torch, data_file(args.data, "t10k-images-idx3-ubyte"))
+    x_train = read_images(torch, mnist_file(args.data, "train-images-idx3-ubyte"))
+    x_test = read_images(torch, mnist_file(args.data, "t10k-images-idx3-ubyte"))
     if x_train.shape[0] < B:
         raise SystemExit(f"--batch {B} is more than the {x_train.shape[0]} training images")
     torch.manual_seed(args.seed)

@@ -17,13 +17,13 @@
 #include <dlrt/nn.hpp>
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
 
 #include "bench.hpp"
 #include "torch_run.hpp"
+#include "common/mnist_images.hpp"
 #include "vae/vae_model.hpp"
 
 namespace dlbench {
@@ -47,25 +47,6 @@ json run_twin(const TrainOptions& o, const fs::path& script, const std::string& 
   }
 }
 
-// The training images (N,28,28,1) as f32 pixel/255.
-nn::Array load_images(const std::string& dir) {
-  std::string path;
-  for (const std::string& n : {"train-images-idx3-ubyte", "train-images-idx3-ubyte.gz"})
-    if (fs::exists(fs::path(dir) / n)) path = (fs::path(dir) / n).string();
-  if (path.empty())
-    throw std::runtime_error("--data " + dir +
-                             ": no train-images-idx3-ubyte(.gz) there (expected MNIST's layout)");
-  dlrt::IdxArray a = dlrt::read_idx(path);
-  std::vector<int64_t> dims = a.dims();
-  if (a.dtype() != DLRT_U8 || dims.size() != 3 || dims[1] != 28 || dims[2] != 28)
-    throw std::runtime_error(path + ": expected u8 images (N, 28, 28)");
-  dims.push_back(1);
-  const auto* p = static_cast<const uint8_t*>(a.data());
-  std::vector<float> v(a.bytes());
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(p[i]) / 255.f;
-  return nn::Array::of<float>(dims, v);
-}
-
 }  // namespace
 
 json run_train_vae(const TrainOptions& options) {
@@ -85,7 +66,8 @@ json run_train_vae(const TrainOptions& options) {
   doc["threads"] = o.threads;
   doc["batch"] = o.batch;
 
-  const nn::Array x = load_images(o.data);
+  const nn::Array x = samples::mnist_images(
+      samples::mnist_file(o.data, "train-images-idx3-ubyte"), 0, 1.f / 255.f, 0.f);
   const int64_t total = o.warmup_steps + o.steps;
   if (total * o.batch > x.rows())
     throw std::runtime_error("--warmup-steps + --steps of --batch need " +
@@ -119,15 +101,8 @@ json run_train_vae(const TrainOptions& options) {
     return {{"loss", loss}};
   }, so);
 
-  const size_t rb = x.row_bytes();
-  auto batch_at = [&](int64_t s) {
-    std::vector<uint8_t> bytes(static_cast<size_t>(o.batch) * rb);
-    for (int64_t i = 0; i < o.batch; ++i)
-      std::memcpy(bytes.data() + static_cast<size_t>(i) * rb,
-                  x.data() + static_cast<size_t>(order[static_cast<size_t>(s * o.batch + i)]) * rb,
-                  rb);
-    return nn::Array(DLRT_F32, {o.batch, 28, 28, 1}, std::move(bytes));
-  };
+  auto batch_at = [&](int64_t s) { return samples::gather_rows(x, order, s * o.batch, o.batch); };
+
   const double t0 = now_us();
   int64_t s = 0;
   for (; s < std::max<int64_t>(1, o.warmup_steps); ++s) step.run({{"x", batch_at(s)}});
