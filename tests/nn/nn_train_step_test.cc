@@ -369,6 +369,25 @@ TEST(ModelTrainable, FrozenLayersKeepTheirWeights) {
   EXPECT_EQ(error_of([&] { m.get_layer("conv2d"); }).first, DLRT_NOT_FOUND);
 }
 
+TEST(ModelTrainable, FrozenBatchNormalizationRunsInInferenceMode) {
+  dlrt::Context ctx = nn_test::cpu_context();
+  nn::Array x, y;
+  nn_test::two_classes(16, 8, &x, &y);
+  nn::Sequential m(ctx, {nn::Input({4}), nn::BatchNormalization(), nn::Dense(2)});
+  m.get_layer("batch_normalization").set_trainable(false);
+  m.compile(nn::Adam(0.01), nn::SparseCategoricalCrossentropy(true));
+  const std::vector<float> mean = values_of(m, "batch_normalization/moving_mean");
+  const std::vector<float> gamma = values_of(m, "batch_normalization/gamma");
+  m.fit(x, y, quiet_fit(8));
+  EXPECT_EQ(values_of(m, "batch_normalization/moving_mean"), mean);  // not moved
+  EXPECT_EQ(values_of(m, "batch_normalization/gamma"), gamma);       // not trained
+  // An unfrozen one moves its statistics in the same fit.
+  nn::Sequential live(ctx, {nn::Input({4}), nn::BatchNormalization(), nn::Dense(2)});
+  live.compile(nn::Adam(0.01), nn::SparseCategoricalCrossentropy(true));
+  live.fit(x, y, quiet_fit(8));
+  EXPECT_NE(values_of(live, "batch_normalization/moving_mean"), mean);
+}
+
 TEST(ModelInference, CompileWithoutOptimizerPredictsAnyInputType) {
   dlrt::Context ctx = nn_test::cpu_context();
   nn::Sequential m(ctx, {nn::Input({2, 2, 1}), nn::Flatten(), nn::Dense(3)});

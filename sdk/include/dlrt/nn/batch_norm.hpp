@@ -19,7 +19,8 @@
 //     (count/(count-1), count = values per channel in the batch), as PyTorch's running_var
 //     (Keras follows the biased one; docs/ops.md, batch_norm_train).
 //   evaluate / predict: y = gamma*(x - moving_mean)/sqrt(moving_variance + epsilon) + beta
-//     (op batch_norm), which changes nothing.
+//     (op batch_norm), which changes nothing. A frozen layer (set_trainable(false), taken at
+//     compile()) computes this in the training step too, and its statistics stay as they are.
 // Known differences from Keras: fit pads the last partial batch of an epoch with copies of
 // row 0 (session.hpp), and those rows count in that step's batch statistics; under a
 // distribution strategy the replicated step normalises with each replica's batch statistics
@@ -87,7 +88,9 @@ class BatchNormalization : public Layer {
         center_ ? v[k++] : c.graph.constant<float>("", {ch}, std::vector<float>(size_t(ch), 0.f));
     const Value moving_mean = v[k], moving_variance = v[k + 1];
     const std::string format = channels_first(sample) ? "NCHW" : "NHWC";
-    if (!c.training)
+    // A frozen layer (set_trainable(false)) runs in inference mode even in a training step,
+    // as Keras' BatchNormalization does since TF 2.0: fine-tuning keeps its statistics.
+    if (!c.training || !trainable())
       return c.graph.op1("batch_norm", {x, gamma, beta, moving_mean, moving_variance},
                          {{"epsilon", epsilon_}, {"data_format", format}}, c.node(name_));
     // (y, moving_mean', moving_variance', saved_mean, saved_inv_std)
