@@ -111,5 +111,7 @@ json run_train(const TrainOptions& options);
 json run_train_text(const TrainOptions& options);
 // --model vae (train_vae.cc): samples/vae's custom step; --steps timed steps.
 json run_train_vae(const TrainOptions& options);
+// --model dcgan (train_dcgan.cc): samples/dcgan's two-optimizer custom step.
+json run_train_dcgan(const TrainOptions& options);
 
 }  // namespace dlbench

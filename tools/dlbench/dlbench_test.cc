@@ -169,3 +169,25 @@ TEST(DlbenchTrain, VaeSmallRun) {
 }
 
 }  // namespace
+
+namespace {
+
+// `dlbench train --model dcgan`: samples/dcgan's two-optimizer step, timed per step.
+TEST(DlbenchTrain, DcganSmallRun) {
+  const Result r =
+      run("train --device CPU:0 --model dcgan --steps 2 --warmup-steps 1 --threads 1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json doc;
+  ASSERT_NO_THROW(doc = nlohmann::json::parse(r.out)) << r.out;
+  EXPECT_EQ(doc.at("model"), "dcgan");
+  EXPECT_EQ(doc.at("batch"), 128);
+  EXPECT_GT(doc.at("ms_per_step").get<double>(), 0.0);
+  // Near the start both losses sit near their balance: d about 2 ln 2, g about ln 2.
+  EXPECT_GT(doc.at("d_loss").get<double>(), 0.3);
+  EXPECT_LT(doc.at("d_loss").get<double>(), 3.0);
+  EXPECT_GT(doc.at("g_loss").get<double>(), 0.1);
+  EXPECT_LT(doc.at("g_loss").get<double>(), 3.0);
+  EXPECT_FALSE(doc.contains("torch"));
+}
+
+}  // namespace

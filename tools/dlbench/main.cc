@@ -15,7 +15,7 @@
 //   dlbench train --model vae --steps N [--warmup-steps K] [--batch B] [--threads T]
 //                 [--compare-torch] [--torch-modes eager channels_last compile]
 //       samples/vae's custom step (nn::TrainStep): ms per step beside its PyTorch twin
-//       (train_vae.cc)
+//       (train_vae.cc); --model dcgan the same for samples/dcgan (train_dcgan.cc)
 //
 // Links only libdlrt (plus header-only CLI11 and nlohmann-json); plugins are found at run time.
 #include <CLI/CLI.hpp>
@@ -60,9 +60,9 @@ int main(int argc, char** argv) {
   train_cmd
       ->add_option("--model", train.model,
                    "cnn (the reference workload), resnet20, char_transformer (fortunes), or "
-                   "vae (samples/vae's custom step)")
+                   "vae or dcgan (samples/vae's and samples/dcgan's custom steps)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"cnn", "resnet20", "char_transformer", "vae"}));
+      ->check(CLI::IsMember({"cnn", "resnet20", "char_transformer", "vae", "dcgan"}));
   train_cmd->add_option("--steps", train.steps, "char_transformer, vae: timed training steps")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));

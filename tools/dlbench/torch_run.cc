@@ -29,6 +29,16 @@ std::string run_command(const std::string& cmd) {
   return out;
 }
 
+json run_twin_json(const std::string& cmd, const std::string& script_name) {
+  const std::string out = run_command(cmd);
+  try {
+    return json::parse(out);
+  } catch (const json::exception& e) {
+    throw std::runtime_error("--compare-torch: " + script_name + " printed no JSON (" +
+                             std::string(e.what()) + "): " + out.substr(0, 200));
+  }
+}
+
 std::string quoted(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);

@@ -45,6 +45,9 @@ class Timer : public dlrt::nn::Callback {
 std::filesystem::path own_dir();
 // Runs `cmd` and returns its stdout; throws naming the command when it fails.
 std::string run_command(const std::string& cmd);
+// Runs a twin's command line and parses the one JSON object it prints; throws naming the
+// script and the start of what it printed instead.
+json run_twin_json(const std::string& cmd, const std::string& script_name);
 // `s` in single quotes for sh.
 std::string quoted(const std::string& s);
 // With --torch-venv DIR: DIR/bin/python3, made a venv with torch first when it lacks it;

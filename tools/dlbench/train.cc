@@ -133,6 +133,7 @@ std::unique_ptr<nn::Model> make_model(const dlrt::Context& ctx, const std::strin
 json run_train(const TrainOptions& options) {
   if (options.model == "char_transformer") return run_train_text(options);
   if (options.model == "vae") return run_train_vae(options);
+  if (options.model == "dcgan") return run_train_dcgan(options);
   TrainOptions o = options;
   if (o.model != "cnn" && o.model != "resnet20")
     throw std::runtime_error("--model " + o.model +

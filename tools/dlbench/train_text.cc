@@ -41,13 +41,7 @@ json run_twin(const TrainOptions& o, const std::filesystem::path& script, bool c
       << o.warmup_steps << " --batch " << o.batch << " --context " << o.context
       << " --seed " << o.seed << " --val-windows " << o.val_windows
       << (compile ? " --compile" : "");
-  const std::string out = run_command(cmd.str());
-  try {
-    return json::parse(out);
-  } catch (const json::exception& e) {
-    throw std::runtime_error("--compare-torch: torch_char_transformer.py printed no JSON (" +
-                             std::string(e.what()) + "): " + out.substr(0, 200));
-  }
+  return run_twin_json(cmd.str(), "torch_char_transformer.py");
 }
 
 }  // namespace

@@ -38,13 +38,7 @@ json run_twin(const TrainOptions& o, const fs::path& script, const std::string& 
       << " --threads " << o.threads << " --steps " << o.steps << " --warmup-steps "
       << o.warmup_steps << " --batch " << o.batch << " --seed " << o.seed
       << (mode == "compile" ? " --compile" : "") << (mode == "channels_last" ? " --channels-last" : "");
-  const std::string out = run_command(cmd.str());
-  try {
-    return json::parse(out);
-  } catch (const json::exception& e) {
-    throw std::runtime_error("--compare-torch: torch_vae.py printed no JSON (" +
-                             std::string(e.what()) + "): " + out.substr(0, 200));
-  }
+  return run_twin_json(cmd.str(), "torch_vae.py");
 }
 
 }  // namespace
