@@ -1,5 +1,6 @@
 // dlrt/nn/session.hpp: one graph holding a model's variables and the executables built over
-// them — the training step, and an evaluation and a prediction executable per batch size.
+// them — the training step, and an evaluation and a prediction executable per input type
+// (rows and dtypes).
 // An implementation part of model.hpp (namespace nn::detail); users go through Sequential.
 //
 // The training step is one executable of one graph (compiled with run_assigns on):
@@ -28,9 +29,9 @@
 //   apply (run_assigns 1): feeds one placeholder per gradient (the summed gradients) and
 //     scale () f32 = 1 / the global batch's real rows; updates every variable with
 //     grad * scale, which is the single-device gradient of the mean.
-// Evaluation and prediction take host batches through placeholders, one executable per batch
-// size (a full one and the last partial one), compiled with run_assigns off: they read the
-// variables and change nothing.
+// Evaluation and prediction take host batches through placeholders, one executable per input
+// type (batch size: a full one and the last partial one; and dtypes: u8 images or f32),
+// compiled with run_assigns off: they read the variables and change nothing.
 #ifndef DLRT_NN_SESSION_HPP_
 #define DLRT_NN_SESSION_HPP_
 
@@ -344,7 +345,7 @@ class Session {
   Executable& grads_executable() { return grads_->exe; }
   Executable& apply_executable() { return apply_->exe; }
 
-  // ---- evaluation and prediction: per batch size ----
+  // ---- evaluation and prediction: per batch size and dtypes ----
   // {sum of per-sample losses, counts...} over `count` rows of x/y from `first`.
   std::vector<double> eval_batch(const Array& x, const Array& y, int64_t first, int64_t count) {
     Runner& r = eval_runner(x, y, count);
