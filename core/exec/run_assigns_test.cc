@@ -175,5 +175,32 @@ TEST(RunAssigns, StatefulOpsAreNeverPrunedFromATrainingStep) {
   for (const PlacedNode& p : ev->placed().nodes) EXPECT_NE(g.node(p.source).name, "update");
 }
 
+// Unless its state is assigned another value: an executable that sets both in-place inputs
+// of an sgd_update (w, vel) from a placeholder leaves the update out, so the update's
+// gradient placeholder is not needed; with only w assigned, vel's update still belongs.
+TEST(RunAssigns, AStatefulOpWhoseStateIsAssignedElsewhereIsLeftOut) {
+  auto ctx = make_context("CPU");
+  dlrt_graph g(*ctx);
+  ValueRef w = g.add_variable("w", {DLRT_F32, {4}}, "fill", {{"value", 1.0}}, true);
+  ValueRef vel = g.add_variable("vel", {DLRT_F32, {4}}, "fill", {{"value", 0.0}}, false);
+  ValueRef grad = g.add_placeholder("grad", {DLRT_F32, {4}});
+  ValueRef lr = g.add_constant("lr", {DLRT_F32, {}}, bytes_of({0.1f}));
+  g.add_op("sgd_update", "update", {w, grad, vel, lr}, {});
+  ValueRef next = g.add_placeholder("next", {DLRT_F32, {4}});
+  ValueRef half = g.add_op("neg", "half", {next}, {}).at(0);
+  g.add_assign(w, half);
+
+  // Only w is set elsewhere: vel's state is still the update's to write.
+  auto [code, msg] = error_of([&] { Executable::compile(g, {next}, {half}, kTrain); });
+  EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
+  EXPECT_NE(msg.find("placeholder 'grad'"), std::string::npos) << msg;
+
+  g.add_assign(vel, next);
+  auto train = Executable::compile(g, {next}, {half}, kTrain);
+  auto* tr = dynamic_cast<exec::CompiledExecutable*>(train.get());
+  ASSERT_NE(tr, nullptr);
+  for (const PlacedNode& p : tr->placed().nodes) EXPECT_NE(g.node(p.source).name, "update");
+}
+
 }  // namespace
 }  // namespace dlrt::core

@@ -57,12 +57,27 @@ Selection select_nodes(const Graph& graph, const std::vector<ValueRef>& feeds,
   // A stateful op (OpDef::stateful: its outputs are state that outlives the run, such as
   // batch_norm_train's running statistics) is part of every step that runs the assigns, even
   // when nothing fetches or assigns its results: a step never prunes it.
+  // Unless every state it would write (each in-place input that is a variable) is assigned
+  // another value in this executable: then those assigns decide the next values and the op
+  // has nothing left to write (a replicated step's apply sets the moving statistics from the
+  // replicas' mean, in a graph whose batch_norm_train ran in the grads executable).
+  auto superseded = [&](NodeId id, const ops::OpDef& def) {
+    if (def.in_place.empty()) return false;
+    for (const ops::InPlace& p : def.in_place) {
+      const ValueRef state = graph.node(id).inputs.at(static_cast<size_t>(p.input));
+      if (graph.node(state.node).kind != NodeKind::kVariable) return false;
+      bool other = false;
+      for (const Assign& a : all) other |= a.variable == state.node && a.value.node != id;
+      if (!other) return false;
+    }
+    return true;
+  };
   if (run_assigns)
     for (NodeId id = 0; id < n; ++id) {
       const Node& node = graph.node(id);
       if (node.kind != NodeKind::kOp) continue;
       const ops::OpDef* def = ops::find_op(node.op);
-      if (def != nullptr && def->stateful) mark_ancestors(graph, id, needed);
+      if (def != nullptr && def->stateful && !superseded(id, *def)) mark_ancestors(graph, id, needed);
     }
 
   Selection sel;

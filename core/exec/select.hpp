@@ -15,7 +15,8 @@ struct Selection {
 // The ancestors of `fetches`; with `run_assigns`, also every assign of the graph with the
 // ancestors of its variable and value (a training step: the optimizer updates and whatever
 // they read, such as the labels behind the loss gradient) and every stateful op
-// (OpDef::stateful) with its ancestors. Without it no assign is taken,
+// (OpDef::stateful) with its ancestors, unless each variable it would write in place is
+// assigned another value here (the assign decides). Without it no assign is taken,
 // whatever the fetches read: an evaluation or prediction executable only reads variables,
 // so it needs no label feed and changes nothing. The choice is the caller's
 // (dlrt_compile_options::run_assigns), not guessed from what the fetches touch.

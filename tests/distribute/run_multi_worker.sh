@@ -2,6 +2,7 @@
 # run_multi_worker.sh MPIEXEC DRIVER MODE WORKDIR: the multi-worker checks of
 # multi_worker_driver.cc under `mpirun -np 2` on this host (loopback only).
 #   equivalence  both ranks end with the single-process weights, identical after every epoch
+#   custom_step  a custom nn::TrainStep under the strategy: the same, for its variables
 #   kill         rank 1 dies (SIGKILL) in epoch 1: rank 0 must report an error naming rank 1
 #                within the collective timeout, never hang
 #   resume       the same job killed in epoch 1, then restarted with --resume, ends with the
@@ -22,8 +23,8 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 fail() { echo "FAIL: $*"; exit 1; }
 
 case "$MODE" in
-  equivalence)
-    out=$("${MPIRUN[@]}" "$DRIVER" equivalence 2>&1); rc=$?
+  equivalence|custom_step)
+    out=$("${MPIRUN[@]}" "$DRIVER" "$MODE" 2>&1); rc=$?
     echo "$out"
     [ $rc -eq 0 ] || fail "mpirun exited $rc"
     grep -q RANK0_OK <<<"$out" && grep -q RANK1_OK <<<"$out" || fail "a rank did not pass"

@@ -11,14 +11,16 @@
 
 namespace nn_test {
 
-// A context that loads only this build's plugins and sees only the CPU, logging errors only.
-inline dlrt::Context cpu_context() {
+// A context that loads only this build's plugins and sees only the CPU, logging errors only;
+// `logical` > 1 splits CPU:0 into that many logical devices (a MirroredStrategy's replicas).
+inline dlrt::Context cpu_context(int logical = 1) {
   dlrt::ContextOptions o;
   o.plugin_path(DLRT_TEST_PLUGIN_DIR)
       .search_default_paths(false)
       .plugin_options("")
       .visible_devices("CPU")
       .log_level(DLRT_LOG_ERROR);
+  if (logical > 1) o.logical_devices("CPU:0", logical);
   return dlrt::Context(o);
 }
 

@@ -28,6 +28,65 @@
 
 namespace dlrt::nn::detail {
 
+// Runs fn(r) for r in [0, n): one host thread each when there are several (the replicas'
+// devices work at the same time), inline for one. Rethrows the first error after all ended.
+template <typename Fn>
+void for_each_replica(size_t n, Fn&& fn) {
+  if (n == 1) return fn(0);
+  std::vector<std::future<void>> done;
+  for (size_t r = 1; r < n; ++r) done.push_back(std::async(std::launch::async, [&fn, r] { fn(r); }));
+  std::exception_ptr first;
+  try {
+    fn(0);
+  } catch (...) {
+    first = std::current_exception();
+  }
+  for (auto& f : done) try {
+      f.get();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  if (first) std::rethrow_exception(first);
+}
+
+// A local replica's copy of the variables to keep in sync: its graph, its f32 variables (the
+// same names, shapes and order on every replica) and the device it lives on.
+struct ReplicaVariables {
+  Graph* graph;
+  std::vector<Value> variables;
+  size_t device;
+};
+
+// Replica 0 of worker 0's variables into every replica of every worker: one broadcast of a
+// flat f32 tensor per local replica holding every variable in order.
+inline void broadcast_from_chief(const Context& ctx, dlrt::Strategy& strategy,
+                                 const std::vector<ReplicaVariables>& replicas) {
+  std::vector<Tensor> flat;
+  std::vector<Tensor*> ptrs;
+  for (const ReplicaVariables& r : replicas) {
+    std::vector<float> values;
+    for (const Value& v : r.variables) {
+      std::vector<float> part = r.graph->read_variable<float>(v);
+      values.insert(values.end(), part.begin(), part.end());
+    }
+    flat.push_back(Tensor::create(ctx, r.device, DLRT_F32, {static_cast<int64_t>(values.size())}));
+    flat.back().write(values);
+  }
+  for (Tensor& t : flat) ptrs.push_back(&t);
+  strategy.broadcast(ptrs, 1);
+  for (size_t k = 0; k < replicas.size(); ++k) {
+    const std::vector<float> values = flat[k].read<float>();
+    size_t at = 0;
+    for (const Value& v : replicas[k].variables) {
+      const size_t n = static_cast<size_t>(element_count(v.dims()));
+      replicas[k].graph->write_variable(
+          v, std::vector<float>(values.begin() + static_cast<long>(at),
+                                values.begin() + static_cast<long>(at + n)));
+      at += n;
+    }
+  }
+}
+
 class ReplicaSet {
  public:
   // `devices`: the local replicas' device names, in the strategy's order.
@@ -72,34 +131,9 @@ class ReplicaSet {
   // Replica 0 of worker 0's variables into every replica of every worker: one broadcast of
   // a flat f32 tensor per replica holding every state variable in plan order.
   void sync_from_chief() {
-    const Plan& plan = primary().plan();
-    int64_t total = 0;
-    for (const StateVar& v : plan.state) total += element_count(v.dims);
-    std::vector<Tensor> flat;
-    std::vector<Tensor*> ptrs;
-    for (auto& s : sessions_) {
-      std::vector<float> values;
-      values.reserve(static_cast<size_t>(total));
-      for (const Value& v : s->vars()) {
-        std::vector<float> part = s->graph().read_variable<float>(v);
-        values.insert(values.end(), part.begin(), part.end());
-      }
-      flat.push_back(Tensor::create(ctx_, device_of(*s), DLRT_F32, {total}));
-      flat.back().write(values);
-    }
-    for (Tensor& t : flat) ptrs.push_back(&t);
-    strategy_->broadcast(ptrs, 1);
-    for (size_t r = 0; r < sessions_.size(); ++r) {
-      const std::vector<float> values = flat[r].read<float>();
-      size_t at = 0;
-      Session& s = *sessions_[r];
-      for (const Value& v : s.vars()) {
-        const size_t n = static_cast<size_t>(element_count(v.dims()));
-        s.graph().write_variable(v, std::vector<float>(values.begin() + static_cast<long>(at),
-                                                       values.begin() + static_cast<long>(at + n)));
-        at += n;
-      }
-    }
+    std::vector<ReplicaVariables> replicas;
+    for (auto& s : sessions_) replicas.push_back({&s->graph(), s->vars(), device_of(*s)});
+    broadcast_from_chief(ctx_, *strategy_, replicas);
   }
 
   // Random layers continue from step `next` (resume: the steps already taken).
@@ -138,26 +172,9 @@ class ReplicaSet {
 
  private:
   size_t device_of(Session& s) const { return ctx_.find_device(s.plan().device_scopes.front()); }
-  // Runs fn(r) for every local replica: one host thread each when there are several (the
-  // replicas' devices work at the same time), inline for one. Rethrows the first error.
   template <typename Fn>
   void parallel(Fn&& fn) {
-    if (sessions_.size() == 1) return fn(0);
-    std::vector<std::future<void>> done;
-    for (size_t r = 1; r < sessions_.size(); ++r)
-      done.push_back(std::async(std::launch::async, [&fn, r] { fn(r); }));
-    std::exception_ptr first;
-    try {
-      fn(0);
-    } catch (...) {
-      first = std::current_exception();
-    }
-    for (auto& f : done) try {
-        f.get();
-      } catch (...) {
-        if (!first) first = std::current_exception();
-      }
-    if (first) std::rethrow_exception(first);
+    for_each_replica(sessions_.size(), std::forward<Fn>(fn));
   }
 
   const Context& ctx_;
