@@ -76,7 +76,7 @@
 // worker must make the same step and feed it the same global batches, as for fit).
 //
 // Not yet: a C API of nn steps (C programs write a custom step on the graph API, with
-// dlrt_graph_gradients, dlrt_graph_assign and dlrt_strategy_all_reduce: docs/c_api.md).
+// dlrt_graph_gradients, dlrt_graph_assign and dlrt_strategy_all_reduce: docs/nn.md "From C").
 #ifndef DLRT_NN_TRAIN_STEP_HPP_
 #define DLRT_NN_TRAIN_STEP_HPP_
 
