@@ -40,6 +40,15 @@ inline void two_classes(int n, unsigned seed, dlrt::nn::Array* x, dlrt::nn::Arra
   *y = dlrt::nn::Array::of<int32_t>({n}, ys);
 }
 
+// Rows [first, first + count) of a (a batch cut from a data set).
+inline dlrt::nn::Array rows(const dlrt::nn::Array& a, int64_t first, int64_t count) {
+  const size_t rb = a.row_bytes();
+  std::vector<uint8_t> bytes(a.data() + first * rb, a.data() + (first + count) * rb);
+  std::vector<int64_t> dims = a.dims();
+  dims[0] = count;
+  return dlrt::nn::Array(a.dtype(), dims, std::move(bytes));
+}
+
 // The code and message of the dlrt::Error `fn` throws ({DLRT_OK, ""} when none).
 template <typename Fn>
 std::pair<dlrt_code, std::string> error_of(Fn&& fn) {

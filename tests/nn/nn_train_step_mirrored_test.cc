@@ -18,6 +18,7 @@
 
 namespace nn = dlrt::nn;
 using nn_test::error_of;
+using nn_test::rows;
 
 namespace {
 
@@ -42,15 +43,6 @@ std::unique_ptr<nn::Sequential> cnn(const dlrt::Context& ctx) {
   c.seed = 11;
   m->compile(c);
   return m;
-}
-
-// Rows [first, first + count) of a.
-nn::Array rows(const nn::Array& a, int64_t first, int64_t count) {
-  const size_t rb = a.row_bytes();
-  std::vector<uint8_t> bytes(a.data() + first * rb, a.data() + (first + count) * rb);
-  std::vector<int64_t> dims = a.dims();
-  dims[0] = count;
-  return nn::Array(a.dtype(), dims, std::move(bytes));
 }
 
 // max |a - b| / max(1, max |a|) over every variable of the same name.

@@ -19,6 +19,7 @@
 
 namespace nn = dlrt::nn;
 using nn_test::error_of;
+using nn_test::rows;
 
 namespace {
 
@@ -41,15 +42,6 @@ std::unique_ptr<nn::Sequential> cnn(const dlrt::Context& ctx) {
                nn::Input({12, 12, 1}), nn::Conv2D(8, {3, 3}, "relu"), nn::MaxPool2D({2, 2}),
                nn::Conv2D(16, {3, 3}, "relu"), nn::Flatten(), nn::Dense(16, "relu"),
                nn::Dense(10)});
-}
-
-// Rows [first, first + count) of a.
-nn::Array rows(const nn::Array& a, int64_t first, int64_t count) {
-  const size_t rb = a.row_bytes();
-  std::vector<uint8_t> bytes(a.data() + first * rb, a.data() + (first + count) * rb);
-  std::vector<int64_t> dims = a.dims();
-  dims[0] = count;
-  return nn::Array(a.dtype(), dims, std::move(bytes));
 }
 
 std::vector<float> values_of(nn::Model& m, const std::string& name) {
