@@ -28,7 +28,10 @@ run: build
 	$(BUILD_DIR)/bin/dlprobe
 	$(BUILD_DIR)/bin/mnist_cnn --epochs 5 --device auto
 
+# The ONNX conformance cases are generated (at test time) with the pinned onnx package from
+# PyPI, in a venv made here (tools/onnx-suite/setup-venv.sh).
 test: build
+	bash tools/onnx-suite/setup-venv.sh $(BUILD_DIR)/venv-onnx
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 
 clean:

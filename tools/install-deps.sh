@@ -9,6 +9,8 @@ packages=(
   libboost-dev libboost-filesystem-dev    # Boost.DLL plugin loading
   libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   libpng-dev                              # PNG image grids (core/io/png_write.cc)
+  libonnx-dev libprotobuf-dev             # ONNX import (core/onnx_import): ONNX's protobuf classes
+  python3-venv                            # the venvs of the ONNX suite and dlbench's anchors
   libgtest-dev libgmock-dev               # tests
   libopenmpi-dev openmpi-bin              # multi-worker (plugins/mpi)
   dataset-fashion-mnist                   # the default data set

@@ -121,7 +121,8 @@ int main(int argc, char** argv) {
                             {"safetensors", dlrt::fuzz::safetensors_one_input},
                             {"device_spec", dlrt::fuzz::device_spec_one_input},
                             {"plugin_options", dlrt::fuzz::plugin_options_one_input},
-                            {"settings", dlrt::fuzz::settings_one_input}};
+                            {"settings", dlrt::fuzz::settings_one_input},
+                            {"onnx_model", dlrt::fuzz::onnx_model_one_input}};
   int failures = 0;
   for (const Target& t : targets) {
     std::vector<Bytes> seeds;

@@ -7,6 +7,8 @@
 
 #include "io/idx.hpp"
 #include "io/safetensors.hpp"
+#include "onnx_import/model.hpp"
+#include "onnx_import/tensor_proto.hpp"
 #include "status.hpp"
 
 namespace dlrt::fuzz {
@@ -74,6 +76,31 @@ int safetensors_one_input(const uint8_t* data, size_t size) {
                 std::memcmp(again.data() + h2.data_start + b.begin, data + h.data_start + a.begin,
                             a.end - a.begin) == 0,
             "round trip: data");
+  }
+  return 1;
+}
+
+int onnx_model_one_input(const uint8_t* data, size_t size) {
+  onnx_import::OnnxModel m;
+  try {
+    m = onnx_import::load_model_bytes(data, size);
+  } catch (const core::Error&) {
+    return 0;
+  }
+  const int n = m.proto.graph().node_size();
+  require(static_cast<int>(m.order.size()) == n, "onnx: the order does not name every node");
+  std::vector<bool> seen(n, false);
+  for (int i : m.order) {
+    require(i >= 0 && i < n && !seen[i], "onnx: a node is ordered twice or out of range");
+    seen[i] = true;
+  }
+  for (const auto& t : m.proto.graph().initializer()) {
+    try {
+      const onnx_import::HostTensor h = onnx_import::read_tensor_proto(t, {}, "initializer");
+      require(h.bytes.size() == static_cast<size_t>(h.element_count()) * dlrt_dtype_size(h.dtype),
+              "onnx: an initializer's bytes do not match its dims");
+    } catch (const core::Error&) {
+    }
   }
   return 1;
 }

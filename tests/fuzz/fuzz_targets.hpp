@@ -23,6 +23,11 @@ int idx_one_input(const uint8_t* data, size_t size);
 // that gives the same tensors, dims, data and metadata.
 int safetensors_one_input(const uint8_t* data, size_t size);
 
+// load_model_bytes (the ONNX importer's reader and checker): on success the node order
+// names every node once, and each initializer either reads (bytes == element count x
+// element size) or is refused with a core::Error; nothing allocates past the limits.
+int onnx_model_one_input(const uint8_t* data, size_t size);
+
 // The text parsers (fuzz_text_targets.cc). A refused input's message must stay short (input
 // echoed is cut, core/echo_text.hpp).
 // parse_device_spec: on success the canonical form parses back to itself.

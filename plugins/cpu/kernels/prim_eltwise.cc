@@ -3,7 +3,7 @@
 //   relu | sigmoid | tanh   x (any shape)          -> y (same)     eltwise forward
 //   leaky_relu              x                      -> y = x > 0 ? x : alpha*x (eltwise_relu, alpha)
 //   leaky_relu_grad         dy, x                  -> dx = x > 0 ? dy : alpha*dy (relu backward on src)
-//   elu | gelu | silu | hard_swish | softplus | clip | abs | square | rsqrt
+//   elu | gelu | silu | hard_swish | clip | abs | square | rsqrt
 //                           x                      -> y (same)     eltwise forward: elu (alpha),
 //                              gelu_erf / gelu_tanh (approximate), swish (alpha 1), hardswish,
 //                              soft_relu, clip (alpha = min, beta = max), abs, square,
@@ -68,7 +68,6 @@ EltwiseInfo eltwise_info(const OpView& op) {
   if (n == "silu_grad") return {algorithm::eltwise_swish, true, 15, 1.0f, true};
   if (n == "hard_swish") return {algorithm::eltwise_hardswish, false, 4};
   if (n == "hard_swish_grad") return {algorithm::eltwise_hardswish, true, 4, 0, true};
-  if (n == "softplus") return {algorithm::eltwise_soft_relu, false, 20};
   if (n == "softplus_grad") return {algorithm::eltwise_soft_relu, true, 12, 0, true};
   // oneDNN refuses min > max; clip(x, max, max) is the same function then: max everywhere.
   if (n == "clip") {

@@ -39,7 +39,6 @@ const std::vector<KernelDef>& primitive_kernel_defs() {
       {"silu_grad", eltwise_check, eltwise_create},
       {"hard_swish", eltwise_check, eltwise_create},
       {"hard_swish_grad", eltwise_check, eltwise_create},
-      {"softplus", eltwise_check, eltwise_create},
       {"softplus_grad", eltwise_check, eltwise_create},
       {"clip", eltwise_check, eltwise_create},
       {"abs", eltwise_check, eltwise_create},

@@ -822,6 +822,77 @@ DLRT_API dlrt_status* dlrt_strategy_all_reduce(dlrt_strategy* strategy, dlrt_ten
 DLRT_API dlrt_status* dlrt_strategy_broadcast(dlrt_strategy* strategy, dlrt_tensor* const* tensors,
                                               size_t per_replica);
 
+/* ---- ONNX inference sessions (docs/onnx.md) -------------------------------------------- */
+
+/* A model read from an ONNX file (opsets 7-23 of the default domain), checked, and imported
+ * into dlrt graphs: one graph and executable per set of input shapes, so a model with a
+ * symbolic batch dim "N" runs batch 1 and batch 64 from one session. At most
+ * max_cached_shapes compiled shapes are kept (least recently used dropped). */
+typedef struct dlrt_session dlrt_session;
+
+typedef struct dlrt_session_options {
+  size_t struct_size;
+  /* NULL, "" or "auto" (default): "auto" placement (dlrt_compile_options.auto_device);
+   * else a device spec ("/GPU:0", "CPU:0") every op requests, as a device scope would. */
+  const char* device;
+  int32_t soft_placement;       /* -1 (default): the context's; 0 strict; 1 soft */
+  int32_t log_device_placement; /* -1 (default): the context's; 1 print the log at compile */
+  int32_t max_cached_shapes;    /* <= 0 (default): 8 */
+  /* 1 or -1 (default): load-time optimisations (batch-norm folding into convolutions,
+   * activations fused into conv2d_bias_act / matmul_bias_act). 0: each node as it is. */
+  int32_t optimize;
+} dlrt_session_options;
+
+DLRT_API void dlrt_session_options_init(dlrt_session_options* options);
+
+/* From a file (external data is read relative to its folder, never outside it) or from bytes
+ * (no external data). The model is imported once at creation (symbolic dims taken as 1), so
+ * an op without a converter or a bad node fails here: UNIMPLEMENTED / INVALID_ARGUMENT naming
+ * the node. `options` may be NULL. */
+DLRT_API dlrt_status* dlrt_session_create_from_onnx(dlrt_context* context, const char* path,
+                                                    const dlrt_session_options* options,
+                                                    dlrt_session** out_session);
+DLRT_API dlrt_status* dlrt_session_create_from_onnx_bytes(dlrt_context* context, const void* data,
+                                                          size_t size,
+                                                          const dlrt_session_options* options,
+                                                          dlrt_session** out_session);
+/* NULL accepted. Destroy before the context. */
+DLRT_API void dlrt_session_destroy(dlrt_session* session);
+
+/* A model input or output: its ONNX name, dtype, rank and dims, -1 for a symbolic dim, whose
+ * name is dim_names[i] ("" for fixed dims). has_shape 0: the model gives no shape. Strings
+ * live as long as the session. */
+typedef struct dlrt_session_io {
+  size_t struct_size;
+  const char* name;
+  int32_t dtype;
+  int32_t rank;
+  int64_t dims[DLRT_MAX_RANK];
+  const char* dim_names[DLRT_MAX_RANK];
+  int32_t has_shape;
+} dlrt_session_io;
+
+DLRT_API size_t dlrt_session_input_count(const dlrt_session* session);
+DLRT_API size_t dlrt_session_output_count(const dlrt_session* session);
+/* OUT_OF_RANGE past the count; out->struct_size set by the caller. */
+DLRT_API dlrt_status* dlrt_session_input(const dlrt_session* session, size_t index,
+                                         dlrt_session_io* out);
+DLRT_API dlrt_status* dlrt_session_output(const dlrt_session* session, size_t index,
+                                          dlrt_session_io* out);
+
+/* Run once: inputs[i] for model input i (any device; dtype as the model says, dims its fixed
+ * dims and any size >= 1 for symbolic ones: INVALID_ARGUMENT naming the input otherwise).
+ * outputs[k]: NULL slots receive new tensors (owned by the caller); a non-NULL one is written
+ * (its desc must match). A new set of input shapes imports and compiles first. */
+DLRT_API dlrt_status* dlrt_session_run(dlrt_session* session, const dlrt_tensor* const* inputs,
+                                       size_t num_inputs, dlrt_tensor** outputs, size_t num_outputs);
+
+/* The executable of the most recent run (or of creation), for dlrt_executable_dump /
+ * node_placement / run_stats / set_profiling; owned by the session, valid until its shapes
+ * drop out of the cache (max_cached_shapes other shapes run since) or the session is
+ * destroyed. */
+DLRT_API dlrt_executable* dlrt_session_executable(dlrt_session* session);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -33,6 +33,7 @@
 //   strategy.hpp         StrategyOptions, Strategy (data parallel collectives)
 //   idx.hpp              IdxArray, read_idx()
 //   safetensors.hpp      SafeTensorView, SafeTensors, write_safetensors()
+//   inference_session.hpp  SessionOptions, SessionIo, InferenceSession (ONNX models)
 // The Keras-style layer on top is dlrt/nn.hpp.
 //
 // Extending it: a new C handle type gets a detail::Deleter overload (error.hpp) and a
@@ -50,6 +51,7 @@
 #include "dlrt/graph.hpp"
 #include "dlrt/idx.hpp"
 #include "dlrt/image.hpp"
+#include "dlrt/inference_session.hpp"
 #include "dlrt/names.hpp"
 #include "dlrt/op_attr.hpp"
 #include "dlrt/op_info.hpp"

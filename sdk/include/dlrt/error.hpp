@@ -47,6 +47,7 @@ struct Deleter {
   void operator()(dlrt_executable* e) const noexcept { dlrt_executable_destroy(e); }
   void operator()(dlrt_safetensors* s) const noexcept { dlrt_safetensors_close(s); }
   void operator()(dlrt_strategy* s) const noexcept { dlrt_strategy_destroy(s); }
+  void operator()(dlrt_session* s) const noexcept { dlrt_session_destroy(s); }
 };
 
 template <typename T>

@@ -1,0 +1,161 @@
+// convert_elementwise.cc: ONNX's elementwise ops -> dlrt's (docs/onnx.md lists the mapping).
+// Unary ops map one to one; binary ops broadcast as NumPy, as dlrt's do; variadic Sum/Max/Min/
+// Mean chain the binary op. With every input a small constant, the result is folded on the host.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "onnx_import/host_fold.hpp"
+#include "onnx_import/node_context.hpp"
+
+namespace dlrt::onnx_import {
+namespace {
+
+bool is_float(dlrt_dtype d) { return d == DLRT_F32 || d == DLRT_F16 || d == DLRT_BF16 || d == DLRT_F64; }
+
+bool all_small_hosts(NodeContext& c) {
+  for (size_t i = 0; i < c.num_inputs(); ++i) {
+    if (!c.has_input(i)) continue;
+    const HostTensor* h = c.host(i);
+    if (h == nullptr || h->element_count() > kMaxFoldElements || h->dtype == DLRT_F16 ||
+        h->dtype == DLRT_BF16)
+      return false;
+  }
+  return true;
+}
+
+void unary(ConverterTable& t, const char* onnx_op, const char* dlrt_op,
+           double (*fold)(double) = nullptr) {
+  t.add(onnx_op, dlrt_op, [dlrt_op, fold](NodeContext& c) {
+    if (fold != nullptr && all_small_hosts(c)) {
+      c.set_host(0, host_unary(*c.host(0), c.dtype(0), fold));
+      return;
+    }
+    c.set(0, c.op(dlrt_op, {c.value(0)}));
+  });
+}
+
+using Fold2 = double (*)(double, double);
+
+void binary(ConverterTable& t, const char* onnx_op, const char* dlrt_op, Fold2 fold,
+            bool is_compare) {
+  t.add(onnx_op, dlrt_op, [dlrt_op, fold, is_compare](NodeContext& c) {
+    const dlrt_dtype out_dtype = is_compare ? DLRT_BOOL : c.dtype(0);
+    if (c.dtype(0) != c.dtype(1))
+      c.invalid(fmt::format("inputs have dtypes {} and {}; ONNX wants one", dlrt_dtype_name(c.dtype(0)),
+                            dlrt_dtype_name(c.dtype(1))));
+    if (fold != nullptr && all_small_hosts(c)) {
+      c.set_host(0, host_binary(*c.host(0), *c.host(1), out_dtype, fold));
+      return;
+    }
+    c.set(0, c.op(dlrt_op, {c.value(0), c.value(1)}));
+  });
+}
+
+void variadic(ConverterTable& t, const char* onnx_op, const char* dlrt_op, Fold2 fold, bool mean) {
+  t.add(onnx_op, std::string("chain of ") + dlrt_op, [dlrt_op, fold, mean](NodeContext& c) {
+    if (all_small_hosts(c)) {
+      HostTensor acc = *c.host(0);
+      for (size_t i = 1; i < c.num_inputs(); ++i) acc = host_binary(acc, *c.host(i), acc.dtype, fold);
+      if (mean)
+        acc = host_binary(acc, HostTensor::from_doubles(acc.dtype, {double(c.num_inputs())}, {}),
+                          acc.dtype, [](double a, double b) { return a / b; });
+      c.set_host(0, acc);
+      return;
+    }
+    dlrt::Value acc = c.value(0);
+    for (size_t i = 1; i < c.num_inputs(); ++i) acc = c.op(dlrt_op, {acc, c.value(i)});
+    if (mean) acc = c.op("div", {acc, c.scalar(c.dtype(0), static_cast<double>(c.num_inputs()))});
+    // One input: the output is still its own value (a copy), as ONNX makes a new tensor.
+    if (c.num_inputs() == 1) acc = c.op("copy", {acc});
+    c.set(0, acc);
+  });
+}
+
+}  // namespace
+
+void add_elementwise_converters(ConverterTable& t) {
+  unary(t, "Relu", "relu", [](double x) { return x > 0 ? x : 0.0; });
+  unary(t, "Sigmoid", "sigmoid");
+  unary(t, "Tanh", "tanh");
+  unary(t, "Exp", "exp");
+  unary(t, "Log", "log");
+  unary(t, "Sqrt", "sqrt", [](double x) { return std::sqrt(x); });
+  unary(t, "Abs", "abs", [](double x) { return std::fabs(x); });
+  unary(t, "Neg", "neg", [](double x) { return -x; });
+  unary(t, "Softplus", "softplus");
+  unary(t, "HardSwish", "hard_swish");
+
+  t.add("Elu", "elu", [](NodeContext& c) {
+    c.set(0, c.op("elu", {c.value(0)}, {{"alpha", static_cast<double>(c.attr_float("alpha", 1.0f))}}));
+  });
+  t.add("LeakyRelu", "leaky_relu", [](NodeContext& c) {
+    c.set(0, c.op("leaky_relu", {c.value(0)},
+                  {{"alpha", static_cast<double>(c.attr_float("alpha", 0.01f))}}));
+  });
+  t.add("Gelu", "gelu", [](NodeContext& c) {
+    c.set(0, c.op("gelu", {c.value(0)}, {{"approximate", c.attr_string("approximate", "none")}}));
+  });
+  t.add("Reciprocal", "div(1, x)", [](NodeContext& c) {
+    c.set(0, c.op("div", {c.scalar(c.dtype(0), 1.0), c.value(0)}));
+  });
+  t.add("Softsign", "div(x, add(abs(x), 1))", [](NodeContext& c) {
+    dlrt::Value x = c.value(0);
+    c.set(0, c.op("div", {x, c.op("add", {c.op("abs", {x}), c.scalar(c.dtype(0), 1.0)})}));
+  });
+  t.add("HardSigmoid", "clip(alpha x + beta, 0, 1)", [](NodeContext& c) {
+    const double alpha = c.attr_float("alpha", 0.2f), beta = c.attr_float("beta", 0.5f);
+    dlrt::Value y = c.op("add", {c.op("mul", {c.value(0), c.scalar(c.dtype(0), alpha)}),
+                                 c.scalar(c.dtype(0), beta)});
+    c.set(0, c.op("clip", {y}, {{"min", 0.0}, {"max", 1.0}}));
+  });
+  t.add("PRelu", "where(x > 0, x, x * slope)", [](NodeContext& c) {
+    dlrt::Value x = c.value(0), s = c.value(1);
+    dlrt::Value pos = c.op("greater", {x, c.scalar(c.dtype(0), 0.0)});
+    c.set(0, c.op("where", {pos, x, c.op("mul", {x, s})}));
+  });
+  t.add("Clip", "clip", [](NodeContext& c) {
+    double lo = -INFINITY, hi = INFINITY;
+    if (c.opset() < 11) {
+      lo = c.attr_float("min", -INFINITY);
+      hi = c.attr_float("max", INFINITY);
+    } else {
+      if (c.has_input(1)) lo = c.require_host(1, "min").as_doubles().at(0);
+      if (c.has_input(2)) hi = c.require_host(2, "max").as_doubles().at(0);
+    }
+    if (!is_float(c.dtype(0))) c.unsupported("Clip of an integer tensor (dlrt's clip takes floats)");
+    c.set(0, c.op("clip", {c.value(0)}, {{"min", lo}, {"max", hi}}));
+  });
+
+  binary(t, "Add", "add", [](double a, double b) { return a + b; }, false);
+  binary(t, "Sub", "sub", [](double a, double b) { return a - b; }, false);
+  binary(t, "Mul", "mul", [](double a, double b) { return a * b; }, false);
+  binary(t, "Div", "div", [](double a, double b) { return b == 0 ? 0.0 : a / b; }, false);
+  // Pow's exponent may have another type than its base (ONNX 12+): cast to the base's.
+  t.add("Pow", "pow (exponent cast to the base's dtype)", [](NodeContext& c) {
+    if (all_small_hosts(c) && c.dtype(0) == c.dtype(1)) {
+      c.set_host(0, host_binary(*c.host(0), *c.host(1), c.dtype(0),
+                                [](double a, double b) { return std::pow(a, b); }));
+      return;
+    }
+    dlrt::Value e = c.value(1);
+    if (c.dtype(1) != c.dtype(0)) e = c.op("cast", {e}, {{"dtype", c.dtype(0)}});
+    c.set(0, c.op("pow", {c.value(0), e}));
+  });
+  binary(t, "Equal", "equal", [](double a, double b) { return a == b ? 1.0 : 0.0; }, true);
+  binary(t, "Less", "less", [](double a, double b) { return a < b ? 1.0 : 0.0; }, true);
+  binary(t, "LessOrEqual", "less_equal", [](double a, double b) { return a <= b ? 1.0 : 0.0; }, true);
+  binary(t, "Greater", "greater", [](double a, double b) { return a > b ? 1.0 : 0.0; }, true);
+  binary(t, "GreaterOrEqual", "greater_equal", [](double a, double b) { return a >= b ? 1.0 : 0.0; },
+         true);
+  variadic(t, "Sum", "add", [](double a, double b) { return a + b; }, false);
+  variadic(t, "Mean", "add", [](double a, double b) { return a + b; }, true);
+  variadic(t, "Max", "maximum", [](double a, double b) { return std::max(a, b); }, false);
+  variadic(t, "Min", "minimum", [](double a, double b) { return std::min(a, b); }, false);
+
+  t.add("Where", "where", [](NodeContext& c) {
+    c.set(0, c.op("where", {c.value(0), c.value(1), c.value(2)}));
+  });
+}
+
+}  // namespace dlrt::onnx_import

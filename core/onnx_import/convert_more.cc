@@ -1,0 +1,255 @@
+// convert_more.cc: ONNX ops dlrt has no single op for, as decompositions into dlrt ops
+// (docs/onnx.md lists each): logical ops through f32, Selu, ThresholdedRelu, IsNaN/IsInf,
+// RMSNormalization, InstanceNormalization, Trilu, OneHot, Hardmax, DepthToSpace/SpaceToDepth,
+// CastLike; and ConvTranspose and Attention, which map onto conv2d_transpose and attention.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "onnx_import/node_context.hpp"
+#include "onnx_import/tensor_proto.hpp"
+
+namespace dlrt::onnx_import {
+namespace {
+
+dlrt::Value to_f32(NodeContext& c, size_t i) {
+  return c.dtype(i) == DLRT_F32 ? c.value(i) : c.op("cast", {c.value(i)}, {{"dtype", DLRT_F32}});
+}
+
+// Bool logic through f32 (dlrt's comparisons take floats): a, b in {0, 1}.
+void logical(ConverterTable& t, const char* onnx_op, const char* how) {
+  const std::string op = onnx_op;
+  t.add(onnx_op, how, [op](NodeContext& c) {
+    dlrt::Value a = to_f32(c, 0);
+    if (op == "Not") return c.set(0, c.op("equal", {a, c.scalar(DLRT_F32, 0.0)}));
+    dlrt::Value b = to_f32(c, 1);
+    if (op == "Xor") return c.set(0, c.op("not_equal", {a, b}));
+    dlrt::Value m = op == "And" ? c.op("mul", {a, b}) : c.op("add", {a, b});
+    c.set(0, c.op("greater", {m, c.scalar(DLRT_F32, 0.5)}));
+  });
+}
+
+void convert_rms_norm(NodeContext& c) {
+  const int64_t r = c.rank(0);
+  const int64_t a = c.axis(c.attr_int("axis", -1), r);
+  std::vector<int64_t> axes;
+  for (int64_t k = a; k < r; ++k) axes.push_back(k);
+  dlrt::Value x = c.value(0);
+  dlrt::Value ms = c.op("reduce_mean", {c.op("square", {x})}, {{"axes", axes}, {"keepdims", true}});
+  dlrt::Value inv = c.op("rsqrt", {c.op("add", {ms, c.scalar(c.dtype(0), c.attr_float("epsilon", 1e-5f))})});
+  c.set(0, c.op("mul", {c.op("mul", {x, inv}), c.value(1)}));
+}
+
+void convert_instance_norm(NodeContext& c) {
+  const std::vector<int64_t> d = c.dims(0);
+  if (d.size() < 3) c.invalid("InstanceNormalization needs (N,C,D1,...)");
+  std::vector<int64_t> axes, cshape(d.size(), 1);
+  for (size_t k = 2; k < d.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+  cshape[1] = d[1];
+  dlrt::Value x = c.value(0);
+  const dlrt::OpAttrs keep = {{"axes", axes}, {"keepdims", true}};
+  dlrt::Value mean = c.op("reduce_mean", {x}, keep);
+  dlrt::Value xc = c.op("sub", {x, mean});
+  dlrt::Value var = c.op("reduce_mean", {c.op("square", {xc})}, keep);
+  dlrt::Value inv = c.op("rsqrt", {c.op("add", {var, c.scalar(c.dtype(0), c.attr_float("epsilon", 1e-5f))})});
+  dlrt::Value y = c.op("mul", {c.op("mul", {xc, inv}), c.reshape(c.value(1), cshape)});
+  c.set(0, c.op("add", {y, c.reshape(c.value(2), cshape)}));
+}
+
+void convert_trilu(NodeContext& c) {
+  const std::vector<int64_t> d = c.dims(0);
+  if (d.size() < 2) c.invalid("Trilu needs a matrix");
+  const int64_t k = c.has_input(1) ? c.require_host(1, "k").as_int64s().at(0) : 0;
+  const bool upper = c.attr_int("upper", 1) != 0;
+  const int64_t n = d[d.size() - 2], m = d.back();
+  std::vector<double> mask(static_cast<size_t>(n * m));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < m; ++j) mask[i * m + j] = upper ? (j - i >= k) : (j - i <= k);
+  dlrt::Value keep = c.constant(HostTensor::from_doubles(DLRT_BOOL, mask, {n, m}));
+  c.set(0, c.op("where", {keep, c.value(0), c.scalar(c.dtype(0), 0.0)}));
+}
+
+void convert_one_hot(NodeContext& c) {
+  const int64_t depth = c.require_host(1, "depth").as_int64s().at(0);
+  const std::vector<double> vals = c.require_host(2, "values").as_doubles();
+  if (vals.size() != 2) c.invalid("values must hold (off, on)");
+  const std::vector<int64_t> d = c.dims(0);
+  const int64_t r = static_cast<int64_t>(d.size()) + 1;
+  const int64_t a = c.axis(c.attr_int("axis", -1), r);
+  if (depth >= (int64_t{1} << 24)) c.unsupported("a depth above 2^24");
+  // Negative ids count from the end (ONNX); wrapped in f32, then made i64.
+  dlrt::Value f = to_f32(c, 0);
+  f = c.op("where", {c.op("less", {f, c.scalar(DLRT_F32, 0.0)}), c.op("add", {f, c.scalar(DLRT_F32, double(depth))}), f});
+  dlrt::Value ids = c.op("cast", {f}, {{"dtype", DLRT_I64}});
+  dlrt::Value y = c.op("one_hot", {ids}, {{"depth", depth}, {"on_value", vals[1]}, {"off_value", vals[0]},
+                                          {"dtype", c.dtype(2)}});
+  if (a != r - 1) {
+    std::vector<int64_t> perm;
+    for (int64_t k = 0; k < r; ++k) perm.push_back(k < a ? k : (k == a ? r - 1 : k - 1));
+    y = c.op("transpose", {y}, {{"perm", perm}});
+  }
+  c.set(0, y);
+}
+
+void convert_hardmax(NodeContext& c) {
+  const std::vector<int64_t> d = c.dims(0);
+  const int64_t r = static_cast<int64_t>(d.size());
+  if (c.opset() < 13) c.unsupported("Hardmax before opset 13 (the 2-D coercion)");
+  const int64_t a = c.axis(c.attr_int("axis", -1), r);
+  dlrt::Value x = c.value(0);
+  std::vector<int64_t> perm;  // axis a moved last
+  for (int64_t k = 0; k < r; ++k)
+    if (k != a) perm.push_back(k);
+  perm.push_back(a);
+  if (a != r - 1) x = c.op("transpose", {x}, {{"perm", perm}});
+  dlrt::Value idx = c.op("argmax", {x}, {{"axis", int64_t{-1}}, {"output_type", DLRT_I64}});
+  dlrt::Value y = c.op("one_hot", {idx}, {{"depth", d[a]}, {"dtype", c.dtype(0)}});
+  if (a != r - 1) {
+    std::vector<int64_t> inv(r);
+    for (int64_t k = 0; k < r; ++k) inv[perm[k]] = k;
+    y = c.op("transpose", {y}, {{"perm", inv}});
+  }
+  c.set(0, y);
+}
+
+void convert_depth_space(NodeContext& c, bool to_space) {
+  const std::vector<int64_t> d = c.dims(0);
+  if (d.size() != 4) c.invalid("needs (N,C,H,W)");
+  const int64_t b = c.attr_int("blocksize", 0), N = d[0], C = d[1], H = d[2], W = d[3];
+  if (b < 1) c.invalid("blocksize must be >= 1");
+  dlrt::Value x = c.value(0);
+  if (to_space) {
+    if (C % (b * b) != 0) c.invalid(fmt::format("C = {} is not a multiple of blocksize^2", C));
+    const bool crd = c.attr_string("mode", "DCR") == "CRD";
+    x = crd ? c.reshape(x, {N, C / (b * b), b, b, H, W}) : c.reshape(x, {N, b, b, C / (b * b), H, W});
+    x = c.op("transpose", {x}, {{"perm", crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3}
+                                             : std::vector<int64_t>{0, 3, 4, 1, 5, 2}}});
+    return c.set(0, c.reshape(x, {N, C / (b * b), H * b, W * b}));
+  }
+  if (H % b != 0 || W % b != 0) c.invalid("H and W must be multiples of blocksize");
+  x = c.reshape(x, {N, C, H / b, b, W / b, b});
+  x = c.op("transpose", {x}, {{"perm", std::vector<int64_t>{0, 3, 5, 1, 2, 4}}});
+  c.set(0, c.reshape(x, {N, C * b * b, H / b, W / b}));
+}
+
+void convert_conv_transpose(NodeContext& c) {
+  const std::vector<int64_t> xd = c.dims(0), wd = c.dims(1);
+  if (xd.size() != 4 || wd.size() != 4) c.unsupported("ConvTranspose of rank other than 4 (dlrt has 2-D)");
+  if (c.attr_int("group", 1) != 1) c.unsupported("grouped ConvTranspose");
+  const std::vector<int64_t> s = c.attr_ints("strides", {1, 1}), dil = c.attr_ints("dilations", {1, 1});
+  std::vector<int64_t> op = c.attr_ints("output_padding", {0, 0});
+  std::vector<int64_t> pads = c.attr_ints("pads", {0, 0, 0, 0});
+  const std::vector<int64_t> out_shape = c.attr_ints("output_shape");
+  const std::string ap = c.attr_string("auto_pad", "NOTSET");
+  if (s.size() != 2 || dil.size() != 2 || op.size() != 2 || pads.size() != 4) c.unsupported("non-2-D attributes");
+  const bool computed = !out_shape.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER";
+  if (ap == "VALID") pads = {0, 0, 0, 0};
+  if (computed) {
+    for (int k = 0; k < 2; ++k) {
+      const int64_t in = xd[2 + k], kk = (wd[2 + k] - 1) * dil[k] + 1;
+      const int64_t out = !out_shape.empty() ? out_shape[out_shape.size() - 2 + k] : in * s[k];
+      const int64_t total = s[k] * (in - 1) + op[k] + kk - out;
+      if (total < 0) c.unsupported("an output_shape larger than the full transposed convolution");
+      const bool upper = ap == "SAME_UPPER";
+      pads[k] = upper ? total / 2 : total - total / 2;  // as ONNX's reference and onnxruntime
+      pads[k + 2] = upper ? total - total / 2 : total / 2;
+    }
+  }
+  dlrt::Value w = c.value(1);  // (Ci, Co, kH, kW) -> (kH, kW, Co, Ci)
+  w = c.op("transpose", {w}, {{"perm", std::vector<int64_t>{2, 3, 1, 0}}});
+  dlrt::OpAttrs attrs = {{"strides", s}, {"dilations", dil}, {"padding", "EXPLICIT"}, {"pads", pads},
+                         {"data_format", "NCHW"}};
+  attrs.emplace_back("output_padding", op);
+  dlrt::Value y = c.op("conv2d_transpose", {c.value(0), w}, attrs);
+  if (c.has_input(2)) y = c.op("bias_add", {y, c.value(2)}, {{"data_format", "NCHW"}});
+  c.set(0, y);
+}
+
+// ONNX Attention (opset 23): Q, K, V as (B, H, S, D) (3-D inputs are refused, see below); no mask, no past, no softcap; causal only with Tq == Tk (dlrt's causal mask is
+// bottom-right aligned, ONNX's top-left: the same when square).
+void convert_attention(NodeContext& c) {
+  for (size_t i = 3; i < c.num_inputs(); ++i)
+    if (c.has_input(i)) c.unsupported("attention masks and past key/value inputs");
+  for (size_t k = 1; k < c.num_outputs(); ++k)
+    if (c.wants_output(k)) c.unsupported("the present key/value and qk outputs");
+  if (c.attr_float("softcap", 0.f) != 0.f) c.unsupported("softcap");
+  const bool causal = c.attr_int("is_causal", 0) != 0;
+  const std::vector<int64_t> qd = c.dims(0), kd = c.dims(1), vd = c.dims(2);
+  dlrt::Value q = c.value(0), k = c.value(1), v = c.value(2);
+  const bool three_d = qd.size() == 3;
+  int64_t B = 0, Hq = 0, Tq = 0, Dv = 0;
+  if (three_d)
+    c.unsupported("3-D Q/K/V: onnx 1.18's reference splits heads by a plain reshape to (B,H,S,D), "
+                  "onnxruntime by (B,S,H,D) and a transpose; dlrt takes neither side yet");
+  if (three_d) {
+    const int64_t hq = c.attr_int("q_num_heads", 0), hkv = c.attr_int("kv_num_heads", 0);
+    if (hq < 1 || hkv < 1) c.invalid("3-D inputs need q_num_heads and kv_num_heads");
+    if (hq != hkv) c.unsupported("grouped-query attention (q_num_heads != kv_num_heads)");
+    auto heads = [&](dlrt::Value x, const std::vector<int64_t>& d, int64_t h) {
+      x = c.reshape(x, {d[0], d[1], h, d[2] / h});
+      return c.op("transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+    };
+    B = qd[0];
+    Tq = qd[1];
+    Hq = hq;
+    Dv = vd[2] / hkv;
+    q = heads(q, qd, hq);
+    k = heads(k, kd, hkv);
+    v = heads(v, vd, hkv);
+  } else if (qd.size() == 4) {
+    if (qd[1] != kd[1]) c.unsupported("grouped-query attention (fewer key/value heads)");
+  } else {
+    c.invalid("Q must be 3-D or 4-D");
+  }
+  if (causal && q.dims()[2] != k.dims()[2]) c.unsupported("is_causal with query and key lengths that differ");
+  const double scale = c.attr_float("scale", 0.f);  // 0: 1/sqrt(D), dlrt's default too
+  dlrt::Value o = c.ops("attention", {q, k, v}, {{"scale", scale}, {"causal", int64_t{causal ? 1 : 0}}}, 2)[0];
+  if (three_d) {
+    o = c.op("transpose", {o}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+    o = c.reshape(o, {B, Tq, Hq * Dv});
+  }
+  c.set(0, o);
+}
+
+}  // namespace
+
+void add_more_converters(ConverterTable& t) {
+  logical(t, "And", "cast f32, mul, greater 0.5");
+  logical(t, "Or", "cast f32, add, greater 0.5");
+  logical(t, "Xor", "cast f32, not_equal");
+  logical(t, "Not", "cast f32, equal 0");
+  t.add("CastLike", "cast", [](NodeContext& c) {
+    const dlrt_dtype to = c.dtype(1);
+    c.set(0, c.dtype(0) == to ? c.op("copy", {c.value(0)}) : c.op("cast", {c.value(0)}, {{"dtype", to}}));
+  });
+  t.add("Selu", "elu, mul", [](NodeContext& c) {
+    const double alpha = c.attr_float("alpha", 1.67326319217681884765625f),
+                 gamma = c.attr_float("gamma", 1.05070102214813232421875f);
+    c.set(0, c.op("mul", {c.op("elu", {c.value(0)}, {{"alpha", alpha}}), c.scalar(c.dtype(0), gamma)}));
+  });
+  t.add("ThresholdedRelu", "where(x > alpha, x, 0)", [](NodeContext& c) {
+    dlrt::Value x = c.value(0);
+    dlrt::Value keep = c.op("greater", {x, c.scalar(c.dtype(0), c.attr_float("alpha", 1.0f))});
+    c.set(0, c.op("where", {keep, x, c.scalar(c.dtype(0), 0.0)}));
+  });
+  t.add("IsNaN", "not_equal(x, x)", [](NodeContext& c) { c.set(0, c.op("not_equal", {c.value(0), c.value(0)})); });
+  t.add("IsInf", "equal(x, +-inf)", [](NodeContext& c) {
+    const bool pos = c.attr_int("detect_positive", 1) != 0, neg = c.attr_int("detect_negative", 1) != 0;
+    dlrt::Value x = c.value(0);
+    if (pos && neg) return c.set(0, c.op("equal", {c.op("abs", {x}), c.scalar(c.dtype(0), INFINITY)}));
+    if (pos) return c.set(0, c.op("equal", {x, c.scalar(c.dtype(0), INFINITY)}));
+    if (neg) return c.set(0, c.op("equal", {x, c.scalar(c.dtype(0), -INFINITY)}));
+    c.set(0, c.op("not_equal", {x, x}) /* detects nothing: false unless NaN */);
+  });
+  t.add("RMSNormalization", "square, reduce_mean, add, rsqrt, mul", convert_rms_norm);
+  t.add("InstanceNormalization", "reduce_mean, sub, square, reduce_mean, rsqrt, mul, add", convert_instance_norm);
+  t.add("Trilu", "where with a constant mask", convert_trilu);
+  t.add("OneHot", "one_hot (+ transpose)", convert_one_hot);
+  t.add("Hardmax", "argmax, one_hot", convert_hardmax);
+  t.add("DepthToSpace", "reshape, transpose, reshape", [](NodeContext& c) { convert_depth_space(c, true); });
+  t.add("SpaceToDepth", "reshape, transpose, reshape", [](NodeContext& c) { convert_depth_space(c, false); });
+  t.add("ConvTranspose", "transpose + conv2d_transpose (+ bias_add), NCHW", convert_conv_transpose);
+  t.add("Attention", "attention (+ head reshapes)", convert_attention);
+}
+
+}  // namespace dlrt::onnx_import

@@ -1,0 +1,489 @@
+// convert_shape.cc: ONNX's shape and data-movement ops -> dlrt's. Shapes are static in an
+// imported graph (one graph per input shape), so Shape is a host constant and the ops reading
+// shapes (Reshape, Expand, Slice, Pad, ConstantOfShape, ...) take them folded; constant
+// operands are moved on the host (host_fold.hpp) and never reach a device.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "onnx_import/host_fold.hpp"
+#include "onnx_import/node_context.hpp"
+#include "onnx_import/tensor_proto.hpp"
+
+namespace dlrt::onnx_import {
+namespace {
+
+int64_t product(const std::vector<int64_t>& d, size_t from = 0, size_t to = SIZE_MAX) {
+  int64_t n = 1;
+  for (size_t k = from; k < std::min(to, d.size()); ++k) n *= d[k];
+  return n;
+}
+
+bool small_host(NodeContext& c, size_t i) {
+  const HostTensor* h = c.host(i);
+  return h != nullptr && h->element_count() <= kMaxFoldElements;
+}
+
+// Output 0 := input 0 with `dims` (same elements): host stays host.
+void set_reshaped(NodeContext& c, const std::vector<int64_t>& dims) {
+  if (const HostTensor* h = c.host(0)) {
+    HostTensor t = *h;
+    t.dims = dims;
+    c.set_host(0, std::move(t));
+    return;
+  }
+  c.set(0, c.reshape(c.value(0), dims));
+}
+
+void convert_reshape(NodeContext& c) {
+  const std::vector<int64_t> in = c.dims(0);
+  std::vector<int64_t> shape = c.require_host(1, "shape").as_int64s();
+  const bool allowzero = c.attr_int("allowzero", 0) != 0;
+  int64_t known = 1, infer = -1;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k] == 0 && !allowzero) {
+      if (k >= in.size()) c.invalid(fmt::format("shape[{}] is 0 (copy) past the input's rank", k));
+      shape[k] = in[k];
+    }
+    if (shape[k] == -1) {
+      if (infer >= 0) c.invalid("shape has two -1 dims");
+      infer = static_cast<int64_t>(k);
+    } else if (shape[k] < 0) {
+      c.invalid(fmt::format("shape[{}] is {}", k, shape[k]));
+    } else {
+      known *= shape[k];
+    }
+  }
+  const int64_t total = product(in);
+  if (infer >= 0) {
+    if (known == 0 || total % known != 0)
+      c.invalid(fmt::format("input dims {} cannot be reshaped to {}", dims_text(in), dims_text(shape)));
+    shape[infer] = total / known;
+  }
+  if (product(shape) != total)
+    c.invalid(fmt::format("input dims {} ({} elements) cannot be reshaped to {}", dims_text(in),
+                          total, dims_text(shape)));
+  set_reshaped(c, shape);
+}
+
+void convert_flatten(NodeContext& c) {
+  const std::vector<int64_t> in = c.dims(0);
+  const int64_t r = static_cast<int64_t>(in.size());
+  int64_t a = c.attr_int("axis", 1);
+  if (a < 0) a += r;
+  if (a < 0 || a > r) c.invalid(fmt::format("axis {} is out of range for rank {}", a, r));
+  set_reshaped(c, {product(in, 0, a), product(in, a)});
+}
+
+std::vector<int64_t> axes_input_or_attr(NodeContext& c, size_t input, int since_opset) {
+  if (c.opset() >= since_opset) {
+    if (!c.has_input(input)) return {};
+    return c.require_host(input, "axes").as_int64s();
+  }
+  return c.attr_ints("axes");
+}
+
+void convert_unsqueeze(NodeContext& c) {
+  const std::vector<int64_t> in = c.dims(0);
+  std::vector<int64_t> axes = axes_input_or_attr(c, 1, 13);
+  const int64_t r = static_cast<int64_t>(in.size() + axes.size());
+  std::vector<bool> is_new(r, false);
+  for (int64_t a : axes) {
+    const int64_t v = c.axis(a, r);
+    if (is_new[v]) c.invalid(fmt::format("axis {} is given twice", a));
+    is_new[v] = true;
+  }
+  std::vector<int64_t> out;
+  size_t k = 0;
+  for (int64_t i = 0; i < r; ++i) out.push_back(is_new[i] ? 1 : in[k++]);
+  set_reshaped(c, out);
+}
+
+void convert_squeeze(NodeContext& c) {
+  const std::vector<int64_t> in = c.dims(0);
+  const int64_t r = static_cast<int64_t>(in.size());
+  std::vector<int64_t> axes = axes_input_or_attr(c, 1, 13);
+  std::vector<bool> drop(r, false);
+  if (axes.empty()) {
+    for (int64_t i = 0; i < r; ++i) drop[i] = in[i] == 1;
+  } else {
+    for (int64_t a : axes) {
+      const int64_t v = c.axis(a, r);
+      if (in[v] != 1) c.invalid(fmt::format("axis {} has size {}, not 1", a, in[v]));
+      drop[v] = true;
+    }
+  }
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < r; ++i)
+    if (!drop[i]) out.push_back(in[i]);
+  set_reshaped(c, out);
+}
+
+void convert_transpose(NodeContext& c) {
+  const int64_t r = c.rank(0);
+  std::vector<int64_t> perm = c.attr_ints("perm");
+  if (perm.empty())
+    for (int64_t i = r - 1; i >= 0; --i) perm.push_back(i);
+  if (static_cast<int64_t>(perm.size()) != r) c.invalid("perm does not name every axis");
+  if (small_host(c, 0)) {
+    c.set_host(0, host_transpose(*c.host(0), perm));
+    return;
+  }
+  bool identity = true;
+  for (int64_t i = 0; i < r; ++i) identity = identity && perm[i] == i;
+  c.set(0, identity ? c.op("copy", {c.value(0)}) : c.op("transpose", {c.value(0)}, {{"perm", perm}}));
+}
+
+void convert_concat(NodeContext& c) {
+  const int64_t r = c.rank(0);
+  const int64_t a = c.axis(c.attr_int("axis", 0), r);
+  bool all_host = true;
+  for (size_t i = 0; i < c.num_inputs(); ++i) all_host = all_host && small_host(c, i);
+  if (all_host) {
+    std::vector<const HostTensor*> parts;
+    for (size_t i = 0; i < c.num_inputs(); ++i) parts.push_back(c.host(i));
+    c.set_host(0, host_concat(parts, a));
+    return;
+  }
+  std::vector<dlrt::Value> parts;
+  for (size_t i = 0; i < c.num_inputs(); ++i)
+    if (product(c.dims(i)) > 0) parts.push_back(c.value(i));  // ONNX allows empty parts
+  c.set(0, parts.size() == 1 ? c.op("copy", parts) : c.op("concat", parts, {{"axis", a}}));
+}
+
+void convert_gather(NodeContext& c) {
+  const std::vector<int64_t> d = c.dims(0);
+  const int64_t r = static_cast<int64_t>(d.size());
+  const int64_t a = c.axis(c.attr_int("axis", 0), r);
+  const HostTensor* ih = c.host(1);
+  if (ih == nullptr) {
+    if (a != 0) c.unsupported("Gather along an axis but 0 with computed indices");
+    // ONNX counts negative indices from the end; dlrt's gather refuses them. dlrt has no
+    // integer arithmetic, so the wrap is done in f32 (exact below 2^24 rows) and cast back.
+    dlrt::Value i = c.value(1);
+    const dlrt_dtype it = c.dtype(1);
+    if (d[0] >= (int64_t{1} << 24)) c.unsupported("computed indices into more than 2^24 rows");
+    dlrt::Value f = c.op("cast", {i}, {{"dtype", DLRT_F32}});
+    dlrt::Value wrapped = c.op("where", {c.op("less", {f, c.scalar(DLRT_F32, 0.0)}),
+                                         c.op("add", {f, c.scalar(DLRT_F32, double(d[0]))}), f});
+    i = c.op("cast", {wrapped}, {{"dtype", it}});
+    c.set(0, c.op("gather", {c.value(0), i}));
+    return;
+  }
+  std::vector<int64_t> idx = ih->as_int64s();
+  for (int64_t& i : idx) {
+    if (i < -d[a] || i >= d[a])
+      c.invalid(fmt::format("index {} is out of range for axis {} of size {}", i, a, d[a]));
+    if (i < 0) i += d[a];
+  }
+  const std::vector<int64_t> idims = ih->dims;
+  if (small_host(c, 0)) {
+    c.set_host(0, host_gather(*c.host(0), idx, idims, a));
+    return;
+  }
+  const int64_t q = static_cast<int64_t>(idims.size());
+  std::vector<int64_t> gdims = idims.empty() ? std::vector<int64_t>{1} : idims;
+  dlrt::Value ids = c.constant(HostTensor::from_int64s(idx, gdims));
+  dlrt::Value x = c.value(0);
+  std::vector<int64_t> to_front;  // axis a first, the others in order
+  to_front.push_back(a);
+  for (int64_t k = 0; k < r; ++k)
+    if (k != a) to_front.push_back(k);
+  if (a != 0) x = c.op("transpose", {x}, {{"perm", to_front}});
+  dlrt::Value y = c.op("gather", {x, ids});  // (I..., rest...)
+  if (idims.empty()) {                       // scalar index: drop the 1
+    std::vector<int64_t> yd = y.dims();
+    yd.erase(yd.begin());
+    y = c.reshape(y, yd);
+  }
+  if (a != 0) {
+    // (I..., d[0..a), d(a..r)) -> (d[0..a), I..., d(a..r))
+    const int64_t out_rank = r - 1 + q;
+    std::vector<int64_t> perm;
+    for (int64_t k = 0; k < out_rank; ++k)
+      perm.push_back(k < a ? q + k : (k < a + q ? k - a : k));
+    y = c.op("transpose", {y}, {{"perm", perm}});
+  }
+  c.set(0, y);
+}
+
+void convert_slice(NodeContext& c) {
+  const std::vector<int64_t> d = c.dims(0);
+  const int64_t r = static_cast<int64_t>(d.size());
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (c.opset() < 10) {
+    starts = c.attr_ints("starts");
+    ends = c.attr_ints("ends");
+    axes = c.attr_ints("axes");
+  } else {
+    starts = c.require_host(1, "starts").as_int64s();
+    ends = c.require_host(2, "ends").as_int64s();
+    if (c.has_input(3)) axes = c.require_host(3, "axes").as_int64s();
+    if (c.has_input(4)) steps = c.require_host(4, "steps").as_int64s();
+  }
+  if (axes.empty())
+    for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    c.invalid("starts, ends, axes and steps differ in length");
+  std::vector<int64_t> s_all(r, 0), step_all(r, 1), out = d;
+  std::vector<int64_t> begin, end, ax, st;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const int64_t a = c.axis(axes[k], r), n = d[a], step = steps[k];
+    if (step == 0) c.invalid("a step is 0");
+    int64_t s = starts[k], e = ends[k];
+    if (s < 0) s += n;
+    if (e < 0) e += n;
+    if (step > 0) {
+      s = std::clamp<int64_t>(s, 0, n);
+      e = std::clamp<int64_t>(e, 0, n);
+    } else {
+      s = std::clamp<int64_t>(s, 0, n - 1);
+      e = std::clamp<int64_t>(e, -1, n - 1);
+    }
+    const int64_t len = step > 0 ? std::max<int64_t>(0, (e - s + step - 1) / step)
+                                 : std::max<int64_t>(0, (s - e + (-step) - 1) / (-step));
+    s_all[a] = s;
+    step_all[a] = step;
+    out[a] = len;
+    if (len == 0 && c.host(0) == nullptr) c.unsupported("a slice with no elements (dlrt has no empty tensors)");
+    if (step < 0 && e < 0) {
+      // End "before index 0": as an exclusive end in range, the last index read minus one
+      // step is the same slice; dlrt reads negative ends from the back, so name it exactly.
+      e = s + step * len;  // may be -1 when the slice reaches index 0
+    }
+    begin.push_back(s);
+    end.push_back(e);
+    ax.push_back(a);
+    st.push_back(step);
+  }
+  if (c.host(0) != nullptr && product(d) <= kMaxFoldElements) {
+    c.set_host(0, host_slice(*c.host(0), s_all, step_all, out));
+    return;
+  }
+  for (size_t k = 0; k < end.size(); ++k)
+    if (end[k] < 0) c.unsupported("a negative-step slice that reaches index 0 (its end cannot be spelled in dlrt's slice)");
+  c.set(0, c.op("slice", {c.value(0)}, {{"begin", begin}, {"end", end}, {"axes", ax}, {"strides", st}}));
+}
+
+void convert_split(NodeContext& c) {
+  const std::vector<int64_t> d = c.dims(0);
+  const int64_t r = static_cast<int64_t>(d.size());
+  const int64_t a = c.axis(c.attr_int("axis", 0), r);
+  std::vector<int64_t> sizes;
+  if (c.opset() < 13) sizes = c.attr_ints("split");
+  else if (c.has_input(1)) sizes = c.require_host(1, "split").as_int64s();
+  const int64_t parts = static_cast<int64_t>(c.num_outputs());
+  if (sizes.empty()) {
+    const int64_t chunk = (d[a] + parts - 1) / parts;  // opset 18: the last part may be smaller
+    for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::min(chunk, d[a] - k * chunk));
+  }
+  if (static_cast<int64_t>(sizes.size()) != parts) c.invalid("split does not give one size per output");
+  int64_t sum = 0;
+  for (int64_t s : sizes) sum += s;
+  if (sum != d[a]) c.invalid(fmt::format("split sizes add up to {}, axis {} has {}", sum, a, d[a]));
+  for (int64_t s : sizes)
+    if (s < 1) c.unsupported("a split part of size 0 (dlrt has no zero-sized tensors)");
+  if (parts == 1) {
+    c.set(0, c.op("copy", {c.value(0)}));
+    return;
+  }
+  std::vector<dlrt::Value> out = c.ops("split", {c.value(0)}, {{"axis", a}, {"sizes", sizes}}, parts);
+  for (int64_t k = 0; k < parts; ++k) c.set(k, out[k]);
+}
+
+void convert_cast(NodeContext& c) {
+  const dlrt_dtype to = dtype_from_onnx(static_cast<int32_t>(c.attr_int("to", 0)), c.label() + " attribute 'to'");
+  if (const HostTensor* h = c.host(0); h != nullptr && h->dtype != DLRT_F16 && h->dtype != DLRT_BF16 &&
+                                       to != DLRT_F16 && to != DLRT_BF16) {
+    c.set_host(0, host_cast(*h, to));
+    return;
+  }
+  c.set(0, c.dtype(0) == to ? c.op("copy", {c.value(0)}) : c.op("cast", {c.value(0)}, {{"dtype", to}}));
+}
+
+void convert_constant(NodeContext& c) {
+  if (c.has_attr("value")) return c.set_host(0, c.attr_host_tensor("value"));
+  if (c.has_attr("value_float")) return c.set_host(0, HostTensor::from_floats({c.attr_float("value_float", 0)}, {}));
+  if (c.has_attr("value_floats")) {
+    std::vector<float> v = c.attr_floats("value_floats");
+    return c.set_host(0, HostTensor::from_floats(v, {static_cast<int64_t>(v.size())}));
+  }
+  if (c.has_attr("value_int")) return c.set_host(0, HostTensor::from_int64s({c.attr_int("value_int", 0)}, {}));
+  if (c.has_attr("value_ints")) {
+    std::vector<int64_t> v = c.attr_ints("value_ints");
+    return c.set_host(0, HostTensor::from_int64s(v, {static_cast<int64_t>(v.size())}));
+  }
+  c.unsupported("a Constant without value, value_float(s) or value_int(s) (strings and sparse values are not supported)");
+}
+
+void convert_constant_of_shape(NodeContext& c) {
+  const std::vector<int64_t> shape = c.require_host(0, "shape").as_int64s();
+  const int64_t n = checked_element_count(shape, kMaxHostElements, c.label() + " shape");
+  HostTensor v = c.has_attr("value") ? c.attr_host_tensor("value") : HostTensor::from_floats({0.f}, {1});
+  if (v.element_count() != 1) c.invalid("value must hold one element");
+  HostTensor t;
+  t.dtype = v.dtype;
+  t.dims = shape;
+  const size_t es = dlrt_dtype_size(v.dtype);
+  t.bytes.resize(static_cast<size_t>(n) * es);
+  for (int64_t i = 0; i < n; ++i) std::copy(v.bytes.begin(), v.bytes.end(), t.bytes.begin() + i * es);
+  c.set_host(0, std::move(t));
+}
+
+void convert_expand(NodeContext& c) {
+  const std::vector<int64_t> shape = c.require_host(1, "shape").as_int64s();
+  std::vector<int64_t> out;
+  if (!broadcast_dims(c.dims(0), shape, out))
+    c.invalid(fmt::format("input dims {} do not broadcast to {}", dims_text(c.dims(0)), dims_text(shape)));
+  checked_element_count(out, kMaxTensorElements, c.label());
+  if (small_host(c, 0) && product(out) <= kMaxFoldElements) {
+    HostTensor zeros = HostTensor::from_doubles(c.dtype(0) == DLRT_BOOL ? DLRT_U8 : DLRT_F64,
+                                                std::vector<double>(product(out), 0.0), out);
+    c.set_host(0, host_binary(*c.host(0), zeros, c.dtype(0), [](double a, double) { return a; }));
+    return;
+  }
+  if (out == c.dims(0)) return c.set(0, c.op("copy", {c.value(0)}));
+  c.set(0, c.op("broadcast_to", {c.value(0)}, {{"shape", out}}));
+}
+
+void convert_pad(NodeContext& c) {
+  const int64_t r = c.rank(0);
+  std::string mode = c.attr_string("mode", "constant");
+  std::vector<int64_t> pads;
+  double value = 0;
+  std::vector<int64_t> axes;
+  if (c.opset() < 11) {
+    pads = c.attr_ints("pads");
+    value = c.attr_float("value", 0.f);
+  } else {
+    pads = c.require_host(1, "pads").as_int64s();
+    if (c.has_input(2)) value = c.require_host(2, "constant_value").as_doubles().at(0);
+    if (c.has_input(3)) axes = c.require_host(3, "axes").as_int64s();
+  }
+  if (!axes.empty()) {  // pads name only `axes`: spread them over every dim
+    if (pads.size() != 2 * axes.size()) c.invalid("pads needs 2 values per axis");
+    std::vector<int64_t> full(2 * r, 0);
+    for (size_t k = 0; k < axes.size(); ++k) {
+      const int64_t a = c.axis(axes[k], r);
+      full[a] = pads[k];
+      full[r + a] = pads[axes.size() + k];
+    }
+    pads = full;
+  }
+  if (static_cast<int64_t>(pads.size()) != 2 * r) c.invalid(fmt::format("pads has {} values; rank {} needs {}", pads.size(), r, 2 * r));
+  bool zero = true;
+  for (int64_t p : pads) {
+    if (p < 0) c.unsupported("negative pads (cropping); use Slice");
+    zero = zero && p == 0;
+  }
+  if (mode != "constant" && mode != "reflect") c.unsupported(fmt::format("pad mode '{}' (dlrt pads constant and reflect)", mode));
+  if (zero) return c.set(0, c.op("copy", {c.value(0)}));
+  c.set(0, c.op("pad", {c.value(0)}, {{"pads", pads}, {"mode", mode}, {"value", value}}));
+}
+
+void convert_range(NodeContext& c) {
+  const HostTensor& s = c.require_host(0, "start");
+  const double start = s.as_doubles().at(0), limit = c.require_host(1, "limit").as_doubles().at(0),
+               delta = c.require_host(2, "delta").as_doubles().at(0);
+  if (delta == 0) c.invalid("delta is 0");
+  const double count = std::max(std::ceil((limit - start) / delta), 0.0);
+  if (count > static_cast<double>(kMaxHostElements)) c.invalid(fmt::format("the range has {} elements", count));
+  std::vector<double> v(static_cast<size_t>(count));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = start + delta * static_cast<double>(i);
+  c.set_host(0, HostTensor::from_doubles(s.dtype, v, {static_cast<int64_t>(v.size())}));
+}
+
+void convert_tile(NodeContext& c) {
+  const std::vector<int64_t> reps = c.require_host(1, "repeats").as_int64s();
+  if (static_cast<int64_t>(reps.size()) != c.rank(0)) c.invalid("repeats needs one value per dim");
+  dlrt::Value x = c.value(0);
+  for (size_t a = 0; a < reps.size(); ++a) {
+    if (reps[a] < 1) c.unsupported("a repeat below 1 (dlrt has no empty tensors)");
+    if (reps[a] == 1) continue;
+    x = c.op("concat", std::vector<dlrt::Value>(reps[a], x), {{"axis", static_cast<int64_t>(a)}});
+  }
+  c.set(0, x.dims() == c.dims(0) ? c.op("copy", {x}) : x);
+}
+
+void convert_resize(NodeContext& c) {
+  const std::vector<int64_t> d = c.dims(0);
+  if (d.size() != 4) c.unsupported(fmt::format("Resize of rank {} (dlrt resizes (N,C,H,W))", d.size()));
+  std::vector<int64_t> sizes;
+  std::vector<double> scales;
+  const size_t scales_at = c.opset() < 11 ? 1 : 2;
+  if (c.opset() >= 11 && c.has_input(3)) sizes = c.require_host(3, "sizes").as_int64s();
+  else if (c.has_input(scales_at) && c.require_host(scales_at, "scales").element_count() > 0)
+    scales = c.require_host(scales_at, "scales").as_doubles();
+  if (sizes.empty()) {
+    if (scales.size() != 4) c.invalid("Resize needs 4 scales or 4 sizes");
+    for (size_t k = 0; k < 4; ++k) sizes.push_back(static_cast<int64_t>(std::floor(d[k] * scales[k])));
+  }
+  if (sizes.size() != 4 || sizes[0] != d[0] || sizes[1] != d[1])
+    c.unsupported("Resize that changes N or C");
+  if (c.attr_int("antialias", 0) != 0) c.unsupported("antialias");
+  if (c.has_attr("axes")) c.unsupported("the axes attribute");
+  std::string mode = c.attr_string("mode", "nearest");
+  if (mode == "linear") mode = "bilinear";
+  if (mode != "nearest" && mode != "bilinear") c.unsupported(fmt::format("mode '{}'", mode));
+  std::string ct = c.attr_string("coordinate_transformation_mode", c.opset() < 11 ? "asymmetric" : "half_pixel");
+  if (ct == "pytorch_half_pixel") {
+    if (sizes[2] == 1 || sizes[3] == 1) c.unsupported("pytorch_half_pixel to an output of length 1");
+    ct = "half_pixel";
+  }
+  if (ct != "half_pixel" && ct != "align_corners" && ct != "asymmetric")
+    c.unsupported(fmt::format("coordinate_transformation_mode '{}'", ct));
+  std::string nm = c.attr_string("nearest_mode", c.opset() < 11 ? "floor" : "round_prefer_floor");
+  if (c.opset() < 11 && mode == "nearest") nm = "floor";
+  c.set(0, c.op("resize", {c.value(0)},
+                {{"size", std::vector<int64_t>{sizes[2], sizes[3]}}, {"mode", mode},
+                 {"coordinate_transformation", ct}, {"nearest_mode", nm}, {"data_format", "NCHW"}}));
+}
+
+}  // namespace
+
+void add_shape_converters(ConverterTable& t) {
+  t.add("Identity", "(the input itself)", [](NodeContext& c) { c.set_slot(0, c.slot(0)); });
+  t.add("Dropout", "(the input itself: inference)", [](NodeContext& c) {
+    if (c.opset() >= 12 && c.has_input(2) && c.require_host(2, "training_mode").as_int64s().at(0) != 0)
+      c.unsupported("Dropout with training_mode true");
+    c.set_slot(0, c.slot(0));
+    if (c.wants_output(1))
+      c.set(1, c.op("fill", {}, {{"shape", c.dims(0)}, {"value", 1.0}, {"dtype", DLRT_BOOL}}));
+  });
+  t.add("Constant", "(host constant)", convert_constant);
+  t.add("ConstantOfShape", "(host constant)", convert_constant_of_shape);
+  t.add("Shape", "(host constant: shapes are static)", [](NodeContext& c) {
+    const std::vector<int64_t> d = c.dims(0);
+    const int64_t r = static_cast<int64_t>(d.size());
+    int64_t s = c.attr_int("start", 0), e = c.attr_int("end", r);
+    if (s < 0) s += r;
+    if (e < 0) e += r;
+    s = std::clamp<int64_t>(s, 0, r);
+    e = std::clamp<int64_t>(e, s, r);
+    std::vector<int64_t> v(d.begin() + s, d.begin() + e);
+    c.set_host(0, HostTensor::from_int64s(v, {static_cast<int64_t>(v.size())}));
+  });
+  t.add("Size", "(host constant)", [](NodeContext& c) {
+    c.set_host(0, HostTensor::from_int64s({product(c.dims(0))}, {}));
+  });
+  t.add("Reshape", "reshape", convert_reshape);
+  t.add("Flatten", "reshape", convert_flatten);
+  t.add("Unsqueeze", "reshape", convert_unsqueeze);
+  t.add("Squeeze", "reshape", convert_squeeze);
+  t.add("Transpose", "transpose", convert_transpose);
+  t.add("Concat", "concat", convert_concat);
+  t.add("Gather", "gather (+ transpose for axis != 0)", convert_gather);
+  t.add("Slice", "slice", convert_slice);
+  t.add("Split", "split", convert_split);
+  t.add("Cast", "cast", convert_cast);
+  t.add("Expand", "broadcast_to", convert_expand);
+  t.add("Pad", "pad", convert_pad);
+  t.add("Range", "(host constant)", convert_range);
+  t.add("Tile", "concat per repeated axis", convert_tile);
+  t.add("Resize", "resize NCHW (sizes form)", convert_resize);
+  t.add("Upsample", "resize NCHW", convert_resize);
+}
+
+}  // namespace dlrt::onnx_import

@@ -1,0 +1,168 @@
+// host_fold.cc: host arithmetic for constant folding at import (host_fold.hpp).
+#include "onnx_import/host_fold.hpp"
+
+#include <cstring>
+
+#include "status.hpp"
+
+namespace dlrt::onnx_import {
+namespace {
+
+std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * dims[i + 1];
+  return s;
+}
+
+// Strides of `dims` seen through a broadcast to rank r: 0 along stretched or missing dims.
+std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& dims, const std::vector<int64_t>& out) {
+  const std::vector<int64_t> s = strides_of(dims);
+  std::vector<int64_t> b(out.size(), 0);
+  const size_t off = out.size() - dims.size();
+  for (size_t i = 0; i < dims.size(); ++i) b[off + i] = dims[i] == 1 ? 0 : s[i];
+  return b;
+}
+
+void copy_element(const HostTensor& from, int64_t i, HostTensor& to, int64_t j) {
+  const size_t es = dlrt_dtype_size(from.dtype);
+  std::memcpy(to.bytes.data() + j * es, from.bytes.data() + i * es, es);
+}
+
+}  // namespace
+
+bool broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                    std::vector<int64_t>& out) {
+  const size_t r = std::max(a.size(), b.size());
+  out.assign(r, 1);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da != db && da != 1 && db != 1) return false;
+    out[i] = da == 1 ? db : da;
+  }
+  return true;
+}
+
+HostTensor host_binary(const HostTensor& a, const HostTensor& b, dlrt_dtype out_dtype,
+                       const std::function<double(double, double)>& f) {
+  std::vector<int64_t> dims;
+  if (!broadcast_dims(a.dims, b.dims, dims))
+    fail(DLRT_INVALID_ARGUMENT,
+         "dims " + dims_text(a.dims) + " and " + dims_text(b.dims) + " do not broadcast");
+  const std::vector<double> va = a.as_doubles(), vb = b.as_doubles();
+  const std::vector<int64_t> sa = broadcast_strides(a.dims, dims), sb = broadcast_strides(b.dims, dims);
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<double> out(static_cast<size_t>(n));
+  std::vector<int64_t> idx(dims.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t ia = 0, ib = 0;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      ia += idx[k] * sa[k];
+      ib += idx[k] * sb[k];
+    }
+    out[i] = f(va[ia], vb[ib]);
+    for (int64_t k = static_cast<int64_t>(dims.size()) - 1; k >= 0; --k) {
+      if (++idx[k] < dims[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return HostTensor::from_doubles(out_dtype, out, dims);
+}
+
+HostTensor host_unary(const HostTensor& a, dlrt_dtype out_dtype,
+                      const std::function<double(double)>& f) {
+  std::vector<double> v = a.as_doubles();
+  for (double& x : v) x = f(x);
+  return HostTensor::from_doubles(out_dtype, v, a.dims);
+}
+
+HostTensor host_transpose(const HostTensor& x, const std::vector<int64_t>& perm) {
+  HostTensor y;
+  y.dtype = x.dtype;
+  for (int64_t p : perm) y.dims.push_back(x.dims[p]);
+  y.bytes.resize(x.bytes.size());
+  const std::vector<int64_t> sx = strides_of(x.dims);
+  const int64_t n = x.element_count();
+  std::vector<int64_t> idx(perm.size(), 0);
+  for (int64_t j = 0; j < n; ++j) {
+    int64_t i = 0;
+    for (size_t k = 0; k < perm.size(); ++k) i += idx[k] * sx[perm[k]];
+    copy_element(x, i, y, j);
+    for (int64_t k = static_cast<int64_t>(perm.size()) - 1; k >= 0; --k) {
+      if (++idx[k] < y.dims[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return y;
+}
+
+HostTensor host_gather(const HostTensor& x, const std::vector<int64_t>& indices,
+                       const std::vector<int64_t>& index_dims, int64_t axis) {
+  HostTensor y;
+  y.dtype = x.dtype;
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < axis; ++k) outer *= x.dims[k];
+  for (size_t k = axis + 1; k < x.dims.size(); ++k) inner *= x.dims[k];
+  y.dims.assign(x.dims.begin(), x.dims.begin() + axis);
+  y.dims.insert(y.dims.end(), index_dims.begin(), index_dims.end());
+  y.dims.insert(y.dims.end(), x.dims.begin() + axis + 1, x.dims.end());
+  const int64_t m = static_cast<int64_t>(indices.size()), d = x.dims[axis];
+  y.bytes.resize(static_cast<size_t>(outer * m * inner) * dlrt_dtype_size(x.dtype));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < m; ++k)
+      for (int64_t i = 0; i < inner; ++i)
+        copy_element(x, (o * d + indices[k]) * inner + i, y, (o * m + k) * inner + i);
+  return y;
+}
+
+HostTensor host_slice(const HostTensor& x, const std::vector<int64_t>& starts,
+                      const std::vector<int64_t>& steps, const std::vector<int64_t>& out_dims) {
+  HostTensor y;
+  y.dtype = x.dtype;
+  y.dims = out_dims;
+  int64_t n = 1;
+  for (int64_t d : out_dims) n *= d;
+  y.bytes.resize(static_cast<size_t>(n) * dlrt_dtype_size(x.dtype));
+  const std::vector<int64_t> sx = strides_of(x.dims);
+  std::vector<int64_t> idx(out_dims.size(), 0);
+  for (int64_t j = 0; j < n; ++j) {
+    int64_t i = 0;
+    for (size_t k = 0; k < out_dims.size(); ++k) i += (starts[k] + idx[k] * steps[k]) * sx[k];
+    copy_element(x, i, y, j);
+    for (int64_t k = static_cast<int64_t>(out_dims.size()) - 1; k >= 0; --k) {
+      if (++idx[k] < out_dims[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return y;
+}
+
+HostTensor host_concat(const std::vector<const HostTensor*>& parts, int64_t axis) {
+  HostTensor y;
+  y.dtype = parts[0]->dtype;
+  y.dims = parts[0]->dims;
+  y.dims[axis] = 0;
+  for (const HostTensor* p : parts) y.dims[axis] += p->dims[axis];
+  int64_t outer = 1;
+  for (int64_t k = 0; k < axis; ++k) outer *= y.dims[k];
+  const size_t es = dlrt_dtype_size(y.dtype);
+  for (int64_t o = 0; o < outer; ++o)
+    for (const HostTensor* p : parts) {
+      const size_t chunk = p->bytes.size() / static_cast<size_t>(outer);
+      const uint8_t* src = p->bytes.data() + o * chunk;
+      y.bytes.insert(y.bytes.end(), src, src + chunk);
+    }
+  (void)es;
+  return y;
+}
+
+HostTensor host_cast(const HostTensor& x, dlrt_dtype to) {
+  if (x.dtype == to) return x;
+  std::vector<double> v = x.as_doubles();
+  if (to == DLRT_BOOL)
+    for (double& e : v) e = e != 0 ? 1 : 0;
+  return HostTensor::from_doubles(to, v, x.dims);
+}
+
+}  // namespace dlrt::onnx_import
