@@ -5,8 +5,13 @@
 
 #include <memory>
 
+#include "graph/graph_handle.hpp"
+
 #include "c_api_util.hpp"
+#include "onnx_import/export.hpp"
 #include "onnx_import/session.hpp"
+
+#include <fstream>
 
 struct dlrt_session {
   std::unique_ptr<dlrt::onnx_import::Session> session;
@@ -133,6 +138,41 @@ DLRT_API dlrt_status* dlrt_session_run(dlrt_session* session, const dlrt_tensor*
 
 DLRT_API dlrt_executable* dlrt_session_executable(dlrt_session* session) {
   return session == nullptr ? nullptr : session->session->last_executable();
+}
+
+DLRT_API dlrt_status* dlrt_graph_export_onnx(dlrt_graph* graph, const dlrt_value* inputs,
+                                             const char* const* input_names, size_t num_inputs,
+                                             const dlrt_value* outputs,
+                                             const char* const* output_names, size_t num_outputs,
+                                             int32_t symbolic_batch, const char* path) {
+  return guarded([&] {
+    require(graph, "graph");
+    require(path, "path");
+    if (num_inputs > 0) {
+      require(inputs, "inputs");
+      require(input_names, "input_names");
+    }
+    if (num_outputs == 0) fail(DLRT_INVALID_ARGUMENT, "dlrt_graph_export_onnx: no outputs");
+    require(outputs, "outputs");
+    require(output_names, "output_names");
+    const size_t nodes = graph->nodes().size();
+    auto ref = [&](dlrt_value v, const char* what) {
+      const dlrt::core::ValueRef r = dlrt::core::from_c(v);
+      if (r.node >= nodes || r.output >= graph->node(r.node).outputs.size())
+        fail(DLRT_INVALID_ARGUMENT, fmt::format("dlrt_graph_export_onnx: {} is not a value of this graph", what));
+      return r;
+    };
+    std::vector<dlrt::onnx_import::ExportIo> in, out;
+    for (size_t i = 0; i < num_inputs; ++i)
+      in.push_back({ref(inputs[i], "an input"), require(input_names[i], "input_names[i]")});
+    for (size_t i = 0; i < num_outputs; ++i)
+      out.push_back({ref(outputs[i], "an output"), require(output_names[i], "output_names[i]")});
+    const std::string bytes = dlrt::onnx_import::export_onnx_bytes(*graph, in, out, symbolic_batch != 0);
+    std::ofstream f(path, std::ios::binary);
+    if (!f) fail(DLRT_PERMISSION_DENIED, fmt::format("dlrt_graph_export_onnx: cannot write {}", path));
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!f) fail(DLRT_DATA_LOSS, fmt::format("dlrt_graph_export_onnx: writing {} failed", path));
+  });
 }
 
 }  // extern "C"

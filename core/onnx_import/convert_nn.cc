@@ -73,12 +73,35 @@ dlrt::Value build_conv(NodeContext& c, const ConvRecord& r) {
   return c.op("conv2d_bias_act", {r.x, c.constant(r.w), c.constant(r.b)}, attrs);
 }
 
-// Output 0 := the 2-D conv `r`, remembered for a BatchNormalization or activation after it.
-void set_conv(NodeContext& c, ConvRecord r) {
+// Output 0 := y, or, for an op that ran NHWC on a transposed input's source, the NCHW view
+// of y as a Transpose that the next Transpose back cancels (so a model exported from NHWC
+// runs NHWC again, without a transpose per layer).
+Slot layout_slot(NodeContext& c, dlrt::Value y, bool nhwc) {
   Slot s;
-  s.value = build_conv(c, r);
+  if (nhwc) {
+    s.value = c.op("transpose", {y}, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}});
+    s.transposed_from = y;
+    s.perm = {0, 3, 1, 2};
+  } else {
+    s.value = y;
+  }
   s.dtype = s.value.dtype();
   s.dims = s.value.dims();
+  return s;
+}
+
+// The (N,H,W,C) value an (N,C,H,W) input is a Transpose of, when there is one and load-time
+// optimisations are on.
+std::optional<dlrt::Value> nhwc_source(NodeContext& c, size_t i) {
+  if (!c.options().fuse_activations) return std::nullopt;
+  const Slot& s = c.slot(i);
+  if (s.transposed_from && s.perm == std::vector<int64_t>{0, 3, 1, 2}) return s.transposed_from;
+  return std::nullopt;
+}
+
+// Output 0 := the 2-D conv `r`, remembered for a BatchNormalization or activation after it.
+void set_conv(NodeContext& c, ConvRecord r) {
+  Slot s = layout_slot(c, build_conv(c, r), r.nhwc);
   s.conv = std::move(r);
   c.set_slot(0, std::move(s));
 }
@@ -117,6 +140,13 @@ void convert_conv(NodeContext& c) {
   if (optimize && wh != nullptr && (bh != nullptr || !c.has_input(2)) && c.dtype(0) == DLRT_F32) {
     ConvRecord r;
     r.x = x;
+    if (xd.size() == 4)
+      if (std::optional<dlrt::Value> src = nhwc_source(c, 0)) {
+        r.x = *src;
+        r.nhwc = true;
+        for (auto& a : attrs)
+          if (std::string(a.c().name) == "data_format") a = dlrt::OpAttr("data_format", "NHWC");
+      }
     HostTensor w = *wh;
     w.dims = w4;
     r.w = host_transpose(w, {2, 3, 1, 0});  // OIHW -> HWIO
@@ -306,6 +336,13 @@ void convert_pool(NodeContext& c, bool is_max) {
   pads[2] += extra[0];
   pads[3] += extra[1];
   padding = "EXPLICIT";
+  std::optional<dlrt::Value> src = one_d ? std::nullopt : nhwc_source(c, 0);
+  if (src && x == c.value(0)) {  // not re-padded above: pool the NHWC source
+    dlrt::Value y = c.op(is_max ? "max_pool2d" : "avg_pool2d", {*src},
+                         {{"ksize", k}, {"strides", s}, {"padding", padding}, {"pads", pads},
+                          {"data_format", "NHWC"}});
+    return c.set_slot(0, layout_slot(c, y, true));
+  }
   dlrt::Value y = c.op(is_max ? "max_pool2d" : "avg_pool2d", {x},
                        {{"ksize", k}, {"strides", s}, {"padding", padding}, {"pads", pads},
                         {"data_format", "NCHW"}});

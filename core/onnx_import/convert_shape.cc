@@ -130,9 +130,27 @@ void convert_transpose(NodeContext& c) {
     c.set_host(0, host_transpose(*c.host(0), perm));
     return;
   }
+  // Transpose(Transpose(x, p1), p2) is Transpose(x, p1[p2[i]]): composed, and x itself when
+  // that is the identity.
+  dlrt::Value x = c.value(0);
+  const Slot& in = c.slot(0);
+  if (in.transposed_from) {
+    std::vector<int64_t> composed(r);
+    for (int64_t i = 0; i < r; ++i) composed[i] = in.perm[perm[i]];
+    perm = composed;
+    x = *in.transposed_from;
+  }
   bool identity = true;
   for (int64_t i = 0; i < r; ++i) identity = identity && perm[i] == i;
-  c.set(0, identity ? c.op("copy", {c.value(0)}) : c.op("transpose", {c.value(0)}, {{"perm", perm}}));
+  Slot s;
+  s.value = identity ? (in.transposed_from ? x : c.op("copy", {x})) : c.op("transpose", {x}, {{"perm", perm}});
+  s.dtype = s.value.dtype();
+  s.dims = s.value.dims();
+  if (!identity) {
+    s.transposed_from = x;
+    s.perm = perm;
+  }
+  c.set_slot(0, std::move(s));
 }
 
 void convert_concat(NodeContext& c) {

@@ -29,6 +29,7 @@ struct ConvRecord {
   HostTensor b;  // (Co) f32
   dlrt::OpAttrs attrs;  // without "activation"
   std::string activation = "none";
+  bool nhwc = false;  // runs on the NHWC source of a transposed input (see convert_nn.cc)
 };
 // The same for Gemm / MatMul + bias (matmul_bias_act).
 struct DenseRecord {
@@ -44,6 +45,10 @@ struct Slot {
   std::vector<int64_t> dims;
   std::optional<ConvRecord> conv;    // set when made by a fusible convolution
   std::optional<DenseRecord> dense;  // set when made by a fusible matmul + bias
+  // Set when made by a Transpose of `transposed_from` with `perm`: a Transpose of this
+  // composes with it (and vanishes when the two cancel, as exported NHWC models' do).
+  std::optional<dlrt::Value> transposed_from;
+  std::vector<int64_t> perm;
 };
 
 class Importer;

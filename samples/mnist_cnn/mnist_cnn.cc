@@ -52,6 +52,7 @@ struct Flags {
   std::string checkpoint;
   bool resume = false;
   std::string csv_log;
+  std::string save_onnx;
   std::string trace;
   double expect_accuracy = -1;
   std::string strategy = "none";
@@ -179,6 +180,11 @@ int run(const Flags& f) {
 
   const nn::Logs test = model.evaluate(x_test, y_test, f.batch);
   if (speaks) std::printf("test_loss: %.4f\ntest_accuracy: %.4f\n", test[0].second, test[1].second);
+  if (!f.save_onnx.empty() && (!strategy || strategy->is_chief())) {
+    // u8 images in, logits out: what a host program feeds (dlrun, onnxruntime, InferenceSession).
+    model.save_onnx(f.save_onnx, DLRT_U8);
+    std::printf("saved ONNX model: %s\n", f.save_onnx.c_str());
+  }
   if (f.expect_accuracy >= 0 && test[1].second < f.expect_accuracy) {
     std::fprintf(stderr, "mnist_cnn: test_accuracy %.4f is below --expect-accuracy %.4f\n",
                  test[1].second, f.expect_accuracy);
@@ -216,6 +222,8 @@ int main(int argc, char** argv) {
                  "(safetensors) after every epoch");
   app.add_flag("--resume", f.resume, "continue from --checkpoint when it exists");
   app.add_option("--csv-log", f.csv_log, "write Keras' CSVLogger file here");
+  app.add_option("--save-onnx", f.save_onnx,
+                 "after training, write the model as ONNX (u8 images (N,28,28,1) in, logits out)");
   app.add_option("--trace", f.trace, "write a Chrome trace (Perfetto) of training steps 10-29");
   app.add_option("--strategy", f.strategy,
                  "none, mirrored (the local devices of --devices) or "

@@ -893,6 +893,18 @@ DLRT_API dlrt_status* dlrt_session_run(dlrt_session* session, const dlrt_tensor*
  * destroyed. */
 DLRT_API dlrt_executable* dlrt_session_executable(dlrt_session* session);
 
+/* Write the subgraph that computes `outputs` from `inputs` (placeholders) as an ONNX model
+ * (opset 17) at `path`: variables with their current values and constants as initializers,
+ * the ONNX graph's inputs and outputs named by input_names / output_names. symbolic_batch 1:
+ * dim 0 of every input and output is the symbol "N". UNIMPLEMENTED names the first node whose
+ * dlrt op has no ONNX form yet (docs/onnx.md lists those that have); nothing is written then.
+ * nn::Model::save_onnx calls this. */
+DLRT_API dlrt_status* dlrt_graph_export_onnx(dlrt_graph* graph, const dlrt_value* inputs,
+                                             const char* const* input_names, size_t num_inputs,
+                                             const dlrt_value* outputs,
+                                             const char* const* output_names, size_t num_outputs,
+                                             int32_t symbolic_batch, const char* path);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -258,6 +258,12 @@ class Model {
   Logs evaluate(const Array& x, const Array& y, int64_t batch_size = 32);
   // The model's outputs for x, f32 (N, output...).
   Array predict(const Array& x, int64_t batch_size = 32);
+  // The model's prediction (its inference form: no dropout, batch norm with its moving
+  // statistics) as an ONNX model at `path` (opset 17; dlrt_graph_export_onnx): input "input"
+  // of `input_dtype` and the model's input shape, output "output", the batch dim the symbol
+  // "N"; the weights are the current ones. onnxruntime and dlrt::InferenceSession run it
+  // (docs/onnx.md). Error UNIMPLEMENTED names a layer's op that has no ONNX form yet.
+  void save_onnx(const std::string& path, dlrt_dtype input_dtype = DLRT_F32);
 
   // ---- state: weights, optimizer slots, the step count ----
   struct NamedValue {

@@ -389,6 +389,10 @@ inline Array Model::predict(const Array& x, int64_t batch_size) {
   return Array(DLRT_F32, dims, std::move(bytes));
 }
 
+inline void Model::save_onnx(const std::string& path, dlrt_dtype input_dtype) {
+  session().save_onnx(path, input_dtype);
+}
+
 inline std::vector<Model::NamedValue> Model::state() { return replica_state(0); }
 
 inline std::vector<Model::NamedValue> Model::replica_state(size_t replica) {

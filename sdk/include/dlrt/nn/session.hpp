@@ -379,6 +379,25 @@ class Session {
     return slot->fetches[0].read<uint8_t>();
   }
 
+  // The prediction of one row of `input_dtype`, written as ONNX (dlrt_graph_export_onnx) with
+  // a symbolic batch dim. The piece of graph is built once per dtype, as predict's are.
+  void save_onnx(const std::string& path, dlrt_dtype input_dtype) {
+    auto it = exports_.find(input_dtype);
+    if (it == exports_.end()) {
+      Graph& g = graph_;
+      Scopes scopes(g, plan_->device_scopes);
+      const std::string scope = std::string("onnx_") + dtype_name(input_dtype) + "/";
+      Value xp = g.placeholder(scope + "x", input_dtype, batch_dims(1, plan_->input));
+      CallContext c{g, false, plan_->seed, scope};
+      Value y = forward(c, to_float(g, xp));
+      it = exports_.emplace(input_dtype, std::make_pair(xp, y)).first;
+    }
+    const dlrt_value in = it->second.first.get(), out = it->second.second.get();
+    const char* in_name = "input";
+    const char* out_name = "output";
+    check(dlrt_graph_export_onnx(graph_.get(), &in, &in_name, 1, &out, &out_name, 1, 1, path.c_str()));
+  }
+
  private:
   // The optimizer's updates of the trainable variables vars_[trainable[k]] by grads[k]
   // (clipped together by global norm when the optimizer says so).
@@ -508,6 +527,7 @@ class Session {
   // Keyed by the full input type of a batch: rows and dtypes (the sample shapes are the plan's).
   std::map<std::tuple<int64_t, dlrt_dtype, dlrt_dtype>, std::unique_ptr<Runner>> evals_;
   std::map<std::pair<int64_t, dlrt_dtype>, std::unique_ptr<Runner>> predicts_;
+  std::map<dlrt_dtype, std::pair<Value, Value>> exports_;  // save_onnx: (input, output) per dtype
   Value x_data_, y_data_;
   int64_t rows_ = 0, batch_ = 0;
   dlrt_dtype x_dtype_ = DLRT_DTYPE_INVALID, y_dtype_ = DLRT_DTYPE_INVALID;

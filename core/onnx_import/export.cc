@@ -1,0 +1,426 @@
+// export.cc: dlrt graph -> ONNX ModelProto (export.hpp). One writer per dlrt op family below;
+// each emits ONNX nodes into the GraphProto and names its output "<node name>:<k>".
+#include "onnx_import/export.hpp"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <map>
+#include <set>
+
+#include "graph/graph_handle.hpp"
+#include "onnx_import/host_fold.hpp"
+#include "onnx_import/tensor_proto.hpp"
+#include "status.hpp"
+
+namespace dlrt::onnx_import {
+namespace {
+
+using core::Node;
+using core::NodeKind;
+using core::ValueRef;
+
+class Writer {
+ public:
+  Writer(dlrt_graph& g, onnx::GraphProto* out, bool symbolic) : g_(g), out_(out), symbolic_(symbolic) {}
+
+  // The ONNX name of value v. A constant or variable becomes an initializer the first time a
+  // node reads it by name (a filter that is only read transposed, through host_value, never
+  // does, so no unused initializer is written).
+  std::string name_of(ValueRef v) {
+    auto it = names_.find(v);
+    if (it != names_.end()) return it->second;
+    const Node& n = g_.node(v.node);
+    if (n.kind == NodeKind::kConstant || n.kind == NodeKind::kVariable) {
+      const std::string name = initializer(*host_value(v), n.name);
+      names_[v] = name;
+      return name;
+    }
+    return fmt::format("{}:{}", n.name, v.output);
+  }
+  void set_name(ValueRef v, const std::string& n) { names_[v] = n; }
+  std::string fresh(const std::string& base) {
+    std::string n = base;
+    for (int k = 1; used_.count(n) != 0; ++k) n = fmt::format("{}_{}", base, k);
+    used_.insert(n);
+    return n;
+  }
+  onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& in,
+                        const std::vector<std::string>& out, const std::string& name) {
+    auto* n = out_->add_node();
+    n->set_op_type(op);
+    n->set_name(fresh(name));
+    for (const auto& s : in) n->add_input(s);
+    for (const auto& s : out) n->add_output(s);
+    return n;
+  }
+  static void ints(onnx::NodeProto* n, const char* name, const std::vector<int64_t>& v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t e : v) a->add_ints(e);
+  }
+  static void integer(onnx::NodeProto* n, const char* name, int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  static void real(onnx::NodeProto* n, const char* name, double v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(static_cast<float>(v));
+  }
+  std::string initializer(const HostTensor& t, const std::string& base) {
+    const std::string n = fresh(base);
+    write_tensor_proto(t, n, out_->add_initializer());
+    return n;
+  }
+  std::string int64s(const std::vector<int64_t>& v, const std::string& base) {
+    return initializer(HostTensor::from_int64s(v, {static_cast<int64_t>(v.size())}), base);
+  }
+  // The value of a constant or variable node, else nullopt (it is computed at run time).
+  std::optional<HostTensor> host_value(ValueRef v) {
+    const Node& n = g_.node(v.node);
+    HostTensor t;
+    t.dtype = n.outputs[0].dtype;
+    t.dims = n.outputs[0].dims;
+    if (n.kind == NodeKind::kConstant) {
+      t.bytes = n.constant_data;
+      return t;
+    }
+    if (n.kind == NodeKind::kVariable) {
+      t.bytes.resize(static_cast<size_t>(t.element_count()) * dlrt_dtype_size(t.dtype));
+      if (dlrt_status* st = dlrt_graph_variable_read(&g_, core::to_c(v), t.bytes.data(), t.bytes.size())) {
+        const dlrt_code code = dlrt_status_code(st);
+        const std::string msg = dlrt_status_message(st);
+        dlrt_status_free(st);
+        fail(code, fmt::format("save_onnx: reading variable '{}': {}", n.name, msg));
+      }
+      return t;
+    }
+    return std::nullopt;
+  }
+  std::string transpose(const std::string& x, const std::vector<int64_t>& perm, const std::string& base) {
+    const std::string y = fresh(base + "/t");
+    ints(node("Transpose", {x}, {y}, base + "/transpose"), "perm", perm);
+    return y;
+  }
+  bool symbolic() const { return symbolic_; }
+  dlrt_graph& graph() { return g_; }
+
+ private:
+  dlrt_graph& g_;
+  onnx::GraphProto* out_;
+  bool symbolic_;
+  std::map<ValueRef, std::string> names_;
+  std::set<std::string> used_;
+};
+
+const ops::AttrValue* attr(const Node& n, const char* name) {
+  auto it = n.attrs.find(name);
+  return it == n.attrs.end() ? nullptr : &it->second;
+}
+std::string sattr(const Node& n, const char* name, const std::string& d) {
+  const auto* a = attr(n, name);
+  return a ? a->as_string() : d;
+}
+std::vector<int64_t> iattrs(const Node& n, const char* name) {
+  const auto* a = attr(n, name);
+  return a ? a->as_ints() : std::vector<int64_t>{};
+}
+
+[[noreturn]] void unmapped(const Node& n, const std::string& why) {
+  fail(DLRT_UNIMPLEMENTED, fmt::format("save_onnx: node '{}' ({}): {}", n.name, n.op, why));
+}
+
+// x in NCHW for an op that has data_format: a Transpose when the node is NHWC.
+std::string to_nchw(Writer& w, const Node& n, const std::string& x) {
+  return sattr(n, "data_format", "NHWC") == "NHWC" ? w.transpose(x, {0, 3, 1, 2}, n.name) : x;
+}
+void from_nchw(Writer& w, const Node& n, const std::string& y, const std::string& out) {
+  if (sattr(n, "data_format", "NHWC") == "NHWC")
+    Writer::ints(w.node("Transpose", {y}, {out}, n.name + "/back"), "perm", {0, 2, 3, 1});
+  else
+    w.node("Identity", {y}, {out}, n.name + "/out");
+}
+
+void activation(Writer& w, const Node& n, const std::string& y, const std::string& out) {
+  const std::string act = sattr(n, "activation", "none");
+  if (act == "none") return void(w.node("Identity", {y}, {out}, n.name + "/act"));
+  const std::string op = act == "relu" ? "Relu" : act == "sigmoid" ? "Sigmoid" : act == "tanh" ? "Tanh" : "";
+  if (op.empty()) unmapped(n, "activation " + act);
+  w.node(op, {y}, {out}, n.name + "/act");
+}
+
+void write_conv(Writer& w, const Node& n, const std::string& out) {
+  const std::string x = to_nchw(w, n, w.name_of(n.inputs[0]));
+  std::string wt;
+  if (auto h = w.host_value(n.inputs[1])) wt = w.initializer(host_transpose(*h, {3, 2, 0, 1}), n.name + "/W");
+  else wt = w.transpose(w.name_of(n.inputs[1]), {3, 2, 0, 1}, n.name + "/W");
+  std::vector<std::string> in = {x, wt};
+  if (n.op == "conv2d_bias_act") in.push_back(w.name_of(n.inputs[2]));
+  const std::string y = w.fresh(n.name + "/conv");
+  auto* c = w.node("Conv", in, {y}, n.name);
+  Writer::ints(c, "strides", iattrs(n, "strides"));
+  Writer::ints(c, "dilations", iattrs(n, "dilations"));
+  Writer::ints(c, "pads", iattrs(n, "pads"));
+  if (const auto* g = attr(n, "groups")) Writer::integer(c, "group", g->as_int());
+  const std::string a = w.fresh(n.name + "/a");
+  if (n.op == "conv2d_bias_act") activation(w, n, y, a);
+  from_nchw(w, n, n.op == "conv2d_bias_act" ? a : y, out);
+}
+
+void write_pool(Writer& w, const Node& n, const std::string& out) {
+  const std::string x = to_nchw(w, n, w.name_of(n.inputs[0]));
+  const std::string y = w.fresh(n.name + "/pool");
+  auto* p = w.node(n.op == "max_pool2d" ? "MaxPool" : "AveragePool", {x}, {y}, n.name);
+  Writer::ints(p, "kernel_shape", iattrs(n, "ksize"));
+  Writer::ints(p, "strides", iattrs(n, "strides"));
+  Writer::ints(p, "pads", iattrs(n, "pads"));
+  from_nchw(w, n, y, out);
+}
+
+void write_global_pool(Writer& w, const Node& n, const std::string& out) {
+  const std::string x = to_nchw(w, n, w.name_of(n.inputs[0]));
+  const std::string y = w.fresh(n.name + "/pool");
+  w.node(n.op == "global_max_pool2d" ? "GlobalMaxPool" : "GlobalAveragePool", {x}, {y}, n.name);
+  const auto* k = attr(n, "keepdims");
+  if (k == nullptr || !k->as_bool()) {
+    Writer::integer(w.node("Flatten", {y}, {out}, n.name + "/flatten"), "axis", 1);
+    return;
+  }
+  from_nchw(w, n, y, out);
+}
+
+void write_matmul(Writer& w, const Node& n, const std::string& out) {
+  const bool ta = attr(n, "transpose_a") && attr(n, "transpose_a")->as_bool();
+  const bool tb = attr(n, "transpose_b") && attr(n, "transpose_b")->as_bool();
+  std::vector<std::string> in = {w.name_of(n.inputs[0]), w.name_of(n.inputs[1])};
+  if (n.op == "matmul_bias_act") in.push_back(w.name_of(n.inputs[2]));
+  const std::string y = w.fresh(n.name + "/gemm");
+  auto* g = w.node("Gemm", in, {n.op == "matmul" ? out : y}, n.name);
+  if (ta) Writer::integer(g, "transA", 1);
+  if (tb) Writer::integer(g, "transB", 1);
+  if (n.op == "matmul_bias_act") activation(w, n, y, out);
+}
+
+void write_reshape(Writer& w, const Node& n, const std::string& out, bool flatten) {
+  const std::vector<int64_t>& in = w.graph().node(n.inputs[0].node).outputs[n.inputs[0].output].dims;
+  if (flatten) {
+    Writer::integer(w.node("Flatten", {w.name_of(n.inputs[0])}, {out}, n.name), "axis", 1);
+    return;
+  }
+  std::vector<int64_t> shape = n.outputs[0].dims;
+  if (w.symbolic() && !shape.empty() && !in.empty() && shape[0] == in[0]) shape[0] = 0;  // keep N
+  w.node("Reshape", {w.name_of(n.inputs[0]), w.int64s(shape, n.name + "/shape")}, {out}, n.name);
+}
+
+using OpWriter = std::function<void(Writer&, const Node&, const std::string&)>;
+
+const std::map<std::string, OpWriter>& writers() {
+  static const std::map<std::string, OpWriter> table = [] {
+    std::map<std::string, OpWriter> t;
+    auto same = [&t](const char* dlrt_op, const char* onnx_op) {
+      const std::string o = onnx_op;
+      t[dlrt_op] = [o](Writer& w, const Node& n, const std::string& out) {
+        std::vector<std::string> in;
+        for (const ValueRef& v : n.inputs) in.push_back(w.name_of(v));
+        w.node(o, in, {out}, n.name);
+      };
+    };
+    for (auto [a, b] : {std::pair{"relu", "Relu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}, {"exp", "Exp"},
+                        {"log", "Log"}, {"sqrt", "Sqrt"}, {"abs", "Abs"}, {"neg", "Neg"}, {"softplus", "Softplus"},
+                        {"add", "Add"}, {"sub", "Sub"}, {"mul", "Mul"}, {"div", "Div"}, {"pow", "Pow"},
+                        {"maximum", "Max"}, {"minimum", "Min"}, {"copy", "Identity"}, {"stop_gradient", "Identity"},
+                        {"where", "Where"}, {"equal", "Equal"}, {"greater", "Greater"}, {"less", "Less"}})
+      same(a, b);
+    t["square"] = [](Writer& w, const Node& n, const std::string& out) {
+      w.node("Mul", {w.name_of(n.inputs[0]), w.name_of(n.inputs[0])}, {out}, n.name);
+    };
+    t["rsqrt"] = [](Writer& w, const Node& n, const std::string& out) {
+      const std::string s = w.fresh(n.name + "/sqrt");
+      w.node("Sqrt", {w.name_of(n.inputs[0])}, {s}, n.name + "/sqrt");
+      w.node("Reciprocal", {s}, {out}, n.name);
+    };
+    for (const char* a : {"leaky_relu", "elu"})
+      t[a] = [](Writer& w, const Node& n, const std::string& out) {
+        auto* o = w.node(n.op == "elu" ? "Elu" : "LeakyRelu", {w.name_of(n.inputs[0])}, {out}, n.name);
+        Writer::real(o, "alpha", attr(n, "alpha")->as_float());
+      };
+    t["clip"] = [](Writer& w, const Node& n, const std::string& out) {
+      const float lo = static_cast<float>(attr(n, "min")->as_float()), hi = static_cast<float>(attr(n, "max")->as_float());
+      w.node("Clip", {w.name_of(n.inputs[0]), w.initializer(HostTensor::from_floats({lo}, {}), n.name + "/min"),
+                      w.initializer(HostTensor::from_floats({hi}, {}), n.name + "/max")}, {out}, n.name);
+    };
+    for (const char* a : {"softmax", "log_softmax"})
+      t[a] = [](Writer& w, const Node& n, const std::string& out) {
+        auto* o = w.node(n.op == "softmax" ? "Softmax" : "LogSoftmax", {w.name_of(n.inputs[0])}, {out}, n.name);
+        Writer::integer(o, "axis", attr(n, "axis")->as_int());
+      };
+    t["cast"] = [](Writer& w, const Node& n, const std::string& out) {
+      Writer::integer(w.node("Cast", {w.name_of(n.inputs[0])}, {out}, n.name), "to",
+                      onnx_from_dtype(attr(n, "dtype")->as_dtype()));
+    };
+    t["transpose"] = [](Writer& w, const Node& n, const std::string& out) {
+      Writer::ints(w.node("Transpose", {w.name_of(n.inputs[0])}, {out}, n.name), "perm", iattrs(n, "perm"));
+    };
+    t["concat"] = [](Writer& w, const Node& n, const std::string& out) {
+      std::vector<std::string> in;
+      for (const ValueRef& v : n.inputs) in.push_back(w.name_of(v));
+      Writer::integer(w.node("Concat", in, {out}, n.name), "axis", attr(n, "axis")->as_int());
+    };
+    t["bias_add"] = [](Writer& w, const Node& n, const std::string& out) {
+      std::string b = w.name_of(n.inputs[1]);
+      if (sattr(n, "data_format", "NHWC") == "NCHW") {
+        const int64_t c = n.outputs[0].dims.at(1);
+        std::vector<int64_t> shape(n.outputs[0].dims.size() - 1, 1);
+        shape[0] = c;
+        const std::string r = w.fresh(n.name + "/b");
+        w.node("Reshape", {b, w.int64s(shape, n.name + "/bshape")}, {r}, n.name + "/b");
+        b = r;
+      }
+      w.node("Add", {w.name_of(n.inputs[0]), b}, {out}, n.name);
+    };
+    for (const char* a : {"conv2d", "conv2d_bias_act"}) t[a] = write_conv;
+    for (const char* a : {"max_pool2d", "avg_pool2d"}) t[a] = write_pool;
+    for (const char* a : {"global_avg_pool2d", "global_max_pool2d"}) t[a] = write_global_pool;
+    for (const char* a : {"matmul", "matmul_bias_act"}) t[a] = write_matmul;
+    t["batch_matmul"] = [](Writer& w, const Node& n, const std::string& out) {
+      std::string a = w.name_of(n.inputs[0]), b = w.name_of(n.inputs[1]);
+      auto last2 = [&](ValueRef v, const std::string& x) {
+        const size_t r = w.graph().node(v.node).outputs[v.output].dims.size();
+        std::vector<int64_t> perm;
+        for (size_t k = 0; k < r; ++k) perm.push_back(static_cast<int64_t>(k));
+        std::swap(perm[r - 1], perm[r - 2]);
+        return w.transpose(x, perm, n.name);
+      };
+      if (attr(n, "transpose_a") && attr(n, "transpose_a")->as_bool()) a = last2(n.inputs[0], a);
+      if (attr(n, "transpose_b") && attr(n, "transpose_b")->as_bool()) b = last2(n.inputs[1], b);
+      w.node("MatMul", {a, b}, {out}, n.name);
+    };
+    t["reshape"] = [](Writer& w, const Node& n, const std::string& out) { write_reshape(w, n, out, false); };
+    t["flatten"] = [](Writer& w, const Node& n, const std::string& out) { write_reshape(w, n, out, true); };
+    t["batch_norm"] = [](Writer& w, const Node& n, const std::string& out) {
+      const bool nhwc = sattr(n, "data_format", "NHWC") == "NHWC" && n.outputs[0].dims.size() == 4;
+      const std::string x = nhwc ? w.transpose(w.name_of(n.inputs[0]), {0, 3, 1, 2}, n.name) : w.name_of(n.inputs[0]);
+      const std::string y = w.fresh(n.name + "/bn");
+      auto* b = w.node("BatchNormalization", {x, w.name_of(n.inputs[1]), w.name_of(n.inputs[2]),
+                                              w.name_of(n.inputs[3]), w.name_of(n.inputs[4])}, {y}, n.name);
+      Writer::real(b, "epsilon", attr(n, "epsilon")->as_float());
+      if (nhwc) Writer::ints(w.node("Transpose", {y}, {out}, n.name + "/back"), "perm", {0, 2, 3, 1});
+      else w.node("Identity", {y}, {out}, n.name + "/out");
+    };
+    for (const char* a : {"reduce_mean", "reduce_sum", "reduce_max"})
+      t[a] = [](Writer& w, const Node& n, const std::string& out) {
+        const std::string op = n.op == "reduce_mean" ? "ReduceMean" : n.op == "reduce_sum" ? "ReduceSum" : "ReduceMax";
+        std::vector<std::string> in = {w.name_of(n.inputs[0])};
+        const std::vector<int64_t> axes = iattrs(n, "axes");
+        onnx::NodeProto* r = nullptr;
+        if (op == "ReduceSum") {  // axes is an input since opset 13
+          if (!axes.empty()) in.push_back(w.int64s(axes, n.name + "/axes"));
+          r = w.node(op, in, {out}, n.name);
+        } else {
+          r = w.node(op, in, {out}, n.name);
+          if (!axes.empty()) Writer::ints(r, "axes", axes);
+        }
+        Writer::integer(r, "keepdims", attr(n, "keepdims")->as_bool() ? 1 : 0);
+      };
+    t["argmax"] = [](Writer& w, const Node& n, const std::string& out) {
+      const std::string y = w.fresh(n.name + "/i64");
+      auto* a = w.node("ArgMax", {w.name_of(n.inputs[0])}, {y}, n.name);
+      Writer::integer(a, "axis", attr(n, "axis")->as_int());
+      Writer::integer(a, "keepdims", 0);
+      Writer::integer(w.node("Cast", {y}, {out}, n.name + "/cast"), "to", onnx_from_dtype(n.outputs[0].dtype));
+    };
+    t["layer_norm"] = [](Writer& w, const Node& n, const std::string& out) {
+      auto* l = w.node("LayerNormalization", {w.name_of(n.inputs[0]), w.name_of(n.inputs[1]), w.name_of(n.inputs[2])},
+                       {out}, n.name);
+      Writer::integer(l, "axis", attr(n, "axis")->as_int());
+      Writer::real(l, "epsilon", attr(n, "epsilon")->as_float());
+    };
+    return t;
+  }();
+  return table;
+}
+
+onnx::ValueInfoProto* value_info(onnx::ValueInfoProto* v, const std::string& name, const ops::TensorType& t,
+                                 bool symbolic) {
+  v->set_name(name);
+  auto* tt = v->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx_from_dtype(t.dtype));
+  auto* shape = tt->mutable_shape();
+  for (size_t k = 0; k < t.dims.size(); ++k) {
+    auto* d = shape->add_dim();
+    if (k == 0 && symbolic) d->set_dim_param("N");
+    else d->set_dim_value(t.dims[k]);
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string export_onnx_bytes(dlrt_graph& g, const std::vector<ExportIo>& inputs,
+                              const std::vector<ExportIo>& outputs, bool symbolic_batch) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name("dlrt");
+  auto* o = m.add_opset_import();
+  o->set_domain("");
+  o->set_version(17);
+  onnx::GraphProto* gp = m.mutable_graph();
+  gp->set_name("dlrt");
+  Writer w(g, gp, symbolic_batch);
+
+  for (const ExportIo& out : outputs) w.fresh(out.name);  // reserved: internal names avoid them
+  std::set<core::NodeId> fed;
+  for (const ExportIo& in : inputs) {
+    const Node& n = g.node(in.value.node);
+    if (n.kind != NodeKind::kPlaceholder)
+      fail(DLRT_INVALID_ARGUMENT, fmt::format("save_onnx: input '{}' is not a placeholder", n.name));
+    fed.insert(n.id);
+    w.set_name(in.value, in.name);
+    w.fresh(in.name);
+    value_info(gp->add_input(), in.name, n.outputs[0], symbolic_batch);
+  }
+  // The nodes the outputs need, in graph order (the node list is topological).
+  std::set<core::NodeId> needed;
+  std::vector<core::NodeId> stack;
+  for (const ExportIo& out : outputs) stack.push_back(out.value.node);
+  while (!stack.empty()) {
+    const core::NodeId id = stack.back();
+    stack.pop_back();
+    if (!needed.insert(id).second || fed.count(id) != 0) continue;
+    for (const ValueRef& v : g.node(id).inputs) stack.push_back(v.node);
+  }
+  for (core::NodeId id : needed) {
+    const Node& n = g.node(id);
+    if (fed.count(id) != 0) continue;
+    switch (n.kind) {
+      case NodeKind::kPlaceholder:
+        fail(DLRT_INVALID_ARGUMENT,
+             fmt::format("save_onnx: the outputs read placeholder '{}', which is not an input", n.name));
+      case NodeKind::kConstant:
+      case NodeKind::kVariable:
+        continue;  // written when a node reads it (Writer::name_of)
+      case NodeKind::kOp:
+        break;
+    }
+    auto it = writers().find(n.op);
+    if (it == writers().end()) unmapped(n, "no ONNX form for this dlrt op yet");
+    if (n.outputs.size() != 1 && n.op != "layer_norm")
+      unmapped(n, "ops of several outputs are not exported yet");
+    const std::string out = w.fresh(n.name);
+    w.set_name({id, 0}, out);
+    it->second(w, n, out);
+  }
+  for (const ExportIo& out : outputs) {
+    const Node& n = g.node(out.value.node);
+    w.node("Identity", {w.name_of(out.value)}, {out.name}, out.name + "/output");
+    value_info(gp->add_output(), out.name, n.outputs[out.value.output], symbolic_batch);
+  }
+  return m.SerializeAsString();
+}
+
+}  // namespace dlrt::onnx_import
