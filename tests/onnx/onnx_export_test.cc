@@ -10,24 +10,15 @@
 #include <filesystem>
 #include <random>
 
+#include "onnx_test_util.hpp"
+
 namespace {
 
 namespace nn = dlrt::nn;
 namespace fs = std::filesystem;
 
-dlrt::Context context() {
-  dlrt::ContextOptions o;
-  o.plugin_path(DLRT_TEST_PLUGIN_DIR);
-  return dlrt::Context(o);
-}
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(g);
-  return v;
-}
+dlrt::Context context() { return dlrt::test::onnx_test_context(); }
+using dlrt::test::random_floats;
 
 // The session's output for `rows` rows of x (f32 or u8 bytes as given).
 std::vector<float> run_session(const dlrt::Context& ctx, const std::string& path, dlrt_dtype dtype,

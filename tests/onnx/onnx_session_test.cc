@@ -13,6 +13,7 @@
 #include <random>
 
 #include "onnx_model_builder.hpp"
+#include "onnx_test_util.hpp"
 
 namespace {
 
@@ -20,11 +21,8 @@ namespace fs = std::filesystem;
 using dlrt::test::ModelBuilder;
 using onnx::TensorProto;
 
-dlrt::Context context() {
-  dlrt::ContextOptions o;
-  o.plugin_path(DLRT_TEST_PLUGIN_DIR);
-  return dlrt::Context(o);
-}
+dlrt::Context context() { return dlrt::test::onnx_test_context(); }
+using dlrt::test::random_floats;
 
 dlrt::InferenceSession session_of(const dlrt::Context& ctx, const ModelBuilder& b,
                                   const dlrt::SessionOptions& o = {}) {
@@ -48,14 +46,6 @@ std::pair<dlrt_code, std::string> error_of(Fn fn) {
     return {e.code(), e.message()};
   }
   return {DLRT_OK, ""};
-}
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(g);
-  return v;
 }
 
 // y = relu(x W + b), x (N,3), W (3,2): N symbolic.
