@@ -48,6 +48,10 @@ void binary(ConverterTable& t, const char* onnx_op, const char* dlrt_op, Fold2 f
       c.set_host(0, host_binary(*c.host(0), *c.host(1), out_dtype, fold));
       return;
     }
+    if (!is_compare && c.dims(0) == c.dims(1)) {  // two NCHW views of NHWC values
+      std::optional<dlrt::Value> a = nhwc_source(c, 0), b = nhwc_source(c, 1);
+      if (a && b) return c.set_slot(0, nchw_view(c, c.op(dlrt_op, {*a, *b})));
+    }
     c.set(0, c.op(dlrt_op, {c.value(0), c.value(1)}));
   });
 }
@@ -62,6 +66,19 @@ void variadic(ConverterTable& t, const char* onnx_op, const char* dlrt_op, Fold2
                           acc.dtype, [](double a, double b) { return a / b; });
       c.set_host(0, acc);
       return;
+    }
+    // Every input the NCHW view of an NHWC value of the same dims: add the NHWC values.
+    bool nhwc = c.num_inputs() > 1;
+    std::vector<dlrt::Value> srcs;
+    for (size_t i = 0; nhwc && i < c.num_inputs(); ++i) {
+      std::optional<dlrt::Value> s = nhwc_source(c, i);
+      nhwc = s.has_value() && c.dims(i) == c.dims(0);
+      if (nhwc) srcs.push_back(*s);
+    }
+    if (nhwc && !mean) {
+      dlrt::Value acc = srcs[0];
+      for (size_t i = 1; i < srcs.size(); ++i) acc = c.op(dlrt_op, {acc, srcs[i]});
+      return c.set_slot(0, nchw_view(c, acc));
     }
     dlrt::Value acc = c.value(0);
     for (size_t i = 1; i < c.num_inputs(); ++i) acc = c.op(dlrt_op, {acc, c.value(i)});

@@ -73,35 +73,17 @@ dlrt::Value build_conv(NodeContext& c, const ConvRecord& r) {
   return c.op("conv2d_bias_act", {r.x, c.constant(r.w), c.constant(r.b)}, attrs);
 }
 
-// Output 0 := y, or, for an op that ran NHWC on a transposed input's source, the NCHW view
-// of y as a Transpose that the next Transpose back cancels (so a model exported from NHWC
-// runs NHWC again, without a transpose per layer).
-Slot layout_slot(NodeContext& c, dlrt::Value y, bool nhwc) {
-  Slot s;
-  if (nhwc) {
-    s.value = c.op("transpose", {y}, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}});
-    s.transposed_from = y;
-    s.perm = {0, 3, 1, 2};
-  } else {
-    s.value = y;
-  }
-  s.dtype = s.value.dtype();
-  s.dims = s.value.dims();
-  return s;
-}
-
-// The (N,H,W,C) value an (N,C,H,W) input is a Transpose of, when there is one and load-time
-// optimisations are on.
-std::optional<dlrt::Value> nhwc_source(NodeContext& c, size_t i) {
-  if (!c.options().fuse_activations) return std::nullopt;
-  const Slot& s = c.slot(i);
-  if (s.transposed_from && s.perm == std::vector<int64_t>{0, 3, 1, 2}) return s.transposed_from;
-  return std::nullopt;
-}
-
 // Output 0 := the 2-D conv `r`, remembered for a BatchNormalization or activation after it.
 void set_conv(NodeContext& c, ConvRecord r) {
-  Slot s = layout_slot(c, build_conv(c, r), r.nhwc);
+  dlrt::Value y = build_conv(c, r);
+  Slot s;
+  if (r.nhwc) {
+    s = nchw_view(c, y);
+  } else {
+    s.value = y;
+    s.dtype = y.dtype();
+    s.dims = y.dims();
+  }
   s.conv = std::move(r);
   c.set_slot(0, std::move(s));
 }
@@ -140,13 +122,17 @@ void convert_conv(NodeContext& c) {
   if (optimize && wh != nullptr && (bh != nullptr || !c.has_input(2)) && c.dtype(0) == DLRT_F32) {
     ConvRecord r;
     r.x = x;
-    if (xd.size() == 4)
-      if (std::optional<dlrt::Value> src = nhwc_source(c, 0)) {
+    if (xd.size() == 4) {  // NHWC: on the input's NHWC source, or on a Transpose of it
+      std::optional<dlrt::Value> src = nhwc_source(c, 0);
+      if (!src && c.options().fuse_activations)
+        src = c.op("transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+      if (src) {
         r.x = *src;
         r.nhwc = true;
         for (auto& a : attrs)
           if (std::string(a.c().name) == "data_format") a = dlrt::OpAttr("data_format", "NHWC");
       }
+    }
     HostTensor w = *wh;
     w.dims = w4;
     r.w = host_transpose(w, {2, 3, 1, 0});  // OIHW -> HWIO
@@ -198,6 +184,11 @@ void convert_batch_norm(NodeContext& c) {
     return;
   }
   const std::vector<int64_t> d = c.dims(0);
+  if (std::optional<dlrt::Value> src = nhwc_source(c, 0)) {
+    dlrt::Value y = c.op("batch_norm", {*src, c.value(1), c.value(2), c.value(3), c.value(4)},
+                         {{"epsilon", eps}, {"data_format", "NHWC"}});
+    return c.set_slot(0, nchw_view(c, y));
+  }
   dlrt::Value x = c.value(0);
   std::string fmt = "NCHW";
   if (d.size() == 2) fmt = "NHWC";  // (N,C): the channel is last either way
@@ -228,6 +219,8 @@ void activation(ConverterTable& t, const char* onnx_op, const char* dlrt_op, con
             c.set(0, c.op("matmul_bias_act", {r.a, r.b, r.bias}, attrs));
             return;
           }
+          if (std::optional<dlrt::Value> src = nhwc_source(c, 0))
+            return c.set_slot(0, nchw_view(c, c.op(dlrt_op, {*src})));
           if (c.host(0) != nullptr && std::string(dlrt_op) == "relu") {
             c.set_host(0, host_unary(*c.host(0), c.dtype(0), [](double x) { return x > 0 ? x : 0.0; }));
             return;
@@ -341,7 +334,7 @@ void convert_pool(NodeContext& c, bool is_max) {
     dlrt::Value y = c.op(is_max ? "max_pool2d" : "avg_pool2d", {*src},
                          {{"ksize", k}, {"strides", s}, {"padding", padding}, {"pads", pads},
                           {"data_format", "NHWC"}});
-    return c.set_slot(0, layout_slot(c, y, true));
+    return c.set_slot(0, nchw_view(c, y));
   }
   dlrt::Value y = c.op(is_max ? "max_pool2d" : "avg_pool2d", {x},
                        {{"ksize", k}, {"strides", s}, {"padding", padding}, {"pads", pads},
@@ -355,6 +348,11 @@ void convert_pool(NodeContext& c, bool is_max) {
 
 void convert_global_pool(NodeContext& c, bool is_max) {
   const std::vector<int64_t> d = c.dims(0);
+  if (std::optional<dlrt::Value> src = nhwc_source(c, 0)) {  // (N,C) either way, then (N,C,1,1)
+    dlrt::Value y = c.op(is_max ? "global_max_pool2d" : "global_avg_pool2d", {*src},
+                         {{"data_format", "NHWC"}, {"keepdims", false}});
+    return c.set(0, c.reshape(y, {d[0], d[1], 1, 1}));
+  }
   dlrt::Value x = as_4d(c, 0, is_max ? "GlobalMaxPool" : "GlobalAveragePool");
   dlrt::Value y = c.op(is_max ? "global_max_pool2d" : "global_avg_pool2d", {x},
                        {{"data_format", "NCHW"}, {"keepdims", true}});

@@ -164,6 +164,13 @@ void convert_concat(NodeContext& c) {
     c.set_host(0, host_concat(parts, a));
     return;
   }
+  if (r == 4 && a == 1 && c.num_inputs() > 1) {  // channels of NCHW views: concat NHWC on C
+    std::vector<dlrt::Value> srcs;
+    for (size_t i = 0; i < c.num_inputs(); ++i)
+      if (std::optional<dlrt::Value> s = nhwc_source(c, i)) srcs.push_back(*s);
+    if (srcs.size() == c.num_inputs())
+      return c.set_slot(0, nchw_view(c, c.op("concat", srcs, {{"axis", int64_t{3}}})));
+  }
   std::vector<dlrt::Value> parts;
   for (size_t i = 0; i < c.num_inputs(); ++i)
     if (product(c.dims(i)) > 0) parts.push_back(c.value(i));  // ONNX allows empty parts

@@ -335,6 +335,23 @@ dlrt::Value NodeContext::scalar(dlrt_dtype dtype, double v) {
   return constant(HostTensor::from_doubles(dtype, {v}, {}));
 }
 
+Slot nchw_view(NodeContext& c, dlrt::Value nhwc) {
+  Slot s;
+  s.value = c.op("transpose", {nhwc}, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}});
+  s.transposed_from = nhwc;
+  s.perm = {0, 3, 1, 2};
+  s.dtype = s.value.dtype();
+  s.dims = s.value.dims();
+  return s;
+}
+
+std::optional<dlrt::Value> nhwc_source(NodeContext& c, size_t i) {
+  if (!c.options().fuse_activations || !c.has_input(i)) return std::nullopt;
+  const Slot& s = c.slot(i);
+  if (s.transposed_from && s.perm == std::vector<int64_t>{0, 3, 1, 2}) return s.transposed_from;
+  return std::nullopt;
+}
+
 dlrt::Value NodeContext::reshape(dlrt::Value x, const std::vector<int64_t>& dims) {
   if (x.dims() == dims) return x;
   return op("reshape", {x}, {{"shape", dims}});

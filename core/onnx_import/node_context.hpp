@@ -118,6 +118,15 @@ class NodeContext {
   int64_t opset_;
 };
 
+// Layout (importer.cc): dlrt's convolutions are fastest NHWC, ONNX's are NCHW. A Conv with
+// constant weights runs NHWC on a Transpose of its input, and hands on its output as the NCHW
+// view of the NHWC value: a Slot whose value is the Transpose and whose transposed_from is the
+// NHWC value. Ops that can, read the NHWC value instead (nhwc_source) and hand on a view again
+// (pools, BN, Relu, Add/Sum, Concat on C, global pooling); every other op reads the view, so
+// the result is the same either way.
+Slot nchw_view(NodeContext& c, dlrt::Value nhwc);
+std::optional<dlrt::Value> nhwc_source(NodeContext& c, size_t i);
+
 // One converter per ONNX op type; it reads the node through NodeContext and sets every
 // output the node names (wants_output).
 using Converter = std::function<void(NodeContext&)>;
