@@ -114,4 +114,22 @@ json run_train_vae(const TrainOptions& options);
 // --model dcgan (train_dcgan.cc): samples/dcgan's two-optimizer custom step.
 json run_train_dcgan(const TrainOptions& options);
 
+struct InferOptions {
+  std::string model;                   // the .onnx file
+  std::string device = "CPU:0";        // a device spec (the session's device scope)
+  std::vector<int64_t> batches = {1, 64};
+  int threads = 0;                     // cpu plugin threads and onnxruntime's (0: every core)
+  int warmup = 5;                      // untimed runs per batch size
+  int64_t min_runs = 10, max_runs = 10000;
+  double min_seconds = 2.0;            // timed runs go on until min_runs and min_seconds
+  uint64_t seed = 42;                  // the random inputs
+  bool compare_ort = false;
+  std::string python = "/usr/bin/python3";
+  std::string ort_venv;                // a venv for onnxruntime: made (pip) when it lacks it
+  std::string work_dir;                // --compare-ort's models and .npy files ("" = a temp dir)
+  std::string plugin_options;
+};
+// Returns the JSON document `dlbench infer` prints (infer.cc).
+json run_infer(const InferOptions& options);
+
 }  // namespace dlbench

@@ -16,6 +16,10 @@
 //                 [--compare-torch] [--torch-modes eager channels_last compile]
 //       samples/vae's custom step (nn::TrainStep): ms per step beside its PyTorch twin
 //       (train_vae.cc); --model dcgan the same for samples/dcgan (train_dcgan.cc)
+//   dlbench infer MODEL.onnx [--batch 1 64] [--threads T] [--device CPU:0] [--compare-ort]
+//                 [--ort-venv DIR]
+//       an ONNX model in an InferenceSession: latency percentiles and throughput per batch
+//       size, optionally beside onnxruntime with the same threads and inputs (infer.cc)
 //
 // Links only libdlrt (plus header-only CLI11 and nlohmann-json); plugins are found at run time.
 #include <CLI/CLI.hpp>
@@ -109,12 +113,54 @@ int main(int argc, char** argv) {
                         "pip's --index-url for --torch-venv's install (default: PyPI; "
                         "e.g. https://download.pytorch.org/whl/cpu)");
 
+  dlbench::InferOptions infer;
+  CLI::App* infer_cmd = app.add_subcommand(
+      "infer", "time an ONNX model in an InferenceSession, optionally beside onnxruntime");
+  infer_cmd->add_option("model", infer.model, "the .onnx file")->required()->check(CLI::ExistingFile);
+  infer_cmd->add_option("--device", infer.device, "device spec, e.g. CPU:0, /GPU:0")
+      ->capture_default_str();
+  infer_cmd->add_option("--batch", infer.batches,
+                        "batch sizes (a model that fixes its batch is rewritten per size)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  infer_cmd->add_option("--threads", infer.threads,
+                        "cpu plugin threads and onnxruntime's intra-op threads (0: every core)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
+  infer_cmd->add_option("--warmup", infer.warmup, "untimed runs per batch size")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
+  infer_cmd->add_option("--min-runs", infer.min_runs, "timed runs per batch size, at least")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  infer_cmd->add_option("--max-runs", infer.max_runs, "timed runs per batch size, at most")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  infer_cmd->add_option("--min-seconds", infer.min_seconds,
+                        "timed runs go on until this much time has passed too")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+  infer_cmd->add_option("--seed", infer.seed, "the random inputs")->capture_default_str();
+  infer_cmd->add_flag("--compare-ort", infer.compare_ort,
+                      "also run the model in onnxruntime (same inputs, threads, batch sizes)");
+  infer_cmd->add_option("--python", infer.python, "python with onnxruntime, for --compare-ort")
+      ->capture_default_str();
+  infer_cmd->add_option("--ort-venv", infer.ort_venv,
+                        "--compare-ort with this venv's python; made, with onnxruntime from "
+                        "pip, when it cannot import it");
+  infer_cmd->add_option("--work-dir", infer.work_dir,
+                        "--compare-ort: keep the models and .npy files here (default: a "
+                        "temporary folder, removed)");
+  infer_cmd->add_option("--plugin-options", infer.plugin_options,
+                        "more plugin options, as DLRT_PLUGIN_OPTIONS (which they replace)");
+
   CLI11_PARSE(app, argc, argv);
   try {
     dlbench::json doc;
     if (ops_cmd->parsed()) doc = dlbench::run_ops(ops);
     train.capture = !no_capture;
     if (train_cmd->parsed()) doc = dlbench::run_train(train);
+    if (infer_cmd->parsed()) doc = dlbench::run_infer(infer);
     std::cout << doc.dump(2) << std::endl;
     return 0;
   } catch (const std::exception& e) {
