@@ -356,11 +356,20 @@ class ConvBackwardFilterGemm : public Kernel {
 
 // ---- Winograd F(4x4, 3x3) (winograd_conv.cc) ---------------------------------------------
 
+wino::Geometry winograd_geometry(const ConvGeom& g) {
+  wino::Geometry wg;
+  wg.n = g.x.n, wg.h = g.x.h, wg.w = g.x.w, wg.ci = g.ci;
+  wg.oh = g.y.h, wg.ow = g.y.w, wg.co = g.co;
+  wg.pad_h = g.h.pad_before, wg.pad_w = g.w.pad_before;
+  return wg;
+}
+
 // Whether the op runs as Winograd: the plugin's `winograd` option on, an AVX2+FMA CPU, no
 // groups (winograd_conv.cc is a dense convolution; grouped ones go to oneDNN), NHWC, a 3x3 filter at stride 1 without dilation, channel counts the kernel handles, no activation
 // other than relu, and an output that the 4x4 tiles cover without much waste: tiles at most
 // 2.4x the output's area (3x3 outputs take one tile, 16/9; 2x2 or 1x1 outputs stay direct),
-// so the 36 products per tile stay well under the direct 9 per output cell.
+// so the 36 products per tile stay well under the direct 9 per output cell, and enough tiles
+// to pay for the filter transform of every run (wino::worth_it: not at batch 1 on small images).
 bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
   if (!p.winograd || !wino::cpu_supported(p) || g.groups != 1) return false;
   if (g.x.nchw || g.kh != 3 || g.kw != 3 || g.h.stride != 1 || g.w.stride != 1 ||
@@ -372,14 +381,11 @@ bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g)
     if (a != "none" && a != "relu") return false;
   }
   const int64_t tiled = (g.y.h + 3) / 4 * 4 * ((g.y.w + 3) / 4 * 4);
-  return tiled * 10 <= g.y.h * g.y.w * 24;
+  return tiled * 10 <= g.y.h * g.y.w * 24 && wino::worth_it(winograd_geometry(g));
 }
 
 std::unique_ptr<Kernel> winograd_kernel(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
-  wino::Geometry wg;
-  wg.n = g.x.n, wg.h = g.x.h, wg.w = g.x.w, wg.ci = g.ci;
-  wg.oh = g.y.h, wg.ow = g.y.w, wg.co = g.co;
-  wg.pad_h = g.h.pad_before, wg.pad_w = g.w.pad_before;
+  const wino::Geometry wg = winograd_geometry(g);
   switch (kind_of(op)) {
     case ConvKind::backward_data:
       return wino::make_kernel(p, wg, wino::Pass::backward_data, false, false);

@@ -354,10 +354,11 @@ TEST(PrimitiveKernels, WinogradConv) {
   EXPECT_EQ(int_attr(cpu_with({{"winograd", "0"}}), "winograd"), 0)
       << "option winograd=0 not in force";
   const std::vector<ConvCase> cases = {
+      // Batches large enough for Winograd to pay for its filter transform (worth_it).
       {{2, 13, 13, 32}, {3, 3, 32, 64}, {}},  // the MNIST CNN's middle layer, two images
-      {{1, 6, 6, 16}, {3, 3, 16, 16}, {{"padding", "SAME"}}},
-      {{3, 9, 7, 16}, {3, 3, 16, 32}, {{"padding", "SAME"}}},
-      {{3, 5, 5, 64}, {3, 3, 64, 64}, {}},  // the last layer: a 3x3 output, one tile
+      {{8, 6, 6, 16}, {3, 3, 16, 16}, {{"padding", "SAME"}}},
+      {{4, 9, 7, 16}, {3, 3, 16, 32}, {{"padding", "SAME"}}},
+      {{32, 5, 5, 64}, {3, 3, 64, 64}, {}},  // the last layer: a 3x3 output, one tile
       {{5, 10, 11, 16}, {3, 3, 16, 48}, {}},
   };
   const std::map<std::string, std::string> on_1 = {{"threads", "1"}}, on_5 = {{"threads", "5"}};
@@ -395,6 +396,15 @@ TEST(PrimitiveKernels, WinogradConv) {
       else EXPECT_EQ(winograd[0], direct[0]) << pass.op << ": no AVX2+FMA, yet not oneDNN's result";
     }
   }
+  // One image of the middle layer: too few tiles to pay for the filter transform, so the
+  // option on gives oneDNN's direct result bit for bit (winograd_conv.hpp, worth_it).
+  const Dims x1 = {1, 13, 13, 32}, w1 = {3, 3, 32, 64};
+  std::vector<std::vector<float>> on, off_direct;
+  check_op("conv2d", {f32(x1), f32(w1)}, {}, kConvTol, {}, cpu(), &on);
+  check_op("conv2d", {f32(x1), f32(w1)}, {}, kConvTol, {}, cpu_with(off), &off_direct);
+  ASSERT_FALSE(on.empty());
+  ASSERT_FALSE(off_direct.empty());
+  EXPECT_EQ(on[0], off_direct[0]) << "batch 1 at 11x11 took the Winograd path";
 }
 
 // ---- pooling -----------------------------------------------------------------------------

@@ -637,6 +637,12 @@ bool channels_fit(int64_t ci, int64_t co) {
   return ci > 0 && co > 0 && ci % 16 == 0 && co % 16 == 0;
 }
 
+bool worth_it(const Geometry& g) {
+  const int64_t tiles = g.n * ((g.oh + 3) / 4) * ((g.ow + 3) / 4);
+  const int64_t direct = 18 * g.n * g.oh * g.ow;
+  return direct > 72 * tiles + kTransformFlopsPerPair;
+}
+
 std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, const Geometry& g, Pass pass, bool bias,
                                     bool relu) {
   return std::make_unique<WinogradConv>(p, g, pass, bias, relu);

@@ -30,6 +30,18 @@ bool cpu_supported(const dlrt_plugin& p);
 // 16 output channels at a time; backward data's GEMM writes ci).
 bool channels_fit(int64_t ci, int64_t co);
 
+// Whether Winograd saves work at this geometry once its per-run filter transform is paid for.
+// Per (ci, co) channel pair, the direct convolution costs 18 flops per output cell
+// (2 x 3x3) and Winograd 72 per 4x4 tile (36 planes x 2) plus one filter transform (or, for
+// backward filter, one output transform) of U = G g G^T, measured at 26 ns per pair on a
+// 2-core AVX-512 EPYC (perf: 78% of a batch-1 run of the exported reference CNN was
+// filter_row), which is about kTransformFlopsPerPair flops of oneDNN's direct kernel. The
+// transform runs every time: a kernel cannot tell that its filter is a constant (an inference
+// session's weights) rather than a variable an optimizer rewrites, so a small image at a small
+// batch (the CNN's 11x11 layer at batch 1) is faster direct.
+constexpr int64_t kTransformFlopsPerPair = 2600;
+bool worth_it(const Geometry& g);
+
 // The kernel. For Pass::forward, `bias` says whether input 2 is a bias (conv2d_bias_act) and
 // `relu` whether a relu follows it; the inputs/outputs are the ops' own (docs/ops.md).
 std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, const Geometry& g, Pass pass, bool bias,
