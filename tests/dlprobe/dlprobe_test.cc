@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "dlrt/dlrt.h"
+#include "dlrt/onnx_ops.h"
 #include "dlrt/plugin.h"
 
 #ifndef DLPROBE_PATH
@@ -390,6 +391,57 @@ TEST(DlprobeOps, TextShowsTheMatrixAndOneReasonPerNo) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("UNIMPLEMENTED: conv2d on /device:REF:0: "), std::string::npos) << r.out;
+}
+
+// ---- --ops --onnx: the ONNX converters x devices ------------------------------------------
+
+TEST(DlprobeOnnx, NeedsOps) {
+  const ProbeRun r = dlprobe("--onnx");
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.err.find("--ops"), std::string::npos) << r.err;
+}
+
+TEST(DlprobeOnnx, JsonListsEveryConverterWithWhatItNeedsPerDevice) {
+  const json j = probe_json("--ops --onnx");
+  ASSERT_TRUE(j.contains("onnx_ops") && j["onnx_ops"].is_array()) << j.dump().substr(0, 2000);
+  const json& onnx = j["onnx_ops"];
+  ASSERT_EQ(onnx.size(), dlrt_onnx_op_count());
+  ASSERT_GT(onnx.size(), 50u);
+  for (size_t i = 0; i < onnx.size(); ++i) {
+    EXPECT_EQ(onnx[i].value("onnx_op", ""), dlrt_onnx_op_name(i));
+    EXPECT_FALSE(onnx[i].value("maps_to", "").empty()) << onnx[i].dump();
+    ASSERT_EQ(onnx[i]["devices"].size(), j["devices"].size()) << onnx[i].dump();
+  }
+  const json* conv = find_by(onnx, "onnx_op", "Conv");
+  const json* shape = find_by(onnx, "onnx_op", "Shape");
+  ASSERT_NE(conv, nullptr);
+  ASSERT_NE(shape, nullptr);
+  // Conv names the fused and the plain convolution; Shape is folded on the host.
+  const json& ops = (*conv)["dlrt_ops"];
+  EXPECT_NE(std::find(ops.begin(), ops.end(), "conv2d_bias_act"), ops.end()) << conv->dump();
+  EXPECT_NE(std::find(ops.begin(), ops.end(), "conv2d"), ops.end()) << conv->dump();
+  EXPECT_TRUE((*shape)["dlrt_ops"].empty()) << shape->dump();
+  EXPECT_TRUE((*conv)["devices"]["/device:CPU:0"].value("supported", false)) << conv->dump();
+}
+
+// A reference device restricted to relu runs the Relu converter and names what Conv misses.
+TEST(DlprobeOnnx, ARestrictedDeviceNamesTheMissingOps) {
+  const json j = probe_json("--ops --onnx --plugin-options 'reference:ops=relu'");
+  const json* relu = find_by(j["onnx_ops"], "onnx_op", "Relu");
+  const json* conv = find_by(j["onnx_ops"], "onnx_op", "Conv");
+  ASSERT_NE(relu, nullptr);
+  ASSERT_NE(conv, nullptr);
+  EXPECT_TRUE((*relu)["devices"]["/device:REF:0"].value("supported", false)) << relu->dump(2);
+  const json& no = (*conv)["devices"]["/device:REF:0"];
+  EXPECT_FALSE(no.value("supported", true)) << no.dump(2);
+  const json& missing = no["missing"];
+  EXPECT_NE(std::find(missing.begin(), missing.end(), "conv2d"), missing.end()) << no.dump(2);
+
+  const ProbeRun r =
+      dlprobe("--ops --onnx --visible-devices REF:0 --plugin-options 'reference:ops=relu'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("ONNX ops ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("✗ conv2d_bias_act,transpose,conv2d,bias_add"), std::string::npos) << r.out;
 }
 
 }  // namespace

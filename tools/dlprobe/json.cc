@@ -27,6 +27,10 @@
 //       "/device:CPU:0": {"supported": true},
 //       "/device:REF:0": {"supported": false, "code": "UNIMPLEMENTED", "reason": "..."}
 //     }
+//   }],
+//   "onnx_ops": [{                                     // only with --ops --onnx
+//     "onnx_op": "Conv", "maps_to": "...", "dlrt_ops": ["conv2d_bias_act", ...],
+//     "devices": {"/device:CPU:0": {"supported": true, "missing": []}, ...}
 //   }]
 // }
 // Adding a key is not a schema change; renaming or retyping one bumps schema_version.
@@ -151,6 +155,19 @@ json render_json(const Snapshot& s, bool with_settings) {
                                                              {"reason", a.reason}};
       }
       j["ops"].push_back({{"op", op.name}, {"doc", op.doc}, {"devices", std::move(devices)}});
+    }
+  }
+  if (s.with_onnx) {
+    j["onnx_ops"] = json::array();
+    for (const OnnxRow& op : s.onnx_ops) {
+      json devices = json::object();
+      for (size_t i = 0; i < op.missing.size() && i < s.devices.size(); ++i)
+        devices[s.devices[i].info.name] = {{"supported", op.missing[i].empty()},
+                                           {"missing", op.missing[i]}};
+      j["onnx_ops"].push_back({{"onnx_op", op.onnx_op},
+                               {"maps_to", op.maps_to},
+                               {"dlrt_ops", op.dlrt_ops},
+                               {"devices", std::move(devices)}});
     }
   }
   return j;

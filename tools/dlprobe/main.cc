@@ -7,6 +7,8 @@
 //   dlprobe --json               the same as JSON (schema in json.cc)
 //   dlprobe --env                also every setting, its value and where it came from
 //   dlprobe --ops                also the op x device matrix (with --json: an "ops" array)
+//   dlprobe --ops --onnx         also the ONNX ops the importer converts, what each becomes,
+//                                and whether it runs on each device (--json: "onnx_ops")
 //   dlprobe --require cuda       exit 1, saying why, unless a cuda device is usable
 //   dlprobe --no-isolate         load plugins in-process directly (by default each plugin's
 //                                init is tried in a child process first)
@@ -37,6 +39,7 @@ struct Args {
   bool env = false;
   bool quiet = false;
   bool ops = false;
+  bool onnx = false;
   bool no_default_paths = false;
   bool isolate = true;          // false (--no-isolate): load plugins in-process directly
   double isolate_timeout = 10;  // --isolate-timeout SECONDS
@@ -72,7 +75,7 @@ int run(const Args& args) {
     return kExitUsage;
   }
 
-  const dlprobe::Snapshot snapshot = dlprobe::collect(*context, args.env, args.ops);
+  const dlprobe::Snapshot snapshot = dlprobe::collect(*context, args.env, args.ops, args.onnx);
 
   if (!args.quiet) {
     if (args.json) std::cout << dlprobe::render_json(snapshot, args.env).dump(2) << "\n";
@@ -131,6 +134,10 @@ int main(int argc, char** argv) {
   app.add_flag("--ops", args.ops,
                "Also ask every device about every op (on the op's small f32 example) and show "
                "the op x device matrix with the reason for every \"no\"");
+  app.add_flag("--onnx", args.onnx,
+               "With --ops: also list the ONNX ops the importer converts, what each becomes, "
+               "and whether those dlrt ops run on each device")
+      ->needs("--ops");
   app.set_version_flag("--version", [] {
     const dlrt::AbiVersion abi = dlrt::abi_version();
     return "dlprobe (dlrt " + dlrt::version() + ", plugin ABI " + std::to_string(abi.major) + "." +

@@ -1,12 +1,15 @@
 // probe.cc: taking the snapshot, and deciding whether a required platform is usable.
 #include "probe.hpp"
 
+#include <dlrt/onnx_ops.h>
+
 #include <algorithm>
 #include <utility>
 
 namespace dlprobe {
 
-Snapshot collect(const dlrt::Context& context, bool with_settings, bool with_ops) {
+Snapshot collect(const dlrt::Context& context, bool with_settings, bool with_ops,
+                 bool with_onnx) {
   Snapshot s;
   s.dlrt_version = dlrt::version();
   s.abi = dlrt::abi_version();
@@ -31,6 +34,22 @@ Snapshot collect(const dlrt::Context& context, bool with_settings, bool with_ops
       OpRow row{op.name, op.doc, {}};
       for (size_t i = 0; i < n; ++i) row.devices.push_back(context.op_probe(op.name, i));
       s.ops.push_back(std::move(row));
+    }
+  }
+  if (with_ops && with_onnx) {
+    s.with_onnx = true;
+    for (size_t i = 0; i < dlrt_onnx_op_count(); ++i) {
+      OnnxRow row{dlrt_onnx_op_name(i), dlrt_onnx_op_maps_to(i), {}, {}};
+      for (size_t k = 0; k < dlrt_onnx_op_dlrt_op_count(i); ++k)
+        row.dlrt_ops.push_back(dlrt_onnx_op_dlrt_op(i, k));
+      row.missing.resize(n);
+      for (const std::string& op : row.dlrt_ops) {
+        auto it = std::find_if(s.ops.begin(), s.ops.end(),
+                               [&](const OpRow& r) { return r.name == op; });
+        for (size_t d = 0; d < n; ++d)
+          if (it == s.ops.end() || !it->devices[d].supported) row.missing[d].push_back(op);
+      }
+      s.onnx_ops.push_back(std::move(row));
     }
   }
   return s;

@@ -32,6 +32,16 @@ struct OpRow {
   std::vector<dlrt::OpSupport> devices;
 };
 
+// One ONNX op the importer converts (dlrt/onnx_ops.h), the dlrt ops its description names,
+// and per device (Snapshot::devices order) those of them the device does not run (empty: all
+// run there, so the converted node can be placed on it).
+struct OnnxRow {
+  std::string onnx_op;
+  std::string maps_to;
+  std::vector<std::string> dlrt_ops;
+  std::vector<std::vector<std::string>> missing;
+};
+
 struct Snapshot {
   std::string dlrt_version;
   dlrt::AbiVersion abi;
@@ -40,12 +50,17 @@ struct Snapshot {
   std::vector<dlrt::Setting> settings;  // filled only when asked for (--env)
   bool with_ops = false;                // --ops: `ops` is filled and the renderers show it
   std::vector<OpRow> ops;
+  bool with_onnx = false;               // --ops --onnx: `onnx_ops` is filled (from `ops`)
+  std::vector<OnnxRow> onnx_ops;
 };
 
 // Queries `context`. Throws dlrt::Error only for a failure of the library itself (an index
 // it just counted being out of range); a device whose free memory cannot be read is recorded.
 // With `with_ops`, asks every device about every op (a "no" is recorded with its reason).
-Snapshot collect(const dlrt::Context& context, bool with_settings, bool with_ops = false);
+// With `with_onnx` (needs `with_ops`), also lists the ONNX converters with each device's
+// answer for the dlrt ops they name.
+Snapshot collect(const dlrt::Context& context, bool with_settings, bool with_ops = false,
+                 bool with_onnx = false);
 
 // The human-readable report: plugins, devices, the op x device matrix when the snapshot has
 // ops, and, when `with_settings`, settings.

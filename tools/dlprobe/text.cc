@@ -2,6 +2,8 @@
 //   Plugins   one row per plugin file found (loaded or not), its reason on the next line
 //   Devices   one row per visible device, with memory and the capabilities that matter
 //   Ops       (--ops) op x device matrix, ✓ or ✗, then one line per ✗ with the device's reason
+//   ONNX ops  (--ops --onnx) each ONNX op the importer converts, what it becomes, and per
+//             device ✓ (every dlrt op it names runs there) or ✗ with the ones that do not
 //   Settings  (--env) every setting, its effective value and where that came from
 // The layout is for people; scripts use --json, whose schema is versioned.
 #include <fmt/format.h>
@@ -131,6 +133,31 @@ std::string render_ops(const Snapshot& s) {
   return out;
 }
 
+// The ONNX converters x devices: ✓ where every dlrt op a converter names runs on the device
+// ("host" where it names none: folded on the host at import), ✗ with the ops that do not.
+std::string render_onnx(const Snapshot& s) {
+  std::string out = fmt::format(
+      "\nONNX ops ({} with a converter x {} devices; ✓ the dlrt ops it becomes run there, "
+      "host: folded at import)\n",
+      s.onnx_ops.size(), s.devices.size());
+  if (s.devices.empty()) return out + "  no device to ask\n";
+  std::vector<std::string> header = {"ONNX OP"};
+  for (const Device& d : s.devices) header.push_back(d.info.name);
+  header.push_back("BECOMES");
+  Table t(std::move(header));
+  for (const OnnxRow& op : s.onnx_ops) {
+    std::vector<std::string> row = {op.onnx_op};
+    for (const std::vector<std::string>& missing : op.missing) {
+      std::string cell = op.dlrt_ops.empty() ? "host" : missing.empty() ? "✓" : "✗";
+      for (size_t k = 0; k < missing.size(); ++k) cell += (k ? "," : " ") + missing[k];
+      row.push_back(cell);
+    }
+    row.push_back(op.maps_to);
+    t.add(std::move(row));
+  }
+  return out + t.render("  ");
+}
+
 }  // namespace
 
 std::string render_text(const Snapshot& s, bool with_settings) {
@@ -169,6 +196,7 @@ std::string render_text(const Snapshot& s, bool with_settings) {
   }
 
   if (s.with_ops) out += render_ops(s);
+  if (s.with_onnx) out += render_onnx(s);
 
   if (with_settings) {
     out += fmt::format("\nSettings ({})\n", s.settings.size());
