@@ -6,6 +6,7 @@
  * initialiser idiom, DLRT_HAS_FIELD and dlrt_plugin_api_fill's size negotiation.
  */
 #include "dlrt/dlrt.h"
+#include "dlrt/onnx_ops.h"
 #include "dlrt/plugin.h"
 #include "dlrt/status.h"
 #include "dlrt/types.h"
