@@ -32,6 +32,7 @@ class Kernel;  // ops.hpp
 // Everything device_get_desc hands out; pointers into these strings live until plugin_destroy.
 struct DescStorage {
   std::string name, vendor, library_versions, isa, cpu_runtime;
+  double nominal_peak_gflops = 0, measured_peak_gflops = 0;  // see build_desc
   std::vector<dlrt_attr> attrs;
   std::vector<const dlrt_attr*> attr_ptrs;
   dlrt_device_desc desc{};
@@ -47,6 +48,9 @@ struct dlrt_plugin {
   // Option `winograd`: 3x3 stride-1 convolutions may run as Winograd F(4x4, 3x3)
   // (kernels/winograd_conv.cc) where the CPU and the shape allow it.
   bool winograd = true;
+  // Option `peak`: measure the f32 FMA peak at creation (peak.hpp) rather than take the
+  // nominal threads x clock x FLOP per cycle for peak_gflops.
+  bool measure_peak = true;
   // Set when the oneDNN engine could not be created: the platform is present but unusable,
   // and device_count returns UNAVAILABLE with this reason (plugin.h: create still succeeds).
   std::string unavailable;

@@ -89,18 +89,45 @@ TEST(CpuPlugin, DescribesOneCpuDevice) {
   const dlrt_attr* threads = c.attr(d, "threads");
   ASSERT_NE(threads, nullptr);
   EXPECT_EQ(threads->i, d.core_count) << "threads=0 (default) means every core";
-  // The peak is the documented formula over the attributes it came from.
+  // The nominal peak is the documented formula over the attributes it came from; the device's
+  // peak is the measured one where the ISA has FMAs to measure (avx2, avx512), else nominal.
   const dlrt_attr* mhz = c.attr(d, "cpu_mhz");
   const dlrt_attr* fpc = c.attr(d, "flops_per_cycle");
+  const dlrt_attr* nominal = c.attr(d, "nominal_peak_gflops");
   ASSERT_NE(mhz, nullptr);
   ASSERT_NE(fpc, nullptr);
-  EXPECT_NEAR(d.peak_gflops, d.core_count * mhz->f / 1000.0 * fpc->i, 1e-6);
+  ASSERT_NE(nominal, nullptr);
+  EXPECT_NEAR(nominal->f, d.core_count * mhz->f / 1000.0 * fpc->i, 1e-6);
+  const dlrt_attr* measured = c.attr(d, "measured_peak_gflops");
+  if (fpc->i >= 32) {
+    ASSERT_NE(measured, nullptr) << "an FMA ISA, yet the peak was not measured";
+    EXPECT_EQ(d.peak_gflops, measured->f);
+    // A real measurement: within a wide band of the nominal (the clock may boost, or the
+    // machine be busy), never zero or absurd.
+    EXPECT_GT(measured->f, 0.1 * nominal->f);
+    EXPECT_LT(measured->f, 4.0 * nominal->f);
+  } else {
+    EXPECT_EQ(measured, nullptr);
+    EXPECT_EQ(d.peak_gflops, nominal->f);
+  }
 
   dlrt_device_desc other{};
   other.struct_size = sizeof(other);
   auto [code, msg] = take_status(c.api().device_get_desc(c.inst, 1, &other));
   EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(msg, "ordinal 1")) << msg;
+}
+
+TEST(CpuPlugin, PeakOption) {
+  Cpu nominal(Opts{{"peak", "nominal"}});
+  ASSERT_NE(nominal.inst, nullptr) << nominal.lib.error();
+  dlrt_device_desc d = nominal.desc();
+  EXPECT_EQ(nominal.attr(d, "measured_peak_gflops"), nullptr);
+  ASSERT_NE(nominal.attr(d, "nominal_peak_gflops"), nullptr);
+  EXPECT_EQ(d.peak_gflops, nominal.attr(d, "nominal_peak_gflops")->f);
+  LoadedPlugin bad(DLRT_PLUGIN_FILE);
+  EXPECT_EQ(bad.create({{"peak", "fast"}}), nullptr);
+  EXPECT_TRUE(contains(bad.error(), "expected measured or nominal")) << bad.error();
 }
 
 TEST(CpuPlugin, ThreadsOption) {

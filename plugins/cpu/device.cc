@@ -9,6 +9,7 @@
 #include "cpu.hpp"
 #include "host_info.hpp"
 #include "kernels/winograd_conv.hpp"
+#include "peak.hpp"
 #include "versioned.hpp"
 
 namespace dlrt::cpu {
@@ -124,6 +125,16 @@ void build_desc(dlrt_plugin* p) {
   p->avx2 = loops_avx2();
   const int cores = plugin::host::affinity_cpu_count();
   const double mhz = cpu_mhz();
+  // Peak f32 GFLOP/s. Nominal: threads used x clock (GHz) x FLOP per cycle per core of the
+  // ISA (see effective_isa), e.g. 2 cores x 2.45 GHz x 32 (avx2) = 157 GFLOP/s; it ignores
+  // turbo and AVX-512 down-clocking. Measured (option peak=measured, the default): FMA chains
+  // in that ISA's registers on the same threads (peak.hpp), which sees the clock the kernels
+  // run at; the nominal figure stays where the ISA has no FMA to measure or it fails. Used
+  // by placement and by dlbench's floor_fraction.
+  const int used = p->threads < cores ? p->threads : cores;
+  s.nominal_peak_gflops = used * (mhz / 1000.0) * isa.flops_per_cycle;
+  s.measured_peak_gflops =
+      p->measure_peak ? measure_peak_gflops(used, isa.flops_per_cycle / 4) : 0.0;
 
   // Attributes; pointers are taken after the vector is complete, so they stay valid.
   dlrt_attr a = make_attr("isa", DLRT_ATTR_STRING);
@@ -143,6 +154,14 @@ void build_desc(dlrt_plugin* p) {
   a = make_attr("flops_per_cycle", DLRT_ATTR_INT);
   a.i = isa.flops_per_cycle;
   s.attrs.push_back(a);
+  a = make_attr("nominal_peak_gflops", DLRT_ATTR_FLOAT);
+  a.f = s.nominal_peak_gflops;
+  s.attrs.push_back(a);
+  if (s.measured_peak_gflops > 0) {
+    a = make_attr("measured_peak_gflops", DLRT_ATTR_FLOAT);
+    a.f = s.measured_peak_gflops;
+    s.attrs.push_back(a);
+  }
   a = make_attr("cpu_runtime", DLRT_ATTR_STRING);
   a.s = s.cpu_runtime.c_str();
   s.attrs.push_back(a);
@@ -161,11 +180,7 @@ void build_desc(dlrt_plugin* p) {
   d.memory_total = plugin::host::memory_total();
   d.driver_version = "";
   d.library_versions = s.library_versions.c_str();
-  // Peak f32 GFLOP/s = threads used x clock (GHz) x FLOP per cycle per core of the ISA
-  // (see effective_isa). E.g. 2 cores x 2.45 GHz x 32 (avx2) = 157 GFLOP/s. An estimate for
-  // placement and dlbench's floor; ignores turbo and AVX-512 down-clocking.
-  const int used = p->threads < cores ? p->threads : cores;
-  d.peak_gflops = used * (mhz / 1000.0) * isa.flops_per_cycle;
+  d.peak_gflops = s.measured_peak_gflops > 0 ? s.measured_peak_gflops : s.nominal_peak_gflops;
   d.memory_bandwidth_gbps = 0;  // unknown: nothing portable reports it
   d.launch_overhead_us = 0;
   d.num_attrs = s.attr_ptrs.size();

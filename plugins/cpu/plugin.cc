@@ -13,6 +13,11 @@
 //             CPUs (kernels/winograd_conv.cc: 2-4x fewer multiplications, relative error ~1e-6);
 //             0 keeps oneDNN's direct convolutions for every shape (bit-for-bit what oneDNN
 //             gives, and the comparison dlbench measures against).
+//   peak      "measured" (default) or "nominal": the device's peak_gflops is what FMA chains
+//             in the ISA's widest registers reach on `threads` threads at plugin creation
+//             (peak.hpp, ~8 ms), or the nominal threads x clock x FLOP per cycle. Both are
+//             attributes (`measured_peak_gflops`, `nominal_peak_gflops`) either way... the
+//             measured one only when measured.
 #include <memory>
 #include <string>
 
@@ -32,13 +37,18 @@ dlrt_status* plugin_create(const dlrt_plugin_create_args* args, dlrt_plugin** ou
   if (out_plugin != nullptr) *out_plugin = nullptr;
   return guard([&] {
     plugin::require(out_plugin, "out_plugin");
-    plugin::Options options(args, {"threads", "winograd"});
+    plugin::Options options(args, {"threads", "winograd", "peak"});
     // Built in a unique_ptr, so a failure part way (bad option, out of memory) frees it.
     auto p = std::make_unique<dlrt_plugin>();
     const int cores = plugin::host::affinity_cpu_count();
     const long threads = options.get_int("threads", 0, 0, 4096);
     p->threads = threads == 0 ? cores : static_cast<int32_t>(threads);
     p->winograd = options.get_int("winograd", 1, 0, 1) == 1;
+    const std::string peak = options.get("peak", "measured");
+    if (peak != "measured" && peak != "nominal")
+      plugin::fail(DLRT_INVALID_ARGUMENT,
+                   "cpu: option 'peak' is '" + peak + "', expected measured or nominal");
+    p->measure_peak = peak == "measured";
 
     // The engine is the device. If oneDNN cannot make one, the plugin still loads and says
     // why from device_count (plugin.h), instead of failing to load.
