@@ -46,8 +46,15 @@ struct dlrt_plugin {
   // effective ISA includes it (ONEDNN_MAX_CPU_ISA=SSE41 turns both off). Set by build_desc.
   bool avx2 = false;
   // Option `winograd`: 3x3 stride-1 convolutions may run as Winograd F(4x4, 3x3)
-  // (kernels/winograd_conv.cc) where the CPU and the shape allow it.
+  // (kernels/winograd_conv.cc) where the CPU and the shape allow it and it is cheaper than
+  // oneDNN's direct kernel (wino::worth_it); winograd_force (option value 2): wherever it can
+  // run, cheaper or not (tests and comparisons).
   bool winograd = true;
+  bool winograd_force = false;
+  // oneDNN's effective ISA is AVX-512: its direct convolutions use 16-lane FMAs, twice the
+  // lanes of the AVX2 Winograd kernel, which changes where Winograd pays (worth_it). Set by
+  // build_desc.
+  bool onednn_avx512 = false;
   // Option `peak`: measure the f32 FMA peak at creation (peak.hpp) rather than take the
   // nominal threads x clock x FLOP per cycle for peak_gflops.
   bool measure_peak = true;

@@ -123,6 +123,7 @@ void build_desc(dlrt_plugin* p) {
   const Isa isa = effective_isa();
   s.isa = isa.name;
   p->avx2 = loops_avx2();
+  p->onednn_avx512 = isa.flops_per_cycle == 64;
   const int cores = plugin::host::affinity_cpu_count();
   const double mhz = cpu_mhz();
   // Peak f32 GFLOP/s. Nominal: threads used x clock (GHz) x FLOP per cycle per core of the
@@ -144,9 +145,10 @@ void build_desc(dlrt_plugin* p) {
   a.i = p->threads;
   s.attrs.push_back(a);
   // 1 when 3x3 convolutions may run as Winograd: option `winograd` (plugin.cc) on and a CPU
-  // that runs kernels/winograd_conv.cc (AVX2+FMA, and oneDNN's ISA not capped below AVX2).
+  // that runs kernels/winograd_conv.cc (AVX2+FMA, and oneDNN's ISA not capped below AVX2); 2
+  // when the option forces it wherever it can run.
   a = make_attr("winograd", DLRT_ATTR_INT);
-  a.i = p->winograd && wino::cpu_supported(*p) ? 1 : 0;
+  a.i = p->winograd && wino::cpu_supported(*p) ? (p->winograd_force ? 2 : 1) : 0;
   s.attrs.push_back(a);
   a = make_attr("cpu_mhz", DLRT_ATTR_FLOAT);
   a.f = mhz;

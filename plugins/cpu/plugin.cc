@@ -7,12 +7,15 @@
 //             and used by the peak estimate; kernels (the ops issue) apply it around each
 //             execution (OpenMP runtime: omp_set_num_threads on the calling thread), so it
 //             never changes the threading of the rest of the process.
-//   winograd  0 or 1, default 1: 3x3 stride-1 NHWC convolutions whose channel counts in and
-//             out are multiples of 16
-//             (forward, backward data, backward filter) run as Winograd F(4x4, 3x3) on AVX2+FMA
-//             CPUs (kernels/winograd_conv.cc: 2-4x fewer multiplications, relative error ~1e-6);
-//             0 keeps oneDNN's direct convolutions for every shape (bit-for-bit what oneDNN
-//             gives, and the comparison dlbench measures against).
+//   winograd  0, 1 or 2, default 1: 3x3 stride-1 NHWC convolutions whose channel counts in
+//             and out are multiples of 16 (forward, backward data, backward filter) run as
+//             Winograd F(4x4, 3x3) on AVX2+FMA CPUs (kernels/winograd_conv.cc: 2-4x fewer
+//             multiplications, relative error ~1e-6) where that is cheaper than oneDNN's
+//             direct kernel (wino::worth_it: enough tiles to pay for the filter transform, and
+//             on AVX-512 CPUs, where oneDNN's kernels have twice the lanes, only the passes
+//             measured faster); 2 runs Winograd wherever it can (tests, comparisons); 0 keeps
+//             oneDNN's direct convolutions for every shape (bit-for-bit what oneDNN gives, and
+//             the comparison dlbench measures against).
 //   peak      "measured" (default) or "nominal": the device's peak_gflops is what FMA chains
 //             in the ISA's widest registers reach on `threads` threads at plugin creation
 //             (peak.hpp, ~8 ms), or the nominal threads x clock x FLOP per cycle. Both are
@@ -43,7 +46,9 @@ dlrt_status* plugin_create(const dlrt_plugin_create_args* args, dlrt_plugin** ou
     const int cores = plugin::host::affinity_cpu_count();
     const long threads = options.get_int("threads", 0, 0, 4096);
     p->threads = threads == 0 ? cores : static_cast<int32_t>(threads);
-    p->winograd = options.get_int("winograd", 1, 0, 1) == 1;
+    const long winograd = options.get_int("winograd", 1, 0, 2);
+    p->winograd = winograd != 0;
+    p->winograd_force = winograd == 2;
     const std::string peak = options.get("peak", "measured");
     if (peak != "measured" && peak != "nominal")
       plugin::fail(DLRT_INVALID_ARGUMENT,

@@ -364,12 +364,25 @@ wino::Geometry winograd_geometry(const ConvGeom& g) {
   return wg;
 }
 
+wino::Pass winograd_pass(const OpView& op) {
+  switch (kind_of(op)) {
+    case ConvKind::backward_data:
+      return wino::Pass::backward_data;
+    case ConvKind::backward_filter:
+      return wino::Pass::backward_filter;
+    case ConvKind::forward:
+      break;
+  }
+  return wino::Pass::forward;
+}
+
 // Whether the op runs as Winograd: the plugin's `winograd` option on, an AVX2+FMA CPU, no
 // groups (winograd_conv.cc is a dense convolution; grouped ones go to oneDNN), NHWC, a 3x3 filter at stride 1 without dilation, channel counts the kernel handles, no activation
 // other than relu, and an output that the 4x4 tiles cover without much waste: tiles at most
 // 2.4x the output's area (3x3 outputs take one tile, 16/9; 2x2 or 1x1 outputs stay direct),
 // so the 36 products per tile stay well under the direct 9 per output cell, and enough tiles
-// to pay for the filter transform of every run (wino::worth_it: not at batch 1 on small images).
+// to pay for the filter transform of every run, on a pass the ISA makes worth it
+// (wino::worth_it); option winograd=2 (winograd_force) skips both cost rules.
 bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
   if (!p.winograd || !wino::cpu_supported(p) || g.groups != 1) return false;
   if (g.x.nchw || g.kh != 3 || g.kw != 3 || g.h.stride != 1 || g.w.stride != 1 ||
@@ -380,8 +393,10 @@ bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g)
     const std::string& a = op.get_string("activation");
     if (a != "none" && a != "relu") return false;
   }
+  if (p.winograd_force) return true;
   const int64_t tiled = (g.y.h + 3) / 4 * 4 * ((g.y.w + 3) / 4 * 4);
-  return tiled * 10 <= g.y.h * g.y.w * 24 && wino::worth_it(winograd_geometry(g));
+  return tiled * 10 <= g.y.h * g.y.w * 24 &&
+         wino::worth_it(winograd_geometry(g), winograd_pass(op), p.onednn_avx512);
 }
 
 std::unique_ptr<Kernel> winograd_kernel(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {

@@ -87,6 +87,17 @@ std::optional<int64_t> int_attr(Cpu& c, const std::string& name) {
   return std::nullopt;
 }
 
+// The device's string attribute `name`, if it has one.
+std::optional<std::string> string_attr(Cpu& c, const std::string& name) {
+  if (c.inst == nullptr) return std::nullopt;
+  dlrt_device_desc d{};
+  d.struct_size = sizeof(d);
+  if (take_status(c.api().device_get_desc(c.inst, 0, &d)).first != DLRT_OK) return std::nullopt;
+  for (size_t i = 0; i < d.num_attrs; ++i)
+    if (d.attrs[i]->name == name && d.attrs[i]->type == DLRT_ATTR_STRING) return std::string(d.attrs[i]->s);
+  return std::nullopt;
+}
+
 // Uniform in [lo, hi), or small integers (many ties) when `integers`.
 struct Fill {
   float lo = -1.0f, hi = 1.0f;
@@ -361,7 +372,11 @@ TEST(PrimitiveKernels, WinogradConv) {
       {{32, 5, 5, 64}, {3, 3, 64, 64}, {}},  // the last layer: a 3x3 output, one tile
       {{5, 10, 11, 16}, {3, 3, 16, 48}, {}},
   };
-  const std::map<std::string, std::string> on_1 = {{"threads", "1"}}, on_5 = {{"threads", "5"}};
+  // winograd=2: the path wherever it can run, so every pass is checked whatever the cost
+  // rule (wino::worth_it) would pick on this CPU.
+  const std::map<std::string, std::string> forced = {{"winograd", "2"}};
+  const std::map<std::string, std::string> on_1 = {{"winograd", "2"}, {"threads", "1"}},
+                                           on_5 = {{"winograd", "2"}, {"threads", "5"}};
   const std::map<std::string, std::string> off = {{"winograd", "0"}};
   for (const auto& c : cases) {
     SCOPED_TRACE(dlrt::plugin::dims_string(c.x) + " * " + dlrt::plugin::dims_string(c.w));
@@ -385,7 +400,7 @@ TEST(PrimitiveKernels, WinogradConv) {
     };
     for (const Pass& pass : passes) {
       std::vector<std::vector<float>> winograd, direct;
-      check_op(pass.op, pass.inputs, pass.attrs, kWinogradTol, {}, cpu(), &winograd);
+      check_op(pass.op, pass.inputs, pass.attrs, kWinogradTol, {}, cpu_with(forced), &winograd);
       check_op(pass.op, pass.inputs, pass.attrs, kWinogradTol, {}, cpu_with(on_1));
       check_op(pass.op, pass.inputs, pass.attrs, kWinogradTol, {}, cpu_with(on_5));
       check_op(pass.op, pass.inputs, pass.attrs, kConvTol, {}, cpu_with(off), &direct);
@@ -396,15 +411,42 @@ TEST(PrimitiveKernels, WinogradConv) {
       else EXPECT_EQ(winograd[0], direct[0]) << pass.op << ": no AVX2+FMA, yet not oneDNN's result";
     }
   }
-  // One image of the middle layer: too few tiles to pay for the filter transform, so the
-  // option on gives oneDNN's direct result bit for bit (winograd_conv.hpp, worth_it).
-  const Dims x1 = {1, 13, 13, 32}, w1 = {3, 3, 32, 64};
-  std::vector<std::vector<float>> on, off_direct;
-  check_op("conv2d", {f32(x1), f32(w1)}, {}, kConvTol, {}, cpu(), &on);
-  check_op("conv2d", {f32(x1), f32(w1)}, {}, kConvTol, {}, cpu_with(off), &off_direct);
-  ASSERT_FALSE(on.empty());
-  ASSERT_FALSE(off_direct.empty());
-  EXPECT_EQ(on[0], off_direct[0]) << "batch 1 at 11x11 took the Winograd path";
+}
+
+// Where the default option (winograd=1) takes the path (wino::worth_it): the same inputs with
+// the option on and off give the same bits exactly where it stays direct.
+TEST(PrimitiveKernels, WinogradCostRule) {
+  const std::optional<int64_t> attr = int_attr(cpu(), "winograd");
+  ASSERT_TRUE(attr.has_value());
+  if (*attr != 1) GTEST_SKIP() << "this CPU does not run the Winograd path (attribute winograd = 0)";
+  const std::string isa = string_attr(cpu(), "isa").value_or("");
+  const bool avx512 = isa.rfind("avx512", 0) == 0;
+  const std::map<std::string, std::string> off = {{"winograd", "0"}};
+  auto takes_winograd = [&](const std::string& op, const std::vector<TensorType>& in,
+                            const AttrMap& attrs) {
+    std::vector<std::vector<float>> on, direct;
+    check_op(op, in, attrs, kConvTol, {}, cpu(), &on);
+    check_op(op, in, attrs, kConvTol, {}, cpu_with(off), &direct);
+    EXPECT_FALSE(on.empty() || direct.empty());
+    return !on.empty() && !direct.empty() && on[0] != direct[0];
+  };
+  const Dims x = {64, 13, 13, 32}, w = {3, 3, 32, 64}, y = {64, 11, 11, 64};
+  AttrMap data, filter;
+  data["input_shape"] = dlrt::ops::Ints(x.begin(), x.end());
+  filter["filter_shape"] = dlrt::ops::Ints(w.begin(), w.end());
+  // One image of the middle layer: too few tiles to pay for the filter transform.
+  EXPECT_FALSE(takes_winograd("conv2d", {f32({1, 13, 13, 32}), f32(w)}, {}))
+      << "batch 1 at 11x11 took the Winograd path";
+  // The training batch: every pass on AVX2 CPUs; on AVX-512 ones (oneDNN's direct kernels
+  // have twice the lanes) backward filter and backward data, not the forward pass.
+  EXPECT_EQ(takes_winograd("conv2d", {f32(x), f32(w)}, {}), !avx512) << isa;
+  EXPECT_TRUE(takes_winograd("conv2d_backward_filter", {f32(x), f32(y)}, filter)) << isa;
+  EXPECT_TRUE(takes_winograd("conv2d_backward_data", {f32(y), f32(w)}, data)) << isa;
+  // A 3x3 output is one tile per image: on AVX-512 its backward data stays direct.
+  const Dims x3 = {64, 5, 5, 64}, w3 = {3, 3, 64, 64}, y3 = {64, 3, 3, 64};
+  AttrMap data3;
+  data3["input_shape"] = dlrt::ops::Ints(x3.begin(), x3.end());
+  EXPECT_EQ(takes_winograd("conv2d_backward_data", {f32(y3), f32(w3)}, data3), !avx512) << isa;
 }
 
 // ---- pooling -----------------------------------------------------------------------------

@@ -637,8 +637,12 @@ bool channels_fit(int64_t ci, int64_t co) {
   return ci > 0 && co > 0 && ci % 16 == 0 && co % 16 == 0;
 }
 
-bool worth_it(const Geometry& g) {
-  const int64_t tiles = g.n * ((g.oh + 3) / 4) * ((g.ow + 3) / 4);
+bool worth_it(const Geometry& g, Pass pass, bool onednn_avx512) {
+  const int64_t tiles_per_image = ((g.oh + 3) / 4) * ((g.ow + 3) / 4);
+  if (onednn_avx512 && pass == Pass::forward) return false;
+  if (onednn_avx512 && pass == Pass::backward_data && tiles_per_image < kMinTilesPerImageAvx512)
+    return false;
+  const int64_t tiles = g.n * tiles_per_image;
   const int64_t direct = 18 * g.n * g.oh * g.ow;
   return direct > 72 * tiles + kTransformFlopsPerPair;
 }

@@ -39,8 +39,17 @@ bool channels_fit(int64_t ci, int64_t co);
 // transform runs every time: a kernel cannot tell that its filter is a constant (an inference
 // session's weights) rather than a variable an optimizer rewrites, so a small image at a small
 // batch (the CNN's 11x11 layer at batch 1) is faster direct.
+//
+// Where oneDNN runs AVX-512 (`onednn_avx512`), its direct kernels have 16 lanes against this
+// kernel's 8, and measured on a 2-core Zen 5 EPYC (dlbench ops, two threads) they win the
+// forward pass (the CNN's conv2 777 vs 909 us, conv3 142 vs 342 us; light_resnet50 at batch
+// 64: 1.47 vs 1.62 s) and backward data of one-tile images (conv3: 154 vs 326 us), while
+// Winograd still wins backward filter (conv2 756 vs 1338 us, conv3 230 vs 410) and backward
+// data of larger images (conv2 796 vs 1189). So on AVX-512 the forward pass stays direct and
+// backward data needs at least kMinTilesPerImageAvx512 tiles per image.
 constexpr int64_t kTransformFlopsPerPair = 2600;
-bool worth_it(const Geometry& g);
+constexpr int64_t kMinTilesPerImageAvx512 = 4;
+bool worth_it(const Geometry& g, Pass pass, bool onednn_avx512);
 
 // The kernel. For Pass::forward, `bias` says whether input 2 is a bias (conv2d_bias_act) and
 // `relu` whether a relu follows it; the inputs/outputs are the ops' own (docs/ops.md).
