@@ -75,6 +75,8 @@ std::string kernel_key(const dlrt_op_desc& desc) {
   for (size_t o = 0; o < desc.num_outputs; ++o) append_desc(key, desc.outputs[o]);
   key += "|attrs:";
   for (size_t k = 0; k < desc.num_attrs; ++k) append_attr(key, desc.attrs[k]);
+  // A kernel told an input is constant may keep state prepared from it (plugin.h).
+  key += "|const:" + std::to_string(desc.constant_inputs);
   return key;
 }
 

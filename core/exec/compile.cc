@@ -263,8 +263,18 @@ void Compiler::create_kernels() {
     k.placed = i;
     k.name = p.name;
     size_t ws = 0;
+    // Inputs that are graph constants on this device: their buffers were filled once above
+    // (plan) and are never written again, so the kernel may prepare from them once
+    // (dlrt_op_desc.constant_inputs, ABI 1.3).
+    dlrt_op_desc desc = inst->desc();
+    desc.constant_inputs = 0;
+    for (size_t in = 0; in < p.inputs.size() && in < 64; ++in) {
+      const PlacedNode& src = nodes[p.inputs[in].node];
+      if (!src.is_copy && g_.node(src.source).kind == NodeKind::kConstant)
+        desc.constant_inputs |= uint64_t{1} << in;
+    }
     plugin_call(fmt::format("{} ({}) on {}: kernel_create", p.name, node.op, d.name),
-                [&] { return d.api->kernel_create(d.handle, &inst->desc(), &k.kernel, &ws); });
+                [&] { return d.api->kernel_create(d.handle, &desc, &k.kernel, &ws); });
     ++ex_.stats_.kernels;
     workspace[dev] = std::max(workspace[dev], ws);
     draws_random[dev] |= draws_random_numbers(node.op);

@@ -113,6 +113,9 @@ class OpView {
     // ABI 1.2 appended op_version; a 1.0/1.1 host's descriptor stops before it (version 1).
     if (desc->struct_size >= offsetof(dlrt_op_desc, op_version) + sizeof(int32_t))
       version_ = desc->op_version;
+    // ABI 1.3 appended constant_inputs; older hosts' descriptors stop before it (none known).
+    if (desc->struct_size >= offsetof(dlrt_op_desc, constant_inputs) + sizeof(uint64_t))
+      constant_inputs_ = desc->constant_inputs;
     read_operands(desc->num_inputs, desc->inputs, "input", inputs_);
     read_operands(desc->num_outputs, desc->outputs, "output", outputs_);
     for (size_t k = 0; k < desc->num_attrs; ++k) {
@@ -142,6 +145,9 @@ class OpView {
   const std::string& name() const { return name_; }
   // The op's meaning version (dlrt_op_desc.op_version, ABI 1.2; 1 from older hosts).
   int version() const { return version_; }
+  // Whether input i holds the same bytes on every run (dlrt_op_desc.constant_inputs, ABI 1.3),
+  // so a kernel may prepare from it once; false from older hosts and for i >= 64.
+  bool input_is_constant(size_t i) const { return i < 64 && ((constant_inputs_ >> i) & 1u) != 0; }
   size_t num_inputs() const { return inputs_.size(); }
   size_t num_outputs() const { return outputs_.size(); }
   const TensorView& input(size_t i) const { return operand(inputs_, i, "input"); }
@@ -236,6 +242,7 @@ class OpView {
 
   std::string name_;
   int version_ = 1;
+  uint64_t constant_inputs_ = 0;
   std::vector<TensorView> inputs_;
   std::vector<TensorView> outputs_;
   std::map<std::string, Attr> attrs_;

@@ -164,7 +164,9 @@ class PrimKernel : public Kernel {
       : engine_(p.engine),
         threads_(p.threads),
         inputs_(op.num_inputs()),
-        outputs_(op.num_outputs()) {}
+        outputs_(op.num_outputs()) {
+    for (size_t i = 0; i < op.num_inputs(); ++i) constant_.push_back(op.input_is_constant(i));
+  }
 
   size_t workspace_bytes() const override { return scratch_bytes_; }
 
@@ -175,7 +177,9 @@ class PrimKernel : public Kernel {
     for (size_t i = 0; i < outputs_.size(); ++i)
       if (outputs_[i]) outputs_[i].set_data_handle(args.outputs[i]);
     for (memory& m : scratch_) m.set_data_handle(args.workspace);
-    for (Step& s : steps_) s.prim.execute(stream, s.args);
+    for (Step& s : steps_)
+      if (!s.once || !ran_) s.prim.execute(stream, s.args);
+    ran_ = true;
   }
 
  protected:
@@ -200,10 +204,15 @@ class PrimKernel : public Kernel {
   // `user` as the layout `want` a primitive chose: `user` itself when the layouts agree,
   // otherwise an owned buffer that a reorder step (added now, so it runs before the primitive
   // added next) fills from `user` on every run.
+  // When `user` is an input the host marked constant (dlrt_op_desc.constant_inputs), the
+  // reorder runs on the first run only and its result is kept: a constant filter is
+  // reordered once, not on every run.
   memory reorder_in(const memory& user, const memory::desc& want) {
     if (user.get_desc() == want) return user;
     memory m = owned(want);
     add_reorder(user, m);
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      if (constant_[i] && inputs_[i] && inputs_[i].get() == user.get()) steps_.back().once = true;
     return m;
   }
   // A buffer of layout `have` for a primitive to write, which finish_reorder_out copies into
@@ -221,6 +230,7 @@ class PrimKernel : public Kernel {
   struct Step {
     dnnl::primitive prim;
     std::unordered_map<int, memory> args;
+    bool once = false;  // runs on the first run only (a reorder of a constant input)
   };
 
   memory unbound(const memory::desc& md) const { return memory(md, engine_, DNNL_MEMORY_NONE); }
@@ -231,6 +241,8 @@ class PrimKernel : public Kernel {
   }
 
   int threads_;
+  std::vector<bool> constant_;  // per input: the host says it never changes (ABI 1.3)
+  bool ran_ = false;            // the once-steps have run
   std::vector<memory> inputs_, outputs_, scratch_;
   std::vector<Step> steps_;
   size_t scratch_bytes_ = 0;

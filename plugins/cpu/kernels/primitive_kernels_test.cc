@@ -413,6 +413,79 @@ TEST(PrimitiveKernels, WinogradConv) {
   }
 }
 
+// dlrt_op_desc.constant_inputs (ABI 1.3): a conv whose filter the host marks constant
+// reorders it into oneDNN's layout on the first run only. Later runs with new images are
+// right for that filter; a filter written afterwards (which a host that set the bit never
+// does) is not seen, which shows the reorder was kept. Without the bit every run reads w.
+TEST(PrimitiveKernels, ConstantFilterIsReorderedOnce) {
+  Cpu& c = cpu();
+  ASSERT_NE(c.stream, nullptr) << c.lib.error();
+  const Dims xd = {2, 9, 9, 16}, wd = {3, 3, 16, 32};  // direct (too few tiles for Winograd)
+  const dlrt::ops::OpInstance in = instance("conv2d", {f32(xd), f32(wd)}, {});
+  for (const bool constant : {true, false}) {
+    SCOPED_TRACE(constant ? "w constant" : "w not marked");
+    dlrt_op_desc desc = in.desc();
+    desc.constant_inputs = constant ? 2u : 0u;  // bit 1: input 1, w
+    const dlrt::plugin::OpView view(&desc);
+    ASSERT_EQ(view.input_is_constant(1), constant);
+    dlrt_kernel* kernel = nullptr;
+    size_t ws_bytes = 0;
+    ASSERT_OK(c.api().kernel_create(c.dev, &desc, &kernel, &ws_bytes));
+    void *x = nullptr, *w = nullptr, *y = nullptr, *ws = nullptr;
+    ASSERT_OK(c.api().mem_alloc(c.dev, view.input(0).bytes, 64, &x));
+    ASSERT_OK(c.api().mem_alloc(c.dev, view.input(1).bytes, 64, &w));
+    ASSERT_OK(c.api().mem_alloc(c.dev, view.output(0).bytes, 64, &y));
+    if (ws_bytes > 0) ASSERT_OK(c.api().mem_alloc(c.dev, ws_bytes, 64, &ws));
+    std::mt19937 rng(7);
+    const std::vector<float> w1 = random_values(view.input(1).numel, {}, rng),
+                             w2 = random_values(view.input(1).numel, {}, rng);
+    // Runs once with image `hx` and, in w's buffer, `hw`; returns y, and in *want the
+    // reference's y for `hx` with `ref_w`.
+    auto run = [&](const std::vector<float>& hx, const std::vector<float>& hw,
+                   const std::vector<float>& ref_w, std::vector<float>* want) {
+      EXPECT_OK(c.api().memcpy_h2d(c.dev, x, hx.data(), view.input(0).bytes, nullptr));
+      EXPECT_OK(c.api().memcpy_h2d(c.dev, w, hw.data(), view.input(1).bytes, nullptr));
+      const void* ins[] = {x, w};
+      void* outs[] = {y};
+      dlrt_kernel_args args{};
+      args.struct_size = sizeof(args);
+      args.num_inputs = 2;
+      args.inputs = ins;
+      args.num_outputs = 1;
+      args.outputs = outs;
+      args.workspace = ws;
+      args.workspace_bytes = ws_bytes;
+      EXPECT_OK(c.api().kernel_run(kernel, c.stream, &args));
+      EXPECT_OK(c.api().stream_synchronize(c.stream));
+      std::vector<float> got(static_cast<size_t>(view.output(0).numel));
+      EXPECT_OK(c.api().memcpy_d2h(c.dev, got.data(), y, view.output(0).bytes, nullptr));
+      want->assign(got.size(), 0.0f);
+      const void* ref_in[] = {hx.data(), ref_w.data()};
+      void* ref_out[] = {want->data()};
+      dlrt::reference::run(view, ref_in, ref_out, 0);
+      return got;
+    };
+    auto max_diff = [](const std::vector<float>& a, const std::vector<float>& b) {
+      double m = 0;
+      for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - b[i]));
+      return m;
+    };
+    std::vector<float> want;
+    const std::vector<float> x1 = random_values(view.input(0).numel, {}, rng),
+                             x2 = random_values(view.input(0).numel, {}, rng);
+    std::vector<float> got = run(x1, w1, w1, &want);
+    EXPECT_LE(max_diff(got, want), 1e-4) << "first run";
+    got = run(x2, w1, w1, &want);
+    EXPECT_LE(max_diff(got, want), 1e-4) << "a new image, the same filter";
+    got = run(x2, w2, constant ? w1 : w2, &want);
+    EXPECT_LE(max_diff(got, want), 1e-4)
+        << (constant ? "the constant filter was read again" : "a changed filter was not read");
+    c.api().kernel_destroy(kernel);
+    for (void* p : {x, w, y, ws})
+      if (p != nullptr) c.api().mem_free(c.dev, p);
+  }
+}
+
 // Where the default option (winograd=1) takes the path (wino::worth_it): the same inputs with
 // the option on and off give the same bits exactly where it stays direct.
 TEST(PrimitiveKernels, WinogradCostRule) {

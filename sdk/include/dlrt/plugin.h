@@ -50,7 +50,7 @@ extern "C" {
 #endif
 
 #define DLRT_ABI_MAJOR 1
-#define DLRT_ABI_MINOR 2
+#define DLRT_ABI_MINOR 3
 /* The oldest minor this host still accepts. */
 #define DLRT_ABI_MINOR_FLOOR 0
 
@@ -166,6 +166,15 @@ typedef struct dlrt_op_desc {
    * rather than computing the old meaning. Absent (struct_size too small): version 1. */
   int32_t op_version;
   int32_t reserved0; /* zero */
+  /* ABI 1.3: bit i set (i < 64) says input i holds the same bytes on every run of the kernels
+   * made from this descriptor (a graph constant: an ONNX initializer, a folded weight), so a
+   * kernel may prepare from it once and keep the result, e.g. a filter reordered into the
+   * layout its primitive wants. The host sets it only for buffers it fills once at compile
+   * and never writes again; kernels of the same descriptor without the bit never share such
+   * state with those that have it (the host keys its kernel caches by the whole descriptor).
+   * Absent (struct_size too small, a pre-1.3 host) or 0: every input may change between
+   * runs. A plugin may ignore it. */
+  uint64_t constant_inputs;
 } dlrt_op_desc;
 
 /* Operands of one kernel_run. Buffers are device pointers from mem_alloc (or offsets into
