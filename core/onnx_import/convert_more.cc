@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "onnx_import/host_fold.hpp"
 #include "onnx_import/node_context.hpp"
 #include "onnx_import/tensor_proto.hpp"
 
@@ -20,6 +21,16 @@ dlrt::Value to_f32(NodeContext& c, size_t i) {
 void logical(ConverterTable& t, const char* onnx_op, const char* how) {
   const std::string op = onnx_op;
   t.add(onnx_op, how, [op](NodeContext& c) {
+    // Constants (the shape logic of exported functions: Not(Equal(heads, kv_heads))) fold.
+    const HostTensor* ha = c.host(0);
+    const HostTensor* hb = op == "Not" ? ha : c.host(1);
+    if (ha && hb && ha->element_count() <= kMaxFoldElements && hb->element_count() <= kMaxFoldElements) {
+      if (op == "Not") return c.set_host(0, host_unary(*ha, DLRT_BOOL, [](double v) { return v == 0 ? 1.0 : 0.0; }));
+      return c.set_host(0, host_binary(*ha, *hb, DLRT_BOOL, [op](double x, double y) {
+        const bool p = x != 0, q = y != 0;
+        return (op == "And" ? p && q : op == "Or" ? p || q : p != q) ? 1.0 : 0.0;
+      }));
+    }
     dlrt::Value a = to_f32(c, 0);
     if (op == "Not") return c.set(0, c.op("equal", {a, c.scalar(DLRT_F32, 0.0)}));
     dlrt::Value b = to_f32(c, 1);
@@ -65,8 +76,22 @@ void convert_trilu(NodeContext& c) {
   std::vector<double> mask(static_cast<size_t>(n * m));
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < m; ++j) mask[i * m + j] = upper ? (j - i >= k) : (j - i <= k);
-  dlrt::Value keep = c.constant(HostTensor::from_doubles(DLRT_BOOL, mask, {n, m}));
-  c.set(0, c.op("where", {keep, c.value(0), c.scalar(c.dtype(0), 0.0)}));
+  const dlrt_dtype dt = c.dtype(0);
+  if (dt == DLRT_F32 || dt == DLRT_F16 || dt == DLRT_BF16) {
+    dlrt::Value keep = c.constant(HostTensor::from_doubles(DLRT_BOOL, mask, {n, m}));
+    return c.set(0, c.op("where", {keep, c.value(0), c.scalar(dt, 0.0)}));
+  }
+  // dlrt's where takes floats; gather takes every dtype. The input flattened with one zero
+  // appended, and a constant index per element: its own position where kept, else the zero's.
+  int64_t total = 1;
+  for (int64_t e : d) total *= e;
+  if (total >= (int64_t{1} << 28)) c.unsupported("Trilu of a non-float tensor above 2^28 elements");
+  std::vector<int64_t> idx(static_cast<size_t>(total));
+  for (int64_t p = 0; p < total; ++p) idx[p] = mask[p % (n * m)] != 0 ? p : total;
+  dlrt::Value flat = c.reshape(c.value(0), {total});
+  dlrt::Value zero = c.constant(HostTensor::from_doubles(dt, {0.0}, {1}));
+  dlrt::Value padded = c.op("concat", {flat, zero}, {{"axis", int64_t{0}}});
+  c.set(0, c.op("gather", {padded, c.constant(HostTensor::from_int64s(idx, d))}));
 }
 
 void convert_one_hot(NodeContext& c) {

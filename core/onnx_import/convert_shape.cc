@@ -441,14 +441,54 @@ void convert_resize(NodeContext& c) {
   if (c.opset() >= 11 && c.has_input(3)) sizes = c.require_host(3, "sizes").as_int64s();
   else if (c.has_input(scales_at) && c.require_host(scales_at, "scales").element_count() > 0)
     scales = c.require_host(scales_at, "scales").as_doubles();
-  if (sizes.empty()) {
-    if (scales.size() != 4) c.invalid("Resize needs 4 scales or 4 sizes");
-    for (size_t k = 0; k < 4; ++k) sizes.push_back(static_cast<int64_t>(std::floor(d[k] * scales[k])));
+  // `axes` (opset 18): the sizes or scales name those dims only; the others keep theirs.
+  std::vector<int64_t> axes = {0, 1, 2, 3};
+  if (c.has_attr("axes")) {
+    axes = c.attr_ints("axes");
+    for (int64_t& a : axes) a = c.axis(a, 4);
   }
-  if (sizes.size() != 4 || sizes[0] != d[0] || sizes[1] != d[1])
+  const size_t given = sizes.empty() ? scales.size() : sizes.size();
+  if (given != axes.size())
+    c.invalid(fmt::format("Resize has {} axes but {} {}", axes.size(), given, sizes.empty() ? "scales" : "sizes"));
+  std::vector<double> scale(4, 1.0);
+  std::vector<int64_t> out = d;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const size_t a = static_cast<size_t>(axes[k]);
+    if (sizes.empty()) scale[a] = scales[k];
+    else out[a] = sizes[k];
+  }
+  if (!sizes.empty()) {
+    const std::string policy = c.attr_string("keep_aspect_ratio_policy", "stretch");
+    if (policy != "stretch") {
+      // One scale for every listed axis: the smallest (not_larger) or largest (not_smaller)
+      // out/in; the output is round(scale * in) there.
+      if (policy != "not_larger" && policy != "not_smaller")
+        c.invalid(fmt::format("keep_aspect_ratio_policy '{}'", policy));
+      double s = policy == "not_larger" ? INFINITY : 0.0;
+      for (int64_t a : axes) {
+        const double r = double(out[a]) / double(d[a]);
+        s = policy == "not_larger" ? std::min(s, r) : std::max(s, r);
+      }
+      for (int64_t a : axes) scale[a] = s;
+      sizes.clear();  // now the scales form
+    }
+  }
+  if (sizes.empty()) {
+    // ONNX maps output coordinates through the scale itself, dlrt's resize through out/in:
+    // the same only when in * scale is a whole number (then out = in * scale).
+    for (size_t k = 0; k < 4; ++k) {
+      const double o = double(d[k]) * scale[k];
+      if (o != std::floor(o) || o < 1)
+        c.unsupported(fmt::format("a scale of {} on a dim of {} (not a whole output length: ONNX "
+                                  "maps coordinates by the scale, dlrt's resize by the sizes)",
+                                  scale[k], d[k]));
+      out[k] = static_cast<int64_t>(o);
+    }
+  }
+  sizes = out;
+  if (sizes[0] != d[0] || sizes[1] != d[1])
     c.unsupported("Resize that changes N or C");
   if (c.attr_int("antialias", 0) != 0) c.unsupported("antialias");
-  if (c.has_attr("axes")) c.unsupported("the axes attribute");
   std::string mode = c.attr_string("mode", "nearest");
   if (mode == "linear") mode = "bilinear";
   if (mode != "nearest" && mode != "bilinear") c.unsupported(fmt::format("mode '{}'", mode));
@@ -471,8 +511,12 @@ void convert_resize(NodeContext& c) {
 void add_shape_converters(ConverterTable& t) {
   t.add("Identity", "(the input itself)", [](NodeContext& c) { c.set_slot(0, c.slot(0)); });
   t.add("Dropout", "(the input itself: inference)", [](NodeContext& c) {
-    if (c.opset() >= 12 && c.has_input(2) && c.require_host(2, "training_mode").as_int64s().at(0) != 0)
-      c.unsupported("Dropout with training_mode true");
+    // Training mode drops at random (ONNX's draws cannot be matched) unless the ratio is 0,
+    // where ONNX's Dropout is the identity too.
+    if (c.opset() >= 12 && c.has_input(2) && c.require_host(2, "training_mode").as_int64s().at(0) != 0) {
+      const double ratio = c.has_input(1) ? c.require_host(1, "ratio").as_doubles().at(0) : 0.5;
+      if (ratio != 0.0) c.unsupported("Dropout with training_mode true and a ratio above 0");
+    }
     c.set_slot(0, c.slot(0));
     if (c.wants_output(1))
       c.set(1, c.op("fill", {}, {{"shape", c.dims(0)}, {"value", 1.0}, {"dtype", DLRT_BOOL}}));

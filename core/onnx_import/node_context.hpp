@@ -158,5 +158,6 @@ void add_nn_converters(ConverterTable& t);
 void add_shape_converters(ConverterTable& t);
 void add_reduce_converters(ConverterTable& t);
 void add_more_converters(ConverterTable& t);
+void add_loss_converters(ConverterTable& t);
 
 }  // namespace dlrt::onnx_import
