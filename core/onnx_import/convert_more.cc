@@ -319,6 +319,7 @@ void add_more_converters(ConverterTable& t) {
   logical(t, "Not", "cast f32, equal 0");
   t.add("CastLike", "cast", [](NodeContext& c) {
     const dlrt_dtype to = c.dtype(1);
+    refuse_rounding_to_bf16(c, c.dtype(0), to);
     c.set(0, c.dtype(0) == to ? c.op("copy", {c.value(0)}) : c.op("cast", {c.value(0)}, {{"dtype", to}}));
   });
   t.add("Selu", "elu, mul", [](NodeContext& c) {

@@ -320,6 +320,7 @@ void convert_split(NodeContext& c) {
 
 void convert_cast(NodeContext& c) {
   const dlrt_dtype to = dtype_from_onnx(static_cast<int32_t>(c.attr_int("to", 0)), c.label() + " attribute 'to'");
+  refuse_rounding_to_bf16(c, c.dtype(0), to);
   if (const HostTensor* h = c.host(0); h != nullptr && h->dtype != DLRT_F16 && h->dtype != DLRT_BF16 &&
                                        to != DLRT_F16 && to != DLRT_BF16) {
     c.set_host(0, host_cast(*h, to));
@@ -507,6 +508,15 @@ void convert_resize(NodeContext& c) {
 }
 
 }  // namespace
+
+// dlrt's cast rounds f32/f64 to bf16 to nearest (ties to even), as onnxruntime does; ONNX
+// 1.18's Cast cases keep the upper 16 bits (truncation), so the two disagree in the last bit
+// and dlrt declines rather than give ONNX's cases other numbers.
+void refuse_rounding_to_bf16(NodeContext& c, dlrt_dtype from, dlrt_dtype to) {
+  if (to == DLRT_BF16 && (from == DLRT_F32 || from == DLRT_F64))
+    c.unsupported(fmt::format("a cast from {} to bf16 (dlrt rounds to nearest even; ONNX's cases "
+                              "truncate)", dlrt_dtype_name(from)));
+}
 
 void add_shape_converters(ConverterTable& t) {
   t.add("Identity", "(the input itself)", [](NodeContext& c) { c.set_slot(0, c.slot(0)); });
