@@ -182,34 +182,34 @@ void convert_gather(NodeContext& c) {
   const int64_t r = static_cast<int64_t>(d.size());
   const int64_t a = c.axis(c.attr_int("axis", 0), r);
   const HostTensor* ih = c.host(1);
+  std::vector<int64_t> idims = c.dims(1);
+  dlrt::Value ids;
   if (ih == nullptr) {
-    if (a != 0) c.unsupported("Gather along an axis but 0 with computed indices");
     // ONNX counts negative indices from the end; dlrt's gather refuses them. dlrt has no
     // integer arithmetic, so the wrap is done in f32 (exact below 2^24 rows) and cast back.
     dlrt::Value i = c.value(1);
     const dlrt_dtype it = c.dtype(1);
-    if (d[0] >= (int64_t{1} << 24)) c.unsupported("computed indices into more than 2^24 rows");
+    if (d[a] >= (int64_t{1} << 24)) c.unsupported("computed indices into more than 2^24 rows");
     dlrt::Value f = c.op("cast", {i}, {{"dtype", DLRT_F32}});
     dlrt::Value wrapped = c.op("where", {c.op("less", {f, c.scalar(DLRT_F32, 0.0)}),
-                                         c.op("add", {f, c.scalar(DLRT_F32, double(d[0]))}), f});
-    i = c.op("cast", {wrapped}, {{"dtype", it}});
-    c.set(0, c.op("gather", {c.value(0), i}));
-    return;
-  }
-  std::vector<int64_t> idx = ih->as_int64s();
-  for (int64_t& i : idx) {
-    if (i < -d[a] || i >= d[a])
-      c.invalid(fmt::format("index {} is out of range for axis {} of size {}", i, a, d[a]));
-    if (i < 0) i += d[a];
-  }
-  const std::vector<int64_t> idims = ih->dims;
-  if (small_host(c, 0)) {
-    c.set_host(0, host_gather(*c.host(0), idx, idims, a));
-    return;
+                                         c.op("add", {f, c.scalar(DLRT_F32, double(d[a]))}), f});
+    ids = c.op("cast", {wrapped}, {{"dtype", it}});
+    if (idims.empty()) ids = c.reshape(ids, {1});
+  } else {
+    std::vector<int64_t> idx = ih->as_int64s();
+    for (int64_t& i : idx) {
+      if (i < -d[a] || i >= d[a])
+        c.invalid(fmt::format("index {} is out of range for axis {} of size {}", i, a, d[a]));
+      if (i < 0) i += d[a];
+    }
+    idims = ih->dims;
+    if (small_host(c, 0)) {
+      c.set_host(0, host_gather(*c.host(0), idx, idims, a));
+      return;
+    }
+    ids = c.constant(HostTensor::from_int64s(idx, idims.empty() ? std::vector<int64_t>{1} : idims));
   }
   const int64_t q = static_cast<int64_t>(idims.size());
-  std::vector<int64_t> gdims = idims.empty() ? std::vector<int64_t>{1} : idims;
-  dlrt::Value ids = c.constant(HostTensor::from_int64s(idx, gdims));
   dlrt::Value x = c.value(0);
   std::vector<int64_t> to_front;  // axis a first, the others in order
   to_front.push_back(a);
@@ -231,6 +231,57 @@ void convert_gather(NodeContext& c) {
     y = c.op("transpose", {y}, {{"perm", perm}});
   }
   c.set(0, y);
+}
+
+// GatherElements: y[p] = x[p with its axis-a coordinate replaced by indices[p]]. As dlrt's
+// gather along axis 0 of x flattened: flat[p] = base[p] + indices[p] * stride[a], base[p] the
+// offset of p's other coordinates (a constant). Computed indices are wrapped and scaled in f32
+// (exact while x has fewer than 2^24 elements) and cast back; constant ones on the host.
+void convert_gather_elements(NodeContext& c) {
+  const std::vector<int64_t> d = c.dims(0), id = c.dims(1);
+  const int64_t r = static_cast<int64_t>(d.size());
+  if (static_cast<int64_t>(id.size()) != r)
+    c.invalid(fmt::format("indices have dims {}; data {} wants the same rank", dims_text(id), dims_text(d)));
+  const int64_t a = c.axis(c.attr_int("axis", 0), r);
+  std::vector<int64_t> stride(static_cast<size_t>(r), 1);
+  for (int64_t k = r - 2; k >= 0; --k) stride[k] = stride[k + 1] * d[k + 1];
+  const int64_t total = product(d), n = product(id);
+  std::vector<int64_t> base(static_cast<size_t>(n)), coord(static_cast<size_t>(r), 0);
+  for (int64_t p = 0; p < n; ++p) {
+    int64_t off = 0;
+    for (int64_t k = 0; k < r; ++k) {
+      if (k != a && coord[k] >= d[k])
+        c.invalid(fmt::format("indices have dims {}, larger than data {} off the axis", dims_text(id), dims_text(d)));
+      if (k != a) off += coord[k] * stride[k];
+    }
+    base[p] = off;
+    for (int64_t k = r - 1; k >= 0; --k) {
+      if (++coord[k] < id[k]) break;
+      coord[k] = 0;
+    }
+  }
+  dlrt::Value ids;
+  if (const HostTensor* ih = c.host(1)) {
+    std::vector<int64_t> idx = ih->as_int64s();
+    for (int64_t p = 0; p < n; ++p) {
+      int64_t i = idx[p];
+      if (i < -d[a] || i >= d[a])
+        c.invalid(fmt::format("index {} is out of range for axis {} of size {}", i, a, d[a]));
+      if (i < 0) i += d[a];
+      idx[p] = base[p] + i * stride[a];
+    }
+    ids = c.constant(HostTensor::from_int64s(idx, id));
+  } else {
+    if (total >= (int64_t{1} << 24)) c.unsupported("computed indices into more than 2^24 elements");
+    std::vector<float> fbase(base.begin(), base.end());
+    dlrt::Value f = c.op("cast", {c.value(1)}, {{"dtype", DLRT_F32}});
+    f = c.op("where", {c.op("less", {f, c.scalar(DLRT_F32, 0.0)}),
+                       c.op("add", {f, c.scalar(DLRT_F32, double(d[a]))}), f});
+    f = c.op("add", {c.op("mul", {f, c.scalar(DLRT_F32, double(stride[a]))}),
+                     c.constant(HostTensor::from_floats(fbase, id))});
+    ids = c.op("cast", {f}, {{"dtype", DLRT_I64}});
+  }
+  c.set(0, c.op("gather", {c.reshape(c.value(0), {total}), ids}));
 }
 
 void convert_slice(NodeContext& c) {
@@ -557,6 +608,7 @@ void add_shape_converters(ConverterTable& t) {
   t.add("Slice", "slice", convert_slice);
   t.add("Split", "split", convert_split);
   t.add("Cast", "cast", convert_cast);
+  t.add("GatherElements", "gather of the flattened data at computed offsets", convert_gather_elements);
   t.add("Expand", "broadcast_to", convert_expand);
   t.add("Pad", "pad", convert_pad);
   t.add("Range", "(host constant)", convert_range);
