@@ -159,6 +159,26 @@ void add_elementwise_converters(ConverterTable& t) {
     if (c.dtype(1) != c.dtype(0)) e = c.op("cast", {e}, {{"dtype", c.dtype(0)}});
     c.set(0, c.op("pow", {c.value(0), e}));
   });
+  // Mod: folded on the host (shape arithmetic: an exported attention's heads % groups); dlrt
+  // has no mod op for graph values yet.
+  t.add("Mod", "(host fold only)", [](NodeContext& c) {
+    if (c.dtype(0) != c.dtype(1))
+      c.invalid(fmt::format("inputs have dtypes {} and {}; ONNX wants one", dlrt_dtype_name(c.dtype(0)),
+                            dlrt_dtype_name(c.dtype(1))));
+    const bool fmod = c.attr_int("fmod", 0) != 0;
+    if (!fmod && is_float(c.dtype(0))) c.invalid("Mod of floats needs fmod = 1");
+    if (!all_small_hosts(c)) c.unsupported("Mod of graph values (dlrt has no mod op; only constants fold)");
+    // Integers are exact in double below 2^53; fmod = 0 takes the divisor's sign (Python's %),
+    // fmod = 1 the dividend's (C's fmod). An integer zero divisor gives 0, as NumPy does; a
+    // float one NaN.
+    const bool integer = !is_float(c.dtype(0));
+    c.set_host(0, host_binary(*c.host(0), *c.host(1), c.dtype(0), [fmod, integer](double a, double b) {
+      if (b == 0 && integer) return 0.0;
+      double r = std::fmod(a, b);
+      if (!fmod && r != 0 && ((r < 0) != (b < 0))) r += b;
+      return r;
+    }));
+  });
   binary(t, "Equal", "equal", [](double a, double b) { return a == b ? 1.0 : 0.0; }, true);
   binary(t, "Less", "less", [](double a, double b) { return a < b ? 1.0 : 0.0; }, true);
   binary(t, "LessOrEqual", "less_equal", [](double a, double b) { return a <= b ? 1.0 : 0.0; }, true);
@@ -171,6 +191,13 @@ void add_elementwise_converters(ConverterTable& t) {
   variadic(t, "Min", "minimum", [](double a, double b) { return std::min(a, b); }, false);
 
   t.add("Where", "where", [](NodeContext& c) {
+    if (c.dtype(1) != c.dtype(2))
+      c.invalid(fmt::format("x and y have dtypes {} and {}; ONNX wants one", dlrt_dtype_name(c.dtype(1)),
+                            dlrt_dtype_name(c.dtype(2))));
+    const HostTensor *k = c.host(0), *x = c.host(1), *y = c.host(2);
+    if (k && x && y && k->element_count() <= kMaxFoldElements && x->element_count() <= kMaxFoldElements &&
+        y->element_count() <= kMaxFoldElements)
+      return c.set_host(0, host_where(*k, *x, *y));
     c.set(0, c.op("where", {c.value(0), c.value(1), c.value(2)}));
   });
 }

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
+#include "onnx_import/host_fold.hpp"
 #include "onnx_import/node_context.hpp"
 #include "onnx_import/tensor_proto.hpp"
 
@@ -20,6 +22,16 @@ dlrt::Value to_f32(NodeContext& c, size_t i) {
 void logical(ConverterTable& t, const char* onnx_op, const char* how) {
   const std::string op = onnx_op;
   t.add(onnx_op, how, [op](NodeContext& c) {
+    // Constants (the shape logic of exported functions: Not(Equal(heads, kv_heads))) fold.
+    const HostTensor* ha = c.host(0);
+    const HostTensor* hb = op == "Not" ? ha : c.host(1);
+    if (ha && hb && ha->element_count() <= kMaxFoldElements && hb->element_count() <= kMaxFoldElements) {
+      if (op == "Not") return c.set_host(0, host_unary(*ha, DLRT_BOOL, [](double v) { return v == 0 ? 1.0 : 0.0; }));
+      return c.set_host(0, host_binary(*ha, *hb, DLRT_BOOL, [op](double x, double y) {
+        const bool p = x != 0, q = y != 0;
+        return (op == "And" ? p && q : op == "Or" ? p || q : p != q) ? 1.0 : 0.0;
+      }));
+    }
     dlrt::Value a = to_f32(c, 0);
     if (op == "Not") return c.set(0, c.op("equal", {a, c.scalar(DLRT_F32, 0.0)}));
     dlrt::Value b = to_f32(c, 1);
@@ -65,8 +77,22 @@ void convert_trilu(NodeContext& c) {
   std::vector<double> mask(static_cast<size_t>(n * m));
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < m; ++j) mask[i * m + j] = upper ? (j - i >= k) : (j - i <= k);
-  dlrt::Value keep = c.constant(HostTensor::from_doubles(DLRT_BOOL, mask, {n, m}));
-  c.set(0, c.op("where", {keep, c.value(0), c.scalar(c.dtype(0), 0.0)}));
+  const dlrt_dtype dt = c.dtype(0);
+  if (dt == DLRT_F32 || dt == DLRT_F16 || dt == DLRT_BF16) {
+    dlrt::Value keep = c.constant(HostTensor::from_doubles(DLRT_BOOL, mask, {n, m}));
+    return c.set(0, c.op("where", {keep, c.value(0), c.scalar(dt, 0.0)}));
+  }
+  // dlrt's where takes floats; gather takes every dtype. The input flattened with one zero
+  // appended, and a constant index per element: its own position where kept, else the zero's.
+  int64_t total = 1;
+  for (int64_t e : d) total *= e;
+  if (total >= (int64_t{1} << 28)) c.unsupported("Trilu of a non-float tensor above 2^28 elements");
+  std::vector<int64_t> idx(static_cast<size_t>(total));
+  for (int64_t p = 0; p < total; ++p) idx[p] = mask[p % (n * m)] != 0 ? p : total;
+  dlrt::Value flat = c.reshape(c.value(0), {total});
+  dlrt::Value zero = c.constant(HostTensor::from_doubles(dt, {0.0}, {1}));
+  dlrt::Value padded = c.op("concat", {flat, zero}, {{"axis", int64_t{0}}});
+  c.set(0, c.op("gather", {padded, c.constant(HostTensor::from_int64s(idx, d))}));
 }
 
 void convert_one_hot(NodeContext& c) {
@@ -167,20 +193,93 @@ void convert_conv_transpose(NodeContext& c) {
 
 // ONNX Attention (opset 23): Q, K, V as (B, H, S, D) (3-D inputs are refused, see below); no mask, no past, no softcap; causal only with Tq == Tk (dlrt's causal mask is
 // bottom-right aligned, ONNX's top-left: the same when square).
+// Attention (opset 23) of 4-D Q (B,Hq,Sq,D), K (B,Hkv,Skv,D), V (B,Hkv,Skv,Dv) in the form
+// ONNX's function body gives it, op by op (the fused `attention` covers only the plain case):
+//   present_key/value = concat(past, K/V) on the sequence axis (Stot = Spast + Skv);
+//   bias (Sq,Stot) = attn_mask (float: added; bool: 0 where true, -inf where false), or the
+//   causal mask (-inf where key j > query i: top-left aligned, as the function's Trilu);
+//   grouped-query: K and V tiled Hq/Hkv times along heads (ONNX's Tile: query head h reads
+//   key/value head h % Hkv);
+//   s = q k^T * scale (scale: 1/sqrt(D) unless given) + bias, softcap c: c * tanh(s / c);
+//   Y = softmax(s) v; qk_matmul_output: s before the bias (mode 0), after it (1), after the
+//   softcap (2) or the softmax (3).
+void attention_by_parts(NodeContext& c) {
+  const std::vector<int64_t> qd = c.dims(0), kd = c.dims(1), vd = c.dims(2);
+  const int64_t Hq = qd[1], Hkv = kd[1], Sq = qd[2], D = qd[3];
+  if (kd.size() != 4 || vd.size() != 4) c.invalid("K and V must be 4-D with a 4-D Q");
+  if (Hkv < 1 || Hq % Hkv != 0) c.invalid(fmt::format("{} query heads is not a multiple of {} key/value heads", Hq, Hkv));
+  dlrt::Value k = c.value(1), v = c.value(2);
+  if (c.has_input(4) != c.has_input(5)) c.invalid("past_key and past_value come together");
+  if (c.has_input(4)) {
+    k = c.op("concat", {c.value(4), k}, {{"axis", int64_t{2}}});
+    v = c.op("concat", {c.value(5), v}, {{"axis", int64_t{2}}});
+  }
+  c.set(1, k);
+  c.set(2, v);
+  const int64_t St = k.dims()[2];
+  const dlrt_dtype dt = c.dtype(0);
+  const bool causal = c.attr_int("is_causal", 0) != 0;
+  const bool has_mask = c.has_input(3);
+  if (causal && has_mask) c.unsupported("is_causal together with attn_mask");
+  std::optional<dlrt::Value> bias;
+  if (has_mask) {
+    dlrt::Value m = c.value(3);
+    if (m.dtype() == DLRT_BOOL)
+      m = c.op("where", {m, c.scalar(dt, 0.0), c.scalar(dt, -INFINITY)});
+    else if (m.dtype() != dt)
+      c.invalid(fmt::format("attn_mask is {}; Q is {}", dlrt_dtype_name(m.dtype()), dlrt_dtype_name(dt)));
+    bias = m;
+  } else if (causal) {
+    std::vector<float> tri(static_cast<size_t>(Sq * St));
+    for (int64_t i = 0; i < Sq; ++i)
+      for (int64_t j = 0; j < St; ++j) tri[i * St + j] = j <= i ? 0.0f : -INFINITY;
+    bias = c.constant(HostTensor::from_floats(tri, {Sq, St}));
+    if (dt != DLRT_F32) bias = c.op("cast", {*bias}, {{"dtype", dt}});
+  }
+  if (Hq != Hkv) {
+    k = c.op("concat", std::vector<dlrt::Value>(static_cast<size_t>(Hq / Hkv), k), {{"axis", int64_t{1}}});
+    v = c.op("concat", std::vector<dlrt::Value>(static_cast<size_t>(Hq / Hkv), v), {{"axis", int64_t{1}}});
+  }
+  const double given = c.attr_float("scale", 0.f);
+  const double scale = given != 0 ? given : 1.0 / std::sqrt(static_cast<double>(D));
+  const int64_t mode = c.attr_int("qk_matmul_output_mode", 0);
+  if (mode < 0 || mode > 3) c.invalid(fmt::format("qk_matmul_output_mode {} (ONNX has 0-3)", mode));
+  dlrt::Value s = c.op("batch_matmul", {c.value(0), k}, {{"transpose_b", true}});
+  s = c.op("mul", {s, c.scalar(dt, scale)});
+  std::optional<dlrt::Value> qk;
+  if (mode == 0) qk = s;
+  if (bias) s = c.op("add", {s, *bias});
+  if (mode == 1) qk = s;
+  const double cap = c.attr_float("softcap", 0.f);
+  if (cap > 0) s = c.op("mul", {c.op("tanh", {c.op("div", {s, c.scalar(dt, cap)})}), c.scalar(dt, cap)});
+  if (mode == 2) qk = s;
+  dlrt::Value p = c.op("softmax", {s}, {{"axis", int64_t{-1}}});
+  if (mode == 3) qk = p;
+  c.set(0, c.op("batch_matmul", {p, v}));
+  if (c.wants_output(3)) c.set(3, *qk);
+}
+
 void convert_attention(NodeContext& c) {
+  const bool causal = c.attr_int("is_causal", 0) != 0;
+  const std::vector<int64_t> qd = c.dims(0), kd = c.dims(1), vd = c.dims(2);
+  if (qd.size() == 3)
+    c.unsupported("3-D Q/K/V: onnx 1.18's reference splits heads by a plain reshape to (B,H,S,D), "
+                  "onnxruntime by (B,S,H,D) and a transpose; dlrt takes neither side yet");
+  if (qd.size() == 4) {
+    bool plain = c.attr_float("softcap", 0.f) == 0.f && kd.size() == 4 && qd[1] == kd[1] &&
+                 (!causal || qd[2] == kd[2]);
+    for (size_t i = 3; i < c.num_inputs(); ++i) plain = plain && !c.has_input(i);
+    for (size_t k = 1; k < c.num_outputs(); ++k) plain = plain && !c.wants_output(k);
+    if (!plain) return attention_by_parts(c);
+  }
   for (size_t i = 3; i < c.num_inputs(); ++i)
     if (c.has_input(i)) c.unsupported("attention masks and past key/value inputs");
   for (size_t k = 1; k < c.num_outputs(); ++k)
     if (c.wants_output(k)) c.unsupported("the present key/value and qk outputs");
   if (c.attr_float("softcap", 0.f) != 0.f) c.unsupported("softcap");
-  const bool causal = c.attr_int("is_causal", 0) != 0;
-  const std::vector<int64_t> qd = c.dims(0), kd = c.dims(1), vd = c.dims(2);
   dlrt::Value q = c.value(0), k = c.value(1), v = c.value(2);
   const bool three_d = qd.size() == 3;
   int64_t B = 0, Hq = 0, Tq = 0, Dv = 0;
-  if (three_d)
-    c.unsupported("3-D Q/K/V: onnx 1.18's reference splits heads by a plain reshape to (B,H,S,D), "
-                  "onnxruntime by (B,S,H,D) and a transpose; dlrt takes neither side yet");
   if (three_d) {
     const int64_t hq = c.attr_int("q_num_heads", 0), hkv = c.attr_int("kv_num_heads", 0);
     if (hq < 1 || hkv < 1) c.invalid("3-D inputs need q_num_heads and kv_num_heads");
@@ -220,6 +319,7 @@ void add_more_converters(ConverterTable& t) {
   logical(t, "Not", "cast f32, equal 0");
   t.add("CastLike", "cast", [](NodeContext& c) {
     const dlrt_dtype to = c.dtype(1);
+    refuse_rounding_to_bf16(c, c.dtype(0), to);
     c.set(0, c.dtype(0) == to ? c.op("copy", {c.value(0)}) : c.op("cast", {c.value(0)}, {{"dtype", to}}));
   });
   t.add("Selu", "elu, mul", [](NodeContext& c) {

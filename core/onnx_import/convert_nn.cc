@@ -281,10 +281,22 @@ void convert_matmul(NodeContext& c) {
   c.set(0, c.reshape(y, yd));
 }
 
-void convert_pool(NodeContext& c, bool is_max) {
+// MaxPool, AveragePool, and LpPool: (sum over the window of |x|^p)^(1/p), as an average pool
+// of |x|^p over zero-padded input (every pad and ceil_mode cell counted as a zero) times the
+// window's size.
+enum class Pool { kMax, kAvg, kLp };
+
+void convert_pool(NodeContext& c, Pool kind) {
+  const bool is_max = kind == Pool::kMax, lp = kind == Pool::kLp;
   if (is_max && c.wants_output(1)) c.unsupported("MaxPool's Indices output");
   const std::vector<int64_t> d = c.dims(0);
-  dlrt::Value x = as_4d(c, 0, is_max ? "MaxPool" : "AveragePool");
+  dlrt::Value x = as_4d(c, 0, is_max ? "MaxPool" : lp ? "LpPool" : "AveragePool");
+  const int64_t p = c.attr_int("p", 2);
+  if (lp) {
+    if (p < 1) c.invalid(fmt::format("p = {} (ONNX wants p >= 1)", p));
+    x = p == 1 ? c.op("abs", {x}) : p == 2 ? c.op("square", {x})
+                                           : c.op("pow", {c.op("abs", {x}), c.scalar(x.dtype(), double(p))});
+  }
   const bool one_d = d.size() == 3;
   auto two = [&](const char* name, int64_t dflt) {
     std::vector<int64_t> v = c.attr_ints(name, one_d ? std::vector<int64_t>{dflt} : std::vector<int64_t>{dflt, dflt});
@@ -320,7 +332,12 @@ void convert_pool(NodeContext& c, bool is_max) {
       extra[a] = std::max<int64_t>((out - 1) * s[a] + k[a] - in, 0);
     }
   }
-  if (!is_max && c.attr_int("count_include_pad", 0) != 0 &&
+  if (lp) {  // every cell of every window counted: zeros for the pads and ceil_mode cells
+    pads[2] += extra[0];
+    pads[3] += extra[1];
+    extra = {0, 0};
+  }
+  if (!is_max && (lp || c.attr_int("count_include_pad", 0) != 0) &&
       (pads[0] | pads[1] | pads[2] | pads[3]) != 0) {
     // Counted pads: zeros padded first, then pooled without them.
     x = c.op("pad", {x}, {{"pads", std::vector<int64_t>{0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]}}});
@@ -330,7 +347,7 @@ void convert_pool(NodeContext& c, bool is_max) {
   pads[3] += extra[1];
   padding = "EXPLICIT";
   std::optional<dlrt::Value> src = one_d ? std::nullopt : nhwc_source(c, 0);
-  if (src && x == c.value(0)) {  // not re-padded above: pool the NHWC source
+  if (src && !lp && x == c.value(0)) {  // not re-padded above: pool the NHWC source
     dlrt::Value y = c.op(is_max ? "max_pool2d" : "avg_pool2d", {*src},
                          {{"ksize", k}, {"strides", s}, {"padding", padding}, {"pads", pads},
                           {"data_format", "NHWC"}});
@@ -339,6 +356,10 @@ void convert_pool(NodeContext& c, bool is_max) {
   dlrt::Value y = c.op(is_max ? "max_pool2d" : "avg_pool2d", {x},
                        {{"ksize", k}, {"strides", s}, {"padding", padding}, {"pads", pads},
                         {"data_format", "NCHW"}});
+  if (lp) {
+    y = c.op("mul", {y, c.scalar(y.dtype(), double(k[0] * k[1]))});
+    y = p == 1 ? y : p == 2 ? c.op("sqrt", {y}) : c.op("pow", {y, c.scalar(y.dtype(), 1.0 / double(p))});
+  }
   if (one_d) {
     const std::vector<int64_t> yd = y.dims();
     y = c.reshape(y, {yd[0], yd[1], yd[2]});
@@ -442,8 +463,10 @@ void add_nn_converters(ConverterTable& t) {
   activation(t, "Tanh", "tanh", "tanh");
   t.add("Gemm", "matmul_bias_act, or matmul + mul + add", convert_gemm);
   t.add("MatMul", "matmul / batch_matmul", convert_matmul);
-  t.add("MaxPool", "max_pool2d NCHW", [](NodeContext& c) { convert_pool(c, true); });
-  t.add("AveragePool", "avg_pool2d NCHW", [](NodeContext& c) { convert_pool(c, false); });
+  t.add("MaxPool", "max_pool2d NCHW", [](NodeContext& c) { convert_pool(c, Pool::kMax); });
+  t.add("AveragePool", "avg_pool2d NCHW", [](NodeContext& c) { convert_pool(c, Pool::kAvg); });
+  t.add("LpPool", "abs/square/pow + pad + avg_pool2d NCHW * window size + sqrt/pow",
+        [](NodeContext& c) { convert_pool(c, Pool::kLp); });
   t.add("GlobalAveragePool", "global_avg_pool2d", [](NodeContext& c) { convert_global_pool(c, false); });
   t.add("GlobalMaxPool", "global_max_pool2d", [](NodeContext& c) { convert_global_pool(c, true); });
   t.add("LRN", "square, pad, slice, add, pow, div", convert_lrn);

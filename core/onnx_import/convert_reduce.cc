@@ -3,6 +3,9 @@
 // the others since 18).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "onnx_import/node_context.hpp"
 
 namespace dlrt::onnx_import {
@@ -44,14 +47,82 @@ void reduce(ConverterTable& t, const char* onnx_op, const char* dlrt_op, int axe
   });
 }
 
+// ReduceProd: dlrt has no product reduction. Along each reduced axis the product is a tree of
+// multiplies of the axis' two halves (an odd last cell carried on), log2(n) steps; the dims
+// stay (keepdims) until the end. Rounding differs from a left-to-right product only in order.
+void reduce_prod(ConverterTable& t) {
+  t.add("ReduceProd", "slices + mul, a tree per reduced axis", [](NodeContext& c) {
+    const std::vector<int64_t> d = c.dims(0);
+    const int64_t r = static_cast<int64_t>(d.size());
+    std::vector<int64_t> axes;
+    bool axes_given = false;
+    if (c.opset() >= 18) {
+      if (c.has_input(1)) {
+        axes = c.require_host(1, "axes").as_int64s();
+        axes_given = true;
+      }
+    } else if (c.has_attr("axes")) {
+      axes = c.attr_ints("axes");
+      axes_given = true;
+    }
+    const bool keepdims = c.attr_int("keepdims", 1) != 0;
+    if ((!axes_given || axes.empty()) && c.attr_int("noop_with_empty_axes", 0) != 0)
+      return c.set(0, c.op("copy", {c.value(0)}));
+    if (axes.empty())
+      for (int64_t k = 0; k < r; ++k) axes.push_back(k);
+    for (int64_t& a : axes) a = c.axis(a, r);
+    auto cut = [&](dlrt::Value v, int64_t axis, int64_t b, int64_t e) {
+      return c.op("slice", {v}, {{"begin", std::vector<int64_t>{b}}, {"end", std::vector<int64_t>{e}},
+                                 {"axes", std::vector<int64_t>{axis}}});
+    };
+    dlrt::Value y = c.value(0);
+    std::vector<int64_t> out = d;
+    for (int64_t a : axes) {
+      int64_t n = y.dims()[static_cast<size_t>(a)];
+      while (n > 1) {
+        const int64_t h = n / 2;
+        dlrt::Value m = c.op("mul", {cut(y, a, 0, h), cut(y, a, h, 2 * h)});
+        if (n % 2 == 1) m = c.op("concat", {m, cut(y, a, 2 * h, n)}, {{"axis", a}});
+        y = m;
+        n = h + n % 2;
+      }
+      out[static_cast<size_t>(a)] = 1;
+    }
+    if (y.dims() == d) y = c.op("copy", {y});  // nothing reduced (every reduced dim was 1)
+    if (!keepdims) {
+      std::vector<int64_t> kept;
+      for (int64_t k = 0; k < r; ++k)
+        if (std::find(axes.begin(), axes.end(), k) == axes.end()) kept.push_back(d[static_cast<size_t>(k)]);
+      out = kept;
+    }
+    c.set(0, c.reshape(y, out));
+  });
+}
+
 void arg(ConverterTable& t, const char* onnx_op, bool is_min) {
-  t.add(onnx_op, is_min ? "neg + argmax" : "argmax", [is_min](NodeContext& c) {
-    if (c.attr_int("select_last_index", 0) != 0) c.unsupported("select_last_index = 1");
+  t.add(onnx_op, is_min ? "neg + argmax (select_last_index: on the reversed axis)" : "argmax (select_last_index: on the reversed axis)", [is_min](NodeContext& c) {
     const std::vector<int64_t> d = c.dims(0);
     const int64_t a = c.axis(c.attr_int("axis", 0), static_cast<int64_t>(d.size()));
+    const bool last = c.attr_int("select_last_index", 0) != 0;
     dlrt::Value x = c.value(0);
     if (is_min) x = c.op("neg", {x});
-    dlrt::Value y = c.op("argmax", {x}, {{"axis", a}, {"output_type", DLRT_I64}});
+    dlrt::Value y;
+    if (!last) {
+      y = c.op("argmax", {x}, {{"axis", a}, {"output_type", DLRT_I64}});
+    } else {
+      // The last max is the first max of the axis reversed, at n-1-i. dlrt has no integer
+      // arithmetic, so n-1-i is computed in f32 (exact below 2^24) and cast back.
+      const int64_t n = d[static_cast<size_t>(a)];
+      if (n > (int64_t{1} << 24)) c.unsupported("select_last_index on an axis longer than 2^24");
+      dlrt::Value rev = c.op("slice", {x}, {{"begin", std::vector<int64_t>{n - 1}},
+                                            {"end", std::vector<int64_t>{std::numeric_limits<int64_t>::min()}},
+                                            {"axes", std::vector<int64_t>{a}},
+                                            {"strides", std::vector<int64_t>{-1}}});
+      dlrt::Value i = c.op("argmax", {rev}, {{"axis", a}, {"output_type", DLRT_I32}});
+      i = c.op("cast", {i}, {{"dtype", DLRT_F32}});
+      i = c.op("sub", {c.scalar(DLRT_F32, static_cast<double>(n - 1)), i});
+      y = c.op("cast", {i}, {{"dtype", DLRT_I64}});
+    }
     if (c.attr_int("keepdims", 1) != 0) {
       std::vector<int64_t> out = d;
       out[a] = 1;
@@ -71,6 +142,9 @@ void add_reduce_converters(ConverterTable& t) {
   reduce(t, "ReduceSumSquare", "reduce_sum", 18, "square", nullptr, false);
   reduce(t, "ReduceL2", "reduce_sum", 18, "square", "sqrt", false);
   reduce(t, "ReduceLogSumExp", "reduce_sum", 18, "exp", "log", false);
+  reduce(t, "ReduceL1", "reduce_sum", 18, "abs", nullptr, false);
+  reduce(t, "ReduceLogSum", "reduce_sum", 18, nullptr, "log", false);
+  reduce_prod(t);
   arg(t, "ArgMax", false);
   arg(t, "ArgMin", true);
   t.add("TopK", "top_k (+ neg for smallest)", [](NodeContext& c) {
@@ -101,6 +175,7 @@ const ConverterTable& converters() {
     add_shape_converters(t);
     add_reduce_converters(t);
     add_more_converters(t);
+    add_loss_converters(t);
     return t;
   }();
   return table;

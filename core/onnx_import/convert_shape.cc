@@ -182,34 +182,34 @@ void convert_gather(NodeContext& c) {
   const int64_t r = static_cast<int64_t>(d.size());
   const int64_t a = c.axis(c.attr_int("axis", 0), r);
   const HostTensor* ih = c.host(1);
+  std::vector<int64_t> idims = c.dims(1);
+  dlrt::Value ids;
   if (ih == nullptr) {
-    if (a != 0) c.unsupported("Gather along an axis but 0 with computed indices");
     // ONNX counts negative indices from the end; dlrt's gather refuses them. dlrt has no
     // integer arithmetic, so the wrap is done in f32 (exact below 2^24 rows) and cast back.
     dlrt::Value i = c.value(1);
     const dlrt_dtype it = c.dtype(1);
-    if (d[0] >= (int64_t{1} << 24)) c.unsupported("computed indices into more than 2^24 rows");
+    if (d[a] >= (int64_t{1} << 24)) c.unsupported("computed indices into more than 2^24 rows");
     dlrt::Value f = c.op("cast", {i}, {{"dtype", DLRT_F32}});
     dlrt::Value wrapped = c.op("where", {c.op("less", {f, c.scalar(DLRT_F32, 0.0)}),
-                                         c.op("add", {f, c.scalar(DLRT_F32, double(d[0]))}), f});
-    i = c.op("cast", {wrapped}, {{"dtype", it}});
-    c.set(0, c.op("gather", {c.value(0), i}));
-    return;
-  }
-  std::vector<int64_t> idx = ih->as_int64s();
-  for (int64_t& i : idx) {
-    if (i < -d[a] || i >= d[a])
-      c.invalid(fmt::format("index {} is out of range for axis {} of size {}", i, a, d[a]));
-    if (i < 0) i += d[a];
-  }
-  const std::vector<int64_t> idims = ih->dims;
-  if (small_host(c, 0)) {
-    c.set_host(0, host_gather(*c.host(0), idx, idims, a));
-    return;
+                                         c.op("add", {f, c.scalar(DLRT_F32, double(d[a]))}), f});
+    ids = c.op("cast", {wrapped}, {{"dtype", it}});
+    if (idims.empty()) ids = c.reshape(ids, {1});
+  } else {
+    std::vector<int64_t> idx = ih->as_int64s();
+    for (int64_t& i : idx) {
+      if (i < -d[a] || i >= d[a])
+        c.invalid(fmt::format("index {} is out of range for axis {} of size {}", i, a, d[a]));
+      if (i < 0) i += d[a];
+    }
+    idims = ih->dims;
+    if (small_host(c, 0)) {
+      c.set_host(0, host_gather(*c.host(0), idx, idims, a));
+      return;
+    }
+    ids = c.constant(HostTensor::from_int64s(idx, idims.empty() ? std::vector<int64_t>{1} : idims));
   }
   const int64_t q = static_cast<int64_t>(idims.size());
-  std::vector<int64_t> gdims = idims.empty() ? std::vector<int64_t>{1} : idims;
-  dlrt::Value ids = c.constant(HostTensor::from_int64s(idx, gdims));
   dlrt::Value x = c.value(0);
   std::vector<int64_t> to_front;  // axis a first, the others in order
   to_front.push_back(a);
@@ -231,6 +231,57 @@ void convert_gather(NodeContext& c) {
     y = c.op("transpose", {y}, {{"perm", perm}});
   }
   c.set(0, y);
+}
+
+// GatherElements: y[p] = x[p with its axis-a coordinate replaced by indices[p]]. As dlrt's
+// gather along axis 0 of x flattened: flat[p] = base[p] + indices[p] * stride[a], base[p] the
+// offset of p's other coordinates (a constant). Computed indices are wrapped and scaled in f32
+// (exact while x has fewer than 2^24 elements) and cast back; constant ones on the host.
+void convert_gather_elements(NodeContext& c) {
+  const std::vector<int64_t> d = c.dims(0), id = c.dims(1);
+  const int64_t r = static_cast<int64_t>(d.size());
+  if (static_cast<int64_t>(id.size()) != r)
+    c.invalid(fmt::format("indices have dims {}; data {} wants the same rank", dims_text(id), dims_text(d)));
+  const int64_t a = c.axis(c.attr_int("axis", 0), r);
+  std::vector<int64_t> stride(static_cast<size_t>(r), 1);
+  for (int64_t k = r - 2; k >= 0; --k) stride[k] = stride[k + 1] * d[k + 1];
+  const int64_t total = product(d), n = product(id);
+  std::vector<int64_t> base(static_cast<size_t>(n)), coord(static_cast<size_t>(r), 0);
+  for (int64_t p = 0; p < n; ++p) {
+    int64_t off = 0;
+    for (int64_t k = 0; k < r; ++k) {
+      if (k != a && coord[k] >= d[k])
+        c.invalid(fmt::format("indices have dims {}, larger than data {} off the axis", dims_text(id), dims_text(d)));
+      if (k != a) off += coord[k] * stride[k];
+    }
+    base[p] = off;
+    for (int64_t k = r - 1; k >= 0; --k) {
+      if (++coord[k] < id[k]) break;
+      coord[k] = 0;
+    }
+  }
+  dlrt::Value ids;
+  if (const HostTensor* ih = c.host(1)) {
+    std::vector<int64_t> idx = ih->as_int64s();
+    for (int64_t p = 0; p < n; ++p) {
+      int64_t i = idx[p];
+      if (i < -d[a] || i >= d[a])
+        c.invalid(fmt::format("index {} is out of range for axis {} of size {}", i, a, d[a]));
+      if (i < 0) i += d[a];
+      idx[p] = base[p] + i * stride[a];
+    }
+    ids = c.constant(HostTensor::from_int64s(idx, id));
+  } else {
+    if (total >= (int64_t{1} << 24)) c.unsupported("computed indices into more than 2^24 elements");
+    std::vector<float> fbase(base.begin(), base.end());
+    dlrt::Value f = c.op("cast", {c.value(1)}, {{"dtype", DLRT_F32}});
+    f = c.op("where", {c.op("less", {f, c.scalar(DLRT_F32, 0.0)}),
+                       c.op("add", {f, c.scalar(DLRT_F32, double(d[a]))}), f});
+    f = c.op("add", {c.op("mul", {f, c.scalar(DLRT_F32, double(stride[a]))}),
+                     c.constant(HostTensor::from_floats(fbase, id))});
+    ids = c.op("cast", {f}, {{"dtype", DLRT_I64}});
+  }
+  c.set(0, c.op("gather", {c.reshape(c.value(0), {total}), ids}));
 }
 
 void convert_slice(NodeContext& c) {
@@ -320,6 +371,7 @@ void convert_split(NodeContext& c) {
 
 void convert_cast(NodeContext& c) {
   const dlrt_dtype to = dtype_from_onnx(static_cast<int32_t>(c.attr_int("to", 0)), c.label() + " attribute 'to'");
+  refuse_rounding_to_bf16(c, c.dtype(0), to);
   if (const HostTensor* h = c.host(0); h != nullptr && h->dtype != DLRT_F16 && h->dtype != DLRT_BF16 &&
                                        to != DLRT_F16 && to != DLRT_BF16) {
     c.set_host(0, host_cast(*h, to));
@@ -441,14 +493,54 @@ void convert_resize(NodeContext& c) {
   if (c.opset() >= 11 && c.has_input(3)) sizes = c.require_host(3, "sizes").as_int64s();
   else if (c.has_input(scales_at) && c.require_host(scales_at, "scales").element_count() > 0)
     scales = c.require_host(scales_at, "scales").as_doubles();
-  if (sizes.empty()) {
-    if (scales.size() != 4) c.invalid("Resize needs 4 scales or 4 sizes");
-    for (size_t k = 0; k < 4; ++k) sizes.push_back(static_cast<int64_t>(std::floor(d[k] * scales[k])));
+  // `axes` (opset 18): the sizes or scales name those dims only; the others keep theirs.
+  std::vector<int64_t> axes = {0, 1, 2, 3};
+  if (c.has_attr("axes")) {
+    axes = c.attr_ints("axes");
+    for (int64_t& a : axes) a = c.axis(a, 4);
   }
-  if (sizes.size() != 4 || sizes[0] != d[0] || sizes[1] != d[1])
+  const size_t given = sizes.empty() ? scales.size() : sizes.size();
+  if (given != axes.size())
+    c.invalid(fmt::format("Resize has {} axes but {} {}", axes.size(), given, sizes.empty() ? "scales" : "sizes"));
+  std::vector<double> scale(4, 1.0);
+  std::vector<int64_t> out = d;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const size_t a = static_cast<size_t>(axes[k]);
+    if (sizes.empty()) scale[a] = scales[k];
+    else out[a] = sizes[k];
+  }
+  if (!sizes.empty()) {
+    const std::string policy = c.attr_string("keep_aspect_ratio_policy", "stretch");
+    if (policy != "stretch") {
+      // One scale for every listed axis: the smallest (not_larger) or largest (not_smaller)
+      // out/in; the output is round(scale * in) there.
+      if (policy != "not_larger" && policy != "not_smaller")
+        c.invalid(fmt::format("keep_aspect_ratio_policy '{}'", policy));
+      double s = policy == "not_larger" ? INFINITY : 0.0;
+      for (int64_t a : axes) {
+        const double r = double(out[a]) / double(d[a]);
+        s = policy == "not_larger" ? std::min(s, r) : std::max(s, r);
+      }
+      for (int64_t a : axes) scale[a] = s;
+      sizes.clear();  // now the scales form
+    }
+  }
+  if (sizes.empty()) {
+    // ONNX maps output coordinates through the scale itself, dlrt's resize through out/in:
+    // the same only when in * scale is a whole number (then out = in * scale).
+    for (size_t k = 0; k < 4; ++k) {
+      const double o = double(d[k]) * scale[k];
+      if (o != std::floor(o) || o < 1)
+        c.unsupported(fmt::format("a scale of {} on a dim of {} (not a whole output length: ONNX "
+                                  "maps coordinates by the scale, dlrt's resize by the sizes)",
+                                  scale[k], d[k]));
+      out[k] = static_cast<int64_t>(o);
+    }
+  }
+  sizes = out;
+  if (sizes[0] != d[0] || sizes[1] != d[1])
     c.unsupported("Resize that changes N or C");
   if (c.attr_int("antialias", 0) != 0) c.unsupported("antialias");
-  if (c.has_attr("axes")) c.unsupported("the axes attribute");
   std::string mode = c.attr_string("mode", "nearest");
   if (mode == "linear") mode = "bilinear";
   if (mode != "nearest" && mode != "bilinear") c.unsupported(fmt::format("mode '{}'", mode));
@@ -468,11 +560,24 @@ void convert_resize(NodeContext& c) {
 
 }  // namespace
 
+// dlrt's cast rounds f32/f64 to bf16 to nearest (ties to even), as onnxruntime does; ONNX
+// 1.18's Cast cases keep the upper 16 bits (truncation), so the two disagree in the last bit
+// and dlrt declines rather than give ONNX's cases other numbers.
+void refuse_rounding_to_bf16(NodeContext& c, dlrt_dtype from, dlrt_dtype to) {
+  if (to == DLRT_BF16 && (from == DLRT_F32 || from == DLRT_F64))
+    c.unsupported(fmt::format("a cast from {} to bf16 (dlrt rounds to nearest even; ONNX's cases "
+                              "truncate)", dlrt_dtype_name(from)));
+}
+
 void add_shape_converters(ConverterTable& t) {
   t.add("Identity", "(the input itself)", [](NodeContext& c) { c.set_slot(0, c.slot(0)); });
   t.add("Dropout", "(the input itself: inference)", [](NodeContext& c) {
-    if (c.opset() >= 12 && c.has_input(2) && c.require_host(2, "training_mode").as_int64s().at(0) != 0)
-      c.unsupported("Dropout with training_mode true");
+    // Training mode drops at random (ONNX's draws cannot be matched) unless the ratio is 0,
+    // where ONNX's Dropout is the identity too.
+    if (c.opset() >= 12 && c.has_input(2) && c.require_host(2, "training_mode").as_int64s().at(0) != 0) {
+      const double ratio = c.has_input(1) ? c.require_host(1, "ratio").as_doubles().at(0) : 0.5;
+      if (ratio != 0.0) c.unsupported("Dropout with training_mode true and a ratio above 0");
+    }
     c.set_slot(0, c.slot(0));
     if (c.wants_output(1))
       c.set(1, c.op("fill", {}, {{"shape", c.dims(0)}, {"value", 1.0}, {"dtype", DLRT_BOOL}}));
@@ -503,6 +608,7 @@ void add_shape_converters(ConverterTable& t) {
   t.add("Slice", "slice", convert_slice);
   t.add("Split", "split", convert_split);
   t.add("Cast", "cast", convert_cast);
+  t.add("GatherElements", "gather of the flattened data at computed offsets", convert_gather_elements);
   t.add("Expand", "broadcast_to", convert_expand);
   t.add("Pad", "pad", convert_pad);
   t.add("Range", "(host constant)", convert_range);

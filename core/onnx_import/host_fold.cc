@@ -70,6 +70,38 @@ HostTensor host_binary(const HostTensor& a, const HostTensor& b, dlrt_dtype out_
   return HostTensor::from_doubles(out_dtype, out, dims);
 }
 
+HostTensor host_where(const HostTensor& cond, const HostTensor& x, const HostTensor& y) {
+  std::vector<int64_t> cx, dims;
+  if (!broadcast_dims(cond.dims, x.dims, cx) || !broadcast_dims(cx, y.dims, dims))
+    fail(DLRT_INVALID_ARGUMENT, "dims " + dims_text(cond.dims) + ", " + dims_text(x.dims) + " and " +
+                                    dims_text(y.dims) + " do not broadcast");
+  const std::vector<int64_t> sc = broadcast_strides(cond.dims, dims), sx = broadcast_strides(x.dims, dims),
+                             sy = broadcast_strides(y.dims, dims);
+  const std::vector<int64_t> take = cond.as_int64s();
+  HostTensor out;
+  out.dtype = x.dtype;
+  out.dims = dims;
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  out.bytes.resize(static_cast<size_t>(n) * dlrt_dtype_size(x.dtype));
+  std::vector<int64_t> idx(dims.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t ic = 0, ix = 0, iy = 0;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      ic += idx[k] * sc[k];
+      ix += idx[k] * sx[k];
+      iy += idx[k] * sy[k];
+    }
+    if (take[ic] != 0) copy_element(x, ix, out, i);
+    else copy_element(y, iy, out, i);
+    for (int64_t k = static_cast<int64_t>(dims.size()) - 1; k >= 0; --k) {
+      if (++idx[k] < dims[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return out;
+}
+
 HostTensor host_unary(const HostTensor& a, dlrt_dtype out_dtype,
                       const std::function<double(double)>& f) {
   std::vector<double> v = a.as_doubles();

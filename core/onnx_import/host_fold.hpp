@@ -22,6 +22,9 @@ bool broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b
 // out[i] = f(a[i'], b[i'']) over the broadcast shape, in `out_dtype`.
 HostTensor host_binary(const HostTensor& a, const HostTensor& b, dlrt_dtype out_dtype,
                        const std::function<double(double, double)>& f);
+// ONNX Where: x where cond, else y, the three broadcast together; elements copied as bytes
+// (every dtype, exactly). x and y have one dtype.
+HostTensor host_where(const HostTensor& cond, const HostTensor& x, const HostTensor& y);
 HostTensor host_unary(const HostTensor& a, dlrt_dtype out_dtype,
                       const std::function<double(double)>& f);
 

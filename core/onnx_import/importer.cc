@@ -205,7 +205,7 @@ const HostTensor& NodeContext::require_host(size_t i, const char* role) {
   if (t == nullptr) {
     const std::string msg = fmt::format(
         "{}: input {} ('{}', the {}) must be a constant: an initializer, a Constant, computed "
-        "from shapes, or a small integer graph input",
+        "from shapes, or a small graph input",
         label(), i, has_input(i) ? node_.input(static_cast<int>(i)) : "", role);
     const int in = has_input(i) ? importer_.input_index(node_.input(static_cast<int>(i))) : -1;
     if (in >= 0) throw NeedsInputValue{static_cast<size_t>(in), msg};

@@ -127,6 +127,9 @@ class NodeContext {
 Slot nchw_view(NodeContext& c, dlrt::Value nhwc);
 std::optional<dlrt::Value> nhwc_source(NodeContext& c, size_t i);
 
+// UNIMPLEMENTED for a Cast/CastLike from f32/f64 to bf16 (convert_shape.cc says why).
+void refuse_rounding_to_bf16(NodeContext& c, dlrt_dtype from, dlrt_dtype to);
+
 // One converter per ONNX op type; it reads the node through NodeContext and sets every
 // output the node names (wants_output).
 using Converter = std::function<void(NodeContext&)>;
@@ -158,5 +161,6 @@ void add_nn_converters(ConverterTable& t);
 void add_shape_converters(ConverterTable& t);
 void add_reduce_converters(ConverterTable& t);
 void add_more_converters(ConverterTable& t);
+void add_loss_converters(ConverterTable& t);
 
 }  // namespace dlrt::onnx_import

@@ -9,16 +9,23 @@
 namespace dlrt::onnx_import {
 
 namespace {
-// The largest integer input that may be a value input (its contents key a specialisation).
+// The largest input that may be a value input (its contents key a specialisation).
 constexpr int64_t kMaxValueInputElements = 4096;
 
-bool is_integer(dlrt_dtype d) { return d == DLRT_I32 || d == DLRT_I64 || d == DLRT_I8 || d == DLRT_U8; }
+// Integers (shapes, sizes, K), bool (Dropout's training_mode) and f32/f64 (Resize's scales,
+// Clip's bounds, Pad's value): every dtype the host reads exactly. f16/bf16 are left out:
+// HostTensor does not fold them.
+bool can_be_value(dlrt_dtype d) {
+  return d == DLRT_I32 || d == DLRT_I64 || d == DLRT_I8 || d == DLRT_U8 || d == DLRT_BOOL ||
+         d == DLRT_F32 || d == DLRT_F64;
+}
 }  // namespace
 
 void Session::mark_value_input(const NeedsInputValue& n) {
   const ModelIo& io = model_.inputs.at(n.input);
-  if (!is_integer(io.dtype))
-    fail(DLRT_UNIMPLEMENTED, n.message + fmt::format(" (graph input '{}' is {}, not an integer)",
+  if (!can_be_value(io.dtype))
+    fail(DLRT_UNIMPLEMENTED, n.message + fmt::format(" (graph input '{}' is {}, which dlrt does "
+                                                     "not read on the host)",
                                                      io.name, dlrt_dtype_name(io.dtype)));
   if (value_inputs_[n.input])  // already a value: the import asked again (cannot happen)
     fail(DLRT_INTERNAL, n.message);

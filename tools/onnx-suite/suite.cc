@@ -45,11 +45,15 @@ struct Result {
   std::string reason;
 };
 
-HostTensor read_pb(const fs::path& path) {
+// `model_dtype`: the dtype the model gives this tensor. ONNX's generators save bfloat16 data
+// as UINT16 (NumPy has no bfloat16): the same 16 bits, read as BFLOAT16 where the model says so.
+HostTensor read_pb(const fs::path& path, dlrt_dtype model_dtype) {
   std::ifstream in(path, std::ios::binary);
   onnx::TensorProto proto;
   if (!proto.ParseFromIstream(&in))
     throw dlrt::core::Error(DLRT_INVALID_ARGUMENT, "cannot parse " + path.string());
+  if (model_dtype == DLRT_BF16 && proto.data_type() == onnx::TensorProto::UINT16)
+    proto.set_data_type(onnx::TensorProto::BFLOAT16);
   return dlrt::onnx_import::read_tensor_proto(proto, {}, path.filename().string());
 }
 
@@ -132,7 +136,7 @@ Result run_case(dlrt::Context& ctx, const fs::path& dir, const std::string& kind
           r.reason = fmt::format("the data set gives fewer inputs than the model declares ({})", n_in);
           return r;
         }
-        HostTensor t = read_pb(p);
+        HostTensor t = read_pb(p, session.inputs()[i].dtype);
         if (t.element_count() == 0) {
           r.verdict = Verdict::kUnsupported;
           r.reason = "an empty input tensor (dlrt has no zero-sized tensors)";
@@ -146,7 +150,7 @@ Result run_case(dlrt::Context& ctx, const fs::path& dir, const std::string& kind
       for (const dlrt::Tensor& t : inputs) feeds.push_back(&t);
       std::vector<dlrt::Tensor> out = session.run(feeds);
       for (size_t k = 0; k < out.size(); ++k) {
-        const HostTensor want = read_pb(ds / fmt::format("output_{}.pb", k));
+        const HostTensor want = read_pb(ds / fmt::format("output_{}.pb", k), out[k].dtype());
         std::vector<uint8_t> bytes(out[k].byte_size());
         dlrt::check(dlrt_tensor_read(out[k].get(), bytes.data(), bytes.size()));
         const std::string diff = compare(want, bytes, out[k].dtype(), out[k].dims(), rtol, atol);

@@ -1,11 +1,13 @@
 // loop_shape.cc: the cpu plugin's data-movement loop kernels: copy, reshape, flatten (a byte
 // copy, skipped when the buffers coincide), transpose and broadcast_to (a strided gather on a
-// collapsed Walk), cast between f32/f64/i32/i64/u8/i8/bool, and fill. Shape ops move elements
+// collapsed Walk), cast between f32/f64/i32/i64/u8/i8/bool/f16/bf16 (f16 and bf16 through
+// double: narrow_float.hpp), and fill. Shape ops move elements
 // of any dtype as 1/2/4/8-byte words, f16/bf16 included.
 #include <cmath>
 #include <limits>
 
 #include "loop_util.hpp"
+#include "narrow_float.hpp"
 
 namespace dlrt::cpu::loops {
 namespace {
@@ -129,10 +131,26 @@ void expect_plain(const OpView& op, const TensorView& t) {
                           plugin::dtype_name(t.dtype));
 }
 
+bool is_narrow_float(int32_t d) { return d == DLRT_F16 || d == DLRT_BF16; }
+
+void expect_castable(const OpView& op, const TensorView& t) {
+  if (!is_plain_dtype(t.dtype) && !is_narrow_float(t.dtype))
+    unimplemented(op, std::string("supports f32, f64, f16, bf16, i32, i64, u8, i8 and bool, got ") +
+                          plugin::dtype_name(t.dtype));
+}
+
 void check_cast(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
-  expect_plain(op, op.input(0));
-  expect_plain(op, op.output(0));
+  expect_castable(op, op.input(0));
+  expect_castable(op, op.output(0));
   fill_cost(op, 1, cost);
+}
+
+// A 16-bit float element as double, exactly.
+double widen(int32_t dtype, uint16_t h) {
+  return dtype == DLRT_F16 ? widen_to_double<F16Format>(h) : widen_to_double<BF16Format>(h);
+}
+uint16_t narrow(int32_t dtype, double v) {
+  return dtype == DLRT_F16 ? narrow_from_double<F16Format>(v) : narrow_from_double<BF16Format>(v);
 }
 
 // x: any dims, dtype From -> y: same dims, dtype To. In place only when sizes match (the
@@ -149,6 +167,7 @@ class CastKernel : public LoopKernel {
                      static_cast<size_t>(n_) * plugin::dtype_size(to_));
       return;
     }
+    if (is_narrow_float(from_) || is_narrow_float(to_)) return execute_narrow(args);
     with_plain(from_, [&](auto f) {
       with_plain(to_, [&](auto t) {
         using From = decltype(f);
@@ -163,6 +182,34 @@ class CastKernel : public LoopKernel {
   }
 
  private:
+  // f16/bf16 on either side: through double, which holds every value of both exactly; from
+  // double the plain dtypes convert as above, and the narrowing rounds once.
+  void execute_narrow(const dlrt_kernel_args& args) {
+    auto* y_bits = static_cast<uint16_t*>(args.outputs[0]);
+    const auto* x_bits = static_cast<const uint16_t*>(args.inputs[0]);
+    if (is_narrow_float(from_) && is_narrow_float(to_)) {  // f16 <-> bf16
+      parallel_for(n_, kGrainCheap, threads_, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) y_bits[i] = narrow(to_, widen(from_, x_bits[i]));
+      });
+    } else if (is_narrow_float(from_)) {
+      with_plain(to_, [&](auto t) {
+        using To = decltype(t);
+        To* y = static_cast<To*>(args.outputs[0]);
+        parallel_for(n_, kGrainCheap, threads_, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) y[i] = convert<To>(widen(from_, x_bits[i]));
+        });
+      });
+    } else {
+      with_plain(from_, [&](auto f) {
+        using From = decltype(f);
+        const From* x = static_cast<const From*>(args.inputs[0]);
+        parallel_for(n_, kGrainCheap, threads_, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) y_bits[i] = narrow(to_, convert<double>(x[i]));
+        });
+      });
+    }
+  }
+
   int32_t from_, to_;
   int64_t n_;
 };
