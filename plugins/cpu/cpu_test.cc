@@ -102,9 +102,10 @@ TEST(CpuPlugin, DescribesOneCpuDevice) {
   if (fpc->i >= 32) {
     ASSERT_NE(measured, nullptr) << "an FMA ISA, yet the peak was not measured";
     EXPECT_EQ(d.peak_gflops, measured->f);
-    // A real measurement: within a wide band of the nominal (the clock may boost, or the
-    // machine be busy), never zero or absurd.
-    EXPECT_GT(measured->f, 0.1 * nominal->f);
+    // A real measurement: positive and below an absurd multiple of the nominal. No lower
+    // band: a busy machine, or a sanitizer build (ASan keeps the chains in checked memory:
+    // 21 GFLOP/s against the nominal 332 in CI's sanitize-check), measures far less.
+    EXPECT_GT(measured->f, 0.0);
     EXPECT_LT(measured->f, 4.0 * nominal->f);
   } else {
     EXPECT_EQ(measured, nullptr);
