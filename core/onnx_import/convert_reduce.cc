@@ -12,6 +12,29 @@ namespace dlrt::onnx_import {
 namespace {
 
 // `kind`: the dlrt reduce op; pre/post: what is applied before and after (e.g. square, sqrt).
+// The axes a Reduce* node reduces, normalised to [0, rank): the `axes` input (from opset
+// `axes_input_since`) or attribute (before), every axis when none are given. False when none
+// are given and noop_with_empty_axes is set: the node is then the identity.
+bool reduced_axes(NodeContext& c, int axes_input_since, std::vector<int64_t>* axes) {
+  const int64_t r = c.rank(0);
+  axes->clear();
+  bool given = false;
+  if (c.opset() >= axes_input_since) {
+    if (c.has_input(1)) {
+      *axes = c.require_host(1, "axes").as_int64s();
+      given = true;
+    }
+  } else if (c.has_attr("axes")) {
+    *axes = c.attr_ints("axes");
+    given = true;
+  }
+  if ((!given || axes->empty()) && c.attr_int("noop_with_empty_axes", 0) != 0) return false;
+  if (axes->empty())
+    for (int64_t k = 0; k < r; ++k) axes->push_back(k);
+  for (int64_t& a : *axes) a = c.axis(a, r);
+  return true;
+}
+
 void reduce(ConverterTable& t, const char* onnx_op, const char* dlrt_op, int axes_input_since,
             const char* pre, const char* post, bool negate) {
   std::string maps = dlrt_op;
@@ -19,24 +42,9 @@ void reduce(ConverterTable& t, const char* onnx_op, const char* dlrt_op, int axe
   if (post != nullptr) maps += std::string(" + ") + post;
   if (negate) maps = "neg + " + maps + " + neg";
   t.add(onnx_op, maps, [=](NodeContext& c) {
-    const int64_t r = c.rank(0);
     std::vector<int64_t> axes;
-    bool axes_given = false;
-    if (c.opset() >= axes_input_since) {
-      if (c.has_input(1)) {
-        axes = c.require_host(1, "axes").as_int64s();
-        axes_given = true;
-      }
-    } else if (c.has_attr("axes")) {
-      axes = c.attr_ints("axes");
-      axes_given = true;
-    }
+    if (!reduced_axes(c, axes_input_since, &axes)) return c.set(0, c.op("copy", {c.value(0)}));
     const bool keepdims = c.attr_int("keepdims", 1) != 0;
-    if ((!axes_given || axes.empty()) && c.attr_int("noop_with_empty_axes", 0) != 0)
-      return c.set(0, c.op("copy", {c.value(0)}));
-    if (axes.empty())
-      for (int64_t k = 0; k < r; ++k) axes.push_back(k);
-    for (int64_t& a : axes) a = c.axis(a, r);
     dlrt::Value x = c.value(0);
     if (negate) x = c.op("neg", {x});
     if (pre != nullptr) x = c.op(pre, {x});
@@ -55,22 +63,8 @@ void reduce_prod(ConverterTable& t) {
     const std::vector<int64_t> d = c.dims(0);
     const int64_t r = static_cast<int64_t>(d.size());
     std::vector<int64_t> axes;
-    bool axes_given = false;
-    if (c.opset() >= 18) {
-      if (c.has_input(1)) {
-        axes = c.require_host(1, "axes").as_int64s();
-        axes_given = true;
-      }
-    } else if (c.has_attr("axes")) {
-      axes = c.attr_ints("axes");
-      axes_given = true;
-    }
+    if (!reduced_axes(c, 18, &axes)) return c.set(0, c.op("copy", {c.value(0)}));
     const bool keepdims = c.attr_int("keepdims", 1) != 0;
-    if ((!axes_given || axes.empty()) && c.attr_int("noop_with_empty_axes", 0) != 0)
-      return c.set(0, c.op("copy", {c.value(0)}));
-    if (axes.empty())
-      for (int64_t k = 0; k < r; ++k) axes.push_back(k);
-    for (int64_t& a : axes) a = c.axis(a, r);
     auto cut = [&](dlrt::Value v, int64_t axis, int64_t b, int64_t e) {
       return c.op("slice", {v}, {{"begin", std::vector<int64_t>{b}}, {"end", std::vector<int64_t>{e}},
                                  {"axes", std::vector<int64_t>{axis}}});
