@@ -196,6 +196,30 @@ class OpView {
     return v;
   }
 
+  // Whether an operand is f16 or bf16.
+  bool has_narrow_float() const {
+    for (const auto* list : {&inputs_, &outputs_})
+      for (const TensorView& t : *list)
+        if (t.dtype == DLRT_F16 || t.dtype == DLRT_BF16) return true;
+    return false;
+  }
+  // The same op with every f16/bf16 operand, and every dtype attribute naming f16/bf16
+  // (cast's, fill's), made `wide` (f32 or f64): what a plugin without a 16-bit kernel runs
+  // between widening the inputs and rounding the outputs back (docs/ops.md, "16-bit floats").
+  OpView with_narrow_floats_as(int32_t wide) const {
+    OpView v = *this;
+    auto is_narrow = [](int64_t d) { return d == DLRT_F16 || d == DLRT_BF16; };
+    for (auto* list : {&v.inputs_, &v.outputs_})
+      for (TensorView& t : *list)
+        if (is_narrow(t.dtype)) {
+          t.dtype = wide;
+          t.bytes = static_cast<size_t>(t.numel) * dtype_size(wide);
+        }
+    for (auto& [name, a] : v.attrs_)
+      if (a.type == DLRT_ATTR_DTYPE && is_narrow(a.i)) a.i = wide;
+    return v;
+  }
+
   // Throws INVALID_ARGUMENT "<op>: <message>".
   [[noreturn]] void invalid(const std::string& message) const {
     fail(DLRT_INVALID_ARGUMENT, name_ + ": " + message);

@@ -32,6 +32,7 @@ class Kernel;  // ops.hpp
 // Everything device_get_desc hands out; pointers into these strings live until plugin_destroy.
 struct DescStorage {
   std::string name, vendor, library_versions, isa, cpu_runtime;
+  std::string native_dtypes, converted_dtypes;  // "f32,bf16", "f16,bf16": see build_desc
   double nominal_peak_gflops = 0, measured_peak_gflops = 0;  // see build_desc
   std::vector<dlrt_attr> attrs;
   std::vector<const dlrt_attr*> attr_ptrs;
@@ -55,6 +56,11 @@ struct dlrt_plugin {
   // lanes of the AVX2 Winograd kernel, which changes where Winograd pays (worth_it). Set by
   // build_desc.
   bool onednn_avx512 = false;
+  // oneDNN's effective ISA has AVX512-BF16 (avx512_core_bf16 or amx): convolutions and
+  // matmuls whose operands are all bf16 run as oneDNN's bf16 primitives (bf16 FMA units, f32
+  // accumulation); elsewhere a bf16 op runs its f32 kernel between conversions
+  // (widening_kernel.hpp). Set by build_desc.
+  bool onednn_bf16 = false;
   // Option `peak`: measure the f32 FMA peak at creation (peak.hpp) rather than take the
   // nominal threads x clock x FLOP per cycle for peak_gflops.
   bool measure_peak = true;

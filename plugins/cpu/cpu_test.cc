@@ -86,6 +86,15 @@ TEST(CpuPlugin, DescribesOneCpuDevice) {
   ASSERT_NE(isa, nullptr);
   ASSERT_EQ(isa->type, DLRT_ATTR_STRING);
   EXPECT_STRNE(isa->s, "unknown");
+  // docs/ops.md "16-bit floats": bf16 convolutions and matmuls of its own where oneDNN has
+  // AVX512-BF16; f16 (and bf16 elsewhere) through the f32 kernels.
+  const dlrt_attr* native = c.attr(d, "native_dtypes");
+  const dlrt_attr* converted = c.attr(d, "converted_dtypes");
+  ASSERT_NE(native, nullptr);
+  ASSERT_NE(converted, nullptr);
+  const bool bf16_isa = contains(isa->s, "bf16") || contains(isa->s, "amx");
+  EXPECT_STREQ(native->s, bf16_isa ? "f32,bf16" : "f32") << isa->s;
+  EXPECT_STREQ(converted->s, "f16,bf16");
   const dlrt_attr* threads = c.attr(d, "threads");
   ASSERT_NE(threads, nullptr);
   EXPECT_EQ(threads->i, d.core_count) << "threads=0 (default) means every core";

@@ -124,6 +124,15 @@ void build_desc(dlrt_plugin* p) {
   s.isa = isa.name;
   p->avx2 = loops_avx2();
   p->onednn_avx512 = isa.flops_per_cycle == 64;
+  {
+    const dnnl_cpu_isa_t e = dnnl_get_effective_cpu_isa();
+    p->onednn_bf16 = e == dnnl_cpu_isa_avx512_core_bf16 || e == dnnl_cpu_isa_avx512_core_amx;
+  }
+  // dtypes as dlprobe shows them (docs/ops.md, "16-bit floats"): "native" ones have kernels
+  // of their own (bf16 for convolutions and matmuls where oneDNN has AVX512-BF16); f16, and
+  // bf16 elsewhere, run each op's f32 kernel between conversions.
+  s.native_dtypes = p->onednn_bf16 ? "f32,bf16" : "f32";
+  s.converted_dtypes = "f16,bf16";
   const int cores = plugin::host::affinity_cpu_count();
   const double mhz = cpu_mhz();
   // Peak f32 GFLOP/s. Nominal: threads used x clock (GHz) x FLOP per cycle per core of the
@@ -166,6 +175,12 @@ void build_desc(dlrt_plugin* p) {
   }
   a = make_attr("cpu_runtime", DLRT_ATTR_STRING);
   a.s = s.cpu_runtime.c_str();
+  s.attrs.push_back(a);
+  a = make_attr("native_dtypes", DLRT_ATTR_STRING);
+  a.s = s.native_dtypes.c_str();
+  s.attrs.push_back(a);
+  a = make_attr("converted_dtypes", DLRT_ATTR_STRING);
+  a.s = s.converted_dtypes.c_str();
   s.attrs.push_back(a);
   for (const dlrt_attr& x : s.attrs) s.attr_ptrs.push_back(&x);
 

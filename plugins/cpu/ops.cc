@@ -5,7 +5,9 @@
 
 #include "dnnl_status.hpp"
 #include "ops.hpp"
+#include "narrow_float.hpp"
 #include "versioned.hpp"
+#include "widening_kernel.hpp"
 
 namespace dlrt::cpu {
 
@@ -26,9 +28,19 @@ const std::vector<KernelDef>& kernel_table() {
   return table;
 }
 
+// A row, and whether it runs the op on f32 copies of its f16/bf16 operands
+// (widening_kernel.hpp).
+struct Resolved {
+  const KernelDef* def = nullptr;
+  bool widen = false;
+};
+
 // The descriptor is the schema's (docs/design.md, "What a plugin may trust"): a row's check
 // answers only what its kernel can run (dtype, attribute values, sizes), and fills the cost.
-const KernelDef& resolve(const dlrt_plugin& p, const OpView& op, dlrt_op_cost* cost) {
+// An op with f16/bf16 operands goes to the row's own 16-bit path when its check accepts them
+// (oneDNN's bf16 primitives, the byte-moving loops), else to its f32 kernel between
+// conversions; the reasons of both refusals are kept when neither runs it.
+Resolved resolve(const dlrt_plugin& p, const OpView& op, dlrt_op_cost* cost) {
   plugin::require_known_version(op);
   for (const auto* list : {&op.inputs(), &op.outputs()})
     for (const plugin::TensorView& t : *list)
@@ -38,8 +50,23 @@ const KernelDef& resolve(const dlrt_plugin& p, const OpView& op, dlrt_op_cost* c
                                      std::to_string(t.layout));
   for (const KernelDef& k : kernel_table()) {
     if (op.name() != k.op) continue;
-    k.check(op, p, cost);
-    return k;
+    if (!op.has_narrow_float()) {
+      k.check(op, p, cost);
+      return {&k, false};
+    }
+    try {
+      k.check(op, p, cost);
+      return {&k, false};
+    } catch (const plugin::Error& e) {
+      if (e.code() != DLRT_UNIMPLEMENTED) throw;
+    }
+    const OpView wide = op.with_narrow_floats_as(DLRT_F32);
+    k.check(wide, p, cost);
+    // The conversions read and write every 16-bit operand once more, in f32 and 16 bits.
+    for (const auto* list : {&op.inputs(), &op.outputs()})
+      for (const plugin::TensorView& t : *list)
+        if (plugin::is_narrow_float(t.dtype)) cost->bytes += 3.0 * static_cast<double>(t.bytes);
+    return {&k, true};
   }
   fail(DLRT_UNIMPLEMENTED, prefix() + "no oneDNN kernel for op '" + op.name() + "' yet");
 }
@@ -73,10 +100,26 @@ dlrt_status* kernel_create(dlrt_device* device, const dlrt_op_desc* op, dlrt_ker
     OpView view(op);
     dlrt_op_cost cost{};
     cost.struct_size = sizeof(dlrt_op_cost);
-    const KernelDef& def = resolve(*device->plugin, view, &cost);
+    const Resolved r = resolve(*device->plugin, view, &cost);
     // unique_ptr until handed over: a failure below releases the primitive.
-    std::unique_ptr<Kernel> impl = dnnl_call("create the primitive", __FILE__, __LINE__,
-                                             [&] { return def.create(*device->plugin, view); });
+    std::unique_ptr<Kernel> impl = dnnl_call("create the primitive", __FILE__, __LINE__, [&] {
+      auto widened = [&] {
+        std::unique_ptr<Kernel> inner =
+            r.def->create(*device->plugin, view.with_narrow_floats_as(DLRT_F32));
+        return std::unique_ptr<Kernel>(
+            new WideningKernel(view, std::move(inner), device->plugin->threads));
+      };
+      if (r.widen) return widened();
+      if (!view.has_narrow_float()) return r.def->create(*device->plugin, view);
+      // A native 16-bit row whose primitive oneDNN has no implementation for after all (a
+      // shape or attribute its bf16 kernels lack) still runs, on f32 between conversions.
+      try {
+        return r.def->create(*device->plugin, view);
+      } catch (const dnnl::error& e) {
+        if (e.status != dnnl_unimplemented) throw;
+        return widened();
+      }
+    });
     const size_t ws = impl->workspace_bytes();
     *out_kernel = new dlrt_kernel{device, std::move(view), std::move(impl), ws};
     *out_workspace_bytes = ws;

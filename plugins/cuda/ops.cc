@@ -10,6 +10,7 @@
 
 #include "cuda_plugin.hpp"
 #include "op_support.hpp"
+#include "widening.hpp"
 
 struct dlrt_kernel {
   dlrt_device* device = nullptr;
@@ -69,6 +70,25 @@ const OpEntry& entry_or_throw(const dlrt_op_desc* op) {
   return *e;
 }
 
+// Runs the row's check on `op`; when the row declines its f16/bf16 operands, on the op
+// widened to f32 instead (widening.hpp). Returns whether the op runs widened.
+bool check_or_widen(const OpEntry& e, const dlrt_op_desc& op, const dlrt_device_desc& device,
+                    dlrt_op_cost* cost) {
+  if (!has_narrow_operand(op)) {
+    e.check(op, device, cost);
+    return false;
+  }
+  try {
+    e.check(op, device, cost);
+    return false;
+  } catch (const plugin::Error& err) {
+    if (err.code() != DLRT_UNIMPLEMENTED) throw;
+  }
+  const WideDesc wide(op);
+  e.check(wide.desc(), device, cost);
+  return true;
+}
+
 }  // namespace
 
 const OpEntry* find_op(const char* op) {
@@ -84,7 +104,7 @@ dlrt_status* op_supported(dlrt_plugin* plugin, int32_t ordinal, const dlrt_op_de
     // The table does not depend on the device: an op without a kernel is UNIMPLEMENTED
     // everywhere, even on a machine without a GPU.
     const OpEntry& e = entry_or_throw(op);
-    e.check(*op, device_info(plugin, ordinal).desc, out_cost);
+    check_or_widen(e, *op, device_info(plugin, ordinal).desc, out_cost);
   });
 }
 
@@ -98,7 +118,7 @@ dlrt_status* kernel_create(dlrt_device* device, const dlrt_op_desc* op, dlrt_ker
     plugin::require(out_workspace_bytes, "out_workspace_bytes");
     const OpEntry& e = entry_or_throw(op);
     const dlrt_device_desc& desc = device_info(device->plugin, device->ordinal).desc;
-    e.check(*op, desc, nullptr);
+    const bool widen = check_or_widen(e, *op, desc, nullptr);
     set_device(device->ordinal);
     auto k = std::make_unique<dlrt_kernel>();
     k->device = device;
@@ -107,7 +127,14 @@ dlrt_status* kernel_create(dlrt_device* device, const dlrt_op_desc* op, dlrt_ker
     k->num_outputs = op->num_outputs;
     size_t workspace = 0;
     CreatingScope scope(device->plugin->options);  // create reads creating_options()
-    k->impl = e.create(*op, desc, &workspace);
+    if (widen) {
+      const WideDesc wide(*op);
+      size_t inner_workspace = 0;
+      std::unique_ptr<Kernel> inner = e.create(wide.desc(), desc, &inner_workspace);
+      k->impl = make_widening_kernel(*op, std::move(inner), inner_workspace, &workspace);
+    } else {
+      k->impl = e.create(*op, desc, &workspace);
+    }
     *out_kernel = k.release();
     *out_workspace_bytes = workspace;
   });

@@ -63,6 +63,10 @@ void build_devices(dlrt_plugin* p) {
     d->attrs.push_back(int_attr("ops_restricted", c.ops_restricted ? 1 : 0, DLRT_ATTR_BOOL));
     d->attrs.push_back(string_attr("ops", c.ops_restricted ? p->ops_text.c_str() : "all"));
     d->attrs.push_back(string_attr("execution", "synchronous"));
+    // docs/ops.md "16-bit floats": f32/f64 kernels of its own; f16/bf16 ops run on f64 copies
+    // and are rounded once at the end.
+    d->attrs.push_back(string_attr("native_dtypes", "f32,f64"));
+    d->attrs.push_back(string_attr("converted_dtypes", "f16,bf16"));
     // A numerical oracle (plugin.h, "Device attributes the host reads"): automatic placement
     // never picks it unless the user names it. The mock test device, built from this code,
     // is not one.

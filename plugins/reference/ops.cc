@@ -9,11 +9,13 @@
 // Step 3 goes through the two functions in "the kernel seam" below and nothing else: the
 // reference kernels library (kernels/, docs/ops.md as plain loops accumulating in double).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "narrow_float.hpp"
 #include "reference_kernels.hpp"
 
 #include "reference.hpp"
@@ -31,15 +33,67 @@ namespace {
 // The reference kernels (kernels/reference_kernels.hpp) are plain loops over host buffers in
 // descriptor order, which is exactly what reference device memory is.
 
+// f16/bf16 operands (docs/ops.md, "16-bit floats"): the oracle computes in double whatever
+// the dtype, so an op with 16-bit operands runs as the same op on f64 — its 16-bit inputs
+// widened exactly, its 16-bit outputs rounded once (to nearest, ties to even) at the end. That
+// is the best answer the dtype can hold, which is what a device is compared with.
+
 // Returns when kernel_run can compute `op`; otherwise throws UNIMPLEMENTED (no kernel, or not
 // for this dtype/layout). The descriptor itself is the schema's (docs/design.md, "What a
 // plugin may trust"), so nothing here re-checks shapes.
-void check_kernel(const OpView& op) { reference::check_supported(op); }
+void check_kernel(const OpView& op) {
+  reference::check_supported(op.has_narrow_float() ? op.with_narrow_floats_as(DLRT_F64) : op);
+}
+
+// The f64 copy of one operand: widened from `narrow` (16-bit elements) when given.
+std::vector<double> widened(const plugin::TensorView& t, const void* narrow) {
+  std::vector<double> out(static_cast<size_t>(t.numel));
+  if (narrow != nullptr)
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = plugin::narrow_to_double(t.dtype, static_cast<const uint16_t*>(narrow)[i]);
+  return out;
+}
 
 // Computes `op` synchronously; correct even when an output aliases an input.
 void run_kernel(const OpView& op, const void* const* inputs, void* const* outputs,
                 uint64_t rng_offset) {
-  reference::run(op, inputs, outputs, rng_offset);
+  if (!op.has_narrow_float()) {
+    reference::run(op, inputs, outputs, rng_offset);
+    return;
+  }
+  // f64 buffers for the 16-bit operands. An output that aliases an input (the in-place
+  // optimizer updates) shares that input's f64 buffer, so the kernel sees the alias too.
+  const OpView wide = op.with_narrow_floats_as(DLRT_F64);
+  std::vector<std::vector<double>> buffers;
+  buffers.reserve(op.num_inputs() + op.num_outputs());
+  std::vector<const void*> in(inputs, inputs + op.num_inputs());
+  std::vector<void*> out(outputs, outputs + op.num_outputs());
+  std::vector<size_t> in_buffer(op.num_inputs(), SIZE_MAX);
+  for (size_t i = 0; i < op.num_inputs(); ++i) {
+    if (!plugin::is_narrow_float(op.input(i).dtype)) continue;
+    buffers.push_back(widened(op.input(i), inputs[i]));
+    in_buffer[i] = buffers.size() - 1;
+    in[i] = buffers.back().data();
+  }
+  for (size_t o = 0; o < op.num_outputs(); ++o) {
+    if (!plugin::is_narrow_float(op.output(o).dtype)) continue;
+    void* alias = nullptr;
+    for (size_t i = 0; i < op.num_inputs() && alias == nullptr; ++i)
+      if (in_buffer[i] != SIZE_MAX && inputs[i] == outputs[o]) alias = buffers[in_buffer[i]].data();
+    if (alias == nullptr) {
+      buffers.push_back(widened(op.output(o), nullptr));
+      alias = buffers.back().data();
+    }
+    out[o] = alias;
+  }
+  reference::run(wide, in.data(), out.data(), rng_offset);
+  for (size_t o = 0; o < op.num_outputs(); ++o) {
+    if (!plugin::is_narrow_float(op.output(o).dtype)) continue;
+    const double* v = static_cast<const double*>(out[o]);
+    uint16_t* dst = static_cast<uint16_t*>(outputs[o]);
+    for (int64_t k = 0; k < op.output(o).numel; ++k)
+      dst[k] = plugin::double_to_narrow(op.output(o).dtype, v[k]);
+  }
 }
 
 // ---- shared by op_supported and kernel_create ----------------------------------------------

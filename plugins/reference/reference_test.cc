@@ -95,6 +95,8 @@ TEST(ReferencePlugin, DefaultIsOneRefCpuDevice) {
   EXPECT_EQ(r.attr(d, "device_class"), "cpu");
   EXPECT_EQ(r.attr(d, "ops"), "all");
   EXPECT_EQ(r.attr(d, "execution"), "synchronous");
+  EXPECT_EQ(r.attr(d, "native_dtypes"), "f32,f64");
+  EXPECT_EQ(r.attr(d, "converted_dtypes"), "f16,bf16");
 }
 
 TEST(ReferencePlugin, NumDevicesTypeAndClassOptions) {

@@ -3,6 +3,8 @@
 // descriptions.
 #include "case.hpp"
 
+#include "narrow_float.hpp"  // plugins/common
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -61,7 +63,7 @@ std::string format_dims(const Dims& dims) {
 }
 
 HostTensor::HostTensor(dlrt_dtype t, Dims d) : dtype(t), dims(std::move(d)) {
-  if (dtype_size(dtype) == 0 || dtype == DLRT_F16 || dtype == DLRT_BF16)
+  if (dtype_size(dtype) == 0)
     throw std::invalid_argument(std::string("conformance: no host conversion for ") +
                                 dtype_name(dtype));
   bytes.assign(static_cast<size_t>(size()) * dtype_size(dtype), 0);
@@ -96,6 +98,12 @@ double HostTensor::get(int64_t i) const {
       return static_cast<int8_t>(*p);
     case DLRT_BOOL:
       return *p;
+    case DLRT_F16:
+    case DLRT_BF16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return plugin::narrow_to_double(dtype, h);
+    }
     default:
       return NAN;
   }
@@ -131,6 +139,12 @@ void HostTensor::set(int64_t i, double v) {
     case DLRT_BOOL:
       *p = v != 0 ? 1 : 0;
       break;
+    case DLRT_F16:
+    case DLRT_BF16: {  // rounded to nearest, ties to even (what a device stores)
+      const uint16_t h = plugin::double_to_narrow(dtype, v);
+      std::memcpy(p, &h, 2);
+      break;
+    }
     default:
       break;
   }

@@ -50,7 +50,8 @@ int64_t num_elements(const Dims& dims);
 std::string format_dims(const Dims& dims);  // "(1,5,7,3)"; "()" for a scalar
 
 // A dense tensor in host memory. Elements are read and written as double (exact for every
-// dtype this suite uses: f32, f64, i32, i64 within 2^53, u8, i8, bool).
+// dtype this suite uses: f32, f64, i32, i64 within 2^53, u8, i8, bool, and f16/bf16, whose
+// set() rounds to nearest, ties to even, as a device stores them).
 struct HostTensor {
   dlrt_dtype dtype = DLRT_F32;
   Dims dims;
@@ -124,6 +125,9 @@ struct Case {
   // data (f16, f64, ...): the CPU device may then decline it without failing the suite.
   bool required = true;
   std::string note;  // what the case is about, when the shapes do not say it ("NaN rows")
+  // A 16-bit variant of an f32 sample: the relative error its rounding may add to the op's
+  // tolerance (0 for the schema's own samples; cases_from_schema.cc).
+  double narrow_tolerance = 0;
 
   // "x f32(1,5,7,3), w f32(3,3,3,5); strides=(2,2) padding=SAME [note]"
   std::string describe() const;
@@ -138,6 +142,8 @@ struct Tolerance {
 };
 // The op's schema says (core/ops: OpDef::tolerance).
 Tolerance tolerance_for(const std::string& op);
+// The op's, plus the case's narrow_tolerance unless the op is exact.
+Tolerance tolerance_for(const Case& c);
 // Whether the op draws random numbers with the run's rng offset (OpDef::uses_rng: random_*,
 // dropout, multinomial), so that the driver runs it in fresh contexts.
 bool draws_random(const std::string& op);

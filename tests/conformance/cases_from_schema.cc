@@ -4,13 +4,16 @@
 // attributes and value ranges — in its schema entry (core/ops/sample.hpp). This file turns
 // each sample into a Case: value ranges become this suite's seeded generators, attributes
 // become C attributes, and a sample marked in_place runs with the op's in-place pairs. So a
-// new op in the schema is in the suite with nothing written here.
+// new op in the schema is in the suite with nothing written here. The first samples of each
+// op whose f32 inputs may be f16/bf16 come again in those dtypes (narrow_variant below).
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "case.hpp"
+#include "ops/op_instance.hpp"
 #include "ops/op_registry.hpp"
 #include "ops/sample.hpp"
 
@@ -118,7 +121,59 @@ Case case_for(const ops::OpDef& def, const ops::Sample& s) {
   return c;
 }
 
+// ---- 16-bit variants (docs/ops.md, "16-bit floats") -----------------------------------------
+
+// How many of an op's samples get f16 and bf16 variants: each variant runs the whole case
+// again, and two shapes per op show the conversions; the f32 samples cover the shapes.
+constexpr size_t kNarrowVariantsPerOp = 2;
+
+// The extra relative error a 16-bit output may carry: the device rounds its (f32) result and
+// the reference its (f64) one, so the two may land one unit in the last place apart — 2^-7 of
+// the value for bf16, 2^-10 for f16 — which is at most that much of max(1, max|ref|).
+double narrow_tolerance(dlrt_dtype d) { return d == DLRT_BF16 ? 1e-2 : 2e-3; }
+
+bool admits(const ops::InputSpec& spec, dlrt_dtype d) {
+  return std::find(spec.dtypes.begin(), spec.dtypes.end(), d) != spec.dtypes.end();
+}
+
+// The sample with every f32 input whose schema spec admits `narrow` made `narrow`, when that
+// is a valid call of the op. None for ops that draw random numbers (a 16-bit draw is the f32
+// or f64 draw rounded, and the two oracles draw in different precisions), for samples whose
+// values must be distinct (rounding to 8 or 11 bits makes ties, and "the first max" is then a
+// choice), for f16 samples whose values leave its range, and for samples without f32 inputs.
+std::optional<Case> narrow_variant(const ops::OpDef& def, const ops::Sample& s, dlrt_dtype narrow) {
+  if (def.uses_rng || def.inputs.empty()) return std::nullopt;
+  ops::Sample v = s;
+  bool changed = false;
+  for (size_t k = 0; k < v.inputs.size(); ++k) {
+    ops::SampleInput& in = v.inputs[k];
+    if (in.values.kind == ops::Values::kDistinct || in.values.kind == ops::Values::kMaxOfInput0)
+      return std::nullopt;
+    // f16's largest finite value is 65504: wider ranges would feed infinities.
+    if (narrow == DLRT_F16 && std::max(std::fabs(in.values.lo), std::fabs(in.values.hi)) > 6e4)
+      return std::nullopt;
+    const ops::InputSpec& spec = def.inputs[std::min(k, def.inputs.size() - 1)];
+    if (in.dtype == DLRT_F32 && admits(spec, narrow)) {
+      in.dtype = narrow;
+      changed = true;
+    }
+  }
+  if (!changed) return std::nullopt;
+  std::vector<ops::TensorType> types;
+  for (const ops::SampleInput& in : v.inputs) types.push_back({in.dtype, in.dims});
+  if (!ops::instantiate(def.name, types, v.attrs).ok()) return std::nullopt;
+  Case c = case_for(def, v);
+  c.narrow_tolerance = narrow_tolerance(narrow);
+  return c;
+}
+
 }  // namespace
+
+Tolerance tolerance_for(const Case& c) {
+  Tolerance t = tolerance_for(c.op);
+  if (!t.exact) t.rel += c.narrow_tolerance;
+  return t;
+}
 
 Tolerance tolerance_for(const std::string& op) {
   const ops::OpDef* def = ops::find_op(op);
@@ -135,8 +190,21 @@ bool draws_random(const std::string& op) {
 const std::vector<Case>& all_cases() {
   static const std::vector<Case>* table = [] {
     auto* t = new std::vector<Case>();
-    for (const ops::OpDef* def : ops::all_ops())
-      for (const ops::Sample& s : ops::op_samples(*def)) t->push_back(case_for(*def, s));
+    for (const ops::OpDef* def : ops::all_ops()) {
+      const std::vector<ops::Sample> samples = ops::op_samples(*def);
+      for (const ops::Sample& s : samples) t->push_back(case_for(*def, s));
+      // After the op's own cases, so their indices (and seeds) stay as they were.
+      for (dlrt_dtype narrow : {DLRT_BF16, DLRT_F16}) {
+        size_t made = 0;
+        for (const ops::Sample& s : samples) {
+          if (made == kNarrowVariantsPerOp) break;
+          if (std::optional<Case> c = narrow_variant(*def, s, narrow)) {
+            t->push_back(std::move(*c));
+            ++made;
+          }
+        }
+      }
+    }
     return t;
   }();
   return *table;

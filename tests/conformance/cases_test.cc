@@ -151,7 +151,8 @@ TEST(ConformanceCases, SeedsReplayAndDiffer) {
 TEST(ConformanceCases, RandomOpsComeFromTheSchema) {
   for (const char* op : {"random_uniform", "random_normal", "dropout", "multinomial"})
     EXPECT_TRUE(draws_random(op)) << op;
-  for (const char* op : {"add", "top_k", "one_hot", "softmax"}) EXPECT_FALSE(draws_random(op)) << op;
+  for (const char* op : {"add", "top_k", "one_hot", "softmax"})
+    EXPECT_FALSE(draws_random(op)) << op;
 }
 
 TEST(ConformanceCases, TolerancesFollowTheSpec) {
@@ -212,6 +213,39 @@ TEST(ConformanceCompare, ExactAndShapes) {
   EXPECT_FALSE(dims.ok);
   EXPECT_NE(dims.problem.find("(3)"), std::string::npos) << dims.problem;
   EXPECT_FALSE(compare(vec({1, 2}, DLRT_I32), vec({1, 2}, DLRT_I64), exact).ok);
+}
+
+}  // namespace
+}  // namespace dlrt::conformance
+
+namespace dlrt::conformance {
+namespace {
+
+// The first f32 samples of ops whose float inputs admit f16/bf16 come again in each dtype,
+// with the dtype's rounding added to the tolerance; ops that draw random numbers do not.
+TEST(ConformanceCases, SixteenBitVariantsOfTheFloatOps) {
+  auto count = [](const std::string& op, dlrt_dtype d) {
+    int n = 0;
+    for (const Case* c : cases_for(op)) {
+      bool has = false;
+      for (const TensorSpec& t : c->inputs) has = has || t.dtype == d;
+      if (has && c->narrow_tolerance > 0) ++n;
+    }
+    return n;
+  };
+  for (const std::string op : {"conv2d", "conv2d_bias_act", "matmul", "relu", "add",
+                               "batch_norm_train", "adam_update", "softmax", "layer_norm"}) {
+    EXPECT_GE(count(op, DLRT_BF16), 1) << op;
+    EXPECT_GE(count(op, DLRT_F16), 1) << op;
+  }
+  for (const std::string op : {"random_uniform", "dropout"}) {
+    EXPECT_EQ(count(op, DLRT_BF16), 0) << op;
+  }
+  const Case* c = nullptr;
+  for (const Case* k : cases_for("matmul"))
+    if (k->narrow_tolerance > 0 && k->inputs[0].dtype == DLRT_BF16) c = k;
+  ASSERT_NE(c, nullptr);
+  EXPECT_GT(tolerance_for(*c).rel, tolerance_for("matmul").rel);
 }
 
 }  // namespace

@@ -92,6 +92,14 @@ std::string capabilities_text(const dlrt::DeviceInfo& d) {
         fmt::format("cc {}.{}", d.compute_capability_major, d.compute_capability_minor));
   if (auto isa = d.attr("isa"); isa && isa->type == DLRT_ATTR_STRING && !isa->s.empty())
     parts.push_back("isa " + isa->s);
+  // docs/ops.md "16-bit floats": dtypes with kernels of their own, and those run through
+  // wider ones ("dtypes f32,bf16 (f16,bf16 converted)").
+  if (auto native = d.attr("native_dtypes"); native && native->type == DLRT_ATTR_STRING) {
+    std::string text = "dtypes " + native->s;
+    if (auto conv = d.attr("converted_dtypes"); conv && conv->type == DLRT_ATTR_STRING)
+      text += " (" + conv->s + " converted)";
+    parts.push_back(text);
+  }
   if (d.logical_count > 1)
     parts.push_back(fmt::format("logical {}/{}", d.logical_index + 1, d.logical_count));
   if (!d.library_versions.empty()) parts.push_back(d.library_versions);

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "loop_util.hpp"
-#include "narrow_float.hpp"
+#include "narrow_float.hpp"  // plugins/common
 
 namespace dlrt::cpu::loops {
 namespace {
@@ -131,7 +131,7 @@ void expect_plain(const OpView& op, const TensorView& t) {
                           plugin::dtype_name(t.dtype));
 }
 
-bool is_narrow_float(int32_t d) { return d == DLRT_F16 || d == DLRT_BF16; }
+using plugin::is_narrow_float;
 
 void expect_castable(const OpView& op, const TensorView& t) {
   if (!is_plain_dtype(t.dtype) && !is_narrow_float(t.dtype))
@@ -145,13 +145,9 @@ void check_cast(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   fill_cost(op, 1, cost);
 }
 
-// A 16-bit float element as double, exactly.
-double widen(int32_t dtype, uint16_t h) {
-  return dtype == DLRT_F16 ? widen_to_double<F16Format>(h) : widen_to_double<BF16Format>(h);
-}
-uint16_t narrow(int32_t dtype, double v) {
-  return dtype == DLRT_F16 ? narrow_from_double<F16Format>(v) : narrow_from_double<BF16Format>(v);
-}
+// A 16-bit float element as double, exactly, and back (narrow_float.hpp).
+double widen(int32_t dtype, uint16_t h) { return plugin::narrow_to_double(dtype, h); }
+uint16_t narrow(int32_t dtype, double v) { return plugin::double_to_narrow(dtype, v); }
 
 // x: any dims, dtype From -> y: same dims, dtype To. In place only when sizes match (the
 // element-by-element loop reads x[i] before writing y[i]).

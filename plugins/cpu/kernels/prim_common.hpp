@@ -66,6 +66,19 @@ inline void require_f32(const OpView& op) {
   for (size_t i = 0; i < op.num_outputs(); ++i) one(op.output(i), "output", i);
 }
 
+// The dtype every float operand of a convolution or matmul row has: f32, or bf16 where
+// oneDNN runs bf16 primitives natively (dlrt_plugin::onednn_bf16) and every operand is bf16.
+// Anything else is UNIMPLEMENTED here, and ops.cc runs the op's f32 kernel between
+// conversions instead (widening_kernel.hpp).
+inline memory::data_type require_f32_or_native_bf16(const OpView& op, const dlrt_plugin& p) {
+  bool all_bf16 = true;
+  for (const auto* list : {&op.inputs(), &op.outputs()})
+    for (const TensorView& t : *list) all_bf16 = all_bf16 && t.dtype == DLRT_BF16 && t.dense();
+  if (all_bf16 && p.onednn_bf16) return memory::data_type::bf16;
+  require_f32(op);
+  return memory::data_type::f32;
+}
+
 // flops given; bytes = every operand read or written once; estimated_us from the device's
 // peak (an arithmetic floor: memory-bound ops will take longer, the bandwidth is unknown).
 inline void fill_cost(const OpView& op, const dlrt_plugin& p, double flops, dlrt_op_cost* cost) {
@@ -97,11 +110,12 @@ inline memory::dims to_dims(const std::vector<int64_t>& d) {
   return memory::dims(d.begin(), d.end());
 }
 
-// A dense row-major f32 tensor of these dims; a scalar (rank 0) is seen as (1).
-inline memory::desc plain_md(const std::vector<int64_t>& dims) {
-  if (dims.empty()) return memory::desc({1}, memory::data_type::f32, Tag::a);
-  return memory::desc(to_dims(dims), memory::data_type::f32,
-                      to_dims(plugin::row_major_strides(dims)));
+// A dense row-major tensor of these dims (f32 unless `dt` says otherwise; the descriptors below
+// likewise); a scalar (rank 0) is seen as (1).
+inline memory::desc plain_md(const std::vector<int64_t>& dims,
+                             memory::data_type dt = memory::data_type::f32) {
+  if (dims.empty()) return memory::desc({1}, dt, Tag::a);
+  return memory::desc(to_dims(dims), dt, to_dims(plugin::row_major_strides(dims)));
 }
 
 // The same elements seen as one flat vector (element-wise ops don't care about shape).
@@ -110,14 +124,16 @@ inline memory::desc flat_md(const TensorView& t) {
 }
 
 // An image: oneDNN orders the dims (N,C,H,W) whatever the layout; the tag says how it is stored.
-inline memory::desc image_md(const plugin::ImageShape& s) {
-  return memory::desc({s.n, s.c, s.h, s.w}, memory::data_type::f32, s.nchw ? Tag::nchw : Tag::nhwc);
+inline memory::desc image_md(const plugin::ImageShape& s,
+                             memory::data_type dt = memory::data_type::f32) {
+  return memory::desc({s.n, s.c, s.h, s.w}, dt, s.nchw ? Tag::nchw : Tag::nhwc);
 }
 
 // A filter stored HWIO (KH,KW,Ci,Co): oneDNN's dims are (O,I,H,W), its tag `hwio`. `any` lets
 // the primitive choose its own (blocked) layout; the kernel then reorders.
-inline memory::desc filter_md(int64_t kh, int64_t kw, int64_t ci, int64_t co, Tag tag = Tag::hwio) {
-  return memory::desc({co, ci, kh, kw}, memory::data_type::f32, tag);
+inline memory::desc filter_md(int64_t kh, int64_t kw, int64_t ci, int64_t co, Tag tag = Tag::hwio,
+                              memory::data_type dt = memory::data_type::f32) {
+  return memory::desc({co, ci, kh, kw}, dt, tag);
 }
 
 // primitive_attr with the scratchpad in the host's workspace.

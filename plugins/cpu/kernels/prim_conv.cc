@@ -79,6 +79,9 @@ struct ConvGeom {
   int64_t kh = 0, kw = 0, ci = 0, co = 0;  // the filter's dims: ci is Ci/groups
   int64_t groups = 1;
   Window1D h, w;
+  // Every operand's: f32, or bf16 where the check let a bf16 op through (oneDNN with
+  // AVX512-BF16: bf16 primitives, f32 accumulation; require_f32_or_native_bf16).
+  memory::data_type dt = memory::data_type::f32;
 
   memory::dims strides() const { return {h.stride, w.stride}; }
   memory::dims dilates() const { return {h.dilation - 1, w.dilation - 1}; }
@@ -119,22 +122,23 @@ ConvGeom conv_geom(const OpView& op) {
   g.groups = plugin::conv_groups(op);
   g.h = plugin::window_of(op, 0, g.x.h, g.kh, strides[0], dilations[0], g.y.h);
   g.w = plugin::window_of(op, 1, g.x.w, g.kw, strides[1], dilations[1], g.y.w);
+  if (op.input(0).dtype == DLRT_BF16) g.dt = memory::data_type::bf16;
   return g;
 }
 
 // The filter's desc: HWIO (O,I,H,W) dims, or grouped (G,O/G,I/G,H,W) with hwigo; `any` lets
 // oneDNN choose the layout.
 memory::desc weights_md(const ConvGeom& g, bool any = false) {
-  if (g.groups == 1) return filter_md(g.kh, g.kw, g.ci, g.co, any ? Tag::any : Tag::hwio);
-  return memory::desc({g.groups, g.co / g.groups, g.ci, g.kh, g.kw}, memory::data_type::f32,
+  if (g.groups == 1) return filter_md(g.kh, g.kw, g.ci, g.co, any ? Tag::any : Tag::hwio, g.dt);
+  return memory::desc({g.groups, g.co / g.groups, g.ci, g.kh, g.kw}, g.dt,
                       any ? Tag::any : Tag::hwigo);
 }
 
 convolution_forward::desc forward_desc(prop_kind prop, const ConvGeom& g, bool bias) {
-  const memory::desc x = image_md(g.x), y = image_md(g.y);
+  const memory::desc x = image_md(g.x, g.dt), y = image_md(g.y, g.dt);
   const memory::desc w = weights_md(g, true);
   if (bias) {
-    const memory::desc b({g.co}, memory::data_type::f32, Tag::a);
+    const memory::desc b({g.co}, g.dt, Tag::a);
     return convolution_forward::desc(prop, algorithm::convolution_direct, x, w, b, y, g.strides(),
                                      g.dilates(), g.pad_l(), g.pad_r());
   }
@@ -156,13 +160,12 @@ class ConvForward : public PrimKernel {
     }
     convolution_forward::primitive_desc pd(forward_desc(prop_kind::forward_inference, g, bias),
                                            attr, engine_);
-    memory x = input(0, image_md(g.x));
+    memory x = input(0, image_md(g.x, g.dt));
     // A blocked weight layout chosen by oneDNN: reorder HWIO into it (owned buffer) first.
     memory w = reorder_in(input(1, weights_md(g)), pd.weights_desc());
     std::unordered_map<int, memory> args = {
-        {DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, output(0, image_md(g.y))}};
-    if (bias)
-      args.emplace(DNNL_ARG_BIAS, input(2, memory::desc({g.co}, memory::data_type::f32, Tag::a)));
+        {DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, output(0, image_md(g.y, g.dt))}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, input(2, memory::desc({g.co}, g.dt, Tag::a)));
     add_step(convolution_forward(pd), std::move(args), pd.scratchpad_desc());
   }
 };
@@ -172,17 +175,17 @@ class ConvBackwardData : public PrimKernel {
   ConvBackwardData(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) : PrimKernel(p, op) {
     convolution_forward::primitive_desc hint(forward_desc(prop_kind::forward_training, g, false),
                                              engine_);
-    convolution_backward_data::desc d(algorithm::convolution_direct, image_md(g.x),
-                                      weights_md(g, true), image_md(g.y), g.strides(), g.dilates(),
-                                      g.pad_l(), g.pad_r());
+    convolution_backward_data::desc d(algorithm::convolution_direct, image_md(g.x, g.dt),
+                                      weights_md(g, true), image_md(g.y, g.dt), g.strides(),
+                                      g.dilates(), g.pad_l(), g.pad_r());
     convolution_backward_data::primitive_desc pd(d, user_scratchpad(), engine_, hint);
-    memory dy = input(0, image_md(g.y));
+    memory dy = input(0, image_md(g.y, g.dt));
     // A blocked weight layout chosen by oneDNN: reorder HWIO into it (owned buffer) first.
     memory w = reorder_in(input(1, weights_md(g)), pd.weights_desc());
     add_step(convolution_backward_data(pd),
              {{DNNL_ARG_DIFF_DST, dy},
               {DNNL_ARG_WEIGHTS, w},
-              {DNNL_ARG_DIFF_SRC, output(0, image_md(g.x))}},
+              {DNNL_ARG_DIFF_SRC, output(0, image_md(g.x, g.dt))}},
              pd.scratchpad_desc());
   }
 };
@@ -194,9 +197,9 @@ convolution_backward_weights::primitive_desc backward_filter_pd(const dnnl::engi
                                                                 const ConvGeom& g) {
   convolution_forward::primitive_desc hint(forward_desc(prop_kind::forward_training, g, false),
                                            engine);
-  convolution_backward_weights::desc d(algorithm::convolution_direct, image_md(g.x),
-                                       weights_md(g, true), image_md(g.y), g.strides(), g.dilates(),
-                                       g.pad_l(), g.pad_r());
+  convolution_backward_weights::desc d(algorithm::convolution_direct, image_md(g.x, g.dt),
+                                       weights_md(g, true), image_md(g.y, g.dt), g.strides(),
+                                       g.dilates(), g.pad_l(), g.pad_r());
   return convolution_backward_weights::primitive_desc(d, user_scratchpad(), engine, hint);
 }
 
@@ -205,8 +208,8 @@ class ConvBackwardFilter : public PrimKernel {
   ConvBackwardFilter(const dlrt_plugin& p, const OpView& op, const ConvGeom& g)
       : PrimKernel(p, op) {
     const convolution_backward_weights::primitive_desc pd = backward_filter_pd(engine_, g);
-    memory x = input(0, image_md(g.x));
-    memory dy = input(1, image_md(g.y));
+    memory x = input(0, image_md(g.x, g.dt));
+    memory dy = input(1, image_md(g.y, g.dt));
     memory dw_user = output(0, weights_md(g));
     // A blocked weight layout chosen by oneDNN: dw is computed into an owned buffer of that
     // layout and reordered to HWIO after.
@@ -228,6 +231,7 @@ constexpr size_t kColMaxImageBytes = size_t{8} << 20;  // larger images keep one
 // choice a jit kernel no wider than AVX2.
 bool im2col_backward_filter(const dnnl::engine& engine, const ConvGeom& g) {
   if (g.groups != 1 || g.x.nchw || g.w.dilation != 1 || g.ci < 8) return false;
+  if (g.dt != memory::data_type::f32) return false;  // the im2col rows are f32
   if (static_cast<size_t>(g.y.h * g.y.w * g.kh * g.kw * g.ci) * sizeof(float) > kColMaxImageBytes)
     return false;
   const std::string first = backward_filter_pd(engine, g).impl_info_str();
@@ -387,6 +391,7 @@ wino::Pass winograd_pass(const OpView& op) {
 // to pay for the filter transform of every run, on a pass the ISA makes worth it
 // (wino::worth_it); option winograd=2 (winograd_force) skips both cost rules.
 bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
+  if (g.dt != memory::data_type::f32) return false;  // the Winograd kernel is f32
   if (!p.winograd || !wino::cpu_supported(p) || g.groups != 1) return false;
   if (g.x.nchw || g.kh != 3 || g.kw != 3 || g.h.stride != 1 || g.w.stride != 1 ||
       g.h.dilation != 1 || g.w.dilation != 1)
@@ -420,7 +425,7 @@ std::unique_ptr<Kernel> winograd_kernel(const dlrt_plugin& p, const OpView& op, 
 }  // namespace
 
 void conv_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
-  require_f32(op);
+  require_f32_or_native_bf16(op, p);
   const ConvGeom g = conv_geom(op);
   if (op.name() == "conv2d_bias_act") {
     dnnl::algorithm unused{};

@@ -13,6 +13,9 @@
 // is the same primitive with rank-R descriptors: oneDNN's matmul takes batch dims and
 // broadcasts a size-1 batch dim of either operand, which is numpy's rule once both are padded
 // with leading 1s to c's rank (batch_matmul_geom.hpp).
+//
+// bf16: where oneDNN has AVX512-BF16 and every operand is bf16, the same primitives run in
+// bf16 (f32 accumulation, one rounding of c); elsewhere ops.cc widens (widening_kernel.hpp).
 #include "prim_matmul.hpp"
 
 #include "batch_matmul_geom.hpp"
@@ -24,7 +27,13 @@ namespace {
 struct MatmulGeom {
   int64_t m = 0, k = 0, n = 0;
   bool ta = false, tb = false;
+  memory::data_type dt = memory::data_type::f32;  // every operand's (bf16: see the check)
 };
+
+// f32, or bf16 when the check let a bf16 op through (require_f32_or_native_bf16).
+memory::data_type data_type_of(const OpView& op) {
+  return op.input(0).dtype == DLRT_BF16 ? memory::data_type::bf16 : memory::data_type::f32;
+}
 
 // m, k, n from a, the flags and c as the descriptor states them (the schema checked them).
 MatmulGeom matmul_geom(const OpView& op) {
@@ -35,21 +44,21 @@ MatmulGeom matmul_geom(const OpView& op) {
   g.k = g.ta ? a.dims[0] : a.dims[1];
   g.m = op.output(0).dims[0];
   g.n = op.output(0).dims[1];
+  g.dt = data_type_of(op);
   return g;
 }
 
 // Logical (rows, cols), stored transposed or not.
-memory::desc matrix_md(int64_t rows, int64_t cols, bool transposed) {
-  return memory::desc({rows, cols}, memory::data_type::f32,
-                      transposed ? memory::dims{1, rows} : memory::dims{cols, 1});
+memory::desc matrix_md(int64_t rows, int64_t cols, bool transposed, memory::data_type dt) {
+  return memory::desc({rows, cols}, dt, transposed ? memory::dims{1, rows} : memory::dims{cols, 1});
 }
 
 class Matmul : public PrimKernel {
  public:
   Matmul(const dlrt_plugin& p, const OpView& op, const MatmulGeom& g) : PrimKernel(p, op) {
     const bool fused = op.num_inputs() == 3;
-    const memory::desc a = matrix_md(g.m, g.k, g.ta), b = matrix_md(g.k, g.n, g.tb),
-                       c = matrix_md(g.m, g.n, false);
+    const memory::desc a = matrix_md(g.m, g.k, g.ta, g.dt), b = matrix_md(g.k, g.n, g.tb, g.dt),
+                       c = matrix_md(g.m, g.n, false, g.dt);
     dnnl::primitive_attr attr = user_scratchpad();
     dnnl::algorithm act{};
     if (fused && activation(op, &act)) {
@@ -61,7 +70,7 @@ class Matmul : public PrimKernel {
         {DNNL_ARG_SRC, input(0, a)}, {DNNL_ARG_WEIGHTS, input(1, b)}, {DNNL_ARG_DST, output(0, c)}};
     dnnl::matmul::primitive_desc pd;
     if (fused) {
-      const memory::desc bias = matrix_md(1, g.n, false);
+      const memory::desc bias = matrix_md(1, g.n, false, g.dt);
       pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, bias, c), attr, engine_);
       args.emplace(DNNL_ARG_BIAS, input(2, bias));
     } else {
@@ -74,7 +83,7 @@ class Matmul : public PrimKernel {
 // A stored operand of logical dims (bdims..., rows, cols), row-major in its stored order, the
 // last two swapped when transposed: strides say where each logical element lives.
 memory::desc batched_md(const std::vector<int64_t>& bdims, int64_t rows, int64_t cols,
-                        bool transposed) {
+                        bool transposed, memory::data_type dt) {
   memory::dims dims(bdims.begin(), bdims.end()), strides(bdims.size() + 2);
   dims.push_back(rows);
   dims.push_back(cols);
@@ -86,16 +95,17 @@ memory::desc batched_md(const std::vector<int64_t>& bdims, int64_t rows, int64_t
     strides[d] = step;
     step *= dims[d];
   }
-  return memory::desc(dims, memory::data_type::f32, strides);
+  return memory::desc(dims, dt, strides);
 }
 
 class BatchMatmul : public PrimKernel {
  public:
   BatchMatmul(const dlrt_plugin& p, const OpView& op, const plugin::BatchMatmulGeom& g)
       : PrimKernel(p, op) {
-    const memory::desc a = batched_md(g.a_bdims, g.m, g.k, g.ta),
-                       b = batched_md(g.b_bdims, g.k, g.n, g.tb),
-                       c = batched_md(g.batch, g.m, g.n, false);
+    const memory::data_type dt = data_type_of(op);
+    const memory::desc a = batched_md(g.a_bdims, g.m, g.k, g.ta, dt),
+                       b = batched_md(g.b_bdims, g.k, g.n, g.tb, dt),
+                       c = batched_md(g.batch, g.m, g.n, false, dt);
     dnnl::primitive_attr attr = user_scratchpad();
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, input(0, a)}, {DNNL_ARG_WEIGHTS, input(1, b)}, {DNNL_ARG_DST, output(0, c)}};
@@ -107,7 +117,7 @@ class BatchMatmul : public PrimKernel {
 }  // namespace
 
 void batch_matmul_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
-  require_f32(op);
+  require_f32_or_native_bf16(op, p);
   const plugin::BatchMatmulGeom g = plugin::batch_matmul_geom(op);
   fill_cost(op, p, 2.0 * double(g.batch_count()) * g.m * g.n * g.k, cost);
 }
@@ -117,7 +127,7 @@ std::unique_ptr<Kernel> batch_matmul_create(const dlrt_plugin& p, const OpView& 
 }
 
 void matmul_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
-  require_f32(op);
+  require_f32_or_native_bf16(op, p);
   const MatmulGeom g = matmul_geom(op);
   if (op.name() == "matmul_bias_act") {
     dnnl::algorithm unused{};
