@@ -51,6 +51,7 @@
 #include "dlrt/nn/losses.hpp"
 #include "dlrt/nn/merging.hpp"
 #include "dlrt/nn/metrics.hpp"
+#include "dlrt/nn/mixed_precision.hpp"
 #include "dlrt/nn/model.hpp"
 #include "dlrt/nn/optimizers.hpp"
 #include "dlrt/nn/padding.hpp"

@@ -57,6 +57,7 @@ class BatchNormalization : public Layer {
   }
 
   std::string type() const override { return "BatchNormalization"; }
+  bool float32_only() const override { return true; }  // mixed_precision.hpp
   std::string base_name() const override { return "batch_normalization"; }
   // Callable on symbolic tensors (functional models): the node keeps this copy. The moving
   // statistics are the model's variables, not the layer's, so a copy holds no values and

@@ -34,6 +34,7 @@ class LayerNormalization : public Layer {
   }
 
   std::string type() const override { return "LayerNormalization"; }
+  bool float32_only() const override { return true; }  // mixed_precision.hpp
   std::string base_name() const override { return "layer_normalization"; }
   std::shared_ptr<Layer> clone() const override {
     return std::make_shared<LayerNormalization>(*this);

@@ -47,6 +47,7 @@
 #include "dlrt/dlrt.hpp"
 #include "dlrt/nn/data.hpp"
 #include "dlrt/nn/initializers.hpp"
+#include "dlrt/nn/mixed_precision.hpp"
 #include "dlrt/nn/regularizers.hpp"
 #include "dlrt/nn/symbolic.hpp"
 
@@ -105,6 +106,10 @@ inline std::string check_activation(const std::string& a, const std::string& who
 
 inline Value apply_activation(Graph& g, Value x, const std::string& act) {
   if (act == "none") return x;
+  // Softmax in f32 whatever came in (a mixed-precision policy's 16-bit logits): its
+  // exponentials and sum are where 16 bits lose the most (mixed_precision.hpp).
+  if (act == "softmax" && x.dtype() != DLRT_F32)
+    return g.op1("softmax", {g.op1("cast", {x}, {{"dtype", DLRT_F32}})});
   if (act == "softmax") return g.op1("softmax", {x});
   return g.op1(act, {x});
 }
@@ -159,10 +164,21 @@ class Layer {
   void set_trainable(bool trainable) { trainable_ = trainable; }
   // The name in messages: the model's name for it, or its base name before a model named it.
   std::string display_name() const { return name_.empty() ? base_name() : name_; }
+  // Keras' layer.dtype_policy: "float32", "mixed_bfloat16" or "mixed_float16"
+  // (mixed_precision.hpp). A layer takes the global policy when it is made.
+  const std::string& dtype_policy() const { return dtype_policy_; }
+  void set_dtype_policy(const std::string& policy) {
+    policy_compute_dtype(policy);  // checks the name
+    dtype_policy_ = policy;
+  }
+  // Layers whose arithmetic stays f32 under a mixed policy (the normalisations: their
+  // statistics need f32's precision); their float inputs are cast to f32 instead.
+  virtual bool float32_only() const { return false; }
 
  protected:
   std::string name_;  // set by the model: "conv2d", "conv2d_1", ...
   bool trainable_ = true;
+  std::string dtype_policy_ = global_policy();
   Error bad_input(const Shape& in, const std::string& expected) const {
     return Error(DLRT_INVALID_ARGUMENT, display_name() + " (" + type() + "): input shape " +
                                             shape_string(in) + " does not fit; expected " +
@@ -434,8 +450,9 @@ class Dense : public Layer {
     const std::string fused = activation_ == "softmax" ? "none" : activation_;
     std::vector<int64_t> dims = x.dims();
     const bool sequence = dims.size() > 2;  // fold (B, T...) into the matmul's rows
-    Value rows = sequence ? c.graph.op1("reshape", {x}, {{"shape", std::vector<int64_t>{-1, dims.back()}}})
-                          : x;
+    Value rows =
+        sequence ? c.graph.op1("reshape", {x}, {{"shape", std::vector<int64_t>{-1, dims.back()}}})
+                 : x;
     Value y = c.graph.op1("matmul_bias_act", {rows, v[0], v[1]}, {{"activation", fused}},
                           sequence ? "" : c.node(name_));
     if (sequence) {

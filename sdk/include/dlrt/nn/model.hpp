@@ -107,6 +107,10 @@ struct CompileConfig {
   // Replay a captured step (CUDA Graphs) where the device offers capture; false runs every
   // step kernel by kernel (for comparison: dlbench train --no-capture).
   bool use_capture = true;
+  // A dtype policy for every layer of this model ("float32", "mixed_bfloat16",
+  // "mixed_float16"; mixed_precision.hpp); "" = each layer's own (the global policy when it
+  // was made).
+  std::string dtype_policy;
 };
 
 // Profile `steps` training steps from global step `first` (0-based, counted in this fit) and
@@ -248,7 +252,6 @@ class Model {
   }
 
  public:
-
   // Keras' summary table (layer, output shape, parameter count, totals); a functional model's
   // has Keras' "Connected to" column too.
   void summary(std::ostream& out = std::cout) const;

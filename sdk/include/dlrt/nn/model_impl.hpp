@@ -45,8 +45,8 @@ inline void Model::make_plan(const std::vector<Shape>& inputs) {
         const bool trains = p.trainable && layer.trainable();  // a frozen layer's are not
         if (trains) trainable.push_back(plan->state.size());
         plan->layer_state[n.layer].push_back(plan->state.size());
-        plan->state.push_back({layer.name() + "/" + p.name, p.dims, p.init, trains, -1,
-                               p.regularizer, p.trainable});
+        plan->state.push_back(
+            {layer.name() + "/" + p.name, p.dims, p.init, trains, -1, p.regularizer, p.trainable});
       }
       first_params[n.layer] = params;
     } else {
@@ -74,6 +74,33 @@ inline void Model::make_plan(const std::vector<Shape>& inputs) {
     }
   // The rate every update reads (schedules.hpp); fit writes it before the steps that need it.
   plan->learning_rate = plan->iterations = detail::kNoStateVar;
+  // Each layer's compute dtype: the model's policy (CompileConfig::dtype_policy) or else the
+  // layer's own; f32 for the float32_only layers. All f32: no casts (compute_dtype empty).
+  std::vector<dlrt_dtype> compute;
+  bool any_mixed = false, any_f16 = false;
+  for (const auto& layer : graph_.layers) {
+    const std::string& policy =
+        config_.dtype_policy.empty() ? layer->dtype_policy() : config_.dtype_policy;
+    const dlrt_dtype d = layer->float32_only() ? DLRT_F32 : policy_compute_dtype(policy);
+    any_mixed = any_mixed || d != DLRT_F32;
+    any_f16 = any_f16 || d == DLRT_F16;
+    compute.push_back(d);
+  }
+  if (any_mixed) plan->compute_dtype = std::move(compute);
+  // f16 gradients underflow: fit's step scales the loss (Keras wraps the optimizer of a
+  // mixed_float16 model in a LossScaleOptimizer the same way); bf16 has f32's range.
+  if (optimizer_ && any_f16) {
+    plan->loss_scale = plan->state.size();
+    plan->state.push_back({"optimizer/loss_scale",
+                           {},
+                           Initializer::constant(detail::kInitialLossScale),
+                           false,
+                           -1,
+                           {}});
+    plan->loss_scale_good_steps = plan->state.size();
+    plan->state.push_back(
+        {"optimizer/loss_scale_good_steps", {}, Initializer::zeros(), false, -1, {}});
+  }
   if (optimizer_) {
     plan->learning_rate = plan->state.size();
     plan->state.push_back({"optimizer/learning_rate",
@@ -100,9 +127,10 @@ inline void Model::make_plan(const std::vector<Shape>& inputs) {
 inline std::vector<Value> Model::operator()(const std::vector<Value>& inputs, bool training) {
   if (detail::active_tape == nullptr)
     throw Error(DLRT_FAILED_PRECONDITION,
-                name_ + ": called on graph values outside a step function; a model is called on "
-                        "Values inside nn::TrainStep's function (train_step.hpp), on "
-                        "SymbolicTensors through its layers, or on data with predict()");
+                name_ +
+                    ": called on graph values outside a step function; a model is called on "
+                    "Values inside nn::TrainStep's function (train_step.hpp), on "
+                    "SymbolicTensors through its layers, or on data with predict()");
   return detail::active_tape->call_model(*this, inputs, training);
 }
 

@@ -50,8 +50,8 @@ class Optimizer {
   // optimizer so it chains: `nn::Adam(1e-3).set_global_clipnorm(1.0)`.
   Optimizer& set_global_clipnorm(double clipnorm) {
     if (!(clipnorm >= 0))
-      throw Error(DLRT_INVALID_ARGUMENT, "global_clipnorm must be >= 0 (0: no clipping), got " +
-                                             num(clipnorm));
+      throw Error(DLRT_INVALID_ARGUMENT,
+                  "global_clipnorm must be >= 0 (0: no clipping), got " + num(clipnorm));
     global_clipnorm_ = clipnorm;
     return *this;
   }
@@ -59,9 +59,14 @@ class Optimizer {
 
   // The whole step's updates: every params[k] by grads[k] with its slots[k], after clipping
   // by global norm when set. The one entry point the training steps call (session.hpp).
+  //
+  // `apply_if` (a bool scalar, or none): the updates take effect only where it is true —
+  // every assign becomes where(apply_if, new, old), so a false step leaves variables and
+  // slots as they were (dynamic loss scaling's skipped step, LossScale below).
   void apply_all(Graph& g, const std::vector<Value>& params, std::vector<Value> grads,
-                 const std::vector<std::vector<Value>>& slots, Value step,
-                 Value learning_rate) const {
+                 const std::vector<std::vector<Value>>& slots, Value step, Value learning_rate,
+                 Value apply_if = {}) const {
+    apply_if_ = apply_if;
     if (global_clipnorm_ > 0 && !grads.empty()) {
       // factor = c / max(norm, c): 1 while the norm is within c, else c / norm.
       Value sum;
@@ -75,6 +80,7 @@ class Optimizer {
     }
     for (size_t k = 0; k < params.size(); ++k)
       apply(g, params[k], grads[k], slots[k], step, learning_rate);
+    apply_if_ = Value();
   }
 
  protected:
@@ -87,8 +93,16 @@ class Optimizer {
     std::snprintf(buf, sizeof buf, "%g", v);
     return buf;
   }
+  // What apply() uses instead of g.assign: the update, or under apply_all's `apply_if` the
+  // update where it holds and the old value elsewhere.
+  void assign(Graph& g, Value var, Value update) const {
+    g.assign(var, apply_if_ ? g.op1("where", {apply_if_, update, var}) : update);
+  }
   LearningRate lr_;
   double global_clipnorm_ = 0.0;
+
+ private:
+  mutable Value apply_if_;  // set for the duration of one apply_all
 };
 
 // Adam(learning_rate = 0.001, beta_1 = 0.9, beta_2 = 0.999, epsilon = 1e-7), as Keras; the
@@ -123,9 +137,9 @@ class Adam : public Optimizer {
     std::vector<Value> out =
         g.op("adam_update", {from, grad, slots[0], slots[1], step, learning_rate},
              {{"beta1", b1_}, {"beta2", b2_}, {"epsilon", eps_}});
-    g.assign(param, out[0]);
-    g.assign(slots[0], out[1]);
-    g.assign(slots[1], out[2]);
+    assign(g, param, out[0]);
+    assign(g, slots[0], out[1]);
+    assign(g, slots[1], out[2]);
   }
 
  protected:
@@ -154,8 +168,7 @@ class AdamW : public Adam {
              Value learning_rate) const override {
     // p - p * (lr * wd): the decayed weight Adam then updates (and assigns back to p).
     Value wd = g.constant<float>("", {}, {static_cast<float>(wd_)});
-    Value decayed =
-        g.op1("sub", {param, g.op1("mul", {param, g.op1("mul", {learning_rate, wd})})});
+    Value decayed = g.op1("sub", {param, g.op1("mul", {param, g.op1("mul", {learning_rate, wd})})});
     Adam::apply(g, param, grad, slots, step, learning_rate, decayed);
   }
 
@@ -182,8 +195,8 @@ class SGD : public Optimizer {
              Value learning_rate) const override {
     std::vector<Value> out = g.op("sgd_update", {param, grad, slots[0], learning_rate},
                                   {{"momentum", momentum_}, {"nesterov", nesterov_}});
-    g.assign(param, out[0]);
-    g.assign(slots[0], out[1]);
+    assign(g, param, out[0]);
+    assign(g, slots[0], out[1]);
   }
 
  private:

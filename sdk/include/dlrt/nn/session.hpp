@@ -68,6 +68,10 @@ struct StateVar {
 };
 // The index Plan::iterations and Plan::learning_rate hold in a plan made without optimizer.
 inline constexpr size_t kNoStateVar = static_cast<size_t>(-1);
+// Dynamic loss scaling, as Keras' LossScaleOptimizer: the first scale, and how many finite
+// steps in a row double it.
+inline constexpr float kInitialLossScale = 32768.f;  // 2^15
+inline constexpr int64_t kLossScaleGrowthSteps = 2000;
 
 // One layer call of a model's graph. Values are numbered in "slots": the model's inputs are
 // slots 0..I-1, and node k's output is slot I + k. Nodes come in a topological order (every
@@ -90,10 +94,16 @@ struct Plan {
   std::vector<StateVar> state;
   size_t iterations = 0;     // index of "optimizer/iterations" in `state`
   size_t learning_rate = 0;  // index of "optimizer/learning_rate" in `state`
+  // Dynamic loss scaling (a mixed_float16 policy with an optimizer; kNoStateVar otherwise):
+  // the indices of "optimizer/loss_scale" and "optimizer/loss_scale_good_steps" (LossScale).
+  size_t loss_scale = static_cast<size_t>(-1);
+  size_t loss_scale_good_steps = static_cast<size_t>(-1);
   std::shared_ptr<const Optimizer> optimizer;
   std::shared_ptr<const Loss> loss;
   std::vector<std::shared_ptr<const Metric>> metrics;
   uint64_t seed = 0;
+  // Per layer: the dtype its call computes in (mixed_precision.hpp); empty = f32 everywhere.
+  std::vector<dlrt_dtype> compute_dtype;
   std::vector<std::string> device_scopes;  // pushed, outermost first, around every build
   dlrt::CompileOptions compile;
 };
@@ -117,13 +127,29 @@ inline int64_t model_input_ids(const Plan& p) {
 // Plan::state; only the layers' entries are read). A shared layer's later calls get their
 // own node-name scope ("train/call_1/") and seed (so a shared Dropout draws another mask),
 // and the same variables. Sessions and custom steps (train_step.hpp) build through this.
+// Under a mixed-precision policy (Plan::compute_dtype) each call's float inputs and weights
+// are cast to its layer's compute dtype first, and the model's float outputs back to f32.
+inline bool is_float_dtype(dlrt_dtype d) {
+  return d == DLRT_F32 || d == DLRT_F16 || d == DLRT_BF16;
+}
+inline Value cast_float_to(Graph& g, Value v, dlrt_dtype to) {
+  if (!is_float_dtype(v.dtype()) || v.dtype() == to) return v;
+  return g.op1("cast", {v}, {{"dtype", to}});
+}
+
 inline std::vector<Value> run_plan(const Plan& plan, CallContext& c, std::vector<Value> inputs,
                                    const std::vector<Value>& vars) {
   std::vector<Value> slots = std::move(inputs);
+  const bool mixed = !plan.compute_dtype.empty();
   for (const PlanNode& n : plan.nodes) {
     std::vector<Value> params, in;
     for (size_t i : plan.layer_state[n.layer]) params.push_back(vars.at(i));
     for (size_t s : n.inputs) in.push_back(slots.at(s));
+    if (mixed) {
+      const dlrt_dtype to = plan.compute_dtype.at(n.layer);
+      for (Value& v : in) v = cast_float_to(c.graph, v, to);
+      for (Value& v : params) v = cast_float_to(c.graph, v, to);
+    }
     if (n.call == 0) {
       slots.push_back(plan.layers[n.layer]->call_multi(c, in, params));
     } else {
@@ -134,7 +160,8 @@ inline std::vector<Value> run_plan(const Plan& plan, CallContext& c, std::vector
     }
   }
   std::vector<Value> out;
-  for (size_t s : plan.outputs) out.push_back(slots.at(s));
+  for (size_t s : plan.outputs)
+    out.push_back(mixed ? cast_float_to(c.graph, slots.at(s), DLRT_F32) : slots.at(s));
   return out;
 }
 
@@ -242,12 +269,26 @@ class Session {
     if (penalty) loss = g.op1("add", {loss, penalty}, {}, "train/loss");
 
     const std::vector<size_t> trainable = trainable_vars();
-    const std::vector<Value> grads = gradients(loss, trainable);
-
     Value counter = vars_[plan_->iterations];
-    Value step = g.op1("add", {counter, g.constant<float>("", {}, {1.f})}, {}, "train/step");
-    g.assign(counter, step);
-    apply_updates(g, trainable, grads, step);
+    Value one = g.constant<float>("", {}, {1.f});
+    if (plan_->loss_scale == kNoStateVar) {
+      const std::vector<Value> grads = gradients(loss, trainable);
+      Value step = g.op1("add", {counter, one}, {}, "train/step");
+      g.assign(counter, step);
+      apply_updates(g, trainable, grads, step);
+    } else {
+      // Dynamic loss scaling (mixed_precision.hpp): the gradients of loss x scale, divided
+      // by the scale; a step whose gradients are not all finite changes nothing but the scale.
+      Value scale = vars_[plan_->loss_scale];
+      std::vector<Value> grads = gradients(g.op1("mul", {loss, scale}), trainable);
+      Value inverse = g.op1("div", {one, scale});
+      for (Value& gr : grads) gr = g.op1("mul", {gr, inverse});
+      Value finite = all_finite(g, grads);
+      Value step = g.op1("add", {counter, one}, {}, "train/step");
+      g.assign(counter, g.op1("where", {finite, step, counter}));
+      apply_updates(g, trainable, grads, step, finite);
+      update_loss_scale(g, finite);
+    }
     std::vector<Value> fetches = {loss};
     for (const auto& m : plan_->metrics) fetches.push_back(m->count(g, y_pred, y_true, valid));
 
@@ -276,6 +317,11 @@ class Session {
   // ---- the split step of a replica (see the top of this file) ----
   bool has_split() const { return grads_ != nullptr; }
   void build_split(const Array& x, const Array& y, int64_t batch) {
+    if (plan_->loss_scale != kNoStateVar)
+      throw Error(DLRT_UNIMPLEMENTED,
+                  "fit under a distribution strategy with the mixed_float16 policy: dynamic "
+                  "loss scaling is built for one device only; use mixed_bfloat16 (no scaling "
+                  "needed) or one device");
     Graph& g = graph_;
     Scopes scopes(g, plan_->device_scopes);
     remember_data(x, y, batch);
@@ -319,7 +365,8 @@ class Session {
     Value step = g.op1("add", {counter, g.constant<float>("", {}, {1.f})}, {}, "apply/step");
     g.assign(counter, step);
     std::vector<Value> grads;
-    for (size_t k = 0; k < trainable.size(); ++k) grads.push_back(g.op1("mul", {feeds[k], feeds.back()}));
+    for (size_t k = 0; k < trainable.size(); ++k)
+      grads.push_back(g.op1("mul", {feeds[k], feeds.back()}));
     apply_updates(g, trainable, grads, step);
     o.run_assigns = true;
     apply_ = std::make_unique<Runner>(ctx_, g, feeds, names, std::vector<Value>{step}, o);
@@ -395,21 +442,49 @@ class Session {
     const dlrt_value in = it->second.first.get(), out = it->second.second.get();
     const char* in_name = "input";
     const char* out_name = "output";
-    check(dlrt_graph_export_onnx(graph_.get(), &in, &in_name, 1, &out, &out_name, 1, 1, path.c_str()));
+    check(dlrt_graph_export_onnx(graph_.get(), &in, &in_name, 1, &out, &out_name, 1, 1,
+                                 path.c_str()));
   }
 
  private:
   // The optimizer's updates of the trainable variables vars_[trainable[k]] by grads[k]
   // (clipped together by global norm when the optimizer says so).
-  void apply_updates(Graph& g, const std::vector<size_t>& trainable, const std::vector<Value>& grads,
-                     Value step) {
+  // Under loss scaling, `apply_if` (bool scalar) says whether the step's updates happen.
+  void apply_updates(Graph& g, const std::vector<size_t>& trainable,
+                     const std::vector<Value>& grads, Value step, Value apply_if = {}) {
     std::vector<Value> params;
     std::vector<std::vector<Value>> slots;
     for (size_t k : trainable) {
       params.push_back(vars_[k]);
       slots.push_back(slots_of(k));
     }
-    plan_->optimizer->apply_all(g, params, grads, slots, step, vars_[plan_->learning_rate]);
+    plan_->optimizer->apply_all(g, params, grads, slots, step, vars_[plan_->learning_rate],
+                                apply_if);
+  }
+  // A bool scalar: every element of every gradient is finite. x * 0 is 0 for a finite x and
+  // NaN for an infinite or NaN one, so the sum of all of them is 0 exactly when all are finite.
+  static Value all_finite(Graph& g, const std::vector<Value>& grads) {
+    Value zero = g.constant<float>("", {}, {0.f});
+    Value sum;
+    for (const Value& gr : grads) {
+      Value z = g.op1("reduce_sum", {g.op1("mul", {gr, zero})});
+      sum = sum ? g.op1("add", {sum, z}) : z;
+    }
+    return sum ? g.op1("equal", {sum, zero}, {}, "train/grads_finite")
+               : g.op1("equal", {zero, zero});
+  }
+  // Keras' LossScaleOptimizer (dynamic): after kLossScaleGrowthSteps finite steps in a row the
+  // scale doubles; a non-finite step halves it (not below 1) and starts the count again.
+  void update_loss_scale(Graph& g, Value finite) {
+    Value scale = vars_[plan_->loss_scale], good = vars_[plan_->loss_scale_good_steps];
+    auto constant = [&](float v) { return g.constant<float>("", {}, {v}); };
+    Value counted = g.op1("add", {good, constant(1.f)});
+    Value grow = g.op1("equal", {counted, constant(static_cast<float>(kLossScaleGrowthSteps))});
+    Value grown = g.op1("where", {grow, g.op1("mul", {scale, constant(2.f)}), scale});
+    Value halved = g.op1("maximum", {g.op1("mul", {scale, constant(0.5f)}), constant(1.f)});
+    g.assign(scale, g.op1("where", {finite, grown, halved}));
+    g.assign(good, g.op1("where",
+                         {finite, g.op1("where", {grow, constant(0.f), counted}), constant(0.f)}));
   }
   // Indices of the trainable variables in vars_, and their gradients of `loss` (same order).
   std::vector<size_t> trainable_vars() const {

@@ -1,0 +1,61 @@
+// dlrt/nn/mixed_precision.hpp: Keras' dtype policies (tf.keras.mixed_precision).
+//
+//   nn::set_global_policy("mixed_bfloat16");   // layers made from now on compute in bf16
+//   nn::Sequential model(ctx, {...});
+//   model.compile(...);                        // or CompileConfig::dtype_policy for one model
+//
+// A policy names two dtypes: the one variables are stored in (always f32 here: weights,
+// optimizer slots, moving statistics and checkpoints stay f32) and the one a layer computes
+// in. Under "mixed_bfloat16" / "mixed_float16" each layer call casts its float inputs and its
+// f32 weights to bf16 / f16, runs its ops on those (convolutions and matmuls on 16-bit
+// operands), and hands a 16-bit output on; the gradient of each cast is a cast back, so the
+// optimizer updates the f32 variables with f32 gradients. Kept in f32, as Keras advises: the
+// model's outputs (cast to f32 after the last layer, so losses and metrics are f32), softmax
+// (an activation computed in f32 from whatever dtype came in), and the layers whose
+// statistics need the range (BatchNormalization, LayerNormalization: Layer::float32_only).
+//
+// What it is not (yet): dynamic loss scaling. "mixed_float16" trains where gradients stay
+// inside f16's range; Keras' LossScaleOptimizer (skip a step with non-finite gradients,
+// halve or grow the scale) is not built, so f16 training of deep models may underflow. bf16
+// has f32's range and needs no scaling, which is why "mixed_bfloat16" is the policy to use on
+// CPUs (docs/nn.md, "Mixed precision").
+//
+// Like Keras, a layer takes the global policy when it is made (Layer::dtype_policy), and
+// `layer.set_dtype_policy("float32")` keeps one layer in f32.
+#pragma once
+
+#include <dlrt/types.h>
+
+#include <string>
+
+#include "dlrt/error.hpp"
+
+namespace dlrt::nn {
+
+// The dtype a policy computes in: f32 for "float32", bf16 for "mixed_bfloat16", f16 for
+// "mixed_float16". INVALID_ARGUMENT naming the policies for any other name.
+inline dlrt_dtype policy_compute_dtype(const std::string& policy) {
+  if (policy == "float32") return DLRT_F32;
+  if (policy == "mixed_bfloat16") return DLRT_BF16;
+  if (policy == "mixed_float16") return DLRT_F16;
+  throw Error(DLRT_INVALID_ARGUMENT, "dtype policy '" + policy +
+                                         "' is unknown; expected \"float32\", "
+                                         "\"mixed_bfloat16\" or \"mixed_float16\"");
+}
+
+namespace detail {
+inline std::string& global_policy_name() {
+  static std::string name = "float32";
+  return name;
+}
+}  // namespace detail
+
+// keras.mixed_precision.set_global_policy: the policy of the layers made after this call.
+inline void set_global_policy(const std::string& policy) {
+  policy_compute_dtype(policy);  // checks the name
+  detail::global_policy_name() = policy;
+}
+// keras.mixed_precision.global_policy().name
+inline const std::string& global_policy() { return detail::global_policy_name(); }
+
+}  // namespace dlrt::nn
