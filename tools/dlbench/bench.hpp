@@ -90,6 +90,9 @@ struct TrainOptions {
   int64_t batch = 0;          // 0: the model's own, 64 for cnn and 128 for resnet20
   int threads = 0;            // cpu plugin threads and torch.set_num_threads (0: every core)
   uint64_t seed = 42;
+  // cnn, resnet20: "f32", or "bf16"/"f16" for Keras' mixed_bfloat16/mixed_float16 policy
+  // (nn/mixed_precision.hpp); the PyTorch twin then runs under autocast to the same dtype.
+  std::string precision = "f32";
   bool compare_torch = false;
   bool capture = true;         // false: the step runs kernel by kernel, never a captured graph
   std::string plugin_options;  // more plugin options, e.g. "cpu:winograd=0"

@@ -4,7 +4,7 @@
 //   dlbench ops --device CPU:0 [--repeat N] [--threads T] [--filter conv2] [--plugin-options O]
 //       micro-benchmarks of the reference workload's ops at its exact shapes (ops.cc)
 //   dlbench train --device CPU:0 --epochs N [--model cnn|resnet20] [--warmup-steps K]
-//                 [--limit N] [--threads T]
+//                 [--limit N] [--threads T] [--precision f32|bf16|f16]
 //                 [--compare-torch] [--data DIR] [--plugin-options cpu:winograd=0]
 //       whole epochs of the reference model through dlrt/nn.hpp, optionally beside PyTorch
 //       (train.cc)
@@ -91,6 +91,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 4096));
   train_cmd->add_option("--seed", train.seed, "initial weights and shuffles")
       ->capture_default_str();
+  train_cmd
+      ->add_option("--precision", train.precision,
+                   "cnn, resnet20: f32, or bf16/f16 as Keras' mixed_bfloat16/mixed_float16 "
+                   "policy (16-bit compute, f32 variables)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}));
   train_cmd->add_flag(
       "--compare-torch", train.compare_torch,
       "also run torch_reference.py with the same data, limit, batch, epochs, threads");

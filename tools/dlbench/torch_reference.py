@@ -120,6 +120,9 @@ def main():
     ap.add_argument("--limit", type=int, default=0, help="use only the first N training images")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--model", choices=("cnn", "resnet20"), default="cnn")
+    ap.add_argument("--precision", choices=("f32", "bf16", "f16"), default="f32",
+                    help="bf16/f16: the forward pass under torch.autocast('cpu') to that dtype "
+                         "(PyTorch's mixed precision: f32 weights and optimizer)")
     args = ap.parse_args()
 
     try:
@@ -142,13 +145,17 @@ def main():
     loss_fn = torch.nn.CrossEntropyLoss()
     b = args.batch
 
+    autocast_dtype = {"bf16": torch.bfloat16, "f16": torch.float16}.get(args.precision)
+
     def step(idx):
         opt.zero_grad(set_to_none=True)
         xb = x_train[idx]
         if channels_last:
             xb = xb.contiguous(memory_format=torch.channels_last)
-        logits = net(xb)
-        loss = loss_fn(logits, y_train[idx])
+        with torch.autocast("cpu", dtype=autocast_dtype or torch.bfloat16,
+                            enabled=autocast_dtype is not None):
+            logits = net(xb)
+            loss = loss_fn(logits.float(), y_train[idx])
         loss.backward()
         opt.step()
         return loss, logits
@@ -188,6 +195,7 @@ def main():
         "framework": "pytorch",
         "model": args.model,
         "memory_format": "channels_last" if channels_last else "contiguous (NCHW)",
+        "precision": args.precision,
         "torch_version": torch.__version__,
         "threads": threads,
         "epochs": args.epochs,

@@ -96,11 +96,11 @@ double train_flop_per_sample(const nn::Model& model) {
 
 json run_torch(const TrainOptions& o, const fs::path& script, int64_t warmup) {
   const std::string py = quoted(o.python);
-  const std::string cmd = py + " " + quoted(script.string()) + " --data " + quoted(o.data) +
-                          " --threads " + std::to_string(o.threads) + " --epochs " +
-                          std::to_string(o.epochs) + " --batch " + std::to_string(o.batch) +
-                          " --warmup-steps " + std::to_string(warmup) + " --limit " +
-                          std::to_string(o.limit) + " --model " + o.model;
+  const std::string cmd =
+      py + " " + quoted(script.string()) + " --data " + quoted(o.data) + " --threads " +
+      std::to_string(o.threads) + " --epochs " + std::to_string(o.epochs) + " --batch " +
+      std::to_string(o.batch) + " --warmup-steps " + std::to_string(warmup) + " --limit " +
+      std::to_string(o.limit) + " --model " + o.model + " --precision " + o.precision;
   const std::string out = run_command(cmd);
   try {
     return json::parse(out);
@@ -131,6 +131,9 @@ std::unique_ptr<nn::Model> make_model(const dlrt::Context& ctx, const std::strin
 }  // namespace
 
 json run_train(const TrainOptions& options) {
+  if (options.precision != "f32" && options.model != "cnn" && options.model != "resnet20")
+    throw std::runtime_error("--precision " + options.precision + ": only --model cnn and " +
+                             "resnet20 take a 16-bit policy yet, got --model " + options.model);
   if (options.model == "char_transformer") return run_train_text(options);
   if (options.model == "vae") return run_train_vae(options);
   if (options.model == "dcgan") return run_train_dcgan(options);
@@ -143,7 +146,8 @@ json run_train(const TrainOptions& options) {
   doc["mode"] = "train";
   doc["model"] = o.model;
   if (o.compare_torch) o.python = torch_python(o);
-  const fs::path torch_script = o.compare_torch ? check_torch(o, "dlbench_torch_reference.py") : fs::path();
+  const fs::path torch_script =
+      o.compare_torch ? check_torch(o, "dlbench_torch_reference.py") : fs::path();
   doc["load_average_before"] = load_average();
   dlrt::Context ctx = make_context(o.threads, o.plugin_options);
   const dlrt::DeviceInfo info = ctx.device(find_device(ctx, o.device));
@@ -177,6 +181,11 @@ json run_train(const TrainOptions& options) {
   config.device = info.name;
   config.seed = o.seed;
   config.use_capture = o.capture;
+  config.dtype_policy = o.precision == "bf16"  ? "mixed_bfloat16"
+                        : o.precision == "f16" ? "mixed_float16"
+                                               : "float32";
+  doc["precision"] = o.precision;
+  doc["dtype_policy"] = config.dtype_policy;
   model.compile(nn::Adam(1e-3), nn::SparseCategoricalCrossentropy(/*from_logits=*/true),
                 {"accuracy"}, config);
   const double plan_us = now_us() - t0;
