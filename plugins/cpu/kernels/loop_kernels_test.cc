@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "narrow_float.hpp"
 #include "ops/op_instance.hpp"
 #include "reference_kernels.hpp"
 #include "testing/fake_host.hpp"
@@ -877,6 +878,42 @@ TEST(LoopKernels, SixteenBitDtypesRunThroughF32) {
         if (t.dtype == DLRT_F16 || t.dtype == DLRT_BF16) wide += t.num_elements() * sizeof(float);
     EXPECT_GE(ws, wide) << b.op;
     c.api().kernel_destroy(k);
+  }
+}
+
+// The f16 buffer conversions the 16-bit paths use (narrow_float.hpp): F16C, where the CPU has
+// it, gives what the portable path through double gives — every f16 pattern widened, and
+// random and halfway floats narrowed (NaNs only as NaNs of the same sign).
+TEST(LoopKernels, F16cConversionsEqualThePortablePath) {
+  if (!dlrt::plugin::cpu_has_f16c()) GTEST_SKIP() << "no F16C on this CPU: the portable path runs";
+  std::vector<uint16_t> all(65536);
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i);
+  std::vector<float> a(all.size()), b(all.size());
+  dlrt::plugin::f16_to_float_f16c(all.data(), a.data(), all.size());
+  dlrt::plugin::f16_to_float_portable(all.data(), b.data(), all.size());
+  for (size_t i = 0; i < all.size(); ++i)
+    ASSERT_TRUE((std::isnan(a[i]) && std::isnan(b[i])) || std::memcmp(&a[i], &b[i], 4) == 0) << i;
+  std::mt19937 gen(11);
+  std::vector<float> f;
+  for (int i = 0; i < 100000; ++i) {
+    const uint32_t u = gen();
+    float x;
+    std::memcpy(&x, &u, 4);
+    f.push_back(x);
+  }
+  for (size_t i = 0; i + 1 < 0x7C00; i += 3)  // halfway between neighbours: ties to even
+    f.push_back(b[i] + (b[i + 1] - b[i]) / 2);
+  std::vector<uint16_t> h1(f.size()), h2(f.size());
+  dlrt::plugin::float_to_f16_f16c(f.data(), h1.data(), f.size());
+  dlrt::plugin::float_to_f16_portable(f.data(), h2.data(), f.size());
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (std::isnan(f[i])) {
+      EXPECT_EQ(h1[i] & 0xFC00, 0x7C00 & 0xFC00 | (h1[i] & 0x8000)) << i;
+      EXPECT_EQ(h1[i] & 0x8000, h2[i] & 0x8000) << i;
+      EXPECT_NE(h1[i] & 0x3FF, 0) << i;
+      continue;
+    }
+    ASSERT_EQ(h1[i], h2[i]) << "float " << f[i];
   }
 }
 

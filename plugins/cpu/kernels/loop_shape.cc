@@ -187,6 +187,17 @@ class CastKernel : public LoopKernel {
       parallel_for(n_, kGrainCheap, threads_, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) y_bits[i] = narrow(to_, widen(from_, x_bits[i]));
       });
+    } else if (from_ == DLRT_F32 || to_ == DLRT_F32) {
+      // f32 <-> f16/bf16, what mixed precision casts every step: the whole-buffer conversions
+      // (bit operations for bf16; the same single rounding as through double).
+      parallel_for(n_, kGrainCheap, threads_, [&](int64_t b, int64_t e) {
+        if (from_ == DLRT_F32)
+          plugin::float_to_narrow(to_, static_cast<const float*>(args.inputs[0]) + b, y_bits + b,
+                                  static_cast<size_t>(e - b));
+        else
+          plugin::narrow_to_float(from_, x_bits + b, static_cast<float*>(args.outputs[0]) + b,
+                                  static_cast<size_t>(e - b));
+      });
     } else if (is_narrow_float(from_)) {
       with_plain(to_, [&](auto t) {
         using To = decltype(t);
