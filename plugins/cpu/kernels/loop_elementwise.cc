@@ -16,6 +16,7 @@
 
 #include "loop_simd.hpp"
 #include "loop_util.hpp"
+#include "narrow_float.hpp"
 
 namespace dlrt::cpu::loops {
 namespace {
@@ -141,7 +142,7 @@ void unary_row(const T* x, T* y, int64_t n) {
     else if constexpr (O == UnOp::kSoftplus) {                  // max(x, 0) + log1p(exp(-|x|))
       const float v = static_cast<float>(x[i]);
       y[i] = static_cast<T>(std::max(v, 0.0f) + std::log1p(std::exp(-std::fabs(v))));
-    } else y[i] = std::sqrt(x[i]);                              // NaN below 0
+    } else y[i] = std::sqrt(x[i]);  // NaN below 0
   }
 }
 
@@ -151,11 +152,11 @@ class UnaryKernel : public LoopKernel {
   UnaryKernel(const dlrt_plugin& p, const OpView& op)
       : LoopKernel(p), dtype_(op.input(0).dtype), n_(op.input(0).numel) {
     const std::string& name = op.name();
-    op_ = name == "neg"   ? UnOp::kNeg
-          : name == "exp" ? UnOp::kExp
-          : name == "log" ? UnOp::kLog
+    op_ = name == "neg"        ? UnOp::kNeg
+          : name == "exp"      ? UnOp::kExp
+          : name == "log"      ? UnOp::kLog
           : name == "softplus" ? UnOp::kSoftplus
-                          : UnOp::kSqrt;
+                               : UnOp::kSqrt;
   }
 
   void execute(const dlrt_kernel_args& args) override {
@@ -197,9 +198,29 @@ class UnaryKernel : public LoopKernel {
 
 // ---- relu_grad ---------------------------------------------------------------------------
 
-void check_relu_grad(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+// f32/f64 (clip_grad; f16/bf16 run through f32, widening_kernel.hpp).
+void check_f32_f64_grad(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   expect_float(op, op.input(0));
   fill_cost(op, 1, cost);
+}
+
+// relu_grad: f32/f64, and f16/bf16 natively (all three operands of one dtype; the schema's type
+// variable guarantees it): selecting dy or 0 is exact in any dtype, so the 16-bit kernel works
+// on the bits and moves half the bytes of the f32 one.
+void check_relu_grad(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  if (!plugin::is_narrow_float(op.input(0).dtype)) expect_float(op, op.input(0));
+  fill_cost(op, 1, cost);
+}
+
+// The 16-bit relu_grad on bits: x > 0 when the sign bit is clear, the value is not +0, and it
+// is not a NaN (magnitude bits above infinity's). A plain loop the compiler vectorises.
+void relu_grad_narrow(const uint16_t* dy, const uint16_t* x, uint16_t* dx, int64_t n,
+                      uint16_t inf_bits) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint16_t v = x[i];
+    const bool positive = (v & 0x8000u) == 0 && v != 0 && v <= inf_bits;
+    dx[i] = positive ? dy[i] : uint16_t{0};
+  }
 }
 
 // dx[i] = x[i] > 0 ? dy[i] : 0 (a NaN x gives 0, a NaN dy passes where x > 0), as the reference.
@@ -227,6 +248,16 @@ class ReluGradKernel : public LoopKernel {
       : LoopKernel(p), dtype_(op.input(0).dtype), n_(op.input(0).numel) {}
 
   void execute(const dlrt_kernel_args& args) override {
+    if (plugin::is_narrow_float(dtype_)) {
+      const auto* dy = static_cast<const uint16_t*>(args.inputs[0]);
+      const auto* x = static_cast<const uint16_t*>(args.inputs[1]);
+      auto* dx = static_cast<uint16_t*>(args.outputs[0]);
+      const uint16_t inf = dtype_ == DLRT_BF16 ? 0x7F80 : 0x7C00;
+      parallel_for(n_, kGrainCheap, threads_, [&](int64_t b, int64_t e) {
+        relu_grad_narrow(dy + b, x + b, dx + b, e - b, inf);
+      });
+      return;
+    }
     if (dtype_ == DLRT_F32) {
       const float* dy = static_cast<const float*>(args.inputs[0]);
       const float* x = static_cast<const float*>(args.inputs[1]);
@@ -495,7 +526,7 @@ void add_elementwise_defs(std::vector<KernelDef>& t) {
   for (const char* name : {"neg", "exp", "log", "sqrt", "softplus"})
     t.push_back({name, check_unary, make<UnaryKernel>});
   t.push_back({"relu_grad", check_relu_grad, make<ReluGradKernel>});
-  t.push_back({"clip_grad", check_relu_grad, make<ClipGradKernel>});
+  t.push_back({"clip_grad", check_f32_f64_grad, make<ClipGradKernel>});
   t.push_back({"bias_add_grad", check_bias_add_grad, make<BiasAddGradKernel>});
   t.push_back({"reduce_max_grad", check_reduce_max_grad, make<ReduceMaxGradKernel>});
 }
