@@ -212,32 +212,34 @@ void check_relu_grad(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   fill_cost(op, 1, cost);
 }
 
-// The 16-bit relu_grad on bits: x > 0 when the sign bit is clear, the value is not +0, and it
-// is not a NaN (magnitude bits above infinity's). A plain loop the compiler vectorises.
-void relu_grad_narrow(const uint16_t* dy, const uint16_t* x, uint16_t* dx, int64_t n,
-                      uint16_t inf_bits) {
+// The f16 relu_grad on bits: x > 0 when the sign bit is clear, the value is not +0, and it is
+// not a NaN (magnitude bits above infinity's, 0x7C00). (bf16 takes the vector path below.)
+void relu_grad_f16(const uint16_t* dy, const uint16_t* x, uint16_t* dx, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const uint16_t v = x[i];
-    const bool positive = (v & 0x8000u) == 0 && v != 0 && v <= inf_bits;
+    const bool positive = (v & 0x8000u) == 0 && v != 0 && v <= 0x7C00u;
     dx[i] = positive ? dy[i] : uint16_t{0};
   }
 }
 
 // dx[i] = x[i] > 0 ? dy[i] : 0 (a NaN x gives 0, a NaN dy passes where x > 0), as the reference.
 // Each vector is loaded before its store, so dx may alias dy or x.
-template <typename V>
-DLRT_SIMD_INLINE void relu_grad_f32(const float* dy, const float* x, float* dx, int64_t n) {
+// E: float, or uint16_t for bf16 (lanes widened on load, narrowed on store: loop_simd.hpp).
+template <typename V, typename E>
+DLRT_SIMD_INLINE void relu_grad_f32(const E* dy, const E* x, E* dx, int64_t n) {
   constexpr int64_t L = simd::Traits<V>::kLanes;
   const V zero = {};
   int64_t i = 0;
   for (; i + L <= n; i += L)
     simd::store(dx + i, simd::keep(simd::load<V>(x + i) > zero, simd::load<V>(dy + i)));
-  for (; i < n; ++i) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+  for (; i < n; ++i) simd::put1(dx + i, simd::widen1(x[i]) > 0.0f ? simd::widen1(dy[i]) : 0.0f);
 }
-DLRT_TARGET_AVX2 void relu_grad_avx2(const float* dy, const float* x, float* dx, int64_t n) {
+template <typename E>
+DLRT_TARGET_AVX2 void relu_grad_avx2(const E* dy, const E* x, E* dx, int64_t n) {
   relu_grad_f32<simd::F8>(dy, x, dx, n);
 }
-void relu_grad_base(const float* dy, const float* x, float* dx, int64_t n) {
+template <typename E>
+void relu_grad_base(const E* dy, const E* x, E* dx, int64_t n) {
   relu_grad_f32<simd::F4>(dy, x, dx, n);
 }
 
@@ -252,9 +254,10 @@ class ReluGradKernel : public LoopKernel {
       const auto* dy = static_cast<const uint16_t*>(args.inputs[0]);
       const auto* x = static_cast<const uint16_t*>(args.inputs[1]);
       auto* dx = static_cast<uint16_t*>(args.outputs[0]);
-      const uint16_t inf = dtype_ == DLRT_BF16 ? 0x7F80 : 0x7C00;
       parallel_for(n_, kGrainCheap, threads_, [&](int64_t b, int64_t e) {
-        relu_grad_narrow(dy + b, x + b, dx + b, e - b, inf);
+        if (dtype_ == DLRT_F16) relu_grad_f16(dy + b, x + b, dx + b, e - b);
+        else if (avx2_) relu_grad_avx2(dy + b, x + b, dx + b, e - b);
+        else relu_grad_base(dy + b, x + b, dx + b, e - b);
       });
       return;
     }
@@ -334,8 +337,12 @@ ChannelGeom channel_geom(const OpView& op, const TensorView& dy) {
   return g;
 }
 
+// f32/f64; bf16 natively for NHWC dy (mixed precision's conv layers: summed in double from
+// bf16 loads, db rounded once), other 16-bit cases through f32 (widening_kernel.hpp).
 void check_bias_add_grad(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
-  expect_float(op, op.input(0));
+  const bool bf16_nhwc = op.input(0).dtype == DLRT_BF16 && op.output(0).dtype == DLRT_BF16 &&
+                         channel_geom(op, op.input(0)).inner == 1;
+  if (!bf16_nhwc) expect_float(op, op.input(0));
   fill_cost(op, 1, cost);
 }
 
@@ -357,19 +364,43 @@ DLRT_SIMD_INLINE void sum_rows(const T* __restrict dy, double* __restrict acc, i
 typedef float F2 __attribute__((vector_size(8)));
 typedef double D2 __attribute__((vector_size(16)));
 typedef double D4 __attribute__((vector_size(32)));
-template <typename F, typename D, int NV>
-DLRT_SIMD_INLINE void sum_block_f32(const float* dy, double* acc, int64_t b, int64_t e, int64_t C,
+// L lanes of f32 from f32 or bf16 memory (bf16: the bits become the floats' top halves).
+template <typename F>
+DLRT_SIMD_INLINE F load_lanes(const float* p) {
+  F f;
+  __builtin_memcpy(&f, p, sizeof f);
+  return f;
+}
+typedef uint16_t U2 __attribute__((vector_size(4)));
+typedef int32_t I2 __attribute__((vector_size(8)));
+template <typename F>
+struct Bf16Load;  // the bf16 lanes and the int lanes of the same width as F
+template <>
+struct Bf16Load<F2> {
+  using U = U2;
+  using I = I2;
+};
+template <>
+struct Bf16Load<simd::F4> {
+  using U = simd::U4;
+  using I = simd::M4;
+};
+template <typename F>
+DLRT_SIMD_INLINE F load_lanes(const uint16_t* p) {
+  typename Bf16Load<F>::U u;
+  __builtin_memcpy(&u, p, sizeof u);
+  return reinterpret_cast<F>(__builtin_convertvector(u, typename Bf16Load<F>::I) << 16);
+}
+
+template <typename F, typename D, int NV, typename E>
+DLRT_SIMD_INLINE void sum_block_f32(const E* dy, double* acc, int64_t b, int64_t e, int64_t C,
                                     int64_t c0) {
   constexpr int L = sizeof(D) / sizeof(double);
   D a[NV] = {};
   for (int64_t r = b; r < e; ++r) {
-    const float* row = dy + r * C + c0;
+    const E* row = dy + r * C + c0;
 #pragma GCC unroll 16
-    for (int v = 0; v < NV; ++v) {
-      F f;
-      __builtin_memcpy(&f, row + v * L, sizeof f);
-      a[v] += __builtin_convertvector(f, D);
-    }
+    for (int v = 0; v < NV; ++v) a[v] += __builtin_convertvector(load_lanes<F>(row + v * L), D);
   }
 #pragma GCC unroll 16
   for (int v = 0; v < NV; ++v) {
@@ -380,8 +411,8 @@ DLRT_SIMD_INLINE void sum_block_f32(const float* dy, double* acc, int64_t b, int
   }
 }
 // Blocks of 8, 4, 2 and 1 vectors (one pass over the rows each), then single channels.
-template <typename F, typename D>
-DLRT_SIMD_INLINE void sum_rows_f32(const float* dy, double* acc, int64_t b, int64_t e, int64_t C) {
+template <typename F, typename D, typename E>
+DLRT_SIMD_INLINE void sum_rows_f32(const E* dy, double* acc, int64_t b, int64_t e, int64_t C) {
   constexpr int64_t L = sizeof(D) / sizeof(double);
   int64_t c0 = 0;
   for (; c0 + 8 * L <= C; c0 += 8 * L) sum_block_f32<F, D, 8>(dy, acc, b, e, C, c0);
@@ -390,12 +421,15 @@ DLRT_SIMD_INLINE void sum_rows_f32(const float* dy, double* acc, int64_t b, int6
   if (c0 + L <= C) sum_block_f32<F, D, 1>(dy, acc, b, e, C, c0), c0 += L;
   if (c0 < C)
     for (int64_t r = b; r < e; ++r)
-      for (int64_t c = c0; c < C; ++c) acc[c] += static_cast<double>(dy[r * C + c]);
+      for (int64_t c = c0; c < C; ++c) acc[c] += static_cast<double>(simd::widen1(dy[r * C + c]));
 }
-DLRT_TARGET_AVX2 void sum_rows_avx2(const float* dy, double* acc, int64_t b, int64_t e, int64_t C) {
+// E: float, or uint16_t for bf16 dy.
+template <typename E>
+DLRT_TARGET_AVX2 void sum_rows_avx2(const E* dy, double* acc, int64_t b, int64_t e, int64_t C) {
   sum_rows_f32<simd::F4, D4>(dy, acc, b, e, C);
 }
-void sum_rows_base(const float* dy, double* acc, int64_t b, int64_t e, int64_t C) {
+template <typename E>
+void sum_rows_base(const E* dy, double* acc, int64_t b, int64_t e, int64_t C) {
   sum_rows_f32<F2, D2>(dy, acc, b, e, C);
 }
 
@@ -411,6 +445,27 @@ class BiasAddGradKernel : public LoopKernel {
   }
 
   void execute(const dlrt_kernel_args& args) override {
+    if (dtype_ == DLRT_BF16) {  // NHWC (the check): the f32 path's sums on bf16 loads
+      const auto* dy = static_cast<const uint16_t*>(args.inputs[0]);
+      auto* db = static_cast<uint16_t*>(args.outputs[0]);
+      const int64_t C = g_.channels;
+      std::fill(partial_.begin(), partial_.end(), 0.0);
+      int used = 1;
+      parallel_for(g_.outer, std::max<int64_t>(1, kGrainCheap / C), threads_,
+                   [&](int64_t b, int64_t e) {
+                     const int tid = omp_in_parallel() ? omp_get_thread_num() : 0;
+                     if (tid == 0) used = omp_in_parallel() ? omp_get_num_threads() : 1;
+                     double* acc = partial_.data() + tid * C;
+                     if (avx2_) sum_rows_avx2(dy, acc, b, e, C);
+                     else sum_rows_base(dy, acc, b, e, C);
+                   });
+      for (int64_t c = 0; c < C; ++c) {
+        double s = 0;
+        for (int t = 0; t < used; ++t) s += partial_[t * C + c];
+        db[c] = plugin::double_to_narrow(DLRT_BF16, s);  // rounded once
+      }
+      return;
+    }
     with_float(dtype_, [&](auto t) {
       using T = decltype(t);
       const T* dy = static_cast<const T*>(args.inputs[0]);

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -417,6 +418,109 @@ TEST(LoopKernels, MaxPool2x2) {
         ASSERT_EQ(dx.size(), 1u);
         expect_close(*bwd.desc().outputs[0], dx[0], run_reference(bwd.desc(), {x, dy}, 0)[0],
                      kExact, "max_pool2d_backward " + what);
+      }
+    }
+  }
+}
+
+// The bf16 2x2 pool (mixed precision's MaxPool2D) equals the f32 one on the same values, bit
+// for bit, ties and NaNs included (values 0, 1, 2 and NaN, as above): both pick the first max,
+// and neither rounds anything.
+TEST(LoopKernels, MaxPool2x2Bf16EqualsF32) {
+  auto to_bf16 = [](const Bytes& f) {
+    Bytes h(f.size() / 2);
+    for (size_t i = 0; i < f.size() / 4; ++i) {
+      float v;
+      std::memcpy(&v, f.data() + 4 * i, 4);
+      const uint16_t b = dlrt::plugin::float_to_bf16(v);
+      std::memcpy(h.data() + 2 * i, &b, 2);
+    }
+    return h;
+  };
+  auto to_f32 = [](const Bytes& h) {
+    Bytes f(h.size() * 2);
+    for (size_t i = 0; i < h.size() / 2; ++i) {
+      uint16_t b;
+      std::memcpy(&b, h.data() + 2 * i, 2);
+      const float v = dlrt::plugin::bf16_to_float(b);
+      std::memcpy(f.data() + 4 * i, &v, 4);
+    }
+    return f;
+  };
+  auto same = [](const Bytes& a, const Bytes& b) {  // f32 buffers, NaN == NaN
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size() / 4; ++i) {
+      float x, y;
+      std::memcpy(&x, a.data() + 4 * i, 4);
+      std::memcpy(&y, b.data() + 4 * i, 4);
+      if (!(x == y || (std::isnan(x) && std::isnan(y)))) return false;
+    }
+    return true;
+  };
+  for (Dims d : {Dims{1, 2, 2, 1}, Dims{2, 6, 6, 13}, Dims{3, 7, 5, 8}, Dims{64, 26, 26, 32}}) {
+    Dims yd = {d[0], d[1] / 2, d[2] / 2, d[3]};
+    OpInstance f32_fwd = instance("max_pool2d", {f32(d)}, {});
+    OpInstance f32_bwd = instance("max_pool2d_backward", {f32(d), f32(yd)}, {});
+    OpInstance b_fwd = instance("max_pool2d", {of(DLRT_BF16, d)}, {});
+    OpInstance b_bwd = instance("max_pool2d_backward", {of(DLRT_BF16, d), of(DLRT_BF16, yd)}, {});
+    std::mt19937_64 rng(d.size() * 5 + d.back());
+    std::uniform_int_distribution<int> v(0, 3);
+    Bytes x(bytes_of(*f32_fwd.desc().inputs[0]));
+    float* xf = reinterpret_cast<float*>(x.data());
+    for (int64_t i = 0; i < numel_of(*f32_fwd.desc().inputs[0]); ++i)
+      xf[i] = v(rng) == 3 ? NAN : static_cast<float>(v(rng));
+    const Bytes dy = to_f32(to_bf16(random_tensor(*f32_bwd.desc().inputs[1], {}, rng)));
+    const std::string what = dlrt::plugin::dims_string(d);
+    Cpu& c = cpu();
+    EXPECT_TRUE(same(to_f32(run_plugin(c, b_fwd.desc(), {to_bf16(x)}, 0).at(0)),
+                     run_plugin(c, f32_fwd.desc(), {x}, 0).at(0)))
+        << "max_pool2d " << what;
+    EXPECT_TRUE(same(to_f32(run_plugin(c, b_bwd.desc(), {to_bf16(x), to_bf16(dy)}, 0).at(0)),
+                     run_plugin(c, f32_bwd.desc(), {x, dy}, 0).at(0)))
+        << "max_pool2d_backward " << what;
+  }
+}
+
+// bf16 relu_grad (vector path; f16 on the bits) equals the f32 kernel on the same values, bit
+// for bit: it only selects dy or 0. NaNs, zeros and infinities of both signs included; odd
+// sizes reach the scalar tails.
+TEST(LoopKernels, ReluGradSixteenBitEqualsF32) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int32_t dt : {DLRT_BF16, DLRT_F16}) {
+    for (int64_t n : {int64_t{1}, int64_t{13}, int64_t{1000}, int64_t{100003}}) {
+      std::mt19937 gen(static_cast<unsigned>(n + dt));
+      std::uniform_real_distribution<float> u(-4.f, 4.f);
+      std::vector<float> x(n), dy(n);
+      const float special[] = {0.f, -0.f, inf, -inf, NAN, -NAN, 1.f, -1.f};
+      for (int64_t i = 0; i < n; ++i) {
+        x[i] = i % 7 == 0 ? special[(i / 7) % 8] : u(gen);
+        dy[i] = i % 11 == 0 ? special[(i / 11) % 8] : u(gen);
+      }
+      std::vector<uint16_t> xh(n), dyh(n);
+      dlrt::plugin::float_to_narrow(dt, x.data(), xh.data(), n);
+      dlrt::plugin::float_to_narrow(dt, dy.data(), dyh.data(), n);
+      dlrt::plugin::narrow_to_float(dt, xh.data(), x.data(), n);  // the values both see
+      dlrt::plugin::narrow_to_float(dt, dyh.data(), dy.data(), n);
+      Bytes xb(n * 4), dyb(n * 4), xhb(n * 2), dyhb(n * 2);
+      std::memcpy(xb.data(), x.data(), n * 4);
+      std::memcpy(dyb.data(), dy.data(), n * 4);
+      std::memcpy(xhb.data(), xh.data(), n * 2);
+      std::memcpy(dyhb.data(), dyh.data(), n * 2);
+      OpInstance f = instance("relu_grad", {f32({n}), f32({n})}, {});
+      OpInstance h = instance(
+          "relu_grad", {of(static_cast<dlrt_dtype>(dt), {n}), of(static_cast<dlrt_dtype>(dt), {n})},
+          {});
+      const Bytes want = run_plugin(cpu(), f.desc(), {dyb, xb}, 0).at(0);
+      const Bytes got = run_plugin(cpu(), h.desc(), {dyhb, xhb}, 0).at(0);
+      for (int64_t i = 0; i < n; ++i) {
+        float w;
+        std::memcpy(&w, want.data() + 4 * i, 4);
+        uint16_t g;
+        std::memcpy(&g, got.data() + 2 * i, 2);
+        const float gv = static_cast<float>(dlrt::plugin::narrow_to_double(dt, g));
+        ASSERT_TRUE(gv == w || (std::isnan(gv) && std::isnan(w)))
+            << dlrt::plugin::dtype_name(dt) << " n=" << n << " i=" << i << ": x " << x[i] << " dy "
+            << dy[i] << " want " << w << " got " << gv;
       }
     }
   }

@@ -120,16 +120,17 @@ DLRT_SIMD_INLINE M takes(V v, V b) {
 DLRT_SIMD_INLINE bool takes1(float v, float b) { return (v > b) | ((v != v) & (b == b)); }
 
 // Output rows [b, e) of the forward pass: row r = (n, oh) reads input rows 2*oh and 2*oh+1.
-template <typename V>
-DLRT_SIMD_INLINE void pool2_forward_rows(const float* x, float* y, const ImageShape& xs,
+// E: float, or uint16_t for bf16 images (loaded widened, stored narrowed: loop_simd.hpp).
+template <typename V, typename E>
+DLRT_SIMD_INLINE void pool2_forward_rows(const E* x, E* y, const ImageShape& xs,
                                          const ImageShape& ys, int64_t b, int64_t e) {
   constexpr int64_t L = simd::Traits<V>::kLanes;
   const int64_t C = xs.c;
   for (int64_t r = b; r < e; ++r) {
     const int64_t n = r / ys.h, oh = r % ys.h;
-    const float* r0 = x + (n * xs.h + 2 * oh) * xs.w * C;
-    const float* r1 = r0 + xs.w * C;
-    float* q = y + r * ys.w * C;
+    const E* r0 = x + (n * xs.h + 2 * oh) * xs.w * C;
+    const E* r1 = r0 + xs.w * C;
+    E* q = y + r * ys.w * C;
     for (int64_t ow = 0; ow < ys.w; ++ow, r0 += 2 * C, r1 += 2 * C, q += C) {
       int64_t c = 0;
       for (; c + L <= C; c += L) {
@@ -142,9 +143,12 @@ DLRT_SIMD_INLINE void pool2_forward_rows(const float* x, float* y, const ImageSh
         simd::store(q + c, best);
       }
       for (; c < C; ++c) {
-        float best = r0[c];
-        for (float v : {r0[C + c], r1[c], r1[C + c]}) best = takes1(v, best) ? v : best;
-        q[c] = best;
+        float best = simd::widen1(r0[c]);
+        for (E h : {r0[C + c], r1[c], r1[C + c]}) {
+          const float v = simd::widen1(h);
+          best = takes1(v, best) ? v : best;
+        }
+        simd::put1(q + c, best);
       }
     }
   }
@@ -153,18 +157,17 @@ DLRT_SIMD_INLINE void pool2_forward_rows(const float* x, float* y, const ImageSh
 // Output rows [b, e) of the backward pass: row r = (n, oh) writes dx rows 2*oh and 2*oh+1 whole
 // (the winner of each window gets dy, its other three cells 0; a last odd column gets 0), and
 // the last output row of an image also zeroes the image's last input row when H is odd.
-template <typename V>
-DLRT_SIMD_INLINE void pool2_backward_rows(const float* x, const float* dy, float* dx,
-                                          const ImageShape& xs, const ImageShape& ys, int64_t b,
-                                          int64_t e) {
+template <typename V, typename E>
+DLRT_SIMD_INLINE void pool2_backward_rows(const E* x, const E* dy, E* dx, const ImageShape& xs,
+                                          const ImageShape& ys, int64_t b, int64_t e) {
   constexpr int64_t L = simd::Traits<V>::kLanes;
   using M = typename simd::Traits<V>::Mask;
   const int64_t C = xs.c, row = xs.w * C, covered = 2 * ys.w * C;
   for (int64_t r = b; r < e; ++r) {
     const int64_t n = r / ys.h, oh = r % ys.h;
     const int64_t at = (n * xs.h + 2 * oh) * row;
-    const float *x0 = x + at, *x1 = x0 + row, *g = dy + r * ys.w * C;
-    float *d0 = dx + at, *d1 = d0 + row;
+    const E *x0 = x + at, *x1 = x0 + row, *g = dy + r * ys.w * C;
+    E *d0 = dx + at, *d1 = d0 + row;
     for (int64_t ow = 0; ow < ys.w;
          ++ow, x0 += 2 * C, x1 += 2 * C, d0 += 2 * C, d1 += 2 * C, g += C) {
       int64_t c = 0;
@@ -186,43 +189,48 @@ DLRT_SIMD_INLINE void pool2_backward_rows(const float* x, const float* dy, float
         simd::store(d0 + c, simd::drop(t1, g1));
       }
       for (; c < C; ++c) {
-        float best = x0[c];
+        float best = simd::widen1(x0[c]);
         int tap = 0, k = 1;
-        for (float v : {x0[C + c], x1[c], x1[C + c]}) {
+        for (E h : {x0[C + c], x1[c], x1[C + c]}) {
+          const float v = simd::widen1(h);
           if (takes1(v, best)) best = v, tap = k;
           ++k;
         }
-        d0[c] = tap == 0 ? g[c] : 0.0f;
-        d0[C + c] = tap == 1 ? g[c] : 0.0f;
-        d1[c] = tap == 2 ? g[c] : 0.0f;
-        d1[C + c] = tap == 3 ? g[c] : 0.0f;
+        const float gv = simd::widen1(g[c]);
+        simd::put1(d0 + c, tap == 0 ? gv : 0.0f);
+        simd::put1(d0 + C + c, tap == 1 ? gv : 0.0f);
+        simd::put1(d1 + c, tap == 2 ? gv : 0.0f);
+        simd::put1(d1 + C + c, tap == 3 ? gv : 0.0f);
       }
     }
     if (covered < row) {  // odd W: the last column is in no window
-      std::memset(dx + at + covered, 0, static_cast<size_t>(row - covered) * sizeof(float));
-      std::memset(dx + at + row + covered, 0, static_cast<size_t>(row - covered) * sizeof(float));
+      std::memset(dx + at + covered, 0, static_cast<size_t>(row - covered) * sizeof(E));
+      std::memset(dx + at + row + covered, 0, static_cast<size_t>(row - covered) * sizeof(E));
     }
     if (oh == ys.h - 1 && 2 * ys.h < xs.h)  // odd H: the image's last row is in no window
       std::memset(dx + (n * xs.h + 2 * ys.h) * row, 0,
-                  static_cast<size_t>((xs.h - 2 * ys.h) * row) * sizeof(float));
+                  static_cast<size_t>((xs.h - 2 * ys.h) * row) * sizeof(E));
   }
 }
 
-DLRT_TARGET_AVX2 void pool2_forward_avx2(const float* x, float* y, const ImageShape& xs,
+template <typename E>
+DLRT_TARGET_AVX2 void pool2_forward_avx2(const E* x, E* y, const ImageShape& xs,
                                          const ImageShape& ys, int64_t b, int64_t e) {
   pool2_forward_rows<simd::F8>(x, y, xs, ys, b, e);
 }
-void pool2_forward_base(const float* x, float* y, const ImageShape& xs, const ImageShape& ys,
-                        int64_t b, int64_t e) {
+template <typename E>
+void pool2_forward_base(const E* x, E* y, const ImageShape& xs, const ImageShape& ys, int64_t b,
+                        int64_t e) {
   pool2_forward_rows<simd::F4>(x, y, xs, ys, b, e);
 }
-DLRT_TARGET_AVX2 void pool2_backward_avx2(const float* x, const float* dy, float* dx,
-                                          const ImageShape& xs, const ImageShape& ys, int64_t b,
-                                          int64_t e) {
+template <typename E>
+DLRT_TARGET_AVX2 void pool2_backward_avx2(const E* x, const E* dy, E* dx, const ImageShape& xs,
+                                          const ImageShape& ys, int64_t b, int64_t e) {
   pool2_backward_rows<simd::F8>(x, dy, dx, xs, ys, b, e);
 }
-void pool2_backward_base(const float* x, const float* dy, float* dx, const ImageShape& xs,
-                         const ImageShape& ys, int64_t b, int64_t e) {
+template <typename E>
+void pool2_backward_base(const E* x, const E* dy, E* dx, const ImageShape& xs, const ImageShape& ys,
+                         int64_t b, int64_t e) {
   pool2_backward_rows<simd::F4>(x, dy, dx, xs, ys, b, e);
 }
 
@@ -233,6 +241,41 @@ bool is_pool2(const MaxPoolGeometry& g) {
   };
   return !g.x.nchw && two(g.h) && two(g.w);
 }
+
+// ---- 2x2, stride 2, no padding, NHWC, bf16 --------------------------------------------------
+// The same windows, rule and vector code on bf16 images (mixed precision's pools): lanes
+// widened on load and narrowed on store (exact: the kernel only selects and copies).
+
+class MaxPool2Bf16 : public LoopKernel {
+ public:
+  MaxPool2Bf16(const dlrt_plugin& p, const MaxPoolGeometry& g, bool backward)
+      : LoopKernel(p), g_(g), backward_(backward) {}
+
+  void execute(const dlrt_kernel_args& args) override {
+    const ImageShape &xs = g_.x, &ys = g_.y;
+    const auto* x = static_cast<const uint16_t*>(args.inputs[0]);
+    auto* out = static_cast<uint16_t*>(args.outputs[0]);
+    if (!backward_) {
+      const int64_t grain =
+          std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, 4 * ys.w * xs.c));
+      parallel_for(ys.n * ys.h, grain, threads_, [&](int64_t b, int64_t e) {
+        if (avx2_) pool2_forward_avx2(x, out, xs, ys, b, e);
+        else pool2_forward_base(x, out, xs, ys, b, e);
+      });
+      return;
+    }
+    const auto* dy = static_cast<const uint16_t*>(args.inputs[1]);
+    const int64_t grain = std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, 2 * xs.w * xs.c));
+    parallel_for(ys.n * ys.h, grain, threads_, [&](int64_t b, int64_t e) {
+      if (avx2_) pool2_backward_avx2(x, dy, out, xs, ys, b, e);
+      else pool2_backward_base(x, dy, out, xs, ys, b, e);
+    });
+  }
+
+ private:
+  MaxPoolGeometry g_;
+  bool backward_;
+};
 
 class MaxPool : public LoopKernel {
  public:
@@ -377,9 +420,12 @@ class MaxPool : public LoopKernel {
 
 }  // namespace
 
-std::unique_ptr<Kernel> make_max_pool(const dlrt_plugin& p, const MaxPoolGeometry& g,
-                                      bool backward) {
+std::unique_ptr<Kernel> make_max_pool(const dlrt_plugin& p, const MaxPoolGeometry& g, bool backward,
+                                      int32_t dtype) {
+  if (dtype == DLRT_BF16) return std::make_unique<MaxPool2Bf16>(p, g, backward);
   return std::make_unique<MaxPool>(p, g, backward);
 }
+
+bool runs_bf16(const MaxPoolGeometry& g) { return is_pool2(g); }
 
 }  // namespace dlrt::cpu::loops

@@ -1,4 +1,4 @@
-// loop_pool.hpp: max pooling over f32 images as loops (loop_pool.cc), used by prim_pool.cc for
+// loop_pool.hpp: max pooling over f32 (and bf16 2x2) images as loops (loop_pool.cc), used by prim_pool.cc for
 // max_pool2d and max_pool2d_backward (NHWC vectorised, NCHW scalar); see loop_pool.cc for why.
 #pragma once
 
@@ -15,8 +15,12 @@ struct MaxPoolGeometry {
   plugin::Window1D h, w;
 };
 
-// The forward kernel (x -> y) or the backward one (x, dy -> dx). f32 (checked before).
-std::unique_ptr<Kernel> make_max_pool(const dlrt_plugin& p, const MaxPoolGeometry& g,
-                                      bool backward);
+// The forward kernel (x -> y) or the backward one (x, dy -> dx) for `dtype`: f32, or bf16
+// where runs_bf16 (checked before).
+std::unique_ptr<Kernel> make_max_pool(const dlrt_plugin& p, const MaxPoolGeometry& g, bool backward,
+                                      int32_t dtype = DLRT_F32);
+// Whether bf16 images of this geometry have a kernel of their own: the 2x2, stride-2,
+// unpadded NHWC pool (other bf16 pools run the f32 kernel between conversions).
+bool runs_bf16(const MaxPoolGeometry& g);
 
 }  // namespace dlrt::cpu::loops

@@ -62,6 +62,52 @@ DLRT_SIMD_INLINE void store(float* p, V v) {
   __builtin_memcpy(p, &v, sizeof(V));
 }
 
+// bf16 operands of the same loops (mixed precision's memory-bound passes): each lane widened
+// to f32 on load (exact: the bf16 bits become the top half of the float) and narrowed on store
+// by dropping the low half, which is exact for values that came from bf16 — the kernels that
+// use these only select and copy (max pooling, relu_grad), they never compute new values.
+typedef uint16_t U4 __attribute__((vector_size(8)));
+typedef uint16_t U8 __attribute__((vector_size(16)));
+template <typename V>
+struct Bf16Lanes;
+template <>
+struct Bf16Lanes<F4> {
+  using Bits = U4;
+};
+template <>
+struct Bf16Lanes<F8> {
+  using Bits = U8;
+};
+template <typename V>
+DLRT_SIMD_INLINE V load(const uint16_t* p) {
+  using M = typename Traits<V>::Mask;
+  typename Bf16Lanes<V>::Bits b;
+  __builtin_memcpy(&b, p, sizeof(b));
+  return reinterpret_cast<V>(__builtin_convertvector(b, M) << 16);
+}
+template <typename V>
+DLRT_SIMD_INLINE void store(uint16_t* p, V v) {
+  using M = typename Traits<V>::Mask;
+  using Bits = typename Bf16Lanes<V>::Bits;
+  typedef uint32_t UM __attribute__((vector_size(sizeof(M))));
+  const Bits b = __builtin_convertvector(reinterpret_cast<UM>(v) >> 16, Bits);
+  __builtin_memcpy(p, &b, sizeof(b));
+}
+// The scalar forms, for loop tails.
+DLRT_SIMD_INLINE float widen1(float v) { return v; }
+DLRT_SIMD_INLINE float widen1(uint16_t h) {
+  const uint32_t u = static_cast<uint32_t>(h) << 16;
+  float f;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
+}
+DLRT_SIMD_INLINE void put1(float* p, float v) { *p = v; }
+DLRT_SIMD_INLINE void put1(uint16_t* p, float v) {
+  uint32_t u;
+  __builtin_memcpy(&u, &v, 4);
+  *p = static_cast<uint16_t>(u >> 16);
+}
+
 // m ? a : b per lane (m from a comparison: all ones or all zeros).
 template <typename V, typename M = typename Traits<V>::Mask>
 DLRT_SIMD_INLINE V select(M m, V a, V b) {

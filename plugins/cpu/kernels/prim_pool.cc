@@ -94,9 +94,17 @@ class AvgPoolBackward : public PrimKernel {
 
 }  // namespace
 
+// Every operand bf16: the 16-bit max-pool loops run it (the 2x2 NHWC pool; loop_pool.hpp).
+bool bf16_max_pool(const OpView& op, const PoolGeom& g) {
+  for (const auto* list : {&op.inputs(), &op.outputs()})
+    for (const TensorView& t : *list)
+      if (t.dtype != DLRT_BF16) return false;
+  return g.max && loops::runs_bf16({g.x, g.y, g.h, g.w});
+}
+
 void pool_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
-  require_f32(op);
   const PoolGeom g = pool_geom(op);
+  if (!bf16_max_pool(op, g)) require_f32(op);
   fill_cost(op, p, g.flops(), cost);
 }
 
@@ -104,7 +112,9 @@ std::unique_ptr<Kernel> pool_create(const dlrt_plugin& p, const OpView& op) {
   const PoolGeom g = pool_geom(op);
   // Max pooling: loops (loop_pool.cc), which follow the spec's NaN rule and need neither a
   // forward pass nor a workspace for the backward one.
-  if (g.max) return loops::make_max_pool(p, {g.x, g.y, g.h, g.w}, g.backward);
+  if (g.max)
+    return loops::make_max_pool(p, {g.x, g.y, g.h, g.w}, g.backward,
+                                bf16_max_pool(op, g) ? DLRT_BF16 : DLRT_F32);
   if (!g.backward) return make_kernel<PoolForward>(p, op, g);
   return make_kernel<AvgPoolBackward>(p, op, g);
 }
