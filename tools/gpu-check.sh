@@ -7,10 +7,10 @@
 # and runs the steps most valuable first, each capped at its planned time and at the time
 # left; a step with under 5 s left is skipped ("no time"). Each step's line is printed, and
 # appended to $OUT/summary.txt, the moment it finishes, so a kill loses nothing already done.
-# Data and full logs stay under /tmp; $OUT gets at most 6 small files:
+# Data and full logs stay under /tmp; $OUT gets at most 7 small files:
 #   summary.txt          the table (one line per step as it finishes, then the totals);
 #   dlprobe.json         dlprobe --json;
-#   bench_gpu.json, bench_gpu_nocapture.json   dlbench train reports;
+#   bench_gpu.json, bench_gpu_nocapture.json, bench_gpu_bf16.json   dlbench train reports;
 #   logs.tar.gz          every step's log and gtest JSON, each cut to its last 256 KiB;
 #   sizes.txt            the byte size of each file above.
 #
@@ -29,7 +29,9 @@
 #   dlrt_cuda_gpu_test 60                         device services, capture, NCCL on one rank;
 #   dlrt_cuda_ops_gpu_test 70                     every CUDA kernel against the reference;
 #   conformance_cuda 70                           the conformance suite on the CUDA device;
-#   bench_gpu 60, bench_gpu_nocapture 45          one training epoch, with and without CUDA Graphs;
+#   bench_gpu 60, bench_gpu_nocapture 25          one training epoch, with and without CUDA Graphs
+#                                                 (the second on 12,800 images);
+#   bench_gpu_bf16 20                             12,800 images under mixed_bfloat16;
 #   resnet_gpu 35                                 samples/resnet (batch norm on cuDNN) learns;
 #   vae_gpu 20, dcgan_gpu 20                      samples/vae and samples/dcgan (custom steps) learn;
 #   mirrored_gpu 50                               mirrored training through NCCL.
@@ -202,7 +204,10 @@ train_step() {  # train_step NAME PLANNED DLBENCH-ARGS...
   judge "$name" "$planned_s" "$(json '"epoch %.2f s, %.3g ms/step, val_acc %.3f" % (d["epoch_seconds"][0], d["ms_per_step"], d["val_accuracy"])' "$OUT/$name.json")"
 }
 train_step bench_gpu 60 --device GPU:0
-train_step bench_gpu_nocapture 45 --device GPU:0 --no-capture
+train_step bench_gpu_nocapture 25 --device GPU:0 --no-capture --limit 12800
+# Keras' mixed_bfloat16 policy on the GPU (docs/ops.md "16-bit floats": the CUDA plugin's f32
+# kernels between its conversion kernels, until cuDNN/cuBLASLt take bf16 directly).
+train_step bench_gpu_bf16 20 --device GPU:0 --precision bf16 --limit 12800
 
 # ---- 4b. samples/resnet on GPU:0: ResNet-20 with batch norm (cuDNN) trains and learns ------
 # 100 steps of batch 128 (--limit 12800), batch norm momentum 0.9 so that the moving
