@@ -59,6 +59,7 @@ struct Flags {
   std::string devices;
   bool log_all_ranks = false;
   int logical_cpus = 1;
+  std::string dtype_policy = "float32";  // Keras' mixed precision (nn/mixed_precision.hpp)
 };
 
 std::vector<std::string> split_list(const std::string& list) {
@@ -147,6 +148,7 @@ int run(const Flags& f) {
   config.device = device;
   config.seed = f.seed;
   config.log_device_placement = f.log_placement;
+  config.dtype_policy = f.dtype_policy;
   {
     std::optional<nn::StrategyScope> scope;  // Keras: `with strategy.scope():`
     if (strategy) scope.emplace(*strategy);
@@ -217,6 +219,11 @@ int main(int argc, char** argv) {
   app.add_option("--seed", f.seed, "seed of the initial weights and the shuffles")
       ->capture_default_str();
   app.add_flag("--log-device-placement", f.log_placement, "print where every op runs");
+  app.add_option("--dtype-policy", f.dtype_policy,
+                 "Keras' dtype policy: float32, mixed_bfloat16 or mixed_float16 (16-bit "
+                 "compute, f32 weights; docs/nn.md \"Mixed precision\")")
+      ->check(CLI::IsMember({"float32", "mixed_bfloat16", "mixed_float16"}))
+      ->capture_default_str();
   app.add_option("--checkpoint", f.checkpoint,
                  "save weights and optimizer state here "
                  "(safetensors) after every epoch");
