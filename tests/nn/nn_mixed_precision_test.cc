@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -232,6 +234,46 @@ TEST(MixedPrecision, Float16LossScalingSkipsANonFiniteStepAndRecovers) {
   double last = again;
   for (int s = 0; s < 60; ++s) last = m.train_on_batch(x, y)[0].second;
   EXPECT_LT(last, 0.5 * first);
+}
+
+// Under MirroredStrategy (two CPU logical devices): a mixed_bfloat16 model trains (bf16 needs
+// no loss scaling, so fit's split step runs it) and ends close to the same model on one device
+// (the replicas' bf16 gradients are averaged in f32; the difference is bf16 rounding on half
+// batches); mixed_float16 is refused with UNIMPLEMENTED naming what to use instead.
+TEST(MixedPrecision, Bf16UnderMirroredStrategyAndF16Refused) {
+  dlrt::Context ctx = cpu_context(2);
+  nn::Array x, y;
+  nn_test::two_classes(64, 5, &x, &y);
+  auto make = [&](const std::string& policy, nn::DistributionStrategy* strategy) {
+    auto m = std::make_unique<nn::Sequential>(
+        ctx,
+        std::initializer_list<nn::LayerRef>{nn::Input({4}), nn::Dense(16, "relu"), nn::Dense(2)});
+    nn::CompileConfig cfg;
+    cfg.seed = 9;
+    cfg.dtype_policy = policy;
+    if (strategy == nullptr) cfg.device = "/CPU:0";
+    std::optional<nn::StrategyScope> scope;
+    if (strategy != nullptr) scope.emplace(*strategy);
+    m->compile(nn::Adam(1e-2), nn::SparseCategoricalCrossentropy(true), {}, cfg);
+    return m;
+  };
+  nn::FitOptions fit;
+  fit.epochs = 5;
+  fit.batch_size = 16;
+  fit.shuffle = false;
+  fit.progress.verbose = 0;
+  auto single = make("mixed_bfloat16", nullptr);
+  const nn::History hs = single->fit(x, y, fit);
+  nn::MirroredStrategy strategy(ctx);
+  auto mirrored = make("mixed_bfloat16", &strategy);
+  const nn::History hm = mirrored->fit(x, y, fit);
+  EXPECT_LT(hm.history.at("loss").back(), 0.7 * hm.history.at("loss").front());
+  EXPECT_NEAR(hm.last("loss"), hs.last("loss"), 0.05);
+
+  auto f16 = make("mixed_float16", &strategy);
+  auto [code, message] = error_of([&] { f16->fit(x, y, fit); });
+  EXPECT_EQ(code, DLRT_UNIMPLEMENTED);
+  EXPECT_NE(message.find("mixed_bfloat16"), std::string::npos) << message;
 }
 
 }  // namespace
