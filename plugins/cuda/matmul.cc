@@ -1,4 +1,7 @@
-// matmul.cc: matmul and matmul_bias_act through cuBLASLt, f32 (CUBLAS_COMPUTE_32F: no TF32).
+// matmul.cc: matmul and matmul_bias_act through cuBLASLt, f32 (CUBLAS_COMPUTE_32F: no TF32),
+// and bf16 / f16 when every operand has that dtype (tensor cores, f32 accumulation and scale,
+// one rounding of c; docs/ops.md "16-bit floats"); a 16-bit matmul_bias_act with sigmoid or
+// tanh (an f32 activation kernel after the matmul) runs through f32 instead (widening.hpp).
 //
 // Row-major to column-major: cuBLAS(Lt) is column-major, dlrt is row-major. A row-major (R,C)
 // buffer is the column-major (C,R) matrix, its transpose; so c = a.b (row-major, M x N) is
@@ -25,9 +28,35 @@
 namespace dlrt::cuda {
 namespace {
 
+// CUDA_R_32F, or CUDA_R_16BF / CUDA_R_16F when every operand is bf16 / f16 (the check).
+cudaDataType_t data_type_of(const OpView& op) {
+  switch (op.input(0).dtype) {
+    case DLRT_BF16:
+      return CUDA_R_16BF;
+    case DLRT_F16:
+      return CUDA_R_16F;
+    default:
+      return CUDA_R_32F;
+  }
+}
+
+// Every operand of one 16-bit dtype, and an activation the epilogue applies itself.
+bool native_16bit(const OpView& op) {
+  const int32_t t = op.input(0).dtype;
+  if (t != DLRT_BF16 && t != DLRT_F16) return false;
+  for (const auto* list : {&op.inputs(), &op.outputs()})
+    for (const plugin::TensorView& v : *list)
+      if (v.dtype != t) return false;
+  if (op.name() == "matmul_bias_act") {
+    const math::Act act = parse_act(op);
+    return act == math::Act::kNone || act == math::Act::kRelu;
+  }
+  return true;
+}
+
 void check_matmul(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
   OpView op(&d);
-  require_f32(op);
+  if (!native_16bit(op)) require_f32(op);
   const auto& c = op.output(0);
   const auto& a = op.input(0);
   const int64_t k = op.get_bool("transpose_a") ? a.dims[0] : a.dims[1];
@@ -44,6 +73,7 @@ class MatmulKernel final : public Kernel {
     has_bias_ = name_ == "matmul_bias_act";
     if (has_bias_) act_ = parse_act(op);
     lt_ = lt_handle();
+    const cudaDataType_t type = data_type_of(op);  // A, B, C, D and the bias; scale stays f32
     CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t op_first = tb ? CUBLAS_OP_T : CUBLAS_OP_N,
                       op_second = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -57,16 +87,16 @@ class MatmulKernel final : public Kernel {
     CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
     if (has_bias_) {
-      cudaDataType_t bias_type = CUDA_R_32F;
+      cudaDataType_t bias_type = type;
       CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
                                                   &bias_type, sizeof bias_type));
     }
     // Stored (column-major) shapes: first = b, second = a, result = c^T.
     CUBLAS_CHECK(
-        cublasLtMatrixLayoutCreate(&first_, CUDA_R_32F, tb ? k : n_, tb ? n_ : k, tb ? k : n_));
+        cublasLtMatrixLayoutCreate(&first_, type, tb ? k : n_, tb ? n_ : k, tb ? k : n_));
     CUBLAS_CHECK(
-        cublasLtMatrixLayoutCreate(&second_, CUDA_R_32F, ta ? m_ : k, ta ? k : m_, ta ? m_ : k));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&result_, CUDA_R_32F, n_, m_, n_));
+        cublasLtMatrixLayoutCreate(&second_, type, ta ? m_ : k, ta ? k : m_, ta ? m_ : k));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&result_, type, n_, m_, n_));
 
     // Two algorithms, both asked of the heuristic once here: one for operands aligned to 16
     // bytes (the arena aligns every buffer to 64, so the usual case; cuBLASLt's vectorised
