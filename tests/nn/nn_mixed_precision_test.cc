@@ -276,4 +276,44 @@ TEST(MixedPrecision, Bf16UnderMirroredStrategyAndF16Refused) {
   EXPECT_NE(message.find("mixed_bfloat16"), std::string::npos) << message;
 }
 
+// A custom step (nn::TrainStep) of a mixed_float16 model scales its optimizer's loss the same
+// way: "<optimizer>/loss_scale" starts at 2^15; a batch with an infinite input changes no
+// weight or slot and halves it; the next batch trains again.
+TEST(MixedPrecision, Float16CustomStepScalesItsLoss) {
+  dlrt::Context ctx = cpu_context();
+  nn::Array x, y;
+  nn_test::two_classes(32, 4, &x, &y);
+  nn::Sequential m(ctx, {nn::Input({4}), nn::Dense(8, "relu"), nn::Dense(2)});
+  nn::CompileConfig cfg;
+  cfg.seed = 4;
+  cfg.dtype_policy = "mixed_float16";
+  m.compile(cfg);
+  nn::SparseCategoricalCrossentropy loss(true);
+  nn::Adam adam(1e-2);
+  nn::TrainStep step(ctx, [&](nn::Tape& t) -> nn::StepMetrics {
+    dlrt::Value l = t.loss(loss, t.input("y"), m(t.input("x")));
+    t.minimize(l, adam, m.trainable_variables());
+    return {{"loss", l}};
+  });
+  auto value = [&](const std::string& name) {
+    for (const auto& v : step.state())
+      if (v.name == name) return v.values;
+    throw std::runtime_error("no step variable " + name);
+  };
+  EXPECT_TRUE(std::isfinite(step.run({{"x", x}, {"y", y}})[0].second));
+  EXPECT_EQ(value("optimizer/loss_scale").at(0), 32768.f);
+  const auto before = step.state();
+  std::vector<float> bad = x.values<float>();
+  bad[0] = std::numeric_limits<float>::infinity();
+  step.run({{"x", nn::Array::of<float>({32, 4}, bad)}, {"y", y}});
+  const auto after = step.state();
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i)
+    if (after[i].name.find("loss_scale") == std::string::npos)
+      EXPECT_EQ(after[i].values, before[i].values) << after[i].name;
+  EXPECT_EQ(value("optimizer/loss_scale").at(0), 16384.f);
+  EXPECT_TRUE(std::isfinite(step.run({{"x", x}, {"y", y}})[0].second));
+  EXPECT_EQ(value("optimizer/iterations").at(0), 2.f);
+}
+
 }  // namespace

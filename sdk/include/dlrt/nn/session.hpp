@@ -47,6 +47,7 @@
 #include "dlrt/dlrt.hpp"
 #include "dlrt/nn/data.hpp"
 #include "dlrt/nn/layers.hpp"
+#include "dlrt/nn/loss_scale.hpp"
 #include "dlrt/nn/losses.hpp"
 #include "dlrt/nn/metrics.hpp"
 #include "dlrt/nn/optimizers.hpp"
@@ -68,10 +69,6 @@ struct StateVar {
 };
 // The index Plan::iterations and Plan::learning_rate hold in a plan made without optimizer.
 inline constexpr size_t kNoStateVar = static_cast<size_t>(-1);
-// Dynamic loss scaling, as Keras' LossScaleOptimizer: the first scale, and how many finite
-// steps in a row double it.
-inline constexpr float kInitialLossScale = 32768.f;  // 2^15
-inline constexpr int64_t kLossScaleGrowthSteps = 2000;
 
 // One layer call of a model's graph. Values are numbered in "slots": the model's inputs are
 // slots 0..I-1, and node k's output is slot I + k. Nodes come in a topological order (every
@@ -277,17 +274,15 @@ class Session {
       g.assign(counter, step);
       apply_updates(g, trainable, grads, step);
     } else {
-      // Dynamic loss scaling (mixed_precision.hpp): the gradients of loss x scale, divided
-      // by the scale; a step whose gradients are not all finite changes nothing but the scale.
-      Value scale = vars_[plan_->loss_scale];
-      std::vector<Value> grads = gradients(g.op1("mul", {loss, scale}), trainable);
-      Value inverse = g.op1("div", {one, scale});
-      for (Value& gr : grads) gr = g.op1("mul", {gr, inverse});
-      Value finite = all_finite(g, grads);
+      // Dynamic loss scaling (loss_scale.hpp): a step whose gradients are not all finite
+      // changes nothing but the scale.
+      Value scale = vars_[plan_->loss_scale], finite;
+      std::vector<Value> grads = scaled_gradients(
+          g, loss, scale, [&](Value scaled) { return gradients(scaled, trainable); }, &finite);
       Value step = g.op1("add", {counter, one}, {}, "train/step");
       g.assign(counter, g.op1("where", {finite, step, counter}));
       apply_updates(g, trainable, grads, step, finite);
-      update_loss_scale(g, finite);
+      update_loss_scale(g, scale, vars_[plan_->loss_scale_good_steps], finite);
     }
     std::vector<Value> fetches = {loss};
     for (const auto& m : plan_->metrics) fetches.push_back(m->count(g, y_pred, y_true, valid));
@@ -460,31 +455,6 @@ class Session {
     }
     plan_->optimizer->apply_all(g, params, grads, slots, step, vars_[plan_->learning_rate],
                                 apply_if);
-  }
-  // A bool scalar: every element of every gradient is finite. x * 0 is 0 for a finite x and
-  // NaN for an infinite or NaN one, so the sum of all of them is 0 exactly when all are finite.
-  static Value all_finite(Graph& g, const std::vector<Value>& grads) {
-    Value zero = g.constant<float>("", {}, {0.f});
-    Value sum;
-    for (const Value& gr : grads) {
-      Value z = g.op1("reduce_sum", {g.op1("mul", {gr, zero})});
-      sum = sum ? g.op1("add", {sum, z}) : z;
-    }
-    return sum ? g.op1("equal", {sum, zero}, {}, "train/grads_finite")
-               : g.op1("equal", {zero, zero});
-  }
-  // Keras' LossScaleOptimizer (dynamic): after kLossScaleGrowthSteps finite steps in a row the
-  // scale doubles; a non-finite step halves it (not below 1) and starts the count again.
-  void update_loss_scale(Graph& g, Value finite) {
-    Value scale = vars_[plan_->loss_scale], good = vars_[plan_->loss_scale_good_steps];
-    auto constant = [&](float v) { return g.constant<float>("", {}, {v}); };
-    Value counted = g.op1("add", {good, constant(1.f)});
-    Value grow = g.op1("equal", {counted, constant(static_cast<float>(kLossScaleGrowthSteps))});
-    Value grown = g.op1("where", {grow, g.op1("mul", {scale, constant(2.f)}), scale});
-    Value halved = g.op1("maximum", {g.op1("mul", {scale, constant(0.5f)}), constant(1.f)});
-    g.assign(scale, g.op1("where", {finite, grown, halved}));
-    g.assign(good, g.op1("where",
-                         {finite, g.op1("where", {grow, constant(0.f), counted}), constant(0.f)}));
   }
   // Indices of the trainable variables in vars_, and their gradients of `loss` (same order).
   std::vector<size_t> trainable_vars() const {

@@ -93,6 +93,7 @@
 
 #include "dlrt/dlrt.hpp"
 #include "dlrt/nn/data.hpp"
+#include "dlrt/nn/loss_scale.hpp"
 #include "dlrt/nn/losses.hpp"
 #include "dlrt/nn/model.hpp"
 #include "dlrt/nn/optimizers.hpp"
@@ -330,6 +331,13 @@ class TrainStep : private detail::StateHolder {
   };
 
   bool mirrored() const { return strategy_ != nullptr; }
+  // Whether a model bound to the step computes some layer in f16 (Plan::compute_dtype).
+  bool computes_f16() const {
+    for (const Binding& b : bindings_)
+      for (dlrt_dtype d : b.plan->compute_dtype)
+        if (d == DLRT_F16) return true;
+    return false;
+  }
   Trace& primary() { return *traces_.front(); }
   // The primary trace's variables of binding `k` (empty when the trace does not call it).
   const std::vector<Value>* primary_vars(size_t k) {
@@ -594,6 +602,27 @@ inline void Tape::minimize(Value loss, const Optimizer& optimizer,
   }
   Graph& g = *graph_;
   Value step = g.op1("add", {o.iterations, g.constant<float>("", {}, {1.f})});
+  if (step_.computes_f16()) {
+    // A model of the step computes in f16 (mixed_float16): this optimizer scales its loss
+    // dynamically (loss_scale.hpp), with its own scale, as a LossScaleOptimizer around it
+    // would in Keras (where a custom loop must wrap it by hand; here it is the default).
+    if (step_.mirrored())
+      throw Error(DLRT_UNIMPLEMENTED,
+                  "minimize: a model of the step computes in f16 (mixed_float16), whose loss "
+                  "scaling is built for one device only; use mixed_bfloat16 (no scaling needed) "
+                  "or one device");
+    Value scale = TrainStep::make_variable(t, opt_name + "/loss_scale", {}, false,
+                                           detail::kInitialLossScale);
+    Value good = TrainStep::make_variable(t, opt_name + "/loss_scale_good_steps", {}, false, 0.0);
+    Value finite;
+    std::vector<Value> grads = detail::scaled_gradients(
+        g, loss, scale, [&](Value scaled) { return g.gradients(scaled, params); }, &finite);
+    g.assign(o.iterations, g.op1("where", {finite, step, o.iterations}));
+    o.optimizer->apply_all(g, params, grads, slots, step, o.learning_rate, finite);
+    detail::update_loss_scale(g, scale, good, finite);
+    t.optimizers.push_back(std::move(o));
+    return;
+  }
   g.assign(o.iterations, step);
   std::vector<Value> grads = g.gradients(loss, params);
   if (step_.mirrored()) {
