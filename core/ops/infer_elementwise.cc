@@ -74,11 +74,20 @@ OpDef unary(const char* name, const char* doc, Values x, std::vector<Sample> ext
       .sampled(samples::unary(x, std::move(extra)));
 }
 OpDef binary(const char* name, const char* doc, Values b = uniform(-2, 2),
-             Values a = uniform(-2, 2), std::vector<Sample> extra = {}) {
-  return OpDef{
-      name, "elementwise",          doc, {in("a", kFloatTypes), in("b", kFloatTypes)}, {out("c")},
-      {},   infer_broadcast_binary, {}}
+             Values a = uniform(-2, 2), std::vector<Sample> extra = {},
+             const DtypeSet& dtypes = kFloatTypes) {
+  return OpDef{name, "elementwise",          doc, {in("a", dtypes), in("b", dtypes)}, {out("c")},
+               {},   infer_broadcast_binary, {}}
       .sampled(samples::binary(b, a, std::move(extra)));
+}
+// add, sub, mul, div, maximum, minimum take every number (kNumericTypes): exact in integers,
+// so ONNX's integer arithmetic (shape sums, index offsets, 8-bit pixels) runs as written. pow
+// stays floats.
+OpDef numeric_binary(const char* name, const char* doc, Values b = uniform(-2, 2),
+                     Values a = uniform(-2, 2), std::vector<Sample> extra = {}) {
+  std::vector<Sample> all = samples::integer_binary();
+  all.insert(all.begin(), extra.begin(), extra.end());
+  return binary(name, doc, b, a, std::move(all), kNumericTypes);
 }
 // Backward ops: autodiff emits them and differentiates to first order only.
 constexpr const char* kBackward =
@@ -115,16 +124,19 @@ std::vector<OpDef> elementwise_ops() {
       unary("log", "y = log(x); NaN for negatives", uniform(0.01, 20),
             {negatives, {{f32_in("x", {4}, constant(0))}, {}, true, "log(0) = -inf"}}),
       unary("sqrt", "y = sqrt(x); NaN for negatives", uniform(0, 50), {negatives}),
-      binary("add", "c = a + b, broadcasting"),
-      binary("sub", "c = a - b, broadcasting"),
-      binary("mul", "c = a * b, broadcasting"),
+      numeric_binary("add", "c = a + b, broadcasting; integers wrap"),
+      numeric_binary("sub", "c = a - b, broadcasting; integers wrap"),
+      numeric_binary("mul", "c = a * b, broadcasting; integers wrap"),
       // Denominators away from 0, so the quotient is well conditioned.
-      binary("div", "c = a / b, broadcasting", away_from_zero(0.25, 4)),
+      // Integers: truncated toward zero (C's, and ONNX's integer Div), x / 0 = 0 (NumPy's
+      // integer division by zero), the lowest value / -1 wraps to itself.
+      numeric_binary("div", "c = a / b, broadcasting; integers truncate, x / 0 = 0",
+                     away_from_zero(0.25, 4)),
       // Integer values, so that ties (a == b) occur.
-      binary("maximum", "c = max(a, b), broadcasting; NaN if either is NaN", integers(-3, 3),
-             integers(-3, 3)),
-      binary("minimum", "c = min(a, b), broadcasting; NaN if either is NaN", integers(-3, 3),
-             integers(-3, 3)),
+      numeric_binary("maximum", "c = max(a, b), broadcasting; NaN if either is NaN",
+                     integers(-3, 3), integers(-3, 3)),
+      numeric_binary("minimum", "c = min(a, b), broadcasting; NaN if either is NaN",
+                     integers(-3, 3), integers(-3, 3)),
       // Positive bases for real exponents; negative bases with integer exponents (and 0 to a
       // negative power, inf) as std::pow and NumPy give them.
       binary("pow", "c = a ** b, broadcasting; NaN for a < 0 and a non-integer b", uniform(-2, 2),
