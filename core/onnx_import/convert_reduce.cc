@@ -114,8 +114,8 @@ void reduce_log_sum_exp(ConverterTable& t) {
           const dlrt_dtype dt = c.dtype(0);
           dlrt::Value x = c.value(0);
           dlrt::Value m = c.op("reduce_max", {x}, {{"axes", axes}, {"keepdims", true}});
-          dlrt::Value finite = c.op("less", {c.op("abs", {m}), c.scalar(dt, INFINITY)});
-          m = c.op("where", {finite, m, c.scalar(dt, 0.0)});
+          m = c.op("where", {c.op("less", {m, c.scalar(dt, INFINITY)}), m, c.scalar(dt, 0.0)});
+          m = c.op("where", {c.op("greater", {m, c.scalar(dt, -INFINITY)}), m, c.scalar(dt, 0.0)});
           dlrt::Value e = c.op("exp", {c.op("sub", {x, m})});
           dlrt::Value y = c.op("log", {c.op("reduce_sum", {e}, {{"axes", axes}, {"keepdims", true}})});
           y = c.op("add", {y, m});

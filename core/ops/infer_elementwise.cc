@@ -30,6 +30,7 @@ Status detail::infer_activation_grad(InferContext& ctx) {
 
 namespace {
 using detail::in;
+using detail::kFloatAndF64Types;
 using detail::in_const;
 using detail::infer_activation_grad;
 using detail::infer_broadcast_binary;
@@ -62,11 +63,12 @@ Status infer_bias_add_grad(InferContext& ctx) {
   return Status();
 }
 
-OpDef unary(const char* name, const char* doc, Values x, std::vector<Sample> extra = {}) {
+OpDef unary(const char* name, const char* doc, Values x, std::vector<Sample> extra = {},
+            const DtypeSet& dtypes = kFloatTypes) {
   return OpDef{name,
                "elementwise",
                doc,
-               {in("x", kFloatTypes)},
+               {in("x", dtypes)},
                {out("y")},
                {},
                detail::infer_same_as_input0,
@@ -111,6 +113,7 @@ std::vector<OpDef> elementwise_ops() {
   const Values u = uniform(-2, 2);
   // IEEE edge cases the spec states: log/sqrt of negatives are NaN, log(0) is -inf.
   const Sample negatives{{f32_in("x", {9}, uniform(-3, -0.1))}, {}, true, "negatives give NaN"};
+  const Sample f64_sample{{typed_in("x", DLRT_F64, {3, 4}, uniform(-6, 6))}, {}, false, "f64"};
   return {
       unary("relu", "y = max(x, 0)", u),
       // alpha defaults to ONNX's and PyTorch's 0.01 (Keras' LeakyReLU layer passes its own).
@@ -119,10 +122,14 @@ std::vector<OpDef> elementwise_ops() {
       unary("sigmoid", "y = 1 / (1 + exp(-x))", uniform(-8, 8)),
       unary("tanh", "y = tanh(x)", uniform(-4, 4)),
       unary("neg", "y = -x", u),
+      // exp and log take f64 too (kFloatAndF64Types): ONNX's DOUBLE models reduce through them.
       unary("exp", "y = exp(x)", uniform(-6, 6),
-            {{{f32_in("x", {5}, uniform(-80, 80))}, {}, true, "large magnitudes"}}),
+            {{{f32_in("x", {5}, uniform(-80, 80))}, {}, true, "large magnitudes"}, f64_sample},
+            kFloatAndF64Types),
       unary("log", "y = log(x); NaN for negatives", uniform(0.01, 20),
-            {negatives, {{f32_in("x", {4}, constant(0))}, {}, true, "log(0) = -inf"}}),
+            {negatives, {{f32_in("x", {4}, constant(0))}, {}, true, "log(0) = -inf"},
+             {{typed_in("x", DLRT_F64, {3, 4}, uniform(0.01, 20))}, {}, false, "f64"}},
+            kFloatAndF64Types),
       unary("sqrt", "y = sqrt(x); NaN for negatives", uniform(0, 50), {negatives}),
       numeric_binary("add", "c = a + b, broadcasting; integers wrap"),
       numeric_binary("sub", "c = a - b, broadcasting; integers wrap"),
