@@ -131,7 +131,16 @@ void add_elementwise_converters(ConverterTable& t) {
     dlrt::Value pos = c.op("greater", {x, c.scalar(c.dtype(0), 0.0)});
     c.set(0, c.op("where", {pos, x, c.op("mul", {x, s})}));
   });
-  t.add("Clip", "clip", [](NodeContext& c) {
+  t.add("Clip", "clip (integers: maximum, minimum)", [](NodeContext& c) {
+    // Integers: min(max(x, lo), hi) with the bounds as given (exact in any integer type;
+    // min > max gives max, as ONNX and NumPy's clip).
+    if (!is_float(c.dtype(0)) && c.opset() >= 11) {
+      dlrt::Value y = c.value(0);
+      if (c.has_input(1)) y = c.op("maximum", {y, c.value(1)});
+      if (c.has_input(2)) y = c.op("minimum", {y, c.value(2)});
+      if (!c.has_input(1) && !c.has_input(2)) y = c.op("copy", {y});
+      return c.set(0, y);
+    }
     double lo = -INFINITY, hi = INFINITY;
     if (c.opset() < 11) {
       lo = c.attr_float("min", -INFINITY);
@@ -159,15 +168,37 @@ void add_elementwise_converters(ConverterTable& t) {
     if (c.dtype(1) != c.dtype(0)) e = c.op("cast", {e}, {{"dtype", c.dtype(0)}});
     c.set(0, c.op("pow", {c.value(0), e}));
   });
-  // Mod: folded on the host (shape arithmetic: an exported attention's heads % groups); dlrt
-  // has no mod op for graph values yet.
-  t.add("Mod", "(host fold only)", [](NodeContext& c) {
+  // Mod: folded on the host when constant (shape arithmetic: an exported attention's heads %
+  // groups). Integer graph values: r = a - (a / b) * b with dlrt's integer div (truncating,
+  // so r has a's sign: C's %, fmod = 1); fmod = 0 (Python's %) adds b where r and b have
+  // opposite signs (r != 0); a zero divisor gives 0, as NumPy does. Floats need an fmod dlrt
+  // lacks (a - trunc(a / b) * b is not exact in floating point).
+  t.add("Mod", "div, mul, sub (integers; + sign fix-up for fmod = 0)", [](NodeContext& c) {
     if (c.dtype(0) != c.dtype(1))
       c.invalid(fmt::format("inputs have dtypes {} and {}; ONNX wants one", dlrt_dtype_name(c.dtype(0)),
                             dlrt_dtype_name(c.dtype(1))));
     const bool fmod = c.attr_int("fmod", 0) != 0;
     if (!fmod && is_float(c.dtype(0))) c.invalid("Mod of floats needs fmod = 1");
-    if (!all_small_hosts(c)) c.unsupported("Mod of graph values (dlrt has no mod op; only constants fold)");
+    if (!all_small_hosts(c) && !is_float(c.dtype(0))) {
+      const dlrt_dtype dt = c.dtype(0);
+      dlrt::Value a = c.value(0), b = c.value(1);
+      dlrt::Value r = c.op("sub", {a, c.op("mul", {c.op("div", {a, b}), b})});
+      if (!fmod) {
+        // sign(v) in i8 (-1, 0, 1) from two comparisons; r and b differ in sign where the
+        // product of their signs is negative (never when r = 0).
+        auto sign = [&](dlrt::Value v) {
+          dlrt::Value pos = c.op("cast", {c.op("greater", {v, c.scalar(dt, 0.0)})}, {{"dtype", DLRT_I8}});
+          dlrt::Value neg = c.op("cast", {c.op("less", {v, c.scalar(dt, 0.0)})}, {{"dtype", DLRT_I8}});
+          return c.op("sub", {pos, neg});
+        };
+        dlrt::Value opposite = c.op("less", {c.op("mul", {sign(r), sign(b)}), c.scalar(DLRT_I8, 0.0)});
+        r = c.op("where", {opposite, c.op("add", {r, b}), r});
+      }
+      // a % 0 = 0: the div gave 0, so r is a there.
+      r = c.op("where", {c.op("equal", {b, c.scalar(dt, 0.0)}), c.scalar(dt, 0.0), r});
+      return c.set(0, r);
+    }
+    if (!all_small_hosts(c)) c.unsupported("Mod of float graph values (dlrt has no fmod op; only constants fold)");
     // Integers are exact in double below 2^53; fmod = 0 takes the divisor's sign (Python's %),
     // fmod = 1 the dividend's (C's fmod). An integer zero divisor gives 0, as NumPy does; a
     // float one NaN.

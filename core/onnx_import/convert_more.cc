@@ -102,11 +102,12 @@ void convert_one_hot(NodeContext& c) {
   const std::vector<int64_t> d = c.dims(0);
   const int64_t r = static_cast<int64_t>(d.size()) + 1;
   const int64_t a = c.axis(c.attr_int("axis", -1), r);
-  if (depth >= (int64_t{1} << 24)) c.unsupported("a depth above 2^24");
-  // Negative ids count from the end (ONNX); wrapped in f32, then made i64.
-  dlrt::Value f = to_f32(c, 0);
-  f = c.op("where", {c.op("less", {f, c.scalar(DLRT_F32, 0.0)}), c.op("add", {f, c.scalar(DLRT_F32, double(depth))}), f});
-  dlrt::Value ids = c.op("cast", {f}, {{"dtype", DLRT_I64}});
+  // Ids made i64 (float ids truncated, as ONNX casts them); negative ones count from the end
+  // (ONNX), wrapped in i64 (exact).
+  dlrt::Value ids = c.value(0);
+  if (c.dtype(0) != DLRT_I64) ids = c.op("cast", {ids}, {{"dtype", DLRT_I64}});
+  ids = c.op("where", {c.op("less", {ids, c.scalar(DLRT_I64, 0.0)}),
+                       c.op("add", {ids, c.scalar(DLRT_I64, double(depth))}), ids});
   dlrt::Value y = c.op("one_hot", {ids}, {{"depth", depth}, {"on_value", vals[1]}, {"off_value", vals[0]},
                                           {"dtype", c.dtype(2)}});
   if (a != r - 1) {

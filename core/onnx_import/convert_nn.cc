@@ -291,6 +291,11 @@ void convert_pool(NodeContext& c, Pool kind) {
   if (is_max && c.wants_output(1)) c.unsupported("MaxPool's Indices output");
   const std::vector<int64_t> d = c.dims(0);
   dlrt::Value x = as_4d(c, 0, is_max ? "MaxPool" : lp ? "LpPool" : "AveragePool");
+  // 8-bit images (MaxPool takes u8 and i8): pooled in f32, which holds every 8-bit value, and
+  // cast back; a max only picks values, so the result is exact.
+  const dlrt_dtype dtype = c.dtype(0);
+  const bool eight_bit = is_max && (dtype == DLRT_U8 || dtype == DLRT_I8);
+  if (eight_bit) x = c.op("cast", {x}, {{"dtype", DLRT_F32}});
   const int64_t p = c.attr_int("p", 2);
   if (lp) {
     if (p < 1) c.invalid(fmt::format("p = {} (ONNX wants p >= 1)", p));
@@ -364,6 +369,7 @@ void convert_pool(NodeContext& c, Pool kind) {
     const std::vector<int64_t> yd = y.dims();
     y = c.reshape(y, {yd[0], yd[1], yd[2]});
   }
+  if (eight_bit) y = c.op("cast", {y}, {{"dtype", dtype}});
   c.set(0, y);
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "onnx_import/node_context.hpp"
@@ -46,11 +47,18 @@ void reduce(ConverterTable& t, const char* onnx_op, const char* dlrt_op, int axe
     if (!reduced_axes(c, axes_input_since, &axes)) return c.set(0, c.op("copy", {c.value(0)}));
     const bool keepdims = c.attr_int("keepdims", 1) != 0;
     dlrt::Value x = c.value(0);
+    // ReduceMax/ReduceMin of bool or 8-bit values: in f32, which holds each of them, and cast
+    // back (a max only picks values: exact).
+    const dlrt_dtype dtype = c.dtype(0);
+    const bool narrow_int = std::string(dlrt_op) == "reduce_max" &&
+                            (dtype == DLRT_BOOL || dtype == DLRT_U8 || dtype == DLRT_I8);
+    if (narrow_int) x = c.op("cast", {x}, {{"dtype", DLRT_F32}});
     if (negate) x = c.op("neg", {x});
     if (pre != nullptr) x = c.op(pre, {x});
     dlrt::Value y = c.op(dlrt_op, {x}, {{"axes", axes}, {"keepdims", keepdims}});
     if (post != nullptr) y = c.op(post, {y});
     if (negate) y = c.op("neg", {y});
+    if (narrow_int) y = c.op("cast", {y}, {{"dtype", dtype}});
     c.set(0, y);
   });
 }
@@ -93,6 +101,35 @@ void reduce_prod(ConverterTable& t) {
   });
 }
 
+// ReduceLogSumExp, stable: log(sum(exp(x - m))) + m with m the max over the same axes, so
+// no exp overflows (exp(x) is inf in f32 from x = 89) and the largest term is exp(0) = 1.
+// Where m is not finite (a row of -inf, or one holding +inf), x - m would be NaN: m is taken
+// as 0 there, which gives what log(sum(exp(x))) gives (-inf, +inf).
+void reduce_log_sum_exp(ConverterTable& t) {
+  t.add("ReduceLogSumExp", "reduce_max, sub, exp, reduce_sum, log, add (max-subtracted)",
+        [](NodeContext& c) {
+          std::vector<int64_t> axes;
+          if (!reduced_axes(c, 18, &axes)) return c.set(0, c.op("copy", {c.value(0)}));
+          const bool keepdims = c.attr_int("keepdims", 1) != 0;
+          const dlrt_dtype dt = c.dtype(0);
+          dlrt::Value x = c.value(0);
+          dlrt::Value m = c.op("reduce_max", {x}, {{"axes", axes}, {"keepdims", true}});
+          m = c.op("where", {c.op("less", {m, c.scalar(dt, INFINITY)}), m, c.scalar(dt, 0.0)});
+          m = c.op("where", {c.op("greater", {m, c.scalar(dt, -INFINITY)}), m, c.scalar(dt, 0.0)});
+          dlrt::Value e = c.op("exp", {c.op("sub", {x, m})});
+          dlrt::Value y = c.op("log", {c.op("reduce_sum", {e}, {{"axes", axes}, {"keepdims", true}})});
+          y = c.op("add", {y, m});
+          if (!keepdims) {
+            std::vector<int64_t> out;
+            for (int64_t k = 0; k < c.rank(0); ++k)
+              if (std::find(axes.begin(), axes.end(), k) == axes.end())
+                out.push_back(c.dims(0)[static_cast<size_t>(k)]);
+            y = c.reshape(y, out);
+          }
+          c.set(0, y);
+        });
+}
+
 void arg(ConverterTable& t, const char* onnx_op, bool is_min) {
   t.add(onnx_op, is_min ? "neg + argmax (select_last_index: on the reversed axis)" : "argmax (select_last_index: on the reversed axis)", [is_min](NodeContext& c) {
     const std::vector<int64_t> d = c.dims(0);
@@ -104,18 +141,14 @@ void arg(ConverterTable& t, const char* onnx_op, bool is_min) {
     if (!last) {
       y = c.op("argmax", {x}, {{"axis", a}, {"output_type", DLRT_I64}});
     } else {
-      // The last max is the first max of the axis reversed, at n-1-i. dlrt has no integer
-      // arithmetic, so n-1-i is computed in f32 (exact below 2^24) and cast back.
+      // The last max is the first max of the axis reversed, at n-1-i (in i64: exact).
       const int64_t n = d[static_cast<size_t>(a)];
-      if (n > (int64_t{1} << 24)) c.unsupported("select_last_index on an axis longer than 2^24");
       dlrt::Value rev = c.op("slice", {x}, {{"begin", std::vector<int64_t>{n - 1}},
                                             {"end", std::vector<int64_t>{std::numeric_limits<int64_t>::min()}},
                                             {"axes", std::vector<int64_t>{a}},
                                             {"strides", std::vector<int64_t>{-1}}});
-      dlrt::Value i = c.op("argmax", {rev}, {{"axis", a}, {"output_type", DLRT_I32}});
-      i = c.op("cast", {i}, {{"dtype", DLRT_F32}});
-      i = c.op("sub", {c.scalar(DLRT_F32, static_cast<double>(n - 1)), i});
-      y = c.op("cast", {i}, {{"dtype", DLRT_I64}});
+      dlrt::Value i = c.op("argmax", {rev}, {{"axis", a}, {"output_type", DLRT_I64}});
+      y = c.op("sub", {c.scalar(DLRT_I64, static_cast<double>(n - 1)), i});
     }
     if (c.attr_int("keepdims", 1) != 0) {
       std::vector<int64_t> out = d;
@@ -135,7 +168,7 @@ void add_reduce_converters(ConverterTable& t) {
   reduce(t, "ReduceMin", "reduce_max", 18, nullptr, nullptr, true);
   reduce(t, "ReduceSumSquare", "reduce_sum", 18, "square", nullptr, false);
   reduce(t, "ReduceL2", "reduce_sum", 18, "square", "sqrt", false);
-  reduce(t, "ReduceLogSumExp", "reduce_sum", 18, "exp", "log", false);
+  reduce_log_sum_exp(t);
   reduce(t, "ReduceL1", "reduce_sum", 18, "abs", nullptr, false);
   reduce(t, "ReduceLogSum", "reduce_sum", 18, nullptr, "log", false);
   reduce_prod(t);

@@ -185,15 +185,12 @@ void convert_gather(NodeContext& c) {
   std::vector<int64_t> idims = c.dims(1);
   dlrt::Value ids;
   if (ih == nullptr) {
-    // ONNX counts negative indices from the end; dlrt's gather refuses them. dlrt has no
-    // integer arithmetic, so the wrap is done in f32 (exact below 2^24 rows) and cast back.
+    // ONNX counts negative indices from the end; dlrt's gather refuses them. The wrap is
+    // integer arithmetic in the indices' own type (exact).
     dlrt::Value i = c.value(1);
     const dlrt_dtype it = c.dtype(1);
-    if (d[a] >= (int64_t{1} << 24)) c.unsupported("computed indices into more than 2^24 rows");
-    dlrt::Value f = c.op("cast", {i}, {{"dtype", DLRT_F32}});
-    dlrt::Value wrapped = c.op("where", {c.op("less", {f, c.scalar(DLRT_F32, 0.0)}),
-                                         c.op("add", {f, c.scalar(DLRT_F32, double(d[a]))}), f});
-    ids = c.op("cast", {wrapped}, {{"dtype", it}});
+    ids = c.op("where", {c.op("less", {i, c.scalar(it, 0.0)}),
+                         c.op("add", {i, c.scalar(it, double(d[a]))}), i});
     if (idims.empty()) ids = c.reshape(ids, {1});
   } else {
     std::vector<int64_t> idx = ih->as_int64s();
@@ -235,8 +232,8 @@ void convert_gather(NodeContext& c) {
 
 // GatherElements: y[p] = x[p with its axis-a coordinate replaced by indices[p]]. As dlrt's
 // gather along axis 0 of x flattened: flat[p] = base[p] + indices[p] * stride[a], base[p] the
-// offset of p's other coordinates (a constant). Computed indices are wrapped and scaled in f32
-// (exact while x has fewer than 2^24 elements) and cast back; constant ones on the host.
+// offset of p's other coordinates (a constant). Computed indices are wrapped and scaled in
+// i64 (exact); constant ones on the host.
 void convert_gather_elements(NodeContext& c) {
   const std::vector<int64_t> d = c.dims(0), id = c.dims(1);
   const int64_t r = static_cast<int64_t>(d.size());
@@ -272,14 +269,12 @@ void convert_gather_elements(NodeContext& c) {
     }
     ids = c.constant(HostTensor::from_int64s(idx, id));
   } else {
-    if (total >= (int64_t{1} << 24)) c.unsupported("computed indices into more than 2^24 elements");
-    std::vector<float> fbase(base.begin(), base.end());
-    dlrt::Value f = c.op("cast", {c.value(1)}, {{"dtype", DLRT_F32}});
-    f = c.op("where", {c.op("less", {f, c.scalar(DLRT_F32, 0.0)}),
-                       c.op("add", {f, c.scalar(DLRT_F32, double(d[a]))}), f});
-    f = c.op("add", {c.op("mul", {f, c.scalar(DLRT_F32, double(stride[a]))}),
-                     c.constant(HostTensor::from_floats(fbase, id))});
-    ids = c.op("cast", {f}, {{"dtype", DLRT_I64}});
+    dlrt::Value i = c.value(1);
+    if (c.dtype(1) != DLRT_I64) i = c.op("cast", {i}, {{"dtype", DLRT_I64}});
+    i = c.op("where", {c.op("less", {i, c.scalar(DLRT_I64, 0.0)}),
+                       c.op("add", {i, c.scalar(DLRT_I64, double(d[a]))}), i});
+    ids = c.op("add", {c.op("mul", {i, c.scalar(DLRT_I64, double(stride[a]))}),
+                       c.constant(HostTensor::from_int64s(base, id))});
   }
   c.set(0, c.op("gather", {c.reshape(c.value(0), {total}), ids}));
 }

@@ -10,6 +10,10 @@
 
 namespace dlrt::ops::detail {
 
+// The floats and f64: ops whose kernels on the reference and cpu devices compute f64 as well
+// (exp, log, the reductions), so ONNX models of DOUBLE tensors run there; cuda declines f64.
+inline const DtypeSet kFloatAndF64Types = {DLRT_F32, DLRT_F16, DLRT_BF16, DLRT_F64};
+
 // An input in the tables: in("x", kFloatTypes, "(N,H,W,C)").
 inline InputSpec in(std::string name, DtypeSet dtypes, std::string shape = "",
                     char type_var = 'T') {

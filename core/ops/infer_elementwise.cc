@@ -30,6 +30,7 @@ Status detail::infer_activation_grad(InferContext& ctx) {
 
 namespace {
 using detail::in;
+using detail::kFloatAndF64Types;
 using detail::in_const;
 using detail::infer_activation_grad;
 using detail::infer_broadcast_binary;
@@ -62,11 +63,12 @@ Status infer_bias_add_grad(InferContext& ctx) {
   return Status();
 }
 
-OpDef unary(const char* name, const char* doc, Values x, std::vector<Sample> extra = {}) {
+OpDef unary(const char* name, const char* doc, Values x, std::vector<Sample> extra = {},
+            const DtypeSet& dtypes = kFloatTypes) {
   return OpDef{name,
                "elementwise",
                doc,
-               {in("x", kFloatTypes)},
+               {in("x", dtypes)},
                {out("y")},
                {},
                detail::infer_same_as_input0,
@@ -74,11 +76,20 @@ OpDef unary(const char* name, const char* doc, Values x, std::vector<Sample> ext
       .sampled(samples::unary(x, std::move(extra)));
 }
 OpDef binary(const char* name, const char* doc, Values b = uniform(-2, 2),
-             Values a = uniform(-2, 2), std::vector<Sample> extra = {}) {
-  return OpDef{
-      name, "elementwise",          doc, {in("a", kFloatTypes), in("b", kFloatTypes)}, {out("c")},
-      {},   infer_broadcast_binary, {}}
+             Values a = uniform(-2, 2), std::vector<Sample> extra = {},
+             const DtypeSet& dtypes = kFloatTypes) {
+  return OpDef{name, "elementwise",          doc, {in("a", dtypes), in("b", dtypes)}, {out("c")},
+               {},   infer_broadcast_binary, {}}
       .sampled(samples::binary(b, a, std::move(extra)));
+}
+// add, sub, mul, div, maximum, minimum take every number (kNumericTypes): exact in integers,
+// so ONNX's integer arithmetic (shape sums, index offsets, 8-bit pixels) runs as written. pow
+// stays floats.
+OpDef numeric_binary(const char* name, const char* doc, Values b = uniform(-2, 2),
+                     Values a = uniform(-2, 2), std::vector<Sample> extra = {}) {
+  std::vector<Sample> all = samples::integer_binary();
+  all.insert(all.begin(), extra.begin(), extra.end());
+  return binary(name, doc, b, a, std::move(all), kNumericTypes);
 }
 // Backward ops: autodiff emits them and differentiates to first order only.
 constexpr const char* kBackward =
@@ -102,6 +113,7 @@ std::vector<OpDef> elementwise_ops() {
   const Values u = uniform(-2, 2);
   // IEEE edge cases the spec states: log/sqrt of negatives are NaN, log(0) is -inf.
   const Sample negatives{{f32_in("x", {9}, uniform(-3, -0.1))}, {}, true, "negatives give NaN"};
+  const Sample f64_sample{{typed_in("x", DLRT_F64, {3, 4}, uniform(-6, 6))}, {}, false, "f64"};
   return {
       unary("relu", "y = max(x, 0)", u),
       // alpha defaults to ONNX's and PyTorch's 0.01 (Keras' LeakyReLU layer passes its own).
@@ -110,21 +122,28 @@ std::vector<OpDef> elementwise_ops() {
       unary("sigmoid", "y = 1 / (1 + exp(-x))", uniform(-8, 8)),
       unary("tanh", "y = tanh(x)", uniform(-4, 4)),
       unary("neg", "y = -x", u),
+      // exp and log take f64 too (kFloatAndF64Types): ONNX's DOUBLE models reduce through them.
       unary("exp", "y = exp(x)", uniform(-6, 6),
-            {{{f32_in("x", {5}, uniform(-80, 80))}, {}, true, "large magnitudes"}}),
+            {{{f32_in("x", {5}, uniform(-80, 80))}, {}, true, "large magnitudes"}, f64_sample},
+            kFloatAndF64Types),
       unary("log", "y = log(x); NaN for negatives", uniform(0.01, 20),
-            {negatives, {{f32_in("x", {4}, constant(0))}, {}, true, "log(0) = -inf"}}),
+            {negatives, {{f32_in("x", {4}, constant(0))}, {}, true, "log(0) = -inf"},
+             {{typed_in("x", DLRT_F64, {3, 4}, uniform(0.01, 20))}, {}, false, "f64"}},
+            kFloatAndF64Types),
       unary("sqrt", "y = sqrt(x); NaN for negatives", uniform(0, 50), {negatives}),
-      binary("add", "c = a + b, broadcasting"),
-      binary("sub", "c = a - b, broadcasting"),
-      binary("mul", "c = a * b, broadcasting"),
+      numeric_binary("add", "c = a + b, broadcasting; integers wrap"),
+      numeric_binary("sub", "c = a - b, broadcasting; integers wrap"),
+      numeric_binary("mul", "c = a * b, broadcasting; integers wrap"),
       // Denominators away from 0, so the quotient is well conditioned.
-      binary("div", "c = a / b, broadcasting", away_from_zero(0.25, 4)),
+      // Integers: truncated toward zero (C's, and ONNX's integer Div), x / 0 = 0 (NumPy's
+      // integer division by zero), the lowest value / -1 wraps to itself.
+      numeric_binary("div", "c = a / b, broadcasting; integers truncate, x / 0 = 0",
+                     away_from_zero(0.25, 4)),
       // Integer values, so that ties (a == b) occur.
-      binary("maximum", "c = max(a, b), broadcasting; NaN if either is NaN", integers(-3, 3),
-             integers(-3, 3)),
-      binary("minimum", "c = min(a, b), broadcasting; NaN if either is NaN", integers(-3, 3),
-             integers(-3, 3)),
+      numeric_binary("maximum", "c = max(a, b), broadcasting; NaN if either is NaN",
+                     integers(-3, 3), integers(-3, 3)),
+      numeric_binary("minimum", "c = min(a, b), broadcasting; NaN if either is NaN",
+                     integers(-3, 3), integers(-3, 3)),
       // Positive bases for real exponents; negative bases with integer exponents (and 0 to a
       // negative power, inf) as std::pow and NumPy give them.
       binary("pow", "c = a ** b, broadcasting; NaN for a < 0 and a non-integer b", uniform(-2, 2),

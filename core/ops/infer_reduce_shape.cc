@@ -10,6 +10,7 @@
 namespace dlrt::ops {
 namespace {
 using detail::in;
+using detail::kFloatAndF64Types;
 using detail::in_const;
 using detail::out;
 
@@ -135,8 +136,9 @@ std::vector<AttrSpec> reduce_attrs() {
           optional_attr("keepdims", false)};
 }
 
+// reduce_sum/mean/max take f64 too (kFloatAndF64Types: ONNX's DOUBLE reductions).
 OpDef reduce(const char* name, const char* doc) {
-  return OpDef{name,       "reduce_shape", doc,          {in("x", kFloatTypes)},
+  return OpDef{name,       "reduce_shape", doc,          {in("x", kFloatAndF64Types)},
                {out("y")}, reduce_attrs(), infer_reduce, {}}
       .tol(kReductionTol);
 }

@@ -82,8 +82,8 @@ std::vector<OpDef> seq_ops() {
   ops.push_back(OpDef{"cumsum",
                       "misc",
                       "y[..j..] = sum of x[..i..] along axis for i <= j (i < j when exclusive; "
-                      "from the end when reverse)",
-                      {in("x", kFloatTypes)},
+                      "from the end when reverse); integers wrap",
+                      {in("x", kNumericTypes)},
                       {out("y")},
                       {optional_attr("axis", int64_t{0}), optional_attr("exclusive", false),
                        optional_attr("reverse", false)},

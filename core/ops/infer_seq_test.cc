@@ -44,7 +44,9 @@ TEST(InferSeq, CumsumKeepsXsType) {
                       {"cumsum: attribute 'axis' is 2, out of range for input 0 (x) of rank 2 "
                        "(expected -2..1)"}));
   EXPECT_TRUE(invalid("cumsum", {f32({})}, {}, {"cumsum", "rank"}));
-  EXPECT_TRUE(invalid("cumsum", {i32({3})}, {}, {"cumsum", "x"}));
+  // Integers are numbers too (kNumericTypes); bool is not.
+  EXPECT_EQ(out_dims("cumsum", {i32({3})}), (Dims{3}));
+  EXPECT_TRUE(invalid("cumsum", {TensorType{DLRT_BOOL, {3}}}, {}, {"cumsum", "x"}));
 }
 
 TEST(InferSeq, TopKGivesValuesAndI64Indices) {

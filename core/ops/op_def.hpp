@@ -41,6 +41,11 @@ using DtypeSet = std::vector<dlrt_dtype>;
 inline const DtypeSet kFloatTypes = {DLRT_F32, DLRT_F16, DLRT_BF16};
 // Labels and indices.
 inline const DtypeSet kIndexTypes = {DLRT_I32, DLRT_I64};
+// Numbers of every kind: the floats, f64 and the integers (ONNX models compare, add and take
+// the maximum of shape arithmetic, token ids and 8-bit pixels). Ops that admit them compute
+// integers in their own type, wrapping modulo 2^bits as C++'s unsigned arithmetic (NumPy's).
+inline const DtypeSet kNumericTypes = {DLRT_F32, DLRT_F16, DLRT_BF16, DLRT_F64,
+                                       DLRT_I32, DLRT_I64, DLRT_U8,   DLRT_I8};
 // Data-movement operands (copy, reshape, gather_rows, cast, ...): any dtype.
 inline const DtypeSet kAllTypes = {DLRT_F32, DLRT_F16, DLRT_BF16, DLRT_F64, DLRT_I32,
                                    DLRT_I64, DLRT_U8,  DLRT_I8,   DLRT_BOOL};

@@ -18,6 +18,8 @@ SampleFn activation_grad(Values second);
 SampleFn binary(Values b, Values a = uniform(-2, 2), std::vector<Sample> extra = {});
 // Comparisons: the binary shapes, a and b integers in [-2, 2] so that ties occur.
 SampleFn comparison();
+// Extra samples of the binary ops that take kNumericTypes: i32, i64, i8, u8 and f64 operands.
+std::vector<Sample> integer_binary();
 // where(cond, x, y): cond BOOL, the three broadcast in every direction.
 std::vector<Sample> where(const OpDef&);
 // bias_add (x, b) and bias_add_grad (dy): NHWC at ranks 1, 2, 4, NCHW at ranks 2 and 4.

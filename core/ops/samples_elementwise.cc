@@ -2,6 +2,7 @@
 // scalars, rank 1 of odd length, ranks 3 and 4; binary ops broadcast both ways (a stretches to
 // b and b to a) and from rank 0.
 #include "samples.hpp"
+#include "shape_util.hpp"
 
 namespace dlrt::ops::samples {
 namespace {
@@ -47,7 +48,23 @@ SampleFn binary(Values b, Values a, std::vector<Sample> extra) {
   };
 }
 
-SampleFn comparison() { return binary(integers(-2, 2), integers(-2, 2)); }
+// The ops of kNumericTypes again on each non-float type and f64: i32 against a broadcast row,
+// i64 against a scalar, i8 and u8 over their whole range (sums, differences and products
+// wrap), f64. Not required: a device may decline them (the f32 samples are the contract).
+std::vector<Sample> integer_binary() {
+  auto pair = [](dlrt_dtype d, Dims da, Dims db, Values v, const char* note) {
+    return Sample{{typed_in("a", d, da, v), typed_in("b", d, db, v)}, {}, false, note};
+  };
+  return {
+      pair(DLRT_I32, {3, 5}, {5}, integers(-50, 50), "i32"),
+      pair(DLRT_I64, {2, 3}, {}, integers(-1000, 1000), "i64 with a scalar"),
+      pair(DLRT_I8, {4, 6}, {4, 6}, integers(-128, 127), "i8, wrapping"),
+      pair(DLRT_U8, {4, 1}, {1, 6}, integers(0, 255), "u8, wrapping"),
+      pair(DLRT_F64, {3, 4}, {4}, integers(-3, 3), "f64"),
+  };
+}
+
+SampleFn comparison() { return binary(integers(-2, 2), integers(-2, 2), integer_binary()); }
 
 std::vector<Sample> where(const OpDef&) {
   // (cond, x, y): all one shape; cond stretched; x and y stretched; a scalar cond; each of the
@@ -64,6 +81,13 @@ std::vector<Sample> where(const OpDef&) {
   for (const Shapes& s : shapes)
     out.push_back({{typed_in("cond", DLRT_BOOL, s.cond, integers(0, 1)),
                     f32_in("x", s.x, uniform(-2, 2)), f32_in("y", s.y, uniform(-2, 2))}});
+  // x and y of any dtype: i64 (ONNX's index arithmetic) and bool.
+  for (dlrt_dtype d : {DLRT_I64, DLRT_BOOL})
+    out.push_back({{typed_in("cond", DLRT_BOOL, {3, 4}, integers(0, 1)),
+                    typed_in("x", d, {3, 4}, integers(0, 1000)), typed_in("y", d, {4}, integers(0, 1))},
+                   {},
+                   false,
+                   dtype_name(d)});
   return out;
 }
 

@@ -72,6 +72,12 @@ SampleFn reduce(ReducePass pass) {
           break;
       }
     }
+    // f64 (not required: a device may decline it), over two axes of three.
+    if (pass != ReducePass::kMaxGrad)
+      out.push_back({{typed_in("x", DLRT_F64, {3, 4, 5}, pass == ReducePass::kMax ? distinct(-3, 3) : u)},
+                     {{"axes", Ints{0, 2}}},
+                     false,
+                     "f64"});
     switch (pass) {
       // A sum or mean over many elements (accumulation order matters at 1e-4).
       case ReducePass::kSum:

@@ -38,6 +38,14 @@ std::vector<Sample> cumsum(const OpDef&) {
       {{f32_in("x", {3, 5, 7}, u)}, {{"axis", -1}, {"exclusive", true}, {"reverse", true}}},
       {{f32_in("x", {6, 1, 3}, u)}, {{"axis", 1}, {"exclusive", true}}, true, "a length-1 axis"},
       {{f32_in("x", {1000}, u)}, {}, true, "a long axis"},
+      // Other numbers (not required: a device may decline them): f64, i32, i64, and i8 whose
+      // sums wrap.
+      {{typed_in("x", DLRT_F64, {3, 5}, u)}, {{"axis", 1}}, false, "f64"},
+      {{typed_in("x", DLRT_I32, {3, 5, 7}, integers(-50, 50))}, {{"axis", 1}, {"exclusive", true}},
+       false, "i32"},
+      {{typed_in("x", DLRT_I64, {4, 6}, integers(-1000, 1000))}, {{"axis", 0}, {"reverse", true}},
+       false, "i64"},
+      {{typed_in("x", DLRT_I8, {40}, integers(-128, 127))}, {}, false, "i8, wrapping"},
   };
 }
 

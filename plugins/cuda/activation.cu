@@ -76,6 +76,16 @@ void check_streaming(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op
   check_f32_streaming(OpView(&d), dev, cost, 10.0);
 }
 
+// Comparisons (input 0) and where (input 1, x): f32 operands only, the schema admits integers.
+void check_compare(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
+  require_float_input(OpView(&d), 0);
+  check_streaming(d, dev, cost);
+}
+void check_where(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
+  require_float_input(OpView(&d), 1);
+  check_streaming(d, dev, cost);
+}
+
 std::unique_ptr<Kernel> create_eltwise(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
   OpView op(&d);
   const std::string name = op.name();
@@ -143,8 +153,8 @@ void add_activation_ops(std::vector<OpEntry>& t) {
                          "softplus_grad", "clip_grad", "abs_grad"})
     t.push_back({op, &check_streaming, &create_eltwise});
   for (const char* op : {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
-    t.push_back({op, &check_streaming, &create_compare});
-  t.push_back({"where", &check_streaming, &create_where});
+    t.push_back({op, &check_compare, &create_compare});
+  t.push_back({"where", &check_where, &create_where});
 }
 
 }  // namespace dlrt::cuda

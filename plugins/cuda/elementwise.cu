@@ -79,6 +79,12 @@ void check_unary(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cos
   check_f32_streaming(OpView(&d), dev, cost, 1.0);
 }
 
+// add/sub/mul/div/maximum/minimum (and pow): f32 operands only (the schema admits integers).
+void check_binary(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
+  require_float_input(OpView(&d), 0);
+  check_unary(d, dev, cost);
+}
+
 std::unique_ptr<Kernel> create_unary(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
   OpView op(&d);
   const math::Unary u = unary_of(op.name());
@@ -194,7 +200,7 @@ void add_elementwise_ops(std::vector<OpEntry>& t) {
   for (const char* op : {"neg", "exp", "log", "sqrt"})
     t.push_back({op, &check_unary, &create_unary});
   for (const char* op : {"add", "sub", "mul", "div", "maximum", "minimum", "pow"})
-    t.push_back({op, &check_unary, &create_binary});
+    t.push_back({op, &check_binary, &create_binary});
   for (const char* op : {"relu_grad", "sigmoid_grad", "tanh_grad"})
     t.push_back({op, &check_unary, &create_act_grad});
   for (const char* op : {"leaky_relu", "leaky_relu_grad"})

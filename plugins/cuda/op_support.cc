@@ -19,6 +19,14 @@ void require_f32(const OpView& op) {
   scan(op.outputs(), "output");
 }
 
+void require_float_input(const OpView& op, size_t i) {
+  const int32_t d = op.input(i).dtype;
+  if (!plugin::dtype_is_float(d))
+    plugin::fail(DLRT_UNIMPLEMENTED, "cuda: " + op.name() + ": input " + std::to_string(i) +
+                                         " is " + plugin::dtype_name(d) +
+                                         "; the CUDA kernels of this op compute in f32 only");
+}
+
 double operand_bytes(const OpView& op) {
   double b = 0;
   for (const auto& t : op.inputs()) b += double(t.bytes);

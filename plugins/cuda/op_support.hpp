@@ -63,6 +63,10 @@ void add_attention_ops(std::vector<OpEntry>& t);  // attention.cu: causal_mask, 
 // Every float operand of `op` must be f32 (this plugin's arithmetic kernels compute in f32);
 // throws UNIMPLEMENTED naming the operand and its dtype otherwise.
 void require_f32(const OpView& op);
+// Input `i` of `op` must be a float: the schema admits integers for the comparisons, where,
+// cumsum and add/sub/mul/div/maximum/minimum, whose CUDA kernels read f32 (the cpu and reference devices run
+// them); throws UNIMPLEMENTED naming the input and its dtype otherwise.
+void require_float_input(const OpView& op, size_t i);
 // Fills `cost` (may be NULL) from flops and bytes moved, with the device's peak numbers.
 void fill_cost(dlrt_op_cost* cost, const dlrt_device_desc& device, double flops, double bytes);
 // Sum of every operand's bytes: the memory traffic of a streaming op.

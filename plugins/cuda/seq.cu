@@ -77,6 +77,7 @@ math::ScanGeom cumsum_geom(const OpView& op) {
 void check_cumsum(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
   OpView op(&d);
   require_f32(op);
+  require_float_input(op, 0);  // the schema admits integers (the cpu and reference devices)
   cumsum_geom(op);  // a bad axis: INVALID_ARGUMENT here rather than in create
   fill_cost(cost, dev, static_cast<double>(op.input(0).numel), operand_bytes(op));
 }

@@ -176,6 +176,40 @@ TEST(OnnxSession, AShapeFedAsAnInputIsAValueTheGraphIsBuiltFor) {
   }
 }
 
+// Integer Mod runs on i64 graph values in integer arithmetic: exact where a double is not
+// (2^62 + 7), Python's sign rule for fmod = 0, and 0 for a zero divisor (NumPy).
+TEST(OnnxSession, IntegerModIsExactAndTakesTheDivisorsSign) {
+  ModelBuilder b(13);
+  b.input("a", TensorProto::INT64, {5});
+  b.input("b", TensorProto::INT64, {5});
+  b.node("Mod", {"a", "b"}, {"y"});
+  b.output("y", TensorProto::INT64);
+  dlrt::Context ctx = context();
+  dlrt::InferenceSession s = session_of(ctx, b);
+  const int64_t big = (int64_t{1} << 62) + 7;
+  dlrt::Tensor a = dlrt::Tensor::create(ctx, 0, DLRT_I64, {5});
+  dlrt::Tensor m = dlrt::Tensor::create(ctx, 0, DLRT_I64, {5});
+  a.write(std::vector<int64_t>{big, -7, 7, -7, 5});
+  m.write(std::vector<int64_t>{10, 3, -3, -3, 0});
+  std::vector<dlrt::Tensor> y = s.run({&a, &m});
+  EXPECT_EQ(y[0].read<int64_t>(), (std::vector<int64_t>{big % 10, 2, -2, -1, 0}));
+}
+
+// ReduceLogSumExp subtracts the max: inputs whose exp overflows f32 give a finite answer.
+TEST(OnnxSession, ReduceLogSumExpOfLargeInputsIsFinite) {
+  ModelBuilder b(18);
+  b.input("x", TensorProto::FLOAT, {2, 2});
+  b.node("ReduceLogSumExp", {"x"}, {"y"});
+  b.output("y");
+  dlrt::Context ctx = context();
+  dlrt::InferenceSession s = session_of(ctx, b);
+  dlrt::Tensor x = host_tensor(ctx, {2, 2}, {1000, 1000, -1000, -1000});
+  std::vector<dlrt::Tensor> y = s.run({&x});
+  const std::vector<float> got = y[0].read<float>();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_NEAR(got[0], 1000.0 + std::log(2.0), 1e-3);
+}
+
 void expect_refused(const std::string& bytes, dlrt_code code, const std::string& words) {
   dlrt::Context ctx = context();
   auto [got, msg] = error_of([&] { dlrt::InferenceSession::from_bytes(ctx, bytes.data(), bytes.size()); });

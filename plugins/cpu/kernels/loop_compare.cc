@@ -1,6 +1,7 @@
 // loop_compare.cc: the cpu plugin's comparisons (equal, not_equal, less, less_equal, greater,
 // greater_equal: a, b broadcast -> c BOOL, one byte 1 or 0 per element) and where(cond, x, y)
-// (cond BOOL, cond/x/y broadcast together). f32 and f64 operands.
+// (cond BOOL, cond/x/y broadcast together). Comparisons of f32, f64 and the integers, each in
+// its own type; where of any dtype (it moves elements of the dtype's size).
 //
 // Both run on the broadcasting Walk of add (loop_util.hpp): the output is dense and each
 // operand is read at its broadcast strides. The comparisons write bytes from float operands,
@@ -23,7 +24,7 @@ Cmp cmp_of(const std::string& name) {
 }
 
 void check_comparison(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
-  expect_float(op, op.input(0));
+  expect_numeric(op, op.input(0));
   fill_cost(op, 1, cost);
 }
 
@@ -48,7 +49,7 @@ class ComparisonKernel : public LoopKernel {
   }
 
   void execute(const dlrt_kernel_args& args) override {
-    with_float(dtype_, [&](auto t) {
+    with_numeric(dtype_, [&](auto t) {
       using T = decltype(t);
       switch (cmp_) {
         case Cmp::kEq:
@@ -89,7 +90,6 @@ class ComparisonKernel : public LoopKernel {
 };
 
 void check_where(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
-  expect_float(op, op.input(1));
   fill_cost(op, 1, cost);
 }
 
@@ -104,7 +104,7 @@ class WhereKernel : public LoopKernel {
   }
 
   void execute(const dlrt_kernel_args& args) override {
-    with_float(dtype_, [&](auto t) {
+    with_element_size(dtype_, [&](auto t) {
       using T = decltype(t);
       const uint8_t* cond = static_cast<const uint8_t*>(args.inputs[0]);
       const T* x = static_cast<const T*>(args.inputs[1]);

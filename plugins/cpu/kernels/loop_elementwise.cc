@@ -13,6 +13,8 @@
 // relu_grad and bias_add_grad (the memory-bound passes of a conv layer's backward step) have an
 // AVX2 path and a portable one (loop_simd.hpp); both give the same bits.
 #include <cmath>
+#include <limits>
+#include <type_traits>
 
 #include "loop_simd.hpp"
 #include "loop_util.hpp"
@@ -40,12 +42,45 @@ void check_binary(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   fill_cost(op, 1, cost);
 }
 
+// add, sub, mul, div, maximum, minimum: integers too (the schema admits none for pow).
+void check_numeric_binary(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+  expect_numeric(op, op.input(0));
+  fill_cost(op, 1, cost);
+}
+
+// An integer sum, difference or product modulo 2^bits: computed in the unsigned type, where
+// C++ defines the wrap (NumPy's integer arithmetic; signed overflow would be undefined).
+template <BinOp O, typename T>
+T wrapping(T x, T y) {
+  using U = std::make_unsigned_t<T>;
+  const U a = static_cast<U>(x), b = static_cast<U>(y);
+  if constexpr (O == BinOp::kAdd) return static_cast<T>(static_cast<U>(a + b));
+  else if constexpr (O == BinOp::kSub) return static_cast<T>(static_cast<U>(a - b));
+  else return static_cast<T>(static_cast<U>(a * b));
+}
+
+// An integer quotient truncated toward zero (C's); x / 0 = 0 (NumPy's integer division by
+// zero) and the lowest value / -1, whose quotient does not fit, wraps to itself. (Division by
+// zero and that overflow are undefined in C++, so both are answered before dividing.)
+template <typename T>
+T integer_quotient(T x, T y) {
+  if (y == 0) return T(0);
+  if constexpr (std::is_signed_v<T>)
+    if (x == std::numeric_limits<T>::min() && y == T(-1)) return x;
+  return static_cast<T>(x / y);
+}
+
 // c[i] = a[i*SA] (op) b[i*SB] for i < n: SA, SB in {0, 1}.
 template <BinOp O, int SA, int SB, typename T>
 void binary_row(const T* a, const T* b, T* c, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const T x = a[i * SA], y = b[i * SB];
-    if constexpr (O == BinOp::kAdd) c[i] = x + y;
+    if constexpr (std::is_integral_v<T> &&
+                  (O == BinOp::kAdd || O == BinOp::kSub || O == BinOp::kMul))
+      c[i] = wrapping<O>(x, y);
+    else if constexpr (std::is_integral_v<T> && O == BinOp::kDiv)
+      c[i] = integer_quotient(x, y);
+    else if constexpr (O == BinOp::kAdd) c[i] = x + y;
     else if constexpr (O == BinOp::kSub) c[i] = x - y;
     else if constexpr (O == BinOp::kMul) c[i] = x * y;
     // maximum/minimum: a NaN operand gives NaN (x != x is x's NaN test; a NaN y falls through).
@@ -67,30 +102,47 @@ class BinaryKernel : public LoopKernel {
   }
 
   void execute(const dlrt_kernel_args& args) override {
-    with_float(dtype_, [&](auto t) {
+    with_numeric(dtype_, [&](auto t) {
       using T = decltype(t);
-      switch (op_) {
-        case BinOp::kAdd:
-          run_op<BinOp::kAdd, T>(args);
-          break;
-        case BinOp::kSub:
-          run_op<BinOp::kSub, T>(args);
-          break;
-        case BinOp::kMul:
-          run_op<BinOp::kMul, T>(args);
-          break;
-        case BinOp::kDiv:
-          run_op<BinOp::kDiv, T>(args);
-          break;
-        case BinOp::kMax:
-          run_op<BinOp::kMax, T>(args);
-          break;
-        case BinOp::kMin:
-          run_op<BinOp::kMin, T>(args);
-          break;
-        case BinOp::kPow:
-          run_op<BinOp::kPow, T>(args);
-          break;
+      if constexpr (std::is_integral_v<T>) {  // add, sub, mul, div, maximum, minimum only
+        switch (op_) {
+          case BinOp::kAdd:
+            return run_op<BinOp::kAdd, T>(args);
+          case BinOp::kSub:
+            return run_op<BinOp::kSub, T>(args);
+          case BinOp::kMul:
+            return run_op<BinOp::kMul, T>(args);
+          case BinOp::kDiv:
+            return run_op<BinOp::kDiv, T>(args);
+          case BinOp::kMax:
+            return run_op<BinOp::kMax, T>(args);
+          default:
+            return run_op<BinOp::kMin, T>(args);
+        }
+      } else {
+        switch (op_) {
+          case BinOp::kAdd:
+            run_op<BinOp::kAdd, T>(args);
+            break;
+          case BinOp::kSub:
+            run_op<BinOp::kSub, T>(args);
+            break;
+          case BinOp::kMul:
+            run_op<BinOp::kMul, T>(args);
+            break;
+          case BinOp::kDiv:
+            run_op<BinOp::kDiv, T>(args);
+            break;
+          case BinOp::kMax:
+            run_op<BinOp::kMax, T>(args);
+            break;
+          case BinOp::kMin:
+            run_op<BinOp::kMin, T>(args);
+            break;
+          case BinOp::kPow:
+            run_op<BinOp::kPow, T>(args);
+            break;
+        }
       }
     });
   }
@@ -576,8 +628,9 @@ class ReduceMaxGradKernel : public LoopKernel {
 }  // namespace
 
 void add_elementwise_defs(std::vector<KernelDef>& t) {
-  for (const char* name : {"add", "sub", "mul", "div", "maximum", "minimum", "pow"})
-    t.push_back({name, check_binary, make<BinaryKernel>});
+  for (const char* name : {"add", "sub", "mul", "div", "maximum", "minimum"})
+    t.push_back({name, check_numeric_binary, make<BinaryKernel>});
+  t.push_back({"pow", check_binary, make<BinaryKernel>});
   for (const char* name : {"neg", "exp", "log", "sqrt", "softplus"})
     t.push_back({name, check_unary, make<UnaryKernel>});
   t.push_back({"relu_grad", check_relu_grad, make<ReluGradKernel>});

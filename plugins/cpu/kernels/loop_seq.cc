@@ -3,7 +3,7 @@
 //
 //   one_hot  parallel over ids: each id's row is off_value, then on_value at the id when it
 //            lies in [0, depth) (an out-of-range id leaves the row all off, as the reference)
-//   cumsum   f32/f64, parallel over (outer, inner) lines, each walked along the axis in scan
+//   cumsum   f32/f64 (and the integers, wrapping), parallel over (outer, inner) lines, each walked along the axis in scan
 //            order with a double running sum (the reference's order: the same bits on every
 //            run and thread count)
 //   top_k    f32/f64, parallel over rows; each row a std::partial_sort of its positions by
@@ -73,7 +73,7 @@ class OneHotKernel : public LoopKernel {
 };
 
 void check_cumsum(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
-  expect_float(op, op.input(0));
+  expect_numeric(op, op.input(0));
   plugin::normalize_axis(op.get_int("axis"), op.input(0).rank(), op.name());
   fill_cost(op, 1, cost);
 }
@@ -94,8 +94,7 @@ class CumsumKernel : public LoopKernel {
   }
 
   void execute(const dlrt_kernel_args& args) override {
-    if (dtype_ == DLRT_F64) scan<double>(args);
-    else scan<float>(args);
+    with_numeric(dtype_, [&](auto t) { scan<decltype(t)>(args); });
   }
 
  private:
@@ -109,10 +108,11 @@ class CumsumKernel : public LoopKernel {
     parallel_for(outer_ * inner_, grain, threads_, [&](int64_t b, int64_t e) {
       for (int64_t l = b; l < e; ++l) {
         const int64_t base = (l / inner) * k * inner + l % inner;
-        double sum = 0.0;
+        using Sum = typename ScanSum<T>::type;
+        Sum sum = 0;
         for (int64_t step = 0; step < k; ++step) {
           const int64_t at = base + (reverse ? k - 1 - step : step) * inner;
-          const double v = static_cast<double>(x[at]);
+          const Sum v = static_cast<Sum>(x[at]);
           if (!exclusive) sum += v;
           y[at] = static_cast<T>(sum);
           if (exclusive) sum += v;

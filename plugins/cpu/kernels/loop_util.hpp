@@ -172,6 +172,54 @@ void with_float(int32_t dtype, Fn&& fn) {
   else fn(float{});
 }
 
+// fn(T{}) with T the C++ type of a number of the schema's kNumericTypes but the 16-bit floats
+// (which run on f32 copies, widening_kernel.hpp): the comparisons and add/sub/mul/maximum/
+// minimum (checked before, expect_numeric).
+template <typename Fn>
+void with_numeric(int32_t dtype, Fn&& fn) {
+  switch (dtype) {
+    case DLRT_F64:
+      return fn(double{});
+    case DLRT_I32:
+      return fn(int32_t{});
+    case DLRT_I64:
+      return fn(int64_t{});
+    case DLRT_U8:
+      return fn(uint8_t{});
+    case DLRT_I8:
+      return fn(int8_t{});
+    default:
+      return fn(float{});
+  }
+}
+
+// fn(T{}) with T an unsigned integer of the dtype's element size: for ops that move elements
+// without reading them as numbers (where), so every dtype, 16-bit floats included, runs natively.
+template <typename Fn>
+void with_element_size(int32_t dtype, Fn&& fn) {
+  switch (plugin::dtype_size(dtype)) {
+    case 1:
+      return fn(uint8_t{});
+    case 2:
+      return fn(uint16_t{});
+    case 4:
+      return fn(uint32_t{});
+    default:
+      return fn(uint64_t{});
+  }
+}
+
+// The running sum of a scan over T (cumsum): double for floats; for integers the unsigned type
+// of T, whose sums wrap modulo 2^bits as C++ defines (signed overflow would be undefined).
+template <typename T, bool = std::is_integral_v<T>>
+struct ScanSum {
+  using type = double;
+};
+template <typename T>
+struct ScanSum<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+
 // fn(T{}) with T = int32_t or int64_t.
 template <typename Fn>
 void with_index(int32_t dtype, Fn&& fn) {
@@ -243,6 +291,15 @@ inline bool is_plain_dtype(int32_t d) {
 inline void expect_float(const OpView& op, const TensorView& t) {
   if (t.dtype != DLRT_F32 && t.dtype != DLRT_F64)
     unimplemented(op, std::string("supports f32 and f64, got ") + plugin::dtype_name(t.dtype));
+}
+
+// with_numeric's dtypes: f32, f64 and the integers i32, i64, u8, i8.
+inline void expect_numeric(const OpView& op, const TensorView& t) {
+  const int32_t d = t.dtype;
+  if (d != DLRT_F32 && d != DLRT_F64 && d != DLRT_I32 && d != DLRT_I64 && d != DLRT_U8 &&
+      d != DLRT_I8)
+    unimplemented(op, std::string("supports f32, f64, i32, i64, u8 and i8, got ") +
+                          plugin::dtype_name(t.dtype));
 }
 
 // flops and bytes for the cost estimate: `flops_per_element` times the largest operand, and

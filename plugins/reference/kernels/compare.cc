@@ -7,7 +7,9 @@
 namespace dlrt::reference::detail {
 namespace {
 
-bool compare(const std::string& op, double a, double b) {
+// In the operands' own type: i64 beyond 2^53 compares exactly (a double would round it).
+template <typename T>
+bool compare(const std::string& op, T a, T b) {
   if (op == "equal") return a == b;
   if (op == "not_equal") return a != b;
   if (op == "less") return a < b;
@@ -16,7 +18,7 @@ bool compare(const std::string& op, double a, double b) {
   return a >= b;  // "greater_equal"
 }
 
-void check_comparison(const OpView& op) { expect_float(op, op.input(0), "a"); }
+void check_comparison(const OpView& op) { expect_numeric(op, op.input(0), "a"); }
 
 // Offsets into each source of output element i (row-major over `dims`), broadcast strides.
 template <size_t K>
@@ -35,7 +37,7 @@ void run_comparison(const OpView& op, const void* const* in, void* const* out, u
   const auto& dims = op.output(0).dims;
   const std::vector<int64_t> s[2] = {plugin::broadcast_strides(op.input(0).dims, dims, op.name()),
                                      plugin::broadcast_strides(op.input(1).dims, dims, op.name())};
-  with_float(op.input(0).dtype, [&](auto t) {
+  with_numeric(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
     const T* a = static_cast<const T*>(in[0]);
     const T* b = static_cast<const T*>(in[1]);
@@ -43,21 +45,20 @@ void run_comparison(const OpView& op, const void* const* in, void* const* out, u
     for (int64_t i = 0; i < op.output(0).numel; ++i) {
       int64_t off[2];
       offsets(dims, s, i, off);
-      c[i] = compare(op.name(), double(a[off[0]]), double(b[off[1]])) ? 1 : 0;
+      c[i] = compare<T>(op.name(), a[off[0]], b[off[1]]) ? 1 : 0;
     }
   });
 }
 
-void check_where(const OpView& op) { expect_float(op, op.input(1), "x"); }
-
 // cond: C (bool), x: X, y: Y -> z: broadcast(C, X, Y); z = cond ? x : y (any nonzero byte is
-// true)
+// true). x and y of any dtype: elements are moved, never read as numbers, so the element's size
+// is the only type that matters.
 void run_where(const OpView& op, const void* const* in, void* const* out, uint64_t) {
   const auto& dims = op.output(0).dims;
   const std::vector<int64_t> s[3] = {plugin::broadcast_strides(op.input(0).dims, dims, op.name()),
                                      plugin::broadcast_strides(op.input(1).dims, dims, op.name()),
                                      plugin::broadcast_strides(op.input(2).dims, dims, op.name())};
-  with_float(op.input(1).dtype, [&](auto t) {
+  with_element_size(op.input(1).dtype, [&](auto t) {
     using T = decltype(t);
     const uint8_t* cond = static_cast<const uint8_t*>(in[0]);
     const T* x = static_cast<const T*>(in[1]);
@@ -76,7 +77,7 @@ void run_where(const OpView& op, const void* const* in, void* const* out, uint64
 void add_compare_kernels(KernelTable& t) {
   for (const char* name : {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
     t.push_back({name, run_comparison, check_comparison});
-  t.push_back({"where", run_where, check_where});
+  t.push_back({"where", run_where, nullptr});
 }
 
 }  // namespace dlrt::reference::detail

@@ -5,6 +5,8 @@
 // so all of these are safe when the output aliases an input of the same shape.
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <type_traits>
 
 #include "kernel_util.hpp"
 
@@ -59,6 +61,36 @@ double binary(char op, double a, double b) {
   }
 }
 
+// Integers (add, sub, mul, div, maximum, minimum; the schema admits no others): in their own
+// type, sums, differences and products wrapping modulo 2^bits, computed in the unsigned type,
+// where C++ defines the wrap (NumPy's integer arithmetic); quotients truncated toward zero,
+// x / 0 = 0, and the lowest value / -1 (whose quotient does not fit) wraps to itself.
+template <typename T>
+T integer_binary(char op, T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  const U x = static_cast<U>(a), y = static_cast<U>(b);
+  switch (op) {
+    case '+':
+      return static_cast<T>(static_cast<U>(x + y));
+    case '-':
+      return static_cast<T>(static_cast<U>(x - y));
+    case '*':
+      return static_cast<T>(static_cast<U>(x * y));
+    case 'M':
+      return std::max(a, b);
+    case 'm':
+      return std::min(a, b);
+    default:  // '/'
+      if (b == 0) return T(0);
+      if constexpr (std::is_signed_v<T>)
+        if (a == std::numeric_limits<T>::min() && b == T(-1)) return a;
+      return static_cast<T>(a / b);
+  }
+}
+
+// add, sub, mul, div, maximum, minimum take integers too; pow floats only.
+void check_numeric(const OpView& op) { expect_numeric(op, op.input(0), "input 0"); }
+
 char binary_symbol(const std::string& op) {
   return op == "add"       ? '+'
          : op == "sub"     ? '-'
@@ -75,7 +107,7 @@ void run_binary(const OpView& op, const void* const* in, void* const* out, uint6
   const auto sa = plugin::broadcast_strides(op.input(0).dims, dims, op.name());
   const auto sb = plugin::broadcast_strides(op.input(1).dims, dims, op.name());
   const char sym = binary_symbol(op.name());
-  with_float(op.input(0).dtype, [&](auto t) {
+  with_numeric(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
     const T* a = static_cast<const T*>(in[0]);
     const T* b = static_cast<const T*>(in[1]);
@@ -88,7 +120,8 @@ void run_binary(const OpView& op, const void* const* in, void* const* out, uint6
         ia += coord * sa[d];
         ib += coord * sb[d];
       }
-      c[i] = static_cast<T>(binary(sym, double(a[ia]), double(b[ib])));
+      if constexpr (std::is_integral_v<T>) c[i] = integer_binary<T>(sym, a[ia], b[ib]);
+      else c[i] = static_cast<T>(binary(sym, double(a[ia]), double(b[ib])));
     }
   });
 }
@@ -150,8 +183,9 @@ int bias_channel_dim(const OpView& op, const TensorView& x) { return channel_dim
 void add_elementwise_kernels(KernelTable& t) {
   for (const char* name : {"relu", "leaky_relu", "sigmoid", "tanh", "neg", "exp", "log", "sqrt"})
     t.push_back({name, run_unary, check_float});
-  for (const char* name : {"add", "sub", "mul", "div", "maximum", "minimum", "pow"})
-    t.push_back({name, run_binary, check_float});
+  for (const char* name : {"add", "sub", "mul", "div", "maximum", "minimum"})
+    t.push_back({name, run_binary, check_numeric});
+  t.push_back({"pow", run_binary, check_float});
   for (const char* name : {"relu_grad", "leaky_relu_grad", "sigmoid_grad", "tanh_grad"})
     t.push_back({name, run_act_grad, check_float});
   t.push_back({"bias_add", run_bias_add, check_float});

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "op_view.hpp"
@@ -70,6 +71,18 @@ inline void expect_float(const OpView& op, const TensorView& t, const char* what
 inline void check_float(const OpView& op) { expect_float(op, op.input(0), "input 0"); }
 inline void check_float_output(const OpView& op) { expect_float(op, op.output(0), "output 0"); }
 
+// The numbers of the schema's kNumericTypes this oracle runs in their own type (f16/bf16
+// reach the kernels as f64, see ops.cc): comparisons, where, add/sub/mul/maximum/minimum.
+inline bool is_numeric_dtype(int32_t d) {
+  return d == DLRT_F32 || d == DLRT_F64 || d == DLRT_I32 || d == DLRT_I64 || d == DLRT_U8 ||
+         d == DLRT_I8;
+}
+inline void expect_numeric(const OpView& op, const TensorView& t, const char* what) {
+  if (is_numeric_dtype(t.dtype)) return;
+  op.unimplemented(std::string(what) + ": dtype " + plugin::dtype_name(t.dtype) +
+                   " is not handled (f32, f64, i32, i64, u8, i8)");
+}
+
 // One of the dtypes cast/fill handle.
 inline bool is_plain_dtype(int32_t d) {
   return d == DLRT_F32 || d == DLRT_F64 || d == DLRT_I32 || d == DLRT_I64 || d == DLRT_U8 ||
@@ -83,6 +96,52 @@ template <typename Fn>
 void with_float(int32_t dtype, Fn&& fn) {
   if (dtype == DLRT_F64) fn(double{});
   else fn(float{});
+}
+
+// Calls fn(T{}) with T the C++ type of a numeric dtype (is_numeric_dtype, checked before).
+template <typename Fn>
+void with_numeric(int32_t dtype, Fn&& fn) {
+  switch (dtype) {
+    case DLRT_F64:
+      return fn(double{});
+    case DLRT_I32:
+      return fn(int32_t{});
+    case DLRT_I64:
+      return fn(int64_t{});
+    case DLRT_U8:
+      return fn(uint8_t{});
+    case DLRT_I8:
+      return fn(int8_t{});
+    default:
+      return fn(float{});
+  }
+}
+
+// The running sum of a scan over T (cumsum): double for floats; for integers the unsigned type
+// of T, whose sums wrap modulo 2^bits as C++ defines (NumPy's cumsum of integers).
+template <typename T, bool = std::is_integral_v<T>>
+struct ScanSum {
+  using type = double;
+};
+template <typename T>
+struct ScanSum<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+
+// Calls fn(T{}) with T an unsigned integer of the dtype's element size (ops that move
+// elements without reading them: where).
+template <typename Fn>
+void with_element_size(int32_t dtype, Fn&& fn) {
+  switch (plugin::dtype_size(dtype)) {
+    case 1:
+      return fn(uint8_t{});
+    case 2:
+      return fn(uint16_t{});
+    case 4:
+      return fn(uint32_t{});
+    default:
+      return fn(uint64_t{});
+  }
 }
 
 // Element i of an i32/i64 buffer.

@@ -3,7 +3,7 @@
 //   one_hot  y[i, d] = on_value if indices[i] == d else off_value; an id outside [0, D)
 //            gives a row of off_value (TF's behaviour; docs/ops.md)
 //   cumsum   x seen as (outer, K, inner) around the axis; each (outer, inner) line summed
-//            in double in scan order (from the end when reverse), the running sum stored
+//            in double (integers: in their unsigned type, wrapping) in scan order (from the end when reverse), the running sum stored
 //            before (exclusive) or after (inclusive) adding x
 //   top_k    per row, a stable sort of all N positions by "ranks before" (larger value
 //            first, NaN above every number, equal values by lower index); the first k, then
@@ -36,6 +36,8 @@ void check_one_hot(const OpView& op) {
                      " is not handled (f32, f64, i32, i64)");
 }
 
+void check_cumsum(const OpView& op) { expect_numeric(op, op.input(0), "x"); }
+
 // x: (outer, K, inner) around `axis` -> y: same
 void run_cumsum(const OpView& op, const void* const* in, void* const* out, uint64_t) {
   const TensorView& x = op.input(0);
@@ -44,21 +46,22 @@ void run_cumsum(const OpView& op, const void* const* in, void* const* out, uint6
   int64_t outer = 1, k = x.dims[axis], inner = 1;
   for (int d = 0; d < axis; ++d) outer *= x.dims[d];
   for (int d = axis + 1; d < x.rank(); ++d) inner *= x.dims[d];
-  with_float(x.dtype, [&](auto t) {
+  with_numeric(x.dtype, [&](auto t) {
     using T = decltype(t);
+    using Sum = typename ScanSum<T>::type;
     const T* src = static_cast<const T*>(in[0]);
     T* y = static_cast<T*>(out[0]);
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
-        double sum = 0.0;
+        Sum sum = 0;
         for (int64_t step = 0; step < k; ++step) {
           const int64_t j = reverse ? k - 1 - step : step;
           const int64_t at = (o * k + j) * inner + i;
           if (exclusive) {
             y[at] = static_cast<T>(sum);
-            sum += static_cast<double>(src[at]);
+            sum += static_cast<Sum>(src[at]);
           } else {
-            sum += static_cast<double>(src[at]);
+            sum += static_cast<Sum>(src[at]);
             y[at] = static_cast<T>(sum);
           }
         }
@@ -99,7 +102,7 @@ void run_top_k(const OpView& op, const void* const* in, void* const* out, uint64
 
 void add_seq_kernels(KernelTable& t) {
   t.push_back({"one_hot", run_one_hot, check_one_hot});
-  t.push_back({"cumsum", run_cumsum, check_float});
+  t.push_back({"cumsum", run_cumsum, check_cumsum});
   t.push_back({"top_k", run_top_k, check_float});
 }
 
