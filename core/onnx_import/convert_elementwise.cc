@@ -37,15 +37,18 @@ void unary(ConverterTable& t, const char* onnx_op, const char* dlrt_op,
 
 using Fold2 = double (*)(double, double);
 
+// `int_fold` (optional): the host fold for integer inputs, where it differs from the float one
+// (Div: IEEE's x/0 for floats, the device kernels' 0 for integers).
 void binary(ConverterTable& t, const char* onnx_op, const char* dlrt_op, Fold2 fold,
-            bool is_compare) {
-  t.add(onnx_op, dlrt_op, [dlrt_op, fold, is_compare](NodeContext& c) {
+            bool is_compare, Fold2 int_fold = nullptr) {
+  t.add(onnx_op, dlrt_op, [dlrt_op, fold, is_compare, int_fold](NodeContext& c) {
     const dlrt_dtype out_dtype = is_compare ? DLRT_BOOL : c.dtype(0);
     if (c.dtype(0) != c.dtype(1))
       c.invalid(fmt::format("inputs have dtypes {} and {}; ONNX wants one", dlrt_dtype_name(c.dtype(0)),
                             dlrt_dtype_name(c.dtype(1))));
     if (fold != nullptr && all_small_hosts(c)) {
-      c.set_host(0, host_binary(*c.host(0), *c.host(1), out_dtype, fold));
+      const Fold2 f = int_fold != nullptr && !is_float(c.dtype(0)) ? int_fold : fold;
+      c.set_host(0, host_binary(*c.host(0), *c.host(1), out_dtype, f));
       return;
     }
     if (!is_compare && c.dims(0) == c.dims(1)) {  // two NCHW views of NHWC values
@@ -156,7 +159,9 @@ void add_elementwise_converters(ConverterTable& t) {
   binary(t, "Add", "add", [](double a, double b) { return a + b; }, false);
   binary(t, "Sub", "sub", [](double a, double b) { return a - b; }, false);
   binary(t, "Mul", "mul", [](double a, double b) { return a * b; }, false);
-  binary(t, "Div", "div", [](double a, double b) { return b == 0 ? 0.0 : a / b; }, false);
+  binary(
+      t, "Div", "div", [](double a, double b) { return a / b; }, false,
+      [](double a, double b) { return b == 0 ? 0.0 : a / b; });
   // Pow's exponent may have another type than its base (ONNX 12+): cast to the base's.
   t.add("Pow", "pow (exponent cast to the base's dtype)", [](NodeContext& c) {
     if (all_small_hosts(c) && c.dtype(0) == c.dtype(1)) {

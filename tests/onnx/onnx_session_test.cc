@@ -195,6 +195,26 @@ TEST(OnnxSession, IntegerModIsExactAndTakesTheDivisorsSign) {
   EXPECT_EQ(y[0].read<int64_t>(), (std::vector<int64_t>{big % 10, 2, -2, -1, 0}));
 }
 
+// A Div of constants is folded on the host: floats divide as IEEE does (1/0 = inf, -1/0 = -inf,
+// 0/0 = NaN), as the device's div would.
+TEST(OnnxSession, FoldedFloatDivisionByZeroIsIeee) {
+  ModelBuilder b(13);
+  b.input("x", TensorProto::FLOAT, {3});
+  b.init("num", {3}, {1.f, -1.f, 0.f});
+  b.init("den", {3}, {0.f, 0.f, 0.f});
+  b.node("Div", {"num", "den"}, {"q"});
+  b.node("Add", {"x", "q"}, {"y"});
+  b.output("y");
+  dlrt::Context ctx = context();
+  dlrt::InferenceSession s = session_of(ctx, b);
+  dlrt::Tensor x = host_tensor(ctx, {3}, {2.f, 2.f, 2.f});
+  const std::vector<float> y = s.run({&x})[0].read<float>();
+  ASSERT_EQ(y.size(), 3u);
+  EXPECT_TRUE(std::isinf(y[0]) && y[0] > 0) << y[0];
+  EXPECT_TRUE(std::isinf(y[1]) && y[1] < 0) << y[1];
+  EXPECT_TRUE(std::isnan(y[2])) << y[2];
+}
+
 // ReduceLogSumExp subtracts the max: inputs whose exp overflows f32 give a finite answer.
 TEST(OnnxSession, ReduceLogSumExpOfLargeInputsIsFinite) {
   ModelBuilder b(18);
