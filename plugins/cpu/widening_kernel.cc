@@ -54,12 +54,16 @@ WideningKernel::WideningKernel(const plugin::OpView& narrow, std::unique_ptr<Ker
   for (const plugin::TensorView& t : narrow.inputs()) inputs_.push_back(lay_out(t));
   for (const plugin::TensorView& t : narrow.outputs()) outputs_.push_back(lay_out(t));
   total_bytes_ = offset;
+  in_.resize(inputs_.size());
+  out_.resize(outputs_.size());
 }
 
 void WideningKernel::run(dnnl::stream& stream, const dlrt_kernel_args& args) {
   auto* ws = static_cast<uint8_t*>(args.workspace);
-  std::vector<const void*> in(args.inputs, args.inputs + args.num_inputs);
-  std::vector<void*> out(args.outputs, args.outputs + args.num_outputs);
+  std::vector<const void*>& in = in_;  // sized in the constructor: nothing allocated here
+  std::vector<void*>& out = out_;
+  std::copy(args.inputs, args.inputs + args.num_inputs, in.begin());
+  std::copy(args.outputs, args.outputs + args.num_outputs, out.begin());
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const Operand& op = inputs_[i];
     if (!plugin::is_narrow_float(op.dtype)) continue;

@@ -45,6 +45,8 @@ class WideningKernel : public Kernel {
   std::vector<Operand> inputs_, outputs_;
   size_t inner_bytes_ = 0;  // the inner kernel's workspace, at the start of the host's
   size_t total_bytes_ = 0;
+  std::vector<const void*> in_;  // the inner kernel's operands of one run (reused)
+  std::vector<void*> out_;
 };
 
 }  // namespace dlrt::cpu

@@ -39,12 +39,16 @@ class WideningKernel : public Kernel {
     for (size_t i = 0; i < narrow.num_inputs; ++i) inputs_.push_back(lay_out(*narrow.inputs[i]));
     for (size_t i = 0; i < narrow.num_outputs; ++i) outputs_.push_back(lay_out(*narrow.outputs[i]));
     total_ = plan.bytes;
+    in_.resize(inputs_.size());
+    out_.resize(outputs_.size());
   }
   size_t workspace_bytes() const { return total_; }
 
   void run(cudaStream_t stream, const dlrt_kernel_args& args) override {
-    std::vector<const void*> in(args.inputs, args.inputs + args.num_inputs);
-    std::vector<void*> out(args.outputs, args.outputs + args.num_outputs);
+    std::vector<const void*>& in = in_;  // sized in the constructor: nothing allocated here
+    std::vector<void*>& out = out_;
+    std::copy(args.inputs, args.inputs + args.num_inputs, in.begin());
+    std::copy(args.outputs, args.outputs + args.num_outputs, out.begin());
     for (size_t i = 0; i < inputs_.size(); ++i) {
       if (!is_narrow(inputs_[i].dtype)) continue;
       auto* wide = static_cast<float*>(at(args.workspace, inputs_[i].offset));
@@ -74,6 +78,8 @@ class WideningKernel : public Kernel {
   std::unique_ptr<Kernel> inner_;
   size_t inner_ws_ = 0, total_ = 0;
   std::vector<Operand> inputs_, outputs_;
+  std::vector<const void*> in_;  // the inner kernel's operands of one run (reused)
+  std::vector<void*> out_;
 };
 
 }  // namespace
