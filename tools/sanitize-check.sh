@@ -9,7 +9,9 @@
 # its tests need: libdlrt, the reference and cpu plugins, and the test binaries listed in TESTS
 # below. The full CPU suite does not fit the CI budget under ASan (about 2-3x slower to build
 # and to run); this subset covers the core (graph, exec, memory, io, settings, device specs),
-# the loader and its hostile plugins, both real CPU-side plugins and the fuzz corpora.
+# the loader and its hostile plugins, both real CPU-side plugins and the fuzz corpora, and
+# every op on the cpu device against the reference (conformance_test: with its f16/bf16 cases,
+# the conversion paths of both plugins) and the cpu loop kernels (loop_kernels_test).
 #
 # Sanitizer settings (exported below so ctest's children inherit them):
 #   ASAN_OPTIONS   detect_leaks from DLRT_LSAN (default 1: LeakSanitizer on; DLRT_LSAN=0 turns
@@ -52,7 +54,7 @@ JOBS=${JOBS:-$(nproc)}
 
 TESTS=(dlrt_core_test dlrt_io_test dlrt_memory_test dlrt_graph_test dlrt_exec_test
        dlrt_loader_test dlrt_loader_internal_test reference_plugin_test cpu_plugin_test
-       fuzz_corpus_test dlrt_onnx_test)
+       fuzz_corpus_test dlrt_onnx_test conformance_test loop_kernels_test)
 
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   # -O1 -g1 (line tables): what the sanitizers' authors recommend, and about half the compile
