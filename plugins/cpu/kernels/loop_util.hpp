@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "../ops.hpp"
+#include "dtype_dispatch.hpp"
 
 namespace dlrt::cpu::loops {
 
@@ -172,53 +173,10 @@ void with_float(int32_t dtype, Fn&& fn) {
   else fn(float{});
 }
 
-// fn(T{}) with T the C++ type of a number of the schema's kNumericTypes but the 16-bit floats
-// (which run on f32 copies, widening_kernel.hpp): the comparisons and add/sub/mul/maximum/
-// minimum (checked before, expect_numeric).
-template <typename Fn>
-void with_numeric(int32_t dtype, Fn&& fn) {
-  switch (dtype) {
-    case DLRT_F64:
-      return fn(double{});
-    case DLRT_I32:
-      return fn(int32_t{});
-    case DLRT_I64:
-      return fn(int64_t{});
-    case DLRT_U8:
-      return fn(uint8_t{});
-    case DLRT_I8:
-      return fn(int8_t{});
-    default:
-      return fn(float{});
-  }
-}
-
-// fn(T{}) with T an unsigned integer of the dtype's element size: for ops that move elements
-// without reading them as numbers (where), so every dtype, 16-bit floats included, runs natively.
-template <typename Fn>
-void with_element_size(int32_t dtype, Fn&& fn) {
-  switch (plugin::dtype_size(dtype)) {
-    case 1:
-      return fn(uint8_t{});
-    case 2:
-      return fn(uint16_t{});
-    case 4:
-      return fn(uint32_t{});
-    default:
-      return fn(uint64_t{});
-  }
-}
-
-// The running sum of a scan over T (cumsum): double for floats; for integers the unsigned type
-// of T, whose sums wrap modulo 2^bits as C++ defines (signed overflow would be undefined).
-template <typename T, bool = std::is_integral_v<T>>
-struct ScanSum {
-  using type = double;
-};
-template <typename T>
-struct ScanSum<T, true> {
-  using type = std::make_unsigned_t<T>;
-};
+// with_numeric, with_element_size and ScanSum: plugins/common/dtype_dispatch.hpp.
+using plugin::ScanSum;
+using plugin::with_element_size;
+using plugin::with_numeric;
 
 // fn(T{}) with T = int32_t or int64_t.
 template <typename Fn>

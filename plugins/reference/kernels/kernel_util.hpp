@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "dtype_dispatch.hpp"
 #include "op_view.hpp"
 #include "reference_kernels.hpp"
 
@@ -98,51 +99,10 @@ void with_float(int32_t dtype, Fn&& fn) {
   else fn(float{});
 }
 
-// Calls fn(T{}) with T the C++ type of a numeric dtype (is_numeric_dtype, checked before).
-template <typename Fn>
-void with_numeric(int32_t dtype, Fn&& fn) {
-  switch (dtype) {
-    case DLRT_F64:
-      return fn(double{});
-    case DLRT_I32:
-      return fn(int32_t{});
-    case DLRT_I64:
-      return fn(int64_t{});
-    case DLRT_U8:
-      return fn(uint8_t{});
-    case DLRT_I8:
-      return fn(int8_t{});
-    default:
-      return fn(float{});
-  }
-}
-
-// The running sum of a scan over T (cumsum): double for floats; for integers the unsigned type
-// of T, whose sums wrap modulo 2^bits as C++ defines (NumPy's cumsum of integers).
-template <typename T, bool = std::is_integral_v<T>>
-struct ScanSum {
-  using type = double;
-};
-template <typename T>
-struct ScanSum<T, true> {
-  using type = std::make_unsigned_t<T>;
-};
-
-// Calls fn(T{}) with T an unsigned integer of the dtype's element size (ops that move
-// elements without reading them: where).
-template <typename Fn>
-void with_element_size(int32_t dtype, Fn&& fn) {
-  switch (plugin::dtype_size(dtype)) {
-    case 1:
-      return fn(uint8_t{});
-    case 2:
-      return fn(uint16_t{});
-    case 4:
-      return fn(uint32_t{});
-    default:
-      return fn(uint64_t{});
-  }
-}
+// with_numeric, with_element_size and ScanSum: plugins/common/dtype_dispatch.hpp.
+using plugin::ScanSum;
+using plugin::with_element_size;
+using plugin::with_numeric;
 
 // Element i of an i32/i64 buffer.
 inline int64_t load_index(const void* p, int32_t dtype, int64_t i) {
