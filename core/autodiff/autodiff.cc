@@ -203,6 +203,7 @@ const RuleTable& rules() {
     RuleTable t;
     add_nn_rules(t);
     add_math_rules(t);
+    add_math_unary_rules(t);
     add_shape_op_rules(t);
     return t;
   }();

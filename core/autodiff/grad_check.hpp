@@ -53,6 +53,9 @@ enum class Values {
   kSigned,        // uniform in [-1, 1)
   kPositive,      // uniform in [0.5, 1.5): log, sqrt, divisors
   kAwayFromZero,  // |v| in [0.1, 1): relu's kink stays further than eps
+  kInsideUnit,    // uniform in [-0.8, 0.8): asin, acos, atanh (their slopes blow up at +-1)
+  kAboveOne,      // uniform in [1.5, 2.5): acosh
+  kOffGrid,       // |v| in [0.1, 0.4): no integer or half within eps (ceil, floor, round, sign)
 };
 
 class GradCheck {
@@ -70,6 +73,9 @@ class GradCheck {
       x = uniform(-1.0, 1.0);
       if (kind == Values::kPositive) x = 1.0 + 0.5 * x;
       if (kind == Values::kAwayFromZero) x = (x < 0 ? -0.1 : 0.1) + 0.9 * x;
+      if (kind == Values::kInsideUnit) x = 0.8 * x;
+      if (kind == Values::kAboveOne) x = 2.0 + 0.5 * x;
+      if (kind == Values::kOffGrid) x = (x < 0 ? -0.1 : 0.1) + 0.3 * x;
     }
     inputs_.push_back({v, std::move(vals)});
     return v;

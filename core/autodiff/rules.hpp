@@ -93,6 +93,7 @@ using RuleTable = std::map<std::string, GradFn, std::less<>>;
 
 void add_nn_rules(RuleTable& table);
 void add_math_rules(RuleTable& table);
+void add_math_unary_rules(RuleTable& table);  // sin ... atanh, erf, ceil, floor, round, sign
 void add_shape_op_rules(RuleTable& table);  // concat, split, slice, pad, global pools
 
 // Every rule, built once.

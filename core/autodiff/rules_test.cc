@@ -379,6 +379,17 @@ TEST(GradientRules, UnaryElementwise) {
   check_op("sqrt", {{2, 3}}, {}, Values::kPositive);
 }
 
+// core/ops/infer_math.cc's ops, each inside its domain; the rounding family's zeros are
+// checked against finite differences away from the steps.
+TEST(GradientRules, UnaryMaths) {
+  for (const char* op : {"sin", "cos", "tan", "atan", "sinh", "cosh", "asinh", "erf"})
+    check_op(op, {{2, 3}});
+  for (const char* op : {"asin", "acos", "atanh"}) check_op(op, {{2, 3}}, {}, Values::kInsideUnit);
+  check_op("acosh", {{2, 3}}, {}, Values::kAboveOne);
+  for (const char* op : {"ceil", "floor", "round", "sign"})
+    check_op(op, {{2, 3}}, {}, Values::kOffGrid);
+}
+
 // ---- reductions and shapes ------------------------------------------------------------------
 
 TEST(GradientRules, Reductions) {

@@ -105,6 +105,24 @@ void add_elementwise_converters(ConverterTable& t) {
   unary(t, "Neg", "neg", [](double x) { return -x; });
   unary(t, "Softplus", "softplus");
   unary(t, "HardSwish", "hard_swish");
+  // The unary maths (core/ops/infer_math.cc), folded on the host for small constants (the
+  // window functions' expansions compute cosines of constant ranges).
+  unary(t, "Sin", "sin", [](double x) { return std::sin(x); });
+  unary(t, "Cos", "cos", [](double x) { return std::cos(x); });
+  unary(t, "Tan", "tan", [](double x) { return std::tan(x); });
+  unary(t, "Asin", "asin", [](double x) { return std::asin(x); });
+  unary(t, "Acos", "acos", [](double x) { return std::acos(x); });
+  unary(t, "Atan", "atan", [](double x) { return std::atan(x); });
+  unary(t, "Sinh", "sinh", [](double x) { return std::sinh(x); });
+  unary(t, "Cosh", "cosh", [](double x) { return std::cosh(x); });
+  unary(t, "Asinh", "asinh", [](double x) { return std::asinh(x); });
+  unary(t, "Acosh", "acosh", [](double x) { return std::acosh(x); });
+  unary(t, "Atanh", "atanh", [](double x) { return std::atanh(x); });
+  unary(t, "Erf", "erf", [](double x) { return std::erf(x); });
+  unary(t, "Ceil", "ceil", [](double x) { return std::ceil(x); });
+  unary(t, "Floor", "floor", [](double x) { return std::floor(x); });
+  unary(t, "Round", "round", [](double x) { return std::nearbyint(x); });  // halves to even
+  unary(t, "Sign", "sign", [](double x) { return std::isnan(x) ? x : double((x > 0) - (x < 0)); });
 
   t.add("Elu", "elu", [](NodeContext& c) {
     c.set(0, c.op("elu", {c.value(0)}, {{"alpha", static_cast<double>(c.attr_float("alpha", 1.0f))}}));

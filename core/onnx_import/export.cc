@@ -232,6 +232,10 @@ const std::map<std::string, OpWriter>& writers() {
     };
     for (auto [a, b] : {std::pair{"relu", "Relu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}, {"exp", "Exp"},
                         {"log", "Log"}, {"sqrt", "Sqrt"}, {"abs", "Abs"}, {"neg", "Neg"}, {"softplus", "Softplus"},
+                        {"sin", "Sin"}, {"cos", "Cos"}, {"tan", "Tan"}, {"asin", "Asin"}, {"acos", "Acos"},
+                        {"atan", "Atan"}, {"sinh", "Sinh"}, {"cosh", "Cosh"}, {"asinh", "Asinh"},
+                        {"acosh", "Acosh"}, {"atanh", "Atanh"}, {"erf", "Erf"}, {"ceil", "Ceil"},
+                        {"floor", "Floor"}, {"round", "Round"}, {"sign", "Sign"},
                         {"add", "Add"}, {"sub", "Sub"}, {"mul", "Mul"}, {"div", "Div"}, {"pow", "Pow"},
                         {"maximum", "Max"}, {"minimum", "Min"}, {"copy", "Identity"}, {"stop_gradient", "Identity"},
                         {"where", "Where"}, {"equal", "Equal"}, {"greater", "Greater"}, {"less", "Less"}})

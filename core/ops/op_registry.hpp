@@ -22,6 +22,8 @@ std::vector<const OpDef*> all_ops();
 std::vector<OpDef> conv_pool_ops();
 std::vector<OpDef> elementwise_ops();
 std::vector<OpDef> activation_ops();  // infer_activation.cc
+// sin ... atanh, erf, ceil, floor, round, sign (infer_math.cc)
+std::vector<OpDef> math_ops();
 std::vector<OpDef> comparison_ops();  // infer_compare.cc
 std::vector<OpDef> reduce_shape_ops();
 std::vector<OpDef> misc_ops();

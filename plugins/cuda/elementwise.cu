@@ -66,13 +66,27 @@ __global__ void act_kernel(float* y, int64_t n, math::Act act) {
   GRID_STRIDE(i, n) { y[i] = math::activate(act, y[i]); }
 }
 
-// ---- unary: neg exp log sqrt ------------------------------------------------------------------
+// ---- unary: neg exp log sqrt, sin ... sign (core/ops/infer_math.cc) ------------------------------------------------------------------
+
+// The unary ops this file runs, by name (the table registers exactly these).
+struct UnaryName {
+  const char* name;
+  math::Unary op;
+};
+constexpr UnaryName kUnaryNames[] = {
+    {"neg", math::Unary::kNeg},     {"exp", math::Unary::kExp},     {"log", math::Unary::kLog},
+    {"sqrt", math::Unary::kSqrt},   {"sin", math::Unary::kSin},     {"cos", math::Unary::kCos},
+    {"tan", math::Unary::kTan},     {"asin", math::Unary::kAsin},   {"acos", math::Unary::kAcos},
+    {"atan", math::Unary::kAtan},   {"sinh", math::Unary::kSinh},   {"cosh", math::Unary::kCosh},
+    {"asinh", math::Unary::kAsinh}, {"acosh", math::Unary::kAcosh}, {"atanh", math::Unary::kAtanh},
+    {"erf", math::Unary::kErf},     {"ceil", math::Unary::kCeil},   {"floor", math::Unary::kFloor},
+    {"round", math::Unary::kRound}, {"sign", math::Unary::kSign},
+};
 
 math::Unary unary_of(const std::string& op) {
-  if (op == "neg") return math::Unary::kNeg;
-  if (op == "exp") return math::Unary::kExp;
-  if (op == "log") return math::Unary::kLog;
-  return math::Unary::kSqrt;
+  for (const UnaryName& u : kUnaryNames)
+    if (op == u.name) return u.op;
+  return math::Unary::kNeg;  // unreachable: only the table's names are registered
 }
 
 void check_unary(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
@@ -197,8 +211,7 @@ void launch_act(cudaStream_t stream, float* y, int64_t n, math::Act act) {
 }
 
 void add_elementwise_ops(std::vector<OpEntry>& t) {
-  for (const char* op : {"neg", "exp", "log", "sqrt"})
-    t.push_back({op, &check_unary, &create_unary});
+  for (const UnaryName& u : kUnaryNames) t.push_back({u.name, &check_unary, &create_unary});
   for (const char* op : {"add", "sub", "mul", "div", "maximum", "minimum", "pow"})
     t.push_back({op, &check_binary, &create_binary});
   for (const char* op : {"relu_grad", "sigmoid_grad", "tanh_grad"})

@@ -208,7 +208,12 @@ DLRT_HD void covering_outputs(int64_t i, int64_t pad, int64_t k, int64_t stride,
 
 // ---- element-wise ops ---------------------------------------------------------------------
 
-enum class Unary : int { kNeg, kExp, kLog, kSqrt, kRelu, kSigmoid, kTanh };
+enum class Unary : int {
+  kNeg, kExp, kLog, kSqrt, kRelu, kSigmoid, kTanh,
+  // core/ops/infer_math.cc's ops: CUDA's libm (the same IEEE domains as the host's)
+  kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh, kErf,
+  kCeil, kFloor, kRound, kSign
+};
 enum class Binary : int { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow };
 enum class ActGrad : int { kRelu, kSigmoid, kTanh };
 enum class Act : int { kNone, kRelu, kSigmoid, kTanh };
@@ -227,8 +232,40 @@ DLRT_HD float unary(Unary op, float x) {
       return x > 0.0f ? x : 0.0f;
     case Unary::kSigmoid:
       return 1.0f / (1.0f + expf(-x));
-    default:
+    case Unary::kTanh:
       return tanhf(x);
+    case Unary::kSin:
+      return sinf(x);
+    case Unary::kCos:
+      return cosf(x);
+    case Unary::kTan:
+      return tanf(x);
+    case Unary::kAsin:
+      return asinf(x);  // NaN outside [-1, 1]
+    case Unary::kAcos:
+      return acosf(x);
+    case Unary::kAtan:
+      return atanf(x);
+    case Unary::kSinh:
+      return sinhf(x);
+    case Unary::kCosh:
+      return coshf(x);
+    case Unary::kAsinh:
+      return asinhf(x);
+    case Unary::kAcosh:
+      return acoshf(x);  // NaN below 1
+    case Unary::kAtanh:
+      return atanhf(x);  // +-inf at +-1, NaN beyond
+    case Unary::kErf:
+      return erff(x);
+    case Unary::kCeil:
+      return ceilf(x);
+    case Unary::kFloor:
+      return floorf(x);
+    case Unary::kRound:
+      return rintf(x);  // the default rounding mode: halves to even
+    default:            // kSign; NaN stays NaN
+      return x != x ? x : x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : 0.0f;
   }
 }
 

@@ -491,7 +491,7 @@ TEST(KernelMath, CastMatchesReferenceForEveryPair) {
 
 TEST(KernelMath, ElementwiseMatchReference) {
   auto x = random_floats(64, 16, -3.f, 3.f);
-  x[0] = 0.0f, x[1] = -1.0f;
+  x[0] = 0.0f, x[1] = -1.0f, x[2] = 2.5f, x[3] = -0.5f;  // 0, a domain edge, ties (round)
   const std::vector<int64_t> dims = {64};
   struct U {
     const char* name;
@@ -500,7 +500,15 @@ TEST(KernelMath, ElementwiseMatchReference) {
   for (const U& u :
        {U{"neg", math::Unary::kNeg}, U{"exp", math::Unary::kExp}, U{"log", math::Unary::kLog},
         U{"sqrt", math::Unary::kSqrt}, U{"relu", math::Unary::kRelu},
-        U{"sigmoid", math::Unary::kSigmoid}, U{"tanh", math::Unary::kTanh}}) {
+        U{"sigmoid", math::Unary::kSigmoid}, U{"tanh", math::Unary::kTanh},
+        U{"sin", math::Unary::kSin}, U{"cos", math::Unary::kCos}, U{"tan", math::Unary::kTan},
+        U{"asin", math::Unary::kAsin}, U{"acos", math::Unary::kAcos},
+        U{"atan", math::Unary::kAtan}, U{"sinh", math::Unary::kSinh},
+        U{"cosh", math::Unary::kCosh}, U{"asinh", math::Unary::kAsinh},
+        U{"acosh", math::Unary::kAcosh}, U{"atanh", math::Unary::kAtanh},
+        U{"erf", math::Unary::kErf}, U{"ceil", math::Unary::kCeil},
+        U{"floor", math::Unary::kFloor}, U{"round", math::Unary::kRound},
+        U{"sign", math::Unary::kSign}}) {
     auto inst = make(u.name, {{DLRT_F32, dims}});
     std::vector<float> ref(64);
     reference_run(inst, {x.data()}, {ref.data()});

@@ -1,5 +1,6 @@
 // loop_elementwise.cc: the cpu plugin's element-wise loop kernels: add/sub/mul/div/maximum/
-// minimum/pow with NumPy broadcasting, neg/exp/log/sqrt, relu_grad, clip_grad, and the two
+// minimum/pow with NumPy broadcasting, neg/exp/log/sqrt/softplus and the unary maths (sin ...
+// sign: core/ops/infer_math.cc), relu_grad, clip_grad, and the two
 // gradients that are sums or masks over a shape: bias_add_grad and reduce_max_grad. f32 and f64.
 // (maximum/minimum/pow share add's broadcasting walk rather than oneDNN's binary primitive,
 // which has max/min but no pow and takes no f64.)
@@ -178,74 +179,117 @@ class BinaryKernel : public LoopKernel {
 
 // softplus is here, not a oneDNN eltwise: oneDNN's soft_relu loses relative accuracy where
 // softplus is small (x << 0: 1.3% at x = -10, caught by ONNX's Mish case at rtol 1e-3).
-enum class UnOp { kNeg, kExp, kLog, kSqrt, kSoftplus };
+// The unary maths (core/ops/infer_math.cc: sin ... sign) are here too: oneDNN has no eltwise
+// for them. Each is the C library's function on T (f32 or f64), so the IEEE domains hold.
+enum class UnOp {
+  kNeg, kExp, kLog, kSqrt, kSoftplus,
+  kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh, kErf,
+  kCeil, kFloor, kRound, kSign
+};
+
+// Name -> op, and whether it is cheap (one instruction: parallel only over large arrays).
+struct UnaryName {
+  const char* name;
+  UnOp op;
+  bool cheap;
+};
+constexpr UnaryName kUnaryNames[] = {
+    {"neg", UnOp::kNeg, true},     {"exp", UnOp::kExp, false},     {"log", UnOp::kLog, false},
+    {"sqrt", UnOp::kSqrt, true},   {"softplus", UnOp::kSoftplus, false},
+    {"sin", UnOp::kSin, false},    {"cos", UnOp::kCos, false},     {"tan", UnOp::kTan, false},
+    {"asin", UnOp::kAsin, false},  {"acos", UnOp::kAcos, false},   {"atan", UnOp::kAtan, false},
+    {"sinh", UnOp::kSinh, false},  {"cosh", UnOp::kCosh, false},   {"asinh", UnOp::kAsinh, false},
+    {"acosh", UnOp::kAcosh, false}, {"atanh", UnOp::kAtanh, false}, {"erf", UnOp::kErf, false},
+    {"ceil", UnOp::kCeil, true},   {"floor", UnOp::kFloor, true},  {"round", UnOp::kRound, true},
+    {"sign", UnOp::kSign, true},
+};
+const UnaryName& unary_name(const std::string& name) {
+  for (const UnaryName& u : kUnaryNames)
+    if (name == u.name) return u;
+  return kUnaryNames[0];  // unreachable: the table registers exactly these names
+}
 
 void check_unary(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   expect_float(op, op.input(0));
-  fill_cost(op, op.name() == "neg" ? 1 : 10, cost);
+  fill_cost(op, unary_name(op.name()).cheap ? 1 : 10, cost);
+}
+
+template <UnOp O, typename T>
+T unary_one(T v) {
+  if constexpr (O == UnOp::kNeg) return -v;
+  else if constexpr (O == UnOp::kExp) return std::exp(v);
+  else if constexpr (O == UnOp::kLog) return std::log(v);  // NaN below 0, -inf at 0
+  else if constexpr (O == UnOp::kSqrt) return std::sqrt(v);  // NaN below 0
+  else if constexpr (O == UnOp::kSoftplus) {  // max(x, 0) + log1p(exp(-|x|))
+    const float f = static_cast<float>(v);
+    return static_cast<T>(std::max(f, 0.0f) + std::log1p(std::exp(-std::fabs(f))));
+  } else if constexpr (O == UnOp::kSin) return std::sin(v);
+  else if constexpr (O == UnOp::kCos) return std::cos(v);
+  else if constexpr (O == UnOp::kTan) return std::tan(v);
+  else if constexpr (O == UnOp::kAsin) return std::asin(v);
+  else if constexpr (O == UnOp::kAcos) return std::acos(v);
+  else if constexpr (O == UnOp::kAtan) return std::atan(v);
+  else if constexpr (O == UnOp::kSinh) return std::sinh(v);
+  else if constexpr (O == UnOp::kCosh) return std::cosh(v);
+  else if constexpr (O == UnOp::kAsinh) return std::asinh(v);
+  else if constexpr (O == UnOp::kAcosh) return std::acosh(v);
+  else if constexpr (O == UnOp::kAtanh) return std::atanh(v);
+  else if constexpr (O == UnOp::kErf) return std::erf(v);
+  else if constexpr (O == UnOp::kCeil) return std::ceil(v);
+  else if constexpr (O == UnOp::kFloor) return std::floor(v);
+  else if constexpr (O == UnOp::kRound) return std::nearbyint(v);  // halves to even
+  else return std::isnan(v) ? v : static_cast<T>((v > 0) - (v < 0));  // kSign
 }
 
 template <UnOp O, typename T>
 void unary_row(const T* x, T* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    if constexpr (O == UnOp::kNeg) y[i] = -x[i];
-    else if constexpr (O == UnOp::kExp) y[i] = std::exp(x[i]);
-    else if constexpr (O == UnOp::kLog) y[i] = std::log(x[i]);  // NaN below 0, -inf at 0
-    else if constexpr (O == UnOp::kSoftplus) {                  // max(x, 0) + log1p(exp(-|x|))
-      const float v = static_cast<float>(x[i]);
-      y[i] = static_cast<T>(std::max(v, 0.0f) + std::log1p(std::exp(-std::fabs(v))));
-    } else y[i] = std::sqrt(x[i]);  // NaN below 0
-  }
+  for (int64_t i = 0; i < n; ++i) y[i] = unary_one<O>(x[i]);
 }
 
 // x: any -> y: same shape
 class UnaryKernel : public LoopKernel {
  public:
   UnaryKernel(const dlrt_plugin& p, const OpView& op)
-      : LoopKernel(p), dtype_(op.input(0).dtype), n_(op.input(0).numel) {
-    const std::string& name = op.name();
-    op_ = name == "neg"        ? UnOp::kNeg
-          : name == "exp"      ? UnOp::kExp
-          : name == "log"      ? UnOp::kLog
-          : name == "softplus" ? UnOp::kSoftplus
-                               : UnOp::kSqrt;
+      : LoopKernel(p), n_(op.input(0).numel) {
+    const UnaryName& u = unary_name(op.name());
+    grain_ = u.cheap ? kGrainCheap : kGrainHeavy;
+    if (op.input(0).dtype == DLRT_F64) run_ = pick<double>(u.op);
+    else run_ = pick<float>(u.op);
   }
 
-  void execute(const dlrt_kernel_args& args) override {
-    with_float(dtype_, [&](auto t) {
-      using T = decltype(t);
-      switch (op_) {
-        case UnOp::kNeg:
-          run_op<UnOp::kNeg, T>(args, kGrainCheap);
-          break;
-        case UnOp::kExp:
-          run_op<UnOp::kExp, T>(args, kGrainHeavy);
-          break;
-        case UnOp::kLog:
-          run_op<UnOp::kLog, T>(args, kGrainHeavy);
-          break;
-        case UnOp::kSqrt:
-          run_op<UnOp::kSqrt, T>(args, kGrainCheap);
-          break;
-        case UnOp::kSoftplus:
-          run_op<UnOp::kSoftplus, T>(args, kGrainHeavy);
-          break;
-      }
-    });
-  }
+  void execute(const dlrt_kernel_args& args) override { (this->*run_)(args); }
 
  private:
+  using Run = void (UnaryKernel::*)(const dlrt_kernel_args&);
+
+  template <typename T>
+  static Run pick(UnOp op) {
+    switch (op) {
+#define DLRT_UNARY_CASE(O) \
+  case UnOp::O:            \
+    return &UnaryKernel::run_op<UnOp::O, T>;
+      DLRT_UNARY_CASE(kNeg) DLRT_UNARY_CASE(kExp) DLRT_UNARY_CASE(kLog) DLRT_UNARY_CASE(kSqrt)
+      DLRT_UNARY_CASE(kSoftplus) DLRT_UNARY_CASE(kSin) DLRT_UNARY_CASE(kCos) DLRT_UNARY_CASE(kTan)
+      DLRT_UNARY_CASE(kAsin) DLRT_UNARY_CASE(kAcos) DLRT_UNARY_CASE(kAtan) DLRT_UNARY_CASE(kSinh)
+      DLRT_UNARY_CASE(kCosh) DLRT_UNARY_CASE(kAsinh) DLRT_UNARY_CASE(kAcosh)
+      DLRT_UNARY_CASE(kAtanh) DLRT_UNARY_CASE(kErf) DLRT_UNARY_CASE(kCeil)
+      DLRT_UNARY_CASE(kFloor) DLRT_UNARY_CASE(kRound) DLRT_UNARY_CASE(kSign)
+#undef DLRT_UNARY_CASE
+    }
+    return &UnaryKernel::run_op<UnOp::kNeg, T>;  // unreachable: every UnOp has a case
+  }
+
   template <UnOp O, typename T>
-  void run_op(const dlrt_kernel_args& args, int64_t grain) {
+  void run_op(const dlrt_kernel_args& args) {
     const T* x = static_cast<const T*>(args.inputs[0]);
     T* y = static_cast<T*>(args.outputs[0]);
-    parallel_for(n_, grain, threads_,
+    parallel_for(n_, grain_, threads_,
                  [&](int64_t b, int64_t e) { unary_row<O>(x + b, y + b, e - b); });
   }
 
-  UnOp op_;
-  int32_t dtype_;
+  Run run_ = nullptr;
   int64_t n_;
+  int64_t grain_ = kGrainCheap;
 };
 
 // ---- relu_grad ---------------------------------------------------------------------------
@@ -631,8 +675,7 @@ void add_elementwise_defs(std::vector<KernelDef>& t) {
   for (const char* name : {"add", "sub", "mul", "div", "maximum", "minimum"})
     t.push_back({name, check_numeric_binary, make<BinaryKernel>});
   t.push_back({"pow", check_binary, make<BinaryKernel>});
-  for (const char* name : {"neg", "exp", "log", "sqrt", "softplus"})
-    t.push_back({name, check_unary, make<UnaryKernel>});
+  for (const UnaryName& u : kUnaryNames) t.push_back({u.name, check_unary, make<UnaryKernel>});
   t.push_back({"relu_grad", check_relu_grad, make<ReluGradKernel>});
   t.push_back({"clip_grad", check_f32_f64_grad, make<ClipGradKernel>});
   t.push_back({"bias_add_grad", check_bias_add_grad, make<BiasAddGradKernel>});

@@ -346,6 +346,21 @@ TEST(LoopKernels, Unary) {
   }
 }
 
+// The unary maths (core/ops/infer_math.cc), each over a range that crosses its domain's edge
+// where it has one (NaN outside), f32 and f64.
+TEST(LoopKernels, UnaryMaths) {
+  struct Case {
+    const char* op;
+    double lo, hi;
+  };
+  for (const Case& k : {Case{"sin", -7, 7}, {"cos", -7, 7}, {"tan", -1.5, 1.5}, {"asin", -1.2, 1.2},
+                        {"acos", -1.2, 1.2}, {"atan", -9, 9}, {"sinh", -6, 6}, {"cosh", -6, 6},
+                        {"asinh", -9, 9}, {"acosh", 0.5, 9}, {"atanh", -1.2, 1.2}, {"erf", -4, 4},
+                        {"ceil", -5, 5}, {"floor", -5, 5}, {"round", -5, 5}, {"sign", -2, 2}})
+    for (Dims d : {Dims{}, Dims{13}, Dims{200003}})
+      check({k.op, {f32(d)}, {}, kElementwise, {{k.lo, k.hi}}, 0, kBoth});
+}
+
 TEST(LoopKernels, BiasAddGrad) {
   // Channel counts that take every block size of the f32 row sums (8, 4, 2, 1 vectors, single
   // channels) on both paths: 61 = 32 + 16 + 8 + 4 + 1 with 4 double lanes.

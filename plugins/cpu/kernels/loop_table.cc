@@ -1,7 +1,9 @@
 // loop_table.cc: the cpu plugin's kernel rows for ops built from plain loops parallelised over
 // the cores with OpenMP (kernels/loop_*.cc; shared machinery in kernels/loop_util.hpp).
 //
-//   loop_elementwise.cc  add sub mul div maximum minimum pow neg exp log sqrt relu_grad clip_grad
+//   loop_elementwise.cc  add sub mul div maximum minimum pow neg exp log sqrt softplus sin cos
+//                        tan asin acos atan sinh cosh asinh acosh atanh erf ceil floor round
+//                        sign relu_grad clip_grad
 //                        bias_add_grad reduce_max_grad
 //   loop_compare.cc      equal not_equal less less_equal greater greater_equal where
 //   loop_shape.cc        copy reshape flatten transpose broadcast_to cast fill

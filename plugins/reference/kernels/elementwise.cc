@@ -1,5 +1,5 @@
 // elementwise.cc: element-wise ops: the activations relu/leaky_relu/sigmoid/tanh and their
-// gradients, neg/exp/log/sqrt, add/sub/mul/div/maximum/minimum/pow with NumPy broadcasting, and
+// gradients, neg/exp/log/sqrt, the unary maths (sin ... sign), add/sub/mul/div/maximum/minimum/pow with NumPy broadcasting, and
 // bias_add (NHWC: along the last dim; NCHW: along dim 1). (The other activations: activation.cc;
 // comparisons and where: compare.cc.) Each output element reads only its own input elements,
 // so all of these are safe when the output aliases an input of the same shape.
@@ -15,6 +15,27 @@ namespace {
 
 // ---- unary -------------------------------------------------------------------------------
 
+// core/ops/infer_math.cc's ops, in double (the C library's IEEE domains: NaN outside them).
+double math_unary(const std::string& op, double x) {
+  if (op == "sin") return std::sin(x);
+  if (op == "cos") return std::cos(x);
+  if (op == "tan") return std::tan(x);
+  if (op == "asin") return std::asin(x);
+  if (op == "acos") return std::acos(x);
+  if (op == "atan") return std::atan(x);
+  if (op == "sinh") return std::sinh(x);
+  if (op == "cosh") return std::cosh(x);
+  if (op == "asinh") return std::asinh(x);
+  if (op == "acosh") return std::acosh(x);
+  if (op == "atanh") return std::atanh(x);
+  if (op == "erf") return std::erf(x);
+  if (op == "ceil") return std::ceil(x);
+  if (op == "floor") return std::floor(x);
+  if (op == "round") return std::nearbyint(x);  // the default mode: halves to even
+  if (std::isnan(x)) return x;                  // "sign"
+  return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
+}
+
 // `alpha`: leaky_relu's slope below 0 (its attribute; unused by the other ops).
 double unary(const std::string& op, double x, double alpha) {
   if (op == "relu") return relu(x);
@@ -24,7 +45,8 @@ double unary(const std::string& op, double x, double alpha) {
   if (op == "neg") return -x;
   if (op == "exp") return std::exp(x);
   if (op == "log") return std::log(x);  // NaN for x < 0, -inf for 0 (IEEE)
-  return std::sqrt(x);                  // "sqrt": NaN for x < 0
+  if (op == "sqrt") return std::sqrt(x);  // NaN for x < 0
+  return math_unary(op, x);
 }
 
 // x: any shape -> y: same shape
@@ -182,6 +204,9 @@ int bias_channel_dim(const OpView& op, const TensorView& x) { return channel_dim
 
 void add_elementwise_kernels(KernelTable& t) {
   for (const char* name : {"relu", "leaky_relu", "sigmoid", "tanh", "neg", "exp", "log", "sqrt"})
+    t.push_back({name, run_unary, check_float});
+  for (const char* name : {"sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+                           "acosh", "atanh", "erf", "ceil", "floor", "round", "sign"})
     t.push_back({name, run_unary, check_float});
   for (const char* name : {"add", "sub", "mul", "div", "maximum", "minimum"})
     t.push_back({name, run_binary, check_numeric});
