@@ -134,6 +134,26 @@ void add_elementwise_converters(ConverterTable& t) {
   t.add("Gelu", "gelu", [](NodeContext& c) {
     c.set(0, c.op("gelu", {c.value(0)}, {{"approximate", c.attr_string("approximate", "none")}}));
   });
+  t.add("Mish", "x * tanh(softplus(x))", [](NodeContext& c) {
+    dlrt::Value x = c.value(0);
+    c.set(0, c.op("mul", {x, c.op("tanh", {c.op("softplus", {x})})}));
+  });
+  // Celu: max(0, x) + min(0, alpha (exp(x / alpha) - 1)).
+  t.add("Celu", "elu(x / alpha) * alpha", [](NodeContext& c) {
+    const double alpha = c.attr_float("alpha", 1.0f);
+    if (alpha == 1.0) return c.set(0, c.op("elu", {c.value(0)}, {{"alpha", 1.0}}));
+    dlrt::Value x = c.op("div", {c.value(0), c.scalar(c.dtype(0), alpha)});
+    c.set(0, c.op("mul", {c.op("elu", {x}, {{"alpha", 1.0}}), c.scalar(c.dtype(0), alpha)}));
+  });
+  // Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
+  t.add("Shrink", "where(x < -lambd, x + bias, where(x > lambd, x - bias, 0))", [](NodeContext& c) {
+    const double lambd = c.attr_float("lambd", 0.5f), bias = c.attr_float("bias", 0.0f);
+    const dlrt_dtype d = c.dtype(0);
+    dlrt::Value x = c.value(0);
+    dlrt::Value hi = c.op("where", {c.op("greater", {x, c.scalar(d, lambd)}),
+                                    c.op("sub", {x, c.scalar(d, bias)}), c.scalar(d, 0.0)});
+    c.set(0, c.op("where", {c.op("less", {x, c.scalar(d, -lambd)}), c.op("add", {x, c.scalar(d, bias)}), hi}));
+  });
   t.add("Reciprocal", "div(1, x)", [](NodeContext& c) {
     c.set(0, c.op("div", {c.scalar(c.dtype(0), 1.0), c.value(0)}));
   });

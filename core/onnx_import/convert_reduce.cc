@@ -203,6 +203,7 @@ const ConverterTable& converters() {
     add_reduce_converters(t);
     add_more_converters(t);
     add_loss_converters(t);
+    add_generator_converters(t);
     return t;
   }();
   return table;

@@ -22,6 +22,37 @@ Importer::Importer(const OnnxModel& model, dlrt::Graph& graph, const ImportOptio
     for (const std::string& in : n.input())
       if (!in.empty()) ++uses_[in];
   for (const auto& o : g.output()) ++uses_[o.name()];
+  for (int k = 0; k < g.node_size(); ++k)
+    for (const std::string& out : g.node(k).output())
+      if (!out.empty()) producer_[out] = k;
+}
+
+std::optional<size_t> Importer::small_input_behind(const std::string& name) {
+  const auto& g = model_.proto.graph();
+  std::vector<std::string> todo = {name};
+  std::set<std::string> seen;
+  // Bounded: shape arithmetic is a handful of nodes; a walk through a whole network is not.
+  while (!todo.empty() && seen.size() < 256) {
+    const std::string v = todo.back();
+    todo.pop_back();
+    if (!seen.insert(v).second) continue;
+    const int in = input_index(v);
+    if (in >= 0) {
+      auto it = slots_.find(v);
+      if (it == slots_.end() || it->second.host) continue;  // already a value
+      int64_t n = 1;
+      for (int64_t d : it->second.dims) n *= d;
+      if (n <= kMaxValueInputElements) return static_cast<size_t>(in);
+      continue;
+    }
+    auto p = producer_.find(v);
+    if (p == producer_.end()) continue;  // an initializer
+    const onnx::NodeProto& node = g.node(p->second);
+    if (node.op_type() == "Shape" || node.op_type() == "Size") continue;  // dims only
+    for (const std::string& i : node.input())
+      if (!i.empty()) todo.push_back(i);
+  }
+  return std::nullopt;
 }
 
 int Importer::uses(const std::string& name) const {
@@ -209,6 +240,9 @@ const HostTensor& NodeContext::require_host(size_t i, const char* role) {
         label(), i, has_input(i) ? node_.input(static_cast<int>(i)) : "", role);
     const int in = has_input(i) ? importer_.input_index(node_.input(static_cast<int>(i))) : -1;
     if (in >= 0) throw NeedsInputValue{static_cast<size_t>(in), msg};
+    if (has_input(i))
+      if (std::optional<size_t> src = importer_.small_input_behind(node_.input(static_cast<int>(i))))
+        throw NeedsInputValue{*src, msg};
     fail(DLRT_UNIMPLEMENTED, msg);
   }
   return *t;

@@ -43,6 +43,9 @@ using InputValues = std::vector<std::optional<HostTensor>>;
 
 // Thrown by NodeContext::require_host when the constant it needs is graph input `input`: the
 // session then reads that input's value and imports again.
+// The most elements a value input may have (its value joins the session's cache key).
+constexpr int64_t kMaxValueInputElements = 4096;
+
 struct NeedsInputValue {
   size_t input;
   std::string message;  // the UNIMPLEMENTED message for an input that cannot be a value
@@ -61,6 +64,12 @@ class Importer {
   ImportedGraph run(const std::vector<std::vector<int64_t>>& input_dims, const InputValues& values);
   // The model input `name` is, or -1.
   int input_index(const std::string& name) const;
+  // A fed model input (not yet a value) of at most kMaxValueInputElements elements whose
+  // value ONNX value `name` is computed from, through the nodes that produce it (not through
+  // Shape/Size, which read only dims); nullopt when there is none. require_host asks the
+  // session for it, so shape arithmetic on a small input (CenterCropPad's expansion: Max,
+  // Sub, Div, Concat of a fed `shape`) folds on the host like arithmetic on constants.
+  std::optional<size_t> small_input_behind(const std::string& name);
 
   dlrt::Graph& graph() { return graph_; }
   const ImportOptions& options() const { return options_; }
@@ -77,6 +86,7 @@ class Importer {
   ImportOptions options_;
   std::map<std::string, Slot> slots_;
   std::map<std::string, int> uses_;
+  std::map<std::string, int> producer_;  // ONNX value -> index of the node that makes it
   std::set<std::string> names_;
 };
 

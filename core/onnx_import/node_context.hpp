@@ -162,5 +162,6 @@ void add_shape_converters(ConverterTable& t);
 void add_reduce_converters(ConverterTable& t);
 void add_more_converters(ConverterTable& t);
 void add_loss_converters(ConverterTable& t);
+void add_generator_converters(ConverterTable& t);  // windows, CenterCropPad
 
 }  // namespace dlrt::onnx_import

@@ -10,7 +10,6 @@ namespace dlrt::onnx_import {
 
 namespace {
 // The largest input that may be a value input (its contents key a specialisation).
-constexpr int64_t kMaxValueInputElements = 4096;
 
 // Integers (shapes, sizes, K), bool (Dropout's training_mode) and f32/f64 (Resize's scales,
 // Clip's bounds, Pad's value): every dtype the host reads exactly. f16/bf16 are left out:

@@ -70,6 +70,15 @@ class ModelBuilder {
     for (float v : values) t->add_float_data(v);
     return t;
   }
+  onnx::TensorProto* init_int64s(const std::string& name, const std::vector<int64_t>& dims,
+                                 const std::vector<int64_t>& values) {
+    auto* t = graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t v : values) t->add_int64_data(v);
+    return t;
+  }
   std::string bytes() const { return model_.SerializeAsString(); }
 
  private:

@@ -176,6 +176,31 @@ TEST(OnnxSession, AShapeFedAsAnInputIsAValueTheGraphIsBuiltFor) {
   }
 }
 
+// The shape reaches Reshape through arithmetic (shape + [0, 1] - [0, 1], as an exporter's
+// shape expressions do): the session still makes the fed input a value and folds the chain.
+TEST(OnnxSession, AShapeComputedFromAnInputIsAValueToo) {
+  ModelBuilder b(13);
+  b.input("x", TensorProto::FLOAT, {2, 6});
+  b.input("shape", TensorProto::INT64, {2});
+  b.init_int64s("one", {2}, {0, 1});
+  b.node("Add", {"shape", "one"}, {"bumped"});
+  b.node("Sub", {"bumped", "one"}, {"target"});
+  b.node("Reshape", {"x", "target"}, {"y"});
+  b.output("y");
+  dlrt::Context ctx = context();
+  dlrt::InferenceSession s = session_of(ctx, b);
+  std::vector<float> xs(12);
+  for (int i = 0; i < 12; ++i) xs[i] = static_cast<float>(i);
+  dlrt::Tensor x = host_tensor(ctx, {2, 6}, xs);
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{3, 4}, std::vector<int64_t>{6, 2}}) {
+    dlrt::Tensor st = dlrt::Tensor::create(ctx, 0, DLRT_I64, {2});
+    st.write(shape);
+    std::vector<dlrt::Tensor> y = s.run({&x, &st});
+    EXPECT_EQ(y[0].dims(), shape);
+    EXPECT_EQ(y[0].read<float>(), xs);
+  }
+}
+
 // Integer Mod runs on i64 graph values in integer arithmetic: exact where a double is not
 // (2^62 + 7), Python's sign rule for fmod = 0, and 0 for a zero divisor (NumPy).
 TEST(OnnxSession, IntegerModIsExactAndTakesTheDivisorsSign) {
