@@ -1,5 +1,5 @@
 // convert_generators.cc: ONNX ops whose output is made from constants and shapes alone, so
-// the importer computes it on the host (the window functions), and CenterCropPad, a slice and
+// the importer computes it on the host (the window functions, EyeLike), and CenterCropPad, a slice and
 // a pad whose amounts the target shape fixes at import.
 //
 //   HannWindow(size)      w[n] = sin^2(pi n / N)
@@ -25,10 +25,12 @@ using WindowFn = double (*)(double n, double N);
 void window(ConverterTable& t, const char* onnx_op, const char* formula, WindowFn fn) {
   t.add(onnx_op, std::string("host constant: ") + formula, [fn](NodeContext& c) {
     const std::vector<int64_t> size = c.require_host(0, "size").as_int64s();
-    if (size.size() != 1) c.invalid(fmt::format("size must be a scalar; it has {} elements", size.size()));
+    if (size.size() != 1)
+      c.invalid(fmt::format("size must be a scalar; it has {} elements", size.size()));
     const int64_t n = size[0];
     if (n < 1 || n > kMaxWindow)
-      c.unsupported(fmt::format("a window of size {} (dlrt makes windows of 1 to {} elements)", n, kMaxWindow));
+      c.unsupported(fmt::format("a window of size {} (dlrt makes windows of 1 to {} elements)", n,
+                                kMaxWindow));
     const dlrt_dtype dtype = dtype_from_onnx(static_cast<int32_t>(c.attr_int("output_datatype", 1)),
                                              fmt::format("{} output_datatype", c.label()));
     const bool periodic = c.attr_int("periodic", 1) != 0;
@@ -54,7 +56,8 @@ void convert_center_crop_pad(NodeContext& c) {
   bool pad = false;
   for (size_t k = 0; k < axes.size(); ++k) {
     const int64_t a = c.axis(axes[k], r), dim = dims[static_cast<size_t>(a)], want = shape[k];
-    if (want < 1) c.unsupported(fmt::format("a target length of {} (dlrt has no zero-sized tensors)", want));
+    if (want < 1)
+      c.unsupported(fmt::format("a target length of {} (dlrt has no zero-sized tensors)", want));
     if (want < dim) {
       const int64_t start = (dim - want) / 2;
       cut_axes.push_back(a);
@@ -67,15 +70,32 @@ void convert_center_crop_pad(NodeContext& c) {
     }
   }
   dlrt::Value y = c.value(0);
-  if (!cut_axes.empty()) y = c.op("slice", {y}, {{"begin", begin}, {"end", end}, {"axes", cut_axes}});
+  if (!cut_axes.empty())
+    y = c.op("slice", {y}, {{"begin", begin}, {"end", end}, {"axes", cut_axes}});
   if (pad) y = c.op("pad", {y}, {{"pads", pads}});
   if (cut_axes.empty() && !pad) y = c.op("copy", {y});
   c.set(0, y);
 }
 
+// EyeLike: ones on diagonal k (col - row = k) of a matrix of x's dims, zeros elsewhere; only
+// x's dims are read, so the result is a host constant.
+void convert_eye_like(NodeContext& c) {
+  if (c.rank(0) != 2) c.invalid(fmt::format("the input has rank {}; EyeLike takes a matrix", c.rank(0)));
+  const int64_t rows = c.dims(0)[0], cols = c.dims(0)[1], k = c.attr_int("k", 0);
+  const dlrt_dtype dtype = c.has_attr("dtype")
+                               ? dtype_from_onnx(static_cast<int32_t>(c.attr_int("dtype", 1)),
+                                                 fmt::format("{} dtype", c.label()))
+                               : c.dtype(0);
+  std::vector<double> v(static_cast<size_t>(rows * cols), 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    if (r + k >= 0 && r + k < cols) v[static_cast<size_t>(r * cols + r + k)] = 1.0;
+  c.set_host(0, HostTensor::from_doubles(dtype, v, {rows, cols}));
+}
+
 }  // namespace
 
 void add_generator_converters(ConverterTable& t) {
+  t.add("EyeLike", "host constant (ones on diagonal k)", convert_eye_like);
   window(t, "HannWindow", "sin^2(pi n / N)", [](double n, double N) {
     const double s = std::sin(M_PI * n / N);
     return s * s;

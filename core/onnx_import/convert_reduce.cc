@@ -204,6 +204,7 @@ const ConverterTable& converters() {
     add_more_converters(t);
     add_loss_converters(t);
     add_generator_converters(t);
+    add_rnn_converters(t);
     return t;
   }();
   return table;

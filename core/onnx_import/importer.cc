@@ -310,6 +310,11 @@ std::vector<int64_t> NodeContext::attr_ints(const char* name, std::vector<int64_
   const auto* a = find_attr(node_, name);
   return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : dflt;
 }
+std::vector<std::string> NodeContext::attr_strings(const char* name) const {
+  const auto* a = find_attr(node_, name);
+  return a ? std::vector<std::string>(a->strings().begin(), a->strings().end())
+           : std::vector<std::string>{};
+}
 std::vector<float> NodeContext::attr_floats(const char* name, std::vector<float> dflt) const {
   const auto* a = find_attr(node_, name);
   return a ? std::vector<float>(a->floats().begin(), a->floats().end()) : dflt;

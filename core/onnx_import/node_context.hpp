@@ -92,6 +92,7 @@ class NodeContext {
   std::string attr_string(const char* name, const std::string& dflt) const;
   std::vector<int64_t> attr_ints(const char* name, std::vector<int64_t> dflt = {}) const;
   std::vector<float> attr_floats(const char* name, std::vector<float> dflt = {}) const;
+  std::vector<std::string> attr_strings(const char* name) const;  // empty when absent
   const onnx::TensorProto* attr_tensor(const char* name) const;  // nullptr when absent
   HostTensor attr_host_tensor(const char* name);                  // read through read_tensor_proto
 
@@ -163,5 +164,6 @@ void add_reduce_converters(ConverterTable& t);
 void add_more_converters(ConverterTable& t);
 void add_loss_converters(ConverterTable& t);
 void add_generator_converters(ConverterTable& t);  // windows, CenterCropPad
+void add_rnn_converters(ConverterTable& t);        // RNN, GRU, LSTM unrolled
 
 }  // namespace dlrt::onnx_import

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""ONNX's RNN, GRU and LSTM in the forms ONNX's node cases leave out, through dlrun and
+onnxruntime on the same random inputs: bidirectional and reverse directions, GRU's
+linear_before_reset, LSTM peepholes and clip, non-default activations. (Layout 1 is left to
+ONNX's batchwise node cases: onnxruntime's CPU kernels refuse it.)
+
+    rnn_vs_ort.py --dlrun build/bin/dlrun
+
+Each model is built with onnx.helper, saved to a temporary folder, run by onnxruntime (the
+reference here) and by `dlrun --input ... --save-outputs DIR`; every output must agree within
+--atol + --rtol * |want| (dlrt unrolls the recurrence into matmuls, so only rounding differs).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper
+
+
+def model(op, S, B, I, H, attrs, with_bias=True, with_initial=True, peepholes=False, layout=0):
+    G = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+    D = 2 if attrs.get("direction") == "bidirectional" else 1
+    rng = np.random.default_rng(len(op) * 1000 + S * 100 + H)
+    xdims = [S, B, I] if layout == 0 else [B, S, I]
+    hdims = [D, B, H] if layout == 0 else [B, D, H]
+    inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, xdims)]
+    inits = [
+        helper.make_tensor("W", TensorProto.FLOAT, [D, G * H, I], rng.uniform(-0.6, 0.6, D * G * H * I)),
+        helper.make_tensor("R", TensorProto.FLOAT, [D, G * H, H], rng.uniform(-0.6, 0.6, D * G * H * H)),
+    ]
+    names = ["X", "W", "R"]
+    if with_bias:
+        inits.append(helper.make_tensor("B", TensorProto.FLOAT, [D, 2 * G * H], rng.uniform(-0.5, 0.5, D * 2 * G * H)))
+    names.append("B" if with_bias else "")
+    names.append("")  # sequence_lens
+    feeds = {"X": rng.uniform(-1, 1, xdims).astype(np.float32)}
+    if with_initial:
+        inputs.append(helper.make_tensor_value_info("h0", TensorProto.FLOAT, hdims))
+        feeds["h0"] = rng.uniform(-1, 1, hdims).astype(np.float32)
+    names.append("h0" if with_initial else "")
+    if op == "LSTM":
+        if with_initial:
+            inputs.append(helper.make_tensor_value_info("c0", TensorProto.FLOAT, hdims))
+            feeds["c0"] = rng.uniform(-1, 1, hdims).astype(np.float32)
+        names.append("c0" if with_initial else "")
+        if peepholes:
+            inits.append(helper.make_tensor("P", TensorProto.FLOAT, [D, 3 * H], rng.uniform(-0.5, 0.5, D * 3 * H)))
+            names.append("P")
+    while names and names[-1] == "":
+        names.pop()
+    outs = ["Y", "Y_h"] + (["Y_c"] if op == "LSTM" else [])
+    node = helper.make_node(op, names, outs, hidden_size=H, layout=layout, **attrs)
+    ydims = [S, D, B, H] if layout == 0 else [B, S, D, H]
+    outputs = [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ydims)]
+    outputs += [helper.make_tensor_value_info(n, TensorProto.FLOAT, hdims) for n in outs[1:]]
+    graph = helper.make_graph([node], f"{op.lower()}_case", inputs, outputs, inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m, feeds
+
+
+CASES = [
+    ("RNN reverse, Relu", "RNN", 5, 2, 3, 4, {"direction": "reverse", "activations": ["Relu"]}, {}),
+    ("RNN bidirectional, no h0", "RNN", 4, 3, 2, 5, {"direction": "bidirectional"}, {"with_initial": False}),
+    ("GRU bidirectional", "GRU", 6, 2, 3, 4, {"direction": "bidirectional"}, {}),
+    ("GRU linear_before_reset", "GRU", 5, 3, 4, 3, {"linear_before_reset": 1}, {}),
+    ("GRU reverse, lbr, no bias or h0", "GRU", 4, 2, 3, 5, {"direction": "reverse", "linear_before_reset": 1},
+     {"with_bias": False, "with_initial": False}),
+    ("LSTM bidirectional, peepholes", "LSTM", 5, 2, 3, 4, {"direction": "bidirectional"}, {"peepholes": True}),
+    ("LSTM clip, HardSigmoid", "LSTM", 4, 2, 3, 3,
+     {"clip": 0.7, "activations": ["HardSigmoid", "Tanh", "Tanh"], "activation_alpha": [0.3, 0, 0],
+      "activation_beta": [0.4, 0, 0]}, {}),
+    ("LSTM reverse, no bias or state", "LSTM", 3, 4, 2, 3, {"direction": "reverse"},
+     {"with_bias": False, "with_initial": False}),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dlrun", required=True)
+    ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--atol", type=float, default=1e-5)
+    args = ap.parse_args()
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, (title, op, S, B, I, H, attrs, kw) in enumerate(CASES):
+            m, feeds = model(op, S, B, I, H, attrs, **kw)
+            path = os.path.join(tmp, f"case{k}.onnx")
+            onnx.save(m, path)
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = 1
+            want = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"]).run(None, feeds)
+            out_dir = os.path.join(tmp, f"out{k}")
+            cmd = [args.dlrun, path, "--save-outputs", out_dir]
+            for name, value in feeds.items():
+                f = os.path.join(tmp, f"case{k}_{name}.npy")
+                np.save(f, value)
+                cmd += ["--input", f"{name}={f}"]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                print(f"FAIL {title}: dlrun exited {r.returncode}:\n{r.stdout}{r.stderr}")
+                failed += 1
+                continue
+            worst = 0.0
+            for o, w in zip(m.graph.output, want):
+                got = np.load(os.path.join(out_dir, o.name + ".npy"))
+                if got.shape != w.shape:
+                    print(f"FAIL {title}: {o.name} has shape {got.shape}, onnxruntime {w.shape}")
+                    failed += 1
+                    break
+                excess = np.abs(got - w) - (args.atol + args.rtol * np.abs(w))
+                worst = max(worst, float(np.max(np.abs(got - w))))
+                if np.any(excess > 0):
+                    i = np.unravel_index(np.argmax(excess), w.shape)
+                    print(f"FAIL {title}: {o.name}{list(i)} = {got[i]}, onnxruntime {w[i]}")
+                    failed += 1
+                    break
+            else:
+                print(f"ok   {title}: max |diff| {worst:.2e}")
+    print(f"{len(CASES) - failed} of {len(CASES)} recurrent models agree with onnxruntime")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
