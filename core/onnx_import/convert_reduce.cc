@@ -205,6 +205,7 @@ const ConverterTable& converters() {
     add_loss_converters(t);
     add_generator_converters(t);
     add_rnn_converters(t);
+    add_quantize_converters(t);
     return t;
   }();
   return table;

@@ -165,5 +165,6 @@ void add_more_converters(ConverterTable& t);
 void add_loss_converters(ConverterTable& t);
 void add_generator_converters(ConverterTable& t);  // windows, CenterCropPad
 void add_rnn_converters(ConverterTable& t);        // RNN, GRU, LSTM unrolled
+void add_quantize_converters(ConverterTable& t);   // (De)QuantizeLinear, DynamicQuantizeLinear
 
 }  // namespace dlrt::onnx_import
