@@ -206,6 +206,7 @@ const ConverterTable& converters() {
     add_generator_converters(t);
     add_rnn_converters(t);
     add_quantize_converters(t);
+    add_scatter_converters(t);
     return t;
   }();
   return table;

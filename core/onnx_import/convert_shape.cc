@@ -235,48 +235,9 @@ void convert_gather(NodeContext& c) {
 // offset of p's other coordinates (a constant). Computed indices are wrapped and scaled in
 // i64 (exact); constant ones on the host.
 void convert_gather_elements(NodeContext& c) {
-  const std::vector<int64_t> d = c.dims(0), id = c.dims(1);
-  const int64_t r = static_cast<int64_t>(d.size());
-  if (static_cast<int64_t>(id.size()) != r)
-    c.invalid(fmt::format("indices have dims {}; data {} wants the same rank", dims_text(id), dims_text(d)));
-  const int64_t a = c.axis(c.attr_int("axis", 0), r);
-  std::vector<int64_t> stride(static_cast<size_t>(r), 1);
-  for (int64_t k = r - 2; k >= 0; --k) stride[k] = stride[k + 1] * d[k + 1];
-  const int64_t total = product(d), n = product(id);
-  std::vector<int64_t> base(static_cast<size_t>(n)), coord(static_cast<size_t>(r), 0);
-  for (int64_t p = 0; p < n; ++p) {
-    int64_t off = 0;
-    for (int64_t k = 0; k < r; ++k) {
-      if (k != a && coord[k] >= d[k])
-        c.invalid(fmt::format("indices have dims {}, larger than data {} off the axis", dims_text(id), dims_text(d)));
-      if (k != a) off += coord[k] * stride[k];
-    }
-    base[p] = off;
-    for (int64_t k = r - 1; k >= 0; --k) {
-      if (++coord[k] < id[k]) break;
-      coord[k] = 0;
-    }
-  }
-  dlrt::Value ids;
-  if (const HostTensor* ih = c.host(1)) {
-    std::vector<int64_t> idx = ih->as_int64s();
-    for (int64_t p = 0; p < n; ++p) {
-      int64_t i = idx[p];
-      if (i < -d[a] || i >= d[a])
-        c.invalid(fmt::format("index {} is out of range for axis {} of size {}", i, a, d[a]));
-      if (i < 0) i += d[a];
-      idx[p] = base[p] + i * stride[a];
-    }
-    ids = c.constant(HostTensor::from_int64s(idx, id));
-  } else {
-    dlrt::Value i = c.value(1);
-    if (c.dtype(1) != DLRT_I64) i = c.op("cast", {i}, {{"dtype", DLRT_I64}});
-    i = c.op("where", {c.op("less", {i, c.scalar(DLRT_I64, 0.0)}),
-                       c.op("add", {i, c.scalar(DLRT_I64, double(d[a]))}), i});
-    ids = c.op("add", {c.op("mul", {i, c.scalar(DLRT_I64, double(stride[a]))}),
-                       c.constant(HostTensor::from_int64s(base, id))});
-  }
-  c.set(0, c.op("gather", {c.reshape(c.value(0), {total}), ids}));
+  const std::vector<int64_t> d = c.dims(0);
+  const int64_t a = c.axis(c.attr_int("axis", 0), static_cast<int64_t>(d.size()));
+  c.set(0, c.op("gather", {c.reshape(c.value(0), {product(d)}), element_offsets(c, 1, a)}));
 }
 
 void convert_slice(NodeContext& c) {
@@ -562,6 +523,52 @@ void refuse_rounding_to_bf16(NodeContext& c, dlrt_dtype from, dlrt_dtype to) {
   if (to == DLRT_BF16 && (from == DLRT_F32 || from == DLRT_F64))
     c.unsupported(fmt::format("a cast from {} to bf16 (dlrt rounds to nearest even; ONNX's cases "
                               "truncate)", dlrt_dtype_name(from)));
+}
+
+// The offsets into the flattened data (input 0) of every element that input `indices` (of
+// data's rank) names along `axis`, as GatherElements and ScatterElements address them:
+// offset = index * stride[axis] + the element's own position on the other axes. Negative
+// indices count from the end. A constant index tensor gives a constant (and range-checked)
+// result; a graph value gives i64 ops.
+dlrt::Value element_offsets(NodeContext& c, size_t indices, int64_t a) {
+  const std::vector<int64_t> d = c.dims(0), id = c.dims(indices);
+  const int64_t r = static_cast<int64_t>(d.size());
+  if (static_cast<int64_t>(id.size()) != r)
+    c.invalid(fmt::format("indices have dims {}; data {} wants the same rank", dims_text(id), dims_text(d)));
+  std::vector<int64_t> stride(static_cast<size_t>(r), 1);
+  for (int64_t k = r - 2; k >= 0; --k) stride[k] = stride[k + 1] * d[k + 1];
+  const int64_t n = product(id);
+  std::vector<int64_t> base(static_cast<size_t>(n)), coord(static_cast<size_t>(r), 0);
+  for (int64_t p = 0; p < n; ++p) {
+    int64_t off = 0;
+    for (int64_t k = 0; k < r; ++k) {
+      if (k != a && coord[k] >= d[k])
+        c.invalid(fmt::format("indices have dims {}, larger than data {} off the axis", dims_text(id), dims_text(d)));
+      if (k != a) off += coord[k] * stride[k];
+    }
+    base[p] = off;
+    for (int64_t k = r - 1; k >= 0; --k) {
+      if (++coord[k] < id[k]) break;
+      coord[k] = 0;
+    }
+  }
+  if (const HostTensor* ih = c.host(indices)) {
+    std::vector<int64_t> idx = ih->as_int64s();
+    for (int64_t p = 0; p < n; ++p) {
+      int64_t i = idx[p];
+      if (i < -d[a] || i >= d[a])
+        c.invalid(fmt::format("index {} is out of range for axis {} of size {}", i, a, d[a]));
+      if (i < 0) i += d[a];
+      idx[p] = base[p] + i * stride[a];
+    }
+    return c.constant(HostTensor::from_int64s(idx, id));
+  }
+  dlrt::Value i = c.value(indices);
+  if (c.dtype(indices) != DLRT_I64) i = c.op("cast", {i}, {{"dtype", DLRT_I64}});
+  i = c.op("where", {c.op("less", {i, c.scalar(DLRT_I64, 0.0)}),
+                     c.op("add", {i, c.scalar(DLRT_I64, double(d[a]))}), i});
+  return c.op("add", {c.op("mul", {i, c.scalar(DLRT_I64, double(stride[a]))}),
+                      c.constant(HostTensor::from_int64s(base, id))});
 }
 
 void add_shape_converters(ConverterTable& t) {

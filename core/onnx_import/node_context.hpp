@@ -128,6 +128,10 @@ class NodeContext {
 Slot nchw_view(NodeContext& c, dlrt::Value nhwc);
 std::optional<dlrt::Value> nhwc_source(NodeContext& c, size_t i);
 
+// Offsets into the flattened input 0 of the elements input `indices` names along `axis`
+// (GatherElements, ScatterElements; convert_shape.cc).
+dlrt::Value element_offsets(NodeContext& c, size_t indices, int64_t axis);
+
 // UNIMPLEMENTED for a Cast/CastLike from f32/f64 to bf16 (convert_shape.cc says why).
 void refuse_rounding_to_bf16(NodeContext& c, dlrt_dtype from, dlrt_dtype to);
 
@@ -166,5 +170,6 @@ void add_loss_converters(ConverterTable& t);
 void add_generator_converters(ConverterTable& t);  // windows, CenterCropPad
 void add_rnn_converters(ConverterTable& t);        // RNN, GRU, LSTM unrolled
 void add_quantize_converters(ConverterTable& t);   // (De)QuantizeLinear, DynamicQuantizeLinear
+void add_scatter_converters(ConverterTable& t);    // ScatterElements, Scatter, ScatterND, GatherND
 
 }  // namespace dlrt::onnx_import
