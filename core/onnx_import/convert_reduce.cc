@@ -207,6 +207,7 @@ const ConverterTable& converters() {
     add_rnn_converters(t);
     add_quantize_converters(t);
     add_scatter_converters(t);
+    add_einsum_converters(t);
     return t;
   }();
   return table;

@@ -15,8 +15,9 @@ namespace dlrt::onnx_import {
 namespace {
 
 int64_t product(const std::vector<int64_t>& d, size_t from = 0, size_t to = SIZE_MAX) {
+  const auto end = d.begin() + static_cast<std::ptrdiff_t>(std::min(to, d.size()));
   int64_t n = 1;
-  for (size_t k = from; k < std::min(to, d.size()); ++k) n *= d[k];
+  for (auto it = d.begin() + static_cast<std::ptrdiff_t>(std::min(from, d.size())); it < end; ++it) n *= *it;
   return n;
 }
 

@@ -171,5 +171,6 @@ void add_generator_converters(ConverterTable& t);  // windows, CenterCropPad
 void add_rnn_converters(ConverterTable& t);        // RNN, GRU, LSTM unrolled
 void add_quantize_converters(ConverterTable& t);   // (De)QuantizeLinear, DynamicQuantizeLinear
 void add_scatter_converters(ConverterTable& t);    // ScatterElements, Scatter, ScatterND, GatherND
+void add_einsum_converters(ConverterTable& t);     // Einsum
 
 }  // namespace dlrt::onnx_import

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""ONNX's RNN, GRU and LSTM in the forms ONNX's node cases leave out, through dlrun and
-onnxruntime on the same random inputs: bidirectional and reverse directions, GRU's
-linear_before_reset, LSTM peepholes and clip, non-default activations. (Layout 1 is left to
-ONNX's batchwise node cases: onnxruntime's CPU kernels refuse it.)
+"""Converter forms ONNX's node cases leave out, through dlrun and onnxruntime on the same
+random inputs: RNN, GRU and LSTM in bidirectional and reverse directions, GRU's
+linear_before_reset, LSTM peepholes and clip, non-default activations (layout 1 is left to
+ONNX's batchwise node cases: onnxruntime's CPU kernels refuse it); Einsum with implicit
+outputs, "...", three operands, attention-shaped contractions and f64.
 
-    rnn_vs_ort.py --dlrun build/bin/dlrun
+    forms_vs_ort.py --dlrun build/bin/dlrun
 
 Each model is built with onnx.helper, saved to a temporary folder, run by onnxruntime (the
 reference here) and by `dlrun --input ... --save-outputs DIR`; every output must agree within
@@ -20,6 +21,21 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper
+
+
+def einsum(equation, *shapes, dtype=np.float32):
+    rng = np.random.default_rng(len(equation))
+    elem = TensorProto.DOUBLE if dtype == np.float64 else TensorProto.FLOAT
+    names = [f"x{i}" for i in range(len(shapes))]
+    inputs = [helper.make_tensor_value_info(n, elem, list(sh)) for n, sh in zip(names, shapes)]
+    feeds = {n: rng.uniform(-1, 1, sh).astype(dtype) for n, sh in zip(names, shapes)}
+    node = helper.make_node("Einsum", names, ["y"], equation=equation)
+    out_shape = list(np.einsum(equation, *feeds.values()).shape)
+    graph = helper.make_graph([node], "einsum_case", inputs, [helper.make_tensor_value_info("y", elem, out_shape)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m, feeds
 
 
 def model(op, S, B, I, H, attrs, with_bias=True, with_initial=True, peepholes=False, layout=0):
@@ -65,7 +81,7 @@ def model(op, S, B, I, H, attrs, with_bias=True, with_initial=True, peepholes=Fa
     return m, feeds
 
 
-CASES = [
+RNN_CASES = [
     ("RNN reverse, Relu", "RNN", 5, 2, 3, 4, {"direction": "reverse", "activations": ["Relu"]}, {}),
     ("RNN bidirectional, no h0", "RNN", 4, 3, 2, 5, {"direction": "bidirectional"}, {"with_initial": False}),
     ("GRU bidirectional", "GRU", 6, 2, 3, 4, {"direction": "bidirectional"}, {}),
@@ -79,6 +95,16 @@ CASES = [
     ("LSTM reverse, no bias or state", "LSTM", 3, 4, 2, 3, {"direction": "reverse"},
      {"with_bias": False, "with_initial": False}),
 ]
+CASES = [(title, lambda a=a: model(*a[:6], **a[6])) for title, *a in RNN_CASES]
+CASES += [
+    ("Einsum attention scores", lambda: einsum("bhqd,bhkd->bhqk", (2, 3, 4, 5), (2, 3, 6, 5))),
+    ("Einsum implicit output", lambda: einsum("ij,jk", (3, 4), (4, 5))),
+    ("Einsum ... broadcast", lambda: einsum("...ij,...jk->...ik", (2, 1, 3, 4), (1, 5, 4, 2))),
+    ("Einsum three operands", lambda: einsum("ij,jk,kl->il", (2, 3), (3, 4), (4, 2))),
+    ("Einsum outer product, f64", lambda: einsum("i,j->ij", (3,), (4,), dtype=np.float64)),
+    ("Einsum batch matmul, f64", lambda: einsum("bij,bjk->bik", (2, 3, 4), (2, 4, 2), dtype=np.float64)),
+    ("Einsum sum out own label", lambda: einsum("ab,bc->c", (3, 4), (4, 5))),
+]
 
 
 def main():
@@ -89,8 +115,8 @@ def main():
     args = ap.parse_args()
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for k, (title, op, S, B, I, H, attrs, kw) in enumerate(CASES):
-            m, feeds = model(op, S, B, I, H, attrs, **kw)
+        for k, (title, make) in enumerate(CASES):
+            m, feeds = make()
             path = os.path.join(tmp, f"case{k}.onnx")
             onnx.save(m, path)
             so = ort.SessionOptions()
@@ -123,7 +149,7 @@ def main():
                     break
             else:
                 print(f"ok   {title}: max |diff| {worst:.2e}")
-    print(f"{len(CASES) - failed} of {len(CASES)} recurrent models agree with onnxruntime")
+    print(f"{len(CASES) - failed} of {len(CASES)} converter forms agree with onnxruntime")
     return 1 if failed else 0
 
 
