@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 
 #include "onnx_import/host_fold.hpp"
@@ -382,6 +383,56 @@ void convert_expand(NodeContext& c) {
   c.set(0, c.op("broadcast_to", {c.value(0)}, {{"shape", out}}));
 }
 
+// Pad as slices and concats, one axis at a time, for what dlrt's pad op does not do: the
+// modes edge (repeat the border element) and wrap (the other end's elements), dtypes other
+// than floats, and negative pads (which crop). Per axis of length n with pads (lo, hi):
+//   constant  a filled constant of lo (hi) elements     edge  x[0] (x[n-1]) broadcast
+//   reflect   x[lo..1] (x[n-2..n-1-hi]) reversed        wrap  x[n-lo..n) (x[0..hi))
+dlrt::Value pad_by_concat(NodeContext& c, dlrt::Value x, const std::vector<int64_t>& pads, const std::string& mode,
+                          double value) {
+  const int64_t r = static_cast<int64_t>(x.dims().size());
+  auto cut = [&](dlrt::Value v, int64_t a, int64_t b, int64_t e, int64_t step = 1) {
+    return c.op("slice", {v}, {{"begin", std::vector<int64_t>{b}}, {"end", std::vector<int64_t>{e}},
+                               {"axes", std::vector<int64_t>{a}}, {"strides", std::vector<int64_t>{step}}});
+  };
+  for (int64_t a = 0; a < r; ++a) {
+    int64_t lo = pads[static_cast<size_t>(a)], hi = pads[static_cast<size_t>(a + r)];
+    const int64_t len = x.dims()[static_cast<size_t>(a)];
+    if (lo < 0 || hi < 0) {  // crop first
+      const int64_t b = std::max<int64_t>(-lo, 0), e = len - std::max<int64_t>(-hi, 0);
+      if (e <= b) c.unsupported("pads that crop an axis to nothing (dlrt has no zero-sized tensors)");
+      x = cut(x, a, b, e);
+      lo = std::max<int64_t>(lo, 0), hi = std::max<int64_t>(hi, 0);
+    }
+    if (lo == 0 && hi == 0) continue;
+    const int64_t n = x.dims()[static_cast<size_t>(a)];
+    if ((mode == "wrap" && (lo > n || hi > n)) || (mode == "reflect" && (lo >= n || hi >= n)))
+      c.unsupported(fmt::format("{} pads of {} and {} on an axis of {}", mode, lo, hi, n));
+    auto side = [&](int64_t p, bool before) {
+      std::vector<int64_t> dims = x.dims();
+      dims[static_cast<size_t>(a)] = p;
+      if (mode == "constant") {
+        int64_t count = 1;
+        for (int64_t e : dims) count *= e;
+        return c.constant(HostTensor::from_doubles(x.dtype(), std::vector<double>(static_cast<size_t>(count), value), dims));
+      }
+      if (mode == "edge")
+        return c.op("broadcast_to", {before ? cut(x, a, 0, 1) : cut(x, a, n - 1, n)}, {{"shape", dims}});
+      if (mode == "wrap") return before ? cut(x, a, n - p, n) : cut(x, a, 0, p);
+      // reflect; an end below 0 is spelled as INT64_MIN (the slice runs through index 0)
+      if (before) return cut(x, a, p, 0, -1);
+      const int64_t end = n - 2 - p;
+      return cut(x, a, n - 2, end < 0 ? std::numeric_limits<int64_t>::min() : end, -1);
+    };
+    std::vector<dlrt::Value> parts;
+    if (lo > 0) parts.push_back(side(lo, true));
+    parts.push_back(x);
+    if (hi > 0) parts.push_back(side(hi, false));
+    x = c.op("concat", parts, {{"axis", a}});
+  }
+  return x;
+}
+
 void convert_pad(NodeContext& c) {
   const int64_t r = c.rank(0);
   std::string mode = c.attr_string("mode", "constant");
@@ -407,14 +458,19 @@ void convert_pad(NodeContext& c) {
     pads = full;
   }
   if (static_cast<int64_t>(pads.size()) != 2 * r) c.invalid(fmt::format("pads has {} values; rank {} needs {}", pads.size(), r, 2 * r));
-  bool zero = true;
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+    c.invalid(fmt::format("pad mode '{}' (ONNX has constant, reflect, edge and wrap)", mode));
+  bool zero = true, negative = false;
   for (int64_t p : pads) {
-    if (p < 0) c.unsupported("negative pads (cropping); use Slice");
+    negative = negative || p < 0;
     zero = zero && p == 0;
   }
-  if (mode != "constant" && mode != "reflect") c.unsupported(fmt::format("pad mode '{}' (dlrt pads constant and reflect)", mode));
   if (zero) return c.set(0, c.op("copy", {c.value(0)}));
-  c.set(0, c.op("pad", {c.value(0)}, {{"pads", pads}, {"mode", mode}, {"value", value}}));
+  const dlrt_dtype d = c.dtype(0);
+  const bool float_x = d == DLRT_F32 || d == DLRT_F16 || d == DLRT_BF16;
+  if (float_x && !negative && (mode == "constant" || mode == "reflect"))
+    return c.set(0, c.op("pad", {c.value(0)}, {{"pads", pads}, {"mode", mode}, {"value", value}}));
+  c.set(0, pad_by_concat(c, c.value(0), pads, mode, value));
 }
 
 void convert_range(NodeContext& c) {

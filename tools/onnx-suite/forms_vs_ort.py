@@ -3,7 +3,8 @@
 random inputs: RNN, GRU and LSTM in bidirectional and reverse directions, GRU's
 linear_before_reset, LSTM peepholes and clip, non-default activations (layout 1 is left to
 ONNX's batchwise node cases: onnxruntime's CPU kernels refuse it); Einsum with implicit
-outputs, "...", three operands, attention-shaped contractions and f64.
+outputs, "...", three operands, attention-shaped contractions and f64; Pad's edge, wrap and
+reflect modes on integers and with negative (cropping) pads.
 
     forms_vs_ort.py --dlrun build/bin/dlrun
 
@@ -36,6 +37,21 @@ def einsum(equation, *shapes, dtype=np.float32):
     m.ir_version = 8
     onnx.checker.check_model(m)
     return m, feeds
+
+
+def pad(mode, shape, pads, dtype=np.float32):
+    rng = np.random.default_rng(len(mode) + sum(pads))
+    elem = {np.float32: TensorProto.FLOAT, np.int32: TensorProto.INT32, np.int64: TensorProto.INT64}[dtype]
+    x = rng.uniform(-9, 9, shape).astype(dtype)
+    node = helper.make_node("Pad", ["x", "pads"], ["y"], mode=mode)
+    want = [shape[k] + pads[k] + pads[k + len(shape)] for k in range(len(shape))]
+    graph = helper.make_graph([node], "pad_case", [helper.make_tensor_value_info("x", elem, list(shape))],
+                              [helper.make_tensor_value_info("y", elem, want)],
+                              [helper.make_tensor("pads", TensorProto.INT64, [len(pads)], pads)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    m.ir_version = 9
+    onnx.checker.check_model(m)
+    return m, {"x": x}
 
 
 def model(op, S, B, I, H, attrs, with_bias=True, with_initial=True, peepholes=False, layout=0):
@@ -104,6 +120,11 @@ CASES += [
     ("Einsum outer product, f64", lambda: einsum("i,j->ij", (3,), (4,), dtype=np.float64)),
     ("Einsum batch matmul, f64", lambda: einsum("bij,bjk->bik", (2, 3, 4), (2, 4, 2), dtype=np.float64)),
     ("Einsum sum out own label", lambda: einsum("ab,bc->c", (3, 4), (4, 5))),
+    ("Pad edge, rank 3", lambda: pad("edge", (2, 3, 4), [0, 2, 1, 1, 0, 3])),
+    ("Pad wrap", lambda: pad("wrap", (3, 4), [1, 4, 2, 3])),
+    ("Pad reflect to index 0, i64", lambda: pad("reflect", (3, 5), [2, 4, 2, 4], np.int64)),
+    ("Pad constant with cropping", lambda: pad("constant", (4, 5), [-1, 2, 1, -2])),
+    ("Pad edge with cropping, i32", lambda: pad("edge", (4, 5), [2, -1, -1, 3], np.int32)),
 ]
 
 
