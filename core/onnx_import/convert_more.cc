@@ -159,16 +159,44 @@ void convert_depth_space(NodeContext& c, bool to_space) {
   c.set(0, c.reshape(x, {N, C * b * b, H / b, W / b}));
 }
 
+// ConvTranspose of NCHW x and W (Ci, Co/group, kH, kW): conv2d_transpose on W transposed to
+// (kH, kW, Co/group, Ci). 1-D (rank 3) runs as (N, C, L, 1) with a 1-wide kernel; a grouped
+// one as `group` convolutions on channel slices of x and W, concatenated along C.
 void convert_conv_transpose(NodeContext& c) {
-  const std::vector<int64_t> xd = c.dims(0), wd = c.dims(1);
-  if (xd.size() != 4 || wd.size() != 4) c.unsupported("ConvTranspose of rank other than 4 (dlrt has 2-D)");
-  if (c.attr_int("group", 1) != 1) c.unsupported("grouped ConvTranspose");
-  const std::vector<int64_t> s = c.attr_ints("strides", {1, 1}), dil = c.attr_ints("dilations", {1, 1});
-  std::vector<int64_t> op = c.attr_ints("output_padding", {0, 0});
-  std::vector<int64_t> pads = c.attr_ints("pads", {0, 0, 0, 0});
-  const std::vector<int64_t> out_shape = c.attr_ints("output_shape");
+  std::vector<int64_t> xd = c.dims(0), wd = c.dims(1);
+  const bool one_d = xd.size() == 3 && wd.size() == 3;
+  if (!one_d && (xd.size() != 4 || wd.size() != 4))
+    c.unsupported("ConvTranspose of rank other than 3 or 4 (dlrt has 1-D and 2-D)");
+  const int64_t group = c.attr_int("group", 1);
+  if (group < 1 || xd[1] % group != 0 || wd[0] != xd[1])
+    c.invalid(fmt::format("{} input channels, W's first dim {} and group {}", xd[1], wd[0], group));
+  // 1-D attributes gain the second spatial dim's neutral values.
+  auto widen = [&](std::vector<int64_t> v, int64_t fill, size_t per_dim) {
+    if (!one_d) return v;
+    std::vector<int64_t> out;
+    for (size_t k = 0; k < v.size(); k += per_dim) {
+      out.push_back(v[k]);
+      out.push_back(fill);
+    }
+    return out;
+  };
+  const size_t dims = one_d ? 1 : 2;
+  const std::vector<int64_t> s = widen(c.attr_ints("strides", std::vector<int64_t>(dims, 1)), 1, 1),
+                             dil = widen(c.attr_ints("dilations", std::vector<int64_t>(dims, 1)), 1, 1);
+  std::vector<int64_t> op = widen(c.attr_ints("output_padding", std::vector<int64_t>(dims, 0)), 0, 1);
+  std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * dims, 0));
+  if (one_d && pads.size() == 2) pads = {pads[0], 0, pads[1], 0};
+  std::vector<int64_t> out_shape = c.attr_ints("output_shape");
+  if (one_d && !out_shape.empty()) out_shape.push_back(1);
   const std::string ap = c.attr_string("auto_pad", "NOTSET");
-  if (s.size() != 2 || dil.size() != 2 || op.size() != 2 || pads.size() != 4) c.unsupported("non-2-D attributes");
+  if (s.size() != 2 || dil.size() != 2 || op.size() != 2 || pads.size() != 4) c.unsupported("attributes of another rank");
+  dlrt::Value x = c.value(0), wv = c.value(1);
+  if (one_d) {
+    xd.push_back(1);
+    wd.push_back(1);
+    x = c.reshape(x, xd);
+    wv = c.reshape(wv, wd);
+  }
   const bool computed = !out_shape.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER";
   if (ap == "VALID") pads = {0, 0, 0, 0};
   if (computed) {
@@ -182,13 +210,34 @@ void convert_conv_transpose(NodeContext& c) {
       pads[k + 2] = upper ? total - total / 2 : total / 2;
     }
   }
-  dlrt::Value w = c.value(1);  // (Ci, Co, kH, kW) -> (kH, kW, Co, Ci)
-  w = c.op("transpose", {w}, {{"perm", std::vector<int64_t>{2, 3, 1, 0}}});
   dlrt::OpAttrs attrs = {{"strides", s}, {"dilations", dil}, {"padding", "EXPLICIT"}, {"pads", pads},
                          {"data_format", "NCHW"}};
   attrs.emplace_back("output_padding", op);
-  dlrt::Value y = c.op("conv2d_transpose", {c.value(0), w}, attrs);
+  auto one_group = [&](dlrt::Value xg, dlrt::Value wg) {  // wg (Ci/g, Co/g, kH, kW) -> (kH, kW, Co/g, Ci/g)
+    wg = c.op("transpose", {wg}, {{"perm", std::vector<int64_t>{2, 3, 1, 0}}});
+    return c.op("conv2d_transpose", {xg, wg}, attrs);
+  };
+  dlrt::Value y;
+  if (group == 1) {
+    y = one_group(x, wv);
+  } else {
+    const int64_t cg = xd[1] / group;
+    std::vector<dlrt::Value> parts;
+    for (int64_t g = 0; g < group; ++g) {
+      auto part = [&](dlrt::Value v, int64_t axis) {
+        return c.op("slice", {v}, {{"begin", std::vector<int64_t>{g * cg}}, {"end", std::vector<int64_t>{(g + 1) * cg}},
+                                   {"axes", std::vector<int64_t>{axis}}});
+      };
+      parts.push_back(one_group(part(x, 1), part(wv, 0)));
+    }
+    y = c.op("concat", parts, {{"axis", int64_t{1}}});
+  }
   if (c.has_input(2)) y = c.op("bias_add", {y, c.value(2)}, {{"data_format", "NCHW"}});
+  if (one_d) {
+    std::vector<int64_t> yd = y.dims();
+    yd.pop_back();
+    y = c.reshape(y, yd);
+  }
   c.set(0, y);
 }
 
