@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -167,6 +168,60 @@ TEST(NnBatchNorm, EvaluateAndPredictUseMovingStats) {
   // After 3 steps with momentum 0.5 the moving statistics are still far from the batch's.
   EXPECT_GT(batch_diff, 0.1);
   EXPECT_NEAR(ev[0].second, mse / double(n * c), 1e-5);
+}
+
+// At inference a linear Conv2D feeding only a BatchNormalization runs as one conv with the
+// normalisation folded into its weights (CompileConfig::fold_batch_norm, on by default): the
+// predictions equal the unfolded model's (loaded with the same weights) up to rounding, the
+// placement log shows the folded conv and no batch_norm, and a conv whose output another
+// layer reads too (the shortcut below) is left as built.
+TEST(NnBatchNorm, InferenceFoldsBatchNormIntoThePrecedingConv) {
+  dlrt::Context ctx = cpu_context();
+  const int64_t n = 24;
+  nn::Array x = nn::Array::of<float>({n, 6, 6, 2}, random_values(size_t(n * 72), 21, -1.f, 2.f));
+  nn::Array y = nn::Array::of<float>({n, 3}, random_values(size_t(n * 3), 22, -1.f, 1.f));
+  auto build = [&](bool fold) {
+    nn::Input in({6, 6, 2});
+    nn::SymbolicTensor a = nn::Conv2D(4, {3, 3}, {.padding = "same"})(in);
+    a = nn::BatchNormalization(-1, 0.5)(a);  // folds
+    nn::SymbolicTensor b = nn::Conv2D(4, {3, 3}, {.padding = "same"})(a);
+    nn::SymbolicTensor bn = nn::BatchNormalization(-1, 0.5)(b);  // b is read twice: stays
+    nn::SymbolicTensor sum = nn::Add()({bn, b});
+    nn::SymbolicTensor out = nn::Dense(3)(nn::Flatten()(nn::ReLU()(sum)));
+    auto m = std::make_unique<nn::Model>(ctx, in, out);
+    nn::CompileConfig cfg;
+    cfg.seed = 3;
+    cfg.fold_batch_norm = fold;
+    cfg.log_device_placement = fold;  // the folded model's log is read below
+    m->compile(nn::SGD(0.05), nn::MeanSquaredError(), {}, cfg);
+    return m;
+  };
+  std::unique_ptr<nn::Model> folded = build(true);
+  ::testing::internal::CaptureStderr();  // the training step's placement log: not checked
+  folded->fit(x, y, quiet(3, 8));        // 9 steps with momentum 0.5: the statistics moved
+  (void)::testing::internal::GetCapturedStderr();
+  const std::vector<float>& mv = state_of(folded->state(), "batch_normalization/moving_variance");
+  EXPECT_NE(mv, std::vector<float>(4, 1.f));
+  const std::string path = ::testing::TempDir() + "bn_fold.safetensors";
+  folded->save_weights(path);
+  std::unique_ptr<nn::Model> plain = build(false);
+  plain->load_weights(path);
+  std::remove(path.c_str());
+
+  ::testing::internal::CaptureStderr();
+  const std::vector<float> pf = folded->predict(x, n).values<float>();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  const std::vector<float> pp = plain->predict(x, n).values<float>();
+  ASSERT_EQ(pf.size(), pp.size());
+  double worst = 0;
+  for (size_t i = 0; i < pf.size(); ++i)
+    worst = std::max(worst, std::fabs(double(pf[i]) - pp[i]) / (1.0 + std::fabs(double(pp[i]))));
+  EXPECT_LT(worst, 1e-5);
+  EXPECT_NE(log.find("conv2d_bn_folded"), std::string::npos) << log;
+  EXPECT_EQ(log.find("conv2d_1_bn_folded"), std::string::npos) << log;  // read twice: not folded
+  EXPECT_NE(log.find("batch_normalization_1"), std::string::npos) << log;
+  EXPECT_EQ(log.find("batch_normalization:"), std::string::npos) << log;
+  EXPECT_EQ(log.find("batch_normalization "), std::string::npos) << log;
 }
 
 // Fashion-MNIST, 300 training images: Conv2D -> BatchNormalization -> ReLU -> MaxPool2D ->

@@ -21,6 +21,8 @@
 //   evaluate / predict: y = gamma*(x - moving_mean)/sqrt(moving_variance + epsilon) + beta
 //     (op batch_norm), which changes nothing. A frozen layer (set_trainable(false), taken at
 //     compile()) computes this in the training step too, and its statistics stay as they are.
+//     After a linear Conv2D that nothing else reads, evaluate and predict fold this affine
+//     map into the conv's weights instead (CompileConfig::fold_batch_norm; session.hpp).
 // Known differences from Keras: fit pads the last partial batch of an epoch with copies of
 // row 0 (session.hpp), and those rows count in that step's batch statistics; under a
 // distribution strategy the replicated step normalises with each replica's batch statistics
@@ -37,6 +39,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -103,6 +107,26 @@ class BatchNormalization : public Layer {
       c.state_updates->push_back({moving_variance, out[2]});
     }
     return out[0];
+  }
+
+  // Inference as an affine map per channel, y = x * scale + shift with
+  // scale = gamma / sqrt(moving_variance + epsilon), shift = beta - moving_mean * scale:
+  // what a preceding Conv2D folds into its weights (Conv2D::call_scaled). Only for images
+  // with the channel last (the conv's own layout).
+  bool folds_into_conv(const Shape& in) const {
+    return in.size() == 3 && channel_axis(in) == 2;
+  }
+  std::pair<Value, Value> inference_scale_shift(CallContext& c, const std::vector<Value>& v) const {
+    size_t k = 0;
+    const std::optional<Value> gamma = scale_ ? std::optional<Value>(v[k++]) : std::nullopt;
+    const std::optional<Value> beta = center_ ? std::optional<Value>(v[k++]) : std::nullopt;
+    const Value mean = v[k], variance = v[k + 1];
+    const Value eps = c.graph.constant<float>("", {}, {static_cast<float>(epsilon_)});
+    Value scale = c.graph.op1("rsqrt", {c.graph.op1("add", {variance, eps})});
+    if (gamma) scale = c.graph.op1("mul", {scale, *gamma});
+    Value shift = c.graph.op1("neg", {c.graph.op1("mul", {mean, scale})});
+    if (beta) shift = c.graph.op1("add", {shift, *beta});
+    return {scale, shift};
   }
 
   double momentum() const { return momentum_; }

@@ -373,11 +373,7 @@ class Conv2D : public Layer {
             {"bias", {filters_}, bias_init_, true}};
   }
   Value call(CallContext& c, Value x, const std::vector<Value>& v) const override {
-    OpAttrs conv = {{"strides", {strides_[0], strides_[1]}}, {"padding", same_ ? "SAME" : "VALID"}};
-    // Only when not the default, so a plain Conv2D builds the op it always built.
-    if (dilation_ != Size2{1, 1})
-      conv.emplace_back("dilations", std::vector<int64_t>{dilation_[0], dilation_[1]});
-    if (groups_ != 1) conv.emplace_back("groups", groups_);
+    const OpAttrs conv = conv_attrs();
     if (activation_ == "softmax") {
       Value y = c.graph.op1("bias_add", {c.graph.op1("conv2d", {x, v[0]}, conv), v[1]});
       return apply_activation(c.graph, y, activation_);
@@ -387,7 +383,31 @@ class Conv2D : public Layer {
     return c.graph.op1("conv2d_bias_act", {x, v[0], v[1]}, fused, c.node(name_));
   }
 
+  // Batch-norm folding at inference (session.hpp, run_plan): a linear Conv2D whose output
+  // y feeds only a BatchNormalization computing y * scale + shift per channel runs as one
+  // conv with w' = w * scale (HWIO: scale broadcasts along the output channels, the last
+  // dim) and b' = b * scale + shift. The fold is recomputed from the variables on every run
+  // (kh*kw*ci*co multiplies), so training moves it along; the normalisation's pass over
+  // the activations disappears.
+  bool foldable() const { return activation_ == "none"; }
+  Value call_scaled(CallContext& c, Value x, const std::vector<Value>& v, Value scale,
+                    Value shift) const {
+    OpAttrs fused = conv_attrs();
+    fused.emplace_back("activation", activation_);
+    const Value w = c.graph.op1("mul", {v[0], scale});
+    const Value b = c.graph.op1("add", {c.graph.op1("mul", {v[1], scale}), shift});
+    return c.graph.op1("conv2d_bias_act", {x, w, b}, fused, c.node(name_ + "_bn_folded"));
+  }
+
  private:
+  OpAttrs conv_attrs() const {
+    OpAttrs conv = {{"strides", {strides_[0], strides_[1]}}, {"padding", same_ ? "SAME" : "VALID"}};
+    // Only when not the default, so a plain Conv2D builds the op it always built.
+    if (dilation_ != Size2{1, 1})
+      conv.emplace_back("dilations", std::vector<int64_t>{dilation_[0], dilation_[1]});
+    if (groups_ != 1) conv.emplace_back("groups", groups_);
+    return conv;
+  }
   static Conv2DOptions options(Size2 strides, std::string padding, std::string activation) {
     Conv2DOptions o;
     o.strides = strides;

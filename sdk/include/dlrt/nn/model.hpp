@@ -111,6 +111,11 @@ struct CompileConfig {
   // "mixed_float16"; mixed_precision.hpp); "" = each layer's own (the global policy when it
   // was made).
   std::string dtype_policy;
+  // At inference (evaluate, predict): a linear Conv2D whose output only a channel-last
+  // BatchNormalization reads runs as one conv with the normalisation folded into its
+  // weights (w * scale, b * scale + shift, from the variables on every run), as TensorFlow's
+  // and onnxruntime's graph optimisers fold it. Training steps never fold. false: as built.
+  bool fold_batch_norm = true;
 };
 
 // Profile `steps` training steps from global step `first` (0-based, counted in this fit) and

@@ -87,6 +87,29 @@ inline void Model::make_plan(const std::vector<Shape>& inputs) {
     compute.push_back(d);
   }
   if (any_mixed) plan->compute_dtype = std::move(compute);
+  // Batch-norm folding at inference: a BatchNormalization (channel last) whose one input is
+  // a linear Conv2D's output that nothing else reads. Not under a mixed policy (the casts
+  // between the two layers would change what folds).
+  if (config_.fold_batch_norm && !any_mixed) {
+    std::vector<int> reads(slots.size(), 0);
+    for (const detail::PlanNode& n : graph_.nodes)
+      for (size_t s : n.inputs) ++reads[s];
+    for (size_t s : graph_.outputs) ++reads[s];
+    std::vector<int64_t> fold(graph_.nodes.size(), -1);
+    bool any = false;
+    for (size_t j = 0; j < graph_.nodes.size(); ++j) {
+      const detail::PlanNode& n = graph_.nodes[j];
+      const auto* bn = dynamic_cast<const BatchNormalization*>(graph_.layers[n.layer].get());
+      if (bn == nullptr || n.inputs.size() != 1 || n.inputs[0] < inputs.size()) continue;
+      const size_t s = n.inputs[0], k = s - inputs.size();  // node k made slot s
+      const auto* conv = dynamic_cast<const Conv2D*>(graph_.layers[graph_.nodes[k].layer].get());
+      if (conv == nullptr || !conv->foldable() || reads[s] != 1 || !bn->folds_into_conv(slots[s]))
+        continue;
+      fold[j] = static_cast<int64_t>(k);
+      any = true;
+    }
+    if (any) plan->fold_bn = std::move(fold);
+  }
   // f16 gradients underflow: fit's step scales the loss (Keras wraps the optimizer of a
   // mixed_float16 model in a LossScaleOptimizer the same way); bf16 has f32's range.
   if (optimizer_ && any_f16) {

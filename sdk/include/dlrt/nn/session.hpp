@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "dlrt/dlrt.hpp"
+#include "dlrt/nn/batch_norm.hpp"
 #include "dlrt/nn/data.hpp"
 #include "dlrt/nn/layers.hpp"
 #include "dlrt/nn/loss_scale.hpp"
@@ -102,6 +103,10 @@ struct Plan {
   // Per layer: the dtype its call computes in (mixed_precision.hpp); empty = f32 everywhere.
   std::vector<dlrt_dtype> compute_dtype;
   std::vector<std::string> device_scopes;  // pushed, outermost first, around every build
+  // Inference only (evaluate, predict; CompileConfig::fold_batch_norm): fold_bn[j] >= 0 says
+  // node j, a BatchNormalization, runs folded into node fold_bn[j], the linear Conv2D that
+  // is its only input and has no other reader (Conv2D::call_scaled). Empty: nothing folds.
+  std::vector<int64_t> fold_bn;
   dlrt::CompileOptions compile;
 };
 
@@ -138,7 +143,21 @@ inline std::vector<Value> run_plan(const Plan& plan, CallContext& c, std::vector
                                    const std::vector<Value>& vars) {
   std::vector<Value> slots = std::move(inputs);
   const bool mixed = !plan.compute_dtype.empty();
-  for (const PlanNode& n : plan.nodes) {
+  for (size_t j = 0; j < plan.nodes.size(); ++j) {
+    const PlanNode& n = plan.nodes[j];
+    if (!c.training && !plan.fold_bn.empty() && plan.fold_bn[j] >= 0) {
+      // The conv node's own output (built above) is left unread: compile prunes it.
+      const PlanNode& conv = plan.nodes[static_cast<size_t>(plan.fold_bn[j])];
+      std::vector<Value> conv_params, bn_params;
+      for (size_t i : plan.layer_state[conv.layer]) conv_params.push_back(vars.at(i));
+      for (size_t i : plan.layer_state[n.layer]) bn_params.push_back(vars.at(i));
+      const auto& bn = static_cast<const BatchNormalization&>(*plan.layers[n.layer]);
+      const auto [scale, shift] = bn.inference_scale_shift(c, bn_params);
+      const auto& layer = static_cast<const Conv2D&>(*plan.layers[conv.layer]);
+      slots.push_back(
+          layer.call_scaled(c, slots.at(conv.inputs.at(0)), conv_params, scale, shift));
+      continue;
+    }
     std::vector<Value> params, in;
     for (size_t i : plan.layer_state[n.layer]) params.push_back(vars.at(i));
     for (size_t s : n.inputs) in.push_back(slots.at(s));
