@@ -272,6 +272,19 @@ void resize_rule(GradContext& c) {
   c.set_dx(0, c.emit("resize_grad", "dx", {*c.dy(0)}, a));
 }
 
+// y = grid_sample(x, grid; mode, padding_mode, align_corners): one grid_sample_grad gives
+// both gradients (they share the taps): dx, the taps' weights transposed onto dy (y is linear
+// in x), and dgrid, dy times the weights' slopes along each coordinate (0 for nearest, whose
+// output is piecewise constant in grid). A path that needs only one of them leaves the other
+// output unused.
+void grid_sample_rule(GradContext& c) {
+  if (!c.dy(0)) return;
+  std::vector<ValueRef> g =
+      c.emit_all("grid_sample_grad", "grad", {*c.dy(0), c.input(0), c.input(1)}, c.attrs());
+  c.set_dx(0, g[0]);
+  c.set_dx(1, g[1]);
+}
+
 // y = gather(params, indices): each y row is a copy of the params row its id names, so
 // dparams[r] = the sum of the dy rows whose id is r: scatter_add(indices, dy, num_rows = R),
 // deterministic on every device. indices get no gradient (integers).
@@ -387,6 +400,7 @@ void add_nn_rules(RuleTable& t) {
   t["batch_norm"] = batch_norm_rule;
   t["batch_norm_train"] = batch_norm_train_rule;
   t["resize"] = resize_rule;
+  t["grid_sample"] = grid_sample_rule;
   t["gather"] = gather_rule;
   t["scatter_add"] = scatter_add_rule;
   t["cumsum"] = cumsum_rule;

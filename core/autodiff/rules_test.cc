@@ -493,6 +493,36 @@ TEST(GradientRules, Resize) {
   }
 }
 
+// Every mode x padding_mode x align_corners, both layouts, d loss / d x and d loss / d grid.
+// The grid is the input times 1.4, so points lie beyond [-1,1] too, where border stops the
+// grid's gradient and reflection flips it. Random points sit far (relative to eps) from the
+// kinks of bilinear (integer coordinates) and of the paddings, and nearest's rounding does
+// not move under eps, so central differences see the slopes.
+TEST(GradientRules, GridSample) {
+  for (const char* mode : {"bilinear", "nearest", "bicubic"})
+    for (const char* pad : {"zeros", "border", "reflection"})
+      for (bool align : {false, true})
+        for (const char* format : {"NHWC", "NCHW"}) {
+          SCOPED_TRACE(std::string(mode) + " " + pad + (align ? " align " : " ") + format);
+          const bool nchw = std::string(format) == "NCHW";
+          GradCheck c;
+          // x: (2,3,4,2) NHWC / (2,2,3,4) NCHW; grid: (2,3,2,2) -> y (2,3,2,2) / (2,2,3,2)
+          ValueRef x = c.input("x", {F, nchw ? ops::Dims{2, 2, 3, 4} : ops::Dims{2, 3, 4, 2}});
+          ValueRef g = c.input("grid", {F, {2, 3, 2, 2}});
+          const float k = 1.4f;
+          std::vector<uint8_t> kb(sizeof k);
+          std::memcpy(kb.data(), &k, sizeof k);
+          ValueRef scale = c.graph().add_constant("", {F, {}}, std::move(kb));
+          ValueRef grid = c.op("mul", {g, scale});
+          c.check(c.project({c.op("grid_sample", {x, grid},
+                                  {{"mode", mode},
+                                   {"padding_mode", pad},
+                                   {"align_corners", align},
+                                   {"data_format", format}})}),
+                  1e-5);
+        }
+}
+
 // ---- gather and scatter_add -----------------------------------------------------------------
 
 // dparams = scatter_add(indices, dy): repeated ids (their dy rows add up), a row no id names

@@ -459,6 +459,32 @@ void convert_layer_norm(NodeContext& c) {
   if (c.wants_output(2)) c.set(2, c.reshape(out[2], stat));
 }
 
+// GridSample (opset 16: modes bilinear / nearest / bicubic; 20: linear / nearest / cubic and
+// N-D) -> grid_sample NCHW. X (N,C,H,W) and grid (N,OH,OW,2) pass as they are: grid_sample
+// takes the grid in ONNX's layout in every data_format. A grid of another float type than X
+// is cast to X's (grid_sample takes one type).
+void convert_grid_sample(NodeContext& c) {
+  if (c.rank(0) != 4)
+    c.unsupported(fmt::format("GridSample of a rank-{} input (dlrt samples 2-D images (N,C,H,W); "
+                              "volumetric (N,C,D,H,W) sampling is not implemented)",
+                              c.rank(0)));
+  std::string mode = c.attr_string("mode", c.opset() < 20 ? "bilinear" : "linear");
+  if (mode == "linear") mode = "bilinear";
+  if (mode == "cubic") mode = "bicubic";
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
+    c.invalid(fmt::format("mode '{}' is not linear, nearest or cubic (bilinear, bicubic)", mode));
+  const std::string pad = c.attr_string("padding_mode", "zeros");
+  if (pad != "zeros" && pad != "border" && pad != "reflection")
+    c.invalid(fmt::format("padding_mode '{}' is not zeros, border or reflection", pad));
+  dlrt::Value grid = c.value(1);
+  if (c.dtype(1) != c.dtype(0)) grid = c.op("cast", {grid}, {{"dtype", c.dtype(0)}});
+  c.set(0, c.op("grid_sample", {c.value(0), grid},
+                {{"mode", mode},
+                 {"padding_mode", pad},
+                 {"align_corners", c.attr_int("align_corners", 0) != 0},
+                 {"data_format", "NCHW"}}));
+}
+
 }  // namespace
 
 void add_nn_converters(ConverterTable& t) {
@@ -479,6 +505,7 @@ void add_nn_converters(ConverterTable& t) {
   t.add("Softmax", "softmax", [](NodeContext& c) { convert_softmax(c, "softmax"); });
   t.add("LogSoftmax", "log_softmax", [](NodeContext& c) { convert_softmax(c, "log_softmax"); });
   t.add("LayerNormalization", "layer_norm", convert_layer_norm);
+  t.add("GridSample", "grid_sample NCHW (2-D)", convert_grid_sample);
 }
 
 }  // namespace dlrt::onnx_import

@@ -72,6 +72,12 @@ class Writer {
     a->set_type(onnx::AttributeProto::FLOAT);
     a->set_f(static_cast<float>(v));
   }
+  static void text(onnx::NodeProto* n, const char* name, const std::string& v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+  }
   std::string initializer(const HostTensor& t, const std::string& base) {
     const std::string n = fresh(base);
     write_tensor_proto(t, n, out_->add_initializer());
@@ -194,6 +200,18 @@ void write_global_pool(Writer& w, const Node& n, const std::string& out) {
   from_nchw(w, n, y, out);
 }
 
+// grid_sample -> GridSample (opset 16's mode names, dlrt's own) on x in NCHW; the grid is
+// (N,OH,OW,2) in both of dlrt's formats and ONNX's.
+void write_grid_sample(Writer& w, const Node& n, const std::string& out) {
+  const std::string x = to_nchw(w, n, w.name_of(n.inputs[0]));
+  const std::string y = w.fresh(n.name + "/sample");
+  auto* g = w.node("GridSample", {x, w.name_of(n.inputs[1])}, {y}, n.name);
+  Writer::text(g, "mode", sattr(n, "mode", "bilinear"));
+  Writer::text(g, "padding_mode", sattr(n, "padding_mode", "zeros"));
+  Writer::integer(g, "align_corners", attr(n, "align_corners")->as_bool() ? 1 : 0);
+  from_nchw(w, n, y, out);
+}
+
 void write_matmul(Writer& w, const Node& n, const std::string& out) {
   const bool ta = attr(n, "transpose_a") && attr(n, "transpose_a")->as_bool();
   const bool tb = attr(n, "transpose_b") && attr(n, "transpose_b")->as_bool();
@@ -291,6 +309,7 @@ const std::map<std::string, OpWriter>& writers() {
     for (const char* a : {"max_pool2d", "avg_pool2d"}) t[a] = write_pool;
     for (const char* a : {"global_avg_pool2d", "global_max_pool2d"}) t[a] = write_global_pool;
     for (const char* a : {"matmul", "matmul_bias_act"}) t[a] = write_matmul;
+    t["grid_sample"] = write_grid_sample;
     t["batch_matmul"] = [](Writer& w, const Node& n, const std::string& out) {
       std::string a = w.name_of(n.inputs[0]), b = w.name_of(n.inputs[1]);
       auto last2 = [&](ValueRef v, const std::string& x) {

@@ -12,11 +12,12 @@ struct Registry {
   std::map<std::string, const OpDef*, std::less<>> by_name;
 
   Registry() {
-    for (auto* family : {conv_pool_ops,  elementwise_ops,  activation_ops,  math_ops,
-                         comparison_ops, reduce_shape_ops, misc_ops,        train_ops,
-                         norm_ops,       shape_ops,        global_pool_ops, conv_transpose_ops,
-                         resize_ops,     gather_ops,       layer_norm_ops,  batch_matmul_ops,
-                         seq_ops,        attention_ops,    sampling_ops,    rnn_ops})
+    for (auto* family :
+         {conv_pool_ops,    elementwise_ops,    activation_ops, math_ops,        comparison_ops,
+          reduce_shape_ops, misc_ops,           train_ops,      norm_ops,        shape_ops,
+          global_pool_ops,  conv_transpose_ops, resize_ops,     grid_sample_ops, gather_ops,
+          layer_norm_ops,   batch_matmul_ops,   seq_ops,        attention_ops,   sampling_ops,
+          rnn_ops})
       for (OpDef& d : family()) defs.push_back(std::move(d));
     std::sort(defs.begin(), defs.end(),
               [](const OpDef& a, const OpDef& b) { return a.name < b.name; });

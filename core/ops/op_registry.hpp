@@ -34,6 +34,8 @@ std::vector<OpDef> global_pool_ops();  // global_avg/max_pool2d (infer_global_po
 // conv2d_transpose (infer_conv_transpose.cc)
 std::vector<OpDef> conv_transpose_ops();
 std::vector<OpDef> resize_ops();       // resize, resize_grad (infer_resize.cc)
+// grid_sample, grid_sample_grad (infer_grid_sample.cc)
+std::vector<OpDef> grid_sample_ops();
 std::vector<OpDef> gather_ops();       // gather, scatter_add (infer_gather.cc)
 // one_hot, cumsum, top_k (infer_seq.cc)
 std::vector<OpDef> seq_ops();

@@ -55,6 +55,8 @@ enum class GlobalPoolPass { kAvg, kMax, kAvgBackward, kMaxBackward };
 SampleFn global_pool(GlobalPoolPass pass);
 // resize (x) and resize_grad (dy) (samples_resize.cc)
 SampleFn resize(bool grad);
+// grid_sample (x, grid) and grid_sample_grad (dy, x, grid) (samples_grid_sample.cc)
+SampleFn grid_sample(bool grad);
 // gather (params, indices) and scatter_add (indices, updates) (samples_gather.cc)
 std::vector<Sample> gather(const OpDef&);
 std::vector<Sample> scatter_add(const OpDef&);

@@ -51,6 +51,8 @@ void add_cudnn_act_ops(std::vector<OpEntry>& t);     // cudnn_act.cc: relu/sigmo
 void add_batch_norm_ops(std::vector<OpEntry>& t);    // batch_norm.cc (cuDNN)
 void add_cut_join_ops(std::vector<OpEntry>& t);      // cut_join.cu: concat ... pad, global pools
 void add_resize_ops(std::vector<OpEntry>& t);        // resize.cu: resize, resize_grad
+// grid_sample.cu: grid_sample, grid_sample_grad
+void add_grid_sample_ops(std::vector<OpEntry>& t);
 void add_gather_ops(std::vector<OpEntry>& t);        // gather.cu: gather, scatter_add
 void add_seq_ops(std::vector<OpEntry>& t);  // seq.cu: one_hot, cumsum, top_k
 void add_multinomial_ops(std::vector<OpEntry>& t);  // multinomial.cu

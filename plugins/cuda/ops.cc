@@ -42,6 +42,7 @@ const std::vector<OpEntry>& op_table() {
     add_misc_ops(t);
     add_cut_join_ops(t);
     add_resize_ops(t);
+    add_grid_sample_ops(t);
     add_gather_ops(t);
     add_seq_ops(t);
     add_multinomial_ops(t);

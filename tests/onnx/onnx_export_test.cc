@@ -1,8 +1,10 @@
 // tests/onnx/onnx_export_test.cc: nn::Model::save_onnx written, read back by dlrt's own
 // importer (InferenceSession) and checked against Model::predict on the same rows; u8
-// inputs keep the model's /255 scaling; an op without an ONNX form is named.
+// inputs keep the model's /255 scaling; an op without an ONNX form is named; a raw graph's
+// grid_sample (NHWC) becomes Transposes around an ONNX GridSample.
 #include <dlrt/context.hpp>
 #include <dlrt/context_options.hpp>
+#include <dlrt/graph.hpp>
 #include <dlrt/inference_session.hpp>
 #include <dlrt/nn.hpp>
 #include <gtest/gtest.h>
@@ -69,6 +71,38 @@ TEST(OnnxExport, U8InputsKeepTheModelsScaling) {
   const std::vector<float> got = run_session(ctx, path.string(), DLRT_U8, {3, 4, 4, 1}, pixels.data(), pixels.size());
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i;
+}
+
+// A graph of one NHWC grid_sample, exported through the C API and read back: the session's
+// output (Transpose, GridSample, Transpose) is the op's own, in every mode.
+TEST(OnnxExport, GridSampleRoundTripsThroughGridSample) {
+  dlrt::Context ctx = context();
+  const size_t cpu = ctx.find_device("CPU:0");
+  dlrt::Tensor x = dlrt::Tensor::create(ctx, cpu, DLRT_F32, {2, 5, 6, 3});
+  x.write(random_floats(2 * 5 * 6 * 3, 11));
+  std::vector<float> points = random_floats(2 * 4 * 3 * 2, 12);
+  for (float& p : points) p *= 1.3f;  // some points outside the image
+  dlrt::Tensor grid = dlrt::Tensor::create(ctx, cpu, DLRT_F32, {2, 4, 3, 2});
+  grid.write(points);
+  for (const char* mode : {"bilinear", "nearest", "bicubic"}) {
+    SCOPED_TRACE(mode);
+    const dlrt::OpAttrs attrs = {{"mode", mode}, {"padding_mode", "reflection"}, {"align_corners", true}};
+    dlrt::Graph g(ctx);
+    dlrt::Value xv = g.placeholder("x", DLRT_F32, {2, 5, 6, 3});
+    dlrt::Value gv = g.placeholder("grid", DLRT_F32, {2, 4, 3, 2});
+    dlrt::Value y = g.op1("grid_sample", {xv, gv}, attrs);
+    const fs::path path = fs::temp_directory_path() / "dlrt_export_grid_sample.onnx";
+    const dlrt_value ins[] = {xv.get(), gv.get()}, outs[] = {y.get()};
+    const char* in_names[] = {"x", "grid"};
+    const char* out_names[] = {"y"};
+    dlrt::check(dlrt_graph_export_onnx(g.get(), ins, in_names, 2, outs, out_names, 1, 0,
+                                       path.string().c_str()));
+    dlrt::InferenceSession s(ctx, path.string());
+    const std::vector<float> got = s.run({&x, &grid}).at(0).read<float>();
+    const std::vector<float> want = ctx.run_op("grid_sample", cpu, {x, grid}, attrs)[0].read<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i;
+  }
 }
 
 }  // namespace

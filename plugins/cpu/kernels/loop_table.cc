@@ -19,6 +19,7 @@
 //   loop_attention.cc    causal_mask attention attention_grad (tiled, dnnl_sgemm)
 //   loop_multinomial.cc  multinomial
 //   loop_rnn.cc          lstm_cell lstm_cell_grad
+//   loop_grid_sample.cc  grid_sample grid_sample_grad
 #include "../ops.hpp"
 #include "loop_cut_join.hpp"
 #include "loop_gather.hpp"
@@ -42,6 +43,7 @@ const std::vector<KernelDef>& loop_kernel_defs() {
     loops::add_seq_defs(t);
     loops::add_attention_defs(t);
     loops::add_multinomial_defs(t);
+    loops::add_grid_sample_defs(t);
     return t;
   }();
   return defs;

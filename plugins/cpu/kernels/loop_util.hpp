@@ -308,5 +308,6 @@ void add_rnn_defs(std::vector<KernelDef>& t);          // loop_rnn.cc
 void add_seq_defs(std::vector<KernelDef>& t);          // loop_seq.cc
 void add_attention_defs(std::vector<KernelDef>& t);    // loop_attention.cc
 void add_multinomial_defs(std::vector<KernelDef>& t);  // loop_multinomial.cc
+void add_grid_sample_defs(std::vector<KernelDef>& t);  // loop_grid_sample.cc
 
 }  // namespace dlrt::cpu::loops

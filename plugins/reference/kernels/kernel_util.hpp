@@ -48,6 +48,8 @@ void add_batch_matmul_kernels(KernelTable& t);  // batch_matmul (batch_matmul.cc
 void add_cut_join_kernels(KernelTable& t);     // concat, split, slice, pad (cut_join.cc)
 void add_global_pool_kernels(KernelTable& t);  // global pools (global_pool.cc)
 void add_resize_kernels(KernelTable& t);       // resize, resize_grad (resize.cc)
+// grid_sample, grid_sample_grad (grid_sample.cc)
+void add_grid_sample_kernels(KernelTable& t);
 void add_gather_kernels(KernelTable& t);       // gather, scatter_add (gather.cc)
 void add_seq_kernels(KernelTable& t);          // one_hot, cumsum, top_k (seq.cc)
 // causal_mask, attention, attention_grad (attention.cc)

@@ -34,6 +34,7 @@ const std::map<std::string, KernelDef, std::less<>>& table() {
     detail::add_cut_join_kernels(defs);
     detail::add_global_pool_kernels(defs);
     detail::add_resize_kernels(defs);
+    detail::add_grid_sample_kernels(defs);
     detail::add_gather_kernels(defs);
     detail::add_seq_kernels(defs);
     detail::add_attention_kernels(defs);
