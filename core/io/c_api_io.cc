@@ -170,7 +170,7 @@ DLRT_API dlrt_status* dlrt_safetensors_write(const char* path,
                                                 e->name, e->rank, DLRT_MAX_RANK));
       tensors[i].name = e->name;
       // Checked as an int first: an out-of-range value must not become a dlrt_dtype (UB).
-      if (e->dtype < DLRT_F32 || e->dtype > DLRT_BOOL)
+      if (dlrt_dtype_size(e->dtype) == 0)
         fail(DLRT_INVALID_ARGUMENT,
              fmt::format("entries[{}] (\"{}\"): dtype {} is not a dlrt dtype", i, e->name,
                          e->dtype));

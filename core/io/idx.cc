@@ -13,7 +13,7 @@
 namespace dlrt::core::io {
 namespace {
 
-constexpr const char* kExpectedTypes = "08 u8, 09 i8, 0C i32, 0D f32, 0E f64";
+constexpr const char* kExpectedTypes = "08 u8, 09 i8, 0B i16, 0C i32, 0D f32, 0E f64";
 
 struct IdxType {
   dlrt_dtype dtype;
@@ -21,24 +21,21 @@ struct IdxType {
   const char* name;
 };
 
-// The element type of IDX type byte `code`; fails for i16 and for codes IDX does not define.
+// The element type of IDX type byte `code` (every type IDX defines); fails for other codes.
 IdxType idx_type(uint8_t code, uint32_t magic, const std::string& name) {
   switch (code) {
     case 0x08:
       return {DLRT_U8, 1, "u8"};
     case 0x09:
       return {DLRT_I8, 1, "i8"};
+    case 0x0B:
+      return {DLRT_I16, 2, "i16"};
     case 0x0C:
       return {DLRT_I32, 4, "i32"};
     case 0x0D:
       return {DLRT_F32, 4, "f32"};
     case 0x0E:
       return {DLRT_F64, 8, "f64"};
-    case 0x0B:
-      fail(DLRT_UNIMPLEMENTED,
-           fmt::format("{}: IDX type 0x0B (i16) is not supported: dlrt has no 16-bit integer "
-                       "dtype (supported: {})",
-                       name, kExpectedTypes));
     default:
       fail(DLRT_DATA_LOSS,
            fmt::format("{}: bad IDX magic 0x{:08X}: type byte 0x{:02X} is not an IDX type "

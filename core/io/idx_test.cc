@@ -77,6 +77,15 @@ TEST(IdxRead, MultiByteTypesAreBigEndianInTheFile) {
     EXPECT_EQ(r.array.dtype, DLRT_I8);
     EXPECT_EQ(static_cast<const int8_t*>(r.array.data)[0], -2);
   }
+  {
+    Read r;  // i16: -2 = 0xFFFE and 0x0102
+    read_bytes(dir, idx_header(0x0B, {2}) + Bytes("\xff\xfe\x01\x02", 4), &r);
+    ASSERT_EQ(r.status.code, DLRT_OK) << r.status.message;
+    EXPECT_EQ(r.array.dtype, DLRT_I16);
+    const int16_t* d = static_cast<const int16_t*>(r.array.data);
+    EXPECT_EQ(d[0], -2);
+    EXPECT_EQ(d[1], 0x0102);
+  }
 }
 
 TEST(IdxRead, GzipEqualsPlain) {
@@ -121,7 +130,6 @@ TEST(IdxRead, ErrorsOfTheHeader) {
   expect(Bytes("\0\0", 2), DLRT_DATA_LOSS, "2 bytes long; an IDX file starts with a 4-byte magic");
   expect(idx_header(0x07, {1}) + "x", DLRT_DATA_LOSS,
          "bad IDX magic 0x00000701: type byte 0x07 is not an IDX type");
-  expect(idx_header(0x0B, {1}) + "xx", DLRT_UNIMPLEMENTED, "IDX type 0x0B (i16) is not supported");
   expect(Bytes("\0\0\x08\0", 4), DLRT_DATA_LOSS, "says rank 0; expected 1..8");
   expect(Bytes("\0\0\x08\x09", 4) + Bytes(36, '\x01'), DLRT_UNIMPLEMENTED,
          "says rank 9; dlrt holds at most DLRT_MAX_RANK = 8");

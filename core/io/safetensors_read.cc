@@ -16,7 +16,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;  // keeps the header's key order (metadata, ties)
 
-constexpr const char* kSupported = "F32, F16, BF16, F64, I32, I64, U8, I8, BOOL";
+constexpr const char* kSupported =
+    "F32, F16, BF16, F64, I32, I64, U8, I8, U16, I16, U32, U64, BOOL";
 
 struct Dtype {
   const char* name;
@@ -25,10 +26,12 @@ struct Dtype {
 };
 constexpr Dtype kDtypes[] = {{"F32", DLRT_F32, 4}, {"F16", DLRT_F16, 2}, {"BF16", DLRT_BF16, 2},
                              {"F64", DLRT_F64, 8}, {"I32", DLRT_I32, 4}, {"I64", DLRT_I64, 8},
-                             {"U8", DLRT_U8, 1},   {"I8", DLRT_I8, 1},   {"BOOL", DLRT_BOOL, 1}};
+                             {"U8", DLRT_U8, 1},   {"I8", DLRT_I8, 1},   {"BOOL", DLRT_BOOL, 1},
+                             {"U16", DLRT_U16, 2}, {"I16", DLRT_I16, 2}, {"U32", DLRT_U32, 4},
+                             {"U64", DLRT_U64, 8}};
 // Dtypes of the format that dlrt has no dtype for.
 constexpr const char* kUnsupported[] = {
-    "I16", "U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4", "C64"};
+    "F8_E5M2", "F8_E4M3", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4", "C64"};
 
 // Thrown from the parser callback; turned into DATA_LOSS by the caller.
 struct HeaderShapeError {

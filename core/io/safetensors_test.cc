@@ -142,5 +142,48 @@ TEST(SafetensorsWrite, RoundTripWithMetadata) {
   dlrt_safetensors_close(st);
 }
 
+// The 16-64-bit integers round trip under the format's own names (U16, I16, U32, U64), with
+// values at the edges of each range, little-endian as written.
+TEST(SafetensorsWrite, RoundTripOfTheWideIntegers) {
+  TempDir dir;
+  const uint16_t u16[3] = {0, 1, 65535};
+  const int16_t i16[3] = {-32768, -1, 32767};
+  const uint32_t u32[2] = {0, 4294967295u};
+  const uint64_t u64[2] = {1, 18446744073709551615ull};
+  const std::string path = dir.file("ints.safetensors");
+  ASSERT_EQ(write(path, {entry("u16", DLRT_U16, {3}, u16, sizeof(u16)),
+                         entry("i16", DLRT_I16, {3}, i16, sizeof(i16)),
+                         entry("u32", DLRT_U32, {2}, u32, sizeof(u32)),
+                         entry("u64", DLRT_U64, {2, 1}, u64, sizeof(u64))})
+                .code,
+            DLRT_OK);
+  const std::string header = read_file(path).substr(8);
+  for (const char* name : {"\"U16\"", "\"I16\"", "\"U32\"", "\"U64\""})
+    EXPECT_NE(header.find(name), std::string::npos) << name;
+
+  dlrt_safetensors* st = nullptr;
+  Result open = take(dlrt_safetensors_open(path.c_str(), &st));
+  ASSERT_EQ(open.code, DLRT_OK) << open.message;
+  struct Want {
+    dlrt_dtype dtype;
+    const void* data;
+    size_t bytes;
+  };
+  const Want want[] = {{DLRT_U16, u16, sizeof(u16)},
+                       {DLRT_I16, i16, sizeof(i16)},
+                       {DLRT_U32, u32, sizeof(u32)},
+                       {DLRT_U64, u64, sizeof(u64)}};
+  ASSERT_EQ(dlrt_safetensors_count(st), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    dlrt_safetensors_entry e{};
+    e.struct_size = sizeof(e);
+    ASSERT_EQ(take(dlrt_safetensors_get(st, i, &e)).code, DLRT_OK);
+    EXPECT_EQ(e.dtype, want[i].dtype) << e.name;
+    ASSERT_EQ(e.bytes, want[i].bytes) << e.name;
+    EXPECT_EQ(std::memcmp(e.data, want[i].data, e.bytes), 0) << e.name;
+  }
+  dlrt_safetensors_close(st);
+}
+
 }  // namespace
 }  // namespace dlrt::io_test

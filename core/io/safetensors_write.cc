@@ -36,6 +36,14 @@ const char* safetensors_dtype_name(dlrt_dtype dtype) {
       return "I8";
     case DLRT_BOOL:
       return "BOOL";
+    case DLRT_U16:
+      return "U16";
+    case DLRT_I16:
+      return "I16";
+    case DLRT_U32:
+      return "U32";
+    case DLRT_U64:
+      return "U64";
     default:
       return nullptr;
   }

@@ -226,7 +226,9 @@ void add_elementwise_converters(ConverterTable& t) {
       const dlrt_dtype dt = c.dtype(0);
       dlrt::Value a = c.value(0), b = c.value(1);
       dlrt::Value r = c.op("sub", {a, c.op("mul", {c.op("div", {a, b}), b})});
-      if (!fmod) {
+      // Unsigned r and b are never of opposite signs: both %s are the same there.
+      const bool is_unsigned = dt == DLRT_U8 || dt == DLRT_U16 || dt == DLRT_U32 || dt == DLRT_U64;
+      if (!fmod && !is_unsigned) {
         // sign(v) in i8 (-1, 0, 1) from two comparisons; r and b differ in sign where the
         // product of their signs is negative (never when r = 0).
         auto sign = [&](dlrt::Value v) {

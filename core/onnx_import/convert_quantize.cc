@@ -9,9 +9,9 @@
 // scale and zero_point are a scalar (per tensor), a vector along `axis` (per axis), or, with
 // block_size > 0, x's rank with x's dims but `axis` divided into blocks (blocked): each is
 // reshaped to broadcast against x, and in the blocked form x's axis is split into
-// (blocks, block_size) for the arithmetic and joined again after it. Integer dtypes that dlrt
-// has (u8, i8, i32) quantise; the float8/int4 types have no dlrt dtype, so those models are
-// refused at load naming the tensor.
+// (blocks, block_size) for the arithmetic and joined again after it. u8, i8, u16, i16 and i32
+// quantise; the float8/int4 types have no dlrt dtype, so those models are refused at load
+// naming the tensor.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -32,6 +32,12 @@ bool quant_range(dlrt_dtype d, double* lo, double* hi) {
       return true;
     case DLRT_I8:
       *lo = -128, *hi = 127;
+      return true;
+    case DLRT_U16:
+      *lo = 0, *hi = 65535;
+      return true;
+    case DLRT_I16:
+      *lo = -32768, *hi = 32767;
       return true;
     case DLRT_I32:
       *lo = -2147483648.0, *hi = 2147483647.0;
@@ -106,7 +112,7 @@ dlrt::Value quantize(NodeContext& c, dlrt::Value x, dlrt::Value scale,
   double lo = 0, hi = 0;
   if (!quant_range(out, &lo, &hi))
     c.unsupported(
-        fmt::format("quantising to {} (dlrt quantises to u8, i8 and i32)", dlrt_dtype_name(out)));
+        fmt::format("quantising to {} (dlrt quantises to u8, i8, u16, i16 and i32)", dlrt_dtype_name(out)));
   const dlrt_dtype f = x.dtype();
   dlrt::Value q = c.op("round", {c.op("div", {x, to_float(c, scale, f)})});
   if (zero) q = c.op("add", {q, to_float(c, *zero, f)});

@@ -47,11 +47,12 @@ void reduce(ConverterTable& t, const char* onnx_op, const char* dlrt_op, int axe
     if (!reduced_axes(c, axes_input_since, &axes)) return c.set(0, c.op("copy", {c.value(0)}));
     const bool keepdims = c.attr_int("keepdims", 1) != 0;
     dlrt::Value x = c.value(0);
-    // ReduceMax/ReduceMin of bool or 8-bit values: in f32, which holds each of them, and cast
-    // back (a max only picks values: exact).
+    // ReduceMax/ReduceMin of bool, 8- or 16-bit values: in f32, which holds each of them (its
+    // 24-bit significand), and cast back (a max only picks values: exact).
     const dlrt_dtype dtype = c.dtype(0);
     const bool narrow_int = std::string(dlrt_op) == "reduce_max" &&
-                            (dtype == DLRT_BOOL || dtype == DLRT_U8 || dtype == DLRT_I8);
+                            (dtype == DLRT_BOOL || dtype == DLRT_U8 || dtype == DLRT_I8 ||
+                             dtype == DLRT_U16 || dtype == DLRT_I16);
     if (narrow_int) x = c.op("cast", {x}, {{"dtype", DLRT_F32}});
     if (negate) x = c.op("neg", {x});
     if (pre != nullptr) x = c.op(pre, {x});

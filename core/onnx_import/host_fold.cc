@@ -1,6 +1,8 @@
 // host_fold.cc: host arithmetic for constant folding at import (host_fold.hpp).
 #include "onnx_import/host_fold.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "status.hpp"
@@ -194,6 +196,23 @@ HostTensor host_cast(const HostTensor& x, dlrt_dtype to) {
   std::vector<double> v = x.as_doubles();
   if (to == DLRT_BOOL)
     for (double& e : v) e = e != 0 ? 1 : 0;
+  // To an integer as the device cast converts (docs/ops.md): truncated toward zero, saturated
+  // at the integer's range, NaN -> 0. (from_doubles alone would wrap, as folded arithmetic does.)
+  double lo = 0, hi = 0;
+  switch (to) {
+    case DLRT_U8: hi = UINT8_MAX; break;
+    case DLRT_I8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case DLRT_U16: hi = UINT16_MAX; break;
+    case DLRT_I16: lo = INT16_MIN, hi = INT16_MAX; break;
+    case DLRT_U32: hi = UINT32_MAX; break;
+    case DLRT_I32: lo = INT32_MIN, hi = INT32_MAX; break;
+    case DLRT_U64: hi = 18446744073709551616.0; break;  // 2^64: from_doubles stores UINT64_MAX
+    // The largest double below 2^63 (2^63 itself does not convert): 1023 short of INT64_MAX,
+    // where the device cast gives INT64_MAX; a double that large was inexact anyway.
+    case DLRT_I64: lo = -9223372036854775808.0, hi = 9223372036854774784.0; break;
+    default: return HostTensor::from_doubles(to, v, x.dims);  // floats, bool
+  }
+  for (double& e : v) e = std::isnan(e) ? 0.0 : std::min(std::max(std::trunc(e), lo), hi);
   return HostTensor::from_doubles(to, v, x.dims);
 }
 

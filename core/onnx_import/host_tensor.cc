@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -49,6 +50,19 @@ void store(uint8_t* p, T v) {
   std::memcpy(p, &v, sizeof(T));
 }
 
+// An integer-valued double (what the folds compute) as integer type T modulo 2^bits, as the
+// device kernels' integer arithmetic wraps (u16 65535 + 1 folds to 0): through int64, or
+// uint64 from 2^63 on, so no conversion overflows (an out-of-range double -> integer
+// conversion is undefined in C++). NaN, which no integer fold makes, stores 0.
+template <typename T>
+T wrap_to(double v) {
+  if (std::isnan(v)) return T(0);
+  if (v >= 9223372036854775808.0)  // 2^63
+    return static_cast<T>(v >= 18446744073709551616.0 ? UINT64_MAX : static_cast<uint64_t>(v));
+  if (v < -9223372036854775808.0) return static_cast<T>(INT64_MIN);
+  return static_cast<T>(static_cast<int64_t>(v));
+}
+
 double element(const HostTensor& t, int64_t i) {
   const uint8_t* p = t.bytes.data() + i * dlrt_dtype_size(t.dtype);
   switch (t.dtype) {
@@ -59,6 +73,10 @@ double element(const HostTensor& t, int64_t i) {
     case DLRT_U8:
     case DLRT_BOOL: return *p;
     case DLRT_I8: return static_cast<int8_t>(*p);
+    case DLRT_U16: return load<uint16_t>(p);
+    case DLRT_I16: return load<int16_t>(p);
+    case DLRT_U32: return load<uint32_t>(p);
+    case DLRT_U64: return static_cast<double>(load<uint64_t>(p));  // exact below 2^53, as i64
     case DLRT_F16: return half_to_float(load<uint16_t>(p));
     case DLRT_BF16: {
       const uint32_t bits = static_cast<uint32_t>(load<uint16_t>(p)) << 16;
@@ -105,6 +123,8 @@ std::vector<int64_t> HostTensor::as_int64s() const {
   for (int64_t i = 0; i < n; ++i) {
     if (dtype == DLRT_I64)
       out[i] = load<int64_t>(bytes.data() + i * 8);
+    else if (dtype == DLRT_U64)  // exact; above INT64_MAX wraps negative (no double in between)
+      out[i] = static_cast<int64_t>(load<uint64_t>(bytes.data() + i * 8));
     else
       out[i] = static_cast<int64_t>(element(*this, i));
   }
@@ -153,6 +173,10 @@ HostTensor HostTensor::from_doubles(dlrt_dtype dtype, const std::vector<double>&
       case DLRT_I64: store<int64_t>(p, static_cast<int64_t>(v)); break;
       case DLRT_U8: *p = static_cast<uint8_t>(v); break;
       case DLRT_I8: *p = static_cast<uint8_t>(static_cast<int8_t>(v)); break;
+      case DLRT_U16: store<uint16_t>(p, wrap_to<uint16_t>(v)); break;
+      case DLRT_I16: store<int16_t>(p, wrap_to<int16_t>(v)); break;
+      case DLRT_U32: store<uint32_t>(p, wrap_to<uint32_t>(v)); break;
+      case DLRT_U64: store<uint64_t>(p, wrap_to<uint64_t>(v)); break;
       case DLRT_BOOL: *p = v != 0 ? 1 : 0; break;
       default:
         fail(DLRT_UNIMPLEMENTED,

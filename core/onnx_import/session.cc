@@ -15,8 +15,9 @@ namespace {
 // Clip's bounds, Pad's value): every dtype the host reads exactly. f16/bf16 are left out:
 // HostTensor does not fold them.
 bool can_be_value(dlrt_dtype d) {
-  return d == DLRT_I32 || d == DLRT_I64 || d == DLRT_I8 || d == DLRT_U8 || d == DLRT_BOOL ||
-         d == DLRT_F32 || d == DLRT_F64;
+  return d == DLRT_I32 || d == DLRT_I64 || d == DLRT_I8 || d == DLRT_U8 || d == DLRT_I16 ||
+         d == DLRT_U16 || d == DLRT_U32 || d == DLRT_U64 || d == DLRT_BOOL || d == DLRT_F32 ||
+         d == DLRT_F64;
 }
 }  // namespace
 

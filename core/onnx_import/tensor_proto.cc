@@ -40,6 +40,10 @@ dlrt_dtype dtype_from_onnx(int32_t t, const std::string& what) {
     case TensorProto::FLOAT: return DLRT_F32;
     case TensorProto::UINT8: return DLRT_U8;
     case TensorProto::INT8: return DLRT_I8;
+    case TensorProto::UINT16: return DLRT_U16;
+    case TensorProto::INT16: return DLRT_I16;
+    case TensorProto::UINT32: return DLRT_U32;
+    case TensorProto::UINT64: return DLRT_U64;
     case TensorProto::INT32: return DLRT_I32;
     case TensorProto::INT64: return DLRT_I64;
     case TensorProto::BOOL: return DLRT_BOOL;
@@ -49,7 +53,8 @@ dlrt_dtype dtype_from_onnx(int32_t t, const std::string& what) {
     default:
       fail(DLRT_UNIMPLEMENTED,
            fmt::format("{}: ONNX element type {} ({}) has no dlrt dtype (dlrt has FLOAT, "
-                       "FLOAT16, BFLOAT16, DOUBLE, INT32, INT64, UINT8, INT8, BOOL)",
+                       "FLOAT16, BFLOAT16, DOUBLE, INT8, INT16, INT32, INT64, UINT8, UINT16, "
+                       "UINT32, UINT64, BOOL)",
                        what, onnx_type_name(t), t));
   }
 }
@@ -64,6 +69,10 @@ int32_t onnx_from_dtype(dlrt_dtype d) {
     case DLRT_I64: return TensorProto::INT64;
     case DLRT_U8: return TensorProto::UINT8;
     case DLRT_I8: return TensorProto::INT8;
+    case DLRT_U16: return TensorProto::UINT16;
+    case DLRT_I16: return TensorProto::INT16;
+    case DLRT_U32: return TensorProto::UINT32;
+    case DLRT_U64: return TensorProto::UINT64;
     case DLRT_BOOL: return TensorProto::BOOL;
     default: return TensorProto::UNDEFINED;
   }
@@ -72,7 +81,8 @@ int32_t onnx_from_dtype(dlrt_dtype d) {
 namespace {
 
 // Copies `count` elements of a repeated field into t.bytes, each narrowed to the dtype
-// (ONNX keeps INT8/UINT8/BOOL/FLOAT16/BFLOAT16 one per int32_data entry).
+// (ONNX keeps INT8/UINT8/INT16/UINT16/BOOL/FLOAT16/BFLOAT16 one per int32_data entry, and
+// UINT32/UINT64 one per uint64_data entry).
 template <typename Field>
 void copy_field(const Field& field, int64_t count, HostTensor& t, const std::string& what,
                 const char* field_name) {
@@ -96,6 +106,14 @@ void copy_field(const Field& field, int64_t count, HostTensor& t, const std::str
         std::memcpy(p, &f, 2);
         break;
       }
+      case DLRT_U16:
+      case DLRT_I16: {  // the low 16 bits (an int16's sign-extended int32 holds them too)
+        const uint16_t f = static_cast<uint16_t>(v);
+        std::memcpy(p, &f, 2);
+        break;
+      }
+      case DLRT_U32: { const uint32_t f = static_cast<uint32_t>(v); std::memcpy(p, &f, 4); break; }
+      case DLRT_U64: { const uint64_t f = static_cast<uint64_t>(v); std::memcpy(p, &f, 8); break; }
       case DLRT_BOOL: *p = v != 0 ? 1 : 0; break;
       default: *p = static_cast<uint8_t>(v); break;
     }
@@ -194,6 +212,8 @@ HostTensor read_tensor_proto(const TensorProto& proto, const ExternalDataRoot& r
     case TensorProto::FLOAT: copy_field(proto.float_data(), count, t, what, "float_data"); break;
     case TensorProto::DOUBLE: copy_field(proto.double_data(), count, t, what, "double_data"); break;
     case TensorProto::INT64: copy_field(proto.int64_data(), count, t, what, "int64_data"); break;
+    case TensorProto::UINT32:
+    case TensorProto::UINT64: copy_field(proto.uint64_data(), count, t, what, "uint64_data"); break;
     default: copy_field(proto.int32_data(), count, t, what, "int32_data"); break;
   }
   return t;

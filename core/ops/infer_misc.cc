@@ -257,7 +257,7 @@ std::vector<OpDef> misc_ops() {
                     .draws_random());
   ops.push_back(OpDef{"cast",
                       "misc",
-                      "y = x converted to dtype; float -> int truncates",
+                      "y = x converted to dtype; float -> int truncates; out of range saturates",
                       {in("x", kAllTypes)},
                       {out("y")},
                       {required_attr("dtype", DLRT_ATTR_DTYPE)},

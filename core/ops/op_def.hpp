@@ -41,14 +41,16 @@ using DtypeSet = std::vector<dlrt_dtype>;
 inline const DtypeSet kFloatTypes = {DLRT_F32, DLRT_F16, DLRT_BF16};
 // Labels and indices.
 inline const DtypeSet kIndexTypes = {DLRT_I32, DLRT_I64};
-// Numbers of every kind: the floats, f64 and the integers (ONNX models compare, add and take
-// the maximum of shape arithmetic, token ids and 8-bit pixels). Ops that admit them compute
-// integers in their own type, wrapping modulo 2^bits as C++'s unsigned arithmetic (NumPy's).
-inline const DtypeSet kNumericTypes = {DLRT_F32, DLRT_F16, DLRT_BF16, DLRT_F64,
-                                       DLRT_I32, DLRT_I64, DLRT_U8,   DLRT_I8};
+// Numbers of every kind: the floats, f64 and the integers, signed and unsigned, 8 to 64 bits
+// (ONNX models compare, add and take the maximum of shape arithmetic, token ids, 8-bit pixels
+// and 16-bit audio samples). Ops that admit them compute integers in their own type, wrapping
+// modulo 2^bits as C++'s unsigned arithmetic (NumPy's).
+inline const DtypeSet kNumericTypes = {DLRT_F32, DLRT_F16, DLRT_BF16, DLRT_F64, DLRT_I32, DLRT_I64,
+                                       DLRT_U8,  DLRT_I8,  DLRT_U16,  DLRT_I16, DLRT_U32, DLRT_U64};
 // Data-movement operands (copy, reshape, gather_rows, cast, ...): any dtype.
 inline const DtypeSet kAllTypes = {DLRT_F32, DLRT_F16, DLRT_BF16, DLRT_F64, DLRT_I32,
-                                   DLRT_I64, DLRT_U8,  DLRT_I8,   DLRT_BOOL};
+                                   DLRT_I64, DLRT_U8,  DLRT_I8,   DLRT_U16, DLRT_I16,
+                                   DLRT_U32, DLRT_U64, DLRT_BOOL};
 
 struct InputSpec {
   std::string name;   // "x"

@@ -37,6 +37,7 @@ struct Values {
     kConstant,      // every element lo
     kLabels,        // integers in [0, lo); with `out_of_range`, the first is lo and the last -1
     kMaxOfInput0,   // the max of input 0 over the sample's "axes"/"keepdims" (reduce_max's y)
+    kBits,          // random bit patterns: every value of an integer dtype (u64's top half too)
   };
   Kind kind = kUniform;
   double lo = -1, hi = 1;
@@ -51,6 +52,7 @@ inline Values labels(int64_t k, bool out_of_range = false) {
   return {Values::kLabels, static_cast<double>(k), 0, out_of_range};
 }
 inline Values max_of_input0() { return {Values::kMaxOfInput0, 0, 0}; }
+inline Values bits() { return {Values::kBits, 0, 0}; }
 
 struct SampleInput {
   std::string name;  // the operand's name in the schema ("x", "w", "labels")

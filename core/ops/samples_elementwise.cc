@@ -49,8 +49,10 @@ SampleFn binary(Values b, Values a, std::vector<Sample> extra) {
 }
 
 // The ops of kNumericTypes again on each non-float type and f64: i32 against a broadcast row,
-// i64 against a scalar, i8 and u8 over their whole range (sums, differences and products
-// wrap), f64. Not required: a device may decline them (the f32 samples are the contract).
+// i64 against a scalar, i8, u8, i16, u16 and u32 over their whole range (sums, differences and
+// products wrap), u64 as random bit patterns (values above 2^63 too, and products that wrap
+// many times over), f64. Not required: a device may decline them (the f32 samples are the
+// contract).
 std::vector<Sample> integer_binary() {
   auto pair = [](dlrt_dtype d, Dims da, Dims db, Values v, const char* note) {
     return Sample{{typed_in("a", d, da, v), typed_in("b", d, db, v)}, {}, false, note};
@@ -60,6 +62,10 @@ std::vector<Sample> integer_binary() {
       pair(DLRT_I64, {2, 3}, {}, integers(-1000, 1000), "i64 with a scalar"),
       pair(DLRT_I8, {4, 6}, {4, 6}, integers(-128, 127), "i8, wrapping"),
       pair(DLRT_U8, {4, 1}, {1, 6}, integers(0, 255), "u8, wrapping"),
+      pair(DLRT_I16, {3, 5}, {3, 5}, integers(-32768, 32767), "i16, wrapping"),
+      pair(DLRT_U16, {2, 1, 4}, {3, 1}, integers(0, 65535), "u16, wrapping"),
+      pair(DLRT_U32, {5, 3}, {}, integers(0, 4294967295.0), "u32 with a scalar, wrapping"),
+      pair(DLRT_U64, {4, 4}, {4}, bits(), "u64, every bit pattern"),
       pair(DLRT_F64, {3, 4}, {4}, integers(-3, 3), "f64"),
   };
 }
@@ -81,8 +87,9 @@ std::vector<Sample> where(const OpDef&) {
   for (const Shapes& s : shapes)
     out.push_back({{typed_in("cond", DLRT_BOOL, s.cond, integers(0, 1)),
                     f32_in("x", s.x, uniform(-2, 2)), f32_in("y", s.y, uniform(-2, 2))}});
-  // x and y of any dtype: i64 (ONNX's index arithmetic) and bool.
-  for (dlrt_dtype d : {DLRT_I64, DLRT_BOOL})
+  // x and y of any dtype: i64 (ONNX's index arithmetic), bool, and each element size of the
+  // wider integers (u16, u32, u64).
+  for (dlrt_dtype d : {DLRT_I64, DLRT_BOOL, DLRT_U16, DLRT_U32, DLRT_U64})
     out.push_back({{typed_in("cond", DLRT_BOOL, {3, 4}, integers(0, 1)),
                     typed_in("x", d, {3, 4}, integers(0, 1000)), typed_in("y", d, {4}, integers(0, 1))},
                    {},

@@ -50,6 +50,16 @@ std::vector<Sample> gather(const OpDef&) {
                  {},
                  false,
                  "i64 rows"});
+  out.push_back({{typed_in("params", DLRT_U16, {7, 3}, bits()),
+                  typed_in("indices", DLRT_I32, {4}, integers(0, 6))},
+                 {},
+                 false,
+                 "u16 rows (2-byte elements)"});
+  out.push_back({{typed_in("params", DLRT_U64, {5, 2}, bits()),
+                  typed_in("indices", DLRT_I64, {3}, integers(0, 4))},
+                 {},
+                 false,
+                 "u64 rows"});
   return out;
 }
 

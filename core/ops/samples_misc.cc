@@ -117,6 +117,8 @@ std::vector<Sample> fill(const OpDef&) {
       {{}, {{"shape", Ints{1}}, {"value", -3}}, true, "int value widened"},
       {{}, {{"shape", Ints{3, 4}}, {"value", 7.0}, {"dtype", DLRT_I32}}, false},
       {{}, {{"shape", Ints{2, 2}}, {"value", 200.0}, {"dtype", DLRT_U8}}, false},
+      {{}, {{"shape", Ints{3}}, {"value", -7.5}, {"dtype", DLRT_I16}}, false},
+      {{}, {{"shape", Ints{2, 3}}, {"value", 1e19}, {"dtype", DLRT_U64}}, false, "u64 above 2^63"},
   };
 }
 
@@ -163,6 +165,27 @@ std::vector<Sample> cast(const OpDef&) {
       {{f32_in("x", {5}, uniform(-2, 2))}, {{"dtype", DLRT_F32}}, true, "identity"},
       {{typed_in("x", DLRT_I32, {5}, integers(-9, 9))}, {{"dtype", DLRT_I64}}, false},
       {{f32_in("x", {8}, uniform(0, 255.9))}, {{"dtype", DLRT_U8}}, false},
+      // The 16-64-bit integers both ways: from floats beyond each range (saturating at both
+      // ends, NaN-free), to f32/f64 (u64 from every bit pattern: rounding once), and between
+      // integers (saturating: negatives to 0 in the unsigned, large u64 to i64's max).
+      {{f32_in("x", {12}, uniform(-70000, 70000))}, {{"dtype", DLRT_U16}}, false, "f32 -> u16"},
+      {{f32_in("x", {12}, uniform(-70000, 70000))}, {{"dtype", DLRT_I16}}, false, "f32 -> i16"},
+      {{typed_in("x", DLRT_F64, {12}, uniform(-6e9, 6e9))}, {{"dtype", DLRT_U32}}, false,
+       "f64 -> u32"},
+      {{typed_in("x", DLRT_F64, {12}, uniform(-4e19, 4e19))}, {{"dtype", DLRT_U64}}, false,
+       "f64 -> u64, past both ends"},
+      {{typed_in("x", DLRT_U16, {9}, integers(0, 65535))}, {{"dtype", DLRT_F32}}, false},
+      {{typed_in("x", DLRT_I16, {9}, integers(-32768, 32767))}, {{"dtype", DLRT_F32}}, false},
+      {{typed_in("x", DLRT_U32, {9}, integers(0, 4294967295.0))}, {{"dtype", DLRT_F64}}, false},
+      {{typed_in("x", DLRT_U64, {16}, bits())}, {{"dtype", DLRT_F32}}, false, "u64 -> f32"},
+      {{typed_in("x", DLRT_U64, {16}, bits())}, {{"dtype", DLRT_I64}}, false, "u64 -> i64"},
+      {{typed_in("x", DLRT_I64, {16}, bits())}, {{"dtype", DLRT_U64}}, false, "i64 -> u64"},
+      {{typed_in("x", DLRT_I16, {9}, integers(-32768, 32767))}, {{"dtype", DLRT_U32}}, false,
+       "i16 -> u32"},
+      {{typed_in("x", DLRT_U32, {9}, integers(0, 4294967295.0))}, {{"dtype", DLRT_I16}}, false,
+       "u32 -> i16"},
+      {{typed_in("x", DLRT_U16, {9}, integers(0, 65535))}, {{"dtype", DLRT_BOOL}}, false},
+      {{typed_in("x", DLRT_BOOL, {9}, integers(0, 1))}, {{"dtype", DLRT_U64}}, false},
   };
 }
 

@@ -140,6 +140,8 @@ std::vector<Sample> transpose(const OpDef&) {
       {{f32_in("x", {2, 3, 4}, u)}, {{"perm", Ints{2, 0, 1}}}},
       {{f32_in("x", {2, 1, 3, 2, 3}, u)}, {{"perm", Ints{4, 2, 0, 3, 1}}}},
       {{typed_in("x", DLRT_I32, {3, 7}, integers(-99, 99))}, {{"perm", Ints{1, 0}}}, false},
+      {{typed_in("x", DLRT_I16, {2, 3, 5}, bits())}, {{"perm", Ints{2, 0, 1}}}, false, "i16"},
+      {{typed_in("x", DLRT_U64, {3, 4}, bits())}, {{"perm", Ints{1, 0}}}, false, "u64"},
   };
 }
 

@@ -46,6 +46,13 @@ std::vector<Sample> cumsum(const OpDef&) {
       {{typed_in("x", DLRT_I64, {4, 6}, integers(-1000, 1000))}, {{"axis", 0}, {"reverse", true}},
        false, "i64"},
       {{typed_in("x", DLRT_I8, {40}, integers(-128, 127))}, {}, false, "i8, wrapping"},
+      {{typed_in("x", DLRT_U16, {3, 40}, integers(0, 65535))}, {{"axis", 1}}, false,
+       "u16, wrapping"},
+      {{typed_in("x", DLRT_I16, {40, 2}, integers(-32768, 32767))}, {{"reverse", true}}, false,
+       "i16, wrapping"},
+      {{typed_in("x", DLRT_U32, {30}, integers(0, 4294967295.0))}, {{"exclusive", true}}, false,
+       "u32, wrapping"},
+      {{typed_in("x", DLRT_U64, {5, 7}, bits())}, {{"axis", 1}}, false, "u64, wrapping"},
   };
 }
 

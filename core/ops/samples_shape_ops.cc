@@ -40,6 +40,10 @@ std::vector<Sample> concat(const OpDef&) {
        {{"axis", int64_t{1}}},
        true,
        "integer data"},
+      {{typed_in("x", DLRT_U32, {3, 2}, bits()), typed_in("x", DLRT_U32, {1, 2}, bits())},
+       {{"axis", int64_t{0}}},
+       false,
+       "u32 data"},
   };
 }
 

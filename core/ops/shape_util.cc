@@ -93,6 +93,8 @@ constexpr DtypeName kDtypeNames[] = {
     {DLRT_F32, "f32"}, {DLRT_F16, "f16"}, {DLRT_BF16, "bf16"},
     {DLRT_F64, "f64"}, {DLRT_I32, "i32"}, {DLRT_I64, "i64"},
     {DLRT_U8, "u8"},   {DLRT_I8, "i8"},   {DLRT_BOOL, "bool"},
+    {DLRT_U16, "u16"}, {DLRT_U32, "u32"}, {DLRT_U64, "u64"},
+    {DLRT_I16, "i16"},
 };
 }  // namespace
 
@@ -114,6 +116,8 @@ std::string format_dtypes(const std::vector<dlrt_dtype>& dtypes) {
   return out;
 }
 
-bool is_valid_dtype(int32_t dtype) { return dtype >= DLRT_F32 && dtype <= DLRT_BOOL; }
+// types.h's table is the one list: the values are not contiguous forever (they are appended,
+// never renumbered), so no range check.
+bool is_valid_dtype(int32_t dtype) { return dlrt_dtype_size(dtype) != 0; }
 
 }  // namespace dlrt::ops

@@ -153,10 +153,15 @@ ncclDataType_t nccl_dtype(int32_t dtype, const char* entry) {
       return ncclInt8;
     case DLRT_BOOL:
       return ncclUint8;  // one byte, 0 or 1
-    default:
+    case DLRT_U32:
+      return ncclUint32;
+    case DLRT_U64:
+      return ncclUint64;
+    default:  // u16, i16: NCCL has no 16-bit integer type
       plugin::fail(DLRT_INVALID_ARGUMENT,
-                   std::string("cuda: ") + entry + ": dtype " + std::to_string(dtype) +
-                       " is not one NCCL carries (F32, F16, BF16, F64, I32, I64, U8, I8, BOOL)");
+                   std::string("cuda: ") + entry + ": dtype " + dtype_name(dtype) + " (" +
+                       std::to_string(dtype) + ") is not one NCCL carries (F32, F16, BF16, F64, I32, I64, U8, I8, U32, "
+                       "U64, BOOL)");
   }
 }
 

@@ -560,10 +560,22 @@ DLRT_HD int64_t multinomial_draw(const float* logits, int64_t k, int64_t samples
   return inverse_cdf(x, k, softmax_row(x, k), u);
 }
 
-// ---- cast (every pair of f32/f64/i32/i64/u8/i8/bool), as the reference casts ---------------
+// ---- cast (every pair of f32/f64/i8..i64/u8..u64/bool), as the reference casts -------------
 
 // dtype codes are dlrt_dtype's values (types.h), repeated so this header needs no C header.
-enum : int32_t { kF32 = 1, kF64 = 4, kI32 = 5, kI64 = 6, kU8 = 7, kI8 = 8, kBool = 9 };
+enum : int32_t {
+  kF32 = 1,
+  kF64 = 4,
+  kI32 = 5,
+  kI64 = 6,
+  kU8 = 7,
+  kI8 = 8,
+  kBool = 9,
+  kU16 = 10,
+  kU32 = 11,
+  kU64 = 12,
+  kI16 = 13
+};
 
 DLRT_HD bool is_float_code(int32_t d) { return d == kF32 || d == kF64; }
 
@@ -581,10 +593,20 @@ DLRT_HD double load_as_double(const void* p, int32_t d, int64_t i) {
       return static_cast<const uint8_t*>(p)[i];
     case kI8:
       return static_cast<const int8_t*>(p)[i];
+    case kU16:
+      return static_cast<const uint16_t*>(p)[i];
+    case kI16:
+      return static_cast<const int16_t*>(p)[i];
+    case kU32:
+      return static_cast<const uint32_t*>(p)[i];
+    case kU64:
+      return static_cast<double>(static_cast<const uint64_t*>(p)[i]);
     default:
       return static_cast<const uint8_t*>(p)[i] != 0 ? 1.0 : 0.0;
   }
 }
+// As int64, exactly, but a u64 above INT64_MAX reads as INT64_MAX (what saturating it to any
+// other integer gives; cast_element takes u64 apart, store_u64).
 DLRT_HD int64_t load_as_int(const void* p, int32_t d, int64_t i) {
   switch (d) {
     case kI32:
@@ -595,15 +617,30 @@ DLRT_HD int64_t load_as_int(const void* p, int32_t d, int64_t i) {
       return static_cast<const uint8_t*>(p)[i];
     case kI8:
       return static_cast<const int8_t*>(p)[i];
+    case kU16:
+      return static_cast<const uint16_t*>(p)[i];
+    case kI16:
+      return static_cast<const int16_t*>(p)[i];
+    case kU32:
+      return static_cast<const uint32_t*>(p)[i];
+    case kU64: {
+      const uint64_t v = static_cast<const uint64_t*>(p)[i];
+      return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
+    }
     default:
       return static_cast<const uint8_t*>(p)[i] != 0 ? 1 : 0;
   }
 }
+// v saturated to integer dtype d's range (u64's as far as int64 reaches).
 DLRT_HD int64_t saturate(int64_t v, int32_t d) {
   int64_t lo = INT64_MIN, hi = INT64_MAX;
   if (d == kI32) lo = INT32_MIN, hi = INT32_MAX;
-  if (d == kU8) lo = 0, hi = 255;
-  if (d == kI8) lo = -128, hi = 127;
+  if (d == kU8) lo = 0, hi = UINT8_MAX;
+  if (d == kI8) lo = INT8_MIN, hi = INT8_MAX;
+  if (d == kU16) lo = 0, hi = UINT16_MAX;
+  if (d == kI16) lo = INT16_MIN, hi = INT16_MAX;
+  if (d == kU32) lo = 0, hi = UINT32_MAX;
+  if (d == kU64) lo = 0;
   return v < lo ? lo : v > hi ? hi : v;
 }
 DLRT_HD void store_int(void* p, int32_t d, int64_t i, int64_t v) {
@@ -626,9 +663,29 @@ DLRT_HD void store_int(void* p, int32_t d, int64_t i, int64_t v) {
     case kI8:
       static_cast<int8_t*>(p)[i] = static_cast<int8_t>(saturate(v, d));
       break;
+    case kU16:
+      static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(saturate(v, d));
+      break;
+    case kI16:
+      static_cast<int16_t*>(p)[i] = static_cast<int16_t>(saturate(v, d));
+      break;
+    case kU32:
+      static_cast<uint32_t*>(p)[i] = static_cast<uint32_t>(saturate(v, d));
+      break;
+    case kU64:
+      static_cast<uint64_t*>(p)[i] = static_cast<uint64_t>(saturate(v, d));
+      break;
     default:
       static_cast<uint8_t*>(p)[i] = v != 0 ? 1 : 0;
   }
+}
+// A u64 value stored as cast stores it: to a float rounded once, to any other integer
+// saturated (every other integer's maximum is at most INT64_MAX), to bool v != 0.
+DLRT_HD void store_u64(void* p, int32_t d, int64_t i, uint64_t v) {
+  if (d == kF32) static_cast<float*>(p)[i] = static_cast<float>(v);
+  else if (d == kF64) static_cast<double*>(p)[i] = static_cast<double>(v);
+  else if (d == kU64) static_cast<uint64_t*>(p)[i] = v;
+  else store_int(p, d, i, v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v));
 }
 // float -> float rounds to nearest; float -> int truncates toward zero and saturates, NaN -> 0;
 // -> bool is v != 0 (NaN gives 1).
@@ -639,6 +696,11 @@ DLRT_HD void store_double(void* p, int32_t d, int64_t i, double v) {
     static_cast<double*>(p)[i] = v;
   } else if (d == kBool) {
     static_cast<uint8_t*>(p)[i] = v != 0.0 ? 1 : 0;
+  } else if (d == kU64) {  // u64's top half lies beyond int64: its own bounds, 0 and 2^64
+    const double t = trunc(v);
+    static_cast<uint64_t*>(p)[i] = t != t || t <= 0.0          ? 0
+                                   : t >= 18446744073709551616.0 ? UINT64_MAX
+                                                                 : static_cast<uint64_t>(t);
   } else {
     const double t = trunc(v);
     const int64_t iv = t != t                        ? 0
@@ -650,7 +712,8 @@ DLRT_HD void store_double(void* p, int32_t d, int64_t i, double v) {
 }
 // Element i of `in` (dtype `from`) converted into element i of `out` (dtype `to`).
 DLRT_HD void cast_element(const void* in, int32_t from, void* out, int32_t to, int64_t i) {
-  if (is_float_code(from)) store_double(out, to, i, load_as_double(in, from, i));
+  if (from == kU64) store_u64(out, to, i, static_cast<const uint64_t*>(in)[i]);
+  else if (is_float_code(from)) store_double(out, to, i, load_as_double(in, from, i));
   else store_int(out, to, i, load_as_int(in, from, i));
 }
 

@@ -448,12 +448,15 @@ TEST(KernelMath, OwnPoolingMatchesReference) {
 // ---- cast and fill -----------------------------------------------------------------------------
 
 TEST(KernelMath, CastMatchesReferenceForEveryPair) {
-  const std::vector<dlrt_dtype> types = {DLRT_F32, DLRT_F64, DLRT_I32, DLRT_I64,
-                                         DLRT_U8,  DLRT_I8,  DLRT_BOOL};
+  const std::vector<dlrt_dtype> types = {DLRT_F32, DLRT_F64, DLRT_I32, DLRT_I64, DLRT_U8,
+                                         DLRT_I8,  DLRT_U16, DLRT_I16, DLRT_U32, DLRT_U64,
+                                         DLRT_BOOL};
+  // Each dtype's edges and the values just past them (u64's top half included: 1e19).
   const std::vector<double> values = {
       0.0,      -0.0,     1.5,    -1.5, 2.7,  -2.7, 127.9, 128.0,
       255.5,    256.0,    -129.0, 3e9,  -3e9, 1e20, -1e20, std::numeric_limits<double>::quiet_NaN(),
-      INFINITY, -INFINITY};
+      INFINITY, -INFINITY, 32767.5, 32768.0, -32769.0, 65535.9, 65536.0, 4294967295.5,
+      4294967296.0, 9.3e18, 1e19, 1.8446744073709552e19};
   for (dlrt_dtype from : types) {
     // Inputs: the values above, stored in `from` the way fill stores them.
     const size_t esize = plugin::dtype_size(from);

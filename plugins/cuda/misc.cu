@@ -1,6 +1,6 @@
 // misc.cu: data movement and small utility ops: copy/reshape/flatten (cudaMemcpyAsync d2d),
 // transpose and broadcast_to (one strided-gather kernel, also used for cuDNN's filter
-// layouts), fill, cast (every pair of f32/f64/i32/i64/u8/i8/bool), gather_rows, argmax and
+// layouts), fill, cast (every pair of f32/f64/i8..i64/u8..u64/bool), gather_rows, argmax and
 // equal_count. Data-movement ops take every dtype: they move 1, 2, 4 or 8-byte elements.
 #include <cstring>
 #include <string>
@@ -144,11 +144,16 @@ std::unique_ptr<Kernel> create_fill(const dlrt_op_desc& d, const dlrt_device_des
     check_args(a, 0, 1, 0, "fill");
     void* y = out(a, 0);
     uint8_t b1;
+    uint16_t b2;
     uint32_t b4;
     switch (esize) {
       case 1:
         std::memcpy(&b1, &pattern, 1);
         fill_kernel<<<grid_for(n), kThreads, 0, s>>>((uint8_t*)y, n, b1);
+        break;
+      case 2:  // u16, i16 (f16/bf16 are filled in f32 and narrowed, widening.cc)
+        std::memcpy(&b2, &pattern, 2);
+        fill_kernel<<<grid_for(n), kThreads, 0, s>>>((uint16_t*)y, n, b2);
         break;
       case 4:
         std::memcpy(&b4, &pattern, 4);

@@ -62,6 +62,19 @@ std::string format_dims(const Dims& dims) {
   return s + ")";
 }
 
+namespace {
+template <typename T>
+T load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+template <typename T>
+void store(uint8_t* p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
+}  // namespace
+
 HostTensor::HostTensor(dlrt_dtype t, Dims d) : dtype(t), dims(std::move(d)) {
   if (dtype_size(dtype) == 0)
     throw std::invalid_argument(std::string("conformance: no host conversion for ") +
@@ -96,6 +109,14 @@ double HostTensor::get(int64_t i) const {
       return *p;
     case DLRT_I8:
       return static_cast<int8_t>(*p);
+    case DLRT_U16:
+      return load<uint16_t>(p);
+    case DLRT_I16:
+      return load<int16_t>(p);
+    case DLRT_U32:
+      return load<uint32_t>(p);
+    case DLRT_U64:  // nearest double above 2^53; compare() checks integers by their bytes
+      return static_cast<double>(load<uint64_t>(p));
     case DLRT_BOOL:
       return *p;
     case DLRT_F16:
@@ -135,6 +156,20 @@ void HostTensor::set(int64_t i, double v) {
       break;
     case DLRT_I8:
       *p = static_cast<uint8_t>(static_cast<int8_t>(v));
+      break;
+    // The fills make integer values in the dtype's range (bits() writes bytes, not here);
+    // through int64 the conversions are defined for every such value below 2^63.
+    case DLRT_U16:
+      store(p, static_cast<uint16_t>(static_cast<int64_t>(v)));
+      break;
+    case DLRT_I16:
+      store(p, static_cast<int16_t>(static_cast<int64_t>(v)));
+      break;
+    case DLRT_U32:
+      store(p, static_cast<uint32_t>(static_cast<int64_t>(v)));
+      break;
+    case DLRT_U64:
+      store(p, static_cast<uint64_t>(static_cast<int64_t>(v)));
       break;
     case DLRT_BOOL:
       *p = v != 0 ? 1 : 0;
@@ -204,6 +239,12 @@ Fill distinct(double lo, double hi) {
 Fill integers(int64_t lo, int64_t hi) {
   return [=](Rng& rng, HostTensor& t, const std::vector<HostTensor>&) {
     for (int64_t i = 0; i < t.size(); ++i) t.set(i, static_cast<double>(rng.integer(lo, hi)));
+  };
+}
+
+Fill bits() {
+  return [](Rng& rng, HostTensor& t, const std::vector<HostTensor>&) {
+    for (uint8_t& b : t.bytes) b = static_cast<uint8_t>(rng.next() >> 56);
   };
 }
 

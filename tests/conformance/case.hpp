@@ -82,6 +82,9 @@ Fill distinct(double lo, double hi);
 Fill integers(int64_t lo, int64_t hi);
 // Every element `v`.
 Fill constant(double v);
+// Random bytes: each element any bit pattern of its dtype (integers over their whole range,
+// u64's values above 2^63 and i64's extremes included, which no double-valued fill reaches).
+Fill bits();
 
 // ---- attributes ----------------------------------------------------------------------------
 

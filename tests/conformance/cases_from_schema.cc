@@ -79,6 +79,8 @@ Fill fill_for(const ops::Values& v, const ops::AttrMap& attrs) {
       auto it = attrs.find("axes");
       return max_of_x(it == attrs.end() ? std::vector<int64_t>{} : it->second.as_ints());
     }
+    case ops::Values::kBits:
+      return bits();
   }
   throw std::logic_error("unknown ops::Values kind");
 }

@@ -2,6 +2,7 @@
 #include "compare.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <sstream>
 
@@ -22,19 +23,28 @@ Comparison compare(const HostTensor& ref, const HostTensor& out, const Tolerance
     const double r = ref.get(i);
     if (std::isfinite(r)) max_abs = std::max(max_abs, std::fabs(r));
   }
-  c.scale = tol.exact ? 1.0 : std::max(1.0, max_abs);
+  // Integers (and bool) have one right answer whatever the op's tolerance: they compare by
+  // their bytes, so a u64 or i64 off by one is caught even where doubles cannot tell.
+  const bool integer = ref.dtype != DLRT_F32 && ref.dtype != DLRT_F64 && ref.dtype != DLRT_F16 &&
+                       ref.dtype != DLRT_BF16;
+  const size_t es = dtype_size(ref.dtype);
+  c.scale = tol.exact || integer ? 1.0 : std::max(1.0, max_abs);
   const double inf = std::numeric_limits<double>::infinity();
   for (int64_t i = 0; i < n; ++i) {
     const double r = ref.get(i), o = out.get(i);
     double err;
-    if (std::isnan(r) || std::isnan(o)) {
+    if (integer) {
+      const size_t at = static_cast<size_t>(i) * es;
+      const bool same = std::memcmp(ref.bytes.data() + at, out.bytes.data() + at, es) == 0;
+      err = same ? 0 : std::max(std::fabs(o - r), 1.0);  // >= 1 where doubles round together
+    } else if (std::isnan(r) || std::isnan(o)) {
       err = std::isnan(r) && std::isnan(o) ? 0 : inf;
     } else if (std::isinf(r) || std::isinf(o)) {
       err = r == o ? 0 : inf;
     } else {
       err = std::fabs(o - r) / c.scale;
     }
-    const bool bad = tol.exact ? err != 0 : !(err <= tol.rel);
+    const bool bad = tol.exact || integer ? err != 0 : !(err <= tol.rel);
     if (bad) ++c.mismatches;
     if (c.where < 0 || err > c.max_error) {
       c.max_error = err;

@@ -4,7 +4,8 @@
 // over finite reference values. A NaN or infinity must be matched by the same value (a NaN in
 // the reference is what the spec asks for, e.g. log(-1) or an out-of-range label; a NaN in
 // the output where the reference is finite is usually the poison the driver wrote before the
-// run, i.e. an element the device never wrote). Exact ops compare values for equality.
+// run, i.e. an element the device never wrote). Exact ops compare values for equality;
+// integer and bool outputs compare by their bytes whatever the op's tolerance.
 #pragma once
 
 #include <string>

@@ -33,7 +33,7 @@ put("idx", "u8_4x4.gz", gzip.compress(idx(0x08, [4, 4], bytes(range(16))), mtime
 put("idx", "f32_2.gz", gzip.compress(idx(0x0D, [2], struct.pack(">2f", 1.0, 2.0)), mtime=0))
 put("idx", "bad_magic", b"PK\x03\x04" + bytes(12))
 put("idx", "short_data", idx(0x08, [3, 4], bytes(10)))
-put("idx", "i16_unsupported", idx(0x0B, [2], bytes(4)))
+put("idx", "i16_2", idx(0x0B, [2], struct.pack(">2h", -2, 258)))
 put("idx", "truncated.gz", gzip.compress(idx(0x08, [8], bytes(8)), mtime=0)[:-5])
 
 
@@ -59,7 +59,9 @@ put("safetensors", "metadata", st([("w", "I32", [2, 2], bytes(16))], {"framework
 put("safetensors", "all_dtypes", st([
     ("f32", "F32", [2], bytes(8)), ("f16", "F16", [2], bytes(4)), ("bf16", "BF16", [1], bytes(2)),
     ("f64", "F64", [1], bytes(8)), ("i32", "I32", [1], bytes(4)), ("i64", "I64", [1], bytes(8)),
-    ("u8", "U8", [3], b"abc"), ("i8", "I8", [1], b"\xff"), ("b", "BOOL", [2], b"\x01\x00")]))
+    ("u8", "U8", [3], b"abc"), ("i8", "I8", [1], b"\xff"), ("b", "BOOL", [2], b"\x01\x00"),
+    ("u16", "U16", [1], b"\xff\xff"), ("i16", "I16", [1], b"\x00\x80"), ("u32", "U32", [1], bytes(4)),
+    ("u64", "U64", [1], b"\xff" * 8)]))
 put("safetensors", "scalar_and_zero", st([("s", "I64", [], bytes(8)), ("z", "F32", [4, 0], b"")]))
 put("safetensors", "unpadded", st([("x", "U8", [2], b"hi")], pad=False))
 put("safetensors", "bad_offsets", struct.pack("<Q", 60) +

@@ -106,7 +106,7 @@ INSTANTIATE_TEST_SUITE_P(
              DLRT_PLUGIN_REFUSED,
              DLRT_PHASE_ABI,
              DLRT_FAILED_PRECONDITION,
-             {"was built for plugin ABI 2.0", "this libdlrt speaks 1.3",
+             {"was built for plugin ABI 2.0", "this libdlrt speaks 1.4",
               "accepts 1.0 and newer 1.x", "libdlrt-loadertest-wrong_major.so"}},
         Case{"old_minor", DLRT_PLUGIN_LOADED, DLRT_PHASE_READY, DLRT_OK, {}},
         Case{"new_minor", DLRT_PLUGIN_LOADED, DLRT_PHASE_READY, DLRT_OK, {}},
@@ -442,7 +442,7 @@ TEST(CApi, DefaultOptionsAndVersions) {
   uint32_t major = 0, minor = 9, floor = 9;
   dlrt_abi_version(&major, &minor, &floor);
   EXPECT_EQ(major, 1u);
-  EXPECT_EQ(minor, 3u);  // 1.3: dlrt_op_desc.constant_inputs (sdk/CHANGELOG.md)
+  EXPECT_EQ(minor, 4u);  // 1.4: the dtypes u16, u32, u64, i16 (sdk/CHANGELOG.md)
   EXPECT_EQ(floor, 0u);
   EXPECT_STRNE(dlrt_version(), "");
 }

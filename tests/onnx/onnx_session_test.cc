@@ -220,6 +220,65 @@ TEST(OnnxSession, IntegerModIsExactAndTakesTheDivisorsSign) {
   EXPECT_EQ(y[0].read<int64_t>(), (std::vector<int64_t>{big % 10, 2, -2, -1, 0}));
 }
 
+// The 16-64-bit integers: initializers from ONNX's typed fields (UINT64 in uint64_data, INT16
+// sign-extended in int32_data), arithmetic wrapping in the type (u64 past 2^64, i16 past
+// 2^15), and the values exact where a double is not (2^63 + 5).
+TEST(OnnxSession, WideIntegersReadFromTypedFieldsAndWrap) {
+  ModelBuilder b(14);
+  b.input("x", TensorProto::UINT64, {2});
+  b.input("h", TensorProto::INT16, {2});
+  auto* c = b.graph()->add_initializer();
+  c->set_name("c");
+  c->set_data_type(TensorProto::UINT64);
+  c->add_dims(2);
+  c->add_uint64_data(UINT64_MAX);
+  c->add_uint64_data(1);
+  auto* k = b.graph()->add_initializer();
+  k->set_name("k");
+  k->set_data_type(TensorProto::INT16);
+  k->add_dims(2);
+  k->add_int32_data(-3);
+  k->add_int32_data(2);
+  b.node("Add", {"x", "c"}, {"y"});
+  b.node("Mul", {"h", "k"}, {"z"});
+  b.output("y", TensorProto::UINT64);
+  b.output("z", TensorProto::INT16);
+  dlrt::Context ctx = context();
+  dlrt::InferenceSession s = session_of(ctx, b);
+  const uint64_t big = (uint64_t{1} << 63) + 5;
+  dlrt::Tensor x = dlrt::Tensor::create(ctx, 0, DLRT_U64, {2});
+  x.write(std::vector<uint64_t>{1, big});
+  dlrt::Tensor h = dlrt::Tensor::create(ctx, 0, DLRT_I16, {2});
+  h.write(std::vector<int16_t>{1000, 30000});
+  std::vector<dlrt::Tensor> y = s.run({&x, &h});
+  EXPECT_EQ(y[0].read<uint64_t>(), (std::vector<uint64_t>{0, big + 1}));
+  // -3000, and 60000 - 65536
+  EXPECT_EQ(y[1].read<int16_t>(), (std::vector<int16_t>{-3000, -5536}));
+}
+
+// Constants fold on the host as the device ops compute: a folded u16 Add wraps (65535 + 1 =
+// 0), a folded Cast to u16 truncates and saturates (-1.5 -> 0, 70000 -> 65535, 2.9 -> 2).
+TEST(OnnxSession, FoldedU16ArithmeticWrapsAndFoldedCastSaturates) {
+  ModelBuilder b(13);
+  b.input("x", TensorProto::UINT16, {3});
+  b.init("f", {3}, {-1.5f, 70000.f, 2.9f});
+  auto* cast = b.node("Cast", {"f"}, {"u"});
+  ModelBuilder::attr(cast, "to", int64_t{TensorProto::UINT16});
+  auto* one = b.graph()->add_initializer();
+  one->set_name("one");
+  one->set_data_type(TensorProto::UINT16);
+  one->add_dims(3);
+  for (int v : {1, 1, 1}) one->add_int32_data(v);
+  b.node("Add", {"u", "one"}, {"u1"});  // {1, 0 (wrapped), 3}
+  b.node("Add", {"x", "u1"}, {"y"});
+  b.output("y", TensorProto::UINT16);
+  dlrt::Context ctx = context();
+  dlrt::InferenceSession s = session_of(ctx, b);
+  dlrt::Tensor x = dlrt::Tensor::create(ctx, 0, DLRT_U16, {3});
+  x.write(std::vector<uint16_t>{10, 20, 30});
+  EXPECT_EQ(s.run({&x})[0].read<uint16_t>(), (std::vector<uint16_t>{11, 20, 33}));
+}
+
 // A Div of constants is folded on the host: floats divide as IEEE does (1/0 = inf, -1/0 = -inf,
 // 0/0 = NaN), as the device's div would.
 TEST(OnnxSession, FoldedFloatDivisionByZeroIsIeee) {

@@ -99,11 +99,12 @@ std::vector<InputData> make_inputs(const std::vector<dlrt::SessionIo>& ios, int6
         else
           reinterpret_cast<double*>(d.bytes.data())[i] = u(rng);
       }
-    } else if (io.dtype == DLRT_U8 || io.dtype == DLRT_I8) {
+    } else if (io.dtype == DLRT_U8 || io.dtype == DLRT_I8 || io.dtype == DLRT_U16 ||
+               io.dtype == DLRT_I16) {  // pixels, audio samples: any bit pattern is a value
       for (uint8_t& b : d.bytes) b = static_cast<uint8_t>(rng());
     } else {
       throw std::runtime_error("input '" + io.name + "' is " + dlrt_dtype_name(io.dtype) +
-                               "; dlbench infer makes f32, f64, u8 and i8 inputs");
+                               "; dlbench infer makes f32, f64, u8, i8, u16 and i16 inputs");
     }
     out.push_back(std::move(d));
   }
@@ -130,6 +131,10 @@ std::vector<double> as_doubles(dlrt_dtype dtype, const uint8_t* p, size_t bytes)
     case DLRT_I32: take(int32_t{}); break;
     case DLRT_U8: case DLRT_BOOL: take(uint8_t{}); break;
     case DLRT_I8: take(int8_t{}); break;
+    case DLRT_U16: take(uint16_t{}); break;
+    case DLRT_I16: take(int16_t{}); break;
+    case DLRT_U32: take(uint32_t{}); break;
+    case DLRT_U64: take(uint64_t{}); break;
     default: break;
   }
   return v;

@@ -57,6 +57,10 @@ std::vector<double> as_doubles(const dlrt::npy::Array& a) {
       case DLRT_I32: { int32_t f; std::memcpy(&f, p, 4); v[i] = f; break; }
       case DLRT_I64: { int64_t f; std::memcpy(&f, p, 8); v[i] = static_cast<double>(f); break; }
       case DLRT_I8: v[i] = static_cast<int8_t>(*p); break;
+      case DLRT_U16: { uint16_t f; std::memcpy(&f, p, 2); v[i] = f; break; }
+      case DLRT_I16: { int16_t f; std::memcpy(&f, p, 2); v[i] = f; break; }
+      case DLRT_U32: { uint32_t f; std::memcpy(&f, p, 4); v[i] = f; break; }
+      case DLRT_U64: { uint64_t f; std::memcpy(&f, p, 8); v[i] = static_cast<double>(f); break; }
       default: v[i] = *p; break;  // u8, bool (f16/bf16 are shown as raw bits)
     }
   }
@@ -82,6 +86,10 @@ dlrt::npy::Array random_input(dlrt_dtype dtype, const std::vector<int64_t>& dims
       case DLRT_I32: { const int32_t v = static_cast<int32_t>(f * 10); std::memcpy(p, &v, 4); break; }
       case DLRT_I64: { const int64_t v = static_cast<int64_t>(f * 10); std::memcpy(p, &v, 8); break; }
       case DLRT_BOOL: *p = f < 0.5f ? 0 : 1; break;
+      case DLRT_U16:
+      case DLRT_I16: { const uint16_t v = static_cast<uint16_t>(f * 10); std::memcpy(p, &v, 2); break; }
+      case DLRT_U32: { const uint32_t v = static_cast<uint32_t>(f * 10); std::memcpy(p, &v, 4); break; }
+      case DLRT_U64: { const uint64_t v = static_cast<uint64_t>(f * 10); std::memcpy(p, &v, 8); break; }
       default: *p = static_cast<uint8_t>(f * 10); break;
     }
   }

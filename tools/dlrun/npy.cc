@@ -23,7 +23,13 @@ dlrt_dtype dtype_of(const std::string& descr, const std::string& path) {
   if (descr == "|u1") return DLRT_U8;
   if (descr == "|i1") return DLRT_I8;
   if (descr == "|b1") return DLRT_BOOL;
-  bad(path, fmt::format("dtype '{}' has no dlrt dtype (f4, f8, f2, i4, i8, u1, i1, b1, little-endian)", descr));
+  if (descr == "<u2") return DLRT_U16;
+  if (descr == "<i2") return DLRT_I16;
+  if (descr == "<u4") return DLRT_U32;
+  if (descr == "<u8") return DLRT_U64;
+  bad(path, fmt::format("dtype '{}' has no dlrt dtype (expected one of <f4 <f8 <f2 <i2 <i4 <i8 <u2 "
+                        "<u4 <u8 |u1 |i1 |b1; NumPy's letter then bytes, little-endian)",
+                        descr));
 }
 
 // The value after 'key': in the header dict.
@@ -60,6 +66,10 @@ std::string descr_of(dlrt_dtype d) {
     case DLRT_U8: return "|u1";
     case DLRT_I8: return "|i1";
     case DLRT_BOOL: return "|b1";
+    case DLRT_U16: return "<u2";
+    case DLRT_I16: return "<i2";
+    case DLRT_U32: return "<u4";
+    case DLRT_U64: return "<u8";
     default: return "";
   }
 }

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -84,15 +85,18 @@ std::string compare(const HostTensor& want, const std::vector<uint8_t>& got_byte
   got.dims = got_dims;
   got.bytes = got_bytes;
   const std::vector<double> g = got.as_doubles(), w = want.as_doubles();
+  // Integers and bool: element by element, by their bytes (a u64 or i64 beyond 2^53 is not
+  // told apart from its neighbours as a double).
   const bool exact = !(want.dtype == DLRT_F32 || want.dtype == DLRT_F64 || want.dtype == DLRT_F16 ||
                        want.dtype == DLRT_BF16);
+  const size_t es = dlrt_dtype_size(want.dtype);
   size_t bad = 0, first = 0;
   double worst = 0;
   for (size_t i = 0; i < w.size(); ++i) {
     bool ok;
-    if (std::isnan(w[i])) ok = std::isnan(g[i]);
+    if (exact) ok = std::memcmp(got.bytes.data() + i * es, want.bytes.data() + i * es, es) == 0;
+    else if (std::isnan(w[i])) ok = std::isnan(g[i]);
     else if (std::isinf(w[i])) ok = g[i] == w[i];
-    else if (exact) ok = g[i] == w[i];
     else ok = std::fabs(g[i] - w[i]) <= atol + rtol * std::fabs(w[i]);
     if (!ok) {
       if (bad++ == 0) first = i;

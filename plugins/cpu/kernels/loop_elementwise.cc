@@ -49,27 +49,17 @@ void check_numeric_binary(const OpView& op, const dlrt_plugin&, dlrt_op_cost* co
   fill_cost(op, 1, cost);
 }
 
-// An integer sum, difference or product modulo 2^bits: computed in the unsigned type, where
-// C++ defines the wrap (NumPy's integer arithmetic; signed overflow would be undefined).
+// An integer sum, difference or product modulo 2^bits, computed in an unsigned type where C++
+// defines the wrap (NumPy's integer arithmetic; signed overflow would be undefined), and the
+// integer quotient (truncated, x / 0 = 0, lowest / -1 = lowest): plugins/common/dtype_dispatch.hpp,
+// the same code as the reference's.
 template <BinOp O, typename T>
 T wrapping(T x, T y) {
-  using U = std::make_unsigned_t<T>;
-  const U a = static_cast<U>(x), b = static_cast<U>(y);
-  if constexpr (O == BinOp::kAdd) return static_cast<T>(static_cast<U>(a + b));
-  else if constexpr (O == BinOp::kSub) return static_cast<T>(static_cast<U>(a - b));
-  else return static_cast<T>(static_cast<U>(a * b));
+  if constexpr (O == BinOp::kAdd) return plugin::wrapping_add(x, y);
+  else if constexpr (O == BinOp::kSub) return plugin::wrapping_sub(x, y);
+  else return plugin::wrapping_mul(x, y);
 }
-
-// An integer quotient truncated toward zero (C's); x / 0 = 0 (NumPy's integer division by
-// zero) and the lowest value / -1, whose quotient does not fit, wraps to itself. (Division by
-// zero and that overflow are undefined in C++, so both are answered before dividing.)
-template <typename T>
-T integer_quotient(T x, T y) {
-  if (y == 0) return T(0);
-  if constexpr (std::is_signed_v<T>)
-    if (x == std::numeric_limits<T>::min() && y == T(-1)) return x;
-  return static_cast<T>(x / y);
-}
+using plugin::integer_quotient;
 
 // c[i] = a[i*SA] (op) b[i*SB] for i < n: SA, SB in {0, 1}.
 template <BinOp O, int SA, int SB, typename T>

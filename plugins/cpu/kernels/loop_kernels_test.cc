@@ -135,8 +135,10 @@ Bytes random_tensor(const dlrt_tensor_desc& t, Range r, std::mt19937_64& rng) {
       case DLRT_BOOL:
         b[i] = static_cast<uint8_t>(integer(rng) != 0);
         break;
-      default: {  // f16/bf16: random bit patterns (shape ops only move them)
-        for (size_t k = 0; k < 2; ++k) b[2 * i + k] = static_cast<uint8_t>(rng());
+      default: {  // f16/bf16 (shape ops only move them), i16, u16, u32, u64: random bit
+                  // patterns, every value of the integers (u64's top half too)
+        const size_t es = dlrt_dtype_size(t.dtype);
+        for (size_t k = 0; k < es; ++k) b[es * i + k] = static_cast<uint8_t>(rng());
       }
     }
   }
@@ -643,11 +645,13 @@ TEST(LoopKernels, BroadcastTo) {
 
 TEST(LoopKernels, CastEveryPair) {
   const std::vector<dlrt_dtype> types = {DLRT_F32, DLRT_F64, DLRT_I32, DLRT_I64,
-                                         DLRT_U8,  DLRT_I8,  DLRT_BOOL};
+                                         DLRT_U8,  DLRT_I8,  DLRT_U16, DLRT_I16,
+                                         DLRT_U32, DLRT_U64, DLRT_BOOL};
   for (dlrt_dtype from : types)
     for (dlrt_dtype to : types)
       for (Dims d : {Dims{}, Dims{9}, Dims{300, 301}}) {
-        // Floats cover saturation, truncation toward zero and negatives; integers their range.
+        // Floats cover saturation, truncation toward zero and negatives; integers their range
+        // (the 16-64-bit ones as random bits: random_tensor).
         Range r = dlrt::plugin::dtype_is_float(from) ? Range{-300.7, 300.7}
                   : from == DLRT_U8                  ? Range{0, 255}
                   : from == DLRT_BOOL                ? Range{0, 1}
@@ -661,7 +665,8 @@ TEST(LoopKernels, CastOfNanAndHugeValues) {
   const float v[6] = {NAN, 1e20f, -1e20f, 2.9f, -2.9f, INFINITY};
   Bytes x(sizeof v);
   std::memcpy(x.data(), v, sizeof v);
-  for (dlrt_dtype to : {DLRT_I32, DLRT_I64, DLRT_U8, DLRT_I8, DLRT_BOOL, DLRT_F64}) {
+  for (dlrt_dtype to : {DLRT_I32, DLRT_I64, DLRT_U8, DLRT_I8, DLRT_U16, DLRT_I16, DLRT_U32,
+                        DLRT_U64, DLRT_BOOL, DLRT_F64}) {
     OpInstance i2 = instance("cast", {f32({6})}, {{"dtype", to}});
     auto out = run_plugin(cpu(), i2.desc(), {x}, 0);
     auto ref = run_reference(i2.desc(), {x}, 0);
@@ -716,9 +721,10 @@ TEST(LoopKernels, CastToAndFromF16AndBF16) {
 }
 
 TEST(LoopKernels, Fill) {
-  for (dlrt_dtype t : {DLRT_F32, DLRT_F64, DLRT_I32, DLRT_I64, DLRT_U8, DLRT_I8, DLRT_BOOL})
+  for (dlrt_dtype t : {DLRT_F32, DLRT_F64, DLRT_I32, DLRT_I64, DLRT_U8, DLRT_I8, DLRT_U16,
+                       DLRT_I16, DLRT_U32, DLRT_U64, DLRT_BOOL})
     for (Dims d : {Dims{}, Dims{1}, Dims{5, 3}, Dims{1000, 1001}})
-      for (double v : {0.0, -2.75, 300.5})
+      for (double v : {0.0, -2.75, 300.5, 1e19})
         check({"fill", {}, {{"shape", dlrt::ops::Ints(d)}, {"value", v}, {"dtype", t}}, kExact});
 }
 

@@ -1,7 +1,7 @@
 // loop_shape.cc: the cpu plugin's data-movement loop kernels: copy, reshape, flatten (a byte
 // copy, skipped when the buffers coincide), transpose and broadcast_to (a strided gather on a
-// collapsed Walk), cast between f32/f64/i32/i64/u8/i8/bool/f16/bf16 (f16 and bf16 through
-// double: narrow_float.hpp), and fill. Shape ops move elements
+// collapsed Walk), cast between f32/f64/i8/i16/i32/i64/u8/u16/u32/u64/bool/f16/bf16 (f16 and
+// bf16 through double: narrow_float.hpp), and fill. Shape ops move elements
 // of any dtype as 1/2/4/8-byte words, f16/bf16 included.
 #include <cmath>
 #include <limits>
@@ -90,21 +90,26 @@ class GatherKernel : public LoopKernel {
 template <typename T>
 constexpr bool is_bool8 = std::is_same_v<T, Bool8>;
 
-// v saturated to integer type To.
-template <typename To>
-To saturate(int64_t v) {
-  if constexpr (std::is_same_v<To, int64_t>) {
-    return v;
-  } else {
-    constexpr int64_t lo = static_cast<int64_t>(std::numeric_limits<To>::min());
-    constexpr int64_t hi = static_cast<int64_t>(std::numeric_limits<To>::max());
-    return static_cast<To>(v < lo ? lo : v > hi ? hi : v);
-  }
+// a < b for integers of any signedness and width, as numbers (C++20's std::cmp_less): a
+// plain `<` would convert a negative signed operand to a huge unsigned one.
+template <typename A, typename B>
+constexpr bool int_less(A a, B b) {
+  if constexpr (std::is_signed_v<A> == std::is_signed_v<B>) return a < b;
+  else if constexpr (std::is_signed_v<A>) return a < 0 || static_cast<std::make_unsigned_t<A>>(a) < b;
+  else return b >= 0 && a < static_cast<std::make_unsigned_t<B>>(b);
+}
+
+// Integer v saturated to integer type To: exact for every pair, u64 and i64 included.
+template <typename To, typename From>
+To saturate(From v) {
+  constexpr To lo = std::numeric_limits<To>::min(), hi = std::numeric_limits<To>::max();
+  return int_less(v, lo) ? lo : int_less(hi, v) ? hi : static_cast<To>(v);
 }
 
 // docs/ops.md's cast, exactly as the reference kernels do it: float -> float rounds to nearest;
 // float -> int truncates toward zero and saturates (NaN gives 0); int -> int saturates;
-// anything -> bool is != 0 (NaN gives true); bool reads as 0/1.
+// int -> float rounds once to nearest; anything -> bool is != 0 (NaN gives true); bool reads
+// as 0/1.
 template <typename To, typename From>
 To convert(From x) {
   if constexpr (is_bool8<From>) {
@@ -114,20 +119,23 @@ To convert(From x) {
   } else if constexpr (std::is_floating_point_v<To>) {
     return static_cast<To>(x);
   } else if constexpr (std::is_floating_point_v<From>) {
+    // The bounds as doubles are exact but for the 64-bit maxima, which round up to 2^63 and
+    // 2^64: a t below them converts without overflow, one at or above them saturates.
+    constexpr double lo = static_cast<double>(std::numeric_limits<To>::min());
+    constexpr double hi = static_cast<double>(std::numeric_limits<To>::max());
     const double t = std::trunc(static_cast<double>(x));
-    const int64_t v = std::isnan(t)                 ? 0
-                      : t >= 9223372036854775807.0  ? INT64_MAX
-                      : t <= -9223372036854775808.0 ? INT64_MIN
-                                                    : static_cast<int64_t>(t);
-    return saturate<To>(v);
+    if (std::isnan(t)) return To(0);
+    if (t <= lo) return std::numeric_limits<To>::min();
+    if (t >= hi) return std::numeric_limits<To>::max();
+    return static_cast<To>(t);
   } else {
-    return saturate<To>(static_cast<int64_t>(x));
+    return saturate<To>(x);
   }
 }
 
 void expect_plain(const OpView& op, const TensorView& t) {
   if (!is_plain_dtype(t.dtype))
-    unimplemented(op, std::string("supports f32, f64, i32, i64, u8, i8 and bool, got ") +
+    unimplemented(op, std::string("supports f32, f64, the integers and bool, got ") +
                           plugin::dtype_name(t.dtype));
 }
 
@@ -135,7 +143,7 @@ using plugin::is_narrow_float;
 
 void expect_castable(const OpView& op, const TensorView& t) {
   if (!is_plain_dtype(t.dtype) && !is_narrow_float(t.dtype))
-    unimplemented(op, std::string("supports f32, f64, f16, bf16, i32, i64, u8, i8 and bool, got ") +
+    unimplemented(op, std::string("supports f32, f64, f16, bf16, the integers and bool, got ") +
                           plugin::dtype_name(t.dtype));
 }
 

@@ -207,6 +207,18 @@ void with_plain(int32_t dtype, Fn&& fn) {
     case DLRT_I8:
       fn(int8_t{});
       break;
+    case DLRT_U16:
+      fn(uint16_t{});
+      break;
+    case DLRT_I16:
+      fn(int16_t{});
+      break;
+    case DLRT_U32:
+      fn(uint32_t{});
+      break;
+    case DLRT_U64:
+      fn(uint64_t{});
+      break;
     default:
       fn(Bool8{});
       break;
@@ -232,10 +244,8 @@ void with_bytes(size_t bytes, Fn&& fn) {
   }
 }
 
-inline bool is_plain_dtype(int32_t d) {
-  return d == DLRT_F32 || d == DLRT_F64 || d == DLRT_I32 || d == DLRT_I64 || d == DLRT_U8 ||
-         d == DLRT_I8 || d == DLRT_BOOL;
-}
+// with_plain's dtypes: the numbers of with_numeric and bool.
+inline bool is_plain_dtype(int32_t d) { return d == DLRT_BOOL || plugin::is_numeric_dtype(d); }
 
 // ---- checks (throw plugin::Error "cpu: <op>: ...") ----------------------------------------
 // Only what a kernel can run: the schema checked counts, dtypes, dims and attributes before
@@ -251,12 +261,10 @@ inline void expect_float(const OpView& op, const TensorView& t) {
     unimplemented(op, std::string("supports f32 and f64, got ") + plugin::dtype_name(t.dtype));
 }
 
-// with_numeric's dtypes: f32, f64 and the integers i32, i64, u8, i8.
+// with_numeric's dtypes: f32, f64 and the integers i8..i64, u8..u64.
 inline void expect_numeric(const OpView& op, const TensorView& t) {
-  const int32_t d = t.dtype;
-  if (d != DLRT_F32 && d != DLRT_F64 && d != DLRT_I32 && d != DLRT_I64 && d != DLRT_U8 &&
-      d != DLRT_I8)
-    unimplemented(op, std::string("supports f32, f64, i32, i64, u8 and i8, got ") +
+  if (!plugin::is_numeric_dtype(t.dtype))
+    unimplemented(op, std::string("supports f32, f64, i8, i16, i32, i64, u8, u16, u32 and u64, got ") +
                           plugin::dtype_name(t.dtype));
 }
 

@@ -84,29 +84,25 @@ double binary(char op, double a, double b) {
 }
 
 // Integers (add, sub, mul, div, maximum, minimum; the schema admits no others): in their own
-// type, sums, differences and products wrapping modulo 2^bits, computed in the unsigned type,
+// type, sums, differences and products wrapping modulo 2^bits, computed in an unsigned type
 // where C++ defines the wrap (NumPy's integer arithmetic); quotients truncated toward zero,
-// x / 0 = 0, and the lowest value / -1 (whose quotient does not fit) wraps to itself.
+// x / 0 = 0, and the lowest value / -1 (whose quotient does not fit) wraps to itself
+// (plugins/common/dtype_dispatch.hpp, shared with the cpu plugin).
 template <typename T>
 T integer_binary(char op, T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  const U x = static_cast<U>(a), y = static_cast<U>(b);
   switch (op) {
     case '+':
-      return static_cast<T>(static_cast<U>(x + y));
+      return plugin::wrapping_add(a, b);
     case '-':
-      return static_cast<T>(static_cast<U>(x - y));
+      return plugin::wrapping_sub(a, b);
     case '*':
-      return static_cast<T>(static_cast<U>(x * y));
+      return plugin::wrapping_mul(a, b);
     case 'M':
       return std::max(a, b);
     case 'm':
       return std::min(a, b);
     default:  // '/'
-      if (b == 0) return T(0);
-      if constexpr (std::is_signed_v<T>)
-        if (a == std::numeric_limits<T>::min() && b == T(-1)) return a;
-      return static_cast<T>(a / b);
+      return plugin::integer_quotient(a, b);
   }
 }
 

@@ -76,21 +76,15 @@ inline void check_float_output(const OpView& op) { expect_float(op, op.output(0)
 
 // The numbers of the schema's kNumericTypes this oracle runs in their own type (f16/bf16
 // reach the kernels as f64, see ops.cc): comparisons, where, add/sub/mul/maximum/minimum.
-inline bool is_numeric_dtype(int32_t d) {
-  return d == DLRT_F32 || d == DLRT_F64 || d == DLRT_I32 || d == DLRT_I64 || d == DLRT_U8 ||
-         d == DLRT_I8;
-}
+using plugin::is_numeric_dtype;
 inline void expect_numeric(const OpView& op, const TensorView& t, const char* what) {
   if (is_numeric_dtype(t.dtype)) return;
   op.unimplemented(std::string(what) + ": dtype " + plugin::dtype_name(t.dtype) +
-                   " is not handled (f32, f64, i32, i64, u8, i8)");
+                   " is not handled (f32, f64, i8, i16, i32, i64, u8, u16, u32, u64)");
 }
 
-// One of the dtypes cast/fill handle.
-inline bool is_plain_dtype(int32_t d) {
-  return d == DLRT_F32 || d == DLRT_F64 || d == DLRT_I32 || d == DLRT_I64 || d == DLRT_U8 ||
-         d == DLRT_I8 || d == DLRT_BOOL;
-}
+// One of the dtypes cast/fill handle: the numbers and bool.
+inline bool is_plain_dtype(int32_t d) { return d == DLRT_BOOL || is_numeric_dtype(d); }
 
 // ---- dtype dispatch ----------------------------------------------------------------------
 
@@ -149,7 +143,10 @@ int bias_channel_dim(const OpView& op, const TensorView& x);
 
 namespace dlrt::reference::detail {
 
-// Element i of a buffer of dtype `d`, as double (cast, fill) / as int64 (exact for integers).
+// Element i of a buffer of dtype `d`, as double (cast, fill; rounded to nearest for 64-bit
+// integers beyond 2^53) / as int64 (exact for every integer but a u64 above INT64_MAX, which
+// reads as INT64_MAX: what saturating it to any other integer dtype gives anyway; run_cast
+// takes u64 apart, load_u64 and store_u64).
 inline double load_double(const void* p, int32_t d, int64_t i) {
   switch (d) {
     case DLRT_F32:
@@ -164,6 +161,14 @@ inline double load_double(const void* p, int32_t d, int64_t i) {
       return static_cast<const uint8_t*>(p)[i];
     case DLRT_I8:
       return static_cast<const int8_t*>(p)[i];
+    case DLRT_U16:
+      return static_cast<const uint16_t*>(p)[i];
+    case DLRT_I16:
+      return static_cast<const int16_t*>(p)[i];
+    case DLRT_U32:
+      return static_cast<const uint32_t*>(p)[i];
+    case DLRT_U64:
+      return static_cast<double>(static_cast<const uint64_t*>(p)[i]);
     default:
       return static_cast<const uint8_t*>(p)[i] != 0 ? 1.0 : 0.0;  // bool
   }
@@ -178,17 +183,33 @@ inline int64_t load_int(const void* p, int32_t d, int64_t i) {
       return static_cast<const uint8_t*>(p)[i];
     case DLRT_I8:
       return static_cast<const int8_t*>(p)[i];
+    case DLRT_U16:
+      return static_cast<const uint16_t*>(p)[i];
+    case DLRT_I16:
+      return static_cast<const int16_t*>(p)[i];
+    case DLRT_U32:
+      return static_cast<const uint32_t*>(p)[i];
+    case DLRT_U64: {
+      const uint64_t v = static_cast<const uint64_t*>(p)[i];
+      return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
+    }
     default:
       return static_cast<const uint8_t*>(p)[i] != 0 ? 1 : 0;  // bool
   }
 }
+inline uint64_t load_u64(const void* p, int64_t i) { return static_cast<const uint64_t*>(p)[i]; }
 
-// An integer saturated to the range of integer dtype `d`.
+// An integer saturated to the range of integer dtype `d` (u64's range as far as int64 reaches:
+// an int64 is never above it).
 inline int64_t saturate(int64_t v, int32_t d) {
   int64_t lo = INT64_MIN, hi = INT64_MAX;
   if (d == DLRT_I32) lo = INT32_MIN, hi = INT32_MAX;
-  if (d == DLRT_U8) lo = 0, hi = 255;
-  if (d == DLRT_I8) lo = -128, hi = 127;
+  if (d == DLRT_U8) lo = 0, hi = UINT8_MAX;
+  if (d == DLRT_I8) lo = INT8_MIN, hi = INT8_MAX;
+  if (d == DLRT_U16) lo = 0, hi = UINT16_MAX;
+  if (d == DLRT_I16) lo = INT16_MIN, hi = INT16_MAX;
+  if (d == DLRT_U32) lo = 0, hi = UINT32_MAX;
+  if (d == DLRT_U64) lo = 0;
   return v < lo ? lo : v > hi ? hi : v;
 }
 
@@ -212,9 +233,30 @@ inline void store_int(void* p, int32_t d, int64_t i, int64_t v) {
     case DLRT_I8:
       static_cast<int8_t*>(p)[i] = static_cast<int8_t>(saturate(v, d));
       break;
+    case DLRT_U16:
+      static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(saturate(v, d));
+      break;
+    case DLRT_I16:
+      static_cast<int16_t*>(p)[i] = static_cast<int16_t>(saturate(v, d));
+      break;
+    case DLRT_U32:
+      static_cast<uint32_t*>(p)[i] = static_cast<uint32_t>(saturate(v, d));
+      break;
+    case DLRT_U64:
+      static_cast<uint64_t*>(p)[i] = static_cast<uint64_t>(saturate(v, d));
+      break;
     default:
       static_cast<uint8_t*>(p)[i] = v != 0 ? 1 : 0;  // bool
   }
+}
+
+// A u64 value stored as cast stores it: to a float rounded once to nearest, to bool v != 0,
+// to any other integer saturated (every other integer's maximum is at most INT64_MAX).
+inline void store_u64(void* p, int32_t d, int64_t i, uint64_t v) {
+  if (d == DLRT_F32) static_cast<float*>(p)[i] = static_cast<float>(v);
+  else if (d == DLRT_F64) static_cast<double*>(p)[i] = static_cast<double>(v);
+  else if (d == DLRT_U64) static_cast<uint64_t*>(p)[i] = v;
+  else store_int(p, d, i, v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v));
 }
 
 // Stores v into dtype `d` with cast's rules: float -> float rounds to nearest; float -> int
@@ -227,6 +269,11 @@ inline void store_double(void* p, int32_t d, int64_t i, double v) {
     static_cast<double*>(p)[i] = v;
   } else if (d == DLRT_BOOL) {
     static_cast<uint8_t*>(p)[i] = v != 0.0 ? 1 : 0;
+  } else if (d == DLRT_U64) {  // u64's top half lies beyond int64: its own bounds, 0 and 2^64
+    const double t = std::trunc(v);
+    static_cast<uint64_t*>(p)[i] = std::isnan(t) || t <= 0.0          ? 0
+                                   : t >= 18446744073709551616.0 ? UINT64_MAX
+                                                                 : static_cast<uint64_t>(t);
   } else {
     double t = std::trunc(v);
     int64_t iv = std::isnan(t)                 ? 0

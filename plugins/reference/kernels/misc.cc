@@ -1,6 +1,6 @@
 // misc.cc: the ops that are neither arithmetic layers nor shape moves: fill, cast (every pair
-// of f32/f64/i32/i64/u8/i8/bool), gather_rows (batches from an on-device dataset), argmax and
-// equal_count (accuracy).
+// of f32/f64/i8/i16/i32/i64/u8/u16/u32/u64/bool), gather_rows (batches from an on-device
+// dataset), argmax and equal_count (accuracy).
 #include <cmath>
 #include <cstring>
 
@@ -12,7 +12,7 @@ namespace {
 void expect_plain(const OpView& op, const TensorView& t, const char* what) {
   if (!is_plain_dtype(t.dtype))
     op.unimplemented(std::string(what) + ": dtype " + plugin::dtype_name(t.dtype) +
-                     " is not handled (f32, f64, i32, i64, u8, i8, bool)");
+                     " is not handled (f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, bool)");
 }
 
 // ---- fill --------------------------------------------------------------------------------
@@ -45,7 +45,8 @@ void run_cast(const OpView& op, const void* const* in, void* const* out, uint64_
   // Elements may grow (u8 -> f32), so a cast in place would overwrite unread input:
   // run() gives this kernel scratch memory whenever the buffers overlap.
   for (int64_t i = 0; i < n; ++i) {
-    if (plugin::dtype_is_float(from)) store_double(out[0], to, i, load_double(in[0], from, i));
+    if (from == DLRT_U64) store_u64(out[0], to, i, load_u64(in[0], i));  // beyond int64
+    else if (plugin::dtype_is_float(from)) store_double(out[0], to, i, load_double(in[0], from, i));
     else store_int(out[0], to, i, load_int(in[0], from, i));
   }
 }

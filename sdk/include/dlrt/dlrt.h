@@ -610,15 +610,15 @@ DLRT_API dlrt_status* dlrt_context_memory_stats(dlrt_context* context, size_t de
  * Data files and checkpoints.
  *
  * IDX (the files of MNIST and Fashion-MNIST): a 4-byte magic 0x0000TTRR (TT the element
- * type: 0x08 u8, 0x09 i8, 0x0C i32, 0x0D f32, 0x0E f64; 0x0B i16 is UNIMPLEMENTED), RR
+ * type: 0x08 u8, 0x09 i8, 0x0B i16, 0x0C i32, 0x0D f32, 0x0E f64), RR
  * big-endian u32 dims, then the elements row-major, big-endian. A file starting with the
  * gzip magic 1f 8b is decompressed as it is read.
  *
  * safetensors (Hugging Face's checkpoint format): an 8-byte little-endian header length N, N
  * bytes of JSON {"__metadata__": {string: string}, "<name>": {"dtype": "F32", "shape": [..],
  * "data_offsets": [begin, end]}, ...}, then the tensors' little-endian bytes. dtype names:
- * F32, F16, BF16, F64, I32, I64, U8, I8, BOOL. Other dtypes of the format (I16, U16, U32,
- * U64, F8_*) are UNIMPLEMENTED naming the dtype.
+ * F32, F16, BF16, F64, I32, I64, U8, I8, U16, I16, U32, U64, BOOL. Other dtypes of the format
+ * (F8_*, F6_*, F4, C64) are UNIMPLEMENTED naming the dtype.
  *
  * Readers are strict: a malformed file is DATA_LOSS (or UNIMPLEMENTED, above) with a message
  * naming the path, the field or tensor, what it holds and what was expected; a missing file
@@ -629,7 +629,7 @@ DLRT_API dlrt_status* dlrt_context_memory_stats(dlrt_context* context, size_t de
 /* One IDX array, in host byte order. */
 typedef struct dlrt_idx_array {
   size_t struct_size;          /* set by the caller (DLRT_STRUCT_SIZE) */
-  int32_t dtype;               /* out: dlrt_dtype: U8, I8, I32, F32 or F64 */
+  int32_t dtype;               /* out: dlrt_dtype: U8, I8, I16, I32, F32 or F64 */
   int32_t rank;                /* out: 1..DLRT_MAX_RANK */
   int64_t dims[DLRT_MAX_RANK]; /* out: dims[0..rank); each 0..2^32-1 */
   void* data;                  /* out: `bytes` bytes, row-major, malloc-aligned; owned by the
@@ -641,7 +641,7 @@ typedef struct dlrt_idx_array {
  * cleared on entry). DATA_LOSS names what is wrong: "bad IDX magic 0x..., expected
  * 0x0000TTRR", rank 0, dims whose product overflows, "header says 60000×28×28 = 47040000
  * bytes of data, file has 47039990 ...", trailing bytes, a truncated or corrupt gzip stream.
- * UNIMPLEMENTED for type i16 or rank > DLRT_MAX_RANK. A gzipped file is decompressed into a
+ * UNIMPLEMENTED for rank > DLRT_MAX_RANK. A gzipped file is decompressed into a
  * buffer that grows only as data arrives and never past the size the header states. */
 DLRT_API dlrt_status* dlrt_idx_read(const char* path, dlrt_idx_array* out);
 /* The most bytes one IDX read allocates for its data: a header (after max_rows) claiming more

@@ -50,7 +50,7 @@ extern "C" {
 #endif
 
 #define DLRT_ABI_MAJOR 1
-#define DLRT_ABI_MINOR 3
+#define DLRT_ABI_MINOR 4
 /* The oldest minor this host still accepts. */
 #define DLRT_ABI_MINOR_FLOOR 0
 

@@ -53,6 +53,22 @@ template <>
 struct CDtype<int8_t> {
   static constexpr dlrt_dtype value = DLRT_I8;
 };
+template <>
+struct CDtype<uint16_t> {
+  static constexpr dlrt_dtype value = DLRT_U16;
+};
+template <>
+struct CDtype<uint32_t> {
+  static constexpr dlrt_dtype value = DLRT_U32;
+};
+template <>
+struct CDtype<uint64_t> {
+  static constexpr dlrt_dtype value = DLRT_U64;
+};
+template <>
+struct CDtype<int16_t> {
+  static constexpr dlrt_dtype value = DLRT_I16;
+};
 
 }  // namespace detail
 

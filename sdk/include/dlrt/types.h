@@ -28,6 +28,10 @@ extern "C" {
 
 /* ------------------------------------------------------------------------------------------
  * Element types. Stored as int32_t in structs so the size never depends on the compiler.
+ * Values are only ever appended (10..13 came after 9): a plugin built before a value existed
+ * has no case for it and declines every op that names it in its op support answer, so a host
+ * never runs a kernel on a dtype the kernel does not know. Integer dtypes are two's complement
+ * (signed) or plain binary (unsigned), little-endian like every dlrt tensor.
  */
 typedef enum dlrt_dtype {
   DLRT_DTYPE_INVALID = 0,
@@ -39,7 +43,11 @@ typedef enum dlrt_dtype {
   DLRT_I64 = 6,
   DLRT_U8 = 7,
   DLRT_I8 = 8,
-  DLRT_BOOL = 9 /* one byte, 0 or 1 */
+  DLRT_BOOL = 9, /* one byte, 0 or 1 */
+  DLRT_U16 = 10,
+  DLRT_U32 = 11,
+  DLRT_U64 = 12,
+  DLRT_I16 = 13
 } dlrt_dtype;
 
 /* Bytes per element of `dtype` (a dlrt_dtype as stored in structs); 0 for
@@ -49,12 +57,16 @@ static inline size_t dlrt_dtype_size(int32_t dtype) {
   switch (dtype) {
     case DLRT_F64:
     case DLRT_I64:
+    case DLRT_U64:
       return 8;
     case DLRT_F32:
     case DLRT_I32:
+    case DLRT_U32:
       return 4;
     case DLRT_F16:
     case DLRT_BF16:
+    case DLRT_U16:
+    case DLRT_I16:
       return 2;
     case DLRT_U8:
     case DLRT_I8:
@@ -66,7 +78,7 @@ static inline size_t dlrt_dtype_size(int32_t dtype) {
 }
 
 /* The dtype's name as messages and docs/ops.md spell it: "f32", "f16", "bf16", "f64",
- * "i32", "i64", "u8", "i8", "bool"; NULL for DLRT_DTYPE_INVALID or a value that is not a
+ * "i32", "i64", "u8", "i8", "bool", "u16", "u32", "u64", "i16"; NULL for DLRT_DTYPE_INVALID or a value that is not a
  * dtype (the caller says "dtype 42" or "invalid", as its message needs). Static storage. */
 static inline const char* dlrt_dtype_name(int32_t dtype) {
   switch (dtype) {
@@ -88,6 +100,14 @@ static inline const char* dlrt_dtype_name(int32_t dtype) {
       return "i8";
     case DLRT_BOOL:
       return "bool";
+    case DLRT_U16:
+      return "u16";
+    case DLRT_U32:
+      return "u32";
+    case DLRT_U64:
+      return "u64";
+    case DLRT_I16:
+      return "i16";
     default:
       return NULL;
   }
