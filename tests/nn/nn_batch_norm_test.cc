@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -222,6 +224,20 @@ TEST(NnBatchNorm, InferenceFoldsBatchNormIntoThePrecedingConv) {
   EXPECT_NE(log.find("batch_normalization_1"), std::string::npos) << log;
   EXPECT_EQ(log.find("batch_normalization:"), std::string::npos) << log;
   EXPECT_EQ(log.find("batch_normalization "), std::string::npos) << log;
+
+  // save_onnx keeps the BatchNormalization nodes (ONNX importers fold them themselves).
+  const std::string onnx_path = ::testing::TempDir() + "bn_fold.onnx";
+  ::testing::internal::CaptureStderr();
+  folded->save_onnx(onnx_path);
+  (void)::testing::internal::GetCapturedStderr();
+  std::ifstream f(onnx_path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::remove(onnx_path.c_str());
+  size_t count = 0;
+  for (size_t at = bytes.find("BatchNormalization"); at != std::string::npos;
+       at = bytes.find("BatchNormalization", at + 1))
+    ++count;
+  EXPECT_EQ(count, 2u);
 }
 
 // Fashion-MNIST, 300 training images: Conv2D -> BatchNormalization -> ReLU -> MaxPool2D ->

@@ -92,6 +92,9 @@ struct CallContext {
   uint64_t seed;
   std::string scope;
   std::vector<StateUpdate>* state_updates = nullptr;
+  // Inference builds may fold a BatchNormalization into the Conv2D before it (Plan::fold_bn);
+  // save_onnx turns it off so the exported model keeps its BatchNormalization nodes.
+  bool fold_batch_norm = true;
   std::string node(const std::string& layer_name) const { return scope + layer_name; }
 };
 

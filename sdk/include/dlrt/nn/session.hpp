@@ -145,7 +145,7 @@ inline std::vector<Value> run_plan(const Plan& plan, CallContext& c, std::vector
   const bool mixed = !plan.compute_dtype.empty();
   for (size_t j = 0; j < plan.nodes.size(); ++j) {
     const PlanNode& n = plan.nodes[j];
-    if (!c.training && !plan.fold_bn.empty() && plan.fold_bn[j] >= 0) {
+    if (!c.training && c.fold_batch_norm && !plan.fold_bn.empty() && plan.fold_bn[j] >= 0) {
       // The conv node's own output (built above) is left unread: compile prunes it.
       const PlanNode& conv = plan.nodes[static_cast<size_t>(plan.fold_bn[j])];
       std::vector<Value> conv_params, bn_params;
@@ -450,6 +450,7 @@ class Session {
       const std::string scope = std::string("onnx_") + dtype_name(input_dtype) + "/";
       Value xp = g.placeholder(scope + "x", input_dtype, batch_dims(1, plan_->input));
       CallContext c{g, false, plan_->seed, scope};
+      c.fold_batch_norm = false;  // ONNX's BatchNormalization, which importers fold themselves
       Value y = forward(c, to_float(g, xp));
       it = exports_.emplace(input_dtype, std::make_pair(xp, y)).first;
     }
