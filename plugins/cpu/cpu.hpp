@@ -48,8 +48,9 @@ struct dlrt_plugin {
   bool avx2 = false;
   // Option `winograd`: 3x3 stride-1 convolutions may run as Winograd F(4x4, 3x3)
   // (kernels/winograd_conv.cc) where the CPU and the shape allow it and it is cheaper than
-  // oneDNN's direct kernel (wino::worth_it); winograd_force (option value 2): wherever it can
-  // run, cheaper or not (tests and comparisons).
+  // oneDNN's direct kernel (wino::worth_it), or as oneDNN's AVX-512 Winograd kernel
+  // (kernels/prim_conv.cc); winograd_force (option value 2): dlrt's wherever it can run,
+  // cheaper or not (tests and comparisons).
   bool winograd = true;
   bool winograd_force = false;
   // oneDNN's effective ISA is AVX-512: its direct convolutions use 16-lane FMAs, twice the

@@ -13,9 +13,12 @@
 //             multiplications, relative error ~1e-6) where that is cheaper than oneDNN's
 //             direct kernel (wino::worth_it: enough tiles to pay for the filter transform, and
 //             on AVX-512 CPUs, where oneDNN's kernels have twice the lanes, only the passes
-//             measured faster); 2 runs Winograd wherever it can (tests, comparisons); 0 keeps
-//             oneDNN's direct convolutions for every shape (bit-for-bit what oneDNN gives, and
-//             the comparison dlbench measures against).
+//             measured faster); where oneDNN runs AVX-512, forward 3x3 convolutions with at
+//             least 32 channels each side run as oneDNN's own AVX-512 Winograd kernel
+//             (jit_wino_4x3) instead, when the filter is constant or the batch large
+//             (kernels/prim_conv.cc, onednn_winograd_applies); 2 runs dlrt's Winograd wherever
+//             it can (tests, comparisons); 0 keeps oneDNN's direct convolutions for every
+//             shape (bit-for-bit what oneDNN gives, and the comparison dlbench measures against).
 //   peak      "measured" (default) or "nominal": the device's peak_gflops is what FMA chains
 //             in the ISA's widest registers reach on `threads` threads at plugin creation
 //             (peak.hpp, ~8 ms), or the nominal threads x clock x FLOP per cycle. Both are

@@ -13,7 +13,9 @@
 //   run:    set_data_handle on the input/output/scratchpad memories (no copies: device memory
 //           is host memory) and execute the steps in order on the stream.
 // The scratchpad of every step lives in the host's workspace (the steps run one after the
-// other, so the workspace is the largest scratchpad, not the sum). Owned buffers make a
+// other, so the workspace is the largest scratchpad, not the sum). Temporaries that live for
+// one run only (an image reordered into a blocked layout and back) live there too, after the
+// scratchpad region, each in its own slice: they outlive single steps, so they add up. Owned buffers make a
 // kernel stateful; plugin.h has kernels externally synchronised, so that is allowed.
 //
 // Threads: the plugin's `threads` option (cpu.hpp) is applied around each create and each run
@@ -184,7 +186,8 @@ class PrimKernel : public Kernel {
     for (size_t i = 0; i < op.num_inputs(); ++i) constant_.push_back(op.input_is_constant(i));
   }
 
-  size_t workspace_bytes() const override { return scratch_bytes_; }
+  // [scratchpad region (the largest step's), 64-byte aligned][temporaries, one after another]
+  size_t workspace_bytes() const override { return temps_start() + temp_bytes_; }
 
   void run(dnnl::stream& stream, const dlrt_kernel_args& args) override {
     ThreadScope threads(threads_);
@@ -193,6 +196,8 @@ class PrimKernel : public Kernel {
     for (size_t i = 0; i < outputs_.size(); ++i)
       if (outputs_[i]) outputs_[i].set_data_handle(args.outputs[i]);
     for (memory& m : scratch_) m.set_data_handle(args.workspace);
+    char* temps = static_cast<char*>(args.workspace) + temps_start();
+    for (auto& [m, offset] : temps_) m.set_data_handle(temps + offset);
     for (Step& s : steps_)
       if (!s.once || !ran_) s.prim.execute(stream, s.args);
     ran_ = true;
@@ -204,6 +209,14 @@ class PrimKernel : public Kernel {
   memory output(size_t i, const memory::desc& md) { return outputs_.at(i) = unbound(md); }
   // A buffer the kernel owns (allocated now, by oneDNN, freed with the kernel).
   memory owned(const memory::desc& md) const { return memory(md, engine_); }
+  // A buffer for this run only, in the host's workspace (file comment): what a kernel needs
+  // between its own steps, at no memory cost while other kernels run.
+  memory temporary(const memory::desc& md) {
+    memory m = unbound(md);
+    temps_.emplace_back(m, temp_bytes_);
+    temp_bytes_ += (md.get_size() + 63) / 64 * 64;
+    return m;
+  }
 
   // Appends a step; its scratchpad (if any) is bound to the host's workspace.
   void add_step(const dnnl::primitive& prim, std::unordered_map<int, memory> args,
@@ -239,6 +252,17 @@ class PrimKernel : public Kernel {
   void finish_reorder_out(const memory& buffer, const memory& user) {
     if (buffer.get() != user.get()) add_reorder(buffer, user);
   }
+  // reorder_in and reorder_out_buffer with the other layout's copy a temporary (an image
+  // each run brings anew, where an owned copy would only hold memory between runs).
+  memory reorder_in_temporary(const memory& user, const memory::desc& want) {
+    if (user.get_desc() == want) return user;
+    memory m = temporary(want);
+    add_reorder(user, m);
+    return m;
+  }
+  memory reorder_out_temporary(const memory& user, const memory::desc& have) {
+    return user.get_desc() == have ? user : temporary(have);
+  }
 
   dnnl::engine engine_;
 
@@ -250,6 +274,9 @@ class PrimKernel : public Kernel {
   };
 
   memory unbound(const memory::desc& md) const { return memory(md, engine_, DNNL_MEMORY_NONE); }
+  size_t temps_start() const {
+    return temp_bytes_ == 0 ? scratch_bytes_ : (scratch_bytes_ + 63) / 64 * 64;
+  }
   void add_reorder(const memory& from, const memory& to) {
     dnnl::reorder::primitive_desc pd(engine_, from.get_desc(), engine_, to.get_desc(),
                                      user_scratchpad());
@@ -262,6 +289,8 @@ class PrimKernel : public Kernel {
   std::vector<memory> inputs_, outputs_, scratch_;
   std::vector<Step> steps_;
   size_t scratch_bytes_ = 0;
+  std::vector<std::pair<memory, size_t>> temps_;  // temporaries, at their offset in the region
+  size_t temp_bytes_ = 0;
 };
 
 }  // namespace dlrt::cpu::prim

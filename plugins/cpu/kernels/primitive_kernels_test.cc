@@ -124,13 +124,15 @@ dlrt::ops::OpInstance instance(const std::string& op, const std::vector<TensorTy
 
 // Runs `op` on the cpu plugin and on the reference kernels; returns nothing, fails the test.
 // The plugin's outputs of the last run go to *outputs when given.
+// `constant_inputs` is dlrt_op_desc.constant_inputs (bit i: input i never changes).
 void check_op(const std::string& op, const std::vector<TensorType>& inputs, const AttrMap& attrs,
               double tol, const Fill& fill = {}, Cpu& c = cpu(),
-              std::vector<std::vector<float>>* outputs = nullptr) {
+              std::vector<std::vector<float>>* outputs = nullptr, uint32_t constant_inputs = 0) {
   SCOPED_TRACE(op);
   ASSERT_NE(c.stream, nullptr) << c.lib.error();
   const dlrt::ops::OpInstance in = instance(op, inputs, attrs);
-  const dlrt_op_desc& desc = in.desc();
+  dlrt_op_desc desc = in.desc();
+  desc.constant_inputs = constant_inputs;
   const dlrt::plugin::OpView view(&desc);
 
   dlrt_op_cost cost{};
@@ -151,13 +153,15 @@ void check_op(const std::string& op, const std::vector<TensorType>& inputs, cons
   if (ws_bytes > 0) ASSERT_OK(c.api().mem_alloc(c.dev, ws_bytes, 64, &ws));
 
   std::mt19937 rng(12345);
+  std::vector<std::vector<float>> first_in;  // round 0's inputs: a constant one keeps them
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE("run " + std::to_string(round));
     std::vector<std::vector<float>> h_in, h_out, h_ref;
     std::vector<const void*> in_ptrs;
     std::vector<void*> ref_ptrs;
     for (size_t i = 0; i < d_in.size(); ++i) {
-      h_in.push_back(random_values(view.input(i).numel, fill, rng));
+      const bool constant = round > 0 && (constant_inputs >> i & 1u) != 0;
+      h_in.push_back(constant ? first_in[i] : random_values(view.input(i).numel, fill, rng));
       if (i == 0 && fill.input0_nan_every > 0)
         for (size_t j = 0; j < h_in[i].size(); j += static_cast<size_t>(fill.input0_nan_every))
           h_in[i][j] = std::numeric_limits<float>::quiet_NaN();
@@ -170,6 +174,7 @@ void check_op(const std::string& op, const std::vector<TensorType>& inputs, cons
       h_out.push_back(nan);
       h_ref.push_back(nan);
     }
+    if (round == 0) first_in = h_in;
     for (auto& v : h_in) in_ptrs.push_back(v.data());
     for (auto& v : h_ref) ref_ptrs.push_back(v.data());
 
@@ -427,6 +432,56 @@ TEST(PrimitiveKernels, WinogradConv) {
       if (winograd_cpu)
         EXPECT_NE(winograd[0], direct[0]) << pass.op << ": the Winograd path did not run";
       else EXPECT_EQ(winograd[0], direct[0]) << pass.op << ": no AVX2+FMA, yet not oneDNN's result";
+    }
+  }
+}
+
+// oneDNN's own Winograd kernel (jit_wino_4x3, AVX-512 only; prim_conv.cc,
+// onednn_winograd_applies) for forward 3x3 convolutions under the default option: against
+// the reference at the Winograd tolerance, and with bits that differ from the direct kernel's
+// (option winograd=0) exactly where the rule takes it: 32 MFLOP of direct work, outputs of
+// 4x4 or more, and for a variable filter 16384 output cells across the batch (a constant
+// one, an inference session's weights, is transformed once). Activations its kernel may refuse (sigmoid) fall back to the direct kernel.
+TEST(PrimitiveKernels, OneDnnWinogradForward) {
+  const std::string isa = string_attr(cpu(), "isa").value_or("");
+  if (isa.rfind("avx512", 0) != 0 || std::getenv("ONEDNN_MAX_CPU_ISA") != nullptr)
+    GTEST_SKIP() << "oneDNN runs " << isa << " here; its Winograd kernel needs AVX-512";
+  constexpr double kWinogradTol = 1e-4;
+  constexpr uint32_t kFilterConstant = 2u;  // bit 1: input 1, w
+  const std::map<std::string, std::string> off = {{"winograd", "0"}};
+  struct Case {
+    Dims x, w;
+    AttrMap attrs;
+    uint32_t constant;
+    bool winograd;
+  };
+  const std::vector<Case> cases = {
+      {{1, 128, 128, 32}, {3, 3, 32, 32}, {{"padding", "SAME"}}, 0, true},  // 16384 cells
+      {{4, 30, 30, 32}, {3, 3, 32, 48}, {}, 0, false},                      // 3136 cells
+      {{4, 30, 30, 32}, {3, 3, 32, 48}, {}, kFilterConstant, true},
+      {{1, 9, 9, 256}, {3, 3, 256, 256}, {}, kFilterConstant, true},  // 7x7 out, 58 MFLOP
+      {{1, 7, 7, 64}, {3, 3, 64, 64}, {{"padding", "SAME"}}, kFilterConstant, false},  // 4 MFLOP
+      {{64, 5, 5, 64}, {3, 3, 64, 64}, {}, kFilterConstant, false},  // 3x3 outputs
+      {{2, 9, 11, 16}, {3, 3, 16, 64}, {}, kFilterConstant, false},  // 16 input channels
+      {{2, 9, 9, 64}, {3, 3, 64, 64}, {{"strides", {2, 2}}}, kFilterConstant, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(dlrt::plugin::dims_string(c.x) + " * " + dlrt::plugin::dims_string(c.w) +
+                 (c.constant ? " (w constant)" : ""));
+    for (const char* act : {"", "relu", "none", "sigmoid"}) {
+      const std::string op = *act ? "conv2d_bias_act" : "conv2d";
+      std::vector<TensorType> in = {f32(c.x), f32(c.w)};
+      AttrMap attrs = c.attrs;
+      if (*act) {
+        in.push_back(f32({c.w[3]}));
+        attrs["activation"] = act;
+      }
+      std::vector<std::vector<float>> on, direct;
+      check_op(op, in, attrs, kWinogradTol, {}, cpu(), &on, c.constant);
+      check_op(op, in, attrs, kConvTol, {}, cpu_with(off), &direct, c.constant);
+      ASSERT_FALSE(on.empty() || direct.empty());
+      if (std::string(act) == "sigmoid") continue;  // either kernel: oneDNN decides
+      EXPECT_EQ(on[0] != direct[0], c.winograd) << op << " " << act;
     }
   }
 }
