@@ -26,14 +26,7 @@ namespace {
 
 using nn_test::cpu_context;
 
-nn::FitOptions quiet(int64_t epochs, int64_t batch) {
-  nn::FitOptions f;
-  f.epochs = epochs;
-  f.batch_size = batch;
-  f.shuffle = false;
-  f.progress.verbose = 0;
-  return f;
-}
+nn::FitOptions quiet(int64_t epochs, int64_t batch) { return nn_test::quiet(epochs, batch, false); }
 
 const std::vector<float>& state_of(const std::vector<nn::Sequential::NamedValue>& s,
                                    const std::string& name) {

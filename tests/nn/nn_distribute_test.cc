@@ -7,6 +7,8 @@
 #include <dlrt/nn.hpp>
 #include <gtest/gtest.h>
 
+#include "nn_test_util.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -61,13 +63,7 @@ void compile(nn::Sequential& m, const std::string& device = "") {
   m.compile(nn::Adam(0.01), nn::SparseCategoricalCrossentropy(true), {"accuracy"}, c);
 }
 
-nn::FitOptions quiet(int64_t epochs, int64_t batch) {
-  nn::FitOptions f;
-  f.epochs = epochs;
-  f.batch_size = batch;
-  f.progress.verbose = 0;
-  return f;
-}
+using nn_test::quiet;
 
 // max |a - b| / max(1, max |a|) over every variable.
 double max_rel_diff(const std::vector<nn::Sequential::NamedValue>& a,
@@ -176,6 +172,64 @@ TEST(NnMirrored, DropoutReplicasStayIdentical) {
   nn::History h = m->fit(x, y, quiet(4, 8));
   expect_replicas_identical(*m);
   EXPECT_LT(h.history["loss"].back(), h.history["loss"].front());
+}
+
+// BatchNormalization under fit: each replica normalises with its own rows' statistics, and
+// the moving statistics after a step are the mean of what each replica's rows alone give
+// (one device fitting each half), as Keras' mirrored moving variables; every replica holds
+// them. The statistics come from x alone (the layer reads the input), whatever the weights.
+TEST(NnMirrored, BatchNormMovingStatisticsAreTheReplicasMean) {
+  dlrt::Context ctx = cpu_context(2);
+  std::mt19937 gen(11);
+  std::normal_distribution<float> normal(2.f, 3.f);
+  std::vector<float> xv(16 * 3), yv(16);
+  for (float& f : xv) f = normal(gen);
+  for (float& f : yv) f = normal(gen);
+  auto make = [&] {
+    nn::Input in({3});
+    auto m = std::make_unique<nn::Model>(ctx, in, nn::Dense(1)(nn::BatchNormalization()(in)));
+    return m;
+  };
+  nn::CompileConfig c;
+  c.seed = 3;
+  std::vector<std::vector<nn::Model::NamedValue>> halves;
+  for (int h = 0; h < 2; ++h) {
+    auto m = make();
+    c.device = "/CPU:0";
+    m->compile(nn::SGD(0.1), nn::MeanSquaredError(), {}, c);
+    const nn::Array x = nn::Array::of<float>(
+        {8, 3}, std::vector<float>(xv.begin() + h * 24, xv.begin() + h * 24 + 24));
+    const nn::Array y = nn::Array::of<float>(
+        {8, 1}, std::vector<float>(yv.begin() + h * 8, yv.begin() + h * 8 + 8));
+    nn::FitOptions f = quiet(1, 8);
+    f.shuffle = false;
+    m->fit(x, y, f);
+    halves.push_back(m->state());
+  }
+  nn::MirroredStrategy strategy(ctx);
+  auto m = make();
+  c.device = "";
+  {
+    nn::StrategyScope scope(strategy);
+    m->compile(nn::SGD(0.1), nn::MeanSquaredError(), {}, c);
+  }
+  nn::FitOptions f = quiet(1, 16);
+  f.shuffle = false;
+  m->fit(nn::Array::of<float>({16, 3}, xv), nn::Array::of<float>({16, 1}, yv), f);
+  const auto got = m->state();
+  int checked = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i].name.find("moving_") == std::string::npos) continue;
+    for (size_t k = 0; k < got[i].values.size(); ++k)
+      EXPECT_NEAR(got[i].values[k], 0.5f * (halves[0][i].values[k] + halves[1][i].values[k]), 1e-5)
+          << got[i].name << "[" << k << "]";
+    EXPECT_NE(got[i].values, halves[0][i].values) << got[i].name << ": replica 1 ignored";
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2) << "moving_mean and moving_variance";
+  const auto other = m->replica_state(1);
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_EQ(got[i].values, other[i].values) << "replica 1: " << got[i].name;
 }
 
 TEST(NnMirrored, WeightsLoadedBeforeFitReachEveryReplica) {

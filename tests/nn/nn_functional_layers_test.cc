@@ -22,13 +22,7 @@ namespace {
 
 using nn_test::cpu_context;
 
-nn::FitOptions quiet(int64_t epochs, int64_t batch) {
-  nn::FitOptions f;
-  f.epochs = epochs;
-  f.batch_size = batch;
-  f.progress.verbose = 0;
-  return f;
-}
+using nn_test::quiet;
 
 nn::CompileConfig seeded(uint64_t seed) {
   nn::CompileConfig c;

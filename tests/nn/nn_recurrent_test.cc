@@ -25,14 +25,7 @@ namespace {
 using nn_test::cpu_context;
 using nn_test::error_of;
 
-nn::FitOptions quiet(int64_t epochs, int64_t batch) {
-  nn::FitOptions f;
-  f.epochs = epochs;
-  f.batch_size = batch;
-  f.shuffle = false;
-  f.progress.verbose = 0;
-  return f;
-}
+nn::FitOptions quiet(int64_t epochs, int64_t batch) { return nn_test::quiet(epochs, batch, false); }
 
 std::vector<float> random_values(size_t n, unsigned seed, float lo, float hi) {
   std::mt19937 gen(seed);

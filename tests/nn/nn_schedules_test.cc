@@ -22,13 +22,7 @@ namespace {
 using nn_test::cpu_context;
 using nn_test::two_classes;
 
-nn::FitOptions quiet(int64_t epochs, int64_t batch) {
-  nn::FitOptions f;
-  f.epochs = epochs;
-  f.batch_size = batch;
-  f.progress.verbose = 0;
-  return f;
-}
+using nn_test::quiet;
 
 std::unique_ptr<nn::Sequential> mlp(dlrt::Context& ctx, const nn::Optimizer& opt) {
   auto m = std::make_unique<nn::Sequential>(

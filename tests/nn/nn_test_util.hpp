@@ -4,6 +4,7 @@
 
 #include <dlrt/nn.hpp>
 
+#include <cstdint>
 #include <random>
 #include <string>
 #include <utility>
@@ -22,6 +23,17 @@ inline dlrt::Context cpu_context(int logical = 1) {
       .log_level(DLRT_LOG_ERROR);
   if (logical > 1) o.logical_devices("CPU:0", logical);
   return dlrt::Context(o);
+}
+
+// fit's options without the progress bar: `epochs` of `batch` rows, in the seed's shuffled
+// order or (shuffle false) in the data's own.
+inline dlrt::nn::FitOptions quiet(int64_t epochs, int64_t batch, bool shuffle = true) {
+  dlrt::nn::FitOptions f;
+  f.epochs = epochs;
+  f.batch_size = batch;
+  f.shuffle = shuffle;
+  f.progress.verbose = 0;
+  return f;
 }
 
 // Two noisy classes in 4-D: x (n,4) f32, y (n) i32 (class i % 2; the first two features

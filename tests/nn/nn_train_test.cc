@@ -6,6 +6,8 @@
 #include <dlrt/nn.hpp>
 #include <gtest/gtest.h>
 
+#include "nn_test_util.hpp"
+
 #include <cstdio>
 #include <random>
 #include <string>
@@ -41,13 +43,7 @@ void blobs(int n, unsigned seed, nn::Array* x, nn::Array* y) {
   *y = nn::Array::of<int32_t>({n}, ys);
 }
 
-nn::FitOptions quiet(int64_t epochs, int64_t batch) {
-  nn::FitOptions f;
-  f.epochs = epochs;
-  f.batch_size = batch;
-  f.progress.verbose = 0;
-  return f;
-}
+using nn_test::quiet;
 
 void make_mlp(nn::Sequential& m, uint64_t seed = 3) {
   nn::CompileConfig c;

@@ -11,6 +11,11 @@
 //   model.summary();
 //   nn::History h = model.fit(x_train, y_train, fit_options);
 //   nn::Logs test = model.evaluate(x_test, y_test, 64);
+// A model of several inputs or outputs takes one array per input and per output, in the order
+// of its inputs and outputs (Keras' lists of arrays):
+//   nn::Model two(ctx, {top, bottom}, {classes, regress});
+//   two.fit({x_top, x_bottom}, {y_classes, y_regress}, fit_options);
+//   std::vector<nn::Array> out = two.predict({x_top, x_bottom});   // one array per output
 //
 // How it runs (session.hpp has the graphs): compile() fixes the plan — layer names, shapes,
 // the state variables (weights, optimizer slots, "optimizer/iterations") and their seeds —
@@ -30,14 +35,19 @@
 // Sequential is a Model whose graph is the chain of its layers, built when its input shape is
 // known. Both plan and train through the same code, so a Sequential and the same network
 // written functionally build the same graph (same variable names, seeds and ops) and train
-// bit for bit the same. A functional model may have several inputs and outputs (summary,
-// state, checkpoints); fit, evaluate and predict take one input and one output for now.
+// bit for bit the same. A functional model may have several inputs and outputs: every array of
+// a sample is gathered with the same index, the compiled loss applies to every output and the
+// loss that trains is their sum (weighted by CompileConfig::loss_weights), as in Keras. Logs
+// are "loss", then (several outputs) "<output layer>_loss" per output, then each metric per
+// output as "<output layer>_<metric>"; a model of one output logs what it always did.
+// Not yet for several inputs or outputs: save_onnx (UNIMPLEMENTED).
 // Errors are dlrt::Error (INVALID_ARGUMENT for a model or data that does not fit, naming the
 // layer or array and what was expected); nothing aborts.
 #ifndef DLRT_NN_MODEL_HPP_
 #define DLRT_NN_MODEL_HPP_
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <iostream>
@@ -116,6 +126,9 @@ struct CompileConfig {
   // weights (w * scale, b * scale + shift, from the variables on every run), as TensorFlow's
   // and onnxruntime's graph optimisers fold it. Training steps never fold. false: as built.
   bool fold_batch_norm = true;
+  // Keras' loss_weights: one weight per model output, in the order of its outputs; the loss
+  // that trains (and "loss" in the logs) is sum_k weight_k * loss_k. Empty: 1 for each.
+  std::vector<double> loss_weights;
 };
 
 // Profile `steps` training steps from global step `first` (0-based, counted in this fit) and
@@ -132,6 +145,10 @@ struct FitOptions {
   int64_t batch_size = 32;
   const Array* validation_x = nullptr;  // validation data, evaluated after every epoch
   const Array* validation_y = nullptr;
+  // The same for a model of several inputs or outputs: one array per input and per output
+  // (evaluate's vector form). Give these or validation_x/validation_y, not both.
+  const std::vector<Array>* validation_xs = nullptr;
+  const std::vector<Array>* validation_ys = nullptr;
   bool shuffle = true;  // epoch e's order is epoch_order(seed, e): resume replays it exactly
   std::vector<std::shared_ptr<Callback>> callbacks;
   ProgressOptions progress;
@@ -197,10 +214,17 @@ class Model {
   }
 
   // Keras' train_on_batch / test_on_batch: one training step on (x, y) as one batch, and the
-  // loss and metrics of (x, y) without updates. Both return {"loss", ...metrics}. The step is
-  // fit's, compiled for this batch size (a new size compiles again, keeping the state).
-  Logs train_on_batch(const Array& x, const Array& y);
+  // loss and metrics of (x, y) without updates. Both return {"loss", ...metrics} (fit's log
+  // names). The step is fit's, compiled for this batch size (a new size compiles again,
+  // keeping the state). The vector forms take one array per input and per output.
+  Logs train_on_batch(const Array& x, const Array& y) { return train_on_batch_of({&x}, {&y}); }
+  Logs train_on_batch(const std::vector<Array>& xs, const std::vector<Array>& ys) {
+    return train_on_batch_of(refs(xs), refs(ys));
+  }
   Logs test_on_batch(const Array& x, const Array& y) { return evaluate(x, y, x.rows()); }
+  Logs test_on_batch(const std::vector<Array>& xs, const std::vector<Array>& ys) {
+    return evaluate(xs, ys, xs.empty() ? 1 : xs[0].rows());
+  }
 
   // Called inside an nn::TrainStep's function (train_step.hpp): the model's outputs on
   // `inputs` (B, input...) with `training` behaviour (Dropout, BatchNormalization), built into
@@ -238,6 +262,19 @@ class Model {
                                                "loss " +
                                                loss_->name() + " takes other targets");
     }
+    if (!config.loss_weights.empty()) {
+      if (config.loss_weights.size() != num_outputs())
+        throw Error(DLRT_INVALID_ARGUMENT,
+                    "compile: loss_weights has " + std::to_string(config.loss_weights.size()) +
+                        " weight" + (config.loss_weights.size() == 1 ? "" : "s") + "; " + name_ +
+                        " has " + std::to_string(num_outputs()) + " output" +
+                        (num_outputs() == 1 ? "" : "s") + " (" + joined(output_names()) +
+                        "): give one weight per output, in that order");
+      for (size_t k = 0; k < config.loss_weights.size(); ++k)
+        if (!std::isfinite(config.loss_weights[k]))
+          throw Error(DLRT_INVALID_ARGUMENT,
+                      "compile: loss_weights[" + std::to_string(k) + "] is not finite");
+    }
     config_ = config;
     scopes_at_compile_ = scopes_;
     if (!config.device.empty() && config.device != "auto")
@@ -261,11 +298,31 @@ class Model {
   // has Keras' "Connected to" column too.
   void summary(std::ostream& out = std::cout) const;
 
-  History fit(const Array& x, const Array& y, const FitOptions& options = {});
-  // {"loss", mean loss}, then each metric, over all of x/y.
-  Logs evaluate(const Array& x, const Array& y, int64_t batch_size = 32);
-  // The model's outputs for x, f32 (N, output...).
+  History fit(const Array& x, const Array& y, const FitOptions& options = {}) {
+    return fit_of({&x}, {&y}, options);
+  }
+  // Several inputs or outputs: xs[i] feeds input i, ys[k] holds output k's targets (the order
+  // of the Model's inputs and outputs); every array has the same number of samples.
+  History fit(const std::vector<Array>& xs, const std::vector<Array>& ys,
+              const FitOptions& options = {}) {
+    return fit_of(refs(xs), refs(ys), options);
+  }
+  // {"loss", mean loss}, then each metric, over all of x/y (several outputs: fit's log names).
+  Logs evaluate(const Array& x, const Array& y, int64_t batch_size = 32) {
+    return evaluate_of({&x}, {&y}, batch_size);
+  }
+  Logs evaluate(const std::vector<Array>& xs, const std::vector<Array>& ys,
+                int64_t batch_size = 32) {
+    return evaluate_of(refs(xs), refs(ys), batch_size);
+  }
+  // The model's output for x, f32 (N, output...); a model of several outputs is refused
+  // (INVALID_ARGUMENT): the vector form returns them all.
   Array predict(const Array& x, int64_t batch_size = 32);
+  // Every output for xs (one array per input), f32 (N, output_k...), in the order of the
+  // model's outputs.
+  std::vector<Array> predict(const std::vector<Array>& xs, int64_t batch_size = 32) {
+    return predict_of(refs(xs), batch_size);
+  }
   // The model's prediction (its inference form: no dropout, batch norm with its moving
   // statistics) as an ONNX model at `path` (opset 17; dlrt_graph_export_onnx): input "input"
   // of `input_dtype` and the model's input shape, output "output", the batch dim the symbol
@@ -299,6 +356,15 @@ class Model {
   bool is_sequential() const { return sequential_; }
   size_t num_inputs() const { return sequential_ ? 1 : graph_.inputs.size(); }
   size_t num_outputs() const { return sequential_ ? 1 : graph_.outputs.size(); }
+  // Keras' model.input_names / output_names: the Input layers' names ("input", "input_1", ...)
+  // and the names of the layers making the outputs (an output made twice by one shared layer,
+  // or a repeated output, gets "_<k>" after the first), in order. They name arrays in errors
+  // and the per-output entries of the logs.
+  std::vector<std::string> input_names() const {
+    return sequential_ || graph_.input_names.empty() ? std::vector<std::string>{"input"}
+                                                     : graph_.input_names;
+  }
+  std::vector<std::string> output_names() const;
   // The training step's executable (placement dumps, profiling); fit() must have run.
   // Under a strategy: replica 0's executable of gradients.
   Executable& train_executable() {
@@ -335,15 +401,45 @@ class Model {
   void make_plan(const std::vector<Shape>& inputs);
   void sequential_summary(std::ostream& out) const;
   void functional_summary(std::ostream& out) const;
-  // What fit/evaluate/predict cannot take yet: models of several inputs or outputs (their
-  // data path feeds one array). compile takes them, so state and checkpoints work.
+  // What takes only models of one input and one output (save_onnx).
   void check_plain_inputs_outputs(const std::string& who) const {
     if (num_inputs() != 1 || num_outputs() != 1)
       throw Error(DLRT_UNIMPLEMENTED,
-                  who + ": " + name_ + " has " + std::to_string(num_inputs()) + " inputs and " +
-                      std::to_string(num_outputs()) +
-                      " outputs; training, evaluation and prediction take models of one input "
-                      "and one output for now (summary, state and checkpoints take any)");
+                  who + ": " + name_ + " has " + std::to_string(num_inputs()) + " input(s) and " +
+                      std::to_string(num_outputs()) + " output(s); " + who +
+                      " takes models of one input and one output for now (fit, evaluate, "
+                      "predict, summary, state and checkpoints take any)");
+  }
+  static detail::ArrayRefs refs(const std::vector<Array>& arrays) {
+    detail::ArrayRefs out;
+    for (const Array& a : arrays) out.push_back(&a);
+    return out;
+  }
+  History fit_of(const detail::ArrayRefs& xs, const detail::ArrayRefs& ys, const FitOptions& o);
+  Logs evaluate_of(const detail::ArrayRefs& xs, const detail::ArrayRefs& ys, int64_t batch_size);
+  std::vector<Array> predict_of(const detail::ArrayRefs& xs, int64_t batch_size);
+  Logs train_on_batch_of(const detail::ArrayRefs& xs, const detail::ArrayRefs& ys);
+  // The names of a step's results (Plan::results): "loss", each output's "<name>_loss" when
+  // there are several, then each metric per output ("<name>_<metric>" when several).
+  std::vector<std::string> log_names() const {
+    const std::vector<std::string> outs = output_names();
+    const bool several = outs.size() > 1;
+    std::vector<std::string> names = {"loss"};
+    if (several)
+      for (const std::string& o : outs) names.push_back(o + "_loss");
+    for (const std::string& o : outs)
+      for (const auto& m : metrics_) names.push_back((several ? o + "_" : "") + m->name());
+    return names;
+  }
+  // Logs from a step's results: the losses divided by `loss_rows`, the metric counts by
+  // `count_rows`.
+  Logs logs_of(const std::vector<double>& results, double loss_rows, double count_rows) const {
+    const std::vector<std::string> names = log_names();
+    const size_t losses = plan_->loss_results();
+    Logs logs;
+    for (size_t k = 0; k < results.size(); ++k)
+      logs.push_back({names.at(k), results[k] / (k < losses ? loss_rows : count_rows)});
+    return logs;
   }
   // This model as a Sequential, or null (callbacks' Sequential& hooks; model_impl.hpp).
   Sequential* as_sequential();
@@ -367,7 +463,7 @@ class Model {
     for (size_t r = 0; r < replicas().size(); ++r) out.push_back(&replicas_->replica(r));
     return out;
   }
-  void fit_prepare(const Array& x, const Array& y, int64_t batch);
+  void fit_prepare(const detail::ArrayRefs& xs, const detail::ArrayRefs& ys, int64_t batch);
   // Writes the optimizer's rate for the step after `steps_done` into every session's
   // "optimizer/learning_rate" when it differs from `*written` (the value last written, NaN
   // when none), and remembers it there.
@@ -382,11 +478,13 @@ class Model {
   Executable& step_executable() {
     return strategy_ ? replicas_->primary().grads_executable() : session_->train_executable();
   }
-  // x of a model whose input layers take ids (Embedding): i32 or i64, every id in [0, ids);
-  // checked here on the host, so a bad id is the same INVALID_ARGUMENT on every device.
-  static void check_ids(const Array& x, int64_t ids, const std::string& who) {
+  // x (named `xn` in errors) for a model input whose layers take ids (Embedding): i32 or i64,
+  // every id in [0, ids); checked here on the host, so a bad id is the same INVALID_ARGUMENT on
+  // every device.
+  static void check_ids(const Array& x, const std::string& xn, int64_t ids,
+                        const std::string& who) {
     if (x.dtype() != DLRT_I32 && x.dtype() != DLRT_I64)
-      throw Error(DLRT_INVALID_ARGUMENT, who + ": x is " + dtype_name(x.dtype()) +
+      throw Error(DLRT_INVALID_ARGUMENT, who + ": " + xn + " is " + dtype_name(x.dtype()) +
                                              "; the model starts with an Embedding, which takes "
                                              "i32 or i64 ids");
     const size_t n = x.bytes().size() / dtype_size(x.dtype());
@@ -402,32 +500,94 @@ class Model {
       }
       if (id < 0 || id >= ids)
         throw Error(DLRT_INVALID_ARGUMENT,
-                    who + ": x holds id " + std::to_string(id) + " (sample " +
+                    who + ": " + xn + " holds id " + std::to_string(id) + " (sample " +
                         std::to_string(i / per_sample) + ", element " +
                         std::to_string(i % per_sample) + "), outside [0, " + std::to_string(ids) +
                         "): the Embedding's input_dim is " + std::to_string(ids));
     }
   }
-  void check_data(const Array& x, const Array* y, const std::string& who) {
-    check_plain_inputs_outputs(who);
-    if (x.empty()) throw Error(DLRT_INVALID_ARGUMENT, who + ": x is empty");
-    if (y != nullptr) require_loss(who);  // fit, evaluate; predict needs no compile()
-    if (!plan_) make_plan({x.sample_shape()});
-    if (x.sample_shape() != plan_->input)
-      throw Error(DLRT_INVALID_ARGUMENT, who + ": x has samples of shape " +
-                                             shape_string(x.sample_shape()) + "; the model takes " +
-                                             shape_string(plan_->input));
-    if (const int64_t ids = detail::model_input_ids(*plan_); ids > 0) {
-      check_ids(x, ids, who);  // Embedding first: i32/i64 ids, each in [0, ids)
-    } else if (x.dtype() != DLRT_U8 && x.dtype() != DLRT_F32) {
-      throw Error(DLRT_INVALID_ARGUMENT, who + ": x is " + dtype_name(x.dtype()) +
-                                             "; expected u8 (images, scaled by 1/255) or f32");
+  // "x" when a model takes one array of the kind, else "x[i]": how errors name an array.
+  static std::string array_name(const char* kind, size_t i, size_t count) {
+    return count == 1 ? std::string(kind) : std::string(kind) + "[" + std::to_string(i) + "]";
+  }
+  static std::string joined(const std::vector<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  }
+  // The data of fit/evaluate (ys given) or predict (ys null): one x per model input, one y per
+  // output, all with the same number of samples; each x of its input's sample shape and dtype
+  // (u8 images or f32 features; i32/i64 ids for an input read by Embeddings), each y checked by
+  // the loss against its output's shape. INVALID_ARGUMENT naming the array otherwise.
+  void check_data(const detail::ArrayRefs& xs, const detail::ArrayRefs* ys,
+                  const std::string& who) {
+    const size_t ni = num_inputs(), no = num_outputs();
+    if (xs.size() != ni)
+      throw Error(DLRT_INVALID_ARGUMENT, who + ": " + std::to_string(xs.size()) + " x array" +
+                                             (xs.size() == 1 ? "" : "s") + " given; " + name_ +
+                                             " has " + std::to_string(ni) + " input" +
+                                             (ni == 1 ? "" : "s") + " (" + joined(input_names()) +
+                                             "): give one array per input, in that order");
+    if (ys != nullptr && ys->size() != no)
+      throw Error(DLRT_INVALID_ARGUMENT, who + ": " + std::to_string(ys->size()) + " y array" +
+                                             (ys->size() == 1 ? "" : "s") + " given; " + name_ +
+                                             " has " + std::to_string(no) + " output" +
+                                             (no == 1 ? "" : "s") + " (" + joined(output_names()) +
+                                             "): give one array of targets per output, in that "
+                                             "order");
+    for (size_t i = 0; i < ni; ++i)
+      if (xs[i]->empty())
+        throw Error(DLRT_INVALID_ARGUMENT, who + ": " + array_name("x", i, ni) + " is empty");
+    if (ys != nullptr) require_loss(who);            // fit, evaluate; predict needs no compile()
+    if (!plan_) make_plan({xs[0]->sample_shape()});  // a Sequential without Input: one input
+    const std::vector<std::string> inames = input_names();
+    for (size_t i = 0; i < ni; ++i) {
+      const Array& x = *xs[i];
+      const std::string xn = array_name("x", i, ni);
+      const std::string takes =
+          ni == 1 ? "the model takes "
+                  : "the model's input " + std::to_string(i) + " (" + inames.at(i) + ") takes ";
+      if (x.sample_shape() != plan_->inputs.at(i))
+        throw Error(DLRT_INVALID_ARGUMENT, who + ": " + xn + " has samples of shape " +
+                                               shape_string(x.sample_shape()) + "; " + takes +
+                                               shape_string(plan_->inputs[i]));
+      if (i > 0 && x.rows() != xs[0]->rows())
+        throw Error(DLRT_INVALID_ARGUMENT, who + ": " + xn + " has " + std::to_string(x.rows()) +
+                                               " samples but x[0] has " +
+                                               std::to_string(xs[0]->rows()) +
+                                               "; every array needs one row per sample");
+      if (const int64_t ids = detail::model_input_ids(*plan_, i); ids > 0) {
+        check_ids(x, xn, ids, who);  // Embedding first: i32/i64 ids, each in [0, ids)
+      } else if (x.dtype() != DLRT_U8 && x.dtype() != DLRT_F32) {
+        throw Error(DLRT_INVALID_ARGUMENT, who + ": " + xn + " is " + dtype_name(x.dtype()) +
+                                               "; expected u8 (images, scaled by 1/255) or f32");
+      }
     }
-    if (y == nullptr) return;
-    if (y->rows() != x.rows())
-      throw Error(DLRT_INVALID_ARGUMENT, who + ": x has " + std::to_string(x.rows()) +
-                                             " samples but y has " + std::to_string(y->rows()));
-    plan_->loss->check_targets(*y, output_shape_);
+    if (ys == nullptr) return;
+    const std::vector<std::string> onames = output_names();
+    for (size_t k = 0; k < no; ++k) {
+      const Array& y = *(*ys)[k];
+      if (no == 1) {  // the messages of a model of one output, as they always were
+        if (y.rows() != xs[0]->rows())
+          throw Error(DLRT_INVALID_ARGUMENT, who + ": x has " + std::to_string(xs[0]->rows()) +
+                                                 " samples but y has " + std::to_string(y.rows()));
+        plan_->loss->check_targets(y, output_shapes_[0]);
+        continue;
+      }
+      const std::string yn = array_name("y", k, no);
+      if (y.empty()) throw Error(DLRT_INVALID_ARGUMENT, who + ": " + yn + " is empty");
+      if (y.rows() != xs[0]->rows())
+        throw Error(DLRT_INVALID_ARGUMENT, who + ": " + yn + " has " + std::to_string(y.rows()) +
+                                               " samples but x[0] has " +
+                                               std::to_string(xs[0]->rows()) +
+                                               "; every array needs one row per sample");
+      try {
+        plan_->loss->check_targets(y, output_shapes_[k]);
+      } catch (const Error& e) {
+        throw Error(e.code(), who + ": " + yn + " (targets of output " + std::to_string(k) + ", " +
+                                  onames.at(k) + "): " + e.message());
+      }
+    }
   }
 
   // A custom step (nn::TrainStep) that holds the newest values of this model's weights: it
@@ -483,7 +643,7 @@ class Model {
   std::vector<std::shared_ptr<Metric>> metrics_;
   CompileConfig config_;
   std::shared_ptr<detail::Plan> plan_;
-  Shape output_shape_;
+  std::vector<Shape> output_shapes_;  // per output, batch left out
   std::unique_ptr<detail::Session> session_;
   std::shared_ptr<dlrt::Strategy> strategy_;   // set by compile() inside a StrategyScope
   std::vector<std::string> strategy_devices_;  // its local replicas' devices

@@ -3,6 +3,7 @@
 #ifndef DLRT_NN_MODEL_IMPL_HPP_
 #define DLRT_NN_MODEL_IMPL_HPP_
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <string>
@@ -62,7 +63,8 @@ inline void Model::make_plan(const std::vector<Shape>& inputs) {
     }
     slots.push_back(layer.output_shape_multi(in));
   }
-  const Shape shape = slots.at(graph_.outputs.at(0));
+  std::vector<Shape> output_shapes;
+  for (size_t s : graph_.outputs) output_shapes.push_back(slots.at(s));
   if (sequential_) graph_.slot_shapes = slots;
   // Compiled without optimizer (inference, custom steps): the layers' state only.
   if (!optimizer_) trainable.clear();
@@ -137,14 +139,29 @@ inline void Model::make_plan(const std::vector<Shape>& inputs) {
   }
   plan->optimizer = optimizer_;
   plan->loss = loss_;
+  for (double w : config_.loss_weights) plan->loss_weights.push_back(static_cast<float>(w));
   plan->metrics.assign(metrics_.begin(), metrics_.end());
   plan->seed = config_.seed;
   plan->device_scopes = scopes_at_compile_;
   if (config_.log_device_placement) plan->compile.log_device_placement = true;
   if (!config_.use_capture) plan->compile.use_capture = false;
   if (config_.device == "auto") plan->compile.auto_device = true;
-  output_shape_ = shape;
+  output_shapes_ = std::move(output_shapes);
   plan_ = std::move(plan);
+}
+
+inline std::vector<std::string> Model::output_names() const {
+  if (sequential_) return {layers_.empty() ? std::string("output") : layers_.back()->name()};
+  const detail::FunctionalGraph& g = graph_;
+  std::vector<std::string> out;
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    const size_t s = g.outputs[k];
+    std::string n = s < g.inputs.size() ? g.input_names[s]
+                                        : g.layers[g.nodes[s - g.inputs.size()].layer]->name();
+    while (std::find(out.begin(), out.end(), n) != out.end()) n += "_" + std::to_string(k);
+    out.push_back(n);
+  }
+  return out;
 }
 
 inline std::vector<Value> Model::operator()(const std::vector<Value>& inputs, bool training) {
@@ -252,21 +269,31 @@ inline void Model::functional_summary(std::ostream& out) const {
       << std::string(98, '_') << "\n";
 }
 
-inline History Model::fit(const Array& x, const Array& y, const FitOptions& o) {
-  check_data(x, &y, "fit");
+inline History Model::fit_of(const detail::ArrayRefs& xs, const detail::ArrayRefs& ys,
+                             const FitOptions& o) {
+  check_data(xs, &ys, "fit");
   if (o.batch_size < 1) throw Error(DLRT_INVALID_ARGUMENT, "fit: batch_size must be >= 1");
   if (o.initial_epoch < 0 || o.epochs < o.initial_epoch)
     throw Error(DLRT_INVALID_ARGUMENT, "fit: needs 0 <= initial_epoch <= epochs (got " +
                                            std::to_string(o.initial_epoch) + " and " +
                                            std::to_string(o.epochs) + ")");
-  if ((o.validation_x == nullptr) != (o.validation_y == nullptr))
+  if ((o.validation_x == nullptr) != (o.validation_y == nullptr) ||
+      (o.validation_xs == nullptr) != (o.validation_ys == nullptr))
     throw Error(DLRT_INVALID_ARGUMENT, "fit: validation data needs both x and y");
-  if (o.validation_x != nullptr) check_data(*o.validation_x, o.validation_y, "fit (validation)");
-  const int64_t n = x.rows();
+  if (o.validation_x != nullptr && o.validation_xs != nullptr)
+    throw Error(DLRT_INVALID_ARGUMENT,
+                "fit: validation data given twice (validation_x/y and validation_xs/ys); give "
+                "one of them");
+  detail::ArrayRefs val_x, val_y;
+  if (o.validation_x != nullptr) val_x = {o.validation_x}, val_y = {o.validation_y};
+  if (o.validation_xs != nullptr) val_x = refs(*o.validation_xs), val_y = refs(*o.validation_ys);
+  const bool validate = o.validation_x != nullptr || o.validation_xs != nullptr;
+  if (validate) check_data(val_x, &val_y, "fit (validation)");
+  const int64_t n = xs[0]->rows();
   // Under a strategy the batch is global and must split over the replicas even when the
   // data set is smaller (then the one step is partial).
   const int64_t batch = strategy_ ? o.batch_size : std::min(o.batch_size, n);
-  fit_prepare(x, y, batch);
+  fit_prepare(xs, ys, batch);
 
   // Random layers (Dropout) draw with the step executable's run count: continue it from the
   // steps already taken, so a resumed fit draws the masks the uninterrupted one would.
@@ -306,8 +333,9 @@ inline History Model::fit(const Array& x, const Array& y, const FitOptions& o) {
     }
     const std::vector<int32_t> order = epoch_order(config_.seed, epoch, n, o.shuffle);
     Progbar bar(steps, progress);
-    double loss_sum = 0;
-    std::vector<double> hits(metrics_.size(), 0.0);
+    // Per result (Plan::results): the losses times their rows, the metric counts.
+    std::vector<double> sums(plan_->results(), 0.0);
+    const size_t losses = plan_->loss_results();
     int64_t seen = 0;
     Logs logs;
     for (int64_t s = 0; s < steps; ++s, ++global_step) {
@@ -319,13 +347,10 @@ inline History Model::fit(const Array& x, const Array& y, const FitOptions& o) {
       set_learning_rate(static_cast<int64_t>(steps_taken) + global_step, &written_rate);
       const std::vector<double> r = strategy_ ? replicas_->train_step(order.data() + first, count)
                                               : session_->train_step(order.data() + first, count);
-      loss_sum += r[0] * static_cast<double>(count);
+      for (size_t k = 0; k < r.size(); ++k)
+        sums[k] += k < losses ? r[k] * static_cast<double>(count) : r[k];
       seen += count;
-      logs = {{"loss", loss_sum / static_cast<double>(seen)}};
-      for (size_t m = 0; m < metrics_.size(); ++m) {
-        hits[m] += r[1 + m];
-        logs.push_back({metrics_[m]->name(), hits[m] / static_cast<double>(seen)});
-      }
+      logs = logs_of(sums, static_cast<double>(seen), static_cast<double>(seen));
       bar.update(s + 1, logs);
       for (auto& cb : callbacks) {
         cb->on_train_batch_end(static_cast<Model&>(*this), s, logs);
@@ -337,8 +362,8 @@ inline History Model::fit(const Array& x, const Array& y, const FitOptions& o) {
         tracing = false;
       }
     }
-    if (o.validation_x != nullptr)
-      for (const auto& [k, v] : evaluate(*o.validation_x, *o.validation_y, o.batch_size))
+    if (validate)
+      for (const auto& [k, v] : evaluate_of(val_x, val_y, o.batch_size))
         logs.push_back({"val_" + k, v});
     bar.finish(logs);
     epoch_ = epoch + 1;
@@ -361,40 +386,41 @@ inline History Model::fit(const Array& x, const Array& y, const FitOptions& o) {
 
 // One training step per graph (session.hpp): another set size or batch size gets a new
 // graph (per replica under a strategy), and the state moves over once its step is compiled.
-// The training set is uploaded every fit; under a strategy replica 0 of worker 0's state is
-// then broadcast, so every replica starts from the same weights.
-inline void Model::fit_prepare(const Array& x, const Array& y, int64_t batch) {
-  const int64_t n = x.rows();
+// The training set (every x and y) is uploaded every fit; under a strategy replica 0 of worker
+// 0's state is then broadcast, so every replica starts from the same weights.
+inline void Model::fit_prepare(const detail::ArrayRefs& xs, const detail::ArrayRefs& ys,
+                               int64_t batch) {
+  const int64_t n = xs.at(0)->rows();
   if (strategy_) {
-    if (!replicas().train_fits(n, batch, x, y)) {
+    if (!replicas().train_fits(n, batch, xs, ys)) {
       std::vector<NamedValue> moved;
       if (replicas_->primary().has_split()) {
         moved = state();
         replicas_ = std::make_unique<detail::ReplicaSet>(ctx_, plan_, strategy_, strategy_devices_);
       }
-      replicas_->build_train(x, y, batch);
+      replicas_->build_train(xs, ys, batch);
       if (!moved.empty()) set_state(moved);
     }
-    replicas_->upload(x, y);
+    replicas_->upload(xs, ys);
     replicas_->sync_from_chief();
     return;
   }
-  if (!session().train_fits(n, batch, x, y)) {
+  if (!session().train_fits(n, batch, xs, ys)) {
     std::vector<NamedValue> moved;
     if (session_->has_train()) {
       moved = state();
       session_ = std::make_unique<detail::Session>(ctx_, plan_);
     }
-    session_->build_train(x, y, batch);
+    session_->build_train(xs, ys, batch);
     if (!moved.empty()) set_state(moved);
   }
-  session_->upload(x, y);
+  session_->upload(xs, ys);
 }
 
-inline Logs Model::train_on_batch(const Array& x, const Array& y) {
-  check_data(x, &y, "train_on_batch");
-  const int64_t n = x.rows();
-  fit_prepare(x, y, n);  // x and y are the training set of this one step
+inline Logs Model::train_on_batch_of(const detail::ArrayRefs& xs, const detail::ArrayRefs& ys) {
+  check_data(xs, &ys, "train_on_batch");
+  const int64_t n = xs[0]->rows();
+  fit_prepare(xs, ys, n);  // xs and ys are the training set of this one step
   const uint64_t steps_taken = static_cast<uint64_t>(
       session().graph().read_variable<float>(session().vars()[plan_->iterations]).at(0));
   if (strategy_) replicas_->set_run_count(steps_taken);
@@ -405,42 +431,54 @@ inline Logs Model::train_on_batch(const Array& x, const Array& y) {
   for (int64_t i = 0; i < n; ++i) rows[static_cast<size_t>(i)] = static_cast<int32_t>(i);
   const std::vector<double> r =
       strategy_ ? replicas_->train_step(rows.data(), n) : session_->train_step(rows.data(), n);
-  Logs logs = {{"loss", r[0]}};
-  for (size_t m = 0; m < metrics_.size(); ++m)
-    logs.push_back({metrics_[m]->name(), r[1 + m] / static_cast<double>(n)});
-  return logs;
+  // The step's losses are means over its rows already; the counts are divided here.
+  return logs_of(r, 1.0, static_cast<double>(n));
 }
 
-inline Logs Model::evaluate(const Array& x, const Array& y, int64_t batch_size) {
-  check_data(x, &y, "evaluate");
+inline Logs Model::evaluate_of(const detail::ArrayRefs& xs, const detail::ArrayRefs& ys,
+                               int64_t batch_size) {
+  check_data(xs, &ys, "evaluate");
   if (batch_size < 1) throw Error(DLRT_INVALID_ARGUMENT, "evaluate: batch_size must be >= 1");
-  const int64_t n = x.rows(), batch = std::min(batch_size, n);
-  std::vector<double> sums(1 + metrics_.size(), 0.0);
+  const int64_t n = xs[0]->rows(), batch = std::min(batch_size, n);
+  std::vector<double> sums(plan_->results(), 0.0);
   for (int64_t first = 0; first < n; first += batch) {
-    const std::vector<double> r = session().eval_batch(x, y, first, std::min(batch, n - first));
+    const std::vector<double> r = session().eval_batch(xs, ys, first, std::min(batch, n - first));
     for (size_t k = 0; k < r.size(); ++k) sums[k] += r[k];
   }
-  Logs logs = {{"loss", sums[0] / static_cast<double>(n)}};
-  for (size_t m = 0; m < metrics_.size(); ++m)
-    logs.push_back({metrics_[m]->name(), sums[1 + m] / static_cast<double>(n)});
-  return logs;
+  return logs_of(sums, static_cast<double>(n), static_cast<double>(n));
 }
 
 inline Array Model::predict(const Array& x, int64_t batch_size) {
-  check_data(x, nullptr, "predict");
+  if (num_outputs() != 1)
+    throw Error(DLRT_INVALID_ARGUMENT,
+                "predict: " + name_ + " has " + std::to_string(num_outputs()) + " outputs (" +
+                    joined(output_names()) +
+                    "); predict a std::vector<Array> (one per input) to get them all");
+  return predict_of({&x}, batch_size).at(0);
+}
+
+inline std::vector<Array> Model::predict_of(const detail::ArrayRefs& xs, int64_t batch_size) {
+  check_data(xs, nullptr, "predict");
   if (batch_size < 1) throw Error(DLRT_INVALID_ARGUMENT, "predict: batch_size must be >= 1");
-  const int64_t n = x.rows(), batch = std::min(batch_size, n);
-  std::vector<uint8_t> bytes;
+  const int64_t n = xs[0]->rows(), batch = std::min(batch_size, n);
+  std::vector<std::vector<uint8_t>> bytes(output_shapes_.size());
   for (int64_t first = 0; first < n; first += batch) {
-    const std::vector<uint8_t> part = session().predict_batch(x, first, std::min(batch, n - first));
-    bytes.insert(bytes.end(), part.begin(), part.end());
+    const std::vector<std::vector<uint8_t>> part =
+        session().predict_batch(xs, first, std::min(batch, n - first));
+    for (size_t k = 0; k < bytes.size(); ++k)
+      bytes[k].insert(bytes[k].end(), part.at(k).begin(), part.at(k).end());
   }
-  std::vector<int64_t> dims = {n};
-  dims.insert(dims.end(), output_shape_.begin(), output_shape_.end());
-  return Array(DLRT_F32, dims, std::move(bytes));
+  std::vector<Array> out;
+  for (size_t k = 0; k < bytes.size(); ++k) {
+    std::vector<int64_t> dims = {n};
+    dims.insert(dims.end(), output_shapes_[k].begin(), output_shapes_[k].end());
+    out.emplace_back(DLRT_F32, dims, std::move(bytes[k]));
+  }
+  return out;
 }
 
 inline void Model::save_onnx(const std::string& path, dlrt_dtype input_dtype) {
+  check_plain_inputs_outputs("save_onnx");
   session().save_onnx(path, input_dtype);
 }
 

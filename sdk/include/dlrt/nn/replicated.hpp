@@ -108,12 +108,12 @@ class ReplicaSet {
     return static_cast<int64_t>(sessions_.size()) * strategy_->num_workers();
   }
 
-  bool train_fits(int64_t rows, int64_t batch, const Array& x, const Array& y) const {
+  bool train_fits(int64_t rows, int64_t batch, const ArrayRefs& xs, const ArrayRefs& ys) const {
     return sessions_.front()->has_split() &&
-           sessions_.front()->train_fits(rows, batch / in_sync(), x, y);
+           sessions_.front()->train_fits(rows, batch / in_sync(), xs, ys);
   }
   // Builds every replica's split step for global batch `batch` (a multiple of in_sync()).
-  void build_train(const Array& x, const Array& y, int64_t batch) {
+  void build_train(const ArrayRefs& xs, const ArrayRefs& ys, int64_t batch) {
     if (batch % in_sync() != 0)
       throw Error(DLRT_INVALID_ARGUMENT,
                   "fit: the global batch_size " + std::to_string(batch) +
@@ -122,10 +122,10 @@ class ReplicaSet {
                       std::to_string(in_sync()) + " replicas (" + std::to_string(sessions_.size()) +
                       " local × " + std::to_string(strategy_->num_workers()) +
                       " workers); use a multiple of " + std::to_string(in_sync()));
-    for (auto& s : sessions_) s->build_split(x, y, batch / in_sync());
+    for (auto& s : sessions_) s->build_split(xs, ys, batch / in_sync());
   }
-  void upload(const Array& x, const Array& y) {
-    for (auto& s : sessions_) s->upload(x, y);
+  void upload(const ArrayRefs& xs, const ArrayRefs& ys) {
+    for (auto& s : sessions_) s->upload(xs, ys);
   }
 
   // Replica 0 of worker 0's variables into every replica of every worker: one broadcast of
@@ -141,8 +141,9 @@ class ReplicaSet {
     for (auto& s : sessions_) s->grads_executable().set_run_count(next);
   }
 
-  // One step over the global batch `indices[0, count)`. Returns {mean loss, counts...} of
-  // the whole global batch (every worker gets the same numbers).
+  // One step over the global batch `indices[0, count)`. Returns the plan's results of the
+  // whole global batch (every worker gets the same numbers): {mean loss, [each output's mean
+  // loss], counts...}.
   std::vector<double> train_step(const int32_t* indices, int64_t count) {
     const int64_t b = primary().batch();
     const int64_t first_replica =
@@ -164,9 +165,12 @@ class ReplicaSet {
     parallel([&](size_t r) { sessions_[r]->split_apply(scale); });
 
     std::vector<Tensor>& mine = primary().split_sums();
-    const size_t grads = mine.size() - 1 - primary().plan().metrics.size();
-    std::vector<double> out = {mine[grads].read<float>().at(0) / static_cast<double>(count)};
-    for (size_t m = grads + 1; m < mine.size(); ++m) out.push_back(mine[m].read<float>().at(0));
+    const Plan& plan = primary().plan();
+    const size_t grads = mine.size() - plan.results(), losses = grads + plan.loss_results();
+    std::vector<double> out;
+    for (size_t k = grads; k < losses; ++k)  // sums over the real rows: their means
+      out.push_back(mine[k].read<float>().at(0) / static_cast<double>(count));
+    for (size_t m = losses; m < mine.size(); ++m) out.push_back(mine[m].read<float>().at(0));
     return out;
   }
 

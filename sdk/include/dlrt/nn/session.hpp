@@ -6,14 +6,19 @@
 // The training step is one executable of one graph (compiled with run_assigns on):
 //   x_data (N,...) u8|f32, y_data (N[,...])   the training set, uploaded once as
 //                                              non-trainable variables on the model's device
+//                                              ("data/x", "data/y"; a model of several inputs
+//                                              or outputs has one per array: "data/x_1", ...)
 //   batch_indices (B) i32, valid (B) f32      the only feeds of a step
-//   x = gather_rows(x_data, idx) -> cast f32 -> * 1/255 (u8 images)
+//   x = gather_rows(x_data, idx) -> cast f32 -> * 1/255 (u8 images)   (per input, same idx)
 //   y_pred = the layers; per = loss.per_sample(y_pred, y)
+//     (several outputs: per = sum over outputs k of weight_k * per_k, the compiled loss on
+//     each output; loss_weights default 1)
 //   loss = sum(per * valid) / sum(valid)       the mean over the batch's real rows
 //   grads = dlrt_graph_gradients(loss, trainable variables)
 //   iterations += 1; optimizer update of every variable, assigned in place
 //   layers' non-trainable state (moving statistics) assigned their new values
-//   fetches: loss and one count per metric
+//   fetches (Plan::results): loss, each output's mean loss (several outputs only), and one
+//   count per metric per output (output-major)
 // A graph takes one assign per variable, so it holds one training step, built for one batch
 // size: the last partial batch of an epoch runs the same executable with its indices padded
 // (index 0) and `valid` 0 on the padding, which leaves the loss, the gradients and the counts
@@ -28,10 +33,13 @@
 //     hold different numbers of real rows), loss_sum itself and one count per metric
 //   apply (run_assigns 1): feeds one placeholder per gradient (the summed gradients) and
 //     scale () f32 = 1 / the global batch's real rows; updates every variable with
-//     grad * scale, which is the single-device gradient of the mean.
-// Evaluation and prediction take host batches through placeholders, one executable per input
-// type (batch size: a full one and the last partial one; and dtypes: u8 images or f32),
-// compiled with run_assigns off: they read the variables and change nothing.
+//     grad * scale, which is the single-device gradient of the mean. The layers' state
+//     (moving statistics) goes the same way: grads fetches each new value times the
+//     replica's real rows, apply assigns sum * scale, the rows-weighted mean over replicas.
+// Evaluation and prediction take host batches through placeholders (one per array), one
+// executable per input type (batch size: a full one and the last partial one; and the dtypes
+// of every array: u8 images or f32), compiled with run_assigns off: they read the variables
+// and change nothing.
 #ifndef DLRT_NN_SESSION_HPP_
 #define DLRT_NN_SESSION_HPP_
 
@@ -97,8 +105,11 @@ struct Plan {
   size_t loss_scale = static_cast<size_t>(-1);
   size_t loss_scale_good_steps = static_cast<size_t>(-1);
   std::shared_ptr<const Optimizer> optimizer;
-  std::shared_ptr<const Loss> loss;
-  std::vector<std::shared_ptr<const Metric>> metrics;
+  std::shared_ptr<const Loss> loss;  // applied to every output
+  // Per output: the weight of its loss in the loss that trains (CompileConfig::loss_weights);
+  // empty = 1 for every output.
+  std::vector<float> loss_weights;
+  std::vector<std::shared_ptr<const Metric>> metrics;  // each computed on every output
   uint64_t seed = 0;
   // Per layer: the dtype its call computes in (mixed_precision.hpp); empty = f32 everywhere.
   std::vector<dlrt_dtype> compute_dtype;
@@ -108,15 +119,42 @@ struct Plan {
   // is its only input and has no other reader (Conv2D::call_scaled). Empty: nothing folds.
   std::vector<int64_t> fold_bn;
   dlrt::CompileOptions compile;
+
+  float loss_weight(size_t output) const {
+    return loss_weights.empty() ? 1.f : loss_weights.at(output);
+  }
+  // How many of a step's results are losses: the total, then one per output when there are
+  // several. The metric counts follow, metrics.size() per output, output-major.
+  size_t loss_results() const { return outputs.size() > 1 ? 1 + outputs.size() : 1; }
+  size_t results() const { return loss_results() + metrics.size() * outputs.size(); }
+  // Whether anything reads model input `input` (slot `input`): a model may have inputs its
+  // outputs do not need, which evaluation and prediction then do not feed (compile would
+  // prune their placeholders).
+  bool input_used(size_t input) const {
+    for (const PlanNode& n : nodes)
+      if (std::find(n.inputs.begin(), n.inputs.end(), input) != n.inputs.end()) return true;
+    return std::find(outputs.begin(), outputs.end(), input) != outputs.end();
+  }
 };
 
-// The number of ids the model's input (slot 0) takes when every layer reading it takes integer
-// ids (Embedding: Layer::input_ids), the smallest of them; 0 when the input is float features.
-inline int64_t model_input_ids(const Plan& p) {
+// Host arrays as the data path takes them: one per model input (x) or output (y), in order.
+using ArrayRefs = std::vector<const Array*>;
+
+// "x" for a model's only array of a kind, "x_1" (and "x" for the first) for its others: the
+// names of the data variables and placeholders, so a model of one input builds what it did
+// before several were taken.
+inline std::string indexed_name(const std::string& base, size_t i) {
+  return i == 0 ? base : base + "_" + std::to_string(i);
+}
+
+// The number of ids the model's input `input` (slot `input`) takes when every layer reading it
+// takes integer ids (Embedding: Layer::input_ids), the smallest of them; 0 when the input is
+// float features.
+inline int64_t model_input_ids(const Plan& p, size_t input = 0) {
   int64_t ids = 0;
   for (const PlanNode& n : p.nodes)
     for (size_t s : n.inputs) {
-      if (s != 0) continue;
+      if (s != input) continue;
       const int64_t k = p.layers.at(n.layer)->input_ids();
       if (k == 0) return 0;
       ids = ids == 0 ? k : std::min(ids, k);
@@ -258,24 +296,25 @@ class Session {
 
   // ---- training ----
   bool has_train() const { return train_ != nullptr; }
-  bool train_fits(int64_t rows, int64_t batch, const Array& x, const Array& y) const {
-    return (train_ || grads_) && rows_ == rows && batch_ == batch && x_dtype_ == x.dtype() &&
-           y_dtype_ == y.dtype() && y_shape_ == y.sample_shape();
+  // Whether the step built fits a training set of `rows` rows of these arrays (one per
+  // input, one per output) in batches of `batch`.
+  bool train_fits(int64_t rows, int64_t batch, const ArrayRefs& xs, const ArrayRefs& ys) const {
+    return (train_ || grads_) && rows_ == rows && batch_ == batch && x_dtypes_ == dtypes(xs) &&
+           y_dtypes_ == dtypes(ys) && y_shapes_ == sample_shapes(ys);
   }
-  void build_train(const Array& x, const Array& y, int64_t batch) {
+  void build_train(const ArrayRefs& xs, const ArrayRefs& ys, int64_t batch) {
     Graph& g = graph_;
     Scopes scopes(g, plan_->device_scopes);
-    remember_data(x, y, batch);
-    x_data_ = g.variable("data/x", x.dtype(), x.dims(), "fill", {}, false);
-    y_data_ = g.variable("data/y", y.dtype(), y.dims(), "fill", {}, false);
+    make_data(xs, ys, batch);
     Value idx = g.placeholder("train/batch_indices", DLRT_I32, {batch});
     Value valid = g.placeholder("train/valid", DLRT_F32, {batch});
     std::vector<StateUpdate> state_updates;  // moving statistics (BatchNormalization)
     CallContext c{g, true, train_seed(), "train/", &state_updates};
-    Value y_pred = forward(c, to_float(g, g.op1("gather_rows", {x_data_, idx})));
+    const std::vector<Value> y_pred = forward(c, gathered_inputs(g, idx));
     for (const StateUpdate& u : state_updates) g.assign(u.variable, u.value);
-    Value y_true = plan_->loss->prepare_targets(g, g.op1("gather_rows", {y_data_, idx}));
-    Value per = plan_->loss->per_sample(g, y_pred, y_true);
+    const std::vector<Value> y_true = gathered_targets(g, idx);
+    const std::vector<Value> per_output = per_sample_losses(g, y_pred, y_true);
+    Value per = weighted_sum(g, per_output);
     // The mean over the real rows, plus the weights' penalty when there is one; the node
     // named "train/loss" is the loss either way.
     Value penalty = regularization(g);
@@ -304,7 +343,11 @@ class Session {
       update_loss_scale(g, scale, vars_[plan_->loss_scale_good_steps], finite);
     }
     std::vector<Value> fetches = {loss};
-    for (const auto& m : plan_->metrics) fetches.push_back(m->count(g, y_pred, y_true, valid));
+    if (per_output.size() > 1)  // each output's mean loss, for the logs
+      for (const Value& p : per_output)
+        fetches.push_back(g.op1("div", {g.op1("reduce_sum", {g.op1("mul", {p, valid})}),
+                                        g.op1("reduce_sum", {valid})}));
+    add_metric_counts(g, y_pred, y_true, valid, &fetches);
 
     dlrt::CompileOptions o = plan_->compile;
     o.run_assigns = true;
@@ -312,13 +355,18 @@ class Session {
         ctx_, g, std::vector<Value>{idx, valid},
         std::vector<std::string>{"train/batch_indices", "train/valid"}, fetches, o);
   }
-  // Uploads the training set (once per fit) into the data variables.
-  void upload(const Array& x, const Array& y) {
-    check(dlrt_graph_variable_write(graph_.get(), x_data_.get(), x.data(), x.bytes().size()));
-    check(dlrt_graph_variable_write(graph_.get(), y_data_.get(), y.data(), y.bytes().size()));
+  // Uploads the training set (once per fit) into the data variables: every x, then every y.
+  void upload(const ArrayRefs& xs, const ArrayRefs& ys) {
+    for (size_t i = 0; i < xs.size(); ++i)
+      check(dlrt_graph_variable_write(graph_.get(), x_data_.at(i).get(), xs[i]->data(),
+                                      xs[i]->bytes().size()));
+    for (size_t k = 0; k < ys.size(); ++k)
+      check(dlrt_graph_variable_write(graph_.get(), y_data_.at(k).get(), ys[k]->data(),
+                                      ys[k]->bytes().size()));
   }
   int64_t batch() const { return batch_; }
-  // One step on rows `indices` (at most batch() of them). Returns {loss, counts...}.
+  // One step on rows `indices` (at most batch() of them) of every array. Returns the
+  // plan's results: {loss, [per-output losses], counts...}.
   std::vector<double> train_step(const int32_t* indices, int64_t count) {
     feed_batch(*train_, indices, count);
     train_->run();
@@ -330,7 +378,7 @@ class Session {
 
   // ---- the split step of a replica (see the top of this file) ----
   bool has_split() const { return grads_ != nullptr; }
-  void build_split(const Array& x, const Array& y, int64_t batch) {
+  void build_split(const ArrayRefs& xs, const ArrayRefs& ys, int64_t batch) {
     if (plan_->loss_scale != kNoStateVar)
       throw Error(DLRT_UNIMPLEMENTED,
                   "fit under a distribution strategy with the mixed_float16 policy: dynamic "
@@ -338,15 +386,15 @@ class Session {
                   "needed) or one device");
     Graph& g = graph_;
     Scopes scopes(g, plan_->device_scopes);
-    remember_data(x, y, batch);
-    x_data_ = g.variable("data/x", x.dtype(), x.dims(), "fill", {}, false);
-    y_data_ = g.variable("data/y", y.dtype(), y.dims(), "fill", {}, false);
+    make_data(xs, ys, batch);
     Value idx = g.placeholder("grads/batch_indices", DLRT_I32, {batch});
     Value valid = g.placeholder("grads/valid", DLRT_F32, {batch});
-    CallContext c{g, true, train_seed(), "grads/"};
-    Value y_pred = forward(c, to_float(g, g.op1("gather_rows", {x_data_, idx})));
-    Value y_true = plan_->loss->prepare_targets(g, g.op1("gather_rows", {y_data_, idx}));
-    Value per = plan_->loss->per_sample(g, y_pred, y_true);
+    std::vector<StateUpdate> state_updates;  // moving statistics (BatchNormalization)
+    CallContext c{g, true, train_seed(), "grads/", &state_updates};
+    const std::vector<Value> y_pred = forward(c, gathered_inputs(g, idx));
+    const std::vector<Value> y_true = gathered_targets(g, idx);
+    const std::vector<Value> per_output = per_sample_losses(g, y_pred, y_true);
+    Value per = weighted_sum(g, per_output);
     // The penalty once per global batch: each replica adds penalty * its real rows, and the
     // sum over replicas times scale (1 / all real rows) is the penalty.
     Value penalty = regularization(g);
@@ -358,20 +406,33 @@ class Session {
 
     const std::vector<size_t> trainable = trainable_vars();
     std::vector<Value> fetches = gradients(loss_sum, trainable);
+    // Each state update's new value times this replica's real rows: summed over the
+    // replicas and scaled by 1 / all real rows in apply, the rows-weighted mean of what each
+    // replica computed (Keras' MirroredVariable with MEAN aggregation when the replicas hold
+    // equal shares; a replica without real rows adds nothing).
+    Value rows = g.op1("reduce_sum", {valid});
+    for (const StateUpdate& u : state_updates) fetches.push_back(g.op1("mul", {u.value, rows}));
     fetches.push_back(loss_sum);
-    for (const auto& m : plan_->metrics) fetches.push_back(m->count(g, y_pred, y_true, valid));
+    if (per_output.size() > 1)  // each output's loss sum, for the logs
+      for (const Value& p : per_output)
+        fetches.push_back(g.op1("reduce_sum", {g.op1("mul", {p, valid})}));
+    add_metric_counts(g, y_pred, y_true, valid, &fetches);
     dlrt::CompileOptions o = plan_->compile;
     o.run_assigns = false;
     grads_ = std::make_unique<Runner>(
         ctx_, g, std::vector<Value>{idx, valid},
         std::vector<std::string>{"grads/batch_indices", "grads/valid"}, fetches, o);
 
-    // apply: the summed gradients in, every variable updated in place.
+    // apply: the summed gradients (and state sums) in, every variable updated in place.
     std::vector<Value> feeds;
     std::vector<std::string> names;
     for (size_t k = 0; k < trainable.size(); ++k) {
       names.push_back("apply/grad_" + std::to_string(k));
       feeds.push_back(g.placeholder(names.back(), DLRT_F32, vars_[trainable[k]].dims()));
+    }
+    for (size_t k = 0; k < state_updates.size(); ++k) {
+      names.push_back("apply/state_" + std::to_string(k));
+      feeds.push_back(g.placeholder(names.back(), DLRT_F32, state_updates[k].variable.dims()));
     }
     names.push_back("apply/scale");
     feeds.push_back(g.placeholder(names.back(), DLRT_F32, {}));
@@ -382,6 +443,9 @@ class Session {
     for (size_t k = 0; k < trainable.size(); ++k)
       grads.push_back(g.op1("mul", {feeds[k], feeds.back()}));
     apply_updates(g, trainable, grads, step);
+    for (size_t k = 0; k < state_updates.size(); ++k)
+      g.assign(state_updates[k].variable,
+               g.op1("mul", {feeds[trainable.size() + k], feeds.back()}));
     o.run_assigns = true;
     apply_ = std::make_unique<Runner>(ctx_, g, feeds, names, std::vector<Value>{step}, o);
   }
@@ -391,8 +455,10 @@ class Session {
     feed_batch(*grads_, indices, count);
     grads_->run();
   }
-  // The grads executable's fetches, in order: every gradient, loss_sum, the metric counts.
-  // The strategy sums them over replicas in place; then split_apply reads the gradients.
+  // The grads executable's fetches, in order: every gradient, each state update's value
+  // times the replica's real rows, loss_sum, each output's loss sum (several outputs only),
+  // the metric counts. The strategy sums them over replicas in place; then split_apply reads
+  // the gradients and the state sums.
   std::vector<Tensor>& split_sums() { return grads_->fetches; }
   // Applies the summed gradients times `scale` (1 / the global batch's real rows).
   void split_apply(float scale) {
@@ -407,37 +473,55 @@ class Session {
   Executable& apply_executable() { return apply_->exe; }
 
   // ---- evaluation and prediction: per batch size and dtypes ----
-  // {sum of per-sample losses, counts...} over `count` rows of x/y from `first`.
-  std::vector<double> eval_batch(const Array& x, const Array& y, int64_t first, int64_t count) {
-    Runner& r = eval_runner(x, y, count);
-    write_rows(r.feeds[0], x, first, count);
-    write_rows(r.feeds[1], y, first, count);
+  // {sum of per-sample losses, [each output's sum], counts...} over `count` rows of every x
+  // and y from `first`.
+  std::vector<double> eval_batch(const ArrayRefs& xs, const ArrayRefs& ys, int64_t first,
+                                 int64_t count) {
+    Runner& r = eval_runner(xs, ys, count);
+    size_t next = 0;  // the feeds: every used x, then every y
+    for (size_t i = 0; i < xs.size(); ++i)
+      if (plan_->input_used(i)) write_rows(r.feeds[next++], *xs[i], first, count);
+    for (const Array* y : ys) write_rows(r.feeds[next++], *y, first, count);
     r.run();
     std::vector<double> out;
     for (size_t f = 0; f < r.fetches.size(); ++f) out.push_back(r.scalar(f));
     return out;
   }
-  // y_pred of `count` rows from `first`, as f32 bytes.
-  std::vector<uint8_t> predict_batch(const Array& x, int64_t first, int64_t count) {
-    // One executable per input type: the batch size and the dtype (u8 images, f32 features).
-    auto& slot = predicts_[{count, x.dtype()}];
+  // Every output's y_pred of `count` rows of every x from `first`, as f32 bytes (one per
+  // output).
+  std::vector<std::vector<uint8_t>> predict_batch(const ArrayRefs& xs, int64_t first,
+                                                  int64_t count) {
+    // One executable per input type: the batch size and the dtypes (u8 images, f32 features).
+    auto& slot = predicts_[{count, dtypes(xs)}];
     if (!slot) {
       Graph& g = graph_;
       Scopes scopes(g, plan_->device_scopes);
-      const std::string scope =
-          "predict_" + std::to_string(count) + "_" + dtype_name(x.dtype()) + "/";
-      Value xp = g.placeholder(scope + "x", x.dtype(), batch_dims(count, x.sample_shape()));
+      const std::string scope = "predict_" + std::to_string(count) + "_" + dtypes_name(xs) + "/";
+      std::vector<Value> xp, in;
+      std::vector<std::string> names;
+      for (size_t i = 0; i < xs.size(); ++i) {
+        if (!plan_->input_used(i)) {  // no placeholder; run_plan never reads the slot
+          in.emplace_back();
+          continue;
+        }
+        names.push_back(scope + indexed_name("x", i));
+        xp.push_back(
+            g.placeholder(names.back(), xs[i]->dtype(), batch_dims(count, xs[i]->sample_shape())));
+        in.push_back(to_float(g, xp.back(), i));
+      }
       CallContext c{g, false, plan_->seed, scope};
-      Value y_pred = forward(c, to_float(g, xp));
+      const std::vector<Value> y_pred = forward(c, in);
       dlrt::CompileOptions o = plan_->compile;
       o.run_assigns = false;
-      slot = std::make_unique<Runner>(ctx_, g, std::vector<Value>{xp},
-                                      std::vector<std::string>{scope + "x"},
-                                      std::vector<Value>{y_pred}, o);
+      slot = std::make_unique<Runner>(ctx_, g, xp, names, y_pred, o);
     }
-    write_rows(slot->feeds[0], x, first, count);
+    size_t next = 0;  // a feed per used x
+    for (size_t i = 0; i < xs.size(); ++i)
+      if (plan_->input_used(i)) write_rows(slot->feeds[next++], *xs[i], first, count);
     slot->run();
-    return slot->fetches[0].read<uint8_t>();
+    std::vector<std::vector<uint8_t>> out;
+    for (const Tensor& t : slot->fetches) out.push_back(t.read<uint8_t>());
+    return out;
   }
 
   // The prediction of one row of `input_dtype`, written as ONNX (dlrt_graph_export_onnx) with
@@ -451,7 +535,7 @@ class Session {
       Value xp = g.placeholder(scope + "x", input_dtype, batch_dims(1, plan_->input));
       CallContext c{g, false, plan_->seed, scope};
       c.fold_batch_norm = false;  // ONNX's BatchNormalization, which importers fold themselves
-      Value y = forward(c, to_float(g, xp));
+      Value y = forward(c, {to_float(g, xp, 0)}).at(0);
       it = exports_.emplace(input_dtype, std::make_pair(xp, y)).first;
     }
     const dlrt_value in = it->second.first.get(), out = it->second.second.get();
@@ -511,12 +595,80 @@ class Session {
     r.feeds[0].write(idx);
     r.feeds[1].write(valid);
   }
-  void remember_data(const Array& x, const Array& y, int64_t batch) {
-    rows_ = x.rows();
+  // The training set's variables (one per array: "data/x", "data/x_1", ..., "data/y", ...),
+  // and what train_fits compares.
+  void make_data(const ArrayRefs& xs, const ArrayRefs& ys, int64_t batch) {
+    rows_ = xs.at(0)->rows();
     batch_ = batch;
-    x_dtype_ = x.dtype();
-    y_dtype_ = y.dtype();
-    y_shape_ = y.sample_shape();
+    x_dtypes_ = dtypes(xs);
+    y_dtypes_ = dtypes(ys);
+    y_shapes_ = sample_shapes(ys);
+    x_data_.clear();
+    y_data_.clear();
+    for (size_t i = 0; i < xs.size(); ++i)
+      x_data_.push_back(graph_.variable(indexed_name("data/x", i), xs[i]->dtype(), xs[i]->dims(),
+                                        "fill", {}, false));
+    for (size_t k = 0; k < ys.size(); ++k)
+      y_data_.push_back(graph_.variable(indexed_name("data/y", k), ys[k]->dtype(), ys[k]->dims(),
+                                        "fill", {}, false));
+  }
+  // The model's inputs of the training set's rows `idx` (as floats where they are), and the
+  // targets of the same rows as the loss wants them: one permutation for every array.
+  std::vector<Value> gathered_inputs(Graph& g, Value idx) const {
+    std::vector<Value> out;
+    for (size_t i = 0; i < x_data_.size(); ++i)
+      out.push_back(to_float(g, g.op1("gather_rows", {x_data_[i], idx}), i));
+    return out;
+  }
+  std::vector<Value> gathered_targets(Graph& g, Value idx) const {
+    std::vector<Value> out;
+    for (const Value& y : y_data_)
+      out.push_back(plan_->loss->prepare_targets(g, g.op1("gather_rows", {y, idx})));
+    return out;
+  }
+  // The compiled loss per sample on each output (B each).
+  std::vector<Value> per_sample_losses(Graph& g, const std::vector<Value>& y_pred,
+                                       const std::vector<Value>& y_true) const {
+    std::vector<Value> out;
+    for (size_t k = 0; k < y_pred.size(); ++k)
+      out.push_back(plan_->loss->per_sample(g, y_pred[k], y_true.at(k)));
+    return out;
+  }
+  // sum_k loss_weight(k) * per_output[k]: the per-sample loss that trains (Keras sums the
+  // outputs' losses). One output of weight 1 is its loss itself (no op added).
+  Value weighted_sum(Graph& g, const std::vector<Value>& per_output) const {
+    Value total;
+    for (size_t k = 0; k < per_output.size(); ++k) {
+      Value p = per_output[k];
+      const float w = plan_->loss_weight(k);
+      if (w != 1.f) p = g.op1("mul", {p, g.constant<float>("", {}, {w})});
+      total = total ? g.op1("add", {total, p}) : p;
+    }
+    return total;
+  }
+  // One count per metric per output (output-major), appended to `fetches`.
+  void add_metric_counts(Graph& g, const std::vector<Value>& y_pred,
+                         const std::vector<Value>& y_true, Value valid,
+                         std::vector<Value>* fetches) const {
+    for (size_t k = 0; k < y_pred.size(); ++k)
+      for (const auto& m : plan_->metrics)
+        fetches->push_back(m->count(g, y_pred[k], y_true.at(k), valid));
+  }
+  static std::vector<dlrt_dtype> dtypes(const ArrayRefs& a) {
+    std::vector<dlrt_dtype> out;
+    for (const Array* x : a) out.push_back(x->dtype());
+    return out;
+  }
+  static std::vector<Shape> sample_shapes(const ArrayRefs& a) {
+    std::vector<Shape> out;
+    for (const Array* x : a) out.push_back(x->sample_shape());
+    return out;
+  }
+  // "u8" for one array, "u8_f32" for two: the dtypes part of an executable's node scope.
+  static std::string dtypes_name(const ArrayRefs& a) {
+    std::string out;
+    for (const Array* x : a) out += (out.empty() ? "" : "_") + dtype_name(x->dtype());
+    return out;
   }
   uint64_t train_seed() const {
     return replica_ == 0 ? plan_->seed
@@ -532,18 +684,20 @@ class Session {
     check(dlrt_tensor_write(t.get(), a.data() + static_cast<size_t>(first) * rb,
                             static_cast<size_t>(count) * rb));
   }
-  // u8 images become f32 in [0, 1]; f32 passes; other integers are cast — except i32/i64 ids
-  // of a model whose input layers take ids (Embedding), which pass unchanged.
-  Value to_float(Graph& g, Value raw) const {
+  // Model input `input`: u8 images become f32 in [0, 1]; f32 passes; other integers are cast —
+  // except i32/i64 ids of an input whose layers take ids (Embedding), which pass unchanged.
+  Value to_float(Graph& g, Value raw, size_t input) const {
     if (raw.dtype() == DLRT_F32) return raw;
-    if ((raw.dtype() == DLRT_I32 || raw.dtype() == DLRT_I64) && model_input_ids(*plan_) > 0)
+    if ((raw.dtype() == DLRT_I32 || raw.dtype() == DLRT_I64) && model_input_ids(*plan_, input) > 0)
       return raw;
     Value f = g.op1("cast", {raw}, {{"dtype", DLRT_F32}});
     if (raw.dtype() != DLRT_U8) return f;
     return g.op1("mul", {f, g.constant<float>("", {}, {1.f / 255.f})});
   }
-  // y_pred (outputs[0]) of the model on x (run_plan).
-  Value forward(CallContext& c, Value x) { return run_plan(*plan_, c, {x}, vars_).at(0); }
+  // Every output (Plan::outputs) of the model on its inputs x (run_plan).
+  std::vector<Value> forward(CallContext& c, std::vector<Value> x) {
+    return run_plan(*plan_, c, std::move(x), vars_);
+  }
   // The sum of every weight's regularization penalty; an invalid Value when there is none.
   Value regularization(Graph& g) {
     Value total;
@@ -554,32 +708,45 @@ class Session {
     }
     return total;
   }
-  Runner& eval_runner(const Array& x, const Array& y, int64_t count) {
-    auto& slot = evals_[{count, x.dtype(), y.dtype()}];
+  Runner& eval_runner(const ArrayRefs& xs, const ArrayRefs& ys, int64_t count) {
+    auto& slot = evals_[{count, dtypes(xs), dtypes(ys)}];
     if (slot) return *slot;
     Graph& g = graph_;
     Scopes scopes(g, plan_->device_scopes);
-    const std::string scope = "eval_" + std::to_string(count) + "_" + dtype_name(x.dtype()) + "_" +
-                              dtype_name(y.dtype()) + "/";
-    Value xp = g.placeholder(scope + "x", x.dtype(), batch_dims(count, x.sample_shape()));
-    Value yp = g.placeholder(scope + "y", y.dtype(), batch_dims(count, y.sample_shape()));
+    const std::string scope =
+        "eval_" + std::to_string(count) + "_" + dtypes_name(xs) + "_" + dtypes_name(ys) + "/";
+    // Feeds: every x an output needs (an unused input gets none), then every y.
+    std::vector<Value> feeds, in, targets;
+    std::vector<std::string> names;
+    auto feed = [&](const std::string& name, const Array& a) {
+      names.push_back(scope + name);
+      feeds.push_back(g.placeholder(names.back(), a.dtype(), batch_dims(count, a.sample_shape())));
+      return feeds.back();
+    };
+    for (size_t i = 0; i < xs.size(); ++i)
+      in.push_back(plan_->input_used(i) ? feed(indexed_name("x", i), *xs[i]) : Value());
+    for (size_t k = 0; k < ys.size(); ++k) targets.push_back(feed(indexed_name("y", k), *ys[k]));
+    for (size_t i = 0; i < xs.size(); ++i)
+      if (in[i]) in[i] = to_float(g, in[i], i);
     CallContext c{g, false, plan_->seed, scope};
-    Value y_pred = forward(c, to_float(g, xp));
-    Value y_true = plan_->loss->prepare_targets(g, yp);
+    const std::vector<Value> y_pred = forward(c, in);
+    for (Value& t : targets) t = plan_->loss->prepare_targets(g, t);
+    const std::vector<Value> per_output = per_sample_losses(g, y_pred, targets);
     // The reported loss includes the weight penalty (Keras adds model.losses): the sum over
     // the batch gets penalty * count, so the mean over the set gets the penalty once.
-    Value loss_sum = g.op1("reduce_sum", {plan_->loss->per_sample(g, y_pred, y_true)});
+    Value loss_sum = g.op1("reduce_sum", {weighted_sum(g, per_output)});
     Value penalty = regularization(g);
     if (penalty)
       loss_sum = g.op1(
           "add", {loss_sum,
                   g.op1("mul", {penalty, g.constant<float>("", {}, {static_cast<float>(count)})})});
     std::vector<Value> fetches = {loss_sum};
-    for (const auto& m : plan_->metrics) fetches.push_back(m->count(g, y_pred, y_true, Value()));
+    if (per_output.size() > 1)
+      for (const Value& p : per_output) fetches.push_back(g.op1("reduce_sum", {p}));
+    add_metric_counts(g, y_pred, targets, Value(), &fetches);
     dlrt::CompileOptions o = plan_->compile;
     o.run_assigns = false;
-    slot = std::make_unique<Runner>(ctx_, g, std::vector<Value>{xp, yp},
-                                    std::vector<std::string>{scope + "x", scope + "y"}, fetches, o);
+    slot = std::make_unique<Runner>(ctx_, g, feeds, names, fetches, o);
     return *slot;
   }
 
@@ -589,14 +756,17 @@ class Session {
   std::vector<Value> vars_;
   // Executables before the graph goes: members are destroyed in reverse order.
   std::unique_ptr<Runner> train_, grads_, apply_;
-  // Keyed by the full input type of a batch: rows and dtypes (the sample shapes are the plan's).
-  std::map<std::tuple<int64_t, dlrt_dtype, dlrt_dtype>, std::unique_ptr<Runner>> evals_;
-  std::map<std::pair<int64_t, dlrt_dtype>, std::unique_ptr<Runner>> predicts_;
+  // Keyed by the full input type of a batch: rows and every array's dtype (x's, then y's; the
+  // sample shapes are the plan's).
+  std::map<std::tuple<int64_t, std::vector<dlrt_dtype>, std::vector<dlrt_dtype>>,
+           std::unique_ptr<Runner>>
+      evals_;
+  std::map<std::pair<int64_t, std::vector<dlrt_dtype>>, std::unique_ptr<Runner>> predicts_;
   std::map<dlrt_dtype, std::pair<Value, Value>> exports_;  // save_onnx: (input, output) per dtype
-  Value x_data_, y_data_;
+  std::vector<Value> x_data_, y_data_;  // the training set: one variable per input, per output
   int64_t rows_ = 0, batch_ = 0;
-  dlrt_dtype x_dtype_ = DLRT_DTYPE_INVALID, y_dtype_ = DLRT_DTYPE_INVALID;
-  Shape y_shape_;
+  std::vector<dlrt_dtype> x_dtypes_, y_dtypes_;
+  std::vector<Shape> y_shapes_;
   uint64_t replica_ = 0;
 };
 

@@ -481,8 +481,8 @@ inline std::vector<Value> Tape::call_model(Model& model, const std::vector<Value
     throw Error(DLRT_INVALID_ARGUMENT, model.name() + ": called on " +
                                            std::to_string(inputs.size()) + " inputs; it takes " +
                                            std::to_string(plan.inputs.size()));
-  const bool ids = detail::model_input_ids(plan) > 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
+    const bool ids = detail::model_input_ids(plan, i) > 0;  // this input's layers take ids
     const std::vector<int64_t> d = inputs[i].dims();
     const Shape sample(d.begin() + (d.empty() ? 0 : 1), d.end());
     const dlrt_dtype dt = inputs[i].dtype();
