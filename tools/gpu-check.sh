@@ -28,13 +28,15 @@
 #   dlprobe 15, dlprobe_json 10, dlprobe_ops 25   the devices and the op x device matrix;
 #   dlrt_cuda_gpu_test 60                         device services, capture, NCCL on one rank;
 #   dlrt_cuda_ops_gpu_test 70                     every CUDA kernel against the reference;
-#   conformance_cuda 70                           the conformance suite on the CUDA device;
+#   conformance_cuda 60                           the conformance suite on the CUDA device;
+#   onnx_light_gpu 20                             ONNX's 9 light models on GPU:0 against their
+#                                                 reference outputs (dlrt-onnx-suite; issue 16);
 #   bench_gpu 60, bench_gpu_nocapture 25          one training epoch, with and without CUDA Graphs
 #                                                 (the second on 12,800 images);
 #   bench_gpu_bf16 20                             12,800 images under mixed_bfloat16;
 #   resnet_gpu 35                                 samples/resnet (batch norm on cuDNN) learns;
 #   vae_gpu 20, dcgan_gpu 20                      samples/vae and samples/dcgan (custom steps) learn;
-#   mirrored_gpu 50                               mirrored training through NCCL.
+#   mirrored_gpu 40                               mirrored training through NCCL.
 #
 # Exit status: 0 when every step that ran passed (skips do not count), 1 otherwise.
 set -uo pipefail   # not -e: a failing step must not stop the steps after it
@@ -174,8 +176,20 @@ gpu_step() {
 for t in dlrt_cuda_gpu_test:60 dlrt_cuda_ops_gpu_test:70; do
   gpu_step "${t%:*}" "${t#*:}" gtest_figure "${BIN:-.}/${t%:*}" --gtest_output="json:$LOGS/${t%:*}.json"
 done
-gpu_step conformance_cuda 70 gtest_figure "${BIN:-.}/conformance_test" --gtest_filter='*cuda*' \
+gpu_step conformance_cuda 60 gtest_figure "${BIN:-.}/conformance_test" --gtest_filter='*cuda*' \
   --gtest_output="json:$LOGS/conformance_cuda.json"
+
+# ---- 3b. ONNX's light models on GPU:0 (issue 16): every one must reproduce its reference
+# outputs within ONNX's tolerances (--min-pass 1). The cases travel in .devrun/onnx-cases
+# (tools/gpu-pack.sh copies the build's generated light cases, 6 MB; env ONNX_CASES overrides).
+ONNX_CASES="${ONNX_CASES:-.devrun/onnx-cases}"
+onnx_figure() { grep -m1 'light cases on' "$1" 2>/dev/null | sed 's/^dlrt-onnx-suite: //' | cut -c1-70; }
+if [ "$HAVE_GPU" = 1 ] && [ ! -d "$ONNX_CASES/light" ]; then
+  planned onnx_light_gpu 20 "no light cases in $ONNX_CASES"
+else
+  gpu_step onnx_light_gpu 20 onnx_figure "${BIN:-.}/dlrt-onnx-suite" --cases "$ONNX_CASES" \
+    --kind light --devices GPU:0 --min-pass 1
+fi
 
 # ---- 4. one training epoch on GPU:0, with and without CUDA Graphs -----------------------
 # The pack carries only the test set (the training images do not fit beside oneDNN): then a
@@ -241,7 +255,7 @@ else
 fi
 
 # ---- 5. NCCL: mirrored training (tests/nn: two logical GPUs; one GPU through NCCL) -------
-gpu_step mirrored_gpu 50 gtest_figure "${BIN:-.}/dlrt_nn_test" --gtest_filter='NnMirroredGpu*' \
+gpu_step mirrored_gpu 40 gtest_figure "${BIN:-.}/dlrt_nn_test" --gtest_filter='NnMirroredGpu*' \
   --gtest_output="json:$LOGS/mirrored_gpu.json"
 
 # ---- what comes back ---------------------------------------------------------------------

@@ -15,7 +15,7 @@ OUT="$tmp/out" bash tools/gpu-check.sh --dry-run > "$tmp/dry.txt" 2>&1 || { cat 
 cat "$tmp/dry.txt"
 grep -q '^STEP  *STATUS  *PLANNED  *SECONDS  *KEY FIGURE' "$tmp/dry.txt" || fail "no table header"
 for step in dlprobe dlprobe_json dlprobe_ops dlrt_cuda_gpu_test dlrt_cuda_ops_gpu_test \
-            conformance_cuda bench_gpu bench_gpu_nocapture bench_gpu_bf16 resnet_gpu vae_gpu dcgan_gpu mirrored_gpu; do
+            conformance_cuda onnx_light_gpu bench_gpu bench_gpu_nocapture bench_gpu_bf16 resnet_gpu vae_gpu dcgan_gpu mirrored_gpu; do
   grep -q "^$step  *skip " "$tmp/dry.txt" || fail "step $step missing from the table"
 done
 planned=$(sed -n 's/^planned \([0-9]*\)s of the \([0-9]*\)s deadline.*/\1/p' "$tmp/dry.txt")
