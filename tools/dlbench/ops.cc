@@ -86,6 +86,30 @@ void add_conv(std::vector<Case>& cases, const std::string& layer, int64_t h, int
   cases.push_back(bd);
 }
 
+// One of ResNet-20's 3x3 convolutions (samples/resnet, batch 128): x (128,H,H,C) -> y
+// (128,H,H,C), SAME, stride 1; the three passes of training. Not part of the reference CNN's
+// step: they show where the convolution kernels (oneDNN direct, dlrt's or oneDNN's Winograd)
+// stand at ResNet's thin channel counts, 16 to 64.
+void add_resnet_conv(std::vector<Case>& cases, const std::string& layer, int64_t h, int64_t c) {
+  constexpr int64_t n = 128;
+  const double flops = 2.0 * n * h * h * c * 9 * c;
+  const Operand x = f32({n, h, h, c}), w = f32({3, 3, c, c});
+  const dlrt::OpAttrs same = {{"padding", "SAME"}};
+  const dlrt::OpAttrs filter = {{"padding", "SAME"},
+                                {"filter_shape", std::vector<int64_t>{3, 3, c, c}}};
+  const dlrt::OpAttrs data = {{"padding", "SAME"},
+                              {"input_shape", std::vector<int64_t>{n, h, h, c}}};
+  const std::string note = "ResNet-20 at batch 128";
+  cases.push_back({layer + ".forward", {{"conv2d", {x, w}, same, {}}}, flops, false, note});
+  cases.push_back({layer + ".backward_filter",
+                   {{"conv2d_backward_filter", {x, x}, filter, {}}},
+                   flops,
+                   false,
+                   note});
+  cases.push_back(
+      {layer + ".backward_data", {{"conv2d_backward_data", {x, w}, data, {}}}, flops, false, note});
+}
+
 void add_pool(std::vector<Case>& cases, const std::string& layer, int64_t h, int64_t c) {
   const int64_t n = workload::kBatch, oh = h / 2;
   const Operand x = f32({n, h, h, c}), dy = f32({n, oh, oh, c});
@@ -220,6 +244,9 @@ std::vector<Case> workload_cases() {
        false,
        "(2048,676) over axis 1, a global average pool's shape"});
   add_attention(cases);
+  add_resnet_conv(cases, "resnet20.conv16", 32, 16);
+  add_resnet_conv(cases, "resnet20.conv32", 16, 32);
+  add_resnet_conv(cases, "resnet20.conv64", 8, 64);
   return cases;
 }
 
