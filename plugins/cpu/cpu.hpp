@@ -47,15 +47,15 @@ struct dlrt_plugin {
   // effective ISA includes it (ONEDNN_MAX_CPU_ISA=SSE41 turns both off). Set by build_desc.
   bool avx2 = false;
   // Option `winograd`: 3x3 stride-1 convolutions may run as Winograd F(4x4, 3x3)
-  // (kernels/winograd_conv.cc) where the CPU and the shape allow it and it is cheaper than
+  // (kernels/winograd_conv.hpp) where the CPU and the shape allow it and it is cheaper than
   // oneDNN's direct kernel (wino::worth_it), or as oneDNN's AVX-512 Winograd kernel
   // (kernels/prim_conv.cc); winograd_force (option value 2): dlrt's wherever it can run,
   // cheaper or not (tests and comparisons).
   bool winograd = true;
   bool winograd_force = false;
-  // oneDNN's effective ISA is AVX-512: its direct convolutions use 16-lane FMAs, twice the
-  // lanes of the AVX2 Winograd kernel, which changes where Winograd pays (worth_it). Set by
-  // build_desc.
+  // oneDNN's effective ISA is AVX-512: its direct convolutions use 16-lane FMAs, and dlrt's
+  // Winograd kernel runs its AVX-512 build (winograd_conv.hpp, make_kernel and worth_it). Set
+  // by build_desc.
   bool onednn_avx512 = false;
   // oneDNN's effective ISA has AVX512-BF16 (avx512_core_bf16 or amx): convolutions and
   // matmuls whose operands are all bf16 run as oneDNN's bf16 primitives (bf16 FMA units, f32

@@ -154,7 +154,8 @@ void build_desc(dlrt_plugin* p) {
   a.i = p->threads;
   s.attrs.push_back(a);
   // 1 when 3x3 convolutions may run as Winograd: option `winograd` (plugin.cc) on and a CPU
-  // that runs kernels/winograd_conv.cc (AVX2+FMA, and oneDNN's ISA not capped below AVX2); 2
+  // that runs dlrt's Winograd kernel (kernels/winograd_conv.hpp: AVX2+FMA, and oneDNN's ISA
+  // not capped below AVX2; its AVX-512 build where that ISA is AVX-512); 2
   // when the option forces it wherever it can run.
   a = make_attr("winograd", DLRT_ATTR_INT);
   a.i = p->winograd && wino::cpu_supported(*p) ? (p->winograd_force ? 2 : 1) : 0;

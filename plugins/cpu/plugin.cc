@@ -9,14 +9,13 @@
 //             never changes the threading of the rest of the process.
 //   winograd  0, 1 or 2, default 1: 3x3 stride-1 NHWC convolutions whose channel counts in
 //             and out are multiples of 16 (forward, backward data, backward filter) run as
-//             Winograd F(4x4, 3x3) on AVX2+FMA CPUs (kernels/winograd_conv.cc: 2-4x fewer
-//             multiplications, relative error ~1e-6) where that is cheaper than oneDNN's
-//             direct kernel (wino::worth_it: enough tiles to pay for the filter transform, and
-//             on AVX-512 CPUs, where oneDNN's kernels have twice the lanes, only the passes
-//             measured faster); where oneDNN runs AVX-512, forward 3x3 convolutions with at
-//             least 32 channels each side run as oneDNN's own AVX-512 Winograd kernel
-//             (jit_wino_4x3) instead, when the filter is constant or the batch large
-//             (kernels/prim_conv.cc, onednn_winograd_applies); 2 runs dlrt's Winograd wherever
+//             Winograd F(4x4, 3x3) on AVX2+FMA CPUs, in 16-lane code on AVX-512 ones
+//             (kernels/winograd_kernel.inc: 2-4x fewer multiplications, relative error
+//             ~1e-6) where that is cheaper than oneDNN's direct kernel (wino::worth_it: enough
+//             tiles to pay for the filter transform); where oneDNN runs AVX-512, forward 3x3
+//             convolutions of more than 64 x 64 channel pairs run as oneDNN's own AVX-512
+//             Winograd kernel (jit_wino_4x3) instead, when the filter is constant or the batch
+//             large (kernels/prim_conv.cc, onednn_winograd_applies); 2 runs dlrt's Winograd wherever
 //             it can (tests, comparisons); 0 keeps oneDNN's direct convolutions for every
 //             shape (bit-for-bit what oneDNN gives, and the comparison dlbench measures against).
 //   peak      "measured" (default) or "nominal": the device's peak_gflops is what FMA chains

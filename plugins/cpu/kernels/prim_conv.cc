@@ -34,14 +34,15 @@
 // the jit kernel is faster and stays.
 //
 // 3x3 stride-1 NHWC convolutions without groups with channel counts in multiples of 16 (the
-// MNIST CNN's middle and last layers) run, in all three passes, as Winograd F(4x4, 3x3) on AVX2+FMA CPUs
-// (winograd_conv.cc; winograd_applies below), unless the plugin's `winograd` option is 0:
-// two to three times faster than oneDNN's direct kernels there (docs/benchmarks.md,
-// "Kernel choices").
+// MNIST CNN's middle and last layers) run, in all three passes, as Winograd F(4x4, 3x3) on
+// AVX2+FMA CPUs, in its 16-lane build where oneDNN runs AVX-512 (winograd_conv.hpp;
+// winograd_applies below), unless the plugin's `winograd` option is 0: two to three times
+// faster than oneDNN's direct kernels there (docs/benchmarks.md, "Kernel choices", and
+// winograd_conv.hpp for AVX-512).
 //
-// Where oneDNN runs AVX-512 (where dlrt's AVX2 Winograd loses the forward pass to oneDNN's
-// direct kernels), forward 3x3 stride-1 convolutions take oneDNN's own Winograd F(4x4, 3x3)
-// kernel (jit_wino_4x3:avx512_core) instead: it takes only nChw16c images, so x is reordered
+// Where oneDNN runs AVX-512, forward 3x3 stride-1 convolutions of more than 64 x 64 channel
+// pairs (past which dlrt's kernel leaves them: wino::kMaxForwardPairsAvx512) take oneDNN's
+// own Winograd F(4x4, 3x3) kernel (jit_wino_4x3:avx512_core) instead: it takes only nChw16c images, so x is reordered
 // into a temporary of that layout and y out of one (both in the host's workspace), and its
 // filter layout is the filter already transformed, so a constant filter is transformed once.
 // Measured on a 2-core Zen 4 EPYC (two threads, relu post-op, reorders included, filter
@@ -391,7 +392,7 @@ class ConvBackwardFilterGemm : public Kernel {
   Matmul first_, rest_, tail_;
 };
 
-// ---- Winograd F(4x4, 3x3) (winograd_conv.cc) ---------------------------------------------
+// ---- Winograd F(4x4, 3x3) (winograd_conv.hpp) --------------------------------------------
 
 wino::Geometry winograd_geometry(const ConvGeom& g) {
   wino::Geometry wg;
@@ -414,7 +415,7 @@ wino::Pass winograd_pass(const OpView& op) {
 }
 
 // Whether the op runs as Winograd: the plugin's `winograd` option on, an AVX2+FMA CPU, no
-// groups (winograd_conv.cc is a dense convolution; grouped ones go to oneDNN), NHWC, a 3x3 filter at stride 1 without dilation, channel counts the kernel handles, no activation
+// groups (winograd_kernel.inc is a dense convolution; grouped ones go to oneDNN), NHWC, a 3x3 filter at stride 1 without dilation, channel counts the kernel handles, no activation
 // other than relu, and an output that the 4x4 tiles cover without much waste: tiles at most
 // 2.4x the output's area (3x3 outputs take one tile, 16/9; 2x2 or 1x1 outputs stay direct),
 // so the 36 products per tile stay well under the direct 9 per output cell, and enough tiles

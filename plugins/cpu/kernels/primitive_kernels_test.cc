@@ -368,8 +368,12 @@ TEST(PrimitiveKernels, ThreadsOption) {
   }
 }
 
-// Winograd F(4x4, 3x3) (kernels/winograd_conv.cc): 3x3 stride-1 NHWC convolutions with
-// channel counts in multiples of 16, on AVX2+FMA CPUs, unless the `winograd` option is 0.
+// Winograd F(4x4, 3x3) (kernels/winograd_kernel.inc): 3x3 stride-1 NHWC convolutions with
+// channel counts in multiples of 16, on AVX2+FMA CPUs, unless the `winograd` option is 0: the
+// AVX-512 build where oneDNN runs AVX-512, the AVX2 build under cpu_winograd_avx2
+// (ONEDNN_MAX_CPU_ISA=AVX2) and on AVX2 CPUs. The channel counts cover both builds' column
+// blocks (16 = one 16-lane vector, 48 = 32 + 16) and their row tails (backward filter's rows
+// are ci: 16 = 12 + 4 on AVX-512).
 // Every pass against the reference at a tighter tolerance than the conv default, with one
 // thread, two, and more threads than images; odd sizes (partial last tiles), SAME padding
 // (tiles that start in the padding), a 3x3 output (one tile), 48 output channels (three
@@ -441,7 +445,9 @@ TEST(PrimitiveKernels, WinogradConv) {
 // the reference at the Winograd tolerance, and with bits that differ from the direct kernel's
 // (option winograd=0) exactly where the rule takes it: 32 MFLOP of direct work, outputs of
 // 4x4 or more, and for a variable filter 16384 output cells across the batch (a constant
-// one, an inference session's weights, is transformed once). Activations its kernel may refuse (sigmoid) fall back to the direct kernel.
+// one, an inference session's weights, is transformed once). The cases have more than
+// 64 x 64 channel pairs, or too little work for any Winograd kernel, so that dlrt's own
+// (which takes the forward pass up to 64 x 64 pairs here) does not run in their place. Activations its kernel may refuse (sigmoid) fall back to the direct kernel.
 TEST(PrimitiveKernels, OneDnnWinogradForward) {
   const std::string isa = string_attr(cpu(), "isa").value_or("");
   if (isa.rfind("avx512", 0) != 0 || std::getenv("ONEDNN_MAX_CPU_ISA") != nullptr)
@@ -456,12 +462,12 @@ TEST(PrimitiveKernels, OneDnnWinogradForward) {
     bool winograd;
   };
   const std::vector<Case> cases = {
-      {{1, 128, 128, 32}, {3, 3, 32, 32}, {{"padding", "SAME"}}, 0, true},  // 16384 cells
-      {{4, 30, 30, 32}, {3, 3, 32, 48}, {}, 0, false},                      // 3136 cells
-      {{4, 30, 30, 32}, {3, 3, 32, 48}, {}, kFilterConstant, true},
+      {{1, 128, 128, 48}, {3, 3, 48, 96}, {{"padding", "SAME"}}, 0, true},  // 16384 cells
+      {{4, 30, 30, 48}, {3, 3, 48, 96}, {}, 0, false},                      // 3136 cells
+      {{4, 30, 30, 48}, {3, 3, 48, 96}, {}, kFilterConstant, true},
       {{1, 9, 9, 256}, {3, 3, 256, 256}, {}, kFilterConstant, true},  // 7x7 out, 58 MFLOP
       {{1, 7, 7, 64}, {3, 3, 64, 64}, {{"padding", "SAME"}}, kFilterConstant, false},  // 4 MFLOP
-      {{64, 5, 5, 64}, {3, 3, 64, 64}, {}, kFilterConstant, false},  // 3x3 outputs
+      {{64, 5, 5, 64}, {3, 3, 64, 80}, {}, kFilterConstant, false},  // 3x3 outputs
       {{2, 9, 11, 16}, {3, 3, 16, 64}, {}, kFilterConstant, false},  // 16 input channels
       {{2, 9, 9, 64}, {3, 3, 64, 64}, {{"strides", {2, 2}}}, kFilterConstant, false},
   };
@@ -584,16 +590,26 @@ TEST(PrimitiveKernels, WinogradCostRule) {
   // One image of the middle layer: too few tiles to pay for the filter transform.
   EXPECT_FALSE(takes_winograd("conv2d", {f32({1, 13, 13, 32}), f32(w)}, {}))
       << "batch 1 at 11x11 took the Winograd path";
-  // The training batch: every pass on AVX2 CPUs; on AVX-512 ones (oneDNN's direct kernels
-  // have twice the lanes) backward filter and backward data, not the forward pass.
-  EXPECT_EQ(takes_winograd("conv2d", {f32(x), f32(w)}, {}), !avx512) << isa;
+  // The training batch: every pass, on AVX2 CPUs (the AVX2 build) and AVX-512 ones (the
+  // AVX-512 build, which beats oneDNN's 16-lane direct kernels too).
+  EXPECT_TRUE(takes_winograd("conv2d", {f32(x), f32(w)}, {})) << isa;
   EXPECT_TRUE(takes_winograd("conv2d_backward_filter", {f32(x), f32(y)}, filter)) << isa;
   EXPECT_TRUE(takes_winograd("conv2d_backward_data", {f32(y), f32(w)}, data)) << isa;
-  // A 3x3 output is one tile per image: on AVX-512 its backward data stays direct.
+  // A 3x3 output is one tile per image, still enough images to pay.
   const Dims x3 = {64, 5, 5, 64}, w3 = {3, 3, 64, 64}, y3 = {64, 3, 3, 64};
   AttrMap data3;
   data3["input_shape"] = dlrt::ops::Ints(x3.begin(), x3.end());
-  EXPECT_EQ(takes_winograd("conv2d_backward_data", {f32(y3), f32(w3)}, data3), !avx512) << isa;
+  EXPECT_TRUE(takes_winograd("conv2d_backward_data", {f32(y3), f32(w3)}, data3)) << isa;
+  // Past 64 x 64 channel pairs the forward pass on AVX-512 is not dlrt's (oneDNN's Winograd
+  // where it applies, else direct: here direct, a variable filter over too few cells for
+  // oneDNN's); backward passes stay dlrt's, and on AVX2 every pass is.
+  const Dims xw = {8, 8, 8, 128}, ww = {3, 3, 128, 128}, yw = {8, 6, 6, 128};
+  AttrMap dataw, filterw;
+  dataw["input_shape"] = dlrt::ops::Ints(xw.begin(), xw.end());
+  filterw["filter_shape"] = dlrt::ops::Ints(ww.begin(), ww.end());
+  EXPECT_EQ(takes_winograd("conv2d", {f32(xw), f32(ww)}, {}), !avx512) << isa;
+  EXPECT_TRUE(takes_winograd("conv2d_backward_filter", {f32(xw), f32(yw)}, filterw)) << isa;
+  EXPECT_TRUE(takes_winograd("conv2d_backward_data", {f32(yw), f32(ww)}, dataw)) << isa;
 }
 
 // ---- pooling -----------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 // winograd_conv.hpp: 3x3 stride-1 convolutions (NHWC, f32) by Winograd's minimal filtering
-// F(4x4, 3x3), forward, backward data and backward filter, for AVX2 + FMA CPUs. Chosen over
+// F(4x4, 3x3), forward, backward data and backward filter, for AVX2 + FMA CPUs, in 16-lane
+// AVX-512 code where oneDNN runs AVX-512 (the same source, winograd_kernel.inc, built twice). Chosen over
 // oneDNN's direct kernels by prim_conv.cc when winograd_fits() says the shape qualifies and the
-// plugin's `winograd` option is on (the default). Why and how: winograd_conv.cc.
+// plugin's `winograd` option is on (the default). Why and how: winograd_kernel.inc.
 #pragma once
 
 #include <cstdint>
@@ -40,20 +41,38 @@ bool channels_fit(int64_t ci, int64_t co);
 // session's weights) rather than a variable an optimizer rewrites, so a small image at a small
 // batch (the CNN's 11x11 layer at batch 1) is faster direct.
 //
-// Where oneDNN runs AVX-512 (`onednn_avx512`), its direct kernels have 16 lanes against this
-// kernel's 8, and measured on a 2-core Zen 5 EPYC (dlbench ops, two threads) they win the
-// forward pass (the CNN's conv2 777 vs 909 us, conv3 142 vs 342 us; light_resnet50 at batch
-// 64: 1.47 vs 1.62 s) and backward data of one-tile images (conv3: 154 vs 326 us), while
-// Winograd still wins backward filter (conv2 756 vs 1338 us, conv3 230 vs 410) and backward
-// data of larger images (conv2 796 vs 1189). So on AVX-512 the forward pass stays direct and
-// backward data needs at least kMinTilesPerImageAvx512 tiles per image.
+// Where oneDNN runs AVX-512 (`onednn_avx512`) the kernel runs its AVX-512 build, twice the
+// lanes of the AVX2 one, and wins every pass that the rule above admits against oneDNN's
+// direct kernels. Measured on a 2-core AVX-512 Xeon (dlbench ops, two threads, best median of
+// three rounds, direct vs this kernel): the reference CNN's conv2 forward 914 vs 460 us,
+// backward filter 974 vs 465, backward data 1034 vs 459; its conv3 (a 3x3 output: one tile
+// per image) forward 195 vs 149, backward data 168 vs 158; ResNet-20's 3x3 layers at batch
+// 128, forward, 16/32/64 channels: 1988/1750/1610 vs 1589/932/726 us, and the backward passes
+// alike. (The AVX2 build lost the forward pass to those direct kernels: the CNN's conv2 777
+// vs 909 us on a Zen 5 EPYC.) One exception, forward passes of more than
+// kMaxForwardPairsAvx512 channel pairs: those are left to oneDNN's own AVX-512 Winograd
+// (prim_conv.cc), which transforms a constant filter once and blocks large filters for the
+// cache, where this kernel reads each plane's ci x co slice of U once per block of
+// kBlockTiles tiles and falls out of L2 past 64 x 64 (36 x 64 x 64 floats = 576 KiB).
 constexpr int64_t kTransformFlopsPerPair = 2600;
-constexpr int64_t kMinTilesPerImageAvx512 = 4;
+constexpr int64_t kMaxForwardPairsAvx512 = 64 * 64;
 bool worth_it(const Geometry& g, Pass pass, bool onednn_avx512);
 
 // The kernel. For Pass::forward, `bias` says whether input 2 is a bias (conv2d_bias_act) and
-// `relu` whether a relu follows it; the inputs/outputs are the ops' own (docs/ops.md).
+// `relu` whether a relu follows it; the inputs/outputs are the ops' own (docs/ops.md). The
+// AVX-512 build where oneDNN's effective ISA is AVX-512 (p.onednn_avx512: the CPU has it and
+// ONEDNN_MAX_CPU_ISA does not cap it, so a test can force the AVX2 build), else the AVX2 one.
 std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, const Geometry& g, Pass pass, bool bias,
                                     bool relu);
+
+// The two builds make_kernel chooses between (winograd_avx2.cc, winograd_avx512.cc).
+namespace avx2 {
+std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, const Geometry& g, Pass pass, bool bias,
+                                    bool relu);
+}
+namespace avx512 {
+std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, const Geometry& g, Pass pass, bool bias,
+                                    bool relu);
+}
 
 }  // namespace dlrt::cpu::wino

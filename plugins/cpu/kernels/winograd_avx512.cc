@@ -1,0 +1,49 @@
+// winograd_avx512.cc: the Winograd kernel (winograd_kernel.inc) on AVX-512 (F, and VL/DQ/BW
+// as every AVX-512 CPU oneDNN calls avx512_core has), 16 lanes.
+//
+// Registers: 32 zmm. The micro-kernel holds kMaxRows x 2 accumulators, 2 vectors of B and one
+// broadcast of A (GCC folds it into the FMA as an embedded {1to16} broadcast): 12 rows use 27
+// of them, so each row of A read feeds 2 FMAs and each vector of B read 12 rows' worth.
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "winograd_conv.hpp"
+
+namespace dlrt::cpu::wino::avx512 {
+
+#define WINO_TARGET __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")))
+#define WINO_INLINE \
+  inline __attribute__((always_inline, target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")))
+
+using V = __m512;
+constexpr int kLanes = 16;
+constexpr int kMaxRows = 12;
+
+WINO_INLINE V set1(float v) { return _mm512_set1_ps(v); }
+WINO_INLINE V load(const float* p) { return _mm512_loadu_ps(p); }
+WINO_INLINE void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+WINO_INLINE V zero() { return _mm512_setzero_ps(); }
+WINO_INLINE V add(V a, V b) { return _mm512_add_ps(a, b); }
+WINO_INLINE V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+WINO_INLINE V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+WINO_INLINE V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }    // a b + c
+WINO_INLINE V fnmadd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }  // c - a b
+WINO_INLINE V vmax(V a, V b) { return _mm512_max_ps(a, b); }
+WINO_INLINE V broadcast(const float* p) { return _mm512_set1_ps(*p); }
+// kLanes floats `stride` apart from p.
+WINO_INLINE V gather_stride(const float* p, int64_t stride) {
+  const __m512i lanes =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(static_cast<int>(stride)));
+  return _mm512_i32gather_ps(lanes, p, 4);
+}
+
+#include "winograd_kernel.inc"
+
+#undef WINO_TARGET
+#undef WINO_INLINE
+
+}  // namespace dlrt::cpu::wino::avx512
