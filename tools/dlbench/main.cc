@@ -78,8 +78,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   train_cmd->add_option("--torch-modes", train.torch_modes,
-                        "char_transformer, vae: the twin's modes, eager, channels_last "
-                        "(vae) and/or compile")
+                        "the twin's modes: eager, channels_last (cnn, resnet20, vae) and/or "
+                        "compile (char_transformer, vae); cnn and resnet20 run eager (NCHW) "
+                        "and channels_last by default and compare with the faster")
       ->check(CLI::IsMember({"eager", "channels_last", "compile"}));
   train_cmd->add_option("--batch", train.batch,
                         "batch size (default: 64 cnn, 128 resnet20, 32 char_transformer)")

@@ -5,9 +5,11 @@
 Same model (Conv2D(32,3x3,relu) -> MaxPool2 -> Conv2D(64,3x3,relu) -> MaxPool2 ->
 Conv2D(64,3x3,relu) -> Flatten -> Dense(64,relu) -> Dense(10)), same data (the IDX files,
 gzip or not, scaled to [0,1]), batch 64, Adam(1e-3, eps 1e-7 as Keras), sparse categorical
-cross-entropy from logits, the same thread count (torch.set_num_threads). PyTorch runs in its
-own best layout (NCHW) with its default kernels; the data set is one in-memory tensor and
-each batch is gathered from it by index, as dlrt gathers batches on the device.
+cross-entropy from logits, the same thread count (torch.set_num_threads). PyTorch runs with
+its default kernels in the layout --memory-format names (auto: NCHW for the CNN,
+channels-last for ResNet-20; dlbench runs both and keeps the faster); the data set is one
+in-memory tensor and each batch is gathered from it by index, as dlrt gathers batches on the
+device.
 
 Timing: `--warmup-steps` untimed steps first (allocator and kernel selection warm), then
 each epoch is timed as a whole (every batch of the shuffled training set, the last one
@@ -21,8 +23,9 @@ stages x 3 basic blocks (16/32/64, stride 2 + 1x1 conv-BN projection at the star
 a bias (zeros) as Keras' Conv2D/Dense, kernels kaiming_normal_(fan_in, relu) = N(0,
 sqrt(2/fan_in)) as dlrt's he_normal; BatchNorm2d(eps=1e-3, momentum=0.01), Keras' epsilon
 and PyTorch's side of Keras' momentum 0.99; Adam(1e-3, eps 1e-7); batch as given (dlbench
-passes 128). It runs channels-last (torch.channels_last memory format for the model and each
-batch), PyTorch's fast CPU layout for convolutions with batch norm, the layout dlrt uses.
+passes 128). It runs channels-last by default (torch.channels_last memory format for the model
+and each batch), PyTorch's fast CPU layout for convolutions with batch norm, the layout dlrt
+uses.
 """
 import argparse
 import gzip
@@ -120,6 +123,10 @@ def main():
     ap.add_argument("--limit", type=int, default=0, help="use only the first N training images")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--model", choices=("cnn", "resnet20"), default="cnn")
+    ap.add_argument("--memory-format", choices=("auto", "channels_last", "contiguous"),
+                    default="auto",
+                    help="the model's and batches' layout (auto: channels_last for resnet20, "
+                         "contiguous NCHW for cnn)")
     ap.add_argument("--precision", choices=("f32", "bf16", "f16"), default="f32",
                     help="bf16/f16: the forward pass under torch.autocast('cpu') to that dtype "
                          "(PyTorch's mixed precision: f32 weights and optimizer)")
@@ -135,8 +142,9 @@ def main():
 
     x_train, y_train = load(torch, args.data, "train", args.limit)
     x_test, y_test = load(torch, args.data, "t10k", 0)
-    channels_last = args.model == "resnet20"
-    net = resnet20(torch) if channels_last else model(torch)
+    channels_last = args.memory_format == "channels_last" or (
+        args.memory_format == "auto" and args.model == "resnet20")
+    net = resnet20(torch) if args.model == "resnet20" else model(torch)
     if channels_last:
         net = net.to(memory_format=torch.channels_last)
         x_train = x_train.contiguous(memory_format=torch.channels_last)
