@@ -142,6 +142,17 @@ TEST(DlbenchTrain, CompareTorchWithoutTorchNamesThePackage) {
   EXPECT_NE(r.out.find("--torch-venv"), std::string::npos) << r.out;
 }
 
+// The cnn/resnet20 twins run eager, NCHW or channels-last: compile is refused before training.
+TEST(DlbenchTrain, TorchModeCompileIsRefusedForTheCnn) {
+  const Result r = run(
+      "train --device CPU:0 --limit 64 --compare-torch --python /nonexistent/python3 "
+      "--torch-modes compile",
+      true);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("--torch-modes compile"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("eager and/or channels_last"), std::string::npos) << r.out;
+}
+
 TEST(DlbenchTrain, MissingDataFolderIsAnErrorNamingIt) {
   const Result r = run("train --device CPU:0 --data /nonexistent/mnist", true);
   EXPECT_EQ(r.status, 1);
