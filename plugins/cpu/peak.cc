@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <vector>
 
 namespace dlrt::cpu {
 namespace {
@@ -52,31 +53,59 @@ __attribute__((target("avx2,fma"))) float chains_avx2(long iterations) {
 
 }  // namespace
 
+#if defined(__x86_64__)
+namespace {
+
+// One measurement: each thread times kRuns short runs on its own and keeps its fastest (a run
+// the scheduler interrupted is slower, not faster, so the minimum time is the FMA rate); the
+// threads run at the same time, so the clock is the one all of them get together. Fills
+// best[t] (GFLOP/s of thread t) and returns their sum.
+double measure_once(int threads, int lanes, std::vector<double>& best) {
+  const double flops_per_run = static_cast<double>(kIterations) * kChains * lanes * 2.0;
+  best.assign(static_cast<size_t>(threads), 0.0);
+  float sum = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : sum)
+  {
+    double mine = 0;
+    for (int rep = 0; rep < kRuns; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      sum += lanes == 16 ? chains_avx512(kIterations) : chains_avx2(kIterations);
+      const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
+      if (dt.count() > 0) mine = std::max(mine, flops_per_run / dt.count() / 1e9);
+    }
+    best[static_cast<size_t>(omp_get_thread_num())] = mine;
+  }
+  g_sink = sum;
+  double total = 0;
+  for (double b : best) total += b;
+  return total;
+}
+
+}  // namespace
+#endif
+
 double measure_peak_gflops(int threads, int lanes) {
 #if defined(__x86_64__)
   if (threads < 1) return 0;
   if (lanes == 16 && !__builtin_cpu_supports("avx512f")) return 0;
   if (lanes == 8 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) return 0;
   if (lanes != 16 && lanes != 8) return 0;
-  // Each thread times kRuns short runs on its own and keeps its fastest: a run the scheduler
-  // interrupted (a busy machine) is slower, not faster, so the minimum is the FMA rate. The
-  // threads run at the same time, so the clock is the one all of them get together.
-  const double flops_per_run = static_cast<double>(kIterations) * kChains * lanes * 2.0;
-  double total = 0;
-  float sum = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : total, sum)
-  {
-    double best = 0;
-    for (int rep = 0; rep < kRuns; ++rep) {
-      const auto t0 = std::chrono::steady_clock::now();
-      sum += lanes == 16 ? chains_avx512(kIterations) : chains_avx2(kIterations);
-      const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
-      if (dt.count() > 0) best = std::max(best, flops_per_run / dt.count() / 1e9);
-    }
-    total += best;
+  // A thread that another process kept off its core for the whole ~3 ms reports a fraction
+  // of its rate (on a shared 2-core guest one measurement in a few dozen came out at half
+  // the peak: docs/benchmarks.md). Identical cores agree within a few percent, so when the
+  // slowest thread is below kAgreement of the fastest the measurement is taken again, up to
+  // kAttempts times, and the highest total is kept. (Cores that really differ, a hybrid CPU's,
+  // cost the extra attempts and still get their true sum.)
+  constexpr int kAttempts = 3;
+  constexpr double kAgreement = 0.8;
+  std::vector<double> best;
+  double peak = 0;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    peak = std::max(peak, measure_once(threads, lanes, best));
+    const auto [lo, hi] = std::minmax_element(best.begin(), best.end());
+    if (*lo >= kAgreement * *hi) break;
   }
-  g_sink = sum;
-  return total;
+  return peak;
 #else
   (void)threads;
   (void)lanes;

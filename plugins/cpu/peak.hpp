@@ -4,7 +4,8 @@
 // 2-core AMD EPYC (Zen 5, 2.6 GHz base) onnxruntime's convolutions ran above the nominal peak.
 // The measured figure is what a chain of fused multiply-adds in the ISA's widest registers
 // reaches on `threads` threads at once (OpenMP, as the kernels run): each thread's fastest of
-// many ~0.1 ms runs, summed over the threads.
+// many ~0.1 ms runs, summed over the threads, measured again (up to three times, the highest
+// kept) when the threads disagree by more than 20%, the mark of a descheduled thread.
 #pragma once
 
 namespace dlrt::cpu {
