@@ -453,6 +453,13 @@ std::unique_ptr<Kernel> winograd_kernel(const dlrt_plugin& p, const OpView& op, 
                            bias && op.get_string("activation") == "relu");
 }
 
+// Whether an op with 16-bit operands would, run as f32 (ops.cc's conversions), take dlrt's
+// Winograd kernel.
+bool winograd_applies_widened(const dlrt_plugin& p, const OpView& op) {
+  const OpView wide = op.with_narrow_floats_as(DLRT_F32);
+  return winograd_applies(p, wide, conv_geom(wide));
+}
+
 // ---- oneDNN's Winograd (AVX-512, forward) -------------------------------------------------
 
 // Whether a forward convolution runs as oneDNN's Winograd F(4x4, 3x3) kernel
@@ -489,7 +496,11 @@ void conv_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
   // kernel between conversions (ops.cc), whose im2col and Winograd paths beat oneDNN 2.6's bf16
   // backward-weights kernel (measured in the reference CNN: 129 vs 37 ms over 120 steps for the
   // third convolution), and which accumulates the weights' gradient in f32 anyway.
+  // A forward or backward-data pass that dlrt's f32 Winograd kernel would take runs that
+  // kernel between conversions too, rather than oneDNN's bf16 direct kernel: Winograd's 2-4x
+  // fewer multiplications beat the bf16 units' 2x (docs/benchmarks.md, "2026-12-05 (third)").
   if (kind_of(op) == ConvKind::backward_filter) require_f32(op);
+  else if (op.has_narrow_float() && winograd_applies_widened(p, op)) require_f32(op);
   else require_f32_or_native_bf16(op, p);
   const ConvGeom g = conv_geom(op);
   if (op.name() == "conv2d_bias_act") {
