@@ -5,7 +5,7 @@
 //   stem Conv2D(16)-BN-ReLU -> 3 stages x 3 basic blocks (16/32/64 filters, stride 2 and a
 //   1x1 projection shortcut at the start of stages 2 and 3) -> GlobalAveragePooling2D ->
 //   Dense(10) logits                                          (resnet20.hpp has the details)
-// 274,538 parameters (1,568 of them BatchNormalization's moving statistics). Training:
+// 273,754 parameters (1,568 of them BatchNormalization's moving statistics). Training:
 // Adam(1e-3) (Keras' CIFAR-10 ResNet example's optimizer; the README says why not SGD) with
 // the rate on a cosine decay to 0 over the whole run (--schedule; Keras' CosineDecay), sparse
 // categorical cross-entropy from logits (the softmax is in the loss, as PyTorch's

@@ -233,6 +233,54 @@ TEST(NnBatchNorm, InferenceFoldsBatchNormIntoThePrecedingConv) {
   EXPECT_EQ(count, 2u);
 }
 
+// Conv2D's use_bias = false (Keras'): no bias variable; before a BatchNormalization it trains
+// as the same conv with a bias does (BN subtracts any per-channel bias, so that bias's
+// gradient is zero up to rounding), and inference folds the BN into it as with a bias.
+TEST(NnBatchNorm, BiasFreeConvBeforeBatchNormTrainsAsWithABias) {
+  dlrt::Context ctx = cpu_context();
+  const int64_t n = 32;
+  nn::Array x = nn::Array::of<float>({n, 6, 6, 2}, random_values(size_t(n * 72), 31, -1.f, 2.f));
+  nn::Array y = nn::Array::of<float>({n, 3}, random_values(size_t(n * 3), 32, -1.f, 1.f));
+  auto build = [&](bool bias, bool fold) {
+    nn::Input in({6, 6, 2});
+    nn::Conv2DOptions o;
+    o.padding = "same";
+    o.use_bias = bias;
+    nn::SymbolicTensor a = nn::ReLU()(nn::BatchNormalization(-1, 0.5)(nn::Conv2D(4, {3, 3}, o)(in)));
+    nn::SymbolicTensor out = nn::Dense(3)(nn::Flatten()(a));
+    auto m = std::make_unique<nn::Model>(ctx, in, out);
+    nn::CompileConfig cfg;
+    cfg.seed = 4;
+    cfg.fold_batch_norm = fold;
+    m->compile(nn::SGD(0.05), nn::MeanSquaredError(), {}, cfg);
+    return m;
+  };
+  std::unique_ptr<nn::Model> with = build(true, true), without = build(false, true);
+  auto weights = [](nn::Model& m) {  // values in every state variable but the step count
+    size_t k = 0;
+    for (const auto& v : m.state())
+      if (v.name.rfind("optimizer/", 0) != 0) k += v.values.size();
+    return k;
+  };
+  EXPECT_EQ(weights(*without), weights(*with) - 8);  // the bias (4) and SGD's slot for it
+  for (const auto& v : without->state()) EXPECT_EQ(v.name.find("conv2d/bias"), std::string::npos);
+  const nn::History hw = with->fit(x, y, quiet(3, 8));
+  const nn::History ho = without->fit(x, y, quiet(3, 8));
+  ASSERT_EQ(hw.history.at("loss").size(), 3u);
+  for (size_t e = 0; e < 3; ++e)
+    EXPECT_NEAR(ho.history.at("loss")[e], hw.history.at("loss")[e], 1e-5) << "epoch " << e;
+  // Folded (the default) and unfolded inference agree without a bias too.
+  const std::string path = ::testing::TempDir() + "bn_no_bias.safetensors";
+  without->save_weights(path);
+  std::unique_ptr<nn::Model> unfolded = build(false, false);
+  unfolded->load_weights(path);
+  std::remove(path.c_str());
+  const std::vector<float> pf = without->predict(x, n).values<float>();
+  const std::vector<float> pu = unfolded->predict(x, n).values<float>();
+  ASSERT_EQ(pf.size(), pu.size());
+  for (size_t i = 0; i < pf.size(); ++i) EXPECT_NEAR(pf[i], pu[i], 1e-5 * (1 + std::fabs(pu[i])));
+}
+
 // Fashion-MNIST, 300 training images: Conv2D -> BatchNormalization -> ReLU -> MaxPool2D ->
 // Flatten -> Dense learns (the loss falls, most training images right); a checkpoint restores
 // every variable, the moving statistics included, bit for bit, and the restored model

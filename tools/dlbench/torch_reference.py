@@ -19,8 +19,8 @@ torch from PyPI (dlbench --compare-torch --torch-venv DIR sets one up).
 
 --model resnet20: the twin of samples/resnet/resnet20.hpp — stem Conv3x3(16)-BN-ReLU, 3
 stages x 3 basic blocks (16/32/64, stride 2 + 1x1 conv-BN projection at the start of stages
-2 and 3), global average pooling, Linear(64, 10) logits; every conv and the linear layer have
-a bias (zeros) as Keras' Conv2D/Dense, kernels kaiming_normal_(fan_in, relu) = N(0,
+2 and 3), global average pooling, Linear(64, 10) logits; the convs have no bias (a BatchNorm2d
+follows each, as in torchvision's ResNets), the linear layer's is zeros, kernels kaiming_normal_(fan_in, relu) = N(0,
 sqrt(2/fan_in)) as dlrt's he_normal; BatchNorm2d(eps=1e-3, momentum=0.01), Keras' epsilon
 and PyTorch's side of Keras' momentum 0.99; Adam(1e-3, eps 1e-7); batch as given (dlbench
 passes 128). It runs channels-last by default (torch.channels_last memory format for the model
@@ -80,9 +80,9 @@ def resnet20(torch):
     nn = torch.nn
 
     def conv(ci, co, k, stride):
-        c = nn.Conv2d(ci, co, k, stride=stride, padding=k // 2, bias=True)
+        # No bias: a BatchNorm2d follows every conv (samples/resnet/resnet20.hpp).
+        c = nn.Conv2d(ci, co, k, stride=stride, padding=k // 2, bias=False)
         nn.init.kaiming_normal_(c.weight, mode="fan_in", nonlinearity="relu")
-        nn.init.zeros_(c.bias)
         return c
 
     def bn(c):

@@ -312,6 +312,9 @@ struct Conv2DOptions {
   Initializer bias_initializer = Initializer::zeros();
   Regularizer kernel_regularizer = {};  // e.g. Regularizer::l2(1e-4)
   Size2 dilation_rate = {1, 1};         // Keras refuses it > 1 together with strides > 1
+  // Keras' use_bias: false leaves out the bias variable (a conv feeding a
+  // BatchNormalization, whose beta is the bias, as in ResNets).
+  bool use_bias = true;
   // Keras' groups: the input channels and the filters split into this many groups, each
   // convolved on its own; the kernel is (KH,KW,Ci/groups,filters). Both Ci and filters must
   // be multiples of it.
@@ -319,8 +322,10 @@ struct Conv2DOptions {
 };
 
 // Conv2D(filters, kernel, strides = (1,1), padding = "valid", activation = linear) on NHWC;
-// kernel Glorot-uniform, bias zeros unless the options say otherwise; dilation_rate and groups
-// as Keras (ops conv2d / conv2d_bias_act with dilations and groups).
+// kernel Glorot-uniform, bias zeros unless the options say otherwise; dilation_rate, groups
+// and use_bias as Keras (ops conv2d / conv2d_bias_act with dilations and groups; without a
+// bias a linear conv is one conv2d, an activated one conv2d_bias_act with a zero constant
+// bias, so the activation stays fused).
 class Conv2D : public Layer {
  public:
   Conv2D(int64_t filters, Size2 kernel, const Conv2DOptions& o)
@@ -333,7 +338,8 @@ class Conv2D : public Layer {
         bias_init_(o.bias_initializer),
         kernel_reg_(o.kernel_regularizer),
         dilation_(o.dilation_rate),
-        groups_(o.groups) {
+        groups_(o.groups),
+        use_bias_(o.use_bias) {
     if (filters < 1) throw Error(DLRT_INVALID_ARGUMENT, "Conv2D: filters must be >= 1");
     detail::check_size2(kernel, "kernel", "Conv2D");
     detail::check_size2(o.strides, "strides", "Conv2D");
@@ -368,22 +374,27 @@ class Conv2D : public Layer {
     return {h, w, filters_};
   }
   std::vector<ParamSpec> params(const Shape& in) const override {
-    return {{"kernel",
-             {kernel_[0], kernel_[1], in.at(2) / groups_, filters_},
-             kernel_init_,
-             true,
-             kernel_reg_},
-            {"bias", {filters_}, bias_init_, true}};
+    std::vector<ParamSpec> p = {{"kernel",
+                                 {kernel_[0], kernel_[1], in.at(2) / groups_, filters_},
+                                 kernel_init_,
+                                 true,
+                                 kernel_reg_}};
+    if (use_bias_) p.push_back({"bias", {filters_}, bias_init_, true});
+    return p;
   }
   Value call(CallContext& c, Value x, const std::vector<Value>& v) const override {
     const OpAttrs conv = conv_attrs();
+    if (!use_bias_ && activation_ == "none")
+      return c.graph.op1("conv2d", {x, v[0]}, conv, c.node(name_));
     if (activation_ == "softmax") {
-      Value y = c.graph.op1("bias_add", {c.graph.op1("conv2d", {x, v[0]}, conv), v[1]});
+      Value y = c.graph.op1("conv2d", {x, v[0]}, conv);
+      if (use_bias_) y = c.graph.op1("bias_add", {y, v[1]});
       return apply_activation(c.graph, y, activation_);
     }
     OpAttrs fused = conv;
     fused.emplace_back("activation", activation_);
-    return c.graph.op1("conv2d_bias_act", {x, v[0], v[1]}, fused, c.node(name_));
+    return c.graph.op1("conv2d_bias_act", {x, v[0], use_bias_ ? v[1] : zero_bias(c)}, fused,
+                       c.node(name_));
   }
 
   // Batch-norm folding at inference (session.hpp, run_plan): a linear Conv2D whose output
@@ -398,7 +409,8 @@ class Conv2D : public Layer {
     OpAttrs fused = conv_attrs();
     fused.emplace_back("activation", activation_);
     const Value w = c.graph.op1("mul", {v[0], scale});
-    const Value b = c.graph.op1("add", {c.graph.op1("mul", {v[1], scale}), shift});
+    const Value b = use_bias_ ? c.graph.op1("add", {c.graph.op1("mul", {v[1], scale}), shift})
+                              : shift;  // no bias: b * scale is 0
     return c.graph.op1("conv2d_bias_act", {x, w, b}, fused, c.node(name_ + "_bn_folded"));
   }
 
@@ -410,6 +422,10 @@ class Conv2D : public Layer {
       conv.emplace_back("dilations", std::vector<int64_t>{dilation_[0], dilation_[1]});
     if (groups_ != 1) conv.emplace_back("groups", groups_);
     return conv;
+  }
+  // (filters) zeros: the bias operand of conv2d_bias_act for a conv without a bias.
+  Value zero_bias(CallContext& c) const {
+    return c.graph.constant<float>("", {filters_}, std::vector<float>(size_t(filters_), 0.f));
   }
   static Conv2DOptions options(Size2 strides, std::string padding, std::string activation) {
     Conv2DOptions o;
@@ -426,6 +442,7 @@ class Conv2D : public Layer {
   Regularizer kernel_reg_;
   Size2 dilation_;
   int64_t groups_;
+  bool use_bias_;
 };
 
 // Dense's settings beyond units: nn::Dense(10, {.activation = "relu",
