@@ -191,12 +191,18 @@ void dropout_rule(GradContext& c) {
 // through them; batch_norm_grad computes dx, dscale and dbias from the statistics the forward
 // saved (outputs 3 and 4). The running statistics (inputs 3, 4; outputs 1, 2) are state, not
 // a function anyone differentiates: they get no gradient, and gradients reaching outputs 1-4
-// are not propagated (PyTorch's native_batch_norm_backward does the same).
+// are not propagated (PyTorch's native_batch_norm_backward does the same). With activation
+// relu the backward op is batch_norm_relu_grad, which rebuilds the ReLU's mask from x, bias
+// and the saved statistics (no pass over y, no separate relu_grad).
 void batch_norm_train_rule(GradContext& c) {
   if (!c.dy(0)) return;
-  std::vector<ValueRef> g = c.emit_all(
-      "batch_norm_grad", "grad", {*c.dy(0), c.input(0), c.input(1), c.output(3), c.output(4)},
-      {{"epsilon", c.attr("epsilon")}, {"data_format", c.attr("data_format")}});
+  const ops::AttrMap a = {{"epsilon", c.attr("epsilon")}, {"data_format", c.attr("data_format")}};
+  std::vector<ValueRef> g =
+      c.attr("activation").as_string() == "relu"
+          ? c.emit_all("batch_norm_relu_grad", "grad",
+                       {*c.dy(0), c.input(0), c.input(1), c.input(2), c.output(3), c.output(4)}, a)
+          : c.emit_all("batch_norm_grad", "grad",
+                       {*c.dy(0), c.input(0), c.input(1), c.output(3), c.output(4)}, a);
   for (int i = 0; i < 3; ++i) c.set_dx(i, g[size_t(i)]);
 }
 
@@ -217,9 +223,11 @@ void layer_norm_rule(GradContext& c) {
 //   dx = dy * scale/std,  dscale = sum(dy * (x - mean)) / std,  dbias = sum(dy),
 // sums over every axis but the channel (bias_add_grad). Per-channel vectors broadcast against
 // x as (C) (NHWC and (N,C): C is the last dim) or (C,1,1) (NCHW images). mean and var are
-// not differentiable (frozen: Keras' moving statistics, ONNX's inference inputs).
+// not differentiable (frozen: Keras' moving statistics, ONNX's inference inputs). With
+// activation relu, dy first passes the ReLU's mask (relu_grad on y, > 0 where the affine map
+// is).
 void batch_norm_rule(GradContext& c) {
-  ValueRef dy = *c.dy(0);
+  ValueRef dy = activation_input_grad(c, *c.dy(0), c.output(0));
   const ops::Dims& x = c.in_dims(0);
   const std::string& format = c.attr("data_format").as_string();
   const int64_t channels = c.in_dims(1)[0];

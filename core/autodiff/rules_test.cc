@@ -271,9 +271,12 @@ const NormCase kNormCases[] = {
 
 // The training form: dx through the batch mean and variance, dscale, dbias (batch_norm_grad).
 // The running statistics do not change y; they are fed as data, not differentiated.
+// With activation relu too: the rule's batch_norm_relu_grad against finite differences of the
+// fused forward pass.
 TEST(GradientRules, BatchNormTrain) {
+  for (const char* act : {"none", "relu"})
   for (const NormCase& n : kNormCases) {
-    SCOPED_TRACE(ops::format_dims(n.x) + " " + n.format);
+    SCOPED_TRACE(ops::format_dims(n.x) + " " + n.format + " activation " + act);
     const int64_t ch = n.x.size() == 4 && std::string(n.format) == "NCHW" ? n.x[1] : n.x.back();
     GradCheck c;
     ValueRef x = c.input("x", {F, n.x});
@@ -281,8 +284,9 @@ TEST(GradientRules, BatchNormTrain) {
     ValueRef bias = c.input("bias", {F, {ch}});
     ValueRef rm = c.data("running_mean", {F, {ch}});
     ValueRef rv = c.data("running_var", {F, {ch}});
-    std::vector<ValueRef> outs = c.op_all("batch_norm_train", {x, scale, bias, rm, rv},
-                                          {{"data_format", n.format}, {"epsilon", 1e-3}});
+    std::vector<ValueRef> outs =
+        c.op_all("batch_norm_train", {x, scale, bias, rm, rv},
+                 {{"data_format", n.format}, {"epsilon", 1e-3}, {"activation", act}});
     c.check(c.project({outs[0]}));
   }
 }
@@ -334,8 +338,9 @@ TEST(GradientRules, LayerNorm) {
 
 // The inference form with frozen statistics (constants: var must be positive).
 TEST(GradientRules, BatchNormInference) {
+  for (const char* act : {"none", "relu"})
   for (const NormCase& n : kNormCases) {
-    SCOPED_TRACE(ops::format_dims(n.x) + " " + n.format);
+    SCOPED_TRACE(ops::format_dims(n.x) + " " + n.format + " activation " + act);
     const int64_t ch = n.x.size() == 4 && std::string(n.format) == "NCHW" ? n.x[1] : n.x.back();
     GradCheck c;
     ValueRef x = c.input("x", {F, n.x});
@@ -352,7 +357,7 @@ TEST(GradientRules, BatchNormInference) {
       return c.graph().add_constant("", {F, {ch}}, std::move(bytes));
     };
     ValueRef y = c.op("batch_norm", {x, scale, bias, constant(mean), constant(var)},
-                      {{"data_format", n.format}});
+                      {{"data_format", n.format}, {"activation", act}});
     c.check(c.project({y}));
   }
 }

@@ -332,8 +332,10 @@ const std::map<std::string, OpWriter>& writers() {
       auto* b = w.node("BatchNormalization", {x, w.name_of(n.inputs[1]), w.name_of(n.inputs[2]),
                                               w.name_of(n.inputs[3]), w.name_of(n.inputs[4])}, {y}, n.name);
       Writer::real(b, "epsilon", attr(n, "epsilon")->as_float());
-      if (nhwc) Writer::ints(w.node("Transpose", {y}, {out}, n.name + "/back"), "perm", {0, 2, 3, 1});
-      else w.node("Identity", {y}, {out}, n.name + "/out");
+      std::string r = y;  // activation relu (nn's fused BatchNormalization + ReLU): a Relu node
+      if (sattr(n, "activation", "none") == "relu") w.node("Relu", {y}, {r = w.fresh(n.name + "/relu")}, n.name + "/relu");
+      if (nhwc) Writer::ints(w.node("Transpose", {r}, {out}, n.name + "/back"), "perm", {0, 2, 3, 1});
+      else w.node("Identity", {r}, {out}, n.name + "/out");
     };
     for (const char* a : {"reduce_mean", "reduce_sum", "reduce_max"})
       t[a] = [](Writer& w, const Node& n, const std::string& out) {

@@ -4,6 +4,12 @@
 // PyTorch's native_batch_norm / native_batch_norm_backward; docs/ops.md has the arithmetic and
 // the momentum convention.
 //
+// Both forward forms take activation "relu": y = max(0, normalised x), batch norm and the
+// ReLU after it in one pass (oneDNN's fuse_norm_relu, cuDNN's BN_ACTIVATION; nn forms it for a
+// BatchNormalization whose only reader is a ReLU). Its backward op is batch_norm_relu_grad,
+// which also takes bias: it rebuilds the ReLU's mask from x and the saved statistics
+// (scale*xhat + bias > 0) instead of reading y, one tensor fewer to read.
+//
 // x is an image, NHWC (N,H,W,C) by default or NCHW (N,C,H,W), or rank 2 (N,C) (after a Dense
 // layer; C is dim 1 whatever data_format says). Every per-channel operand is (C). Statistics
 // are over every axis but C: N*H*W values per channel (N for rank 2).
@@ -62,13 +68,14 @@ Status infer_batch_norm_train(InferContext& ctx) {
   return Status();
 }
 
-// dy (x's dims), x, scale, saved_mean, saved_inv_std (C each) -> dx, dscale (C), dbias (C)
+// dy (x's dims), x, scale, saved_mean, saved_inv_std (C each) -> dx, dscale (C), dbias (C);
+// batch_norm_relu_grad has bias between scale and saved_mean (four (C) operands).
 Status infer_batch_norm_grad(InferContext& ctx) {
   DLRT_OPS_RETURN_IF_ERROR(check_epsilon(ctx));
   if (ctx.dims(1) != ctx.dims(0))
     return ctx.error("{} has dims {}, expected {} (the dims of input 0 (dy))", ctx.label(1),
                      format_dims(ctx.dims(1)), format_dims(ctx.dims(0)));
-  Result<int64_t> c = channels_of(ctx, 2, 3);
+  Result<int64_t> c = channels_of(ctx, 2, ctx.num_inputs() - 2);
   if (!c.ok()) return c.status();
   ctx.add_output(ctx.input(0).dtype, ctx.dims(0));
   ctx.add_output(ctx.input(0).dtype, {*c});
@@ -80,6 +87,13 @@ Status infer_batch_norm_grad(InferContext& ctx) {
 // own 1e-3); data_format as the other image ops.
 AttrSpec epsilon_attr() {
   return optional_attr("epsilon", 1e-5).try_values({1e-3}).describe("added to the variance");
+}
+
+// The activation applied to the normalised value: none, or relu (fused; see the top).
+AttrSpec norm_activation_attr() {
+  return optional_attr("activation", "none")
+      .one_of({"none", "relu"})
+      .describe("applied after the affine map: none or relu");
 }
 
 }  // namespace
@@ -95,7 +109,7 @@ std::vector<OpDef> norm_ops() {
                       {in("x", F, "(N,H,W,C) or (N,C)"), in("scale", F, "(C)"),
                        in("bias", F, "(C)"), in_const("mean", F, "(C)"), in_const("var", F, "(C)")},
                       {out("y", "(N,H,W,C) or (N,C)")},
-                      {epsilon_attr(), detail::data_format_attr()},
+                      {epsilon_attr(), detail::data_format_attr(), norm_activation_attr()},
                       infer_batch_norm,
                       {}}
                     .sampled(samples::batch_norm(samples::NormPass::kInference))
@@ -114,7 +128,7 @@ std::vector<OpDef> norm_ops() {
              optional_attr("momentum", 0.9)
                  .try_values({0.0, 0.99})
                  .describe("weight of the old running value"),
-             detail::data_format_attr()},
+             detail::data_format_attr(), norm_activation_attr()},
             infer_batch_norm_train,
             {{1, 3}, {2, 4}}}
           .sampled(samples::batch_norm(samples::NormPass::kTraining))
@@ -132,6 +146,22 @@ std::vector<OpDef> norm_ops() {
             infer_batch_norm_grad,
             {}}
           .sampled(samples::batch_norm(samples::NormPass::kBackward))
+          .gradient_free("it is a backward op, and dlrt differentiates to first order only")
+          .tol(kReductionTol));
+  // batch_norm_train with activation relu: dy passes where scale*xhat + bias > 0 (the ReLU's
+  // mask, rebuilt from x), then batch_norm_grad's arithmetic.
+  ops.push_back(
+      OpDef{"batch_norm_relu_grad",
+            "norm",
+            "dx, dscale, dbias of batch_norm_train's y with activation relu",
+            {in_const("dy", F, "(N,H,W,C) or (N,C)"), in_const("x", F, "(N,H,W,C) or (N,C)"),
+             in_const("scale", F, "(C)"), in_const("bias", F, "(C)"),
+             in_const("saved_mean", F, "(C)"), in_const("saved_inv_std", F, "(C)")},
+            {out("dx", "(N,H,W,C) or (N,C)"), out("dscale", "(C)"), out("dbias", "(C)")},
+            {epsilon_attr(), detail::data_format_attr()},
+            infer_batch_norm_grad,
+            {}}
+          .sampled(samples::batch_norm(samples::NormPass::kReluBackward))
           .gradient_free("it is a backward op, and dlrt differentiates to first order only")
           .tol(kReductionTol));
   return ops;

@@ -1,7 +1,9 @@
-// core/ops/samples_norm.cc: samples of batch_norm, batch_norm_train and batch_norm_grad
-// (samples.hpp): odd H and W, batch 1, channel counts that are not multiples of 8, both data
-// formats, rank 2 (N,C), and N = H = W = 1, where every channel's batch variance is 0 (the
-// training form must stay finite: y = bias, running variance shrinks by momentum).
+// core/ops/samples_norm.cc: samples of batch_norm, batch_norm_train, batch_norm_grad and
+// batch_norm_relu_grad (samples.hpp): odd H and W, batch 1, channel counts that are not
+// multiples of 8, both data formats, rank 2 (N,C), and N = H = W = 1, where every channel's
+// batch variance is 0 (the training form must stay finite: y = bias, running variance shrinks
+// by momentum). The forward forms run every shape once more with activation relu; the
+// scale and bias ranges make the ReLU cut part of every channel.
 #include "samples.hpp"
 
 namespace dlrt::ops::samples {
@@ -50,11 +52,23 @@ SampleFn batch_norm(NormPass pass) {
                       f32_in("scale", c, scale), f32_in("saved_mean", c, uniform(-0.5, 0.5)),
                       f32_in("saved_inv_std", c, uniform(0.5, 2))};
           break;
+        case NormPass::kReluBackward:
+          k.inputs = {f32_in("dy", s.x, uniform(-1, 1)), f32_in("x", s.x, x),
+                      f32_in("scale", c, scale), f32_in("bias", c, bias),
+                      f32_in("saved_mean", c, uniform(-0.5, 0.5)),
+                      f32_in("saved_inv_std", c, uniform(0.5, 2))};
+          break;
       }
       out.push_back(k);
       // The training form once more with its running statistics updated in place.
       if (pass == NormPass::kTraining) {
         k.in_place = true;
+        out.push_back(k);
+      }
+      // The forward forms once more with the ReLU fused.
+      if (pass == NormPass::kInference || pass == NormPass::kTraining) {
+        k.attrs.insert_or_assign("activation", "relu");
+        k.note = std::string(s.note) + (*s.note ? ", " : "") + "activation relu";
         out.push_back(std::move(k));
       }
     }

@@ -1,6 +1,7 @@
 // activation.cu: the CUDA kernels of elu, gelu, silu, hard_swish, softplus, clip, abs, square,
 // rsqrt and their <op>_grad(dy, x) ops, of the comparisons (equal ... greater_equal: a, b
-// broadcast -> BOOL bytes) and of where(cond, x, y). f32 only (bytes for BOOL). The
+// broadcast -> BOOL bytes) and of where(cond, x, y); and batch_norm.cc's two for the fused
+// ReLU (launch_relu_in_place, launch_bn_relu_dy). f32 only (bytes for BOOL). The
 // per-element arithmetic is kernel_math.hpp's eltwise / eltwise_grad / compare / select,
 // tested on the host (kernel_math_test.cc); this file only launches it.
 //
@@ -145,7 +146,34 @@ std::unique_ptr<Kernel> create_where(const dlrt_op_desc& d, const dlrt_device_de
   });
 }
 
+// batch_norm.cc's fused ReLU: y = max(y, 0) in place, n elements.
+__global__ void relu_in_place_kernel(float* y, int64_t n) {
+  GRID_STRIDE(i, n) { y[i] = math::activate(math::Act::kRelu, y[i]); }
+}
+// batch_norm_relu_grad's masked dy; x as (outer, C, inner): element i is channel (i/inner)%C.
+__global__ void bn_relu_dy_kernel(const float* dy, const float* x, const float* scale,
+                                  const float* bias, const float* mean, const float* inv_std,
+                                  float* out, int64_t n, int64_t c, int64_t inner) {
+  GRID_STRIDE(i, n) {
+    const int64_t ch = (i / inner) % c;
+    out[i] = math::bn_relu_dy(dy[i], x[i], scale[ch], bias[ch], mean[ch], inv_std[ch]);
+  }
+}
+
 }  // namespace
+
+void launch_relu_in_place(float* y, int64_t n, cudaStream_t s) {
+  relu_in_place_kernel<<<grid_for(n), kThreads, 0, s>>>(y, n);
+  check_launch("batch norm's relu kernel");
+}
+
+void launch_bn_relu_dy(const float* dy, const float* x, const float* scale, const float* bias,
+                       const float* mean, const float* inv_std, float* out, int64_t n, int64_t c,
+                       int64_t inner, cudaStream_t s) {
+  bn_relu_dy_kernel<<<grid_for(n), kThreads, 0, s>>>(dy, x, scale, bias, mean, inv_std, out, n,
+                                                     c, inner);
+  check_launch("batch_norm_relu_grad's dy kernel");
+}
 
 void add_activation_ops(std::vector<OpEntry>& t) {
   for (const char* op : {"elu", "gelu", "silu", "hard_swish", "softplus", "clip", "abs", "square",

@@ -1,5 +1,5 @@
-// batch_norm.cc: batch_norm, batch_norm_train and batch_norm_grad on cuDNN's batch
-// normalization (legacy API, CUDNN_BATCHNORM_SPATIAL: per channel over N, H and W), f32.
+// batch_norm.cc: batch_norm, batch_norm_train, batch_norm_grad and batch_norm_relu_grad on
+// cuDNN's batch normalization (legacy API, CUDNN_BATCHNORM_SPATIAL: per channel over N, H and W), f32.
 //
 //   batch_norm        cudnnBatchNormalizationForwardInference (mean, var as given)
 //   batch_norm_train  cudnnBatchNormalizationForwardTraining: y, saved_mean and
@@ -9,6 +9,12 @@
 //                     executor aliased them) with exponentialAverageFactor = 1 - momentum
 //                     (kernel_math.hpp: bn_average_factor).
 //   batch_norm_grad   cudnnBatchNormalizationBackward with the saved statistics.
+//   activation relu   (batch_norm, batch_norm_train) y = max(y, 0) in place after cuDNN's pass
+//                     (activation.cu's launch_relu_in_place; cuDNN's fused BN_ACTIVATION form
+//                     needs NHWC half tensors and a reserve space the op does not carry).
+//   batch_norm_relu_grad  dy masked where the ReLU cut (scale*xhat + bias <= 0,
+//                     math::bn_relu_dy, launch_bn_relu_dy) into the workspace, then
+//                     cudnnBatchNormalizationBackward on it, as batch_norm_grad.
 //
 // One value per channel (count = N*H*W = 1): cuDNN would unbias the running variance by
 // count/(count-1) = 1/0, and 0 * NaN is NaN whatever the factor. That case gives cuDNN no
@@ -31,8 +37,12 @@
 namespace dlrt::cuda {
 namespace {
 
+bool is_grad(const std::string& op) {
+  return op == "batch_norm_grad" || op == "batch_norm_relu_grad";
+}
+
 plugin::NormLayout layout_of(const OpView& op) {
-  return plugin::norm_layout(op.input(op.name() == "batch_norm_grad" ? 1 : 0).dims,
+  return plugin::norm_layout(op.input(is_grad(op.name()) ? 1 : 0).dims,
                              op.get_string("data_format"), op.name());
 }
 
@@ -45,7 +55,7 @@ void check_batch_norm(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_o
     plugin::fail(DLRT_UNIMPLEMENTED,
                  "cuda: " + op.name() + ": epsilon " + std::to_string(op.get_float("epsilon")) +
                      " is below cuDNN's minimum " + std::to_string(CUDNN_BN_MIN_EPSILON));
-  const double per = op.name() == "batch_norm_grad" ? 12.0 : op.name() == "batch_norm" ? 4.0 : 8.0;
+  const double per = is_grad(op.name()) ? 12.0 : op.name() == "batch_norm" ? 4.0 : 8.0;
   fill_cost(cost, dev, per * double(op.input(0).numel), operand_bytes(op));
 }
 
@@ -54,6 +64,7 @@ class BatchNormKernel final : public Kernel {
   explicit BatchNormKernel(const OpView& op)
       : name_(op.name()), l_(layout_of(op)), eps_(op.get_float("epsilon")) {
     if (name_ == "batch_norm_train") momentum_ = op.get_float("momentum");
+    relu_ = !is_grad(name_) && op.get_string("activation") == "relu";
     // x: (outer, C, 1, inner) NCHW (see the top of this file)
     set_image_desc(x_, true, l_.outer, l_.c, 1, l_.inner, name_);
     CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(c_, x_, CUDNN_BATCHNORM_SPATIAL));
@@ -72,6 +83,16 @@ class BatchNormKernel final : public Kernel {
     } else if (name_ == "batch_norm_train") {
       check_args(a, 5, 5, 0, name_);
       run_train(stream, a);
+    } else if (name_ == "batch_norm_relu_grad") {
+      // dy, x, scale, bias, saved_mean, saved_inv_std; the masked dy in the workspace
+      check_args(a, 6, 3, workspace_bytes(), name_);
+      float* masked = static_cast<float*>(a.workspace);
+      launch_bn_relu_dy(in<float>(a, 0), in<float>(a, 1), in<float>(a, 2), in<float>(a, 3),
+                        in<float>(a, 4), in<float>(a, 5), masked, numel(), l_.c, l_.inner, stream);
+      auto held = handle_.use(stream);
+      CUDNN_CHECK(cudnnBatchNormalizationBackward(
+          handle_, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, x_, in(a, 1), x_, masked,
+          x_, out(a, 0), c_, in(a, 2), out(a, 1), out(a, 2), eps_, in(a, 4), in(a, 5)));
     } else {
       check_args(a, 5, 3, 0, name_);  // dy, x, scale, saved_mean, saved_inv_std
       auto held = handle_.use(stream);
@@ -79,6 +100,13 @@ class BatchNormKernel final : public Kernel {
           handle_, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, x_, in(a, 1), x_, in(a, 0),
           x_, out(a, 0), c_, in(a, 2), out(a, 1), out(a, 2), eps_, in(a, 3), in(a, 4)));
     }
+    if (relu_) launch_relu_in_place(out<float>(a, 0), numel(), stream);
+  }
+
+  int64_t numel() const { return l_.outer * l_.c * l_.inner; }
+  // batch_norm_relu_grad's masked dy (x's size); nothing for the others.
+  size_t workspace_bytes() const {
+    return name_ == "batch_norm_relu_grad" ? size_t(numel()) * sizeof(float) : 0;
   }
 
  private:
@@ -108,18 +136,22 @@ class BatchNormKernel final : public Kernel {
   std::string name_;
   plugin::NormLayout l_;
   double eps_, momentum_ = 0.9;
+  bool relu_ = false;  // a forward form with activation relu
   SharedCudnnHandle handle_;
   TensorDesc x_, c_;  // x (and y, dy, dx); the (C) operands
 };
 
-std::unique_ptr<Kernel> create_batch_norm(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
-  return std::make_unique<BatchNormKernel>(OpView(&d));
+std::unique_ptr<Kernel> create_batch_norm(const dlrt_op_desc& d, const dlrt_device_desc&,
+                                          size_t* workspace) {
+  auto k = std::make_unique<BatchNormKernel>(OpView(&d));
+  *workspace = k->workspace_bytes();
+  return k;
 }
 
 }  // namespace
 
 void add_batch_norm_ops(std::vector<OpEntry>& t) {
-  for (const char* op : {"batch_norm", "batch_norm_train", "batch_norm_grad"})
+  for (const char* op : {"batch_norm", "batch_norm_train", "batch_norm_grad", "batch_norm_relu_grad"})
     t.push_back({op, &check_batch_norm, &create_batch_norm});
 }
 

@@ -424,6 +424,12 @@ DLRT_HD float bn_unbiased_var(float biased, int64_t count) {
   return count > 1 ? static_cast<float>(double(biased) * double(count) / double(count - 1))
                    : biased;
 }
+// batch_norm_relu_grad's dy (batch_norm.cc): dy where the fused ReLU let its input through,
+// scale*(x - mean)*inv_std + bias > 0, else 0 (NaN counts as cut, as the ReLU gives 0 there);
+// cuDNN's batch-norm backward then takes this dy.
+DLRT_HD float bn_relu_dy(float dy, float x, float scale, float bias, float mean, float inv_std) {
+  return scale * (x - mean) * inv_std + bias > 0.0f ? dy : 0.0f;
+}
 
 // The activation of the fused ops, applied after the bias.
 DLRT_HD float activate(Act act, float x) {

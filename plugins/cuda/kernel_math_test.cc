@@ -1191,6 +1191,65 @@ TEST(KernelMath, BatchNormRunningStatsMatchReference) {
   }
 }
 
+// The fused ReLU of batch_norm.cc: batch_norm_train with activation relu is cuDNN's pass
+// then math::activate(kRelu) in place; batch_norm_relu_grad is cuDNN's backward pass
+// (batch_norm_grad) on dy masked by math::bn_relu_dy (x as (outer, C, inner): channel
+// (i/inner)%C). Both against the reference's fused ops, NHWC, NCHW and (N,C).
+TEST(KernelMath, BatchNormFusedReluIsTheUnfusedOpsAroundTheMask) {
+  struct Case {
+    std::vector<int64_t> x;
+    const char* format;
+  };
+  const Case cases[] = {{{2, 3, 5, 7}, "NCHW"}, {{2, 5, 7, 3}, "NHWC"}, {{6, 10}, "NHWC"}};
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.format);
+    const bool nchw = std::string(k.format) == "NCHW" && k.x.size() == 4;
+    const int64_t c = nchw ? k.x[1] : k.x.back();
+    const int64_t inner = nchw ? k.x[2] * k.x[3] : 1;
+    int64_t numel = 1;
+    for (int64_t d : k.x) numel *= d;
+    const size_t n = size_t(numel), cn = size_t(c);
+    const TensorType xt{DLRT_F32, k.x}, cv{DLRT_F32, {c}};
+    auto x = random_floats(n, 41), dy = random_floats(n, 42, -1.f, 1.f);
+    auto scale = random_floats(cn, 43, 0.5f, 1.5f), bias = random_floats(cn, 44, -1.f, 1.f);
+    auto rm = random_floats(cn, 45), rv = random_floats(cn, 46, 0.5f, 2.f);
+    // Forward: fused == relu(unfused), element for element.
+    std::vector<float> y(n), y_relu(n), rm_out(cn), rv_out(cn), mean(cn), inv_std(cn);
+    reference_run(make("batch_norm_train", {xt, cv, cv, cv, cv}, {{"data_format", k.format}}),
+                  {x.data(), scale.data(), bias.data(), rm.data(), rv.data()},
+                  {y.data(), rm_out.data(), rv_out.data(), mean.data(), inv_std.data()});
+    reference_run(make("batch_norm_train", {xt, cv, cv, cv, cv},
+                       {{"data_format", k.format}, {"activation", "relu"}}),
+                  {x.data(), scale.data(), bias.data(), rm.data(), rv.data()},
+                  {y_relu.data(), rm_out.data(), rv_out.data(), mean.data(), inv_std.data()});
+    size_t cut = 0;
+    for (size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(math::activate(math::Act::kRelu, y[i]), y_relu[i]) << i;
+      cut += y_relu[i] == 0.f;
+    }
+    EXPECT_GT(cut, n / 8);  // the ReLU cuts part of the values...
+    EXPECT_LT(cut, n - n / 8);  // ...not all
+    // Backward: batch_norm_grad of the masked dy == batch_norm_relu_grad.
+    std::vector<float> masked(n);
+    for (size_t i = 0; i < n; ++i) {
+      const size_t ch = size_t((int64_t(i) / inner) % c);
+      masked[i] = math::bn_relu_dy(dy[i], x[i], scale[ch], bias[ch], mean[ch], inv_std[ch]);
+    }
+    std::vector<float> dx(n), dscale(cn), dbias(cn), want_dx(n), want_dscale(cn), want_dbias(cn);
+    reference_run(make("batch_norm_grad", {xt, xt, cv, cv, cv}, {{"data_format", k.format}}),
+                  {masked.data(), x.data(), scale.data(), mean.data(), inv_std.data()},
+                  {dx.data(), dscale.data(), dbias.data()});
+    reference_run(make("batch_norm_relu_grad", {xt, xt, cv, cv, cv, cv}, {{"data_format", k.format}}),
+                  {dy.data(), x.data(), scale.data(), bias.data(), mean.data(), inv_std.data()},
+                  {want_dx.data(), want_dscale.data(), want_dbias.data()});
+    for (size_t i = 0; i < n; ++i) EXPECT_NEAR(dx[i], want_dx[i], 1e-5) << i;
+    for (size_t i = 0; i < cn; ++i) {
+      EXPECT_NEAR(dscale[i], want_dscale[i], 1e-5) << i;
+      EXPECT_NEAR(dbias[i], want_dbias[i], 1e-5) << i;
+    }
+  }
+}
+
 // Values known independently of the reference kernels (PyTorch's results, rounded to f32).
 TEST(KernelMath, ActivationsKnownValues) {
   const math::EltwiseParams none{};

@@ -49,6 +49,13 @@ void add_matmul_ops(std::vector<OpEntry>& t);        // matmul.cc (cuBLASLt)
 void add_batch_matmul_ops(std::vector<OpEntry>& t);  // batch_matmul.cc (cuBLASLt, batched)
 void add_cudnn_act_ops(std::vector<OpEntry>& t);     // cudnn_act.cc: relu/sigmoid/tanh, softmax
 void add_batch_norm_ops(std::vector<OpEntry>& t);    // batch_norm.cc (cuDNN)
+// batch_norm.cc's own kernels (activation.cu; the arithmetic is kernel_math.hpp's): the fused
+// ReLU after cuDNN's forward pass, in place on y (n elements); and batch_norm_relu_grad's dy
+// (math::bn_relu_dy) into `out`, x seen as (outer, c, inner) with n = outer*c*inner.
+void launch_relu_in_place(float* y, int64_t n, cudaStream_t s);
+void launch_bn_relu_dy(const float* dy, const float* x, const float* scale, const float* bias,
+                       const float* mean, const float* inv_std, float* out, int64_t n, int64_t c,
+                       int64_t inner, cudaStream_t s);
 void add_cut_join_ops(std::vector<OpEntry>& t);      // cut_join.cu: concat ... pad, global pools
 void add_resize_ops(std::vector<OpEntry>& t);        // resize.cu: resize, resize_grad
 // grid_sample.cu: grid_sample, grid_sample_grad

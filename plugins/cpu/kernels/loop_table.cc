@@ -15,6 +15,7 @@
 //   loop_train.cc        sparse_softmax_cross_entropy argmax equal_count gather_rows
 //                        sgd_update adam_update
 //   loop_layer_norm.cc   layer_norm layer_norm_grad
+//   loop_batch_norm.cc   batch_norm_relu_grad (the other batch_norm ops are prim_norm.cc's)
 //   loop_seq.cc          one_hot cumsum top_k
 //   loop_attention.cc    causal_mask attention attention_grad (tiled, dnnl_sgemm)
 //   loop_multinomial.cc  multinomial
@@ -39,6 +40,7 @@ const std::vector<KernelDef>& loop_kernel_defs() {
     loops::add_cut_join_defs(t);
     loops::add_gather_defs(t);
     loops::add_layer_norm_defs(t);
+    loops::add_batch_norm_defs(t);
     loops::add_rnn_defs(t);
     loops::add_seq_defs(t);
     loops::add_attention_defs(t);

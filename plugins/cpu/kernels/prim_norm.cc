@@ -4,7 +4,9 @@
 //   batch_norm_train  x, scale, bias, rm, rv     -> y, rm', rv', saved_mean, saved_inv_std
 //                                                           forward_training, then a loop
 //   batch_norm_grad   dy, x, scale, saved_mean, saved_inv_std -> dx, dscale, dbias   backward
-// All with use_scale | use_shift. x stays in its own layout: NHWC and (N,C) are oneDNN's nhwc
+// All with use_scale | use_shift; activation relu adds fuse_norm_relu (the training pass then
+// writes oneDNN's ReLU mask into an owned workspace that nothing reads: the backward op,
+// batch_norm_relu_grad, rebuilds the mask from x in loop_batch_norm.cc). x stays in its own layout: NHWC and (N,C) are oneDNN's nhwc
 // (rank 2 as (N,C,1,1); NHWC folds N*H*W into W), NCHW its nchw (H*W folded into W); the
 // per-channel operands are plain (C) vectors (norm_layout.hpp has the folding).
 //
@@ -38,6 +40,12 @@ memory::desc channel_md(int64_t c) { return memory::desc({c}, memory::data_type:
 const normalization_flags kScaleShift =
     normalization_flags::use_scale | normalization_flags::use_shift;
 
+// kScaleShift, with the ReLU fused when the op's activation is relu.
+normalization_flags forward_flags(const OpView& op) {
+  return op.get_string("activation") == "relu" ? kScaleShift | normalization_flags::fuse_norm_relu
+                                               : kScaleShift;
+}
+
 // y = scale*(x - mean)/sqrt(var + epsilon) + bias with the given statistics.
 class BatchNormInference : public PrimKernel {
  public:
@@ -47,7 +55,7 @@ class BatchNormInference : public PrimKernel {
     dnnl::batch_normalization_forward::primitive_desc pd(
         dnnl::batch_normalization_forward::desc(
             prop_kind::forward_inference, x, static_cast<float>(op.get_float("epsilon")),
-            kScaleShift | normalization_flags::use_global_stats),
+            forward_flags(op) | normalization_flags::use_global_stats),
         user_scratchpad(), engine_);
     add_step(dnnl::batch_normalization_forward(pd),
              {{DNNL_ARG_SRC, input(0, x)},
@@ -72,16 +80,16 @@ class BatchNormTrain : public PrimKernel {
     var_ = owned(c);
     dnnl::batch_normalization_forward::primitive_desc pd(
         dnnl::batch_normalization_forward::desc(prop_kind::forward_training, x,
-                                                static_cast<float>(eps_), kScaleShift),
+                                                static_cast<float>(eps_), forward_flags(op)),
         user_scratchpad(), engine_);
-    add_step(dnnl::batch_normalization_forward(pd),
-             {{DNNL_ARG_SRC, input(0, x)},
-              {DNNL_ARG_SCALE, input(1, c)},
-              {DNNL_ARG_SHIFT, input(2, c)},
-              {DNNL_ARG_DST, output(0, x)},
-              {DNNL_ARG_MEAN, output(3, c)},
-              {DNNL_ARG_VARIANCE, var_}},
-             pd.scratchpad_desc());
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, input(0, x)},
+                                            {DNNL_ARG_SCALE, input(1, c)},
+                                            {DNNL_ARG_SHIFT, input(2, c)},
+                                            {DNNL_ARG_DST, output(0, x)},
+                                            {DNNL_ARG_MEAN, output(3, c)},
+                                            {DNNL_ARG_VARIANCE, var_}};
+    if (pd.workspace_desc().get_size() > 0) args[DNNL_ARG_WORKSPACE] = owned(pd.workspace_desc());
+    add_step(dnnl::batch_normalization_forward(pd), std::move(args), pd.scratchpad_desc());
   }
 
   void run(dnnl::stream& stream, const dlrt_kernel_args& args) override {

@@ -4,6 +4,10 @@
 //   batch_norm_train  x, scale, bias, running_mean, running_var
 //                       -> y, running_mean', running_var', saved_mean, saved_inv_std
 //   batch_norm_grad   dy, x, scale, saved_mean, saved_inv_std -> dx, dscale, dbias
+//   batch_norm_relu_grad  dy, x, scale, bias, saved_mean, saved_inv_std -> dx, dscale, dbias
+//
+// The forward forms' activation "relu" is y = max(0, ...) after the affine map;
+// batch_norm_relu_grad is batch_norm_grad of dy where scale*xhat + bias > 0, else 0.
 //
 // x is seen as (outer, C, inner) (norm_layout.hpp); every other operand is (C). Each
 // channel's batch statistics are over its count = outer*inner values:
@@ -29,9 +33,12 @@ plugin::NormLayout layout_of(const OpView& op, const TensorView& x) {
 
 // What the oracle runs: x (input 1 of batch_norm_grad, else input 0) f32 or f64; the schema
 // checked operand counts, dims, epsilon and momentum.
-void check_norm(const OpView& op) {
-  expect_float(op, op.input(op.name() == "batch_norm_grad" ? 1 : 0), "x");
+bool is_grad(const OpView& op) {
+  return op.name() == "batch_norm_grad" || op.name() == "batch_norm_relu_grad";
 }
+void check_norm(const OpView& op) { expect_float(op, op.input(is_grad(op) ? 1 : 0), "x"); }
+
+bool relu_of(const OpView& op) { return op.get_string("activation") == "relu"; }
 
 // Per-channel mean and biased variance of x (two passes: exact in double).
 template <typename T>
@@ -49,15 +56,16 @@ void batch_moments(const plugin::NormLayout& l, const T* x, std::vector<double>*
   for (double& v : *var) v /= double(l.count());
 }
 
-// y = scale*(x-mean)*inv_std + bias; mean and inv_std per channel.
+// y = scale*(x-mean)*inv_std + bias, then max(0, y) when `relu`; mean and inv_std per channel.
 template <typename T>
 void normalize(const plugin::NormLayout& l, const T* x, const T* scale, const T* bias,
-               const std::vector<double>& mean, const std::vector<double>& inv_std, T* y) {
+               const std::vector<double>& mean, const std::vector<double>& inv_std, bool relu,
+               T* y) {
   const int64_t n = l.outer * l.c * l.inner;
   for (int64_t i = 0; i < n; ++i) {
     const size_t c = size_t(l.channel_of(i));
-    y[i] =
-        static_cast<T>(double(scale[c]) * (double(x[i]) - mean[c]) * inv_std[c] + double(bias[c]));
+    const double v = double(scale[c]) * (double(x[i]) - mean[c]) * inv_std[c] + double(bias[c]);
+    y[i] = static_cast<T>(relu && !(v > 0) ? 0.0 : v);
   }
 }
 
@@ -74,7 +82,7 @@ void run_batch_norm(const OpView& op, const void* const* in, void* const* out, u
       inv_std[size_t(c)] = 1.0 / std::sqrt(double(v[c]) + eps);
     }
     normalize(l, static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
-              static_cast<const T*>(in[2]), mean, inv_std, static_cast<T*>(out[0]));
+              static_cast<const T*>(in[2]), mean, inv_std, relu_of(op), static_cast<T*>(out[0]));
   });
 }
 
@@ -88,7 +96,7 @@ void run_batch_norm_train(const OpView& op, const void* const* in, void* const* 
     batch_moments(l, x, &mean, &var);
     for (int64_t c = 0; c < l.c; ++c) inv_std[size_t(c)] = 1.0 / std::sqrt(var[size_t(c)] + eps);
     normalize(l, x, static_cast<const T*>(in[1]), static_cast<const T*>(in[2]), mean, inv_std,
-              static_cast<T*>(out[0]));
+              relu_of(op), static_cast<T*>(out[0]));
     const T* rm = static_cast<const T*>(in[3]);
     const T* rv = static_cast<const T*>(in[4]);
     T *rm_out = static_cast<T*>(out[1]), *rv_out = static_cast<T*>(out[2]);
@@ -110,14 +118,18 @@ void run_batch_norm_train(const OpView& op, const void* const* in, void* const* 
 //   dbias = sum(dy), dscale = sum(dy*xhat),
 //   dx = scale*saved_inv_std/count * (count*dy - dbias - xhat*dscale)
 // (the gradient through the batch mean and variance included, as PyTorch's
-// native_batch_norm_backward in training mode).
+// native_batch_norm_backward in training mode). batch_norm_relu_grad first sets dy to 0 where
+// scale*xhat + bias <= 0 (where the fused ReLU cut y to 0).
 void run_batch_norm_grad(const OpView& op, const void* const* in, void* const* out, uint64_t) {
   const plugin::NormLayout l = layout_of(op, op.input(1));
+  const bool relu = op.name() == "batch_norm_relu_grad";
+  const int stats = relu ? 4 : 3;  // index of saved_mean; bias (relu) is input 3
   with_float(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
-    const T *dy = static_cast<const T*>(in[0]), *x = static_cast<const T*>(in[1]);
-    const T *scale = static_cast<const T*>(in[2]), *mean = static_cast<const T*>(in[3]);
-    const T* inv_std = static_cast<const T*>(in[4]);
+    const T *dy_in = static_cast<const T*>(in[0]), *x = static_cast<const T*>(in[1]);
+    const T* scale = static_cast<const T*>(in[2]);
+    const T* bias = relu ? static_cast<const T*>(in[3]) : nullptr;
+    const T *mean = static_cast<const T*>(in[stats]), *inv_std = static_cast<const T*>(in[stats + 1]);
     T *dx = static_cast<T*>(out[0]), *dscale = static_cast<T*>(out[1]);
     T* dbias = static_cast<T*>(out[2]);
     const int64_t total = l.outer * l.c * l.inner;
@@ -125,16 +137,20 @@ void run_batch_norm_grad(const OpView& op, const void* const* in, void* const* o
     auto xhat = [&](int64_t i, size_t c) {
       return (double(x[i]) - double(mean[c])) * double(inv_std[c]);
     };
+    auto dy = [&](int64_t i, size_t c) {
+      if (relu && !(double(scale[c]) * xhat(i, c) + double(bias[c]) > 0)) return 0.0;
+      return double(dy_in[i]);
+    };
     for (int64_t i = 0; i < total; ++i) {
       const size_t c = size_t(l.channel_of(i));
-      sum_dy[c] += double(dy[i]);
-      sum_dy_xhat[c] += double(dy[i]) * xhat(i, c);
+      sum_dy[c] += dy(i, c);
+      sum_dy_xhat[c] += dy(i, c) * xhat(i, c);
     }
     const double n = double(l.count());
     for (int64_t i = 0; i < total; ++i) {
       const size_t c = size_t(l.channel_of(i));
       dx[i] = static_cast<T>(double(scale[c]) * double(inv_std[c]) / n *
-                             (n * double(dy[i]) - sum_dy[c] - xhat(i, c) * sum_dy_xhat[c]));
+                             (n * dy(i, c) - sum_dy[c] - xhat(i, c) * sum_dy_xhat[c]));
     }
     for (int64_t c = 0; c < l.c; ++c) {
       dscale[c] = static_cast<T>(sum_dy_xhat[size_t(c)]);
@@ -149,6 +165,7 @@ void add_norm_kernels(KernelTable& t) {
   t.push_back({"batch_norm", run_batch_norm, check_norm});
   t.push_back({"batch_norm_train", run_batch_norm_train, check_norm});
   t.push_back({"batch_norm_grad", run_batch_norm_grad, check_norm});
+  t.push_back({"batch_norm_relu_grad", run_batch_norm_grad, check_norm});
 }
 
 }  // namespace dlrt::reference::detail
