@@ -281,6 +281,67 @@ TEST(NnBatchNorm, BiasFreeConvBeforeBatchNormTrainsAsWithABias) {
   for (size_t i = 0; i < pf.size(); ++i) EXPECT_NEAR(pf[i], pu[i], 1e-5 * (1 + std::fabs(pu[i])));
 }
 
+// CompileConfig::fuse_batch_norm_relu (on by default): a BatchNormalization read only by a
+// ReLU (or Activation("relu")) builds batch_norm_train / batch_norm with activation relu and
+// the ReLU builds nothing; one read by a ReLU and something else stays apart. Training and
+// inference give what the unfused model gives (losses over 3 epochs, predictions).
+TEST(NnBatchNorm, BatchNormFollowedByReluFusesInTrainingAndInference) {
+  dlrt::Context ctx = cpu_context();
+  const int64_t n = 32;
+  nn::Array x = nn::Array::of<float>({n, 6, 6, 2}, random_values(size_t(n * 72), 41, -1.f, 2.f));
+  nn::Array y = nn::Array::of<float>({n, 3}, random_values(size_t(n * 3), 42, -1.f, 1.f));
+  auto build = [&](bool fuse) {
+    nn::Input in({6, 6, 2});
+    nn::Conv2DOptions o;
+    o.padding = "same";
+    o.use_bias = false;
+    nn::SymbolicTensor a = nn::BatchNormalization(-1, 0.5)(nn::Conv2D(4, {3, 3}, o)(in));
+    a = nn::ReLU()(a);  // fuses
+    nn::SymbolicTensor b = nn::BatchNormalization(-1, 0.5)(nn::Conv2D(4, {3, 3}, o)(a));
+    b = nn::Activation("relu")(b);  // fuses
+    nn::SymbolicTensor d = nn::BatchNormalization(-1, 0.5)(nn::Conv2D(4, {3, 3}, o)(b));
+    nn::SymbolicTensor e = nn::Add()({nn::ReLU()(d), d});  // d read twice: stays apart
+    nn::SymbolicTensor out = nn::Dense(3)(nn::Flatten()(e));
+    auto m = std::make_unique<nn::Model>(ctx, in, out);
+    nn::CompileConfig cfg;
+    cfg.seed = 6;
+    cfg.fuse_batch_norm_relu = fuse;
+    cfg.fold_batch_norm = false;  // inference runs the batch_norm ops too
+    cfg.log_device_placement = true;
+    m->compile(nn::SGD(0.05), nn::MeanSquaredError(), {}, cfg);
+    return m;
+  };
+  std::unique_ptr<nn::Model> fused = build(true), plain = build(false);
+  ::testing::internal::CaptureStderr();
+  const nn::History hf = fused->fit(x, y, quiet(3, 8));
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  ::testing::internal::CaptureStderr();
+  const nn::History hp = plain->fit(x, y, quiet(3, 8));
+  const std::string plain_log = ::testing::internal::GetCapturedStderr();
+  for (size_t k = 0; k < 3; ++k)
+    EXPECT_NEAR(hf.history.at("loss")[k], hp.history.at("loss")[k], 1e-5) << "epoch " << k;
+  // The training step's ops (the placement log names each op in parentheses): the fused
+  // model's ReLU layers build nothing but the one after the twice-read BN.
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t k = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++k;
+    return k;
+  };
+  EXPECT_EQ(count(log, "(relu)"), 1u) << log;
+  EXPECT_EQ(count(log, "(relu_grad)"), 1u) << log;
+  EXPECT_EQ(count(log, "(batch_norm_relu_grad)"), 2u) << log;
+  EXPECT_EQ(count(log, "(batch_norm_grad)"), 1u) << log;
+  EXPECT_EQ(count(plain_log, "(relu)"), 3u) << plain_log;
+  EXPECT_EQ(count(plain_log, "(relu_grad)"), 3u) << plain_log;
+  EXPECT_EQ(count(plain_log, "(batch_norm_relu_grad)"), 0u) << plain_log;
+  ::testing::internal::CaptureStderr();
+  const std::vector<float> pf = fused->predict(x, n).values<float>();
+  const std::vector<float> pp = plain->predict(x, n).values<float>();
+  (void)::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(pf.size(), pp.size());
+  for (size_t i = 0; i < pf.size(); ++i) EXPECT_NEAR(pf[i], pp[i], 1e-5 * (1 + std::fabs(pp[i])));
+}
+
 // Fashion-MNIST, 300 training images: Conv2D -> BatchNormalization -> ReLU -> MaxPool2D ->
 // Flatten -> Dense learns (the loss falls, most training images right); a checkpoint restores
 // every variable, the moving statistics included, bit for bit, and the restored model

@@ -83,30 +83,13 @@ class BatchNormalization : public Layer {
     return p;
   }
   Value call(CallContext& c, Value x, const std::vector<Value>& v) const override {
-    // x: (B, H, W, C) or (B, C, H, W) or (B, C); v: params() in order.
-    const std::vector<int64_t> dims = x.dims();  // by value: one copy for both iterators
-    const Shape sample(dims.begin() + 1, dims.end());
-    const int64_t ch = channels(sample);
-    size_t k = 0;
-    const Value gamma = scale_ ? v[k++] : c.graph.constant<float>("", {ch}, ones(ch));
-    const Value beta =
-        center_ ? v[k++] : c.graph.constant<float>("", {ch}, std::vector<float>(size_t(ch), 0.f));
-    const Value moving_mean = v[k], moving_variance = v[k + 1];
-    const std::string format = channels_first(sample) ? "NCHW" : "NHWC";
-    // A frozen layer (set_trainable(false)) runs in inference mode even in a training step,
-    // as Keras' BatchNormalization does since TF 2.0: fine-tuning keeps its statistics.
-    if (!c.training || !trainable())
-      return c.graph.op1("batch_norm", {x, gamma, beta, moving_mean, moving_variance},
-                         {{"epsilon", epsilon_}, {"data_format", format}}, c.node(name_));
-    // (y, moving_mean', moving_variance', saved_mean, saved_inv_std)
-    std::vector<Value> out = c.graph.op(
-        "batch_norm_train", {x, gamma, beta, moving_mean, moving_variance},
-        {{"epsilon", epsilon_}, {"momentum", momentum_}, {"data_format", format}}, c.node(name_));
-    if (c.state_updates != nullptr) {
-      c.state_updates->push_back({moving_mean, out[1]});
-      c.state_updates->push_back({moving_variance, out[2]});
-    }
-    return out[0];
+    return build(c, x, v, false);
+  }
+  // The layer followed by a ReLU, as one op with activation relu (CompileConfig::
+  // fuse_batch_norm_relu; session.hpp's run_plan calls it for a BatchNormalization whose only
+  // reader is a ReLU).
+  Value call_with_relu(CallContext& c, Value x, const std::vector<Value>& v) const {
+    return build(c, x, v, true);
   }
 
   // Inference as an affine map per channel, y = x * scale + shift with
@@ -133,6 +116,39 @@ class BatchNormalization : public Layer {
   double epsilon() const { return epsilon_; }
 
  private:
+  // The layer's op on x: (B, H, W, C) or (B, C, H, W) or (B, C); v: params() in order; with
+  // the ReLU fused when `relu`.
+  Value build(CallContext& c, Value x, const std::vector<Value>& v, bool relu) const {
+    const std::vector<int64_t> dims = x.dims();  // by value: one copy for both iterators
+    const Shape sample(dims.begin() + 1, dims.end());
+    const int64_t ch = channels(sample);
+    size_t k = 0;
+    const Value gamma = scale_ ? v[k++] : c.graph.constant<float>("", {ch}, ones(ch));
+    const Value beta =
+        center_ ? v[k++] : c.graph.constant<float>("", {ch}, std::vector<float>(size_t(ch), 0.f));
+    const Value moving_mean = v[k], moving_variance = v[k + 1];
+    const std::string format = channels_first(sample) ? "NCHW" : "NHWC";
+    const std::string act = relu ? "relu" : "none";
+    // A frozen layer (set_trainable(false)) runs in inference mode even in a training step,
+    // as Keras' BatchNormalization does since TF 2.0: fine-tuning keeps its statistics.
+    if (!c.training || !trainable())
+      return c.graph.op1("batch_norm", {x, gamma, beta, moving_mean, moving_variance},
+                         {{"epsilon", epsilon_}, {"data_format", format}, {"activation", act}},
+                         c.node(name_));
+    // (y, moving_mean', moving_variance', saved_mean, saved_inv_std)
+    std::vector<Value> out = c.graph.op(
+        "batch_norm_train", {x, gamma, beta, moving_mean, moving_variance},
+        {{"epsilon", epsilon_}, {"momentum", momentum_}, {"data_format", format},
+         {"activation", act}},
+        c.node(name_));
+    if (c.state_updates != nullptr) {
+      c.state_updates->push_back({moving_mean, out[1]});
+      c.state_updates->push_back({moving_variance, out[2]});
+    }
+    return out[0];
+  }
+
+
   // The channel axis of a sample (no batch dim) as a positive index; throws when it fits none
   // of the layouts the ops take.
   size_t channel_axis(const Shape& in) const {

@@ -659,6 +659,7 @@ class ActivationLayer : public Layer {
   }
   std::string type() const override { return type_; }
   std::string base_name() const override { return base_; }
+  const std::string& activation() const { return activation_; }
 
  protected:
   ActivationLayer(std::string activation, std::string type, std::string base)

@@ -126,6 +126,11 @@ struct CompileConfig {
   // weights (w * scale, b * scale + shift, from the variables on every run), as TensorFlow's
   // and onnxruntime's graph optimisers fold it. Training steps never fold. false: as built.
   bool fold_batch_norm = true;
+  // A BatchNormalization whose output only a ReLU reads (ReLU(), Activation("relu")) builds
+  // its op with activation relu and the ReLU passes the value on: one pass over the
+  // activations fewer each way (batch_norm_relu_grad rebuilds the mask from x), in training
+  // and inference alike. false: as built.
+  bool fuse_batch_norm_relu = true;
   // Keras' loss_weights: one weight per model output, in the order of its outputs; the loss
   // that trains (and "loss" in the logs) is sum_k weight_k * loss_k. Empty: 1 for each.
   std::vector<double> loss_weights;

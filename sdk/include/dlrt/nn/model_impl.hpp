@@ -112,6 +112,30 @@ inline void Model::make_plan(const std::vector<Shape>& inputs) {
     }
     if (any) plan->fold_bn = std::move(fold);
   }
+  // BatchNormalization + ReLU fusion (CompileConfig::fuse_batch_norm_relu): node j, a
+  // BatchNormalization whose output slot is read once, by a plain ReLU node (not a model
+  // output), builds its op with activation relu; run_plan passes the value through that ReLU.
+  if (config_.fuse_batch_norm_relu) {
+    std::vector<int> reads(slots.size(), 0);
+    std::vector<int64_t> reader(slots.size(), -1);
+    for (size_t j = 0; j < graph_.nodes.size(); ++j)
+      for (size_t s : graph_.nodes[j].inputs) ++reads[s], reader[s] = static_cast<int64_t>(j);
+    for (size_t s : graph_.outputs) ++reads[s];
+    std::vector<char> fuse(graph_.nodes.size(), 0);
+    bool any = false;
+    for (size_t j = 0; j < graph_.nodes.size(); ++j) {
+      const size_t s = inputs.size() + j;  // the slot node j makes
+      if (dynamic_cast<const BatchNormalization*>(graph_.layers[graph_.nodes[j].layer].get()) ==
+              nullptr ||
+          reads[s] != 1 || reader[s] < 0)
+        continue;
+      const Layer& next = *graph_.layers[graph_.nodes[size_t(reader[s])].layer];
+      if (!detail::is_relu_layer(next)) continue;
+      fuse[j] = 1;
+      any = true;
+    }
+    if (any) plan->fuse_bn_relu = std::move(fuse);
+  }
   // f16 gradients underflow: fit's step scales the loss (Keras wraps the optimizer of a
   // mixed_float16 model in a LossScaleOptimizer the same way); bf16 has f32's range.
   if (optimizer_ && any_f16) {

@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "dlrt/dlrt.hpp"
+#include "dlrt/nn/activations.hpp"
 #include "dlrt/nn/batch_norm.hpp"
 #include "dlrt/nn/data.hpp"
 #include "dlrt/nn/layers.hpp"
@@ -118,6 +119,10 @@ struct Plan {
   // node j, a BatchNormalization, runs folded into node fold_bn[j], the linear Conv2D that
   // is its only input and has no other reader (Conv2D::call_scaled). Empty: nothing folds.
   std::vector<int64_t> fold_bn;
+  // fuse_bn_relu[j] != 0: node j, a BatchNormalization, builds its op with the ReLU fused
+  // (BatchNormalization::call_with_relu), and the one ReLU node reading it passes the value
+  // on (CompileConfig::fuse_batch_norm_relu). Empty: nothing fuses.
+  std::vector<char> fuse_bn_relu;
   dlrt::CompileOptions compile;
 
   float loss_weight(size_t output) const {
@@ -177,12 +182,27 @@ inline Value cast_float_to(Graph& g, Value v, dlrt_dtype to) {
   return g.op1("cast", {v}, {{"dtype", to}});
 }
 
+// Whether `layer` is a plain ReLU: nn::ReLU() or nn::Activation("relu") (what a
+// BatchNormalization fuses, Plan::fuse_bn_relu).
+inline bool is_relu_layer(const Layer& layer) {
+  if (const auto* a = dynamic_cast<const ActivationLayer*>(&layer)) return a->activation() == "relu";
+  if (const auto* a = dynamic_cast<const Activation*>(&layer)) return a->activation() == "relu";
+  return false;
+}
+
 inline std::vector<Value> run_plan(const Plan& plan, CallContext& c, std::vector<Value> inputs,
                                    const std::vector<Value>& vars) {
   std::vector<Value> slots = std::move(inputs);
+  // Slots a BatchNormalization made with its ReLU fused (Plan::fuse_bn_relu): the ReLU node
+  // reading one passes it on. A folded BatchNormalization (below) fuses nothing.
+  std::vector<char> relu_done(slots.size() + plan.nodes.size(), 0);
   const bool mixed = !plan.compute_dtype.empty();
   for (size_t j = 0; j < plan.nodes.size(); ++j) {
     const PlanNode& n = plan.nodes[j];
+    if (n.inputs.size() == 1 && relu_done[n.inputs[0]] && is_relu_layer(*plan.layers[n.layer])) {
+      slots.push_back(slots.at(n.inputs[0]));
+      continue;
+    }
     if (!c.training && c.fold_batch_norm && !plan.fold_bn.empty() && plan.fold_bn[j] >= 0) {
       // The conv node's own output (built above) is left unread: compile prunes it.
       const PlanNode& conv = plan.nodes[static_cast<size_t>(plan.fold_bn[j])];
@@ -203,6 +223,20 @@ inline std::vector<Value> run_plan(const Plan& plan, CallContext& c, std::vector
       const dlrt_dtype to = plan.compute_dtype.at(n.layer);
       for (Value& v : in) v = cast_float_to(c.graph, v, to);
       for (Value& v : params) v = cast_float_to(c.graph, v, to);
+    }
+    if (!plan.fuse_bn_relu.empty() && plan.fuse_bn_relu[j]) {
+      // As call_multi below, the ReLU fused.
+      const auto& bn = static_cast<const BatchNormalization&>(*plan.layers[n.layer]);
+      relu_done[slots.size()] = 1;
+      if (n.call == 0) {
+        slots.push_back(bn.call_with_relu(c, in.at(0), params));
+      } else {
+        const std::string k = std::to_string(n.call);
+        CallContext again{c.graph, c.training, derive_seed(c.seed, "call/" + k),
+                          c.scope + "call_" + k + "/"};
+        slots.push_back(bn.call_with_relu(again, in.at(0), params));
+      }
+      continue;
     }
     if (n.call == 0) {
       slots.push_back(plan.layers[n.layer]->call_multi(c, in, params));
