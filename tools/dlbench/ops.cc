@@ -110,6 +110,29 @@ void add_resnet_conv(std::vector<Case>& cases, const std::string& layer, int64_t
       {layer + ".backward_data", {{"conv2d_backward_data", {x, w}, data, {}}}, flops, false, note});
 }
 
+// ResNet-20's batch norms at batch 128 (memory-bound: compare the GB/s with the machine's):
+// the training pass with and without the fused ReLU and both backward ops.
+void add_resnet_batch_norm(std::vector<Case>& cases, const std::string& layer, int64_t h,
+                           int64_t c) {
+  constexpr int64_t n = 128;
+  const Operand x = f32({n, h, h, c}), v = f32({c}), pos = f32({c}, Fill::kPositive);
+  const std::string note = "ResNet-20 at batch 128";
+  cases.push_back(
+      {layer + ".train", {{"batch_norm_train", {x, v, v, v, pos}, {}, {}}}, 0, false, note});
+  cases.push_back({layer + ".train_relu",
+                   {{"batch_norm_train", {x, v, v, v, pos}, {{"activation", "relu"}}, {}}},
+                   0,
+                   false,
+                   note});
+  cases.push_back(
+      {layer + ".grad", {{"batch_norm_grad", {x, x, v, v, pos}, {}, {}}}, 0, false, note});
+  cases.push_back({layer + ".relu_grad",
+                   {{"batch_norm_relu_grad", {x, x, v, v, v, pos}, {}, {}}},
+                   0,
+                   false,
+                   note});
+}
+
 void add_pool(std::vector<Case>& cases, const std::string& layer, int64_t h, int64_t c) {
   const int64_t n = workload::kBatch, oh = h / 2;
   const Operand x = f32({n, h, h, c}), dy = f32({n, oh, oh, c});
@@ -247,6 +270,9 @@ std::vector<Case> workload_cases() {
   add_resnet_conv(cases, "resnet20.conv16", 32, 16);
   add_resnet_conv(cases, "resnet20.conv32", 16, 32);
   add_resnet_conv(cases, "resnet20.conv64", 8, 64);
+  add_resnet_batch_norm(cases, "resnet20.bn16", 28, 16);
+  add_resnet_batch_norm(cases, "resnet20.bn32", 14, 32);
+  add_resnet_batch_norm(cases, "resnet20.bn64", 7, 64);
   return cases;
 }
 

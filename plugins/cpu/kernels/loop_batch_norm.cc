@@ -1,14 +1,19 @@
-// loop_batch_norm.cc: batch_norm_relu_grad on the cpu plugin, the backward op of
-// batch_norm_train with activation relu (core/ops/infer_norm.cc; the reference's arithmetic is
-// plugins/reference/kernels/norm.cc).
+// loop_batch_norm.cc: batch_norm_grad and batch_norm_relu_grad on the cpu plugin, the
+// backward ops of batch_norm_train without and with activation relu (core/ops/infer_norm.cc;
+// the reference's arithmetic is plugins/reference/kernels/norm.cc). The forward passes are
+// oneDNN's (prim_norm.cc).
 //
 // Why not oneDNN: its batch-norm backward with fuse_norm_relu reads the forward pass's
-// workspace (the ReLU's mask), which the op does not take; the op rebuilds the mask from x
-// instead (the forward pass stays oneDNN's, prim_norm.cc). Two passes over x and dy:
+// workspace (the ReLU's mask), which the op does not take; batch_norm_relu_grad rebuilds the
+// mask from x instead. And without the ReLU, oneDNN 2.6's backward pass took 1.5x this loop's
+// time on ResNet-20's shapes (`dlbench ops --filter resnet20.bn`: 956 vs 629 us at
+// (128,28,28,16) on the Xeon of docs/benchmarks.md), so both ops run here. Two passes over x
+// and dy:
 //
 //   per channel c (C each):  a = scale*inv_std,  b = bias - mean*a   (the ReLU's input is a*x + b)
 //   pass 1, sums over the channel's count n values:
-//       g = dy where a*x + b > 0, else 0;   s0 = sum(g),   s1 = sum(g*(x - mean))
+//       g = dy where a*x + b > 0, else 0 (batch_norm_grad: g = dy);
+//       s0 = sum(g),   s1 = sum(g*(x - mean))
 //   dbias = s0, dscale = inv_std*s1 (= sum(g*xhat)), and with k = s1*inv_std^2/n, m0 = s0/n:
 //   pass 2:  dx = a*(g - m0 - (x - mean)*k)     (= scale*inv_std/n*(n*g - s0 - xhat*dscale))
 //
@@ -41,8 +46,8 @@ struct Coeffs {
 };
 
 // Pass 1 over rows [r0, r1) of an (rows, C) block: s0 += sum(g), s1 += sum(g*(x - mean)) per
-// channel. `f` is 2*C floats of scratch. kC > 0 fixes C at compile time.
-template <int64_t kC>
+// channel. `f` is 2*C floats of scratch. kC > 0 fixes C at compile time; kRelu masks dy.
+template <int64_t kC, bool kRelu>
 DLRT_SIMD_INLINE void sums_body(const float* __restrict dy, const float* __restrict x,
                                 const Coeffs& k, int64_t c_rt, int64_t r0, int64_t r1,
                                 float* __restrict f, double* __restrict s0,
@@ -57,7 +62,7 @@ DLRT_SIMD_INLINE void sums_body(const float* __restrict dy, const float* __restr
       const float *__restrict dyr = dy + i * C, *__restrict xr = x + i * C;
       for (int64_t c = 0; c < C; ++c) {
         const float xv = xr[c];
-        const float g = a[c] * xv + b[c] > 0.f ? dyr[c] : 0.f;
+        const float g = !kRelu || a[c] * xv + b[c] > 0.f ? dyr[c] : 0.f;
         f0[c] += g;
         f1[c] += g * (xv - mean[c]);
       }
@@ -67,7 +72,7 @@ DLRT_SIMD_INLINE void sums_body(const float* __restrict dy, const float* __restr
 }
 
 // Pass 2 over rows [r0, r1): dx = a*(g - m0 - (x - mean)*k).
-template <int64_t kC>
+template <int64_t kC, bool kRelu>
 DLRT_SIMD_INLINE void dx_body(const float* __restrict dy, const float* __restrict x,
                               const Coeffs& k, int64_t c_rt, int64_t r0, int64_t r1,
                               float* __restrict dx) {
@@ -79,51 +84,55 @@ DLRT_SIMD_INLINE void dx_body(const float* __restrict dy, const float* __restric
     float* __restrict dxr = dx + i * C;
     for (int64_t c = 0; c < C; ++c) {
       const float xv = xr[c];
-      const float g = a[c] * xv + b[c] > 0.f ? dyr[c] : 0.f;
+      const float g = !kRelu || a[c] * xv + b[c] > 0.f ? dyr[c] : 0.f;
       dxr[c] = a[c] * (g - m0[c] - (xv - mean[c]) * kk[c]);
     }
   }
 }
 
 // The compiled widths, dispatched on C.
-template <bool kAvx2>
+template <bool kAvx2, bool kRelu>
 struct Passes;
-#define DLRT_BN_PASSES(ATTR, IS_AVX2)                                                           \
+#define DLRT_BN_PASSES(ATTR, IS_AVX2, RELU)                                                     \
   template <>                                                                                   \
-  struct Passes<IS_AVX2> {                                                                      \
+  struct Passes<IS_AVX2, RELU> {                                                                \
     ATTR static void sums(const float* dy, const float* x, const Coeffs& k, int64_t C,         \
                           int64_t r0, int64_t r1, float* f, double* s0, double* s1) {          \
       switch (C) {                                                                              \
-        case 16: return sums_body<16>(dy, x, k, C, r0, r1, f, s0, s1);                          \
-        case 32: return sums_body<32>(dy, x, k, C, r0, r1, f, s0, s1);                          \
-        case 64: return sums_body<64>(dy, x, k, C, r0, r1, f, s0, s1);                          \
-        default: return sums_body<0>(dy, x, k, C, r0, r1, f, s0, s1);                           \
+        case 16: return sums_body<16, RELU>(dy, x, k, C, r0, r1, f, s0, s1);                          \
+        case 32: return sums_body<32, RELU>(dy, x, k, C, r0, r1, f, s0, s1);                          \
+        case 64: return sums_body<64, RELU>(dy, x, k, C, r0, r1, f, s0, s1);                          \
+        default: return sums_body<0, RELU>(dy, x, k, C, r0, r1, f, s0, s1);                           \
       }                                                                                         \
     }                                                                                           \
     ATTR static void dx(const float* dy, const float* x, const Coeffs& k, int64_t C, int64_t r0, \
                         int64_t r1, float* out) {                                               \
       switch (C) {                                                                              \
-        case 16: return dx_body<16>(dy, x, k, C, r0, r1, out);                                  \
-        case 32: return dx_body<32>(dy, x, k, C, r0, r1, out);                                  \
-        case 64: return dx_body<64>(dy, x, k, C, r0, r1, out);                                  \
-        default: return dx_body<0>(dy, x, k, C, r0, r1, out);                                   \
+        case 16: return dx_body<16, RELU>(dy, x, k, C, r0, r1, out);                                  \
+        case 32: return dx_body<32, RELU>(dy, x, k, C, r0, r1, out);                                  \
+        case 64: return dx_body<64, RELU>(dy, x, k, C, r0, r1, out);                                  \
+        default: return dx_body<0, RELU>(dy, x, k, C, r0, r1, out);                                   \
       }                                                                                         \
     }                                                                                           \
   };
-DLRT_BN_PASSES(DLRT_TARGET_AVX2, true)
-DLRT_BN_PASSES(, false)
+DLRT_BN_PASSES(DLRT_TARGET_AVX2, true, true)
+DLRT_BN_PASSES(DLRT_TARGET_AVX2, true, false)
+DLRT_BN_PASSES(, false, true)
+DLRT_BN_PASSES(, false, false)
 #undef DLRT_BN_PASSES
 
-void check_batch_norm_relu_grad(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
+void check_batch_norm_grad(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   expect_float(op, op.input(1));
   plugin::norm_layout(op.input(1).dims, op.get_string("data_format"), op.name());
   fill_cost(op, 12, cost);
 }
 
-class BatchNormReluGradKernel : public LoopKernel {
+// Inputs: dy, x, scale, [bias,] saved_mean, saved_inv_std (bias only with the ReLU).
+class BatchNormGradKernel : public LoopKernel {
  public:
-  BatchNormReluGradKernel(const dlrt_plugin& p, const OpView& op)
+  BatchNormGradKernel(const dlrt_plugin& p, const OpView& op)
       : LoopKernel(p),
+        relu_(op.name() == "batch_norm_relu_grad"),
         dtype_(op.input(1).dtype),
         l_(plugin::norm_layout(op.input(1).dims, op.get_string("data_format"), op.name())) {
     const size_t C = size_t(l_.c);
@@ -143,9 +152,10 @@ class BatchNormReluGradKernel : public LoopKernel {
     const float* dy = static_cast<const float*>(args.inputs[0]);
     const float* x = static_cast<const float*>(args.inputs[1]);
     const float* scale = static_cast<const float*>(args.inputs[2]);
-    const float* bias = static_cast<const float*>(args.inputs[3]);
-    const float* mean = static_cast<const float*>(args.inputs[4]);
-    const float* inv_std = static_cast<const float*>(args.inputs[5]);
+    const int stats = relu_ ? 4 : 3;  // saved_mean's index
+    const float* bias = relu_ ? static_cast<const float*>(args.inputs[3]) : nullptr;
+    const float* mean = static_cast<const float*>(args.inputs[stats]);
+    const float* inv_std = static_cast<const float*>(args.inputs[stats + 1]);
     float* dx = static_cast<float*>(args.outputs[0]);
     float* dscale = static_cast<float*>(args.outputs[1]);
     float* dbias = static_cast<float*>(args.outputs[2]);
@@ -153,7 +163,7 @@ class BatchNormReluGradKernel : public LoopKernel {
     float *a = coeff_.data(), *b = a + C, *kk = b + C, *m0 = kk + C;
     for (int64_t c = 0; c < C; ++c) {
       a[c] = scale[c] * inv_std[c];
-      b[c] = bias[c] - mean[c] * a[c];
+      b[c] = relu_ ? bias[c] - mean[c] * a[c] : 0.f;  // b: the mask only
     }
     const Coeffs k{a, b, mean, kk, m0};
     std::fill(partial_.begin(), partial_.end(), 0.0);
@@ -164,8 +174,13 @@ class BatchNormReluGradKernel : public LoopKernel {
       const int64_t r0 = rows * t / nt, r1 = rows * (t + 1) / nt;
       double* s = partial_.data() + size_t(t) * 2 * size_t(C);
       float* f = block_.data() + size_t(t) * 2 * size_t(C);
-      if (avx2_) Passes<true>::sums(dy, x, k, C, r0, r1, f, s, s + C);
-      else Passes<false>::sums(dy, x, k, C, r0, r1, f, s, s + C);
+      if (relu_) {
+        if (avx2_) Passes<true, true>::sums(dy, x, k, C, r0, r1, f, s, s + C);
+        else Passes<false, true>::sums(dy, x, k, C, r0, r1, f, s, s + C);
+      } else {
+        if (avx2_) Passes<true, false>::sums(dy, x, k, C, r0, r1, f, s, s + C);
+        else Passes<false, false>::sums(dy, x, k, C, r0, r1, f, s, s + C);
+      }
     };
     if (nt == 1 || omp_in_parallel()) {
       for (int t = 0; t < nt; ++t) sums(t);
@@ -188,8 +203,13 @@ class BatchNormReluGradKernel : public LoopKernel {
     }
     // Pass 2: rows split again.
     parallel_for(rows, std::max<int64_t>(1, kGrainCheap / C), threads_, [&](int64_t r0, int64_t r1) {
-      if (avx2_) Passes<true>::dx(dy, x, k, C, r0, r1, dx);
-      else Passes<false>::dx(dy, x, k, C, r0, r1, dx);
+      if (relu_) {
+        if (avx2_) Passes<true, true>::dx(dy, x, k, C, r0, r1, dx);
+        else Passes<false, true>::dx(dy, x, k, C, r0, r1, dx);
+      } else {
+        if (avx2_) Passes<true, false>::dx(dy, x, k, C, r0, r1, dx);
+        else Passes<false, false>::dx(dy, x, k, C, r0, r1, dx);
+      }
     });
   }
 
@@ -200,9 +220,10 @@ class BatchNormReluGradKernel : public LoopKernel {
     const T* dy = static_cast<const T*>(args.inputs[0]);
     const T* x = static_cast<const T*>(args.inputs[1]);
     const T* scale = static_cast<const T*>(args.inputs[2]);
-    const T* bias = static_cast<const T*>(args.inputs[3]);
-    const T* mean = static_cast<const T*>(args.inputs[4]);
-    const T* inv_std = static_cast<const T*>(args.inputs[5]);
+    const int stats = relu_ ? 4 : 3;
+    const T* bias = relu_ ? static_cast<const T*>(args.inputs[3]) : nullptr;
+    const T* mean = static_cast<const T*>(args.inputs[stats]);
+    const T* inv_std = static_cast<const T*>(args.inputs[stats + 1]);
     T* dx = static_cast<T*>(args.outputs[0]);
     T* dscale = static_cast<T*>(args.outputs[1]);
     T* dbias = static_cast<T*>(args.outputs[2]);
@@ -212,9 +233,10 @@ class BatchNormReluGradKernel : public LoopKernel {
                  [&](int64_t c0, int64_t c1) {
                    for (int64_t c = c0; c < c1; ++c) {
                      const double is = double(inv_std[c]), m = double(mean[c]);
-                     const double a = double(scale[c]) * is, b = double(bias[c]) - m * a;
+                     const double a = double(scale[c]) * is;
+                     const double b = relu_ ? double(bias[c]) - m * a : 0.0;
                      auto g = [&](int64_t i) {
-                       return a * double(x[i]) + b > 0 ? double(dy[i]) : 0.0;
+                       return !relu_ || a * double(x[i]) + b > 0 ? double(dy[i]) : 0.0;
                      };
                      double s0 = 0, s1 = 0;
                      for (int64_t o = 0; o < outer; ++o)
@@ -232,6 +254,7 @@ class BatchNormReluGradKernel : public LoopKernel {
                  });
   }
 
+  bool relu_;  // batch_norm_relu_grad
   int32_t dtype_;
   plugin::NormLayout l_;
   std::vector<float> coeff_;     // a, b, k, m0 (C each; one spare)
@@ -242,7 +265,8 @@ class BatchNormReluGradKernel : public LoopKernel {
 }  // namespace
 
 void add_batch_norm_defs(std::vector<KernelDef>& t) {
-  t.push_back({"batch_norm_relu_grad", check_batch_norm_relu_grad, make<BatchNormReluGradKernel>});
+  t.push_back({"batch_norm_grad", check_batch_norm_grad, make<BatchNormGradKernel>});
+  t.push_back({"batch_norm_relu_grad", check_batch_norm_grad, make<BatchNormGradKernel>});
 }
 
 }  // namespace dlrt::cpu::loops

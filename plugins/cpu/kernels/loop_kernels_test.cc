@@ -373,13 +373,13 @@ TEST(LoopKernels, BiasAddGrad) {
     check({"bias_add_grad", {f32(d)}, {{"data_format", "NCHW"}}, kReduction, {}, 0, kBoth});
 }
 
-// batch_norm_relu_grad (loop_batch_norm.cc): NHWC with the compiled widths 16, 32 and 64 and
+// batch_norm_relu_grad and batch_norm_grad (loop_batch_norm.cc): NHWC with the compiled widths 16, 32 and 64 and
 // others (13, 24 as (N,C)), sizes that run on several threads (per-thread partial sums), NCHW
 // and f64 (the per-channel loop). Ranges as batch_norm_train saves its statistics; the bias
 // range makes the ReLU cut part of every channel. And the forward pass it belongs to,
 // batch_norm_train with activation relu (oneDNN's fuse_norm_relu, prim_norm.cc), at the same
 // sizes.
-TEST(LoopKernels, BatchNormReluGradAndFusedForward) {
+TEST(LoopKernels, BatchNormGradsAndFusedForward) {
   const std::vector<Range> grad_ranges = {{-1, 1}, {-2, 2}, {0.5, 1.5}, {-1, 1}, {-0.5, 0.5},
                                           {0.5, 2}};
   for (Dims d : {Dims{4, 32, 32, 16}, Dims{8, 14, 14, 32}, Dims{16, 7, 7, 64}, Dims{3, 5, 7, 13},
@@ -389,6 +389,8 @@ TEST(LoopKernels, BatchNormReluGradAndFusedForward) {
            {{"data_format", "NHWC"}}, kReduction, grad_ranges, 0, kBoth});
     check({"batch_norm_train", {f32(d), f32(c), f32(c), f32(c), f32(c)},
            {{"activation", "relu"}}, kReduction, {{-2, 2}, {0.5, 1.5}, {-1, 1}, {-1, 1}, {0.5, 2}}});
+    check({"batch_norm_grad", {f32(d), f32(d), f32(c), f32(c), f32(c)}, {{"data_format", "NHWC"}},
+           kReduction, {{-1, 1}, {-2, 2}, {0.5, 1.5}, {-0.5, 0.5}, {0.5, 2}}, 0, kBoth});
   }
   check({"batch_norm_relu_grad", {f32({200, 24}), f32({200, 24}), f32({24}), f32({24}),
                                   f32({24}), f32({24})},
@@ -396,6 +398,10 @@ TEST(LoopKernels, BatchNormReluGradAndFusedForward) {
   check({"batch_norm_relu_grad", {f32({4, 16, 9, 9}), f32({4, 16, 9, 9}), f32({16}), f32({16}),
                                   f32({16}), f32({16})},
          {{"data_format", "NCHW"}}, kReduction, grad_ranges, 0, kBoth});
+  check({"batch_norm_grad", {f32({4, 16, 9, 9}), f32({4, 16, 9, 9}), f32({16}), f32({16}),
+                             f32({16})},
+         {{"data_format", "NCHW"}}, kReduction, {{-1, 1}, {-2, 2}, {0.5, 1.5}, {-0.5, 0.5}, {0.5, 2}},
+         0, kBoth});
 }
 
 TEST(LoopKernels, ReluGrad) {

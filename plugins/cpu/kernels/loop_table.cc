@@ -15,7 +15,7 @@
 //   loop_train.cc        sparse_softmax_cross_entropy argmax equal_count gather_rows
 //                        sgd_update adam_update
 //   loop_layer_norm.cc   layer_norm layer_norm_grad
-//   loop_batch_norm.cc   batch_norm_relu_grad (the other batch_norm ops are prim_norm.cc's)
+//   loop_batch_norm.cc   batch_norm_grad batch_norm_relu_grad (the forward ones: prim_norm.cc)
 //   loop_seq.cc          one_hot cumsum top_k
 //   loop_attention.cc    causal_mask attention attention_grad (tiled, dnnl_sgemm)
 //   loop_multinomial.cc  multinomial

@@ -3,19 +3,18 @@
 //   batch_norm        x, scale, bias, mean, var  -> y        forward_inference, use_global_stats
 //   batch_norm_train  x, scale, bias, rm, rv     -> y, rm', rv', saved_mean, saved_inv_std
 //                                                           forward_training, then a loop
-//   batch_norm_grad   dy, x, scale, saved_mean, saved_inv_std -> dx, dscale, dbias   backward
+// (batch_norm_grad and batch_norm_relu_grad, the backward ops, are loop_batch_norm.cc's.)
 // All with use_scale | use_shift; activation relu adds fuse_norm_relu (the training pass then
 // writes oneDNN's ReLU mask into an owned workspace that nothing reads: the backward op,
-// batch_norm_relu_grad, rebuilds the mask from x in loop_batch_norm.cc). x stays in its own layout: NHWC and (N,C) are oneDNN's nhwc
-// (rank 2 as (N,C,1,1); NHWC folds N*H*W into W), NCHW its nchw (H*W folded into W); the
-// per-channel operands are plain (C) vectors (norm_layout.hpp has the folding).
+// batch_norm_relu_grad, rebuilds the mask from x in loop_batch_norm.cc). x stays in its own
+// layout: NHWC and (N,C) are oneDNN's nhwc (rank 2 as (N,C,1,1); NHWC folds N*H*W into W),
+// NCHW its nchw (H*W folded into W); the per-channel operands are plain (C) vectors
+// (norm_layout.hpp has the folding).
 //
 // oneDNN's training pass writes the batch mean (straight into saved_mean) and the biased
 // batch variance (into an owned buffer); it has no running statistics, so a loop after it
 // moves them (docs/ops.md: running = momentum*running + (1-momentum)*batch, the variance
-// unbiased by count/(count-1)) and turns the variance into saved_inv_std. Its backward pass
-// takes the variance, not the inverse deviation: a loop before it rebuilds
-// var = 1/saved_inv_std^2 - epsilon.
+// unbiased by count/(count-1)) and turns the variance into saved_inv_std.
 #include "prim_norm.hpp"
 
 #include <algorithm>
@@ -119,74 +118,18 @@ class BatchNormTrain : public PrimKernel {
   memory var_;  // (C) the biased batch variance oneDNN writes
 };
 
-// dx, dscale, dbias from the saved statistics.
-class BatchNormGrad : public PrimKernel {
- public:
-  BatchNormGrad(const dlrt_plugin& p, const OpView& op)
-      : PrimKernel(p, op), l_(layout_of(op)), eps_(op.get_float("epsilon")) {
-    const memory::desc x = image_md(l_.image()), c = channel_md(l_.c);
-    var_ = owned(c);
-    // oneDNN 2.6's backward pass with use_shift insists on a SHIFT argument although dx,
-    // dscale and dbias do not depend on it: an owned (C) of zeros.
-    shift_ = owned(c);
-    std::fill_n(static_cast<float*>(shift_.get_data_handle()), l_.c, 0.0f);
-    const float eps = static_cast<float>(eps_);
-    dnnl::batch_normalization_forward::primitive_desc hint(
-        dnnl::batch_normalization_forward::desc(prop_kind::forward_training, x, eps, kScaleShift),
-        engine_);
-    dnnl::batch_normalization_backward::primitive_desc pd(
-        dnnl::batch_normalization_backward::desc(prop_kind::backward, x, x, eps, kScaleShift),
-        user_scratchpad(), engine_, hint);
-    add_step(dnnl::batch_normalization_backward(pd),
-             {{DNNL_ARG_DIFF_DST, input(0, x)},
-              {DNNL_ARG_SRC, input(1, x)},
-              {DNNL_ARG_SCALE, input(2, c)},
-              {DNNL_ARG_SHIFT, shift_},
-              {DNNL_ARG_MEAN, input(3, c)},
-              {DNNL_ARG_VARIANCE, var_},
-              {DNNL_ARG_DIFF_SRC, output(0, x)},
-              {DNNL_ARG_DIFF_SCALE, output(1, c)},
-              {DNNL_ARG_DIFF_SHIFT, output(2, c)}},
-             pd.scratchpad_desc());
-  }
-
-  void run(dnnl::stream& stream, const dlrt_kernel_args& args) override {
-    // var = 1/inv_std^2 - epsilon, which oneDNN turns back into 1/sqrt(var + epsilon); never
-    // below 0 (rounding, when the batch variance was 0).
-    const float* inv_std = static_cast<const float*>(args.inputs[4]);
-    float* var = static_cast<float*>(var_.get_data_handle());
-    for (int64_t c = 0; c < l_.c; ++c) {
-      const double s = inv_std[c];
-      var[c] = static_cast<float>(std::max(0.0, 1.0 / (s * s) - eps_));
-    }
-    PrimKernel::run(stream, args);
-  }
-
- private:
-  plugin::NormLayout l_;
-  double eps_;
-  memory var_;    // (C) rebuilt from saved_inv_std on every run
-  memory shift_;  // (C) zeros, an argument the primitive wants but does not use
-};
-
 }  // namespace
 
 void batch_norm_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
   const std::string& n = op.name();
-  const bool train = n == "batch_norm_train", grad = n == "batch_norm_grad";
   require_f32(op);
-  fill_cost(op, p,
-            (grad    ? 12.0
-             : train ? 8.0
-                     : 4.0) *
-                static_cast<double>(op.input(0).numel),
+  fill_cost(op, p, (n == "batch_norm_train" ? 8.0 : 4.0) * static_cast<double>(op.input(0).numel),
             cost);
 }
 
 std::unique_ptr<Kernel> batch_norm_create(const dlrt_plugin& p, const OpView& op) {
   const std::string& n = op.name();
   if (n == "batch_norm_train") return make_kernel<BatchNormTrain>(p, op);
-  if (n == "batch_norm_grad") return make_kernel<BatchNormGrad>(p, op);
   return make_kernel<BatchNormInference>(p, op);
 }
 

@@ -1,4 +1,4 @@
-// prim_norm.hpp: batch_norm, batch_norm_train and batch_norm_grad on oneDNN's
+// prim_norm.hpp: batch_norm and batch_norm_train (the backward ops: loop_batch_norm.cc) on oneDNN's
 // batch_normalization primitives (rows in primitive_table.cc; semantics in docs/ops.md).
 #pragma once
 
