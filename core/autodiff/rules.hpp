@@ -60,6 +60,8 @@ class GradContext {
     return emit_all(op, what, inputs, attrs).front();
   }
   const ops::TensorType& type_of(ValueRef v) const { return graph_.type_of(v); }
+  // The node that computes `v` (a dy, say: which backward op made it).
+  const Node& producer(ValueRef v) const { return graph_.node(v.node); }
   ValueRef fill(const ops::TensorType& type, double value, const std::string& what);
   // `g` (shape G, the broadcast shape) summed down to `target` (NumPy broadcasting run
   // backwards): reduce_sum over the leading axes G has and target lacks, and over the axes

@@ -32,7 +32,23 @@ void conv_backward(GradContext& c, ValueRef dy, const ops::AttrMap& conv_attrs) 
 void conv2d_rule(GradContext& c) { conv_backward(c, *c.dy(0), c.attrs()); }
 
 // y = act(conv2d(x, w) + b): dz = act'(dy), db = bias_add_grad(dz), then conv2d's rule on dz.
+// With a ReLU whose output only a max_pool2d reads (dy is then that pool's
+// max_pool2d_backward(y, dy_pool) and nothing else), the three passes over y-sized tensors
+// (the pool's backward, relu_grad, bias_add_grad) are one op, max_pool2d_backward_relu_bias;
+// the unfused max_pool2d_backward is left unread and compile prunes it.
 void conv2d_bias_act_rule(GradContext& c) {
+  const Node& from = c.producer(*c.dy(0));
+  if (c.attr("activation").as_string() == "relu" && c.needs(2) &&
+      from.op == "max_pool2d_backward" && from.inputs.at(0) == c.output(0) &&
+      from.attrs.at("data_format") == c.attr("data_format")) {
+    const ops::AttrMap pool = from.attrs;  // copied: emitting may move the graph's nodes
+    const ValueRef dy_pool = from.inputs.at(1);
+    std::vector<ValueRef> g = c.emit_all("max_pool2d_backward_relu_bias", "pool_relu_bias_grad",
+                                         {c.output(0), dy_pool}, pool);
+    c.set_dx(2, g[1]);
+    conv_backward(c, g[0], c.attrs_without({"activation"}));
+    return;
+  }
   ValueRef dz = activation_input_grad(c, *c.dy(0), c.output(0));
   if (c.needs(2))
     c.set_dx(2,

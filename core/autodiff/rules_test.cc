@@ -72,6 +72,50 @@ TEST(GradientRules, Conv2dBiasAct) {
            {{"activation", "tanh"}, {"data_format", "NCHW"}, {"padding", "SAME"}});
 }
 
+// conv2d_bias_act(relu) read only by a max_pool2d: the rule emits the fused
+// max_pool2d_backward_relu_bias for dz and db (checked in the gradient graph) and the result
+// still matches finite differences; 2x2/2 VALID and 3x3/2 SAME pools, NHWC and NCHW. A second
+// reader of the conv's output keeps the unfused ops.
+TEST(GradientRules, Conv2dBiasActReluThenMaxPoolFuses) {
+  struct Case {
+    ops::Dims x, w;
+    ops::AttrMap conv, pool;
+  };
+  const Case cases[] = {
+      {{1, 6, 6, 2}, {3, 3, 2, 3}, {}, {}},
+      {{2, 7, 7, 2}, {2, 2, 2, 2}, {}, {{"ksize", {3, 3}}, {"strides", {2, 2}}, {"padding", "SAME"}}},
+      {{1, 2, 6, 6}, {3, 3, 2, 2}, {{"data_format", "NCHW"}}, {{"data_format", "NCHW"}}},
+  };
+  auto count_op = [](GradCheck& c, const std::string& op) {
+    int k = 0;
+    for (const Node& n : c.graph().nodes()) k += n.op == op;
+    return k;
+  };
+  for (const Case& k : cases) {
+    for (bool second_reader : {false, true}) {
+      SCOPED_TRACE(ops::format_dims(k.x) + (second_reader ? " read twice" : ""));
+      GradCheck c;
+      ValueRef x = c.input("x", {F, k.x});
+      ValueRef w = c.input("w", {F, k.w});
+      // The bias shifted down by 1: most windows then hold some cut (zero) cells and some
+      // only cut ones, where the mask decides the gradient.
+      ValueRef b = c.input("b", {F, {k.w[3]}});
+      std::vector<uint8_t> minus_one(sizeof(float) * size_t(k.w[3]));
+      for (size_t i = 0; i < size_t(k.w[3]); ++i) {
+        const float v = -1.f;
+        std::memcpy(minus_one.data() + i * sizeof(float), &v, sizeof(float));
+      }
+      b = c.op("add", {b, c.graph().add_constant("", {F, {k.w[3]}}, std::move(minus_one))});
+      ops::AttrMap conv = k.conv;
+      conv["activation"] = std::string("relu");
+      ValueRef y = c.op("conv2d_bias_act", {x, w, b}, conv);
+      ValueRef p = c.op("max_pool2d", {y}, k.pool);
+      c.check(second_reader ? c.project({p, y}) : c.project({p}));
+      EXPECT_EQ(count_op(c, "max_pool2d_backward_relu_bias"), second_reader ? 0 : 1);
+    }
+  }
+}
+
 // dx = conv2d(dy, w), dw = conv2d_backward_filter(dy, x), both with the resolved pads: strides
 // 1 and 2, VALID and SAME (an even kernel's symmetric crop among them), output_padding 0 and 1,
 // dilation, explicit pads, NCHW.

@@ -195,6 +195,13 @@ Status infer_max_pool2d_backward(InferContext& ctx) {
   return Status();
 }
 
+// x: (N,H,W,C), dy: (N,OH,OW,C) -> dz: (N,H,W,C), db: (C) (C from data_format)
+Status infer_max_pool2d_backward_relu_bias(InferContext& ctx) {
+  DLRT_OPS_RETURN_IF_ERROR(infer_max_pool2d_backward(ctx));
+  ctx.add_output(ctx.input(0).dtype, {ctx.dims(0)[image_axes(ctx.attr_string("data_format")).c]});
+  return Status();
+}
+
 // dy: (N,OH,OW,C) -> dx: input_shape (N,H,W,C)
 Status infer_avg_pool2d_backward(InferContext& ctx) {
   DLRT_OPS_RETURN_IF_ERROR(
@@ -309,6 +316,21 @@ std::vector<OpDef> conv_pool_ops() {
                       {out("dx", "(N,H,W,C)")},
                       pool_attrs(),
                       infer_max_pool2d_backward,
+                      {}}
+                    .sampled(samples::pool(PoolPass::kMaxBackward))
+                    .gradient_free(backward)
+                    .tol(kReductionTol));
+  // The backward pass of conv2d_bias_act(activation relu) -> max_pool2d in one op: autodiff
+  // emits it (conv2d_bias_act's rule) when the conv's dy is max_pool2d_backward of its own
+  // output, in place of max_pool2d_backward -> relu_grad -> bias_add_grad, three passes over
+  // the conv's output-sized tensors in one (issue 17 item 5).
+  ops.push_back(OpDef{"max_pool2d_backward_relu_bias",
+                      "conv_pool",
+                      "max_pool2d_backward, then relu_grad by x and bias_add_grad",
+                      {in_const("x", F, "(N,H,W,C)"), in_const("dy", F, "(N,OH,OW,C)")},
+                      {out("dz", "(N,H,W,C)"), out("db", "(C)")},
+                      pool_attrs(),
+                      infer_max_pool2d_backward_relu_bias,
                       {}}
                     .sampled(samples::pool(PoolPass::kMaxBackward))
                     .gradient_free(backward)

@@ -1250,6 +1250,46 @@ TEST(KernelMath, BatchNormFusedReluIsTheUnfusedOpsAroundTheMask) {
   }
 }
 
+// max_pool2d_backward_relu_bias as pool.cc runs it: the pool backward kernel's dx with
+// math::act_grad(kRelu, dx, x) per cell, then the per-channel sum (bias_add_grad's
+// reduction), against the reference's fused op; 2x2 NHWC and 3x3/2 SAME NCHW.
+TEST(KernelMath, MaxPoolBackwardReluBiasIsTheMaskedPoolGradient) {
+  struct Case {
+    std::vector<int64_t> x, y;
+    AttrMap attrs;
+  };
+  const Case cases[] = {
+      {{2, 6, 6, 3}, {2, 3, 3, 3}, {}},
+      {{1, 2, 7, 7}, {1, 2, 4, 4},
+       {{"data_format", "NCHW"}, {"ksize", ops::Ints{3, 3}}, {"padding", "SAME"}}},
+  };
+  for (const Case& k : cases) {
+    const bool nchw = k.attrs.count("data_format") > 0;  // the NCHW case names it
+    const int64_t c = nchw ? k.x[1] : k.x[3];
+    int64_t n = 1, ny = 1;
+    for (int64_t d : k.x) n *= d;
+    for (int64_t d : k.y) ny *= d;
+    auto x = random_floats(size_t(n), 51, -3.f, 0.5f), dy = random_floats(size_t(ny), 52);
+    std::vector<float> dx(static_cast<size_t>(n)), dz(static_cast<size_t>(n)),
+        db(static_cast<size_t>(c));
+    reference_run(make("max_pool2d_backward", {{DLRT_F32, k.x}, {DLRT_F32, k.y}}, k.attrs),
+                  {x.data(), dy.data()}, {dx.data()});
+    reference_run(make("max_pool2d_backward_relu_bias", {{DLRT_F32, k.x}, {DLRT_F32, k.y}}, k.attrs),
+                  {x.data(), dy.data()}, {dz.data(), db.data()});
+    std::vector<double> sum(size_t(c), 0.0);
+    const int64_t inner = nchw ? k.x[2] * k.x[3] : 1;
+    size_t cut = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float want = math::act_grad(math::ActGrad::kRelu, dx[size_t(i)], x[size_t(i)]);
+      EXPECT_EQ(want, dz[size_t(i)]) << i;
+      cut += dx[size_t(i)] != 0.f && want == 0.f;
+      sum[size_t((i / inner) % c)] += double(want);
+    }
+    EXPECT_GT(cut, 0u);  // some window's winner was cut
+    for (int64_t ch = 0; ch < c; ++ch) EXPECT_NEAR(sum[size_t(ch)], db[size_t(ch)], 1e-5) << ch;
+  }
+}
+
 // Values known independently of the reference kernels (PyTorch's results, rounded to f32).
 TEST(KernelMath, ActivationsKnownValues) {
   const math::EltwiseParams none{};

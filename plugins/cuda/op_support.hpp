@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -164,8 +165,16 @@ void launch_act(cudaStream_t stream, float* y, int64_t n, math::Act act);
 // average pooling's backward.
 void launch_pool_forward(cudaStream_t stream, const math::Pool2D& g, const float* x, float* y,
                          bool is_max);
+// relu_mask: max_pool2d_backward_relu_bias's dz, 0 where x <= 0 (math::act_grad kRelu).
 void launch_pool_backward(cudaStream_t stream, const math::Pool2D& g, const float* x,
-                          const float* dy, float* dx, bool is_max);
+                          const float* dy, float* dx, bool is_max, bool relu_mask = false);
+
+// Defined in reduce.cu: bias_add_grad's split reduction (the sum over every dim of `dims` but
+// `channel_dim`) as a launcher, for fused ops that end in a bias gradient; *workspace gets the
+// bytes its partials need (the launcher's `workspace` argument).
+using ChannelSum =
+    std::function<void(cudaStream_t, const float* in, float* out, void* workspace)>;
+ChannelSum make_channel_sum(const std::vector<int64_t>& dims, int channel_dim, size_t* workspace);
 
 math::Act parse_act(const OpView& op);
 

@@ -10,6 +10,8 @@
 //     *first* maximum of each window; cuDNN does not promise which maximum of a tie gets it,
 //     and ties are common after relu (windows of zeros). The own kernel gathers per input
 //     cell and needs neither y nor a workspace.
+//   - max_pool2d_backward_relu_bias: the same kernel with relu_grad's mask (x > 0) applied
+//     per cell, then bias_add_grad's split reduction over dz for db (make_channel_sum).
 // Average pooling's cuDNN backward reads neither x nor y (only dy and the window geometry), so
 // the descriptors are passed with dy in y's place and dx in x's.
 #include <string>
@@ -22,7 +24,8 @@ namespace {
 // x and y (dy for the backward ops) as the descriptor states them, with the explicit pads.
 math::Pool2D pool_geom(const OpView& op, bool* symmetric) {
   const bool nchw = op.get_string("data_format") == "NCHW";
-  const bool backward = op.name() == "max_pool2d_backward" || op.name() == "avg_pool2d_backward";
+  const bool backward = op.name() == "max_pool2d_backward" || op.name() == "avg_pool2d_backward" ||
+                        op.name() == "max_pool2d_backward_relu_bias";
   const auto& k = op.get_ints("ksize", 2);
   const auto& s = op.get_ints("strides", 2);
   plugin::ImageShape x = plugin::image_shape(
@@ -56,11 +59,14 @@ void check_pool(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost
 class PoolKernel final : public Kernel {
  public:
   PoolKernel(const OpView& op) : name_(op.name()) {
-    is_max_ = name_ == "max_pool2d" || name_ == "max_pool2d_backward";
-    backward_ = name_ == "max_pool2d_backward" || name_ == "avg_pool2d_backward";
+    relu_bias_ = name_ == "max_pool2d_backward_relu_bias";
+    is_max_ = name_ == "max_pool2d" || name_ == "max_pool2d_backward" || relu_bias_;
+    backward_ = name_ == "max_pool2d_backward" || name_ == "avg_pool2d_backward" || relu_bias_;
     bool symmetric = false;
     g_ = pool_geom(op, &symmetric);
-    use_cudnn_ = symmetric && name_ != "max_pool2d_backward" && fits_int();
+    use_cudnn_ = symmetric && !(is_max_ && backward_) && fits_int();
+    if (relu_bias_)  // db: dz summed over every dim but the channel one
+      channel_sum_ = make_channel_sum(op.input(0).dims, g_.nchw ? 1 : 3, &workspace_);
     if (use_cudnn_) {
       handle_ = std::make_unique<SharedCudnnHandle>();
       pool_ = std::make_unique<PoolDesc>();
@@ -94,6 +100,11 @@ class PoolKernel final : public Kernel {
       } else {
         launch_pool_forward(stream, g_, in<float>(a, 0), out<float>(a, 0), is_max_);
       }
+    } else if (relu_bias_) {
+      check_args(a, 2, 2, workspace_, name_);  // x, dy -> dz, db
+      launch_pool_backward(stream, g_, in<float>(a, 0), in<float>(a, 1), out<float>(a, 0), true,
+                           true);
+      channel_sum_(stream, out<float>(a, 0), out<float>(a, 1), a.workspace);
     } else if (is_max_) {
       check_args(a, 2, 1, 0, name_);  // x, dy -> dx
       launch_pool_backward(stream, g_, in<float>(a, 0), in<float>(a, 1), out<float>(a, 0), true);
@@ -109,6 +120,8 @@ class PoolKernel final : public Kernel {
     }
   }
 
+  size_t workspace_bytes() const { return workspace_; }
+
  private:
   bool fits_int() const {
     for (int64_t v : {g_.n, g_.c, g_.h, g_.w, g_.kh, g_.kw, g_.sh, g_.sw})
@@ -118,20 +131,27 @@ class PoolKernel final : public Kernel {
 
   std::string name_;
   bool is_max_ = false, backward_ = false, use_cudnn_ = false;
+  bool relu_bias_ = false;  // max_pool2d_backward_relu_bias
+  ChannelSum channel_sum_;  // its db
+  size_t workspace_ = 0;
   math::Pool2D g_;
   std::unique_ptr<SharedCudnnHandle> handle_;
   std::unique_ptr<PoolDesc> pool_;
   std::unique_ptr<TensorDesc> x_, y_;
 };
 
-std::unique_ptr<Kernel> create_pool(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
-  return std::make_unique<PoolKernel>(OpView(&d));
+std::unique_ptr<Kernel> create_pool(const dlrt_op_desc& d, const dlrt_device_desc&,
+                                    size_t* workspace) {
+  auto k = std::make_unique<PoolKernel>(OpView(&d));
+  *workspace = k->workspace_bytes();
+  return k;
 }
 
 }  // namespace
 
 void add_pool_ops(std::vector<OpEntry>& t) {
-  for (const char* op : {"max_pool2d", "avg_pool2d", "max_pool2d_backward", "avg_pool2d_backward"})
+  for (const char* op : {"max_pool2d", "avg_pool2d", "max_pool2d_backward", "avg_pool2d_backward",
+                         "max_pool2d_backward_relu_bias"})
     t.push_back({op, &check_pool, &create_pool});
 }
 

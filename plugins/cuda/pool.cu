@@ -44,8 +44,9 @@ __global__ void pool_forward_kernel(math::Pool2D g, const float* x, float* y, bo
 }
 
 // x (max only), dy: (N,OH,OW,C) -> dx: (N,H,W,C) [or NCHW]
+// relu_mask (max_pool2d_backward_relu_bias): dx is then relu_grad's, 0 where x <= 0.
 __global__ void pool_backward_kernel(math::Pool2D g, const float* x, const float* dy, float* dx,
-                                     bool is_max) {
+                                     bool is_max, bool relu_mask) {
   GRID_STRIDE(i, g.n * g.h * g.w * g.c) {
     int64_t n, ih, iw, c;
     math::image_coords(g.nchw, g.h, g.w, g.c, i, &n, &ih, &iw, &c);
@@ -62,7 +63,7 @@ __global__ void pool_backward_kernel(math::Pool2D g, const float* x, const float
           acc += d / double(math::pool_count(g, oh, ow));
         }
       }
-    dx[i] = float(acc);
+    dx[i] = relu_mask ? math::act_grad(math::ActGrad::kRelu, float(acc), x[i]) : float(acc);
   }
 }
 
@@ -75,9 +76,9 @@ void launch_pool_forward(cudaStream_t stream, const math::Pool2D& g, const float
 }
 
 void launch_pool_backward(cudaStream_t stream, const math::Pool2D& g, const float* x,
-                          const float* dy, float* dx, bool is_max) {
+                          const float* dy, float* dx, bool is_max, bool relu_mask) {
   pool_backward_kernel<<<grid_for(g.n * g.h * g.w * g.c), kThreads, 0, stream>>>(g, x, dy, dx,
-                                                                                 is_max);
+                                                                                 is_max, relu_mask);
   check_launch("pooling backward kernel");
 }
 

@@ -180,6 +180,17 @@ std::unique_ptr<Kernel> create_bias_add_grad(const dlrt_op_desc& d, const dlrt_d
 
 }  // namespace
 
+ChannelSum make_channel_sum(const std::vector<int64_t>& dims, int channel_dim, size_t* workspace) {
+  std::vector<bool> reduced(dims.size(), true);
+  reduced[size_t(channel_dim)] = false;
+  const math::Reduction r = reduction(dims, reduced);
+  const SplitReduce plan{r, math::split_plan(r.outputs, r.group), Kind::kSum};
+  *workspace = plan.workspace();
+  return [plan](cudaStream_t s, const float* in, float* out, void* ws) {
+    plan.launch(s, in, out, ws, "channel sum kernel");
+  };
+}
+
 void add_reduce_ops(std::vector<OpEntry>& t) {
   for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max"})
     t.push_back({op, &check_reduce, &create_reduce});

@@ -139,6 +139,18 @@ void add_pool(std::vector<Case>& cases, const std::string& layer, int64_t h, int
   cases.push_back({layer + ".forward", {{"max_pool2d", {x}, {}, {}}}, 4.0 * n * oh * oh * c});
   cases.push_back(
       {layer + ".backward", {{"max_pool2d_backward", {x, dy}, {}, {}}}, 4.0 * n * oh * oh * c});
+  // What the training step runs for the conv before the pool (conv2d_bias_act relu): the
+  // pool's backward, relu_grad and bias_add_grad in one op, and the three ops it replaces.
+  cases.push_back({layer + ".backward_relu_bias",
+                   {{"max_pool2d_backward_relu_bias", {x, dy}, {}, {}}},
+                   4.0 * n * oh * oh * c,
+                   false});
+  cases.push_back({layer + ".backward_relu_bias_unfused",
+                   {{"max_pool2d_backward", {x, dy}, {}, {}},
+                    {"relu_grad", {x, x}, {}, {}},
+                    {"bias_add_grad", {x}, {}, {}}},
+                   4.0 * n * oh * oh * c,
+                   false});
 }
 
 // Dense(k -> n): a (64,k) . w (k,n) + b, then its gradients as autodiff emits them.

@@ -404,6 +404,22 @@ TEST(LoopKernels, BatchNormGradsAndFusedForward) {
          0, kBoth});
 }
 
+// max_pool2d_backward_relu_bias (loop_pool.cc): the fused 2x2 sweep (C a multiple of the
+// lanes, odd tails, odd H/W, sizes that split across threads) and the other geometries' two
+// passes (3x3/2 SAME, NCHW), against the reference; x signed, so whole windows are cut.
+TEST(LoopKernels, MaxPoolBackwardReluBias) {
+  for (Dims x : {Dims{64, 26, 26, 32}, Dims{3, 7, 9, 13}, Dims{64, 11, 11, 64}, Dims{2, 4, 4, 8}}) {
+    const Dims y{x[0], x[1] / 2, x[2] / 2, x[3]};
+    check({"max_pool2d_backward_relu_bias", {f32(x), f32(y)}, {}, kReduction, {{-1, 2}, {-1, 1}}});
+  }
+  check({"max_pool2d_backward_relu_bias", {f32({2, 9, 9, 16}), f32({2, 5, 5, 16})},
+         {{"ksize", std::vector<int64_t>{3, 3}}, {"strides", std::vector<int64_t>{2, 2}},
+          {"padding", "SAME"}},
+         kReduction, {{-1, 2}, {-1, 1}}});
+  check({"max_pool2d_backward_relu_bias", {f32({2, 16, 8, 8}), f32({2, 16, 4, 4})},
+         {{"data_format", "NCHW"}}, kReduction, {{-1, 2}, {-1, 1}}});
+}
+
 TEST(LoopKernels, ReluGrad) {
   // Sizes around the vector widths (4 and 8 lanes) and large enough to run on several threads.
   for (Dims d : {Dims{}, Dims{1}, Dims{7}, Dims{8}, Dims{13}, Dims{2, 3, 5}, Dims{64, 26, 26, 32},

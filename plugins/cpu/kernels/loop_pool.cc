@@ -1,5 +1,7 @@
-// loop_pool.cc: max pooling as plain loops, for max_pool2d and max_pool2d_backward
-// (prim_pool.cc sends them here; average pooling stays on oneDNN). NHWC, the default layout,
+// loop_pool.cc: max pooling as plain loops, for max_pool2d, max_pool2d_backward and
+// max_pool2d_backward_relu_bias (prim_pool.cc sends them here; average pooling stays on
+// oneDNN). The fused op runs the 2x2 backward sweep with the ReLU mask and the bias sums in
+// it; other geometries run the plain backward pass and one masking/summing pass after it. NHWC, the default layout,
 // is vectorised along C; NCHW runs scalar loops per plane.
 //
 // Why not oneDNN: (1) oneDNN 2.6's max pooling does not follow the spec for NaN (a NaN in x
@@ -156,53 +158,99 @@ DLRT_SIMD_INLINE void pool2_forward_rows(const E* x, E* y, const ImageShape& xs,
   }
 }
 
+// One 2x2 window's backward pass for the L channels at c: the winner gets dy, the other three
+// cells 0. x0/x1 are the window's two input rows, d0/d1 dx's, g dy's cell. kRelu
+// (max_pool2d_backward_relu_bias): dy passes only where the window's max is > 0 (x is a ReLU's
+// output: relu_grad's mask). Returns the dy that was written (for the bias sums).
+template <typename V, bool kRelu, typename E>
+DLRT_SIMD_INLINE V window2_backward(const E* x0, const E* x1, const E* g, E* d0, E* d1, int64_t C,
+                                    int64_t c) {
+  using M = typename simd::Traits<V>::Mask;
+  // The winner is the last tap that replaced the best: 3 if t3, else 2 if t2, else 1 if t1.
+  V best = simd::load<V>(x0 + c), v = simd::load<V>(x0 + C + c);
+  const M t1 = takes(v, best);
+  best = simd::select(t1, v, best);
+  v = simd::load<V>(x1 + c);
+  const M t2 = takes(v, best);
+  best = simd::select(t2, v, best);
+  const V v3 = simd::load<V>(x1 + C + c);
+  const M t3 = takes(v3, best);
+  V g3 = simd::load<V>(g + c);
+  if constexpr (kRelu) {
+    best = simd::select(t3, v3, best);   // the window's max
+    g3 = simd::keep(M(best > V{}), g3);  // NaN or <= 0: cut
+  }
+  simd::store(d1 + C + c, simd::keep(t3, g3));
+  const V g2 = simd::drop(t3, g3);
+  simd::store(d1 + c, simd::keep(t2, g2));
+  const V g1 = simd::drop(t2, g2);
+  simd::store(d0 + C + c, simd::keep(t1, g1));
+  simd::store(d0 + c, simd::drop(t1, g1));
+  return g3;
+}
+// The same for one channel (the loop tails).
+template <bool kRelu, typename E>
+DLRT_SIMD_INLINE float window2_backward1(const E* x0, const E* x1, const E* g, E* d0, E* d1,
+                                         int64_t C, int64_t c) {
+  float best = simd::widen1(x0[c]);
+  int tap = 0, k = 1;
+  for (E h : {x0[C + c], x1[c], x1[C + c]}) {
+    const float v = simd::widen1(h);
+    if (takes1(v, best)) best = v, tap = k;
+    ++k;
+  }
+  float gv = simd::widen1(g[c]);
+  if constexpr (kRelu) gv = best > 0.0f ? gv : 0.0f;
+  simd::put1(d0 + c, tap == 0 ? gv : 0.0f);
+  simd::put1(d0 + C + c, tap == 1 ? gv : 0.0f);
+  simd::put1(d1 + c, tap == 2 ? gv : 0.0f);
+  simd::put1(d1 + C + c, tap == 3 ? gv : 0.0f);
+  return gv;
+}
+
 // Output rows [b, e) of the backward pass: row r = (n, oh) writes dx rows 2*oh and 2*oh+1 whole
 // (the winner of each window gets dy, its other three cells 0; a last odd column gets 0), and
 // the last output row of an image also zeroes the image's last input row when H is odd.
-template <typename V, typename E>
+// kFused (max_pool2d_backward_relu_bias): relu_grad's mask (window2_backward's kRelu), and the
+// passed dy summed per channel (bias_add_grad) into `sum` (C doubles). Its loops run channels
+// outside and the row's windows inside, so each channel vector's row total stays in a register
+// (summed through memory, window after window, the adds formed one chain that doubled the
+// pass's time), added into `sum` once per row.
+template <typename V, bool kFused = false, typename E>
 DLRT_SIMD_INLINE void pool2_backward_rows(const E* x, const E* dy, E* dx, const ImageShape& xs,
-                                          const ImageShape& ys, int64_t b, int64_t e) {
+                                          const ImageShape& ys, int64_t b, int64_t e,
+                                          double* sum = nullptr) {
   constexpr int64_t L = simd::Traits<V>::kLanes;
-  using M = typename simd::Traits<V>::Mask;
   const int64_t C = xs.c, row = xs.w * C, covered = 2 * ys.w * C;
   for (int64_t r = b; r < e; ++r) {
     const int64_t n = r / ys.h, oh = r % ys.h;
     const int64_t at = (n * xs.h + 2 * oh) * row;
     const E *x0 = x + at, *x1 = x0 + row, *g = dy + r * ys.w * C;
     E *d0 = dx + at, *d1 = d0 + row;
-    for (int64_t ow = 0; ow < ys.w;
-         ++ow, x0 += 2 * C, x1 += 2 * C, d0 += 2 * C, d1 += 2 * C, g += C) {
+    if constexpr (kFused) {
       int64_t c = 0;
       for (; c + L <= C; c += L) {
-        // The winner is the last tap that replaced the best: 3 if t3, else 2 if t2, else 1 if t1.
-        V best = simd::load<V>(x0 + c), v = simd::load<V>(x0 + C + c);
-        const M t1 = takes(v, best);
-        best = simd::select(t1, v, best);
-        v = simd::load<V>(x1 + c);
-        const M t2 = takes(v, best);
-        best = simd::select(t2, v, best);
-        const M t3 = takes(simd::load<V>(x1 + C + c), best);
-        const V g3 = simd::load<V>(g + c);
-        simd::store(d1 + C + c, simd::keep(t3, g3));
-        const V g2 = simd::drop(t3, g3);
-        simd::store(d1 + c, simd::keep(t2, g2));
-        const V g1 = simd::drop(t2, g2);
-        simd::store(d0 + C + c, simd::keep(t1, g1));
-        simd::store(d0 + c, simd::drop(t1, g1));
+        V acc{};
+        for (int64_t ow = 0; ow < ys.w; ++ow)
+          acc += window2_backward<V, true>(x0 + 2 * C * ow, x1 + 2 * C * ow, g + C * ow,
+                                           d0 + 2 * C * ow, d1 + 2 * C * ow, C, c);
+        float lanes[L];
+        simd::store(lanes, acc);
+        for (int64_t l = 0; l < L; ++l) sum[c + l] += double(lanes[l]);
       }
       for (; c < C; ++c) {
-        float best = simd::widen1(x0[c]);
-        int tap = 0, k = 1;
-        for (E h : {x0[C + c], x1[c], x1[C + c]}) {
-          const float v = simd::widen1(h);
-          if (takes1(v, best)) best = v, tap = k;
-          ++k;
-        }
-        const float gv = simd::widen1(g[c]);
-        simd::put1(d0 + c, tap == 0 ? gv : 0.0f);
-        simd::put1(d0 + C + c, tap == 1 ? gv : 0.0f);
-        simd::put1(d1 + c, tap == 2 ? gv : 0.0f);
-        simd::put1(d1 + C + c, tap == 3 ? gv : 0.0f);
+        float acc = 0.0f;
+        for (int64_t ow = 0; ow < ys.w; ++ow)
+          acc += window2_backward1<true>(x0 + 2 * C * ow, x1 + 2 * C * ow, g + C * ow,
+                                         d0 + 2 * C * ow, d1 + 2 * C * ow, C, c);
+        sum[c] += double(acc);
+      }
+    } else {
+      for (int64_t ow = 0; ow < ys.w;
+           ++ow, x0 += 2 * C, x1 += 2 * C, d0 += 2 * C, d1 += 2 * C, g += C) {
+        int64_t c = 0;
+        for (; c + L <= C; c += L) window2_backward<V, false>(x0, x1, g, d0, d1, C, c);
+        for (; c < C; ++c) window2_backward1<false>(x0, x1, g, d0, d1, C, c);
       }
     }
     if (covered < row) {  // odd W: the last column is in no window
@@ -234,6 +282,15 @@ template <typename E>
 void pool2_backward_base(const E* x, const E* dy, E* dx, const ImageShape& xs, const ImageShape& ys,
                          int64_t b, int64_t e) {
   pool2_backward_rows<simd::F4>(x, dy, dx, xs, ys, b, e);
+}
+DLRT_TARGET_AVX2 void pool2_backward_fused_avx2(const float* x, const float* dy, float* dx,
+                                                const ImageShape& xs, const ImageShape& ys,
+                                                int64_t b, int64_t e, double* sum) {
+  pool2_backward_rows<simd::F8, true>(x, dy, dx, xs, ys, b, e, sum);
+}
+void pool2_backward_fused_base(const float* x, const float* dy, float* dx, const ImageShape& xs,
+                               const ImageShape& ys, int64_t b, int64_t e, double* sum) {
+  pool2_backward_rows<simd::F4, true>(x, dy, dx, xs, ys, b, e, sum);
 }
 
 // ---- any other window, NHWC, forward --------------------------------------------------------
@@ -349,8 +406,9 @@ class MaxPool2Bf16 : public LoopKernel {
 
 class MaxPool : public LoopKernel {
  public:
-  MaxPool(const dlrt_plugin& p, const MaxPoolGeometry& g, bool backward)
-      : LoopKernel(p), g_(g), backward_(backward), pool2_(is_pool2(g)) {
+  MaxPool(const dlrt_plugin& p, const MaxPoolGeometry& g, bool backward, bool relu_bias)
+      : LoopKernel(p), g_(g), backward_(backward), relu_bias_(relu_bias), pool2_(is_pool2(g)) {
+    if (relu_bias_) sums_.resize(static_cast<size_t>(threads_ * g.x.c));  // per thread
     if (pool2_) return;  // no scratch
     best_.resize(static_cast<size_t>(threads_ * g.x.c));
     arg_.resize(static_cast<size_t>(threads_ * g.x.c));
@@ -361,6 +419,14 @@ class MaxPool : public LoopKernel {
     // thread number may exceed ours: use slot 0 (runs of one kernel never overlap, plugin.h).
     nested_ = omp_in_parallel();
     const float* x = static_cast<const float*>(args.inputs[0]);
+    if (relu_bias_) {
+      const float* dy = static_cast<const float*>(args.inputs[1]);
+      float *dz = static_cast<float*>(args.outputs[0]), *db = static_cast<float*>(args.outputs[1]);
+      if (pool2_) return backward_pool2_relu_bias(x, dy, dz, db);
+      if (g_.x.nchw) backward_nchw(x, dy, dz);
+      else backward(x, dy, dz);
+      return relu_bias_pass(x, dz, db);
+    }
     if (pool2_) {
       if (!backward_) return forward_pool2(x, static_cast<float*>(args.outputs[0]));
       return backward_pool2(x, static_cast<const float*>(args.inputs[1]),
@@ -396,6 +462,40 @@ class MaxPool : public LoopKernel {
       if (avx2_) pool2_backward_avx2(x, dy, dx, xs, ys, b, e);
       else pool2_backward_base(x, dy, dx, xs, ys, b, e);
     });
+  }
+
+  // max_pool2d_backward_relu_bias on the 2x2 path: one sweep (pool2_backward_rows, kFused),
+  // each chunk of output rows summing into its thread's partials, added in thread order.
+  void backward_pool2_relu_bias(const float* x, const float* dy, float* dz, float* db) {
+    const ImageShape &xs = g_.x, &ys = g_.y;
+    const int64_t C = xs.c;
+    std::fill(sums_.begin(), sums_.end(), 0.0);
+    const int64_t grain = std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, 2 * xs.w * C));
+    parallel_for(ys.n * ys.h, grain, threads_, [&](int64_t b, int64_t e) {
+      double* sum = sums_.data() + slot() * C;
+      if (avx2_) pool2_backward_fused_avx2(x, dy, dz, xs, ys, b, e, sum);
+      else pool2_backward_fused_base(x, dy, dz, xs, ys, b, e, sum);
+    });
+    for (int64_t c = 0; c < C; ++c) {
+      double total = 0;
+      for (int t = 0; t < threads_; ++t) total += sums_[static_cast<size_t>(t * C + c)];
+      db[c] = static_cast<float>(total);
+    }
+  }
+  // Other windows and NCHW: after the plain backward pass into dz, one more pass zeroes dz
+  // where x <= 0 and sums it per channel (on this thread: not the fast path's geometry).
+  void relu_bias_pass(const float* x, float* dz, float* db) const {
+    const ImageShape& xs = g_.x;
+    std::vector<double> sum(static_cast<size_t>(xs.c), 0.0);
+    for (int64_t n = 0; n < xs.n; ++n)
+      for (int64_t h = 0; h < xs.h; ++h)
+        for (int64_t w = 0; w < xs.w; ++w)
+          for (int64_t c = 0; c < xs.c; ++c) {
+            const int64_t k = xs.index(n, h, w, c);
+            if (!(x[k] > 0.0f)) dz[k] = 0.0f;
+            sum[static_cast<size_t>(c)] += double(dz[k]);
+          }
+    for (int64_t c = 0; c < xs.c; ++c) db[c] = static_cast<float>(sum[static_cast<size_t>(c)]);
   }
 
   void forward(const float* x, float* y) {
@@ -489,18 +589,20 @@ class MaxPool : public LoopKernel {
 
   MaxPoolGeometry g_;
   bool backward_;
-  bool pool2_;  // the 2x2 stride-2 unpadded NHWC path (no scratch)
+  bool relu_bias_;  // max_pool2d_backward_relu_bias: dz masked by x > 0, and db
+  bool pool2_;      // the 2x2 stride-2 unpadded NHWC path (no scratch but relu_bias' sums)
   bool nested_ = false;
   std::vector<float> best_;
   std::vector<int32_t> arg_;
+  std::vector<double> sums_;  // relu_bias: per thread, C
 };
 
 }  // namespace
 
 std::unique_ptr<Kernel> make_max_pool(const dlrt_plugin& p, const MaxPoolGeometry& g, bool backward,
-                                      int32_t dtype) {
+                                      int32_t dtype, bool relu_bias) {
   if (dtype == DLRT_BF16) return std::make_unique<MaxPool2Bf16>(p, g, backward);
-  return std::make_unique<MaxPool>(p, g, backward);
+  return std::make_unique<MaxPool>(p, g, backward, relu_bias);
 }
 
 bool runs_bf16(const MaxPoolGeometry& g) { return is_pool2(g); }

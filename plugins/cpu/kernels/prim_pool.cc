@@ -3,6 +3,7 @@
 //   max_pool2d           x (N,H,W,C)       -> y (N,OH,OW,C)   padded cells are -inf
 //   avg_pool2d           x                 -> y               padded cells excluded from the count
 //   max_pool2d_backward  x, dy (N,OH,OW,C) -> dx (shape of x) gradient to the first max
+//   max_pool2d_backward_relu_bias  x, dy -> dz (masked by x > 0), db (C)   (loop_pool.cc)
 //   avg_pool2d_backward  dy                -> dx (input_shape)
 // (NCHW images when data_format is "NCHW".)
 //
@@ -47,8 +48,9 @@ struct PoolGeom {
 // x and y (dy for the backward ops) as the descriptor states them, with the explicit pads.
 PoolGeom pool_geom(const OpView& op) {
   PoolGeom g;
-  g.max = op.name() == "max_pool2d" || op.name() == "max_pool2d_backward";
-  g.backward = op.name() == "max_pool2d_backward" || op.name() == "avg_pool2d_backward";
+  const bool fused = op.name() == "max_pool2d_backward_relu_bias";
+  g.max = op.name() == "max_pool2d" || op.name() == "max_pool2d_backward" || fused;
+  g.backward = op.name() == "max_pool2d_backward" || op.name() == "avg_pool2d_backward" || fused;
   const bool nchw = op.get_string("data_format") == "NCHW";
   const auto& ksize = op.get_ints("ksize", 2);
   const auto& strides = op.get_ints("strides", 2);
@@ -96,6 +98,7 @@ class AvgPoolBackward : public PrimKernel {
 
 // Every operand bf16: the 16-bit max-pool loops run it (the 2x2 NHWC pool; loop_pool.hpp).
 bool bf16_max_pool(const OpView& op, const PoolGeom& g) {
+  if (op.name() == "max_pool2d_backward_relu_bias") return false;  // f32 between conversions
   for (const auto* list : {&op.inputs(), &op.outputs()})
     for (const TensorView& t : *list)
       if (t.dtype != DLRT_BF16) return false;
@@ -114,7 +117,8 @@ std::unique_ptr<Kernel> pool_create(const dlrt_plugin& p, const OpView& op) {
   // forward pass nor a workspace for the backward one.
   if (g.max)
     return loops::make_max_pool(p, {g.x, g.y, g.h, g.w}, g.backward,
-                                bf16_max_pool(op, g) ? DLRT_BF16 : DLRT_F32);
+                                bf16_max_pool(op, g) ? DLRT_BF16 : DLRT_F32,
+                                op.name() == "max_pool2d_backward_relu_bias");
   if (!g.backward) return make_kernel<PoolForward>(p, op, g);
   return make_kernel<AvgPoolBackward>(p, op, g);
 }

@@ -23,6 +23,7 @@ const std::vector<KernelDef>& primitive_kernel_defs() {
       {"conv2d_transpose", conv_check, conv_create},
       {"max_pool2d", pool_check, pool_create},
       {"max_pool2d_backward", pool_check, pool_create},
+      {"max_pool2d_backward_relu_bias", pool_check, pool_create},
       {"avg_pool2d", pool_check, pool_create},
       {"avg_pool2d_backward", pool_check, pool_create},
       {"matmul", matmul_check, matmul_create},

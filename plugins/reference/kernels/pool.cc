@@ -141,6 +141,29 @@ void run_max_pool_backward(const OpView& op, const void* const* in, void* const*
   });
 }
 
+// max_pool2d_backward_relu_bias: dz = max_pool2d_backward(x, dy) where x > 0, else 0 (the
+// relu_grad of a ReLU whose output x is); db = the per-channel sum of dz (bias_add_grad).
+void run_max_pool_backward_relu_bias(const OpView& op, const void* const* in, void* const* out,
+                                     uint64_t) {
+  PoolGeom g = pool_geom(op, op.input(0).dims, op.input(1).dims);
+  with_float(op.input(0).dtype, [&](auto t) {
+    using T = decltype(t);
+    const T* x = static_cast<const T*>(in[0]);
+    T *dz = static_cast<T*>(out[0]), *db = static_cast<T*>(out[1]);
+    max_pool_backward<T>(g, x, static_cast<const T*>(in[1]), dz);
+    std::vector<double> sum(static_cast<size_t>(g.x.c), 0.0);
+    for (int64_t n = 0; n < g.x.n; ++n)
+      for (int64_t h = 0; h < g.x.h; ++h)
+        for (int64_t w = 0; w < g.x.w; ++w)
+          for (int64_t c = 0; c < g.x.c; ++c) {
+            const int64_t k = g.x.index(n, h, w, c);
+            if (!(x[k] > T(0))) dz[k] = T(0);
+            sum[static_cast<size_t>(c)] += double(dz[k]);
+          }
+    for (int64_t c = 0; c < g.x.c; ++c) db[c] = static_cast<T>(sum[static_cast<size_t>(c)]);
+  });
+}
+
 void check_avg_pool_backward(const OpView& op) {
   expect_float(op, op.input(0), "dy");
   pool_geom(op, op.output(0).dims, op.input(0).dims);
@@ -160,6 +183,8 @@ void add_pool_kernels(KernelTable& t) {
   t.push_back({"max_pool2d", run_pool, check_pool});
   t.push_back({"avg_pool2d", run_pool, check_pool});
   t.push_back({"max_pool2d_backward", run_max_pool_backward, check_max_pool_backward});
+  t.push_back({"max_pool2d_backward_relu_bias", run_max_pool_backward_relu_bias,
+               check_max_pool_backward});
   t.push_back({"avg_pool2d_backward", run_avg_pool_backward, check_avg_pool_backward});
 }
 
