@@ -483,19 +483,21 @@ class MaxPool : public LoopKernel {
     }
   }
   // Other windows and NCHW: after the plain backward pass into dz, one more pass zeroes dz
-  // where x <= 0 and sums it per channel (on this thread: not the fast path's geometry).
-  void relu_bias_pass(const float* x, float* dz, float* db) const {
+  // where x <= 0 and sums it per channel (on this thread: not the fast path's geometry; the
+  // sums in sums_' first C entries).
+  void relu_bias_pass(const float* x, float* dz, float* db) {
     const ImageShape& xs = g_.x;
-    std::vector<double> sum(static_cast<size_t>(xs.c), 0.0);
+    double* sum = sums_.data();
+    std::fill_n(sum, xs.c, 0.0);
     for (int64_t n = 0; n < xs.n; ++n)
       for (int64_t h = 0; h < xs.h; ++h)
         for (int64_t w = 0; w < xs.w; ++w)
           for (int64_t c = 0; c < xs.c; ++c) {
             const int64_t k = xs.index(n, h, w, c);
             if (!(x[k] > 0.0f)) dz[k] = 0.0f;
-            sum[static_cast<size_t>(c)] += double(dz[k]);
+            sum[c] += double(dz[k]);
           }
-    for (int64_t c = 0; c < xs.c; ++c) db[c] = static_cast<float>(sum[static_cast<size_t>(c)]);
+    for (int64_t c = 0; c < xs.c; ++c) db[c] = static_cast<float>(sum[c]);
   }
 
   void forward(const float* x, float* y) {
