@@ -136,7 +136,12 @@ class BatchNormGradKernel : public LoopKernel {
         dtype_(op.input(1).dtype),
         l_(plugin::norm_layout(op.input(1).dims, op.get_string("data_format"), op.name())) {
     const size_t C = size_t(l_.c);
-    coeff_.assign(5 * C, 0.f);
+    coeff_.assign(4 * C, 0.f);
+    // The passes' build: AVX2 or portable, with or without the mask.
+    sums_ = relu_ ? (avx2_ ? &Passes<true, true>::sums : &Passes<false, true>::sums)
+                  : (avx2_ ? &Passes<true, false>::sums : &Passes<false, false>::sums);
+    dx_ = relu_ ? (avx2_ ? &Passes<true, true>::dx : &Passes<false, true>::dx)
+                : (avx2_ ? &Passes<true, false>::dx : &Passes<false, false>::dx);
     partial_.assign(size_t(threads_) * 2 * C, 0.0);
     block_.assign(size_t(threads_) * 2 * C, 0.f);
   }
@@ -174,13 +179,7 @@ class BatchNormGradKernel : public LoopKernel {
       const int64_t r0 = rows * t / nt, r1 = rows * (t + 1) / nt;
       double* s = partial_.data() + size_t(t) * 2 * size_t(C);
       float* f = block_.data() + size_t(t) * 2 * size_t(C);
-      if (relu_) {
-        if (avx2_) Passes<true, true>::sums(dy, x, k, C, r0, r1, f, s, s + C);
-        else Passes<false, true>::sums(dy, x, k, C, r0, r1, f, s, s + C);
-      } else {
-        if (avx2_) Passes<true, false>::sums(dy, x, k, C, r0, r1, f, s, s + C);
-        else Passes<false, false>::sums(dy, x, k, C, r0, r1, f, s, s + C);
-      }
+      sums_(dy, x, k, C, r0, r1, f, s, s + C);
     };
     if (nt == 1 || omp_in_parallel()) {
       for (int t = 0; t < nt; ++t) sums(t);
@@ -202,15 +201,8 @@ class BatchNormGradKernel : public LoopKernel {
       m0[c] = float(s0 / n);
     }
     // Pass 2: rows split again.
-    parallel_for(rows, std::max<int64_t>(1, kGrainCheap / C), threads_, [&](int64_t r0, int64_t r1) {
-      if (relu_) {
-        if (avx2_) Passes<true, true>::dx(dy, x, k, C, r0, r1, dx);
-        else Passes<false, true>::dx(dy, x, k, C, r0, r1, dx);
-      } else {
-        if (avx2_) Passes<true, false>::dx(dy, x, k, C, r0, r1, dx);
-        else Passes<false, false>::dx(dy, x, k, C, r0, r1, dx);
-      }
-    });
+    parallel_for(rows, std::max<int64_t>(1, kGrainCheap / C), threads_,
+                 [&](int64_t r0, int64_t r1) { dx_(dy, x, k, C, r0, r1, dx); });
   }
 
   // Any layout and f64: channel c's values are (o, c, i) at (o*C + c)*inner + i; threads split
@@ -257,7 +249,11 @@ class BatchNormGradKernel : public LoopKernel {
   bool relu_;  // batch_norm_relu_grad
   int32_t dtype_;
   plugin::NormLayout l_;
-  std::vector<float> coeff_;     // a, b, k, m0 (C each; one spare)
+  std::vector<float> coeff_;     // a, b, k, m0 (C each)
+  void (*sums_)(const float*, const float*, const Coeffs&, int64_t, int64_t, int64_t, float*,
+                double*, double*) = nullptr;
+  void (*dx_)(const float*, const float*, const Coeffs&, int64_t, int64_t, int64_t,
+              float*) = nullptr;
   std::vector<double> partial_;  // per thread: s0, s1 (C each)
   std::vector<float> block_;     // per thread: the float block sums (2*C)
 };
