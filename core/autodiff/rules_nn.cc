@@ -222,6 +222,22 @@ void batch_norm_train_rule(GradContext& c) {
   for (int i = 0; i < 3; ++i) c.set_dx(i, g[size_t(i)]);
 }
 
+// y = batch_norm_add_relu_train(x, residual, scale, bias, ...) = max(0, bn(x) + residual): the
+// ReLU's mask is y > 0 (read from y: the residual moves where it cuts), and the masked dy is
+// both the residual's gradient and what batch_norm_grad's arithmetic takes for dx, dscale and
+// dbias; batch_norm_add_relu_grad does both in one op. State as batch_norm_train's.
+void batch_norm_add_relu_train_rule(GradContext& c) {
+  if (!c.dy(0)) return;
+  std::vector<ValueRef> g = c.emit_all(
+      "batch_norm_add_relu_grad", "grad",
+      {*c.dy(0), c.output(0), c.input(0), c.input(2), c.output(3), c.output(4)},
+      {{"epsilon", c.attr("epsilon")}, {"data_format", c.attr("data_format")}});
+  c.set_dx(0, g[0]);
+  c.set_dx(1, g[3]);
+  c.set_dx(2, g[1]);
+  c.set_dx(3, g[2]);
+}
+
 // y = layer_norm(x, gamma, beta): each row's mean and rstd depend on x, so dx goes through
 // them; layer_norm_grad computes dx, dgamma and dbeta from the statistics the forward saved
 // (outputs 1 and 2). Gradients reaching mean and rstd are not propagated (PyTorch's
@@ -423,6 +439,7 @@ void add_nn_rules(RuleTable& t) {
   t["dropout"] = dropout_rule;
   t["batch_norm"] = batch_norm_rule;
   t["batch_norm_train"] = batch_norm_train_rule;
+  t["batch_norm_add_relu_train"] = batch_norm_add_relu_train_rule;
   t["resize"] = resize_rule;
   t["grid_sample"] = grid_sample_rule;
   t["gather"] = gather_rule;

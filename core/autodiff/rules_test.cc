@@ -335,6 +335,27 @@ TEST(GradientRules, BatchNormTrain) {
   }
 }
 
+// The residual tail batch_norm_add_relu_train: dx, dresidual, dscale, dbias through
+// batch_norm_add_relu_grad (mask from y) against finite differences of the forward pass;
+// also with the residual's gradient alone wanted (x frozen as data).
+TEST(GradientRules, BatchNormAddReluTrain) {
+  for (bool x_wanted : {true, false})
+  for (const NormCase& n : kNormCases) {
+    SCOPED_TRACE(ops::format_dims(n.x) + " " + n.format + (x_wanted ? "" : ", x as data"));
+    const int64_t ch = n.x.size() == 4 && std::string(n.format) == "NCHW" ? n.x[1] : n.x.back();
+    GradCheck c;
+    ValueRef x = x_wanted ? c.input("x", {F, n.x}) : c.data("x", {F, n.x});
+    ValueRef r = c.input("residual", {F, n.x});
+    ValueRef scale = c.input("scale", {F, {ch}}, Values::kPositive);
+    ValueRef bias = c.input("bias", {F, {ch}});
+    ValueRef rm = c.data("running_mean", {F, {ch}});
+    ValueRef rv = c.data("running_var", {F, {ch}});
+    std::vector<ValueRef> outs = c.op_all("batch_norm_add_relu_train", {x, r, scale, bias, rm, rv},
+                                          {{"data_format", n.format}, {"epsilon", 1e-3}});
+    c.check(c.project({outs[0]}));
+  }
+}
+
 // lstm_cell: dzx, dh, dc and dU through lstm_cell_grad and the two matmuls; both outputs
 // used, only h' (c' absent: zeros), only c', and two steps chained (h' and c' of the first
 // step are the second's state, so dh and dc flow back through a cell), for several B, H.

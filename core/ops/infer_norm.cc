@@ -10,6 +10,13 @@
 // which also takes bias: it rebuilds the ReLU's mask from x and the saved statistics
 // (scale*xhat + bias > 0) instead of reading y, one tensor fewer to read.
 //
+// batch_norm_add_relu_train is a residual block's tail as one op: y = max(0, batch_norm(x) +
+// residual), the training form's statistics and running-statistic updates with the shortcut
+// added before the ReLU (oneDNN's fuse_norm_add_relu, cuDNN's BN_ADD_ACTIVATION; nn forms it
+// for a BatchNormalization read only by an Add whose only reader is a ReLU). Its backward op,
+// batch_norm_add_relu_grad, takes the ReLU's mask from y (the residual changes where it cuts,
+// so x alone cannot rebuild it) and also returns the residual's gradient, dy where y > 0.
+//
 // x is an image, NHWC (N,H,W,C) by default or NCHW (N,C,H,W), or rank 2 (N,C) (after a Dense
 // layer; C is dim 1 whatever data_format says). Every per-channel operand is (C). Statistics
 // are over every axis but C: N*H*W values per channel (N for rank 2).
@@ -80,6 +87,41 @@ Status infer_batch_norm_grad(InferContext& ctx) {
   ctx.add_output(ctx.input(0).dtype, ctx.dims(0));
   ctx.add_output(ctx.input(0).dtype, {*c});
   ctx.add_output(ctx.input(0).dtype, {*c});
+  return Status();
+}
+
+// x, residual (x's dims), scale, bias, running_mean, running_var (C each) -> as
+// batch_norm_train's outputs.
+Status infer_batch_norm_add_relu_train(InferContext& ctx) {
+  if (ctx.dims(1) != ctx.dims(0))
+    return ctx.error("{} has dims {}, expected {} (the dims of input 0 (x)): the residual is "
+                     "added to the normalised x element by element",
+                     ctx.label(1), format_dims(ctx.dims(1)), format_dims(ctx.dims(0)));
+  DLRT_OPS_RETURN_IF_ERROR(check_epsilon(ctx));
+  const double m = ctx.attr_float("momentum");
+  if (!(m >= 0 && m <= 1))
+    return ctx.error("attribute 'momentum' is {}, expected a value in [0, 1]", m);
+  Result<int64_t> c = channels_of(ctx, 2, 4);
+  if (!c.ok()) return c.status();
+  ctx.add_output(ctx.input(0).dtype, ctx.dims(0));
+  for (int k = 0; k < 4; ++k) ctx.add_output(ctx.input(0).dtype, {*c});
+  return Status();
+}
+
+// dy, y, x (x's dims each), scale, saved_mean, saved_inv_std (C each)
+//   -> dx, dscale (C), dbias (C), dresidual (x's dims)
+Status infer_batch_norm_add_relu_grad(InferContext& ctx) {
+  DLRT_OPS_RETURN_IF_ERROR(check_epsilon(ctx));
+  for (int i : {1, 2})
+    if (ctx.dims(i) != ctx.dims(0))
+      return ctx.error("{} has dims {}, expected {} (the dims of input 0 (dy))", ctx.label(i),
+                       format_dims(ctx.dims(i)), format_dims(ctx.dims(0)));
+  Result<int64_t> c = channels_of(ctx, 3, 3);
+  if (!c.ok()) return c.status();
+  ctx.add_output(ctx.input(0).dtype, ctx.dims(0));
+  ctx.add_output(ctx.input(0).dtype, {*c});
+  ctx.add_output(ctx.input(0).dtype, {*c});
+  ctx.add_output(ctx.input(0).dtype, ctx.dims(0));
   return Status();
 }
 
@@ -162,6 +204,44 @@ std::vector<OpDef> norm_ops() {
             infer_batch_norm_grad,
             {}}
           .sampled(samples::batch_norm(samples::NormPass::kReluBackward))
+          .gradient_free("it is a backward op, and dlrt differentiates to first order only")
+          .tol(kReductionTol));
+  // A residual block's tail (see the top): the running statistics are inputs 4 and 5 and
+  // outputs 1 and 2, in place as batch_norm_train's.
+  ops.push_back(
+      OpDef{"batch_norm_add_relu_train",
+            "norm",
+            "y = max(0, batch_norm_train's y + residual); running stats as batch_norm_train",
+            {in("x", F, "(N,H,W,C) or (N,C)"), in("residual", F, "x's dims"), in("scale", F, "(C)"),
+             in("bias", F, "(C)"), in_const("running_mean", F, "(C)"),
+             in_const("running_var", F, "(C)")},
+            {out("y", "(N,H,W,C) or (N,C)"), out("running_mean", "(C)"), out("running_var", "(C)"),
+             out("saved_mean", "(C)"), out("saved_inv_std", "(C)")},
+            {epsilon_attr(),
+             optional_attr("momentum", 0.9)
+                 .try_values({0.0, 0.99})
+                 .describe("weight of the old running value"),
+             detail::data_format_attr()},
+            infer_batch_norm_add_relu_train,
+            {{1, 4}, {2, 5}}}
+          .sampled(samples::batch_norm(samples::NormPass::kAddReluTraining))
+          .with_state()
+          .tol(kReductionTol));
+  // dy passes where y > 0 (the ReLU's mask, read from y): that is dresidual, and
+  // batch_norm_grad's arithmetic on it gives dx, dscale and dbias.
+  ops.push_back(
+      OpDef{"batch_norm_add_relu_grad",
+            "norm",
+            "dx, dscale, dbias, dresidual of batch_norm_add_relu_train's y",
+            {in_const("dy", F, "(N,H,W,C) or (N,C)"), in_const("y", F, "dy's dims"),
+             in_const("x", F, "dy's dims"), in_const("scale", F, "(C)"),
+             in_const("saved_mean", F, "(C)"), in_const("saved_inv_std", F, "(C)")},
+            {out("dx", "(N,H,W,C) or (N,C)"), out("dscale", "(C)"), out("dbias", "(C)"),
+             out("dresidual", "dy's dims")},
+            {epsilon_attr(), detail::data_format_attr()},
+            infer_batch_norm_add_relu_grad,
+            {}}
+          .sampled(samples::batch_norm(samples::NormPass::kAddReluBackward))
           .gradient_free("it is a backward op, and dlrt differentiates to first order only")
           .tol(kReductionTol));
   return ops;

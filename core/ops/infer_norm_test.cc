@@ -49,6 +49,31 @@ TEST(InferNorm, BatchNormGradShapes) {
   EXPECT_EQ(r->output(2), c);
 }
 
+// The residual tail: batch_norm_train's outputs (running statistics in place at inputs 4, 5);
+// its backward op adds dresidual (x's dims) after dx, dscale, dbias.
+TEST(InferNorm, BatchNormAddReluShapes) {
+  const TensorType x = f32({2, 5, 7, 3}), c = f32({3});
+  Result<OpInstance> f = instantiate("batch_norm_add_relu_train", {x, x, c, c, c, c}, {});
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  ASSERT_EQ(f->outputs().size(), 5u);
+  EXPECT_EQ(f->output(0), x);
+  for (int k = 1; k < 5; ++k) EXPECT_EQ(f->output(k), c);
+  Result<OpInstance> g = instantiate("batch_norm_add_relu_grad", {x, x, x, c, c, c}, {});
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  ASSERT_EQ(g->outputs().size(), 4u);
+  EXPECT_EQ(g->output(0), x);
+  EXPECT_EQ(g->output(1), c);
+  EXPECT_EQ(g->output(2), c);
+  EXPECT_EQ(g->output(3), x);
+  EXPECT_TRUE(invalid("batch_norm_add_relu_train", {x, f32({2, 5, 7, 4}), c, c, c, c}, {},
+                      {"batch_norm_add_relu_train: input 1 (residual) has dims (2,5,7,4), "
+                       "expected (2,5,7,3) (the dims of input 0 (x))"}));
+  EXPECT_TRUE(invalid("batch_norm_add_relu_train", {x, x, c, f32({4}), c, c}, {},
+                      {"input 3 (bias) has dims (4), expected (3)"}));
+  EXPECT_TRUE(invalid("batch_norm_add_relu_grad", {x, x, f32({2, 5, 7, 1}), c, c, c}, {},
+                      {"input 2 (x) has dims (2,5,7,1), expected (2,5,7,3)"}));
+}
+
 TEST(InferNorm, Errors) {
   const TensorType c = f32({3});
   EXPECT_TRUE(invalid("batch_norm", {f32({2, 3, 4}), c, c, c, c}, {},

@@ -84,7 +84,14 @@ std::vector<Sample> sgd_update(const OpDef&);
 std::vector<Sample> adam_update(const OpDef&);
 
 // ---- normalization (samples_norm.cc) ----
-enum class NormPass { kInference, kTraining, kBackward, kReluBackward };
+enum class NormPass {
+  kInference,
+  kTraining,
+  kBackward,
+  kReluBackward,
+  kAddReluTraining,
+  kAddReluBackward
+};
 // Images NHWC and NCHW with odd H/W, batch 1, C not a multiple of 8, rank 2 (N,C), and
 // N = H = W = 1 (zero batch variance); the training form also in place.
 SampleFn batch_norm(NormPass pass);

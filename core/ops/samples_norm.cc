@@ -1,5 +1,6 @@
 // core/ops/samples_norm.cc: samples of batch_norm, batch_norm_train, batch_norm_grad and
-// batch_norm_relu_grad (samples.hpp): odd H and W, batch 1, channel counts that are not
+// batch_norm_relu_grad, and of the residual tail batch_norm_add_relu_train and its backward
+// batch_norm_add_relu_grad (samples.hpp): odd H and W, batch 1, channel counts that are not
 // multiples of 8, both data formats, rank 2 (N,C), and N = H = W = 1, where every channel's
 // batch variance is 0 (the training form must stay finite: y = bias, running variance shrinks
 // by momentum). The forward forms run every shape once more with activation relu; the
@@ -52,6 +53,20 @@ SampleFn batch_norm(NormPass pass) {
                       f32_in("scale", c, scale), f32_in("saved_mean", c, uniform(-0.5, 0.5)),
                       f32_in("saved_inv_std", c, uniform(0.5, 2))};
           break;
+        case NormPass::kAddReluTraining:
+          k.inputs = {f32_in("x", s.x, x), f32_in("residual", s.x, uniform(-1, 1)),
+                      f32_in("scale", c, scale), f32_in("bias", c, bias),
+                      f32_in("running_mean", c, uniform(-0.5, 0.5)),
+                      f32_in("running_var", c, uniform(0.5, 2))};
+          break;
+        case NormPass::kAddReluBackward:
+          // y in [-1, 1): the mask (y > 0) cuts about half of every channel; a real y is >= 0
+          // with zeros where the ReLU cut, which the mask treats the same as negatives.
+          k.inputs = {f32_in("dy", s.x, uniform(-1, 1)), f32_in("y", s.x, uniform(-1, 1)),
+                      f32_in("x", s.x, x), f32_in("scale", c, scale),
+                      f32_in("saved_mean", c, uniform(-0.5, 0.5)),
+                      f32_in("saved_inv_std", c, uniform(0.5, 2))};
+          break;
         case NormPass::kReluBackward:
           k.inputs = {f32_in("dy", s.x, uniform(-1, 1)), f32_in("x", s.x, x),
                       f32_in("scale", c, scale), f32_in("bias", c, bias),
@@ -61,7 +76,7 @@ SampleFn batch_norm(NormPass pass) {
       }
       out.push_back(k);
       // The training form once more with its running statistics updated in place.
-      if (pass == NormPass::kTraining) {
+      if (pass == NormPass::kTraining || pass == NormPass::kAddReluTraining) {
         k.in_place = true;
         out.push_back(k);
       }

@@ -1,8 +1,8 @@
 // activation.cu: the CUDA kernels of elu, gelu, silu, hard_swish, softplus, clip, abs, square,
 // rsqrt and their <op>_grad(dy, x) ops, of the comparisons (equal ... greater_equal: a, b
-// broadcast -> BOOL bytes) and of where(cond, x, y); and batch_norm.cc's two for the fused
-// ReLU (launch_relu_in_place, launch_bn_relu_dy). f32 only (bytes for BOOL). The
-// per-element arithmetic is kernel_math.hpp's eltwise / eltwise_grad / compare / select,
+// broadcast -> BOOL bytes) and of where(cond, x, y); and batch_norm.cc's for the fused ReLU
+// (launch_relu_in_place, launch_bn_relu_dy) and the residual tail (launch_add_relu_in_place,
+// launch_relu_mask_by_y). f32 only (bytes for BOOL). The per-element arithmetic is kernel_math.hpp's eltwise / eltwise_grad / compare / select,
 // tested on the host (kernel_math_test.cc); this file only launches it.
 //
 // One thread per element, each reading its own inputs before writing its output, so an output
@@ -160,7 +160,27 @@ __global__ void bn_relu_dy_kernel(const float* dy, const float* x, const float* 
   }
 }
 
+// batch_norm_add_relu_train's tail: y = max(0, y + residual) in place.
+__global__ void add_relu_in_place_kernel(float* y, const float* residual, int64_t n) {
+  GRID_STRIDE(i, n) { y[i] = math::bn_add_relu(y[i], residual[i]); }
+}
+// batch_norm_add_relu_grad's dresidual: dy where y > 0.
+__global__ void relu_mask_by_y_kernel(const float* dy, const float* y, float* out, int64_t n) {
+  GRID_STRIDE(i, n) { out[i] = math::act_grad(math::ActGrad::kRelu, dy[i], y[i]); }
+}
+
 }  // namespace
+
+void launch_add_relu_in_place(float* y, const float* residual, int64_t n, cudaStream_t s) {
+  add_relu_in_place_kernel<<<grid_for(n), kThreads, 0, s>>>(y, residual, n);
+  check_launch("batch_norm_add_relu_train's add-relu kernel");
+}
+
+void launch_relu_mask_by_y(const float* dy, const float* y, float* out, int64_t n,
+                           cudaStream_t s) {
+  relu_mask_by_y_kernel<<<grid_for(n), kThreads, 0, s>>>(dy, y, out, n);
+  check_launch("batch_norm_add_relu_grad's mask kernel");
+}
 
 void launch_relu_in_place(float* y, int64_t n, cudaStream_t s) {
   relu_in_place_kernel<<<grid_for(n), kThreads, 0, s>>>(y, n);

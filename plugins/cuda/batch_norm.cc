@@ -15,6 +15,11 @@
 //   batch_norm_relu_grad  dy masked where the ReLU cut (scale*xhat + bias <= 0,
 //                     math::bn_relu_dy, launch_bn_relu_dy) into the workspace, then
 //                     cudnnBatchNormalizationBackward on it, as batch_norm_grad.
+//   batch_norm_add_relu_train  batch_norm_train's pass (its operands one input further on),
+//                     then y = max(0, y + residual) in place (launch_add_relu_in_place;
+//                     cuDNN's BN_ADD_ACTIVATION form has the same NHWC-half restriction).
+//   batch_norm_add_relu_grad  dresidual = dy where y > 0 (launch_relu_mask_by_y, straight
+//                     into output 3), then cudnnBatchNormalizationBackward on dresidual.
 //
 // One value per channel (count = N*H*W = 1): cuDNN would unbias the running variance by
 // count/(count-1) = 1/0, and 0 * NaN is NaN whatever the factor. That case gives cuDNN no
@@ -38,12 +43,18 @@ namespace dlrt::cuda {
 namespace {
 
 bool is_grad(const std::string& op) {
-  return op == "batch_norm_grad" || op == "batch_norm_relu_grad";
+  return op == "batch_norm_grad" || op == "batch_norm_relu_grad" ||
+         op == "batch_norm_add_relu_grad";
+}
+
+// x's input index: dy comes first in the backward ops, and y too in batch_norm_add_relu_grad.
+int x_index(const std::string& op) {
+  return op == "batch_norm_add_relu_grad" ? 2 : is_grad(op) ? 1 : 0;
 }
 
 plugin::NormLayout layout_of(const OpView& op) {
-  return plugin::norm_layout(op.input(is_grad(op.name()) ? 1 : 0).dims,
-                             op.get_string("data_format"), op.name());
+  return plugin::norm_layout(op.input(x_index(op.name())).dims, op.get_string("data_format"),
+                             op.name());
 }
 
 void check_batch_norm(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
@@ -63,8 +74,9 @@ class BatchNormKernel final : public Kernel {
  public:
   explicit BatchNormKernel(const OpView& op)
       : name_(op.name()), l_(layout_of(op)), eps_(op.get_float("epsilon")) {
-    if (name_ == "batch_norm_train") momentum_ = op.get_float("momentum");
-    relu_ = !is_grad(name_) && op.get_string("activation") == "relu";
+    add_ = name_ == "batch_norm_add_relu_train";
+    if (name_ == "batch_norm_train" || add_) momentum_ = op.get_float("momentum");
+    relu_ = !is_grad(name_) && !add_ && op.get_string("activation") == "relu";
     // x: (outer, C, 1, inner) NCHW (see the top of this file)
     set_image_desc(x_, true, l_.outer, l_.c, 1, l_.inner, name_);
     CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(c_, x_, CUDNN_BATCHNORM_SPATIAL));
@@ -82,7 +94,22 @@ class BatchNormKernel final : public Kernel {
           in(a, 2), in(a, 3), in(a, 4), eps_));
     } else if (name_ == "batch_norm_train") {
       check_args(a, 5, 5, 0, name_);
-      run_train(stream, a);
+      run_train(stream, a, 0);
+    } else if (add_) {
+      // x, residual, scale, bias, running_mean, running_var: batch_norm_train's operands from
+      // input 2 on, then the residual tail in place on y.
+      check_args(a, 6, 5, 0, name_);
+      run_train(stream, a, 1);
+      launch_add_relu_in_place(out<float>(a, 0), in<float>(a, 1), numel(), stream);
+    } else if (name_ == "batch_norm_add_relu_grad") {
+      // dy, y, x, scale, saved_mean, saved_inv_std -> dx, dscale, dbias, dresidual
+      check_args(a, 6, 4, 0, name_);
+      float* dres = out<float>(a, 3);
+      launch_relu_mask_by_y(in<float>(a, 0), in<float>(a, 1), dres, numel(), stream);
+      auto held = handle_.use(stream);
+      CUDNN_CHECK(cudnnBatchNormalizationBackward(
+          handle_, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, x_, in(a, 2), x_, dres, x_,
+          out(a, 0), c_, in(a, 3), out(a, 1), out(a, 2), eps_, in(a, 4), in(a, 5)));
     } else if (name_ == "batch_norm_relu_grad") {
       // dy, x, scale, bias, saved_mean, saved_inv_std; the masked dy in the workspace
       check_args(a, 6, 3, workspace_bytes(), name_);
@@ -110,20 +137,23 @@ class BatchNormKernel final : public Kernel {
   }
 
  private:
-  void run_train(cudaStream_t stream, const dlrt_kernel_args& a) {
+  // batch_norm_train's pass; `shift` = 1 when a residual sits at input 1 (scale, bias and
+  // the running statistics one input further on).
+  void run_train(cudaStream_t stream, const dlrt_kernel_args& a, int shift) {
     const float one = 1.0f, zero = 0.0f;
     const size_t bytes = size_t(l_.c) * sizeof(float);
     // The running statistics are updated in the output buffers; start them from the inputs.
     for (int k = 1; k <= 2; ++k)
-      if (a.outputs[k] != a.inputs[k + 2])
-        CUDA_CHECK_MSG(
-            cudaMemcpyAsync(a.outputs[k], a.inputs[k + 2], bytes, cudaMemcpyDeviceToDevice, stream),
-            "batch_norm_train: running statistics");
+      if (a.outputs[k] != a.inputs[k + 2 + shift])
+        CUDA_CHECK_MSG(cudaMemcpyAsync(a.outputs[k], a.inputs[k + 2 + shift], bytes,
+                                       cudaMemcpyDeviceToDevice, stream),
+                       name_ + ": running statistics");
     const bool one_value = l_.count() == 1;
     auto held = handle_.use(stream);
     CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
-        handle_, CUDNN_BATCHNORM_SPATIAL, &one, &zero, x_, in(a, 0), x_, out(a, 0), c_, in(a, 1),
-        in(a, 2), math::bn_average_factor(momentum_), one_value ? nullptr : out(a, 1),
+        handle_, CUDNN_BATCHNORM_SPATIAL, &one, &zero, x_, in(a, 0), x_, out(a, 0), c_,
+        in(a, 1 + shift), in(a, 2 + shift), math::bn_average_factor(momentum_),
+        one_value ? nullptr : out(a, 1),
         one_value ? nullptr : out(a, 2), eps_, out(a, 3), out(a, 4)));
     if (one_value) {
       // running_mean = (1-momentum)*saved_mean + momentum*running_mean; running_var *= momentum
@@ -137,6 +167,7 @@ class BatchNormKernel final : public Kernel {
   plugin::NormLayout l_;
   double eps_, momentum_ = 0.9;
   bool relu_ = false;  // a forward form with activation relu
+  bool add_ = false;   // batch_norm_add_relu_train
   SharedCudnnHandle handle_;
   TensorDesc x_, c_;  // x (and y, dy, dx); the (C) operands
 };
@@ -151,7 +182,8 @@ std::unique_ptr<Kernel> create_batch_norm(const dlrt_op_desc& d, const dlrt_devi
 }  // namespace
 
 void add_batch_norm_ops(std::vector<OpEntry>& t) {
-  for (const char* op : {"batch_norm", "batch_norm_train", "batch_norm_grad", "batch_norm_relu_grad"})
+  for (const char* op : {"batch_norm", "batch_norm_train", "batch_norm_grad", "batch_norm_relu_grad",
+                         "batch_norm_add_relu_train", "batch_norm_add_relu_grad"})
     t.push_back({op, &check_batch_norm, &create_batch_norm});
 }
 

@@ -431,6 +431,14 @@ DLRT_HD float bn_relu_dy(float dy, float x, float scale, float bias, float mean,
   return scale * (x - mean) * inv_std + bias > 0.0f ? dy : 0.0f;
 }
 
+// batch_norm_add_relu_train's tail (batch_norm.cc): y = max(0, y + residual) after cuDNN's
+// forward pass wrote y = scale*xhat + bias; batch_norm_add_relu_grad's mask is act_grad(kRelu,
+// dy, y), dy where y > 0.
+DLRT_HD float bn_add_relu(float y, float residual) {
+  const float v = y + residual;
+  return v > 0.0f ? v : 0.0f;
+}
+
 // The activation of the fused ops, applied after the bias.
 DLRT_HD float activate(Act act, float x) {
   switch (act) {

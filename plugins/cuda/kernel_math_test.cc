@@ -1250,6 +1250,71 @@ TEST(KernelMath, BatchNormFusedReluIsTheUnfusedOpsAroundTheMask) {
   }
 }
 
+// The residual tail as batch_norm.cc runs it: batch_norm_add_relu_train is cuDNN's
+// batch_norm_train pass, then math::bn_add_relu(y, residual) per element; its backward is
+// dresidual = act_grad(kRelu, dy, y), then batch_norm_grad on dresidual. Both against the
+// reference's fused ops, NCHW, NHWC and (N,C).
+TEST(KernelMath, BatchNormAddReluIsBatchNormThenAddReluAroundTheMask) {
+  struct Case {
+    std::vector<int64_t> x;
+    const char* format;
+  };
+  const Case cases[] = {{{2, 3, 5, 7}, "NCHW"}, {{2, 5, 7, 3}, "NHWC"}, {{6, 10}, "NHWC"}};
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.format);
+    int64_t numel = 1;
+    for (int64_t d : k.x) numel *= d;
+    const int64_t c = std::string(k.format) == "NCHW" && k.x.size() == 4 ? k.x[1] : k.x.back();
+    const size_t n = size_t(numel), cn = size_t(c);
+    const TensorType xt{DLRT_F32, k.x}, cv{DLRT_F32, {c}};
+    const AttrMap df = {{"data_format", k.format}};
+    auto x = random_floats(n, 51), res = random_floats(n, 52, -1.f, 1.f);
+    auto dy = random_floats(n, 53, -1.f, 1.f);
+    auto scale = random_floats(cn, 54, 0.5f, 1.5f), bias = random_floats(cn, 55, -1.f, 1.f);
+    auto rm = random_floats(cn, 56), rv = random_floats(cn, 57, 0.5f, 2.f);
+    // Forward: cuDNN's pass, then the add-relu kernel's arithmetic.
+    std::vector<float> y(n), rm1(cn), rv1(cn), mean(cn), inv_std(cn);
+    reference_run(make("batch_norm_train", {xt, cv, cv, cv, cv}, df),
+                  {x.data(), scale.data(), bias.data(), rm.data(), rv.data()},
+                  {y.data(), rm1.data(), rv1.data(), mean.data(), inv_std.data()});
+    std::vector<float> want(n), rm2(cn), rv2(cn), mean2(cn), inv_std2(cn);
+    reference_run(make("batch_norm_add_relu_train", {xt, xt, cv, cv, cv, cv}, df),
+                  {x.data(), res.data(), scale.data(), bias.data(), rm.data(), rv.data()},
+                  {want.data(), rm2.data(), rv2.data(), mean2.data(), inv_std2.data()});
+    size_t cut = 0;
+    for (size_t i = 0; i < n; ++i) {
+      EXPECT_NEAR(math::bn_add_relu(y[i], res[i]), want[i], 1e-5) << i;
+      cut += want[i] == 0.f;
+    }
+    EXPECT_GT(cut, n / 8);      // the ReLU cuts part of the values...
+    EXPECT_LT(cut, n - n / 8);  // ...not all
+    for (size_t i = 0; i < cn; ++i) {
+      EXPECT_EQ(rm1[i], rm2[i]);
+      EXPECT_EQ(rv1[i], rv2[i]);
+      EXPECT_EQ(inv_std[i], inv_std2[i]);
+    }
+    // Backward: the mask kernel's dresidual, then batch_norm_grad on it.
+    std::vector<float> dres(n);
+    for (size_t i = 0; i < n; ++i) dres[i] = math::act_grad(math::ActGrad::kRelu, dy[i], want[i]);
+    std::vector<float> dx(n), dscale(cn), dbias(cn);
+    reference_run(make("batch_norm_grad", {xt, xt, cv, cv, cv}, df),
+                  {dres.data(), x.data(), scale.data(), mean.data(), inv_std.data()},
+                  {dx.data(), dscale.data(), dbias.data()});
+    std::vector<float> want_dx(n), want_dscale(cn), want_dbias(cn), want_dres(n);
+    reference_run(make("batch_norm_add_relu_grad", {xt, xt, xt, cv, cv, cv}, df),
+                  {dy.data(), want.data(), x.data(), scale.data(), mean.data(), inv_std.data()},
+                  {want_dx.data(), want_dscale.data(), want_dbias.data(), want_dres.data()});
+    for (size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(dres[i], want_dres[i]) << i;
+      EXPECT_NEAR(dx[i], want_dx[i], 1e-5) << i;
+    }
+    for (size_t i = 0; i < cn; ++i) {
+      EXPECT_NEAR(dscale[i], want_dscale[i], 1e-5) << i;
+      EXPECT_NEAR(dbias[i], want_dbias[i], 1e-5) << i;
+    }
+  }
+}
+
 // max_pool2d_backward_relu_bias as pool.cc runs it: the pool backward kernel's dx with
 // math::act_grad(kRelu, dx, x) per cell, then the per-channel sum (bias_add_grad's
 // reduction), against the reference's fused op; 2x2 NHWC and 3x3/2 SAME NCHW.

@@ -57,6 +57,11 @@ void launch_relu_in_place(float* y, int64_t n, cudaStream_t s);
 void launch_bn_relu_dy(const float* dy, const float* x, const float* scale, const float* bias,
                        const float* mean, const float* inv_std, float* out, int64_t n, int64_t c,
                        int64_t inner, cudaStream_t s);
+// batch_norm_add_relu_train's y = max(0, y + residual) in place (math::bn_add_relu), and
+// batch_norm_add_relu_grad's dresidual = dy where y > 0 into `out` (n elements each).
+void launch_add_relu_in_place(float* y, const float* residual, int64_t n, cudaStream_t s);
+void launch_relu_mask_by_y(const float* dy, const float* y, float* out, int64_t n,
+                           cudaStream_t s);
 void add_cut_join_ops(std::vector<OpEntry>& t);      // cut_join.cu: concat ... pad, global pools
 void add_resize_ops(std::vector<OpEntry>& t);        // resize.cu: resize, resize_grad
 // grid_sample.cu: grid_sample, grid_sample_grad

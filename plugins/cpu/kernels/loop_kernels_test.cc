@@ -404,6 +404,33 @@ TEST(LoopKernels, BatchNormGradsAndFusedForward) {
          0, kBoth});
 }
 
+// The residual tail (loop_batch_norm_train.cc, loop_batch_norm.cc): batch_norm_add_relu_train
+// and batch_norm_add_relu_grad at the compiled widths and others, sizes that split across
+// threads, NCHW and (N,C), on both builds. x is offset by 3 in one case (|mean| >> std: the
+// pivoted sums of squares must not cancel).
+TEST(LoopKernels, BatchNormAddRelu) {
+  const std::vector<Range> fwd = {{-2, 2}, {-1, 1}, {0.5, 1.5}, {-1, 1}, {-1, 1}, {0.5, 2}};
+  const std::vector<Range> bwd = {{-1, 1}, {-1, 1}, {-2, 2}, {0.5, 1.5}, {-0.5, 0.5}, {0.5, 2}};
+  for (Dims d : {Dims{4, 32, 32, 16}, Dims{8, 14, 14, 32}, Dims{16, 7, 7, 64}, Dims{3, 5, 7, 13},
+                 Dims{64, 28, 28, 16}, Dims{200, 24}}) {
+    const Dims c{d.back()};
+    check({"batch_norm_add_relu_train", {f32(d), f32(d), f32(c), f32(c), f32(c), f32(c)}, {},
+           kReduction, fwd, 0, kBoth});
+    check({"batch_norm_add_relu_grad", {f32(d), f32(d), f32(d), f32(c), f32(c), f32(c)}, {},
+           kReduction, bwd, 0, kBoth});
+  }
+  std::vector<Range> offset = fwd;
+  offset[0] = {2.5, 3.5};
+  check({"batch_norm_add_relu_train", {f32({64, 28, 28, 16}), f32({64, 28, 28, 16}), f32({16}),
+                                       f32({16}), f32({16}), f32({16})},
+         {}, kReduction, offset, 0, kBoth});
+  const Dims n{4, 16, 9, 9}, c{16};
+  check({"batch_norm_add_relu_train", {f32(n), f32(n), f32(c), f32(c), f32(c), f32(c)},
+         {{"data_format", "NCHW"}}, kReduction, fwd, 0, kBoth});
+  check({"batch_norm_add_relu_grad", {f32(n), f32(n), f32(n), f32(c), f32(c), f32(c)},
+         {{"data_format", "NCHW"}}, kReduction, bwd, 0, kBoth});
+}
+
 // max_pool2d_backward_relu_bias (loop_pool.cc): the fused 2x2 sweep (C a multiple of the
 // lanes, odd tails, odd H/W, sizes that split across threads) and the other geometries' two
 // passes (3x3/2 SAME, NCHW), against the reference; x signed, so whole windows are cut.

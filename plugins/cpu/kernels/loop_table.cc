@@ -41,6 +41,7 @@ const std::vector<KernelDef>& loop_kernel_defs() {
     loops::add_gather_defs(t);
     loops::add_layer_norm_defs(t);
     loops::add_batch_norm_defs(t);
+    loops::add_batch_norm_train_defs(t);
     loops::add_rnn_defs(t);
     loops::add_seq_defs(t);
     loops::add_attention_defs(t);

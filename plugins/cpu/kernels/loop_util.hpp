@@ -313,6 +313,7 @@ void add_train_defs(std::vector<KernelDef>& t);        // loop_train.cc
 void add_reduce_defs(std::vector<KernelDef>& t);       // loop_reduce.cc
 void add_layer_norm_defs(std::vector<KernelDef>& t);   // loop_layer_norm.cc
 void add_batch_norm_defs(std::vector<KernelDef>& t);   // loop_batch_norm.cc
+void add_batch_norm_train_defs(std::vector<KernelDef>& t);  // loop_batch_norm_train.cc
 void add_rnn_defs(std::vector<KernelDef>& t);          // loop_rnn.cc
 void add_seq_defs(std::vector<KernelDef>& t);          // loop_seq.cc
 void add_attention_defs(std::vector<KernelDef>& t);    // loop_attention.cc

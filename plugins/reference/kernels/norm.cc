@@ -5,6 +5,11 @@
 //                       -> y, running_mean', running_var', saved_mean, saved_inv_std
 //   batch_norm_grad   dy, x, scale, saved_mean, saved_inv_std -> dx, dscale, dbias
 //   batch_norm_relu_grad  dy, x, scale, bias, saved_mean, saved_inv_std -> dx, dscale, dbias
+//   batch_norm_add_relu_train  x, residual, scale, bias, running_mean, running_var
+//                       -> as batch_norm_train, y = max(0, scale*xhat + bias + residual)
+//   batch_norm_add_relu_grad   dy, y, x, scale, saved_mean, saved_inv_std
+//                       -> dx, dscale, dbias, dresidual: dresidual = dy where y > 0, else 0,
+//                          and batch_norm_grad's arithmetic on it
 //
 // The forward forms' activation "relu" is y = max(0, ...) after the affine map;
 // batch_norm_relu_grad is batch_norm_grad of dy where scale*xhat + bias > 0, else 0.
@@ -36,9 +41,14 @@ plugin::NormLayout layout_of(const OpView& op, const TensorView& x) {
 bool is_grad(const OpView& op) {
   return op.name() == "batch_norm_grad" || op.name() == "batch_norm_relu_grad";
 }
-void check_norm(const OpView& op) { expect_float(op, op.input(is_grad(op) ? 1 : 0), "x"); }
+void check_norm(const OpView& op) {
+  const int x = op.name() == "batch_norm_add_relu_grad" ? 2 : is_grad(op) ? 1 : 0;
+  expect_float(op, op.input(x), "x");
+}
 
-bool relu_of(const OpView& op) { return op.get_string("activation") == "relu"; }
+bool relu_of(const OpView& op) {
+  return op.name() == "batch_norm_add_relu_train" || op.get_string("activation") == "relu";
+}
 
 // Per-channel mean and biased variance of x (two passes: exact in double).
 template <typename T>
@@ -56,15 +66,17 @@ void batch_moments(const plugin::NormLayout& l, const T* x, std::vector<double>*
   for (double& v : *var) v /= double(l.count());
 }
 
-// y = scale*(x-mean)*inv_std + bias, then max(0, y) when `relu`; mean and inv_std per channel.
+// y = scale*(x-mean)*inv_std + bias (+ residual, when given), then max(0, y) when `relu`;
+// mean and inv_std per channel.
 template <typename T>
 void normalize(const plugin::NormLayout& l, const T* x, const T* scale, const T* bias,
                const std::vector<double>& mean, const std::vector<double>& inv_std, bool relu,
-               T* y) {
+               T* y, const T* residual = nullptr) {
   const int64_t n = l.outer * l.c * l.inner;
   for (int64_t i = 0; i < n; ++i) {
     const size_t c = size_t(l.channel_of(i));
-    const double v = double(scale[c]) * (double(x[i]) - mean[c]) * inv_std[c] + double(bias[c]);
+    const double v = double(scale[c]) * (double(x[i]) - mean[c]) * inv_std[c] + double(bias[c]) +
+                     (residual != nullptr ? double(residual[i]) : 0.0);
     y[i] = static_cast<T>(relu && !(v > 0) ? 0.0 : v);
   }
 }
@@ -86,19 +98,23 @@ void run_batch_norm(const OpView& op, const void* const* in, void* const* out, u
   });
 }
 
+// batch_norm_train, and batch_norm_add_relu_train (its residual is input 1, the others one
+// further on).
 void run_batch_norm_train(const OpView& op, const void* const* in, void* const* out, uint64_t) {
   const plugin::NormLayout l = layout_of(op, op.input(0));
   const double eps = op.get_float("epsilon"), momentum = op.get_float("momentum");
+  const int k0 = op.name() == "batch_norm_add_relu_train" ? 1 : 0;  // inputs after x shift by k0
   with_float(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
     const T* x = static_cast<const T*>(in[0]);
+    const T* residual = k0 == 1 ? static_cast<const T*>(in[1]) : nullptr;
     std::vector<double> mean, var, inv_std(size_t(l.c));
     batch_moments(l, x, &mean, &var);
     for (int64_t c = 0; c < l.c; ++c) inv_std[size_t(c)] = 1.0 / std::sqrt(var[size_t(c)] + eps);
-    normalize(l, x, static_cast<const T*>(in[1]), static_cast<const T*>(in[2]), mean, inv_std,
-              relu_of(op), static_cast<T*>(out[0]));
-    const T* rm = static_cast<const T*>(in[3]);
-    const T* rv = static_cast<const T*>(in[4]);
+    normalize(l, x, static_cast<const T*>(in[1 + k0]), static_cast<const T*>(in[2 + k0]), mean,
+              inv_std, relu_of(op), static_cast<T*>(out[0]), residual);
+    const T* rm = static_cast<const T*>(in[3 + k0]);
+    const T* rv = static_cast<const T*>(in[4 + k0]);
     T *rm_out = static_cast<T*>(out[1]), *rv_out = static_cast<T*>(out[2]);
     T *saved_mean = static_cast<T*>(out[3]), *saved_inv_std = static_cast<T*>(out[4]);
     const double n = double(l.count());
@@ -159,9 +175,52 @@ void run_batch_norm_grad(const OpView& op, const void* const* in, void* const* o
   });
 }
 
+// dy, y, x, scale, saved_mean, saved_inv_std -> dx, dscale, dbias, dresidual:
+// g = dy where y > 0 (else 0) is dresidual, and batch_norm_grad's arithmetic on g gives the
+// rest.
+void run_batch_norm_add_relu_grad(const OpView& op, const void* const* in, void* const* out,
+                                  uint64_t) {
+  const plugin::NormLayout l = layout_of(op, op.input(2));
+  with_float(op.input(0).dtype, [&](auto t) {
+    using T = decltype(t);
+    const T *dy = static_cast<const T*>(in[0]), *y = static_cast<const T*>(in[1]);
+    const T *x = static_cast<const T*>(in[2]), *scale = static_cast<const T*>(in[3]);
+    const T *mean = static_cast<const T*>(in[4]), *inv_std = static_cast<const T*>(in[5]);
+    T *dx = static_cast<T*>(out[0]), *dscale = static_cast<T*>(out[1]);
+    T *dbias = static_cast<T*>(out[2]), *dres = static_cast<T*>(out[3]);
+    const int64_t total = l.outer * l.c * l.inner;
+    std::vector<double> g(static_cast<size_t>(total));
+    for (int64_t i = 0; i < total; ++i) {
+      g[size_t(i)] = double(y[i]) > 0 ? double(dy[i]) : 0.0;
+      dres[i] = static_cast<T>(g[size_t(i)]);
+    }
+    std::vector<double> sum_g(size_t(l.c), 0.0), sum_g_xhat(size_t(l.c), 0.0);
+    auto xhat = [&](int64_t i, size_t c) {
+      return (double(x[i]) - double(mean[c])) * double(inv_std[c]);
+    };
+    for (int64_t i = 0; i < total; ++i) {
+      const size_t c = size_t(l.channel_of(i));
+      sum_g[c] += g[size_t(i)];
+      sum_g_xhat[c] += g[size_t(i)] * xhat(i, c);
+    }
+    const double n = double(l.count());
+    for (int64_t i = 0; i < total; ++i) {
+      const size_t c = size_t(l.channel_of(i));
+      dx[i] = static_cast<T>(double(scale[c]) * double(inv_std[c]) / n *
+                             (n * g[size_t(i)] - sum_g[c] - xhat(i, c) * sum_g_xhat[c]));
+    }
+    for (int64_t c = 0; c < l.c; ++c) {
+      dscale[c] = static_cast<T>(sum_g_xhat[size_t(c)]);
+      dbias[c] = static_cast<T>(sum_g[size_t(c)]);
+    }
+  });
+}
+
 }  // namespace
 
 void add_norm_kernels(KernelTable& t) {
+  t.push_back({"batch_norm_add_relu_train", run_batch_norm_train, check_norm});
+  t.push_back({"batch_norm_add_relu_grad", run_batch_norm_add_relu_grad, check_norm});
   t.push_back({"batch_norm", run_batch_norm, check_norm});
   t.push_back({"batch_norm_train", run_batch_norm_train, check_norm});
   t.push_back({"batch_norm_grad", run_batch_norm_grad, check_norm});
