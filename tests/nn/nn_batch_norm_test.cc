@@ -342,6 +342,84 @@ TEST(NnBatchNorm, BatchNormFollowedByReluFusesInTrainingAndInference) {
   for (size_t i = 0; i < pf.size(); ++i) EXPECT_NEAR(pf[i], pp[i], 1e-5 * (1 + std::fabs(pp[i])));
 }
 
+// CompileConfig::fuse_batch_norm_add_relu (on by default): ReLU(Add([BatchNormalization(x),
+// shortcut])) builds batch_norm_add_relu_train in the training step, with an identity shortcut
+// (made before the BN), a projection made after the BN's node, and the BN as the Add's second
+// input; an Add whose BN input is also read elsewhere, or whose output two layers read, stays
+// apart. The fused model trains as the unfused one (losses over 3 epochs, the moving
+// statistics after them) and predicts the same.
+TEST(NnBatchNorm, ResidualTailFusesInTraining) {
+  dlrt::Context ctx = cpu_context();
+  const int64_t n = 32;
+  nn::Array x = nn::Array::of<float>({n, 6, 6, 4}, random_values(size_t(n * 144), 43, -1.f, 2.f));
+  nn::Array y = nn::Array::of<float>({n, 3}, random_values(size_t(n * 3), 44, -1.f, 1.f));
+  auto build = [&](bool fuse) {
+    nn::Input in({6, 6, 4});
+    nn::Conv2DOptions o;
+    o.padding = "same";
+    o.use_bias = false;
+    // Identity shortcut: fuses.
+    nn::SymbolicTensor a = nn::BatchNormalization(-1, 0.5)(nn::Conv2D(4, {3, 3}, o)(in));
+    a = nn::ReLU()(nn::Add()({a, in}));
+    // Projection shortcut made after the BN's node, the BN second in the Add: fuses.
+    nn::SymbolicTensor b = nn::BatchNormalization(-1, 0.5)(nn::Conv2D(4, {3, 3}, o)(a));
+    nn::SymbolicTensor p = nn::Conv2D(4, {1, 1}, o)(a);
+    b = nn::Activation("relu")(nn::Add()({p, b}));
+    // The BN's output read twice: stays apart.
+    nn::SymbolicTensor d = nn::BatchNormalization(-1, 0.5)(nn::Conv2D(4, {3, 3}, o)(b));
+    nn::SymbolicTensor e = nn::ReLU()(nn::Add()({d, b}));
+    // The Add's output read twice: stays apart.
+    nn::SymbolicTensor f = nn::BatchNormalization(-1, 0.5)(nn::Conv2D(4, {3, 3}, o)(e));
+    nn::SymbolicTensor g = nn::Add()({f, d});
+    nn::SymbolicTensor h = nn::Add()({nn::ReLU()(g), g});
+    nn::SymbolicTensor out = nn::Dense(3)(nn::Flatten()(h));
+    auto m = std::make_unique<nn::Model>(ctx, in, out);
+    nn::CompileConfig cfg;
+    cfg.seed = 7;
+    cfg.fuse_batch_norm_add_relu = fuse;
+    cfg.log_device_placement = true;
+    m->compile(nn::SGD(0.01), nn::MeanSquaredError(), {}, cfg);
+    return m;
+  };
+  std::unique_ptr<nn::Model> fused = build(true), plain = build(false);
+  ::testing::internal::CaptureStderr();
+  const nn::History hf = fused->fit(x, y, quiet(3, 8));
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  ::testing::internal::CaptureStderr();
+  const nn::History hp = plain->fit(x, y, quiet(3, 8));
+  const std::string plain_log = ::testing::internal::GetCapturedStderr();
+  for (size_t k = 0; k < 3; ++k)
+    EXPECT_NEAR(hf.history.at("loss")[k], hp.history.at("loss")[k], 1e-5) << "epoch " << k;
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t k = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++k;
+    return k;
+  };
+  EXPECT_EQ(count(log, "(batch_norm_add_relu_train)"), 2u) << log;
+  EXPECT_EQ(count(log, "(batch_norm_add_relu_grad)"), 2u) << log;
+  EXPECT_EQ(count(log, "(batch_norm_train)"), 2u) << log;
+  EXPECT_EQ(count(log, "(relu)"), 2u) << log;  // after the two Adds that stay apart
+  EXPECT_EQ(count(plain_log, "(batch_norm_add_relu_train)"), 0u) << plain_log;
+  EXPECT_EQ(count(plain_log, "(batch_norm_train)"), 4u) << plain_log;
+  EXPECT_EQ(count(plain_log, "(relu)"), 4u) << plain_log;
+  // Every variable, the moving statistics included, as the unfused model's.
+  const auto sf = fused->state(), sp = plain->state();
+  ASSERT_EQ(sf.size(), sp.size());
+  for (size_t k = 0; k < sp.size(); ++k) {
+    ASSERT_EQ(sf[k].name, sp[k].name);
+    const std::vector<float>&a = sf[k].values, &b = sp[k].values;
+    ASSERT_EQ(a.size(), b.size()) << sp[k].name;
+    for (size_t i = 0; i < a.size(); ++i)
+      EXPECT_NEAR(a[i], b[i], 1e-4 * (1 + std::fabs(b[i]))) << sp[k].name << " " << i;
+  }
+  ::testing::internal::CaptureStderr();
+  const std::vector<float> pf = fused->predict(x, n).values<float>();
+  const std::vector<float> pp = plain->predict(x, n).values<float>();
+  (void)::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(pf.size(), pp.size());
+  for (size_t i = 0; i < pf.size(); ++i) EXPECT_NEAR(pf[i], pp[i], 1e-4 * (1 + std::fabs(pp[i])));
+}
+
 // Fashion-MNIST, 300 training images: Conv2D -> BatchNormalization -> ReLU -> MaxPool2D ->
 // Flatten -> Dense learns (the loss falls, most training images right); a checkpoint restores
 // every variable, the moving statistics included, bit for bit, and the restored model

@@ -91,6 +91,15 @@ class BatchNormalization : public Layer {
   Value call_with_relu(CallContext& c, Value x, const std::vector<Value>& v) const {
     return build(c, x, v, true);
   }
+  // A residual block's tail, ReLU(Add([this layer on x, residual])), as one op in a training
+  // step (batch_norm_add_relu_train; CompileConfig::fuse_batch_norm_add_relu, formed by
+  // session.hpp's run_plan). Elsewhere (inference, a frozen layer) the three ops as built.
+  Value call_with_add_relu(CallContext& c, Value x, Value residual,
+                           const std::vector<Value>& v) const {
+    if (!c.training || !trainable())
+      return c.graph.op1("relu", {c.graph.op1("add", {build(c, x, v, false), residual})});
+    return build(c, x, v, true, &residual);
+  }
 
   // Inference as an affine map per channel, y = x * scale + shift with
   // scale = gamma / sqrt(moving_variance + epsilon), shift = beta - moving_mean * scale:
@@ -117,8 +126,9 @@ class BatchNormalization : public Layer {
 
  private:
   // The layer's op on x: (B, H, W, C) or (B, C, H, W) or (B, C); v: params() in order; with
-  // the ReLU fused when `relu`.
-  Value build(CallContext& c, Value x, const std::vector<Value>& v, bool relu) const {
+  // the ReLU fused when `relu`, and the residual added before it when given (training only).
+  Value build(CallContext& c, Value x, const std::vector<Value>& v, bool relu,
+              const Value* residual = nullptr) const {
     const std::vector<int64_t> dims = x.dims();  // by value: one copy for both iterators
     const Shape sample(dims.begin() + 1, dims.end());
     const int64_t ch = channels(sample);
@@ -136,11 +146,18 @@ class BatchNormalization : public Layer {
                          {{"epsilon", epsilon_}, {"data_format", format}, {"activation", act}},
                          c.node(name_));
     // (y, moving_mean', moving_variance', saved_mean, saved_inv_std)
-    std::vector<Value> out = c.graph.op(
-        "batch_norm_train", {x, gamma, beta, moving_mean, moving_variance},
-        {{"epsilon", epsilon_}, {"momentum", momentum_}, {"data_format", format},
-         {"activation", act}},
-        c.node(name_));
+    std::vector<Value> out =
+        residual != nullptr
+            ? c.graph.op("batch_norm_add_relu_train",
+                         {x, *residual, gamma, beta, moving_mean, moving_variance},
+                         {{"epsilon", epsilon_}, {"momentum", momentum_}, {"data_format", format}},
+                         c.node(name_))
+            : c.graph.op("batch_norm_train", {x, gamma, beta, moving_mean, moving_variance},
+                         {{"epsilon", epsilon_},
+                          {"momentum", momentum_},
+                          {"data_format", format},
+                          {"activation", act}},
+                         c.node(name_));
     if (c.state_updates != nullptr) {
       c.state_updates->push_back({moving_mean, out[1]});
       c.state_updates->push_back({moving_variance, out[2]});

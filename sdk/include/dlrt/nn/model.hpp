@@ -64,6 +64,7 @@
 #include "dlrt/nn/data.hpp"
 #include "dlrt/nn/distribute.hpp"
 #include "dlrt/nn/functional_graph.hpp"
+#include "dlrt/nn/merging.hpp"
 #include "dlrt/nn/layers.hpp"
 #include "dlrt/nn/losses.hpp"
 #include "dlrt/nn/metrics.hpp"
@@ -131,6 +132,14 @@ struct CompileConfig {
   // activations fewer each way (batch_norm_relu_grad rebuilds the mask from x), in training
   // and inference alike. false: as built.
   bool fuse_batch_norm_relu = true;
+  // A residual block's tail, ReLU(Add([BatchNormalization(x), shortcut])), where the
+  // BatchNormalization's output is read only by that Add (of two inputs) and the Add's only by
+  // that ReLU: the training step builds it as one op, batch_norm_add_relu_train, whose
+  // backward op also gives the shortcut's gradient (four passes over the activations instead
+  // of eight or nine forward, one fewer backward). Trainable layers in the training step only
+  // (evaluate and predict build the layers as they are, or fold); not under a mixed-precision
+  // policy. false: as built.
+  bool fuse_batch_norm_add_relu = true;
   // Keras' loss_weights: one weight per model output, in the order of its outputs; the loss
   // that trains (and "loss" in the logs) is sum_k weight_k * loss_k. Empty: 1 for each.
   std::vector<double> loss_weights;

@@ -136,6 +136,42 @@ inline void Model::make_plan(const std::vector<Shape>& inputs) {
     }
     if (any) plan->fuse_bn_relu = std::move(fuse);
   }
+  // Residual tails (CompileConfig::fuse_batch_norm_add_relu): an Add node k of two inputs
+  // whose output slot only a plain ReLU node reads, one of whose inputs is a trainable
+  // BatchNormalization node j's slot read by nothing else (the first such input when both
+  // are). Not under a mixed policy (the Add would compute in the policy's dtype).
+  if (config_.fuse_batch_norm_add_relu && optimizer_ && !any_mixed) {
+    std::vector<int> reads(slots.size(), 0);
+    std::vector<int64_t> reader(slots.size(), -1);
+    for (size_t j = 0; j < graph_.nodes.size(); ++j)
+      for (size_t s : graph_.nodes[j].inputs) ++reads[s], reader[s] = static_cast<int64_t>(j);
+    for (size_t s : graph_.outputs) ++reads[s];
+    std::vector<int64_t> fuse(graph_.nodes.size(), -1);
+    bool any = false;
+    for (size_t k = 0; k < graph_.nodes.size(); ++k) {
+      const detail::PlanNode& add = graph_.nodes[k];
+      const size_t out = inputs.size() + k;
+      if (dynamic_cast<const Add*>(graph_.layers[add.layer].get()) == nullptr ||
+          add.inputs.size() != 2 || add.inputs[0] == add.inputs[1] || reads[out] != 1 ||
+          reader[out] < 0 ||
+          !detail::is_relu_layer(*graph_.layers[graph_.nodes[size_t(reader[out])].layer]))
+        continue;
+      for (size_t s : add.inputs) {
+        if (s < inputs.size() || reads[s] != 1) continue;
+        const size_t j = s - inputs.size();  // node j made slot s
+        const auto* bn =
+            dynamic_cast<const BatchNormalization*>(graph_.layers[graph_.nodes[j].layer].get());
+        if (bn == nullptr || !bn->trainable() || fuse[j] != -1 ||
+            (!plan->fuse_bn_relu.empty() && plan->fuse_bn_relu[j]))
+          continue;
+        fuse[k] = static_cast<int64_t>(j);
+        fuse[j] = detail::Plan::kBuiltByItsAdd;
+        any = true;
+        break;
+      }
+    }
+    if (any) plan->fuse_bn_add_relu = std::move(fuse);
+  }
   // f16 gradients underflow: fit's step scales the loss (Keras wraps the optimizer of a
   // mixed_float16 model in a LossScaleOptimizer the same way); bf16 has f32's range.
   if (optimizer_ && any_f16) {

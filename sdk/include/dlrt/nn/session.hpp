@@ -123,6 +123,14 @@ struct Plan {
   // (BatchNormalization::call_with_relu), and the one ReLU node reading it passes the value
   // on (CompileConfig::fuse_batch_norm_relu). Empty: nothing fuses.
   std::vector<char> fuse_bn_relu;
+  // Residual tails (CompileConfig::fuse_batch_norm_add_relu), training steps only:
+  // fuse_bn_add_relu[k] = j >= 0 says node k, an Add of two inputs, builds BatchNormalization
+  // node j (one of its inputs, read by nothing else) with the Add's other input and the ReLU
+  // after it as one op (BatchNormalization::call_with_add_relu), and the one ReLU node reading
+  // the Add passes the value on; fuse_bn_add_relu[j] = kBuiltByItsAdd marks node j, which then
+  // builds nothing itself. Empty: nothing fuses.
+  static constexpr int64_t kBuiltByItsAdd = -2;
+  std::vector<int64_t> fuse_bn_add_relu;
   dlrt::CompileOptions compile;
 
   float loss_weight(size_t output) const {
@@ -197,10 +205,38 @@ inline std::vector<Value> run_plan(const Plan& plan, CallContext& c, std::vector
   // reading one passes it on. A folded BatchNormalization (below) fuses nothing.
   std::vector<char> relu_done(slots.size() + plan.nodes.size(), 0);
   const bool mixed = !plan.compute_dtype.empty();
+  const bool add_relu = c.training && !plan.fuse_bn_add_relu.empty();
   for (size_t j = 0; j < plan.nodes.size(); ++j) {
     const PlanNode& n = plan.nodes[j];
     if (n.inputs.size() == 1 && relu_done[n.inputs[0]] && is_relu_layer(*plan.layers[n.layer])) {
       slots.push_back(slots.at(n.inputs[0]));
+      continue;
+    }
+    if (add_relu && plan.fuse_bn_add_relu[j] == Plan::kBuiltByItsAdd) {
+      // Its Add builds it; only that Add reads this slot, and skips it.
+      slots.push_back(slots.at(n.inputs.at(0)));
+      continue;
+    }
+    if (add_relu && plan.fuse_bn_add_relu[j] >= 0) {
+      // The residual tail: BatchNormalization node b on its input, plus this Add's other input,
+      // plus the ReLU after it, built in node b's call context (its node names and seed).
+      const size_t b = static_cast<size_t>(plan.fuse_bn_add_relu[j]);
+      const PlanNode& bn_node = plan.nodes[b];
+      const size_t bn_slot = plan.inputs.size() + b;
+      const size_t shortcut = n.inputs.at(0) == bn_slot ? n.inputs.at(1) : n.inputs.at(0);
+      std::vector<Value> params;
+      for (size_t i : plan.layer_state[bn_node.layer]) params.push_back(vars.at(i));
+      const auto& bn = static_cast<const BatchNormalization&>(*plan.layers[bn_node.layer]);
+      relu_done[slots.size()] = 1;
+      const Value x = slots.at(bn_node.inputs.at(0)), r = slots.at(shortcut);
+      if (bn_node.call == 0) {
+        slots.push_back(bn.call_with_add_relu(c, x, r, params));
+      } else {
+        const std::string k = std::to_string(bn_node.call);
+        CallContext again{c.graph, c.training, derive_seed(c.seed, "call/" + k),
+                          c.scope + "call_" + k + "/"};
+        slots.push_back(bn.call_with_add_relu(again, x, r, params));
+      }
       continue;
     }
     if (!c.training && c.fold_batch_norm && !plan.fold_bn.empty() && plan.fold_bn[j] >= 0) {
