@@ -111,7 +111,8 @@ void add_resnet_conv(std::vector<Case>& cases, const std::string& layer, int64_t
 }
 
 // ResNet-20's batch norms at batch 128 (memory-bound: compare the GB/s with the machine's):
-// the training pass with and without the fused ReLU and both backward ops.
+// the training pass with and without the fused ReLU, the residual tail (with the add and
+// ReLU fused, and as the three ops it replaces), and the backward ops.
 void add_resnet_batch_norm(std::vector<Case>& cases, const std::string& layer, int64_t h,
                            int64_t c) {
   constexpr int64_t n = 128;
@@ -128,6 +129,23 @@ void add_resnet_batch_norm(std::vector<Case>& cases, const std::string& layer, i
       {layer + ".grad", {{"batch_norm_grad", {x, x, v, v, pos}, {}, {}}}, 0, false, note});
   cases.push_back({layer + ".relu_grad",
                    {{"batch_norm_relu_grad", {x, x, v, v, v, pos}, {}, {}}},
+                   0,
+                   false,
+                   note});
+  cases.push_back({layer + ".train_add_relu",
+                   {{"batch_norm_add_relu_train", {x, x, v, v, v, pos}, {}, {}}},
+                   0,
+                   false,
+                   note});
+  cases.push_back({layer + ".train_add_relu_unfused",
+                   {{"batch_norm_train", {x, v, v, v, pos}, {}, {}},
+                    {"add", {x, x}, {}, {}},
+                    {"relu", {x}, {}, {}}},
+                   0,
+                   false,
+                   note});
+  cases.push_back({layer + ".add_relu_grad",
+                   {{"batch_norm_add_relu_grad", {x, x, x, v, v, pos}, {}, {}}},
                    0,
                    false,
                    note});

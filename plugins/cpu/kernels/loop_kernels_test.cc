@@ -404,11 +404,12 @@ TEST(LoopKernels, BatchNormGradsAndFusedForward) {
          0, kBoth});
 }
 
-// The residual tail (loop_batch_norm_train.cc, loop_batch_norm.cc): batch_norm_add_relu_train
+// The training forms (loop_batch_norm_train.cc) and the residual tail's backward
+// (loop_batch_norm.cc): batch_norm_train (activation none and relu), batch_norm_add_relu_train
 // and batch_norm_add_relu_grad at the compiled widths and others, sizes that split across
-// threads, NCHW and (N,C), on both builds. x is offset by 3 in one case (|mean| >> std: the
-// pivoted sums of squares must not cancel).
-TEST(LoopKernels, BatchNormAddRelu) {
+// threads, NCHW and (N,C), f32 and f64, on both builds. x is offset by 3 in one case
+// (|mean| >> std: the pivoted sums of squares must not cancel).
+TEST(LoopKernels, BatchNormTrainAndAddRelu) {
   const std::vector<Range> fwd = {{-2, 2}, {-1, 1}, {0.5, 1.5}, {-1, 1}, {-1, 1}, {0.5, 2}};
   const std::vector<Range> bwd = {{-1, 1}, {-1, 1}, {-2, 2}, {0.5, 1.5}, {-0.5, 0.5}, {0.5, 2}};
   for (Dims d : {Dims{4, 32, 32, 16}, Dims{8, 14, 14, 32}, Dims{16, 7, 7, 64}, Dims{3, 5, 7, 13},
@@ -418,7 +419,15 @@ TEST(LoopKernels, BatchNormAddRelu) {
            kReduction, fwd, 0, kBoth});
     check({"batch_norm_add_relu_grad", {f32(d), f32(d), f32(d), f32(c), f32(c), f32(c)}, {},
            kReduction, bwd, 0, kBoth});
+    for (const char* act : {"none", "relu"})
+      check({"batch_norm_train", {f32(d), f32(c), f32(c), f32(c), f32(c)}, {{"activation", act}},
+             kReduction, {{-2, 2}, {0.5, 1.5}, {-1, 1}, {-1, 1}, {0.5, 2}}, 0, kBoth});
   }
+  check({"batch_norm_train", {f32({64, 28, 28, 16}), f32({16}), f32({16}), f32({16}), f32({16})},
+         {}, kReduction, {{2.5, 3.5}, {0.5, 1.5}, {-1, 1}, {-1, 1}, {0.5, 2}}, 0, kBoth});
+  check({"batch_norm_train", {f32({4, 16, 9, 9}), f32({16}), f32({16}), f32({16}), f32({16})},
+         {{"data_format", "NCHW"}, {"activation", "relu"}}, kReduction,
+         {{-2, 2}, {0.5, 1.5}, {-1, 1}, {-1, 1}, {0.5, 2}}, 0, kBoth});
   std::vector<Range> offset = fwd;
   offset[0] = {2.5, 3.5};
   check({"batch_norm_add_relu_train", {f32({64, 28, 28, 16}), f32({64, 28, 28, 16}), f32({16}),

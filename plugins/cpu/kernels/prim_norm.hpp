@@ -1,5 +1,6 @@
-// prim_norm.hpp: batch_norm and batch_norm_train (the backward ops: loop_batch_norm.cc) on oneDNN's
-// batch_normalization primitives (rows in primitive_table.cc; semantics in docs/ops.md).
+// prim_norm.hpp: batch_norm, the inference form, on oneDNN's batch_normalization primitive (row
+// in primitive_table.cc; semantics in docs/ops.md). The training forms are
+// loop_batch_norm_train.cc's, the backward ops loop_batch_norm.cc's.
 #pragma once
 
 #include "../ops.hpp"

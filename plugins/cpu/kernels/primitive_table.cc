@@ -54,7 +54,6 @@ const std::vector<KernelDef>& primitive_kernel_defs() {
       {"softmax", softmax_check, softmax_create},
       {"log_softmax", softmax_check, softmax_create},
       {"batch_norm", batch_norm_check, batch_norm_create},
-      {"batch_norm_train", batch_norm_check, batch_norm_create},
       {"concat", concat_check, concat_create},
       {"global_avg_pool2d", global_pool_check, global_pool_create},
       {"global_max_pool2d", global_pool_check, global_pool_create},
