@@ -44,7 +44,11 @@ class Contributions {
   void add(ValueRef v, ValueRef grad) { parts_[v].push_back(grad); }
 
   // The sum of everything added for `v` (one add node per extra contribution, on the device
-  // of v's producer), or nullopt when nothing was.
+  // of v's producer), or nullopt when nothing was. When one contribution is a
+  // conv2d_backward_data (v read by a conv and by something else: a residual block's input),
+  // the others are summed first and that pass becomes conv2d_backward_data_add(dy, w, sum),
+  // which starts dx from the sum instead of zeros: no add pass over v's gradient. The plain
+  // conv2d_backward_data is left unread (compile prunes it).
   MaybeValue total(ValueRef v) {
     auto it = parts_.find(v);
     if (it == parts_.end() || it->second.empty()) return std::nullopt;
@@ -53,10 +57,26 @@ class Contributions {
       const Node producer = g_.node(v.node);  // a copy: emitting may move the node vector
       const std::string what =
           v.output == 0 ? "accumulate" : fmt::format("accumulate_out{}", v.output);
-      ValueRef sum = parts[0];
-      for (size_t i = 1; i < parts.size(); ++i)
-        sum = autodiff::emit_gradient_op(g_, producer, "add", what, {sum, parts[i]}, {}).front();
-      parts.assign(1, sum);
+      // The last conv2d_backward_data among the parts, if any.
+      size_t conv = parts.size();
+      for (size_t i = 0; i < parts.size(); ++i)
+        if (g_.node(parts[i].node).op == "conv2d_backward_data") conv = i;
+      std::optional<ValueRef> sum;
+      for (size_t i = 0; i < parts.size(); ++i) {
+        if (i == conv) continue;
+        sum = sum ? autodiff::emit_gradient_op(g_, producer, "add", what, {*sum, parts[i]}, {})
+                        .front()
+                  : parts[i];
+      }
+      if (conv < parts.size()) {
+        // Named as the sum ("gradients/<v's producer>/accumulate"), placed as the conv's pass.
+        Node bd = g_.node(parts[conv].node);  // a copy, as above
+        const std::vector<ValueRef> in = {bd.inputs.at(0), bd.inputs.at(1), *sum};
+        bd.name = producer.name;
+        sum = autodiff::emit_gradient_op(g_, bd, "conv2d_backward_data_add", what, in, bd.attrs)
+                  .front();
+      }
+      parts.assign(1, *sum);
     }
     return parts[0];
   }

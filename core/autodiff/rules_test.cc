@@ -116,6 +116,46 @@ TEST(GradientRules, Conv2dBiasActReluThenMaxPoolFuses) {
   }
 }
 
+// A value read by a conv and by other ops (a residual block's input): its gradient's
+// contributions are summed into the conv's backward-data pass, conv2d_backward_data_add, and
+// no add is left for the sum (but one per further contribution); the gradients match finite
+// differences. Two convs reading x: one of them takes the other's pass as its addend. Strided
+// SAME (oneDNN's pass plus its add step on cpu) and NCHW too.
+TEST(GradientRules, ConvInputReadTwiceAccumulatesIntoTheBackwardDataPass) {
+  auto count_op = [](GradCheck& c, const std::string& op) {
+    int k = 0;
+    for (const Node& n : c.graph().nodes()) k += n.op == op && n.is_gradient;
+    return k;
+  };
+  struct Case {
+    ops::Dims x, w;
+    ops::AttrMap conv;
+  };
+  const Case cases[] = {
+      {{2, 6, 6, 2}, {3, 3, 2, 2}, {{"padding", "SAME"}}},
+      {{1, 7, 7, 3}, {3, 3, 3, 3}, {{"padding", "SAME"}, {"strides", ops::Ints{2, 2}}}},
+      {{1, 2, 5, 5}, {3, 3, 2, 2}, {{"padding", "SAME"}, {"data_format", "NCHW"}}},
+  };
+  for (const Case& k : cases)
+    for (int readers : {2, 3}) {
+      SCOPED_TRACE(ops::format_dims(k.x) + " readers " + std::to_string(readers));
+      GradCheck c;
+      ValueRef x = c.input("x", {F, k.x});
+      ValueRef w = c.input("w", {F, k.w});
+      ValueRef y = c.op("conv2d", {x, w}, k.conv);
+      std::vector<ValueRef> out = {y, c.op("tanh", {x})};
+      if (readers == 3) out.push_back(c.op("conv2d", {x, c.input("w2", {F, k.w})}, k.conv));
+      c.check(c.project(out));
+      EXPECT_EQ(count_op(c, "conv2d_backward_data_add"), 1);
+      // x's contributions: the tanh's and one conv's summed by adds (none with two readers),
+      // the last conv's pass starting from their sum.
+      int adds = 0;
+      for (const Node& n : c.graph().nodes())
+        adds += n.op == "add" && n.is_gradient && n.name.find("accumulate") != std::string::npos;
+      EXPECT_EQ(adds, readers - 2);
+    }
+}
+
 // dx = conv2d(dy, w), dw = conv2d_backward_filter(dy, x), both with the resolved pads: strides
 // 1 and 2, VALID and SAME (an even kernel's symmetric crop among them), output_padding 0 and 1,
 // dilation, explicit pads, NCHW.

@@ -143,6 +143,17 @@ Status infer_conv2d_backward_data(InferContext& ctx) {
   return Status();
 }
 
+// conv2d_backward_data_add: conv2d_backward_data's operands and an addend of dx's dims.
+Status infer_conv2d_backward_data_add(InferContext& ctx) {
+  DLRT_OPS_RETURN_IF_ERROR(infer_conv2d_backward_data(ctx));
+  const Ints& x = ctx.attr_ints("input_shape");
+  if (ctx.dims(2) != Dims(x.begin(), x.end()))
+    return ctx.error("{} has dims {}, expected {} (attribute 'input_shape': the addend is "
+                     "added to dx element by element)",
+                     ctx.label(2), format_dims(ctx.dims(2)), format_dims(x));
+  return Status();
+}
+
 // x: (N,H,W,Ci), dy: (N,OH,OW,Co) -> dw: filter_shape (KH,KW,Ci/groups,Co)
 Status infer_conv2d_backward_filter(InferContext& ctx) {
   const char* doc = image_axes(ctx.attr_string("data_format")).dims_doc;
@@ -296,6 +307,23 @@ std::vector<OpDef> conv_pool_ops() {
       plus(conv_attrs(), required_attr("input_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
       infer_conv2d_backward_data,
       {}}.sampled(samples::conv(ConvPass::kBackwardData))
+                    .gradient_free(backward)
+                    .tol(kGemmTol));
+  // dx = addend + conv2d_backward_data(dy, w): autodiff's sum of a value's gradient
+  // contributions when one of them is a conv's backward-data pass (the input of a residual
+  // block, read by the block's first conv and by its shortcut), as cuDNN's beta = 1. The
+  // backward pass starts dx from the addend instead of from zeros, so the sum costs no pass
+  // of its own.
+  ops.push_back(OpDef{
+      "conv2d_backward_data_add",
+      "conv_pool",
+      "addend + conv2d_backward_data(dy, w)",
+      {in_const("dy", F, "(N,OH,OW,Co)"), in_const("w", F, "(KH,KW,Ci/groups,Co)"),
+       in_const("addend", F, "(N,H,W,Ci)")},
+      {out("dx", "(N,H,W,Ci)")},
+      plus(conv_attrs(), required_attr("input_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
+      infer_conv2d_backward_data_add,
+      {}}.sampled(samples::conv(ConvPass::kBackwardDataAdd))
                     .gradient_free(backward)
                     .tol(kGemmTol));
   ops.push_back(OpDef{

@@ -150,6 +150,12 @@ SampleFn conv(ConvPass pass) {
           attrs.emplace("input_shape", g.x());
           out.push_back({{f32_in("dy", g.y(), u), f32_in("w", g.filter(), u)}, attrs});
           break;
+        case ConvPass::kBackwardDataAdd:
+          attrs.emplace("input_shape", g.x());
+          out.push_back({{f32_in("dy", g.y(), u), f32_in("w", g.filter(), u),
+                          f32_in("addend", g.x(), u)},
+                         attrs});
+          break;
         case ConvPass::kBackwardFilter:
           attrs.emplace("filter_shape", g.filter());
           out.push_back({{f32_in("x", g.x(), u), f32_in("dy", g.y(), u)}, attrs});

@@ -164,6 +164,10 @@ __global__ void bn_relu_dy_kernel(const float* dy, const float* x, const float* 
 __global__ void add_relu_in_place_kernel(float* y, const float* residual, int64_t n) {
   GRID_STRIDE(i, n) { y[i] = math::bn_add_relu(y[i], residual[i]); }
 }
+// conv2d_backward_data_add's addend after a cropped pass: y += x.
+__global__ void add_in_place_kernel(float* y, const float* x, int64_t n) {
+  GRID_STRIDE(i, n) { y[i] = math::binary(math::Binary::kAdd, y[i], x[i]); }
+}
 // batch_norm_add_relu_grad's dresidual: dy where y > 0.
 __global__ void relu_mask_by_y_kernel(const float* dy, const float* y, float* out, int64_t n) {
   GRID_STRIDE(i, n) { out[i] = math::act_grad(math::ActGrad::kRelu, dy[i], y[i]); }
@@ -174,6 +178,11 @@ __global__ void relu_mask_by_y_kernel(const float* dy, const float* y, float* ou
 void launch_add_relu_in_place(float* y, const float* residual, int64_t n, cudaStream_t s) {
   add_relu_in_place_kernel<<<grid_for(n), kThreads, 0, s>>>(y, residual, n);
   check_launch("batch_norm_add_relu_train's add-relu kernel");
+}
+
+void launch_add_in_place(float* y, const float* x, int64_t n, cudaStream_t s) {
+  add_in_place_kernel<<<grid_for(n), kThreads, 0, s>>>(y, x, n);
+  check_launch("conv2d_backward_data_add's add kernel");
 }
 
 void launch_relu_mask_by_y(const float* dy, const float* y, float* out, int64_t n,

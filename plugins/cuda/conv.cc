@@ -88,7 +88,8 @@ void check_conv(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost
   require_f32(op);
   // conv2d_transpose(x, w) is conv2d_backward_data(dy = x, w) into y (w is that convolution's
   // filter, "pads" its pads: core/ops/infer_conv_transpose.cc), so it runs as one.
-  const Dir dir = op.name() == "conv2d_backward_data" || op.name() == "conv2d_transpose"
+  const Dir dir = op.name() == "conv2d_backward_data" || op.name() == "conv2d_transpose" ||
+                          op.name() == "conv2d_backward_data_add"
                       ? Dir::kBackwardData
                   : op.name() == "conv2d_backward_filter" ? Dir::kBackwardFilter
                                                           : Dir::kForward;
@@ -116,7 +117,11 @@ const char* math_name(cudnnMathType_t m) {
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(const OpView& op, Dir dir) : name_(op.name()), dir_(dir), g_(conv_geom(op, dir)) {
+  ConvKernel(const OpView& op, Dir dir)
+      : name_(op.name()),
+        dir_(dir),
+        g_(conv_geom(op, dir)),
+        addend_(op.name() == "conv2d_backward_data_add") {
     const ConvGeom& g = g_;
     if (op.name() == "conv2d_bias_act") {
       act_ = parse_act(op);
@@ -174,7 +179,8 @@ class ConvKernel final : public Kernel {
 
   void run(cudaStream_t stream, const dlrt_kernel_args& a) override {
     const ConvGeom& g = g_;
-    check_args(a, dir_ == Dir::kForward ? (has_bias_ ? 3 : 2) : 2, 1, plan_.bytes, name_);
+    check_args(a, dir_ == Dir::kForward ? (has_bias_ ? 3 : 2) : addend_ ? 3 : 2, 1, plan_.bytes,
+               name_);
     auto held = handle_.use(stream);  // the GPU's shared handle, on this run's stream
     float* wbuf = static_cast<float*>(at(a.workspace, filter_off_));
     float* grown = g.grown() ? static_cast<float*>(at(a.workspace, grown_off_)) : nullptr;
@@ -217,14 +223,23 @@ class ConvKernel final : public Kernel {
                           g.nchw ? g.oh * g.ow : 1, act_);
       }
     } else if (dir_ == Dir::kBackwardData) {
-      // dy: input 0, w: input 1 -> dx
+      // dy: input 0, w: input 1 -> dx; conv2d_backward_data_add's addend (input 2) is where
+      // dx starts (cuDNN's beta = 1), or, at the grown size, added after the crop.
       launch_strided_copy(stream, in(a, 1), wbuf, filter_elems, sizeof(float), to_cudnn_);
       float* dx = grown != nullptr ? grown : out<float>(a, 0);
+      const int64_t dx_elems = g.n * g.h * g.w * g.ci;
+      const bool start_from_addend = addend_ && grown == nullptr;
+      if (start_from_addend && a.inputs[2] != a.outputs[0])
+        CUDA_CHECK_MSG(cudaMemcpyAsync(dx, a.inputs[2], size_t(dx_elems) * sizeof(float),
+                                       cudaMemcpyDeviceToDevice, stream),
+                       name_ + ": addend");
       CUDNN_CHECK(cudnnConvolutionBackwardData(handle_, &one, w_desc_, wbuf, y_desc_, in(a, 0),
-                                               conv_desc_, bwd_data_, ws, cudnn_bytes_, &zero,
-                                               x_desc_, dx));
-      if (grown != nullptr)
-        launch_strided_copy(stream, grown, out(a, 0), g.n * g.h * g.w * g.ci, sizeof(float), crop_);
+                                               conv_desc_, bwd_data_, ws, cudnn_bytes_,
+                                               start_from_addend ? &one : &zero, x_desc_, dx));
+      if (grown != nullptr) {
+        launch_strided_copy(stream, grown, out(a, 0), dx_elems, sizeof(float), crop_);
+        if (addend_) launch_add_in_place(out<float>(a, 0), in<float>(a, 2), dx_elems, stream);
+      }
     } else {
       // x: input 0, dy: input 1 -> dw (HWIO)
       const float* x = in<float>(a, 0);
@@ -342,6 +357,7 @@ class ConvKernel final : public Kernel {
   ConvGeom g_;
   math::Act act_ = math::Act::kNone;
   bool fused_relu_ = false, has_bias_ = false;
+  bool addend_;  // conv2d_backward_data_add: input 2 is added to dx
   SharedCudnnHandle handle_;
   TensorDesc x_desc_, y_desc_, b_desc_;
   FilterDesc w_desc_;
@@ -371,6 +387,7 @@ void add_conv_ops(std::vector<OpEntry>& t) {
   t.push_back({"conv2d", &check_conv, &create_conv<Dir::kForward>});
   t.push_back({"conv2d_bias_act", &check_conv, &create_conv<Dir::kForward>});
   t.push_back({"conv2d_backward_data", &check_conv, &create_conv<Dir::kBackwardData>});
+  t.push_back({"conv2d_backward_data_add", &check_conv, &create_conv<Dir::kBackwardData>});
   t.push_back({"conv2d_backward_filter", &check_conv, &create_conv<Dir::kBackwardFilter>});
   t.push_back({"conv2d_transpose", &check_conv, &create_conv<Dir::kBackwardData>});
 }

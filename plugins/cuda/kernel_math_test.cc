@@ -1315,6 +1315,35 @@ TEST(KernelMath, BatchNormAddReluIsBatchNormThenAddReluAroundTheMask) {
   }
 }
 
+// conv2d_backward_data_add as conv.cc runs it: cuDNN's backward-data pass with beta = 1 on dx
+// holding the addend, or (a grown image) the pass cropped, then math::binary(kAdd) per
+// element: both are the addend plus conv2d_backward_data, against the reference's fused op.
+TEST(KernelMath, ConvBackwardDataAddIsThePassPlusTheAddend) {
+  const std::vector<int64_t> x = {2, 6, 6, 3}, w = {3, 3, 3, 4};
+  for (const char* padding : {"VALID", "SAME"}) {
+    SCOPED_TRACE(padding);
+    AttrMap attrs = {{"padding", padding}, {"input_shape", ops::Ints(x.begin(), x.end())}};
+    const std::vector<int64_t> y = std::string(padding) == "SAME" ? std::vector<int64_t>{2, 6, 6, 4}
+                                                                  : std::vector<int64_t>{2, 4, 4, 4};
+    const TensorType yt{DLRT_F32, y}, wt{DLRT_F32, w}, xt{DLRT_F32, x};
+    size_t nx = 1, ny = 1, nw = 1;
+    for (int64_t d : x) nx *= size_t(d);
+    for (int64_t d : y) ny *= size_t(d);
+    for (int64_t d : w) nw *= size_t(d);
+    auto dy = random_floats(ny, 61, -1.f, 1.f), wv = random_floats(nw, 62, -1.f, 1.f);
+    auto addend = random_floats(nx, 63, -1.f, 1.f);
+    std::vector<float> dx(nx), want(nx);
+    reference_run(make("conv2d_backward_data", {yt, wt}, attrs), {dy.data(), wv.data()},
+                  {dx.data()});
+    reference_run(make("conv2d_backward_data_add", {yt, wt, xt}, attrs),
+                  {dy.data(), wv.data(), addend.data()}, {want.data()});
+    for (size_t i = 0; i < nx; ++i)
+      EXPECT_NEAR(math::binary(math::Binary::kAdd, dx[i], addend[i]), want[i],
+                  1e-5 * (1 + std::fabs(want[i])))
+          << i;
+  }
+}
+
 // max_pool2d_backward_relu_bias as pool.cc runs it: the pool backward kernel's dx with
 // math::act_grad(kRelu, dx, x) per cell, then the per-channel sum (bias_add_grad's
 // reduction), against the reference's fused op; 2x2 NHWC and 3x3/2 SAME NCHW.

@@ -62,6 +62,9 @@ void launch_bn_relu_dy(const float* dy, const float* x, const float* scale, cons
 void launch_add_relu_in_place(float* y, const float* residual, int64_t n, cudaStream_t s);
 void launch_relu_mask_by_y(const float* dy, const float* y, float* out, int64_t n,
                            cudaStream_t s);
+// y += x, n elements (math::binary kAdd): conv2d_backward_data_add's addend where conv.cc
+// crops dx out of a grown image (activation.cu).
+void launch_add_in_place(float* y, const float* x, int64_t n, cudaStream_t s);
 void add_cut_join_ops(std::vector<OpEntry>& t);      // cut_join.cu: concat ... pad, global pools
 void add_resize_ops(std::vector<OpEntry>& t);        // resize.cu: resize, resize_grad
 // grid_sample.cu: grid_sample, grid_sample_grad

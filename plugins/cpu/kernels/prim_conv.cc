@@ -3,6 +3,7 @@
 //   conv2d                  x (N,H,W,Ci), w (KH,KW,Ci,Co)        -> y (N,OH,OW,Co)
 //   conv2d_bias_act         x, w, b (Co)                          -> y = act(conv2d(x,w) + b)
 //   conv2d_backward_data    dy (N,OH,OW,Co), w                    -> dx (N,H,W,Ci) (input_shape)
+//   conv2d_backward_data_add  dy, w, addend (N,H,W,Ci)            -> dx = addend + that
 //   conv2d_backward_filter  x, dy                                 -> dw (KH,KW,Ci,Co) (filter_shape)
 // (NCHW images when data_format is "NCHW"; filters are HWIO in both formats.)
 // With groups G > 1 the filter is (KH,KW,Ci/G,Co), output channel o in group o / (Co/G).
@@ -81,7 +82,8 @@ using plugin::Window1D;
 enum class ConvKind { forward, backward_data, backward_filter };
 
 ConvKind kind_of(const OpView& op) {
-  if (op.name() == "conv2d_backward_data") return ConvKind::backward_data;
+  if (op.name() == "conv2d_backward_data" || op.name() == "conv2d_backward_data_add")
+    return ConvKind::backward_data;
   // conv2d_transpose(x, w) is conv2d_backward_data(dy = x, w) into y: w is that convolution's
   // HWIO filter and "pads" its pads (core/ops/infer_conv_transpose.cc), so it is run as one.
   if (op.name() == "conv2d_transpose") return ConvKind::backward_data;
@@ -213,11 +215,20 @@ class ConvBackwardData : public PrimKernel {
     memory dy = input(0, image_md(g.y, g.dt));
     // A blocked weight layout chosen by oneDNN: reorder HWIO into it (owned buffer) first.
     memory w = reorder_in(input(1, weights_md(g)), pd.weights_desc());
+    const memory::desc x_md = image_md(g.x, g.dt);
+    memory dx = output(0, x_md);
     add_step(convolution_backward_data(pd),
-             {{DNNL_ARG_DIFF_DST, dy},
-              {DNNL_ARG_WEIGHTS, w},
-              {DNNL_ARG_DIFF_SRC, output(0, image_md(g.x, g.dt))}},
+             {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, dx}},
              pd.scratchpad_desc());
+    // conv2d_backward_data_add: dx += addend, a binary step in place (oneDNN's backward-data
+    // pass takes no sum post-op). dlrt's Winograd kernel starts dx from the addend instead.
+    if (op.name() == "conv2d_backward_data_add") {
+      dnnl::binary::primitive_desc add(dnnl::binary::desc(algorithm::binary_add, x_md, x_md, x_md),
+                                       user_scratchpad(), engine_);
+      add_step(dnnl::binary(add),
+               {{DNNL_ARG_SRC_0, dx}, {DNNL_ARG_SRC_1, input(2, x_md)}, {DNNL_ARG_DST, dx}},
+               add.scratchpad_desc());
+    }
   }
 };
 
@@ -441,8 +452,9 @@ bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g)
 std::unique_ptr<Kernel> winograd_kernel(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
   const wino::Geometry wg = winograd_geometry(g);
   switch (kind_of(op)) {
-    case ConvKind::backward_data:
-      return wino::make_kernel(p, wg, wino::Pass::backward_data, false, false);
+    case ConvKind::backward_data:  // conv2d_backward_data_add: dx starts from input 2
+      return wino::make_kernel(p, wg, wino::Pass::backward_data,
+                               op.name() == "conv2d_backward_data_add", false);
     case ConvKind::backward_filter:
       return wino::make_kernel(p, wg, wino::Pass::backward_filter, false, false);
     case ConvKind::forward:

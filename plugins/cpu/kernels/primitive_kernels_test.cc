@@ -385,7 +385,9 @@ TEST(PrimitiveKernels, ThreadsOption) {
 // 16-column blocks). With the option off, the same inputs go through oneDNN's direct kernels:
 // both match the reference, and on a CPU that takes the Winograd path the bits differ, which
 // shows the path really ran. Whether it can run here is the device attribute `winograd`
-// (1: option on and an AVX2+FMA CPU that oneDNN's ISA cap allows).
+// (1: option on and an AVX2+FMA CPU that oneDNN's ISA cap allows). conv2d_backward_data_add
+// (dx started from an addend) runs each way too: Winograd's pass copies the addend where it
+// zeroed dx, oneDNN's adds it in a binary step after its pass.
 TEST(PrimitiveKernels, WinogradConv) {
   constexpr double kWinogradTol = 1e-4;
   const std::optional<int64_t> attr = int_attr(cpu(), "winograd");
@@ -428,6 +430,7 @@ TEST(PrimitiveKernels, WinogradConv) {
         {"conv2d_bias_act", {f32(c.x), f32(c.w), f32({c.w[3]})}, relu},
         {"conv2d_bias_act", {f32(c.x), f32(c.w), f32({c.w[3]})}, bias_only},
         {"conv2d_backward_data", {f32(y), f32(c.w)}, data},
+        {"conv2d_backward_data_add", {f32(y), f32(c.w), f32(c.x)}, data},
         {"conv2d_backward_filter", {f32(c.x), f32(y)}, filter},
     };
     for (const Pass& pass : passes) {

@@ -59,7 +59,9 @@ constexpr int64_t kMaxForwardPairsAvx512 = 64 * 64;
 bool worth_it(const Geometry& g, Pass pass, bool onednn_avx512);
 
 // The kernel. For Pass::forward, `bias` says whether input 2 is a bias (conv2d_bias_act) and
-// `relu` whether a relu follows it; the inputs/outputs are the ops' own (docs/ops.md). The
+// `relu` whether a relu follows it; for Pass::backward_data, `bias` says whether input 2 is an
+// addend dx starts from (conv2d_backward_data_add) instead of zeros. The inputs/outputs are
+// the ops' own (docs/ops.md). The
 // AVX-512 build where oneDNN's effective ISA is AVX-512 (p.onednn_avx512: the CPU has it and
 // ONEDNN_MAX_CPU_ISA does not cap it, so a test can force the AVX2 build), else the AVX2 one.
 std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, const Geometry& g, Pass pass, bool bias,

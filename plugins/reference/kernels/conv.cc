@@ -92,10 +92,14 @@ void run_conv2d(const OpView& op, const void* const* in, void* const* out, uint6
 // dy: (N,OH,OW,Co), w: (KH,KW,Ci/G,Co) -> dx: (N,H,W,Ci) = input_shape
 // dx[n,ih,iw,c] = sum over (oh,ow,i,j) with ih = oh*sh - pad_top + i*dh (same for w) and over
 //                 the outputs o of c's group of dy[n,oh,ow,o] * w[i,j,c % (Ci/G),o]; scattered
-//                 into a double buffer, then rounded.
+//                 into a double buffer, then rounded. conv2d_backward_data_add starts the
+//                 buffer from its addend (one rounding of the whole sum).
 template <typename T>
-void conv2d_backward_data(const ConvGeom& g, const T* dy, const T* w, T* dx) {
+void conv2d_backward_data(const ConvGeom& g, const T* dy, const T* w, T* dx,
+                          const T* addend = nullptr) {
   std::vector<double> acc(static_cast<size_t>(g.x.numel()), 0.0);
+  if (addend != nullptr)
+    for (size_t k = 0; k < acc.size(); ++k) acc[k] = double(addend[k]);
   for (int64_t n = 0; n < g.x.n; ++n)
     for (int64_t oh = 0; oh < g.y.h; ++oh)
       for (int64_t ow = 0; ow < g.y.w; ++ow)
@@ -122,12 +126,14 @@ void check_conv2d_backward_data(const OpView& op) {
   conv_geom(op, op.output(0).dims, op.input(1).dims, op.input(0).dims);
 }
 
+// conv2d_backward_data, conv2d_backward_data_add (its addend is input 2) and conv2d_transpose.
 void run_conv2d_backward_data(const OpView& op, const void* const* in, void* const* out, uint64_t) {
   ConvGeom g = conv_geom(op, op.output(0).dims, op.input(1).dims, op.input(0).dims);
+  const bool add = op.name() == "conv2d_backward_data_add";
   with_float(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
     conv2d_backward_data<T>(g, static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
-                            static_cast<T*>(out[0]));
+                            static_cast<T*>(out[0]), add ? static_cast<const T*>(in[2]) : nullptr);
   });
 }
 
@@ -190,6 +196,7 @@ void add_conv_kernels(KernelTable& t) {
   t.push_back({"conv2d", run_conv2d, check_conv2d});
   t.push_back({"conv2d_bias_act", run_conv2d, check_conv2d});
   t.push_back({"conv2d_backward_data", run_conv2d_backward_data, check_conv2d_backward_data});
+  t.push_back({"conv2d_backward_data_add", run_conv2d_backward_data, check_conv2d_backward_data});
   t.push_back({"conv2d_backward_filter", run_conv2d_backward_filter, check_conv2d_backward_filter});
   t.push_back({"conv2d_transpose", run_conv2d_backward_data, check_conv2d_transpose});
 }
