@@ -63,17 +63,19 @@ Status infer_batch_norm(InferContext& ctx) {
 
 // x, scale, bias, running_mean, running_var (C each)
 //   -> y (x's dims), running_mean (C), running_var (C), saved_mean (C), saved_inv_std (C)
-Status infer_batch_norm_train(InferContext& ctx) {
+// The training forms' outputs, their four (C) operands from input `first_c` on.
+Status training_outputs(InferContext& ctx, int first_c) {
   DLRT_OPS_RETURN_IF_ERROR(check_epsilon(ctx));
   const double m = ctx.attr_float("momentum");
   if (!(m >= 0 && m <= 1))
     return ctx.error("attribute 'momentum' is {}, expected a value in [0, 1]", m);
-  Result<int64_t> c = channels_of(ctx, 1, 4);
+  Result<int64_t> c = channels_of(ctx, first_c, 4);
   if (!c.ok()) return c.status();
   ctx.add_output(ctx.input(0).dtype, ctx.dims(0));
   for (int k = 0; k < 4; ++k) ctx.add_output(ctx.input(0).dtype, {*c});
   return Status();
 }
+Status infer_batch_norm_train(InferContext& ctx) { return training_outputs(ctx, 1); }
 
 // dy (x's dims), x, scale, saved_mean, saved_inv_std (C each) -> dx, dscale (C), dbias (C);
 // batch_norm_relu_grad has bias between scale and saved_mean (four (C) operands).
@@ -97,15 +99,7 @@ Status infer_batch_norm_add_relu_train(InferContext& ctx) {
     return ctx.error("{} has dims {}, expected {} (the dims of input 0 (x)): the residual is "
                      "added to the normalised x element by element",
                      ctx.label(1), format_dims(ctx.dims(1)), format_dims(ctx.dims(0)));
-  DLRT_OPS_RETURN_IF_ERROR(check_epsilon(ctx));
-  const double m = ctx.attr_float("momentum");
-  if (!(m >= 0 && m <= 1))
-    return ctx.error("attribute 'momentum' is {}, expected a value in [0, 1]", m);
-  Result<int64_t> c = channels_of(ctx, 2, 4);
-  if (!c.ok()) return c.status();
-  ctx.add_output(ctx.input(0).dtype, ctx.dims(0));
-  for (int k = 0; k < 4; ++k) ctx.add_output(ctx.input(0).dtype, {*c});
-  return Status();
+  return training_outputs(ctx, 2);
 }
 
 // dy, y, x (x's dims each), scale, saved_mean, saved_inv_std (C each)
