@@ -5,7 +5,8 @@
 # Installs onednn-devel into VENV (default build/onednn-v3-venv, about 2 GB with its Intel
 # runtime dependencies), builds conv_bench against each version, runs them in alternating
 # rounds and prints the best median of each case and the ratio v3/v2 (below 1: v3 faster).
-# docs/benchmarks.md has the figures and the decision.
+# First it prints one core's bf16 dot-product and f32 FMA rates (dot_rates.cc), what bounds
+# every bf16 convolution. docs/benchmarks.md has the figures and the decision.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 venv=${1:-build/onednn-v3-venv}
@@ -14,6 +15,8 @@ out=$(mktemp -d)
 [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"
 [ -e "$venv/include/oneapi/dnnl/dnnl.hpp" ] || "$venv/bin/pip" install -q onednn-devel
 venv=$(cd "$venv" && pwd)
+g++ -O3 -std=c++17 -o "$out/dot_rates" "$here/dot_rates.cc"
+"$out/dot_rates" || true
 g++ -O2 -std=c++17 -o "$out/v2" "$here/conv_bench.cc" -ldnnl
 g++ -O2 -std=c++17 -I"$venv/include" -o "$out/v3" "$here/conv_bench.cc" -L"$venv/lib" -ldnnl \
   -Wl,-rpath,"$venv/lib"
