@@ -108,6 +108,18 @@ void add_resnet_conv(std::vector<Case>& cases, const std::string& layer, int64_t
                    note});
   cases.push_back(
       {layer + ".backward_data", {{"conv2d_backward_data", {x, w}, data, {}}}, flops, false, note});
+  // A residual block's input: the pass started from the shortcut's gradient, and the pass
+  // and the add it replaces.
+  cases.push_back({layer + ".backward_data_add",
+                   {{"conv2d_backward_data_add", {x, w, x}, data, {}}},
+                   flops,
+                   false,
+                   note});
+  cases.push_back({layer + ".backward_data_add_unfused",
+                   {{"conv2d_backward_data", {x, w}, data, {}}, {"add", {x, x}, {}, {}}},
+                   flops,
+                   false,
+                   note});
 }
 
 // ResNet-20's batch norms at batch 128 (memory-bound: compare the GB/s with the machine's):
