@@ -69,6 +69,14 @@ std::vector<ValueRef> GradContext::emit_all(const std::string& op, const std::st
   return emit_gradient_op(graph_, fwd_, op, what, inputs, attrs);
 }
 
+int GradContext::forward_readers(ValueRef v) const {
+  int k = 0;
+  for (const Node& n : graph_.nodes())
+    if (!n.is_gradient)
+      for (ValueRef in : n.inputs) k += in == v;
+  return k;
+}
+
 ValueRef GradContext::fill(const ops::TensorType& type, double value, const std::string& what) {
   return emit("fill", what, {},
               {{"shape", ops::Ints(type.dims.begin(), type.dims.end())},

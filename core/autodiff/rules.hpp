@@ -62,6 +62,9 @@ class GradContext {
   const ops::TensorType& type_of(ValueRef v) const { return graph_.type_of(v); }
   // The node that computes `v` (a dy, say: which backward op made it).
   const Node& producer(ValueRef v) const { return graph_.node(v.node); }
+  // How many inputs of the forward graph's ops (gradient nodes not counted) read `v`: 1 when
+  // the op being differentiated is its only reader.
+  int forward_readers(ValueRef v) const;
   ValueRef fill(const ops::TensorType& type, double value, const std::string& what);
   // `g` (shape G, the broadcast shape) summed down to `target` (NumPy broadcasting run
   // backwards): reduce_sum over the leading axes G has and target lacks, and over the axes

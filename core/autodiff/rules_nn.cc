@@ -16,7 +16,18 @@ ops::Ints ints_of(const ops::Dims& d) { return ops::Ints(d.begin(), d.end()); }
 // y = conv2d(x, w) with dy at y: dx = conv2d_backward_data(dy, w), dw =
 // conv2d_backward_filter(x, dy); both take the forward attributes (strides, padding,
 // dilations, data_format, groups) plus the shape they produce.
+// When both are wanted and x has no other reader, one conv2d_backward gives both (a device
+// may share their common work: dlrt's Winograd pass transforms and reads dy once); x read by
+// others too keeps the two ops, so that the sum of x's gradient can start in the
+// backward-data pass (conv2d_backward_data_add, autodiff.cc).
 void conv_backward(GradContext& c, ValueRef dy, const ops::AttrMap& conv_attrs) {
+  if (c.needs(0) && c.needs(1) && c.forward_readers(c.input(0)) == 1) {
+    std::vector<ValueRef> g =
+        c.emit_all("conv2d_backward", "backward", {dy, c.input(0), c.input(1)}, conv_attrs);
+    c.set_dx(0, g[0]);
+    c.set_dx(1, g[1]);
+    return;
+  }
   if (c.needs(0)) {
     ops::AttrMap a = conv_attrs;
     a["input_shape"] = ints_of(c.in_dims(0));

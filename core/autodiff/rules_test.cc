@@ -147,6 +147,7 @@ TEST(GradientRules, ConvInputReadTwiceAccumulatesIntoTheBackwardDataPass) {
       if (readers == 3) out.push_back(c.op("conv2d", {x, c.input("w2", {F, k.w})}, k.conv));
       c.check(c.project(out));
       EXPECT_EQ(count_op(c, "conv2d_backward_data_add"), 1);
+      EXPECT_EQ(count_op(c, "conv2d_backward"), 0);  // x has other readers: the parts apart
       // x's contributions: the tanh's and one conv's summed by adds (none with two readers),
       // the last conv's pass starting from their sum.
       int adds = 0;
@@ -154,6 +155,26 @@ TEST(GradientRules, ConvInputReadTwiceAccumulatesIntoTheBackwardDataPass) {
         adds += n.op == "add" && n.is_gradient && n.name.find("accumulate") != std::string::npos;
       EXPECT_EQ(adds, readers - 2);
     }
+}
+
+// Both gradients of a conv whose x nothing else reads come from one conv2d_backward (and its
+// gradients match finite differences); with only one of them wanted, the part's own op.
+TEST(GradientRules, ConvWithOneReaderGetsBothGradientsFromOneOp) {
+  auto count_op = [](GradCheck& c, const std::string& op) {
+    int k = 0;
+    for (const Node& n : c.graph().nodes()) k += n.op == op && n.is_gradient;
+    return k;
+  };
+  for (int wanted = 0; wanted < 3; ++wanted) {  // 0 both, 1 x only, 2 w only
+    SCOPED_TRACE("wanted " + std::to_string(wanted));
+    GradCheck c;
+    ValueRef x = wanted == 2 ? c.data("x", {F, {2, 6, 6, 3}}) : c.input("x", {F, {2, 6, 6, 3}});
+    ValueRef w = wanted == 1 ? c.data("w", {F, {3, 3, 3, 2}}) : c.input("w", {F, {3, 3, 3, 2}});
+    c.check(c.project({c.op("conv2d", {x, w}, {{"padding", "SAME"}, {"strides", ops::Ints{2, 1}}})}));
+    EXPECT_EQ(count_op(c, "conv2d_backward"), wanted == 0 ? 1 : 0);
+    EXPECT_EQ(count_op(c, "conv2d_backward_data"), wanted == 1 ? 1 : 0);
+    EXPECT_EQ(count_op(c, "conv2d_backward_filter"), wanted == 2 ? 1 : 0);
+  }
 }
 
 // dx = conv2d(dy, w), dw = conv2d_backward_filter(dy, x), both with the resolved pads: strides

@@ -154,6 +154,23 @@ Status infer_conv2d_backward_data_add(InferContext& ctx) {
   return Status();
 }
 
+// conv2d_backward: dy (N,OH,OW,Co), x (N,H,W,Ci), w (KH,KW,Ci/groups,Co) -> dx (x's dims),
+// dw (w's dims).
+Status infer_conv2d_backward(InferContext& ctx) {
+  const char* doc = image_axes(ctx.attr_string("data_format")).dims_doc;
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(0, 4, doc));
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(1, 4, doc));
+  DLRT_OPS_RETURN_IF_ERROR(ctx.expect_rank(2, 4, "(KH,KW,Ci/groups,Co)"));
+  Result<Dims> y = conv_output(ctx, ctx.dims(1), ctx.label(1), ctx.dims(2), ctx.label(2));
+  if (!y.ok()) return y.status();
+  if (*y != ctx.dims(0))
+    return ctx.error("{} has dims {}, expected {}: conv2d of {} with {}", ctx.label(0),
+                     format_dims(ctx.dims(0)), format_dims(*y), ctx.label(1), ctx.label(2));
+  ctx.add_output(ctx.input(0).dtype, ctx.dims(1));
+  ctx.add_output(ctx.input(0).dtype, ctx.dims(2));
+  return Status();
+}
+
 // x: (N,H,W,Ci), dy: (N,OH,OW,Co) -> dw: filter_shape (KH,KW,Ci/groups,Co)
 Status infer_conv2d_backward_filter(InferContext& ctx) {
   const char* doc = image_axes(ctx.attr_string("data_format")).dims_doc;
@@ -324,6 +341,21 @@ std::vector<OpDef> conv_pool_ops() {
       plus(conv_attrs(), required_attr("input_shape", DLRT_ATTR_INTS).exactly(4).at_least(1)),
       infer_conv2d_backward_data_add,
       {}}.sampled(samples::conv(ConvPass::kBackwardDataAdd))
+                    .gradient_free(backward)
+                    .tol(kGemmTol));
+  // Both gradients of conv2d in one op, what autodiff emits when both are wanted and x has no
+  // other reader (docs/ops.md, "Both gradients in one pass"): a device may share the work the
+  // two passes have in common (dlrt's Winograd kernel transforms dy once, and reads it once).
+  ops.push_back(OpDef{
+      "conv2d_backward",
+      "conv_pool",
+      "conv2d_backward_data and conv2d_backward_filter of one conv",
+      {in_const("dy", F, "(N,OH,OW,Co)"), in_const("x", F, "(N,H,W,Ci)"),
+       in_const("w", F, "(KH,KW,Ci/groups,Co)")},
+      {out("dx", "(N,H,W,Ci)"), out("dw", "(KH,KW,Ci/groups,Co)")},
+      conv_attrs(),
+      infer_conv2d_backward,
+      {}}.sampled(samples::conv(ConvPass::kBackwardBoth))
                     .gradient_free(backward)
                     .tol(kGemmTol));
   ops.push_back(OpDef{

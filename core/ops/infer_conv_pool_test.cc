@@ -1,6 +1,7 @@
 // Shape inference of conv2d, pools and their backward ops.
 #include <gtest/gtest.h>
 
+#include "op_registry.hpp"
 #include "ops_test_util.hpp"
 
 namespace dlrt::ops {
@@ -194,6 +195,25 @@ TEST(InferConvPool, PoolBackward) {
   EXPECT_TRUE(
       invalid("max_pool2d_backward", {f32({1, 26, 26, 3}), f32({1, 12, 13, 3})}, {},
               {"max_pool2d_backward: input 1 (dy) has dims (1,12,13,3), expected (1,13,13,3)"}));
+}
+
+// The gradient ops autodiff emits for a residual block: conv2d_backward gives dx (x's dims) and
+// dw (w's dims) and checks dy against conv2d(x, w); conv2d_backward_data_add's addend has dx's
+// dims.
+TEST(InferConvPool, Conv2dBackwardBothAndBackwardDataAdd) {
+  Result<OpInstance> r = instantiate(
+      "conv2d_backward", {f32({2, 4, 4, 6}), f32({2, 7, 7, 3}), f32({3, 3, 3, 6})},
+      {{"padding", "SAME"}, {"strides", {2, 2}}});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->outputs().size(), 2u);
+  EXPECT_EQ(r->output(0), f32({2, 7, 7, 3}));
+  EXPECT_EQ(r->output(1), f32({3, 3, 3, 6}));
+  EXPECT_TRUE(invalid("conv2d_backward", {f32({2, 4, 4, 6}), f32({2, 7, 7, 3}), f32({3, 3, 3, 6})},
+                      {}, {"conv2d_backward: input 0 (dy) has dims (2,4,4,6), expected (2,5,5,6)"}));
+  EXPECT_TRUE(invalid("conv2d_backward_data_add",
+                      {f32({1, 4, 4, 6}), f32({3, 3, 2, 6}), f32({1, 6, 6, 3})},
+                      {{"input_shape", {1, 6, 6, 2}}},
+                      {"input 2 (addend) has dims (1,6,6,3), expected (1,6,6,2)"}));
 }
 
 }  // namespace

@@ -26,7 +26,14 @@ std::vector<Sample> where(const OpDef&);
 SampleFn bias(bool grad);
 
 // ---- conv and pool (samples_conv_pool.cc) ----
-enum class ConvPass { kForward, kBiasAct, kBackwardData, kBackwardDataAdd, kBackwardFilter };
+enum class ConvPass {
+  kForward,
+  kBiasAct,
+  kBackwardData,
+  kBackwardDataAdd,
+  kBackwardFilter,
+  kBackwardBoth
+};
 // Eight geometries: batch 1 and 2, odd sizes, Ci/Co not multiples of 8, SAME, VALID and
 // EXPLICIT padding, strides, dilations, 1x1 and even kernels, NHWC and NCHW.
 SampleFn conv(ConvPass pass);

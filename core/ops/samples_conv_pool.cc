@@ -156,6 +156,10 @@ SampleFn conv(ConvPass pass) {
                           f32_in("addend", g.x(), u)},
                          attrs});
           break;
+        case ConvPass::kBackwardBoth:
+          out.push_back({{f32_in("dy", g.y(), u), f32_in("x", g.x(), u), f32_in("w", g.filter(), u)},
+                         attrs});
+          break;
         case ConvPass::kBackwardFilter:
           attrs.emplace("filter_shape", g.filter());
           out.push_back({{f32_in("x", g.x(), u), f32_in("dy", g.y(), u)}, attrs});

@@ -220,6 +220,24 @@ class OpView {
     return v;
   }
 
+  // A view of one part of a fused op as the op of its own it is (a kernel of the fused op built
+  // from the parts' kernels): named `op`, with the operands at `inputs` and `outputs` of this
+  // one (their constant bits carried along), and this op's attributes.
+  OpView part(const std::string& op, const std::vector<size_t>& inputs,
+              const std::vector<size_t>& outputs) const {
+    OpView v = *this;
+    v.name_ = op;
+    v.inputs_.clear();
+    v.outputs_.clear();
+    v.constant_inputs_ = 0;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      v.inputs_.push_back(input(inputs[k]));
+      if (input_is_constant(inputs[k]) && k < 64) v.constant_inputs_ |= uint64_t(1) << k;
+    }
+    for (size_t k : outputs) v.outputs_.push_back(output(k));
+    return v;
+  }
+
   // Throws INVALID_ARGUMENT "<op>: <message>".
   [[noreturn]] void invalid(const std::string& message) const {
     fail(DLRT_INVALID_ARGUMENT, name_ + ": " + message);

@@ -1,6 +1,6 @@
-// conv.cc: conv2d, conv2d_bias_act, conv2d_backward_data and conv2d_backward_filter through
-// cuDNN's legacy (v7-style) descriptor API. f32, NHWC or NCHW, any stride and dilation,
-// VALID or SAME.
+// conv.cc: conv2d, conv2d_bias_act, conv2d_backward_data(_add), conv2d_backward_filter and
+// conv2d_backward (the last two passes' kernels one after the other) through cuDNN's legacy
+// (v7-style) descriptor API. f32, NHWC or NCHW, any stride and dilation, VALID or SAME.
 //
 // Decisions:
 //   - Filters. dlrt's filters are HWIO (KH,KW,Ci,Co) in both data formats; cuDNN wants KRSC
@@ -31,6 +31,7 @@
 //     with IMPLICIT_PRECOMP_GEMM, and has no sigmoid/tanh epilogue that is exact.
 //
 // Workspace: [filter in cuDNN layout][grown image, when padding is asymmetric][cuDNN's own].
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -83,8 +84,7 @@ ConvGeom conv_geom(const OpView& op, Dir dir) {
   return g;
 }
 
-void check_conv(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
-  OpView op(&d);
+void check_conv_view(const OpView& op, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
   require_f32(op);
   // conv2d_transpose(x, w) is conv2d_backward_data(dy = x, w) into y (w is that convolution's
   // filter, "pads" its pads: core/ops/infer_conv_transpose.cc), so it runs as one.
@@ -109,6 +109,26 @@ void check_conv(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost
     to_int(v, name);
   fill_cost(cost, dev, 2.0 * double(g.n * g.oh * g.ow * g.co) * double(g.kh * g.kw * g.cig),
             operand_bytes(op));
+}
+
+void check_conv(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
+  check_conv_view(OpView(&d), dev, cost);
+}
+
+// conv2d_backward (dy, x, w -> dx, dw) as its two parts, conv2d_backward_data on dy, w and
+// conv2d_backward_filter on x, dy (cuDNN has no call that gives both).
+OpView data_part(const OpView& op) { return op.part("conv2d_backward_data", {0, 2}, {0}); }
+OpView filter_part(const OpView& op) { return op.part("conv2d_backward_filter", {1, 0}, {1}); }
+void check_conv_backward(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
+  const OpView op(&d);
+  dlrt_op_cost part{};
+  part.struct_size = sizeof(part);
+  check_conv_view(data_part(op), dev, &part);
+  check_conv_view(filter_part(op), dev, cost);
+  if (cost != nullptr) {
+    cost->flops += part.flops, cost->bytes += part.bytes;
+    cost->estimated_us += part.estimated_us;
+  }
 }
 
 const char* math_name(cudnnMathType_t m) {
@@ -372,6 +392,38 @@ class ConvKernel final : public Kernel {
   math::Strided to_cudnn_, from_cudnn_, crop_;
 };
 
+// conv2d_backward's kernel: its parts' kernels one after the other on the stream, sharing the
+// workspace.
+class ConvBackwardPair final : public Kernel {
+ public:
+  explicit ConvBackwardPair(const OpView& op)
+      : data_(data_part(op), Dir::kBackwardData), filter_(filter_part(op), Dir::kBackwardFilter) {}
+  size_t workspace_bytes() const {
+    return std::max(data_.workspace_bytes(), filter_.workspace_bytes());
+  }
+  void run(cudaStream_t stream, const dlrt_kernel_args& args) override {
+    const void* data_in[2] = {args.inputs[0], args.inputs[2]};  // dy, w
+    void* data_out[1] = {args.outputs[0]};                      // dx
+    dlrt_kernel_args a = args;
+    a.num_inputs = 2, a.inputs = data_in, a.num_outputs = 1, a.outputs = data_out;
+    data_.run(stream, a);
+    const void* filter_in[2] = {args.inputs[1], args.inputs[0]};  // x, dy
+    void* filter_out[1] = {args.outputs[1]};                      // dw
+    a.inputs = filter_in, a.outputs = filter_out;
+    filter_.run(stream, a);
+  }
+
+ private:
+  ConvKernel data_, filter_;
+};
+
+std::unique_ptr<Kernel> create_conv_backward(const dlrt_op_desc& d, const dlrt_device_desc&,
+                                             size_t* workspace) {
+  auto k = std::make_unique<ConvBackwardPair>(OpView(&d));
+  *workspace = k->workspace_bytes();
+  return k;
+}
+
 template <Dir D>
 std::unique_ptr<Kernel> create_conv(const dlrt_op_desc& d, const dlrt_device_desc&,
                                     size_t* workspace) {
@@ -389,6 +441,7 @@ void add_conv_ops(std::vector<OpEntry>& t) {
   t.push_back({"conv2d_backward_data", &check_conv, &create_conv<Dir::kBackwardData>});
   t.push_back({"conv2d_backward_data_add", &check_conv, &create_conv<Dir::kBackwardData>});
   t.push_back({"conv2d_backward_filter", &check_conv, &create_conv<Dir::kBackwardFilter>});
+  t.push_back({"conv2d_backward", &check_conv_backward, &create_conv_backward});
   t.push_back({"conv2d_transpose", &check_conv, &create_conv<Dir::kBackwardData>});
 }
 

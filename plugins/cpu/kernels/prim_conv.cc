@@ -5,6 +5,9 @@
 //   conv2d_backward_data    dy (N,OH,OW,Co), w                    -> dx (N,H,W,Ci) (input_shape)
 //   conv2d_backward_data_add  dy, w, addend (N,H,W,Ci)            -> dx = addend + that
 //   conv2d_backward_filter  x, dy                                 -> dw (KH,KW,Ci,Co) (filter_shape)
+//   conv2d_backward         dy, x, w                              -> dx, dw (both of the above:
+//                           one Winograd sweep that transforms dy once where Winograd runs both
+//                           passes, else the two passes' own kernels one after the other)
 // (NCHW images when data_format is "NCHW"; filters are HWIO in both formats.)
 // With groups G > 1 the filter is (KH,KW,Ci/G,Co), output channel o in group o / (Co/G).
 //
@@ -79,7 +82,7 @@ using dnnl::prop_kind;
 using plugin::ImageShape;
 using plugin::Window1D;
 
-enum class ConvKind { forward, backward_data, backward_filter };
+enum class ConvKind { forward, backward_data, backward_filter, backward_both };
 
 ConvKind kind_of(const OpView& op) {
   if (op.name() == "conv2d_backward_data" || op.name() == "conv2d_backward_data_add")
@@ -88,6 +91,7 @@ ConvKind kind_of(const OpView& op) {
   // HWIO filter and "pads" its pads (core/ops/infer_conv_transpose.cc), so it is run as one.
   if (op.name() == "conv2d_transpose") return ConvKind::backward_data;
   if (op.name() == "conv2d_backward_filter") return ConvKind::backward_filter;
+  if (op.name() == "conv2d_backward") return ConvKind::backward_both;
   return ConvKind::forward;  // conv2d, conv2d_bias_act
 }
 
@@ -134,6 +138,11 @@ ConvGeom conv_geom(const OpView& op) {
       g.x = plugin::image_shape(op.input(0).dims, nchw);
       filter = op.output(0).dims;
       g.y = plugin::image_shape(op.input(1).dims, nchw);
+      break;
+    case ConvKind::backward_both:  // dy, x, w -> dx, dw
+      g.x = plugin::image_shape(op.input(1).dims, nchw);
+      filter = op.input(2).dims;
+      g.y = plugin::image_shape(op.input(0).dims, nchw);
       break;
   }
   g.kh = filter[0], g.kw = filter[1], g.ci = filter[2], g.co = filter[3];
@@ -419,6 +428,8 @@ wino::Pass winograd_pass(const OpView& op) {
       return wino::Pass::backward_data;
     case ConvKind::backward_filter:
       return wino::Pass::backward_filter;
+    case ConvKind::backward_both:
+      return wino::Pass::backward_both;
     case ConvKind::forward:
       break;
   }
@@ -457,6 +468,8 @@ std::unique_ptr<Kernel> winograd_kernel(const dlrt_plugin& p, const OpView& op, 
                                op.name() == "conv2d_backward_data_add", false);
     case ConvKind::backward_filter:
       return wino::make_kernel(p, wg, wino::Pass::backward_filter, false, false);
+    case ConvKind::backward_both:
+      return wino::make_kernel(p, wg, wino::Pass::backward_both, false, false);
     case ConvKind::forward:
       break;
   }
@@ -471,6 +484,36 @@ bool winograd_applies_widened(const dlrt_plugin& p, const OpView& op) {
   const OpView wide = op.with_narrow_floats_as(DLRT_F32);
   return winograd_applies(p, wide, conv_geom(wide));
 }
+
+// conv2d_backward off the Winograd sweep: its two parts' kernels (conv2d_backward_data on
+// dy, w -> dx and conv2d_backward_filter on x, dy -> dw, each whatever conv_create picks for
+// it), run one after the other on the op's operands, sharing the workspace.
+class ConvBackwardPair : public Kernel {
+ public:
+  ConvBackwardPair(std::unique_ptr<Kernel> data, std::unique_ptr<Kernel> filter)
+      : data_(std::move(data)), filter_(std::move(filter)) {}
+  size_t workspace_bytes() const override {
+    return std::max(data_->workspace_bytes(), filter_->workspace_bytes());
+  }
+  void run(dnnl::stream& stream, const dlrt_kernel_args& args) override {
+    const void* data_in[2] = {args.inputs[0], args.inputs[2]};  // dy, w
+    void* data_out[1] = {args.outputs[0]};                      // dx
+    dlrt_kernel_args a = args;
+    a.num_inputs = 2, a.inputs = data_in, a.num_outputs = 1, a.outputs = data_out;
+    data_->run(stream, a);
+    stream.wait();  // the filter pass reuses the workspace
+    const void* filter_in[2] = {args.inputs[1], args.inputs[0]};  // x, dy
+    void* filter_out[1] = {args.outputs[1]};                      // dw
+    a.inputs = filter_in, a.outputs = filter_out;
+    filter_->run(stream, a);
+  }
+
+ private:
+  std::unique_ptr<Kernel> data_, filter_;
+};
+
+OpView data_part(const OpView& op) { return op.part("conv2d_backward_data", {0, 2}, {0}); }
+OpView filter_part(const OpView& op) { return op.part("conv2d_backward_filter", {1, 0}, {1}); }
 
 // ---- oneDNN's Winograd (AVX-512, forward) -------------------------------------------------
 
@@ -511,6 +554,18 @@ void conv_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
   // A forward or backward-data pass that dlrt's f32 Winograd kernel would take runs that
   // kernel between conversions too, rather than oneDNN's bf16 direct kernel: Winograd's 2-4x
   // fewer multiplications beat the bf16 units' 2x (docs/benchmarks.md, "2026-12-05 (third)").
+  if (kind_of(op) == ConvKind::backward_both) {
+    // What its two parts need (f32: the filter pass's rule), and the flops of both.
+    require_f32(op);
+    dlrt_op_cost part{};
+    conv_check(data_part(op), p, &part);
+    conv_check(filter_part(op), p, cost);
+    if (cost != nullptr) {
+      cost->flops += part.flops, cost->bytes += part.bytes;
+      cost->estimated_us += part.estimated_us;
+    }
+    return;
+  }
   if (kind_of(op) == ConvKind::backward_filter) require_f32(op);
   else if (op.has_narrow_float() && winograd_applies_widened(p, op)) require_f32(op);
   else require_f32_or_native_bf16(op, p);
@@ -526,6 +581,9 @@ std::unique_ptr<Kernel> conv_create(const dlrt_plugin& p, const OpView& op) {
   const ConvGeom g = conv_geom(op);
   if (winograd_applies(p, op, g)) return winograd_kernel(p, op, g);
   switch (kind_of(op)) {
+    case ConvKind::backward_both:
+      return std::make_unique<ConvBackwardPair>(conv_create(p, data_part(op)),
+                                                conv_create(p, filter_part(op)));
     case ConvKind::backward_data:
       return make_kernel<ConvBackwardData>(p, op, g);
     case ConvKind::backward_filter: {

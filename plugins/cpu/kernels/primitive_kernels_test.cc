@@ -387,7 +387,8 @@ TEST(PrimitiveKernels, ThreadsOption) {
 // shows the path really ran. Whether it can run here is the device attribute `winograd`
 // (1: option on and an AVX2+FMA CPU that oneDNN's ISA cap allows). conv2d_backward_data_add
 // (dx started from an addend) runs each way too: Winograd's pass copies the addend where it
-// zeroed dx, oneDNN's adds it in a binary step after its pass.
+// zeroed dx, oneDNN's adds it in a binary step after its pass; and conv2d_backward (dx and
+// dw of one sweep that transforms dy once, or oneDNN's two passes one after the other).
 TEST(PrimitiveKernels, WinogradConv) {
   constexpr double kWinogradTol = 1e-4;
   const std::optional<int64_t> attr = int_attr(cpu(), "winograd");
@@ -431,6 +432,7 @@ TEST(PrimitiveKernels, WinogradConv) {
         {"conv2d_bias_act", {f32(c.x), f32(c.w), f32({c.w[3]})}, bias_only},
         {"conv2d_backward_data", {f32(y), f32(c.w)}, data},
         {"conv2d_backward_data_add", {f32(y), f32(c.w), f32(c.x)}, data},
+        {"conv2d_backward", {f32(y), f32(c.x), f32(c.w)}, c.attrs},
         {"conv2d_backward_filter", {f32(c.x), f32(y)}, filter},
     };
     for (const Pass& pass : passes) {

@@ -20,6 +20,7 @@ const std::vector<KernelDef>& primitive_kernel_defs() {
       {"conv2d_bias_act", conv_check, conv_create},
       {"conv2d_backward_data", conv_check, conv_create},
       {"conv2d_backward_data_add", conv_check, conv_create},
+      {"conv2d_backward", conv_check, conv_create},
       {"conv2d_backward_filter", conv_check, conv_create},
       {"conv2d_transpose", conv_check, conv_create},
       {"max_pool2d", pool_check, pool_create},

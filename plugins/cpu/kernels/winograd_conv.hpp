@@ -12,7 +12,8 @@
 
 namespace dlrt::cpu::wino {
 
-enum class Pass { forward, backward_data, backward_filter };
+// backward_both: conv2d_backward, dx and dw in one sweep over the tiles (dy transformed once).
+enum class Pass { forward, backward_data, backward_filter, backward_both };
 
 // The forward convolution a pass is about: x (n,h,w,ci) * w (3,3,ci,co) -> y (n,oh,ow,co),
 // stride 1, dilation 1; pad_h/pad_w are the cells of padding before the first row/column

@@ -179,6 +179,24 @@ void run_conv2d_backward_filter(const OpView& op, const void* const* in, void* c
   });
 }
 
+// ---- conv2d_backward: both gradients -----------------------------------------------------
+
+// dy, x, w -> dx, dw: the two functions above, each as its own op computes it.
+void check_conv2d_backward(const OpView& op) {
+  expect_float(op, op.input(0), "dy");
+  conv_geom(op, op.input(1).dims, op.input(2).dims, op.input(0).dims);
+}
+
+void run_conv2d_backward(const OpView& op, const void* const* in, void* const* out, uint64_t) {
+  ConvGeom g = conv_geom(op, op.input(1).dims, op.input(2).dims, op.input(0).dims);
+  with_float(op.input(0).dtype, [&](auto t) {
+    using T = decltype(t);
+    const T *dy = static_cast<const T*>(in[0]), *x = static_cast<const T*>(in[1]);
+    conv2d_backward_data<T>(g, dy, static_cast<const T*>(in[2]), static_cast<T*>(out[0]));
+    conv2d_backward_filter<T>(g, x, dy, static_cast<T*>(out[1]));
+  });
+}
+
 // ---- conv2d_transpose --------------------------------------------------------------------
 
 // x: (N,H,W,Ci), w: (KH,KW,Co,Ci) -> y: (N,OH,OW,Co). It is conv2d_backward_data with dy = x
@@ -198,6 +216,7 @@ void add_conv_kernels(KernelTable& t) {
   t.push_back({"conv2d_backward_data", run_conv2d_backward_data, check_conv2d_backward_data});
   t.push_back({"conv2d_backward_data_add", run_conv2d_backward_data, check_conv2d_backward_data});
   t.push_back({"conv2d_backward_filter", run_conv2d_backward_filter, check_conv2d_backward_filter});
+  t.push_back({"conv2d_backward", run_conv2d_backward, check_conv2d_backward});
   t.push_back({"conv2d_transpose", run_conv2d_backward_data, check_conv2d_transpose});
 }
 
