@@ -115,6 +115,11 @@ void add_resnet_conv(std::vector<Case>& cases, const std::string& layer, int64_t
                    flops,
                    false,
                    note});
+  cases.push_back({layer + ".backward_both",
+                   {{"conv2d_backward", {x, x, w}, same, {}}},
+                   2 * flops,
+                   false,
+                   note + "; dx and dw of one conv (conv2d_backward), flops of both"});
   cases.push_back({layer + ".backward_data_add_unfused",
                    {{"conv2d_backward_data", {x, w}, data, {}}, {"add", {x, x}, {}, {}}},
                    flops,

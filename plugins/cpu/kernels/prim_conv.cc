@@ -577,9 +577,19 @@ void conv_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
   fill_cost(op, p, g.flops(), cost);
 }
 
+// conv2d_backward's one Winograd sweep holds three blocks of planes, S and U' per thread where
+// each pass alone holds two blocks and one of them: at 64 x 64 channel pairs that falls out of
+// L2 and the sweep loses what sharing dy's transform saves (`dlbench ops --filter
+// resnet20.conv`, 64 channels: 1560 us against 1483-1502 for the two passes; 16 channels 2406
+// against 3453, 32 channels 1659 against 2041; in the reference CNN's step its 32 -> 64 layer
+// 866-1029 us against 917-1197, its 64 -> 64 layer even). Past the cap the two passes run in
+// turn.
+constexpr int64_t kMaxBackwardBothPairs = 32 * 64;
+
 std::unique_ptr<Kernel> conv_create(const dlrt_plugin& p, const OpView& op) {
   const ConvGeom g = conv_geom(op);
-  if (winograd_applies(p, op, g)) return winograd_kernel(p, op, g);
+  const bool sweep_fits = kind_of(op) != ConvKind::backward_both || g.ci * g.co <= kMaxBackwardBothPairs;
+  if (sweep_fits && winograd_applies(p, op, g)) return winograd_kernel(p, op, g);
   switch (kind_of(op)) {
     case ConvKind::backward_both:
       return std::make_unique<ConvBackwardPair>(conv_create(p, data_part(op)),
