@@ -125,6 +125,13 @@ AttrSpec epsilon_attr() {
   return optional_attr("epsilon", 1e-5).try_values({1e-3}).describe("added to the variance");
 }
 
+// The training forms' momentum: the weight of the old running value (docs/ops.md).
+AttrSpec momentum_attr() {
+  return optional_attr("momentum", 0.9)
+      .try_values({0.0, 0.99})
+      .describe("weight of the old running value");
+}
+
 // The activation applied to the normalised value: none, or relu (fused; see the top).
 AttrSpec norm_activation_attr() {
   return optional_attr("activation", "none")
@@ -160,11 +167,7 @@ std::vector<OpDef> norm_ops() {
              in_const("running_mean", F, "(C)"), in_const("running_var", F, "(C)")},
             {out("y", "(N,H,W,C) or (N,C)"), out("running_mean", "(C)"), out("running_var", "(C)"),
              out("saved_mean", "(C)"), out("saved_inv_std", "(C)")},
-            {epsilon_attr(),
-             optional_attr("momentum", 0.9)
-                 .try_values({0.0, 0.99})
-                 .describe("weight of the old running value"),
-             detail::data_format_attr(), norm_activation_attr()},
+            {epsilon_attr(), momentum_attr(), detail::data_format_attr(), norm_activation_attr()},
             infer_batch_norm_train,
             {{1, 3}, {2, 4}}}
           .sampled(samples::batch_norm(samples::NormPass::kTraining))
@@ -211,11 +214,7 @@ std::vector<OpDef> norm_ops() {
              in_const("running_var", F, "(C)")},
             {out("y", "(N,H,W,C) or (N,C)"), out("running_mean", "(C)"), out("running_var", "(C)"),
              out("saved_mean", "(C)"), out("saved_inv_std", "(C)")},
-            {epsilon_attr(),
-             optional_attr("momentum", 0.9)
-                 .try_values({0.0, 0.99})
-                 .describe("weight of the old running value"),
-             detail::data_format_attr()},
+            {epsilon_attr(), momentum_attr(), detail::data_format_attr()},
             infer_batch_norm_add_relu_train,
             {{1, 4}, {2, 5}}}
           .sampled(samples::batch_norm(samples::NormPass::kAddReluTraining))
