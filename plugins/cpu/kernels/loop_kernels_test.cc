@@ -525,7 +525,9 @@ TEST(LoopKernels, MaxPool2x2) {
 
 // The bf16 2x2 pool (mixed precision's MaxPool2D) equals the f32 one on the same values, bit
 // for bit, ties and NaNs included (values 0, 1, 2 and NaN, as above): both pick the first max,
-// and neither rounds anything.
+// and neither rounds anything. The fused max_pool2d_backward_relu_bias too, whose db is the f32
+// kernel's rounded once to bf16 (both sum in the same order); windows whose max is 0 or NaN
+// are cut by its ReLU mask.
 TEST(LoopKernels, MaxPool2x2Bf16EqualsF32) {
   auto to_bf16 = [](const Bytes& f) {
     Bytes h(f.size() / 2);
@@ -578,6 +580,17 @@ TEST(LoopKernels, MaxPool2x2Bf16EqualsF32) {
     EXPECT_TRUE(same(to_f32(run_plugin(c, b_bwd.desc(), {to_bf16(x), to_bf16(dy)}, 0).at(0)),
                      run_plugin(c, f32_bwd.desc(), {x, dy}, 0).at(0)))
         << "max_pool2d_backward " << what;
+    OpInstance f32_fused = instance("max_pool2d_backward_relu_bias", {f32(d), f32(yd)}, {});
+    OpInstance b_fused =
+        instance("max_pool2d_backward_relu_bias", {of(DLRT_BF16, d), of(DLRT_BF16, yd)}, {});
+    for (Cpu* cc : {&cpu(), &cpu1()}) {
+      const auto got = run_plugin(*cc, b_fused.desc(), {to_bf16(x), to_bf16(dy)}, 0);
+      const auto want = run_plugin(*cc, f32_fused.desc(), {x, dy}, 0);
+      ASSERT_EQ(got.size(), 2u);
+      EXPECT_TRUE(same(to_f32(got[0]), want.at(0))) << "max_pool2d_backward_relu_bias dz " << what;
+      EXPECT_TRUE(same(to_f32(got[1]), to_f32(to_bf16(want.at(1)))))
+          << "max_pool2d_backward_relu_bias db " << what;
+    }
   }
 }
 

@@ -35,14 +35,22 @@
 // writes only its own images' dx, so overlapping windows need no atomics). Per-thread scratch
 // (the running best value and winning tap per channel) is allocated in create; run allocates
 // nothing.
+//
+// bf16 images (mixed precision) take the 2x2 path of all three ops (runs_bf16): the same vector
+// code with lanes widened on load and narrowed on store, exact since it only selects and
+// copies; the fused op's bias sums run in f32 lanes and doubles as for f32 and are rounded to
+// bf16 once. So each bf16 pass moves half the bytes of the f32 one and none runs between
+// conversions (the widening kernel's three extra passes made the fused op 2.6x its f32 time).
 #include "loop_pool.hpp"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "loop_simd.hpp"
 #include "loop_util.hpp"
+#include "narrow_float.hpp"
 
 namespace dlrt::cpu::loops {
 namespace {
@@ -283,12 +291,14 @@ void pool2_backward_base(const E* x, const E* dy, E* dx, const ImageShape& xs, c
                          int64_t b, int64_t e) {
   pool2_backward_rows<simd::F4>(x, dy, dx, xs, ys, b, e);
 }
-DLRT_TARGET_AVX2 void pool2_backward_fused_avx2(const float* x, const float* dy, float* dx,
+template <typename E>
+DLRT_TARGET_AVX2 void pool2_backward_fused_avx2(const E* x, const E* dy, E* dx,
                                                 const ImageShape& xs, const ImageShape& ys,
                                                 int64_t b, int64_t e, double* sum) {
   pool2_backward_rows<simd::F8, true>(x, dy, dx, xs, ys, b, e, sum);
 }
-void pool2_backward_fused_base(const float* x, const float* dy, float* dx, const ImageShape& xs,
+template <typename E>
+void pool2_backward_fused_base(const E* x, const E* dy, E* dx, const ImageShape& xs,
                                const ImageShape& ys, int64_t b, int64_t e, double* sum) {
   pool2_backward_rows<simd::F4, true>(x, dy, dx, xs, ys, b, e, sum);
 }
@@ -369,45 +379,15 @@ bool is_pool2(const MaxPoolGeometry& g) {
   return !g.x.nchw && two(g.h) && two(g.w);
 }
 
-// ---- 2x2, stride 2, no padding, NHWC, bf16 --------------------------------------------------
-// The same windows, rule and vector code on bf16 images (mixed precision's pools): lanes
-// widened on load and narrowed on store (exact: the kernel only selects and copies).
-
-class MaxPool2Bf16 : public LoopKernel {
- public:
-  MaxPool2Bf16(const dlrt_plugin& p, const MaxPoolGeometry& g, bool backward)
-      : LoopKernel(p), g_(g), backward_(backward) {}
-
-  void execute(const dlrt_kernel_args& args) override {
-    const ImageShape &xs = g_.x, &ys = g_.y;
-    const auto* x = static_cast<const uint16_t*>(args.inputs[0]);
-    auto* out = static_cast<uint16_t*>(args.outputs[0]);
-    if (!backward_) {
-      const int64_t grain =
-          std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, 4 * ys.w * xs.c));
-      parallel_for(ys.n * ys.h, grain, threads_, [&](int64_t b, int64_t e) {
-        if (avx2_) pool2_forward_avx2(x, out, xs, ys, b, e);
-        else pool2_forward_base(x, out, xs, ys, b, e);
-      });
-      return;
-    }
-    const auto* dy = static_cast<const uint16_t*>(args.inputs[1]);
-    const int64_t grain = std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, 2 * xs.w * xs.c));
-    parallel_for(ys.n * ys.h, grain, threads_, [&](int64_t b, int64_t e) {
-      if (avx2_) pool2_backward_avx2(x, dy, out, xs, ys, b, e);
-      else pool2_backward_base(x, dy, out, xs, ys, b, e);
-    });
-  }
-
- private:
-  MaxPoolGeometry g_;
-  bool backward_;
-};
-
 class MaxPool : public LoopKernel {
  public:
-  MaxPool(const dlrt_plugin& p, const MaxPoolGeometry& g, bool backward, bool relu_bias)
-      : LoopKernel(p), g_(g), backward_(backward), relu_bias_(relu_bias), pool2_(is_pool2(g)) {
+  MaxPool(const dlrt_plugin& p, const MaxPoolGeometry& g, bool backward, bool relu_bias, bool bf16)
+      : LoopKernel(p),
+        g_(g),
+        backward_(backward),
+        relu_bias_(relu_bias),
+        pool2_(is_pool2(g)),
+        bf16_(bf16) {
     if (relu_bias_) sums_.resize(static_cast<size_t>(threads_ * g.x.c));  // per thread
     if (pool2_) return;  // no scratch
     best_.resize(static_cast<size_t>(threads_ * g.x.c));
@@ -418,19 +398,15 @@ class MaxPool : public LoopKernel {
     // Inside someone else's parallel region parallel_for runs on this thread alone, whose
     // thread number may exceed ours: use slot 0 (runs of one kernel never overlap, plugin.h).
     nested_ = omp_in_parallel();
+    if (bf16_) return execute_pool2(static_cast<const uint16_t*>(args.inputs[0]), args);
     const float* x = static_cast<const float*>(args.inputs[0]);
+    if (pool2_) return execute_pool2(x, args);
     if (relu_bias_) {
       const float* dy = static_cast<const float*>(args.inputs[1]);
       float *dz = static_cast<float*>(args.outputs[0]), *db = static_cast<float*>(args.outputs[1]);
-      if (pool2_) return backward_pool2_relu_bias(x, dy, dz, db);
       if (g_.x.nchw) backward_nchw(x, dy, dz);
       else backward(x, dy, dz);
       return relu_bias_pass(x, dz, db);
-    }
-    if (pool2_) {
-      if (!backward_) return forward_pool2(x, static_cast<float*>(args.outputs[0]));
-      return backward_pool2(x, static_cast<const float*>(args.inputs[1]),
-                            static_cast<float*>(args.outputs[0]));
     }
     if (g_.x.nchw) {
       if (!backward_) return forward_nchw(x, static_cast<float*>(args.outputs[0]));
@@ -447,7 +423,29 @@ class MaxPool : public LoopKernel {
   float* best() { return best_.data() + slot() * g_.x.c; }
   int32_t* arg() { return arg_.data() + slot() * g_.x.c; }
 
-  void forward_pool2(const float* x, float* y) {
+  // The 2x2 path, on f32 (E = float) or bf16 images (E = uint16_t: lanes widened on load and
+  // narrowed on store, exact since the pass only selects and copies; db, summed in f32 lanes
+  // and doubles as for f32, is rounded once to bf16).
+  template <typename E>
+  void execute_pool2(const E* x, const dlrt_kernel_args& args) {
+    E* out = static_cast<E*>(args.outputs[0]);
+    if (!backward_) return forward_pool2(x, out);
+    const E* dy = static_cast<const E*>(args.inputs[1]);
+    if (!relu_bias_) return backward_pool2(x, dy, out);
+    backward_pool2_relu_bias(x, dy, out);
+    for (int64_t c = 0; c < g_.x.c; ++c) {
+      double total = 0;
+      for (int t = 0; t < threads_; ++t) total += sums_[static_cast<size_t>(t * g_.x.c + c)];
+      if constexpr (std::is_same_v<E, float>)
+        static_cast<float*>(args.outputs[1])[c] = static_cast<float>(total);
+      else
+        static_cast<uint16_t*>(args.outputs[1])[c] =
+            plugin::float_to_bf16(static_cast<float>(total));
+    }
+  }
+
+  template <typename E>
+  void forward_pool2(const E* x, E* y) {
     const ImageShape &xs = g_.x, &ys = g_.y;
     const int64_t grain = std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, 4 * ys.w * xs.c));
     parallel_for(ys.n * ys.h, grain, threads_, [&](int64_t b, int64_t e) {
@@ -455,7 +453,8 @@ class MaxPool : public LoopKernel {
       else pool2_forward_base(x, y, xs, ys, b, e);
     });
   }
-  void backward_pool2(const float* x, const float* dy, float* dx) {
+  template <typename E>
+  void backward_pool2(const E* x, const E* dy, E* dx) {
     const ImageShape &xs = g_.x, &ys = g_.y;
     const int64_t grain = std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, 2 * xs.w * xs.c));
     parallel_for(ys.n * ys.h, grain, threads_, [&](int64_t b, int64_t e) {
@@ -465,8 +464,10 @@ class MaxPool : public LoopKernel {
   }
 
   // max_pool2d_backward_relu_bias on the 2x2 path: one sweep (pool2_backward_rows, kFused),
-  // each chunk of output rows summing into its thread's partials, added in thread order.
-  void backward_pool2_relu_bias(const float* x, const float* dy, float* dz, float* db) {
+  // each chunk of output rows summing into its thread's partials in sums_ (execute_pool2 adds
+  // them in thread order).
+  template <typename E>
+  void backward_pool2_relu_bias(const E* x, const E* dy, E* dz) {
     const ImageShape &xs = g_.x, &ys = g_.y;
     const int64_t C = xs.c;
     std::fill(sums_.begin(), sums_.end(), 0.0);
@@ -476,11 +477,6 @@ class MaxPool : public LoopKernel {
       if (avx2_) pool2_backward_fused_avx2(x, dy, dz, xs, ys, b, e, sum);
       else pool2_backward_fused_base(x, dy, dz, xs, ys, b, e, sum);
     });
-    for (int64_t c = 0; c < C; ++c) {
-      double total = 0;
-      for (int t = 0; t < threads_; ++t) total += sums_[static_cast<size_t>(t * C + c)];
-      db[c] = static_cast<float>(total);
-    }
   }
   // Other windows and NCHW: after the plain backward pass into dz, one more pass zeroes dz
   // where x <= 0 and sums it per channel (on this thread: not the fast path's geometry; the
@@ -593,6 +589,7 @@ class MaxPool : public LoopKernel {
   bool backward_;
   bool relu_bias_;  // max_pool2d_backward_relu_bias: dz masked by x > 0, and db
   bool pool2_;      // the 2x2 stride-2 unpadded NHWC path (no scratch but relu_bias' sums)
+  bool bf16_;       // bf16 operands (the 2x2 path only: runs_bf16)
   bool nested_ = false;
   std::vector<float> best_;
   std::vector<int32_t> arg_;
@@ -603,8 +600,7 @@ class MaxPool : public LoopKernel {
 
 std::unique_ptr<Kernel> make_max_pool(const dlrt_plugin& p, const MaxPoolGeometry& g, bool backward,
                                       int32_t dtype, bool relu_bias) {
-  if (dtype == DLRT_BF16) return std::make_unique<MaxPool2Bf16>(p, g, backward);
-  return std::make_unique<MaxPool>(p, g, backward, relu_bias);
+  return std::make_unique<MaxPool>(p, g, backward, relu_bias, dtype == DLRT_BF16);
 }
 
 bool runs_bf16(const MaxPoolGeometry& g) { return is_pool2(g); }

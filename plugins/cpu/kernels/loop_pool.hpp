@@ -17,11 +17,12 @@ struct MaxPoolGeometry {
 
 // The forward kernel (x -> y) or the backward one (x, dy -> dx) for `dtype`: f32, or bf16
 // where runs_bf16 (checked before).
-// relu_bias (backward, f32): max_pool2d_backward_relu_bias, outputs dz and db.
+// relu_bias (backward): max_pool2d_backward_relu_bias, outputs dz and db.
 std::unique_ptr<Kernel> make_max_pool(const dlrt_plugin& p, const MaxPoolGeometry& g, bool backward,
                                       int32_t dtype = DLRT_F32, bool relu_bias = false);
 // Whether bf16 images of this geometry have a kernel of their own: the 2x2, stride-2,
-// unpadded NHWC pool (other bf16 pools run the f32 kernel between conversions).
+// unpadded NHWC pool, forward, backward and the fused backward (other bf16 pools run the f32
+// kernel between conversions).
 bool runs_bf16(const MaxPoolGeometry& g);
 
 }  // namespace dlrt::cpu::loops

@@ -96,9 +96,9 @@ class AvgPoolBackward : public PrimKernel {
 
 }  // namespace
 
-// Every operand bf16: the 16-bit max-pool loops run it (the 2x2 NHWC pool; loop_pool.hpp).
+// Every operand bf16: the 16-bit max-pool loops run it (the 2x2 NHWC pool, the fused
+// backward op included; loop_pool.hpp).
 bool bf16_max_pool(const OpView& op, const PoolGeom& g) {
-  if (op.name() == "max_pool2d_backward_relu_bias") return false;  // f32 between conversions
   for (const auto* list : {&op.inputs(), &op.outputs()})
     for (const TensorView& t : *list)
       if (t.dtype != DLRT_BF16) return false;
