@@ -444,7 +444,11 @@ wino::Pass winograd_pass(const OpView& op) {
 // to pay for the filter transform of every run, on a pass the ISA makes worth it
 // (wino::worth_it); option winograd=2 (winograd_force) skips both cost rules.
 bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
-  if (g.dt != memory::data_type::f32) return false;  // the Winograd kernel is f32
+  // Every operand f32, or every one bf16 (its bf16 storage; conv_geom's dt reads input 0).
+  const int32_t dtype = g.dt == memory::data_type::bf16 ? DLRT_BF16 : DLRT_F32;
+  for (const auto* list : {&op.inputs(), &op.outputs()})
+    for (const TensorView& t : *list)
+      if (t.dtype != dtype || !t.dense()) return false;
   if (!p.winograd || !wino::cpu_supported(p) || g.groups != 1) return false;
   if (g.x.nchw || g.kh != 3 || g.kw != 3 || g.h.stride != 1 || g.w.stride != 1 ||
       g.h.dilation != 1 || g.w.dilation != 1)
@@ -462,20 +466,21 @@ bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g)
 
 std::unique_ptr<Kernel> winograd_kernel(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
   const wino::Geometry wg = winograd_geometry(g);
+  const bool bf16 = g.dt == memory::data_type::bf16;
   switch (kind_of(op)) {
     case ConvKind::backward_data:  // conv2d_backward_data_add: dx starts from input 2
       return wino::make_kernel(p, wg, wino::Pass::backward_data,
-                               op.name() == "conv2d_backward_data_add", false);
+                               op.name() == "conv2d_backward_data_add", false, bf16);
     case ConvKind::backward_filter:
-      return wino::make_kernel(p, wg, wino::Pass::backward_filter, false, false);
+      return wino::make_kernel(p, wg, wino::Pass::backward_filter, false, false, bf16);
     case ConvKind::backward_both:
-      return wino::make_kernel(p, wg, wino::Pass::backward_both, false, false);
+      return wino::make_kernel(p, wg, wino::Pass::backward_both, false, false, bf16);
     case ConvKind::forward:
       break;
   }
   const bool bias = op.num_inputs() == 3;
   return wino::make_kernel(p, wg, wino::Pass::forward, bias,
-                           bias && op.get_string("activation") == "relu");
+                           bias && op.get_string("activation") == "relu", bf16);
 }
 
 // Whether an op with 16-bit operands would, run as f32 (ops.cc's conversions), take dlrt's
@@ -544,6 +549,32 @@ bool onednn_winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvG
   return op.input_is_constant(1) || g.y.n * g.y.h * g.y.w >= kMinWinogradCellsVariable;
 }
 
+// conv2d_backward's one Winograd sweep holds three blocks of planes, S and U' per thread where
+// each pass alone holds two blocks and one of them: at 64 x 64 channel pairs that falls out of
+// L2 and the sweep loses what sharing dy's transform saves (`dlbench ops --filter
+// resnet20.conv`, 64 channels: 1560 us against 1483-1502 for the two passes; 16 channels 2406
+// against 3453, 32 channels 1659 against 2041; in the reference CNN's step its 32 -> 64 layer
+// 866-1029 us against 917-1197, its 64 -> 64 layer even). Past the cap the two passes run in
+// turn.
+constexpr int64_t kMaxBackwardBothPairs = 32 * 64;
+
+// dlrt's Winograd kernel runs the op: its rule (winograd_applies), and for conv2d_backward the
+// sweep's cap.
+bool winograd_takes(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
+  if (kind_of(op) == ConvKind::backward_both && g.ci * g.co > kMaxBackwardBothPairs) return false;
+  return winograd_applies(p, op, g);
+}
+
+// Every operand bf16 and dlrt's Winograd kernel runs the op on that storage: itself, or for a
+// conv2d_backward past the sweep's cap, both its parts (ConvBackwardPair of two such kernels).
+bool winograd_on_bf16(const dlrt_plugin& p, const OpView& op) {
+  const ConvGeom g = conv_geom(op);
+  if (g.dt != memory::data_type::bf16) return false;
+  if (winograd_takes(p, op, g)) return true;
+  return kind_of(op) == ConvKind::backward_both && winograd_on_bf16(p, data_part(op)) &&
+         winograd_on_bf16(p, filter_part(op));
+}
+
 }  // namespace
 
 void conv_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
@@ -554,6 +585,13 @@ void conv_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
   // A forward or backward-data pass that dlrt's f32 Winograd kernel would take runs that
   // kernel between conversions too, rather than oneDNN's bf16 direct kernel: Winograd's 2-4x
   // fewer multiplications beat the bf16 units' 2x (docs/benchmarks.md, "2026-12-05 (third)").
+  // Every operand bf16 there: that kernel runs on the bf16 storage itself (no conversion
+  // passes; winograd_conv.hpp), on any CPU it runs on, bf16 units or not.
+  if (op.has_narrow_float() && winograd_on_bf16(p, op)) {
+    fill_cost(op, p, conv_geom(op).flops() * (kind_of(op) == ConvKind::backward_both ? 2 : 1),
+              cost);
+    return;
+  }
   if (kind_of(op) == ConvKind::backward_both) {
     // What its two parts need (f32: the filter pass's rule), and the flops of both.
     require_f32(op);
@@ -577,19 +615,10 @@ void conv_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
   fill_cost(op, p, g.flops(), cost);
 }
 
-// conv2d_backward's one Winograd sweep holds three blocks of planes, S and U' per thread where
-// each pass alone holds two blocks and one of them: at 64 x 64 channel pairs that falls out of
-// L2 and the sweep loses what sharing dy's transform saves (`dlbench ops --filter
-// resnet20.conv`, 64 channels: 1560 us against 1483-1502 for the two passes; 16 channels 2406
-// against 3453, 32 channels 1659 against 2041; in the reference CNN's step its 32 -> 64 layer
-// 866-1029 us against 917-1197, its 64 -> 64 layer even). Past the cap the two passes run in
-// turn.
-constexpr int64_t kMaxBackwardBothPairs = 32 * 64;
 
 std::unique_ptr<Kernel> conv_create(const dlrt_plugin& p, const OpView& op) {
   const ConvGeom g = conv_geom(op);
-  const bool sweep_fits = kind_of(op) != ConvKind::backward_both || g.ci * g.co <= kMaxBackwardBothPairs;
-  if (sweep_fits && winograd_applies(p, op, g)) return winograd_kernel(p, op, g);
+  if (winograd_takes(p, op, g)) return winograd_kernel(p, op, g);
   switch (kind_of(op)) {
     case ConvKind::backward_both:
       return std::make_unique<ConvBackwardPair>(conv_create(p, data_part(op)),

@@ -30,6 +30,22 @@ WINO_INLINE V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }    // a 
 WINO_INLINE V fnmadd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }  // c - a b
 WINO_INLINE V vmax(V a, V b) { return _mm256_max_ps(a, b); }
 WINO_INLINE V broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+// bf16 storage (mixed precision): 8 bf16 widened to f32 (exact), and 8 f32 narrowed to bf16
+// to nearest, ties to even, a NaN kept a quiet NaN (plugin::float_to_bf16's bits). packus
+// packs within each 128-bit half; the permute brings the two halves' four values together.
+WINO_INLINE V load(const uint16_t* p) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+WINO_INLINE void store(uint16_t* p, V v) {
+  const __m256i u = _mm256_castps_si256(v), high = _mm256_srli_epi32(u, 16);
+  const __m256i odd = _mm256_and_si256(high, _mm256_set1_epi32(1));
+  __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff))), 16);
+  const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+  r = _mm256_blendv_epi8(r, _mm256_or_si256(high, _mm256_set1_epi32(0x40)), nan);
+  const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
+}
 // kLanes floats `stride` apart from p.
 WINO_INLINE V gather_stride(const float* p, int64_t stride) {
   const __m256i lanes = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),

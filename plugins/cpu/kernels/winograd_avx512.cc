@@ -33,6 +33,22 @@ WINO_INLINE V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }    // a 
 WINO_INLINE V fnmadd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }  // c - a b
 WINO_INLINE V vmax(V a, V b) { return _mm512_max_ps(a, b); }
 WINO_INLINE V broadcast(const float* p) { return _mm512_set1_ps(*p); }
+// bf16 storage (mixed precision): 16 bf16 widened to f32 (exact: the bits become the top
+// half), and 16 f32 narrowed to bf16 to nearest, ties to even, a NaN kept a quiet NaN: the
+// bits plugin::float_to_bf16 gives, so this kernel on bf16 operands equals its f32 build
+// between conversions.
+WINO_INLINE V load(const uint16_t* p) {
+  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+WINO_INLINE void store(uint16_t* p, V v) {
+  const __m512i u = _mm512_castps_si512(v), high = _mm512_srli_epi32(u, 16);
+  const __m512i odd = _mm512_and_si512(high, _mm512_set1_epi32(1));
+  __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff))), 16);
+  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(high, _mm512_set1_epi32(0x40)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(r));
+}
 // kLanes floats `stride` apart from p.
 WINO_INLINE V gather_stride(const float* p, int64_t stride) {
   const __m512i lanes =

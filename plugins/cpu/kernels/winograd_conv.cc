@@ -20,9 +20,9 @@ bool worth_it(const Geometry& g, Pass pass, bool onednn_avx512) {
 }
 
 std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, const Geometry& g, Pass pass, bool bias,
-                                    bool relu) {
-  if (p.onednn_avx512) return avx512::make_kernel(p, g, pass, bias, relu);
-  return avx2::make_kernel(p, g, pass, bias, relu);
+                                    bool relu, bool bf16) {
+  if (p.onednn_avx512) return avx512::make_kernel(p, g, pass, bias, relu, bf16);
+  return avx2::make_kernel(p, g, pass, bias, relu, bf16);
 }
 
 }  // namespace dlrt::cpu::wino
