@@ -68,6 +68,7 @@
 #include <cstring>
 #include <string>
 
+#include "conv_one_channel.hpp"
 #include "prim_common.hpp"
 #include "winograd_conv.hpp"
 
@@ -565,6 +566,35 @@ bool winograd_takes(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
   return winograd_applies(p, op, g);
 }
 
+// dlrt's one-input-channel kernels (conv_one_channel.cc) run the op: the forward pass (no
+// activation or relu) or the filter gradient of an NHWC convolution without groups whose
+// image has one channel, every operand f32 or every one bf16.
+bool one_channel_takes(const OpView& op, const ConvGeom& g) {
+  const ConvKind kind = kind_of(op);
+  if (kind != ConvKind::forward && kind != ConvKind::backward_filter) return false;
+  if (g.groups != 1 || op.name() == "conv2d_transpose") return false;
+  if (op.name() == "conv2d_bias_act") {
+    const std::string& a = op.get_string("activation");
+    if (a != "none" && a != "relu") return false;
+  }
+  const int32_t dtype = op.input(0).dtype;
+  if (dtype != DLRT_F32 && dtype != DLRT_BF16) return false;
+  for (const auto* list : {&op.inputs(), &op.outputs()})
+    for (const TensorView& t : *list)
+      if (t.dtype != dtype || !t.dense()) return false;
+  return conv1ch::fits({g.x, g.y, g.h, g.w});
+}
+
+std::unique_ptr<Kernel> one_channel_kernel(const dlrt_plugin& p, const OpView& op,
+                                           const ConvGeom& g) {
+  const bool bf16 = op.input(0).dtype == DLRT_BF16;
+  if (kind_of(op) == ConvKind::backward_filter)
+    return conv1ch::make_filter_grad(p, {g.x, g.y, g.h, g.w}, bf16);
+  const bool bias = op.num_inputs() == 3;
+  return conv1ch::make_forward(p, {g.x, g.y, g.h, g.w}, bias,
+                               bias && op.get_string("activation") == "relu", bf16);
+}
+
 // Every operand bf16 and dlrt's Winograd kernel runs the op on that storage: itself, or for a
 // conv2d_backward past the sweep's cap, both its parts (ConvBackwardPair of two such kernels).
 bool winograd_on_bf16(const dlrt_plugin& p, const OpView& op) {
@@ -587,6 +617,10 @@ void conv_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
   // fewer multiplications beat the bf16 units' 2x (docs/benchmarks.md, "2026-12-05 (third)").
   // Every operand bf16 there: that kernel runs on the bf16 storage itself (no conversion
   // passes; winograd_conv.hpp), on any CPU it runs on, bf16 units or not.
+  if (one_channel_takes(op, conv_geom(op))) {
+    fill_cost(op, p, conv_geom(op).flops(), cost);
+    return;
+  }
   if (op.has_narrow_float() && winograd_on_bf16(p, op)) {
     fill_cost(op, p, conv_geom(op).flops() * (kind_of(op) == ConvKind::backward_both ? 2 : 1),
               cost);
@@ -618,6 +652,7 @@ void conv_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
 
 std::unique_ptr<Kernel> conv_create(const dlrt_plugin& p, const OpView& op) {
   const ConvGeom g = conv_geom(op);
+  if (one_channel_takes(op, g)) return one_channel_kernel(p, op, g);
   if (winograd_takes(p, op, g)) return winograd_kernel(p, op, g);
   switch (kind_of(op)) {
     case ConvKind::backward_both:

@@ -599,6 +599,89 @@ TEST(PrimitiveKernels, WinogradConvOnBf16StorageIsTheF32KernelRoundedOnce) {
   }
 }
 
+// Convolutions of one-channel images (conv_one_channel.cc: the forward pass with no activation
+// or relu, and the filter gradient) against the reference, on one, two and five threads: the
+// reference CNN's conv1 at its batch, SAME borders, a 5x5 window at stride 2, dilation 2 (the
+// compile-time 3x3 path takes the interior cells of unit-stride rows, the general loop the
+// rest). In bf16 the same kernels give the f32 kernels' results on the widened inputs rounded
+// once, bit for bit (same arithmetic, same order), and are accepted natively (op_supported's
+// bytes carry no conversion passes). Under the ISA caps of cpu_conv_kernels_{avx2,portable}
+// the AVX2 and baseline builds run the same checks.
+TEST(PrimitiveKernels, OneChannelConv) {
+  auto bf16 = [](Dims d) { return TensorType{DLRT_BF16, std::move(d)}; };
+  const std::vector<ConvCase> cases = {
+      {{64, 28, 28, 1}, {3, 3, 1, 32}, {}},
+      {{3, 9, 7, 1}, {3, 3, 1, 16}, {{"padding", "SAME"}}},
+      {{2, 11, 10, 1}, {5, 5, 1, 48}, {{"padding", "SAME"}, {"strides", {2, 2}}}},
+      {{2, 12, 13, 1}, {3, 3, 1, 32}, {{"dilations", {2, 2}}}},
+  };
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(dlrt::plugin::dims_string(c.x) + " * " + dlrt::plugin::dims_string(c.w));
+    const Dims y = out_dims("conv2d", {f32(c.x), f32(c.w)}, c.attrs);
+    AttrMap relu = c.attrs, none = c.attrs, filter = c.attrs;
+    relu["activation"] = "relu";
+    none["activation"] = "none";
+    filter["filter_shape"] = dlrt::ops::Ints(c.w.begin(), c.w.end());
+    struct Pass {
+      std::string op;
+      std::vector<Dims> inputs;
+      AttrMap attrs;
+    };
+    const std::vector<Pass> passes = {
+        {"conv2d", {c.x, c.w}, c.attrs},
+        {"conv2d_bias_act", {c.x, c.w, {c.w[3]}}, relu},
+        {"conv2d_bias_act", {c.x, c.w, {c.w[3]}}, none},
+        {"conv2d_backward_filter", {c.x, y}, filter},
+    };
+    for (const Pass& pass : passes) {
+      SCOPED_TRACE(pass.op + (pass.attrs.count("activation")
+                                  ? " " + dlrt::ops::to_string(pass.attrs.at("activation"))
+                                  : ""));
+      std::vector<TensorType> wide_types, narrow_types;
+      for (const Dims& d : pass.inputs) wide_types.push_back(f32(d)), narrow_types.push_back(bf16(d));
+      for (int threads : {1, 2, 5})
+        check_op(pass.op, wide_types, pass.attrs, kConvTol, {}, cpu_with_threads(threads));
+      const dlrt::ops::OpInstance narrow = instance(pass.op, narrow_types, pass.attrs);
+      const dlrt::ops::OpInstance wide = instance(pass.op, wide_types, pass.attrs);
+      std::vector<std::vector<uint8_t>> narrow_in, wide_in;
+      for (const Dims& d : pass.inputs) {
+        int64_t n = 1;
+        for (int64_t v : d) n *= v;
+        std::vector<uint16_t> h(static_cast<size_t>(n));
+        std::vector<float> f(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+          h[i] = dlrt::plugin::float_to_bf16(u(rng));
+          f[i] = dlrt::plugin::bf16_to_float(h[i]);
+        }
+        narrow_in.emplace_back(reinterpret_cast<uint8_t*>(h.data()),
+                               reinterpret_cast<uint8_t*>(h.data() + n));
+        wide_in.emplace_back(reinterpret_cast<uint8_t*>(f.data()),
+                             reinterpret_cast<uint8_t*>(f.data() + n));
+      }
+      for (int threads : {1, 2}) {
+        Cpu& dev = cpu_with_threads(threads);
+        const RawRun got = run_raw(dev, narrow, narrow_in);
+        const RawRun want = run_raw(dev, wide, wide_in);
+        ASSERT_EQ(got.outputs.size(), 1u);
+        ASSERT_EQ(want.outputs.size(), 1u);
+        double operand_bytes = 0;
+        for (const TensorType& t : narrow.inputs()) operand_bytes += 2.0 * t.num_elements();
+        operand_bytes += 2.0 * narrow.output(0).num_elements();
+        EXPECT_EQ(got.cost.bytes, operand_bytes) << "bf16 not run natively";
+        const size_t n = got.outputs[0].size() / 2;
+        const auto* g = reinterpret_cast<const uint16_t*>(got.outputs[0].data());
+        const auto* w = reinterpret_cast<const float*>(want.outputs[0].data());
+        size_t bad = 0;
+        for (size_t j = 0; j < n; ++j) bad += g[j] != dlrt::plugin::float_to_bf16(w[j]);
+        EXPECT_EQ(bad, 0u) << "bf16, threads " << threads << ": " << bad << " of " << n
+                           << " values are not the f32 kernel's rounded";
+      }
+    }
+  }
+}
+
 // oneDNN's own Winograd kernel (jit_wino_4x3, AVX-512 only; prim_conv.cc,
 // onednn_winograd_applies) for forward 3x3 convolutions under the default option: against
 // the reference at the Winograd tolerance, and with bits that differ from the direct kernel's
