@@ -56,11 +56,12 @@ TEST(DlbenchOps, PrintsJsonForEveryCaseOnCpu) {
 }
 
 TEST(DlbenchOps, FilterRunsOnlyMatchingCases) {
-  // pool1's forward and backward, and the fused backward with the ops it replaces.
+  // pool1's forward and backward, the fused backward with the ops it replaces, and the forward
+  // and fused backward on bf16 images (mixed precision).
   const Result r = run("ops --device CPU:0 --repeat 1 --filter pool1");
   ASSERT_EQ(r.status, 0) << r.out;
   const auto doc = nlohmann::json::parse(r.out);
-  ASSERT_EQ(doc.at("ops").size(), 4u);
+  ASSERT_EQ(doc.at("ops").size(), 6u);
   for (const auto& op : doc.at("ops"))
     EXPECT_NE(op.at("name").get<std::string>().find("pool1"), std::string::npos);
 }

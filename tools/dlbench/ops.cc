@@ -188,6 +188,42 @@ void add_pool(std::vector<Case>& cases, const std::string& layer, int64_t h, int
                    false});
 }
 
+// The reference CNN's conv and pool passes under mixed_bfloat16 (every operand bf16, as the
+// policy's step runs them): beside the f32 cases of the same run, what 16-bit storage saves or
+// costs per op. Not part of the f32 step.
+void add_bf16(std::vector<Case>& cases) {
+  const int64_t n = workload::kBatch;
+  auto bf16 = [](std::vector<int64_t> dims) { return Operand{DLRT_BF16, std::move(dims)}; };
+  const std::string note = "mixed precision: every operand bf16";
+  const Operand x1 = bf16({n, 28, 28, 1}), w1 = bf16({3, 3, 1, 32}), y1 = bf16({n, 26, 26, 32});
+  const double flops1 = 2.0 * n * 26 * 26 * 32 * 9;
+  cases.push_back({"conv1.forward.bf16",
+                   {{"conv2d_bias_act", {x1, w1, bf16({32})}, {{"activation", "relu"}}, {}}},
+                   flops1, false, note});
+  cases.push_back({"conv1.backward_filter.bf16",
+                   {{"conv2d_backward_filter",
+                     {x1, y1},
+                     {{"filter_shape", std::vector<int64_t>{3, 3, 1, 32}}},
+                     {}}},
+                   flops1, false, note});
+  cases.push_back({"pool1.forward.bf16", {{"max_pool2d", {y1}, {}, {}}}, 0, false, note});
+  cases.push_back({"pool1.backward_relu_bias.bf16",
+                   {{"max_pool2d_backward_relu_bias", {y1, bf16({n, 13, 13, 32})}, {}, {}}},
+                   0, false, note});
+  const Operand x2 = bf16({n, 13, 13, 32}), w2 = bf16({3, 3, 32, 64}), y2 = bf16({n, 11, 11, 64});
+  const double flops2 = 2.0 * n * 11 * 11 * 64 * 9 * 32;
+  cases.push_back({"conv2.forward.bf16",
+                   {{"conv2d_bias_act", {x2, w2, bf16({64})}, {{"activation", "relu"}}, {}}},
+                   flops2, false, note});
+  cases.push_back({"conv2.backward_both",
+                   {{"conv2d_backward", {f32({n, 11, 11, 64}), f32({n, 13, 13, 32}),
+                                         f32({3, 3, 32, 64})}, {}, {}}},
+                   2 * flops2, false, "dx and dw of one conv (conv2d_backward), f32"});
+  cases.push_back({"conv2.backward_both.bf16",
+                   {{"conv2d_backward", {y2, x2, w2}, {}, {}}},
+                   2 * flops2, false, note});
+}
+
 // Dense(k -> n): a (64,k) . w (k,n) + b, then its gradients as autodiff emits them.
 void add_dense(std::vector<Case>& cases, const std::string& layer, int64_t k, int64_t n,
                const char* act) {
@@ -314,6 +350,7 @@ std::vector<Case> workload_cases() {
        false,
        "(2048,676) over axis 1, a global average pool's shape"});
   add_attention(cases);
+  add_bf16(cases);
   add_resnet_conv(cases, "resnet20.conv16", 32, 16);
   add_resnet_conv(cases, "resnet20.conv32", 16, 32);
   add_resnet_conv(cases, "resnet20.conv64", 8, 64);
@@ -339,6 +376,17 @@ void fill_host(const Operand& o, std::vector<unsigned char>& bytes, std::mt19937
   std::uniform_real_distribution<float> u(o.fill == Fill::kPositive ? 0.0f : -1.0f, 1.0f);
   std::vector<float> v(n);
   for (auto& x : v) x = o.fill == Fill::kStep ? 1.0f : u(rng);
+  if (o.dtype == DLRT_BF16) {  // each value rounded to bf16 (to nearest even; no NaN here)
+    std::vector<uint16_t> h(n);
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t b;
+      std::memcpy(&b, &v[i], 4);
+      h[i] = static_cast<uint16_t>((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+    }
+    bytes.assign(reinterpret_cast<unsigned char*>(h.data()),
+                 reinterpret_cast<unsigned char*>(h.data() + n));
+    return;
+  }
   bytes.assign(reinterpret_cast<unsigned char*>(v.data()),
                reinterpret_cast<unsigned char*>(v.data() + n));
 }
