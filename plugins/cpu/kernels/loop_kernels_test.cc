@@ -795,6 +795,32 @@ TEST(LoopKernels, CastToAndFromF16AndBF16) {
   };
   EXPECT_EQ(as_u16(cast(DLRT_F32, DLRT_F16, in, 12, 4)), std::vector<uint16_t>(f16, f16 + 12));
   EXPECT_EQ(as_u16(cast(DLRT_F32, DLRT_BF16, bin, 6, 4)), std::vector<uint16_t>(bf16, bf16 + 6));
+  // The same values and NaNs with payloads only in the low half (which rounding alone would
+  // turn into infinity) 1000 times over, so the vector loops run them, and back exactly.
+  {
+    const uint32_t nan_bits[] = {0x7F800001u, 0xFFA00000u};
+    const uint16_t nan_bf16[] = {0x7FC0, 0xFFE0};
+    std::vector<float> many;
+    std::vector<uint16_t> want;
+    for (int r = 0; r < 1000; ++r) {
+      many.insert(many.end(), bin, bin + 6);
+      want.insert(want.end(), bf16, bf16 + 6);
+      for (int k = 0; k < 2; ++k) {
+        float v;
+        std::memcpy(&v, &nan_bits[k], 4);
+        many.push_back(v);
+        want.push_back(nan_bf16[k]);
+      }
+    }
+    const std::vector<uint16_t> got = as_u16(cast(DLRT_F32, DLRT_BF16, many.data(), many.size(), 4));
+    EXPECT_EQ(got, want);
+    const Bytes wide = cast(DLRT_BF16, DLRT_F32, want.data(), want.size(), 2);
+    std::vector<uint32_t> bits(want.size());
+    std::memcpy(bits.data(), wide.data(), wide.size());
+    size_t bad = 0;
+    for (size_t i = 0; i < want.size(); ++i) bad += bits[i] != uint32_t{want[i]} << 16;
+    EXPECT_EQ(bad, 0u) << "bf16 -> f32 is not exact";
+  }
   // Back to f32: every f16/bf16 value is an f32 exactly.
   const Bytes back = cast(DLRT_F16, DLRT_F32, f16, 12, 2);
   std::vector<float> f(12);
