@@ -3,30 +3,33 @@
 // baseline x86-64.
 //
 // Why not oneDNN: with one input channel a convolution is kh*kw multiply-adds per output value,
-// so its time is the output's (forward) or dy's (filter gradient) trip through memory. oneDNN
-// 2.6's f32 kernels are close to that. Its bf16 kernels are not: vdpbf16ps multiplies pairs of
-// input channels, so one channel fills half of each pair, at half the f32 FMA's rate on the
-// 2-core Xeon measured, and there is no f32-input, bf16-output convolution to use instead
-// (oneDNN: "could not create a primitive descriptor"). So mixed precision's conv1 ran oneDNN's
-// bf16 forward at twice the f32 time, and its filter gradient f32 between conversion passes
-// over dy. Here both read and write their images in the storage type and compute in f32.
+// so its time is mostly the output's (forward) or dy's (filter gradient) trip through memory.
+// oneDNN 2.6's bf16 kernels fit it badly: vdpbf16ps multiplies pairs of input channels, so one
+// channel fills half of each pair, at half the f32 FMA's flops on the 2-core Xeon measured, and
+// there is no f32-input, bf16-output convolution to use instead (oneDNN: "could not create a
+// primitive descriptor"). Mixed precision's conv1 ran oneDNN's bf16 forward at 474 us and its
+// filter gradient f32 between conversion passes over dy. Here both read and write their images
+// in the storage type and compute in f32 (docs/benchmarks.md, "Kernel choices": forward 138 us
+// in f32 against oneDNN's 221, 220 in bf16).
 //
 // How. Forward: each thread takes a range of output rows (n, oh); per row, per block of L
-// output channels (one vector), the block's kh*kw filter vectors are loaded once and every
-// output cell of the row sums its in-bounds taps: acc = b + sum x[ih, iw] * w[tap] (x broadcast,
-// one FMA per tap), then relu, then one store (rounded to bf16 where the storage is). The
-// row's blocks write whole cache lines between them while the row is in L1. Filter gradient:
-// per row and block, kh*kw accumulators sum x[tap] * dy over the row's cells and are added into
-// the thread's partial dw; the partials are summed in thread order at the end, so the result
-// depends on the thread count only, not on timing. A 3x3 window (the common first layer)
-// takes a path with the taps fixed at compile time, so its filter vectors or accumulators stay
-// in registers; cells whose window leaves the image (SAME padding) take the general loop.
+// output channels (one vector), every output cell sums its in-bounds taps: acc = b + sum
+// x[ih, iw] * w[tap] (x broadcast, one FMA per tap), then relu, then one store (rounded to
+// bf16 where the storage is). A K x K window at unit stride (K = 3: the common first layer)
+// takes a path with the taps fixed at compile time: the block's filter vectors stay in
+// registers and kCells cells are summed at once (independent FMA chains); cells whose window
+// leaves the image (SAME padding) take the general loop. Filter gradient: per row and block,
+// kh*kw accumulators sum x[tap] * dy over the row's cells and are added into the thread's
+// partial dw; the partials are summed in thread order at the end, so the result depends on the
+// thread count only, not on timing. bf16 images are widened once per image into the thread's
+// scratch (ImageF32), so the taps' broadcasts read floats.
 //
 // Bits: the three builds differ in lane count and the portable one has no FMA (this file is
 // compiled with -ffp-contract=fast so that the others fuse), so results differ between ISAs
-// in the last bits, as oneDNN's do; tests compare with the reference at the conv tolerance.
-// Scratch (f32 copies of a bf16 filter and bias, per-thread partial sums) is allocated when
-// the kernel is made; a run allocates nothing.
+// in the last bits, as oneDNN's do; tests compare with the reference at the conv tolerance,
+// and bf16 with the same build's f32 result rounded once, bit for bit. Scratch (f32 copies of
+// a bf16 filter and bias, a widened image and partial sums per thread) is allocated when the
+// kernel is made; a run allocates nothing.
 #include "conv_one_channel.hpp"
 
 #include <omp.h>
