@@ -376,7 +376,7 @@ TEST(PrimitiveKernels, ThreadsOption) {
 
 // Winograd F(4x4, 3x3) (kernels/winograd_kernel.inc): 3x3 stride-1 NHWC convolutions with
 // channel counts in multiples of 16, on AVX2+FMA CPUs, unless the `winograd` option is 0: the
-// AVX-512 build where oneDNN runs AVX-512, the AVX2 build under cpu_winograd_avx2
+// AVX-512 build where oneDNN runs AVX-512, the AVX2 build under cpu_conv_kernels_avx2
 // (ONEDNN_MAX_CPU_ISA=AVX2) and on AVX2 CPUs. The channel counts cover both builds' column
 // blocks (16 = one 16-lane vector, 48 = 32 + 16) and their row tails (backward filter's rows
 // are ci: 16 = 12 + 4 on AVX-512).
