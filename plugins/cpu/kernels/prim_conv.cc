@@ -444,12 +444,19 @@ wino::Pass winograd_pass(const OpView& op) {
 // so the 36 products per tile stay well under the direct 9 per output cell, and enough tiles
 // to pay for the filter transform of every run, on a pass the ISA makes worth it
 // (wino::worth_it); option winograd=2 (winograd_force) skips both cost rules.
-bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
-  // Every operand f32, or every one bf16 (its bf16 storage; conv_geom's dt reads input 0).
-  const int32_t dtype = g.dt == memory::data_type::bf16 ? DLRT_BF16 : DLRT_F32;
+// The dtype every operand of the op has, where dlrt's Winograd kernel reads and writes that
+// storage itself (f32; bf16; f16 with F16C: wino::storage_supported), else -1.
+int32_t winograd_storage(const OpView& op) {
+  const int32_t dtype = op.input(0).dtype;
+  if (!wino::storage_supported(dtype)) return -1;
   for (const auto* list : {&op.inputs(), &op.outputs()})
     for (const TensorView& t : *list)
-      if (t.dtype != dtype || !t.dense()) return false;
+      if (t.dtype != dtype || !t.dense()) return -1;
+  return dtype;
+}
+
+bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
+  if (winograd_storage(op) < 0) return false;
   if (!p.winograd || !wino::cpu_supported(p) || g.groups != 1) return false;
   if (g.x.nchw || g.kh != 3 || g.kw != 3 || g.h.stride != 1 || g.w.stride != 1 ||
       g.h.dilation != 1 || g.w.dilation != 1)
@@ -467,21 +474,21 @@ bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g)
 
 std::unique_ptr<Kernel> winograd_kernel(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
   const wino::Geometry wg = winograd_geometry(g);
-  const bool bf16 = g.dt == memory::data_type::bf16;
+  const int32_t storage = winograd_storage(op);
   switch (kind_of(op)) {
     case ConvKind::backward_data:  // conv2d_backward_data_add: dx starts from input 2
       return wino::make_kernel(p, wg, wino::Pass::backward_data,
-                               op.name() == "conv2d_backward_data_add", false, bf16);
+                               op.name() == "conv2d_backward_data_add", false, storage);
     case ConvKind::backward_filter:
-      return wino::make_kernel(p, wg, wino::Pass::backward_filter, false, false, bf16);
+      return wino::make_kernel(p, wg, wino::Pass::backward_filter, false, false, storage);
     case ConvKind::backward_both:
-      return wino::make_kernel(p, wg, wino::Pass::backward_both, false, false, bf16);
+      return wino::make_kernel(p, wg, wino::Pass::backward_both, false, false, storage);
     case ConvKind::forward:
       break;
   }
   const bool bias = op.num_inputs() == 3;
   return wino::make_kernel(p, wg, wino::Pass::forward, bias,
-                           bias && op.get_string("activation") == "relu", bf16);
+                           bias && op.get_string("activation") == "relu", storage);
 }
 
 // Whether an op with 16-bit operands would, run as f32 (ops.cc's conversions), take dlrt's
@@ -595,14 +602,15 @@ std::unique_ptr<Kernel> one_channel_kernel(const dlrt_plugin& p, const OpView& o
                                bias && op.get_string("activation") == "relu", bf16);
 }
 
-// Every operand bf16 and dlrt's Winograd kernel runs the op on that storage: itself, or for a
-// conv2d_backward past the sweep's cap, both its parts (ConvBackwardPair of two such kernels).
-bool winograd_on_bf16(const dlrt_plugin& p, const OpView& op) {
-  const ConvGeom g = conv_geom(op);
-  if (g.dt != memory::data_type::bf16) return false;
-  if (winograd_takes(p, op, g)) return true;
-  return kind_of(op) == ConvKind::backward_both && winograd_on_bf16(p, data_part(op)) &&
-         winograd_on_bf16(p, filter_part(op));
+// Every operand bf16, or every one f16, and dlrt's Winograd kernel runs the op on that
+// storage: itself, or for a conv2d_backward past the sweep's cap, both its parts
+// (ConvBackwardPair of two such kernels).
+bool winograd_on_16bit(const dlrt_plugin& p, const OpView& op) {
+  const int32_t dtype = op.input(0).dtype;
+  if (dtype != DLRT_BF16 && dtype != DLRT_F16) return false;
+  if (winograd_takes(p, op, conv_geom(op))) return true;
+  return kind_of(op) == ConvKind::backward_both && winograd_on_16bit(p, data_part(op)) &&
+         winograd_on_16bit(p, filter_part(op));
 }
 
 }  // namespace
@@ -615,13 +623,13 @@ void conv_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
   // A forward or backward-data pass that dlrt's f32 Winograd kernel would take runs that
   // kernel between conversions too, rather than oneDNN's bf16 direct kernel: Winograd's 2-4x
   // fewer multiplications beat the bf16 units' 2x (docs/benchmarks.md, "2026-12-05 (third)").
-  // Every operand bf16 there: that kernel runs on the bf16 storage itself (no conversion
-  // passes; winograd_conv.hpp), on any CPU it runs on, bf16 units or not.
+  // Every operand bf16 (or f16) there: that kernel runs on the 16-bit storage itself (no
+  // conversion passes; winograd_conv.hpp), on any CPU it runs on, bf16 units or not.
   if (one_channel_takes(op, conv_geom(op))) {
     fill_cost(op, p, conv_geom(op).flops(), cost);
     return;
   }
-  if (op.has_narrow_float() && winograd_on_bf16(p, op)) {
+  if (op.has_narrow_float() && winograd_on_16bit(p, op)) {
     fill_cost(op, p, conv_geom(op).flops() * (kind_of(op) == ConvKind::backward_both ? 2 : 1),
               cost);
     return;

@@ -499,100 +499,107 @@ RawRun run_raw(Cpu& c, const dlrt::ops::OpInstance& in,
   return r;
 }
 
-// Mixed precision's 3x3 convolutions: dlrt's Winograd kernel runs bf16 operands on their bf16
-// storage (images widened as the tiles read them, rounded as they are written, dx summed in
-// f32 first), so every pass gives the f32 kernel's outputs on the widened inputs rounded once
-// to bf16, bit for bit, and op_supported accepts it natively (its cost's bytes are the
-// operands' own, with no conversion passes: ops.cc adds three per 16-bit operand). Every pass,
-// one, two and five threads, full blocks of 16/32/64 channels and the run-time channel path
-// (48), partial tiles, SAME padding, the addend of conv2d_backward_data_add; a few NaN and
-// infinite inputs, whose outputs must be NaN/infinite alike. Without the Winograd path (an
-// ISA cap below AVX2) the bf16 op runs between conversions, with the same bits.
-TEST(PrimitiveKernels, WinogradConvOnBf16StorageIsTheF32KernelRoundedOnce) {
+// Mixed precision's 3x3 convolutions: dlrt's Winograd kernel runs bf16 operands, and f16 ones
+// (with F16C), on their 16-bit storage (images widened as the tiles read them, rounded as they
+// are written, dx summed in f32 first), so every pass gives the f32 kernel's outputs on the
+// widened inputs rounded once, bit for bit, and op_supported accepts it natively (its cost's
+// bytes are the operands' own, with no conversion passes: ops.cc adds three per 16-bit
+// operand). Every pass, one, two and five threads, full blocks of 16/32/64 channels and the
+// run-time channel path (48), partial tiles, SAME padding, the addend of
+// conv2d_backward_data_add; a few NaN and infinite inputs, whose outputs must be NaN/infinite
+// alike. Without the Winograd path (an ISA cap below AVX2) the 16-bit op runs between
+// conversions, with the same bits.
+TEST(PrimitiveKernels, WinogradConvOn16BitStorageIsTheF32KernelRoundedOnce) {
   const std::optional<int64_t> attr = int_attr(cpu(), "winograd");
   ASSERT_TRUE(attr.has_value());
   const bool winograd_cpu = *attr == 1;
-  auto bf16 = [](Dims d) { return TensorType{DLRT_BF16, std::move(d)}; };
-  const std::vector<ConvCase> cases = {
-      {{2, 13, 13, 32}, {3, 3, 32, 64}, {}},
-      {{4, 9, 7, 16}, {3, 3, 16, 32}, {{"padding", "SAME"}}},
-      {{32, 5, 5, 64}, {3, 3, 64, 64}, {}},
-      {{5, 10, 11, 16}, {3, 3, 16, 48}, {}},
-  };
-  const std::vector<std::map<std::string, std::string>> options = {
-      {{"winograd", "2"}}, {{"winograd", "2"}, {"threads", "1"}}, {{"winograd", "2"}, {"threads", "5"}}};
-  std::mt19937 rng(2026);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  for (const auto& c : cases) {
-    SCOPED_TRACE(dlrt::plugin::dims_string(c.x) + " * " + dlrt::plugin::dims_string(c.w));
-    const Dims y = out_dims("conv2d", {f32(c.x), f32(c.w)}, c.attrs);
-    AttrMap relu = c.attrs, data = c.attrs, filter = c.attrs;
-    relu["activation"] = "relu";
-    data["input_shape"] = dlrt::ops::Ints(c.x.begin(), c.x.end());
-    filter["filter_shape"] = dlrt::ops::Ints(c.w.begin(), c.w.end());
-    struct Pass {
-      std::string op;
-      std::vector<Dims> inputs;
-      AttrMap attrs;
+  for (const dlrt_dtype dtype : {DLRT_BF16, DLRT_F16}) {
+    SCOPED_TRACE(dlrt::plugin::dtype_name(dtype));
+    auto narrow_of = [dtype](Dims d) { return TensorType{dtype, std::move(d)}; };
+    const std::vector<ConvCase> cases = {
+        {{2, 13, 13, 32}, {3, 3, 32, 64}, {}},
+        {{4, 9, 7, 16}, {3, 3, 16, 32}, {{"padding", "SAME"}}},
+        {{32, 5, 5, 64}, {3, 3, 64, 64}, {}},
+        {{5, 10, 11, 16}, {3, 3, 16, 48}, {}},
     };
-    const std::vector<Pass> passes = {
-        {"conv2d", {c.x, c.w}, c.attrs},
-        {"conv2d_bias_act", {c.x, c.w, {c.w[3]}}, relu},
-        {"conv2d_backward_data", {y, c.w}, data},
-        {"conv2d_backward_data_add", {y, c.w, c.x}, data},
-        {"conv2d_backward", {y, c.x, c.w}, c.attrs},
-        {"conv2d_backward_filter", {c.x, y}, filter},
-    };
-    for (const Pass& pass : passes) {
-      SCOPED_TRACE(pass.op);
-      std::vector<TensorType> narrow_types, wide_types;
-      for (const Dims& d : pass.inputs) narrow_types.push_back(bf16(d)), wide_types.push_back(f32(d));
-      const dlrt::ops::OpInstance narrow = instance(pass.op, narrow_types, pass.attrs);
-      const dlrt::ops::OpInstance wide = instance(pass.op, wide_types, pass.attrs);
-      std::vector<std::vector<uint8_t>> narrow_in, wide_in;
-      for (const Dims& d : pass.inputs) {
-        int64_t n = 1;
-        for (int64_t v : d) n *= v;
-        std::vector<uint16_t> h(static_cast<size_t>(n));
-        std::vector<float> f(static_cast<size_t>(n));
-        for (int64_t i = 0; i < n; ++i) {
-          const float v = i % 997 == 5 ? NAN : i % 1009 == 7 ? INFINITY : u(rng);
-          h[i] = dlrt::plugin::float_to_bf16(v);
-          f[i] = dlrt::plugin::bf16_to_float(h[i]);
+    const std::vector<std::map<std::string, std::string>> options = {
+        {{"winograd", "2"}},
+        {{"winograd", "2"}, {"threads", "1"}},
+        {{"winograd", "2"}, {"threads", "5"}}};
+    std::mt19937 rng(2026);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (const auto& c : cases) {
+      SCOPED_TRACE(dlrt::plugin::dims_string(c.x) + " * " + dlrt::plugin::dims_string(c.w));
+      const Dims y = out_dims("conv2d", {f32(c.x), f32(c.w)}, c.attrs);
+      AttrMap relu = c.attrs, data = c.attrs, filter = c.attrs;
+      relu["activation"] = "relu";
+      data["input_shape"] = dlrt::ops::Ints(c.x.begin(), c.x.end());
+      filter["filter_shape"] = dlrt::ops::Ints(c.w.begin(), c.w.end());
+      struct Pass {
+        std::string op;
+        std::vector<Dims> inputs;
+        AttrMap attrs;
+      };
+      const std::vector<Pass> passes = {
+          {"conv2d", {c.x, c.w}, c.attrs},
+          {"conv2d_bias_act", {c.x, c.w, {c.w[3]}}, relu},
+          {"conv2d_backward_data", {y, c.w}, data},
+          {"conv2d_backward_data_add", {y, c.w, c.x}, data},
+          {"conv2d_backward", {y, c.x, c.w}, c.attrs},
+          {"conv2d_backward_filter", {c.x, y}, filter},
+      };
+      for (const Pass& pass : passes) {
+        SCOPED_TRACE(pass.op);
+        std::vector<TensorType> narrow_types, wide_types;
+        for (const Dims& d : pass.inputs)
+          narrow_types.push_back(narrow_of(d)), wide_types.push_back(f32(d));
+        const dlrt::ops::OpInstance narrow = instance(pass.op, narrow_types, pass.attrs);
+        const dlrt::ops::OpInstance wide = instance(pass.op, wide_types, pass.attrs);
+        std::vector<std::vector<uint8_t>> narrow_in, wide_in;
+        for (const Dims& d : pass.inputs) {
+          int64_t n = 1;
+          for (int64_t v : d) n *= v;
+          std::vector<uint16_t> h(static_cast<size_t>(n));
+          std::vector<float> f(static_cast<size_t>(n));
+          for (int64_t i = 0; i < n; ++i)
+            f[i] = i % 997 == 5 ? NAN : i % 1009 == 7 ? INFINITY : u(rng);
+          dlrt::plugin::float_to_narrow(dtype, f.data(), h.data(), static_cast<size_t>(n));
+          dlrt::plugin::narrow_to_float(dtype, h.data(), f.data(), static_cast<size_t>(n));
+          narrow_in.emplace_back(reinterpret_cast<uint8_t*>(h.data()),
+                                 reinterpret_cast<uint8_t*>(h.data() + n));
+          wide_in.emplace_back(reinterpret_cast<uint8_t*>(f.data()),
+                               reinterpret_cast<uint8_t*>(f.data() + n));
         }
-        narrow_in.emplace_back(reinterpret_cast<uint8_t*>(h.data()),
-                               reinterpret_cast<uint8_t*>(h.data() + n));
-        wide_in.emplace_back(reinterpret_cast<uint8_t*>(f.data()),
-                             reinterpret_cast<uint8_t*>(f.data() + n));
-      }
-      for (const auto& o : options) {
-        SCOPED_TRACE(o.size() > 1 ? "threads " + o.at("threads") : "default threads");
-        Cpu& dev = cpu_with(o);
-        const RawRun got = run_raw(dev, narrow, narrow_in);
-        const RawRun want = run_raw(dev, wide, wide_in);
-        ASSERT_EQ(got.outputs.size(), want.outputs.size());
-        double operand_bytes = 0;
-        for (const TensorType& t : narrow.inputs()) operand_bytes += 2.0 * t.num_elements();
-        for (const TensorType& t : narrow.outputs()) operand_bytes += 2.0 * t.num_elements();
-        if (winograd_cpu)
-          EXPECT_EQ(got.cost.bytes, operand_bytes) << "not run on the bf16 storage";
-        for (size_t i = 0; i < got.outputs.size(); ++i) {
-          const size_t n = got.outputs[i].size() / 2;
-          const auto* g = reinterpret_cast<const uint16_t*>(got.outputs[i].data());
-          const auto* w = reinterpret_cast<const float*>(want.outputs[i].data());
-          size_t bad = 0, first = n;
-          // NaN against NaN: which NaN an operation returns depends on its operands' order,
-          // which the compiler may swap in either build.
-          auto is_nan = [](uint16_t h) { return (h & 0x7fff) > 0x7f80; };
-          for (size_t j = 0; j < n; ++j) {
-            const uint16_t want_bits = dlrt::plugin::float_to_bf16(w[j]);
-            if (g[j] != want_bits && !(is_nan(g[j]) && is_nan(want_bits)))
-              ++bad, first = std::min(first, j);
+        for (const auto& o : options) {
+          SCOPED_TRACE(o.size() > 1 ? "threads " + o.at("threads") : "default threads");
+          Cpu& dev = cpu_with(o);
+          const RawRun got = run_raw(dev, narrow, narrow_in);
+          const RawRun want = run_raw(dev, wide, wide_in);
+          ASSERT_EQ(got.outputs.size(), want.outputs.size());
+          double operand_bytes = 0;
+          for (const TensorType& t : narrow.inputs()) operand_bytes += 2.0 * t.num_elements();
+          for (const TensorType& t : narrow.outputs()) operand_bytes += 2.0 * t.num_elements();
+          if (winograd_cpu)
+            EXPECT_EQ(got.cost.bytes, operand_bytes) << "not run on the 16-bit storage";
+          for (size_t i = 0; i < got.outputs.size(); ++i) {
+            const size_t n = got.outputs[i].size() / 2;
+            const auto* g = reinterpret_cast<const uint16_t*>(got.outputs[i].data());
+            const auto* w = reinterpret_cast<const float*>(want.outputs[i].data());
+            std::vector<uint16_t> want_bits(n);
+            dlrt::plugin::float_to_narrow(dtype, w, want_bits.data(), n);
+            size_t bad = 0, first = n;
+            // NaN against NaN: which NaN an operation returns depends on its operands' order,
+            // which the compiler may swap in either build.
+            const uint16_t inf = dtype == DLRT_BF16 ? 0x7f80 : 0x7c00;
+            auto is_nan = [inf](uint16_t h) { return (h & 0x7fff) > inf; };
+            for (size_t j = 0; j < n; ++j)
+              if (g[j] != want_bits[j] && !(is_nan(g[j]) && is_nan(want_bits[j])))
+                ++bad, first = std::min(first, j);
+            EXPECT_EQ(bad, 0u) << "output " << i << ": " << bad << " of " << n
+                               << " values differ, first at " << first << " (" << std::hex
+                               << (first < n ? g[first] : 0) << " against f32 "
+                               << (first < n ? w[first] : 0.0f) << std::dec << ")";
           }
-          EXPECT_EQ(bad, 0u) << "output " << i << ": " << bad << " of " << n
-                             << " values differ, first at " << first << " (" << std::hex
-                             << (first < n ? g[first] : 0) << " against f32 "
-                             << (first < n ? w[first] : 0.0f) << std::dec << ")";
         }
       }
     }

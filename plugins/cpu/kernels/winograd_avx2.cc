@@ -12,8 +12,9 @@
 
 namespace dlrt::cpu::wino::avx2 {
 
-#define WINO_TARGET __attribute__((target("avx2,fma")))
-#define WINO_INLINE inline __attribute__((always_inline, target("avx2,fma")))
+// F16C (every AVX2 CPU has it; storage_supported checks) for f16 storage's conversions.
+#define WINO_TARGET __attribute__((target("avx2,fma,f16c")))
+#define WINO_INLINE inline __attribute__((always_inline, target("avx2,fma,f16c")))
 
 using V = __m256;
 constexpr int kLanes = 8;
@@ -45,6 +46,14 @@ WINO_INLINE void store(uint16_t* p, V v) {
   r = _mm256_blendv_epi8(r, _mm256_or_si256(high, _mm256_set1_epi32(0x40)), nan);
   const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
+}
+// f16 storage: 8 halves widened (exact) and rounded to nearest even by F16C (subnormals kept,
+// NaN made quiet: plugin::float_to_narrow's f16 bits).
+WINO_INLINE V load(const F16Bits* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+WINO_INLINE void store(F16Bits* p, V v) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
 // kLanes floats `stride` apart from p.
 WINO_INLINE V gather_stride(const float* p, int64_t stride) {

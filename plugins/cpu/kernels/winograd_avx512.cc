@@ -49,6 +49,14 @@ WINO_INLINE void store(uint16_t* p, V v) {
   r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(high, _mm512_set1_epi32(0x40)));
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(r));
 }
+// f16 storage: 16 halves widened (exact) and rounded to nearest even by the hardware's
+// conversions (subnormals kept, NaN made quiet: plugin::float_to_narrow's f16 bits).
+WINO_INLINE V load(const F16Bits* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+WINO_INLINE void store(F16Bits* p, V v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
 // kLanes floats `stride` apart from p.
 WINO_INLINE V gather_stride(const float* p, int64_t stride) {
   const __m512i lanes =

@@ -7,6 +7,11 @@ namespace dlrt::cpu::wino {
 
 bool cpu_supported(const dlrt_plugin& p) { return p.avx2 && __builtin_cpu_supports("fma"); }
 
+bool storage_supported(int32_t dtype) {
+  if (dtype == DLRT_F32 || dtype == DLRT_BF16) return true;
+  return dtype == DLRT_F16 && __builtin_cpu_supports("f16c");
+}
+
 bool channels_fit(int64_t ci, int64_t co) {
   return ci > 0 && co > 0 && ci % 16 == 0 && co % 16 == 0;
 }
@@ -20,9 +25,9 @@ bool worth_it(const Geometry& g, Pass pass, bool onednn_avx512) {
 }
 
 std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, const Geometry& g, Pass pass, bool bias,
-                                    bool relu, bool bf16) {
-  if (p.onednn_avx512) return avx512::make_kernel(p, g, pass, bias, relu, bf16);
-  return avx2::make_kernel(p, g, pass, bias, relu, bf16);
+                                    bool relu, int32_t storage) {
+  if (p.onednn_avx512) return avx512::make_kernel(p, g, pass, bias, relu, storage);
+  return avx2::make_kernel(p, g, pass, bias, relu, storage);
 }
 
 }  // namespace dlrt::cpu::wino

@@ -1,4 +1,4 @@
-// winograd_conv.hpp: 3x3 stride-1 convolutions (NHWC, f32 or bf16 storage) by Winograd's minimal filtering
+// winograd_conv.hpp: 3x3 stride-1 convolutions (NHWC, f32, bf16 or f16 storage) by Winograd's minimal filtering
 // F(4x4, 3x3), forward, backward data and backward filter, for AVX2 + FMA CPUs, in 16-lane
 // AVX-512 code where oneDNN runs AVX-512 (the same source, winograd_kernel.inc, built twice). Chosen over
 // oneDNN's direct kernels by prim_conv.cc when winograd_fits() says the shape qualifies and the
@@ -27,6 +27,16 @@ struct Geometry {
 // The CPU can run this path: AVX2 and FMA, and the plugin's loops may use AVX2
 // (dlrt_plugin::avx2, which ONEDNN_MAX_CPU_ISA below AVX2 turns off).
 bool cpu_supported(const dlrt_plugin& p);
+
+// Storage dtypes the kernel reads and writes itself: f32, bf16 (bit operations), and f16 where
+// the CPU converts it in hardware (F16C, which every AVX2 CPU has: checked all the same).
+bool storage_supported(int32_t dtype);
+
+// An f16 value's bits, a type of their own so that the kernels' load/store overloads tell f16
+// storage from bf16 (both are 16-bit words).
+struct F16Bits {
+  uint16_t bits;
+};
 
 // Channel counts this path handles: ci and co multiples of 16 (the GEMM micro-kernel writes
 // 16 output channels at a time; backward data's GEMM writes ci).
@@ -62,23 +72,24 @@ bool worth_it(const Geometry& g, Pass pass, bool onednn_avx512);
 // The kernel. For Pass::forward, `bias` says whether input 2 is a bias (conv2d_bias_act) and
 // `relu` whether a relu follows it; for Pass::backward_data, `bias` says whether input 2 is an
 // addend dx starts from (conv2d_backward_data_add) instead of zeros. The inputs/outputs are
-// the ops' own (docs/ops.md). `bf16`: every operand is bf16 (mixed precision): the images are
-// widened as the tiles read them and rounded as they are written (dx summed in an f32 copy
-// first), the same f32 arithmetic, so the results are the f32 kernel's between conversions,
-// rounded once, without the conversions' passes over whole tensors. The
+// the ops' own (docs/ops.md). `storage`: every operand's dtype, DLRT_F32, or DLRT_BF16 /
+// DLRT_F16 (mixed precision; f16 where storage_supported): the images are widened as the
+// tiles read them and rounded as they are written (dx summed in an f32 copy first), the same
+// f32 arithmetic, so the results are the f32 kernel's between conversions, rounded once,
+// without the conversions' passes over whole tensors. The
 // AVX-512 build where oneDNN's effective ISA is AVX-512 (p.onednn_avx512: the CPU has it and
 // ONEDNN_MAX_CPU_ISA does not cap it, so a test can force the AVX2 build), else the AVX2 one.
 std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, const Geometry& g, Pass pass, bool bias,
-                                    bool relu, bool bf16 = false);
+                                    bool relu, int32_t storage = DLRT_F32);
 
 // The two builds make_kernel chooses between (winograd_avx2.cc, winograd_avx512.cc).
 namespace avx2 {
 std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, const Geometry& g, Pass pass, bool bias,
-                                    bool relu, bool bf16 = false);
+                                    bool relu, int32_t storage = DLRT_F32);
 }
 namespace avx512 {
 std::unique_ptr<Kernel> make_kernel(const dlrt_plugin& p, const Geometry& g, Pass pass, bool bias,
-                                    bool relu, bool bf16 = false);
+                                    bool relu, int32_t storage = DLRT_F32);
 }
 
 }  // namespace dlrt::cpu::wino
