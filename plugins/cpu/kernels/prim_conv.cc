@@ -437,26 +437,27 @@ wino::Pass winograd_pass(const OpView& op) {
   return wino::Pass::forward;
 }
 
-// Whether the op runs as Winograd: the plugin's `winograd` option on, an AVX2+FMA CPU, no
-// groups (winograd_kernel.inc is a dense convolution; grouped ones go to oneDNN), NHWC, a 3x3 filter at stride 1 without dilation, channel counts the kernel handles, no activation
-// other than relu, and an output that the 4x4 tiles cover without much waste: tiles at most
-// 2.4x the output's area (3x3 outputs take one tile, 16/9; 2x2 or 1x1 outputs stay direct),
-// so the 36 products per tile stay well under the direct 9 per output cell, and enough tiles
-// to pay for the filter transform of every run, on a pass the ISA makes worth it
-// (wino::worth_it); option winograd=2 (winograd_force) skips both cost rules.
-// The dtype every operand of the op has, where dlrt's Winograd kernel reads and writes that
-// storage itself (f32; bf16; f16 with F16C: wino::storage_supported), else -1.
-int32_t winograd_storage(const OpView& op) {
+// The dtype every operand of the op has (all dense), else -1: what dlrt's own convolution
+// kernels (Winograd, one channel) need, as they read and write one storage type throughout.
+int32_t common_dtype(const OpView& op) {
   const int32_t dtype = op.input(0).dtype;
-  if (!wino::storage_supported(dtype)) return -1;
   for (const auto* list : {&op.inputs(), &op.outputs()})
     for (const TensorView& t : *list)
       if (t.dtype != dtype || !t.dense()) return -1;
   return dtype;
 }
 
+// Whether the op runs as Winograd: the plugin's `winograd` option on, an AVX2+FMA CPU, no
+// groups (winograd_kernel.inc is a dense convolution; grouped ones go to oneDNN), NHWC, a 3x3 filter at stride 1 without dilation, channel counts the kernel handles, no activation
+// other than relu, and an output that the 4x4 tiles cover without much waste: tiles at most
+// 2.4x the output's area (3x3 outputs take one tile, 16/9; 2x2 or 1x1 outputs stay direct),
+// so the 36 products per tile stay well under the direct 9 per output cell, and enough tiles
+// to pay for the filter transform of every run, on a pass the ISA makes worth it
+// (wino::worth_it); option winograd=2 (winograd_force) skips both cost rules. Its operands
+// share one dtype the kernel reads and writes itself (f32; bf16; f16 with F16C:
+// wino::storage_supported).
 bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
-  if (winograd_storage(op) < 0) return false;
+  if (!wino::storage_supported(common_dtype(op))) return false;
   if (!p.winograd || !wino::cpu_supported(p) || g.groups != 1) return false;
   if (g.x.nchw || g.kh != 3 || g.kw != 3 || g.h.stride != 1 || g.w.stride != 1 ||
       g.h.dilation != 1 || g.w.dilation != 1)
@@ -474,7 +475,7 @@ bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g)
 
 std::unique_ptr<Kernel> winograd_kernel(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
   const wino::Geometry wg = winograd_geometry(g);
-  const int32_t storage = winograd_storage(op);
+  const int32_t storage = common_dtype(op);
   switch (kind_of(op)) {
     case ConvKind::backward_data:  // conv2d_backward_data_add: dx starts from input 2
       return wino::make_kernel(p, wg, wino::Pass::backward_data,
@@ -584,11 +585,8 @@ bool one_channel_takes(const OpView& op, const ConvGeom& g) {
     const std::string& a = op.get_string("activation");
     if (a != "none" && a != "relu") return false;
   }
-  const int32_t dtype = op.input(0).dtype;
+  const int32_t dtype = common_dtype(op);
   if (dtype != DLRT_F32 && dtype != DLRT_BF16) return false;
-  for (const auto* list : {&op.inputs(), &op.outputs()})
-    for (const TensorView& t : *list)
-      if (t.dtype != dtype || !t.dense()) return false;
   return conv1ch::fits({g.x, g.y, g.h, g.w});
 }
 
@@ -616,15 +614,14 @@ bool winograd_on_16bit(const dlrt_plugin& p, const OpView& op) {
 }  // namespace
 
 void conv_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
-  // bf16 natively for the forward and backward-data passes; the filter gradient runs its f32
-  // kernel between conversions (ops.cc), whose im2col and Winograd paths beat oneDNN 2.6's bf16
-  // backward-weights kernel (measured in the reference CNN: 129 vs 37 ms over 120 steps for the
-  // third convolution), and which accumulates the weights' gradient in f32 anyway.
-  // A forward or backward-data pass that dlrt's f32 Winograd kernel would take runs that
-  // kernel between conversions too, rather than oneDNN's bf16 direct kernel: Winograd's 2-4x
-  // fewer multiplications beat the bf16 units' 2x (docs/benchmarks.md, "2026-12-05 (third)").
-  // Every operand bf16 (or f16) there: that kernel runs on the 16-bit storage itself (no
-  // conversion passes; winograd_conv.hpp), on any CPU it runs on, bf16 units or not.
+  // 16-bit operands, in this order: dlrt's one-channel and Winograd kernels run them on their
+  // own storage (bf16; f16 too for Winograd), f32 arithmetic, no conversion passes; Winograd's
+  // 2-4x fewer multiplications beat oneDNN's bf16 direct kernels (docs/benchmarks.md,
+  // "2026-12-05 (third)"). Other forward and backward-data passes take oneDNN's bf16 primitives
+  // where the CPU has AVX512-BF16; any other filter gradient runs its f32 kernel between
+  // conversions (ops.cc), whose im2col path beat oneDNN 2.6's bf16 backward-weights kernel
+  // (reference CNN: 129 vs 37 ms over 120 steps for the third convolution); f16 elsewhere
+  // converts too.
   if (one_channel_takes(op, conv_geom(op))) {
     fill_cost(op, p, conv_geom(op).flops(), cost);
     return;
@@ -656,7 +653,6 @@ void conv_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
   }
   fill_cost(op, p, g.flops(), cost);
 }
-
 
 std::unique_ptr<Kernel> conv_create(const dlrt_plugin& p, const OpView& op) {
   const ConvGeom g = conv_geom(op);
