@@ -158,8 +158,6 @@ void check_cast(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
 double widen(int32_t dtype, uint16_t h) { return plugin::narrow_to_double(dtype, h); }
 uint16_t narrow(int32_t dtype, double v) { return plugin::double_to_narrow(dtype, v); }
 
-// x: any dims, dtype From -> y: same dims, dtype To. In place only when sizes match (the
-// element-by-element loop reads x[i] before writing y[i]).
 // f32 <-> bf16 buffers (mixed precision's per-step casts of the weights and their gradients):
 // the same bit operations as plugin::float_to_narrow / narrow_to_float, in an AVX2 build
 // where the loops use AVX2 (the baseline build lacks a 32-to-16-bit pack and spent half its
@@ -171,6 +169,8 @@ DLRT_TARGET_AVX2 void bf16_to_f32_avx2(const uint16_t* in, float* out, int64_t n
   for (int64_t i = 0; i < n; ++i) out[i] = plugin::bf16_to_float(in[i]);
 }
 
+// x: any dims, dtype From -> y: same dims, dtype To. In place only when sizes match (the
+// element-by-element loop reads x[i] before writing y[i]).
 class CastKernel : public LoopKernel {
  public:
   CastKernel(const dlrt_plugin& p, const OpView& op)
