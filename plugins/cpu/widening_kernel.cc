@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "convert_16bit.hpp"
 #include "narrow_float.hpp"
 
 namespace dlrt::cpu {
@@ -39,8 +40,8 @@ void for_chunks(size_t n, int threads, Fn&& fn) {
 }  // namespace
 
 WideningKernel::WideningKernel(const plugin::OpView& narrow, std::unique_ptr<Kernel> inner,
-                               int threads)
-    : inner_(std::move(inner)), threads_(threads) {
+                               int threads, ConvertIsa convert)
+    : inner_(std::move(inner)), threads_(threads), convert_(convert) {
   inner_bytes_ = aligned(inner_->workspace_bytes());
   size_t offset = inner_bytes_;
   auto lay_out = [&](const plugin::TensorView& t) {
@@ -70,7 +71,7 @@ void WideningKernel::run(dnnl::stream& stream, const dlrt_kernel_args& args) {
     auto* wide = reinterpret_cast<float*>(ws + op.offset);
     const auto* src = static_cast<const uint16_t*>(args.inputs[i]);
     for_chunks(op.numel, threads_, [&](size_t b, size_t e) {
-      plugin::narrow_to_float(op.dtype, src + b, wide + b, e - b);
+      widen_16bit(convert_, op.dtype, src + b, wide + b, e - b);
     });
     in[i] = wide;
   }
@@ -95,7 +96,7 @@ void WideningKernel::run(dnnl::stream& stream, const dlrt_kernel_args& args) {
     const auto* wide = static_cast<const float*>(out[o]);
     auto* dst = static_cast<uint16_t*>(args.outputs[o]);
     for_chunks(op.numel, threads_, [&](size_t b, size_t e) {
-      plugin::float_to_narrow(op.dtype, wide + b, dst + b, e - b);
+      narrow_16bit(convert_, op.dtype, wide + b, dst + b, e - b);
     });
   }
 }

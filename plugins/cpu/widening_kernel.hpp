@@ -20,6 +20,7 @@
 #include <memory>
 #include <vector>
 
+#include "convert_16bit.hpp"
 #include "ops.hpp"
 
 namespace dlrt::cpu {
@@ -28,8 +29,9 @@ class WideningKernel : public Kernel {
  public:
   // `narrow`: the op as the host described it; `inner`: the kernel made for
   // narrow.with_narrow_floats_as(DLRT_F32). `threads`: the plugin's option (conversions run
-  // on that many OpenMP threads, 0 = all).
-  WideningKernel(const plugin::OpView& narrow, std::unique_ptr<Kernel> inner, int threads);
+  // on that many OpenMP threads, 0 = all); `convert`: the conversion loops' build.
+  WideningKernel(const plugin::OpView& narrow, std::unique_ptr<Kernel> inner, int threads,
+                 ConvertIsa convert);
 
   size_t workspace_bytes() const override { return total_bytes_; }
   void run(dnnl::stream& stream, const dlrt_kernel_args& args) override;
@@ -42,6 +44,7 @@ class WideningKernel : public Kernel {
   };
   std::unique_ptr<Kernel> inner_;
   int threads_;
+  ConvertIsa convert_;
   std::vector<Operand> inputs_, outputs_;
   size_t inner_bytes_ = 0;  // the inner kernel's workspace, at the start of the host's
   size_t total_bytes_ = 0;

@@ -842,6 +842,47 @@ TEST(LoopKernels, CastToAndFromF16AndBF16) {
   EXPECT_EQ(iv, (std::vector<int32_t>{2, -2}));
 }
 
+// f32 -> bf16 on random bit patterns (every exponent: subnormals, NaNs with any payload,
+// infinities) and on ties, at lengths around the vector widths, against float_to_bf16 value by
+// value, and back exactly. The conversion loops (convert_16bit.hpp) take 32 values at a time
+// through AVX512-BF16's instruction where no value of the 32 is subnormal, else the integer
+// rounding: with one subnormal in 256 values most blocks take the first path and some the
+// second. ctest runs this under ONEDNN_MAX_CPU_ISA caps for the AVX-512, AVX2 and baseline
+// builds as well (cpu_casts_*, cpu_loop_kernels_portable).
+TEST(LoopKernels, CastF32Bf16OnEveryBitPatternMatchesScalarRounding) {
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<uint32_t> bits;
+  for (size_t n : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{31}, size_t{33},
+                   size_t{100003}}) {
+    std::vector<uint32_t> x(n);
+    for (size_t i = 0; i < n; ++i) {
+      x[i] = bits(rng);
+      if (i % 7 == 3) x[i] = (x[i] & 0xFFFF0000u) | 0x8000u;  // a tie
+    }
+    OpInstance to = instance("cast", {of(DLRT_F32, {static_cast<int64_t>(n)})}, {{"dtype", DLRT_BF16}});
+    Bytes in(n * 4);
+    std::memcpy(in.data(), x.data(), in.size());
+    const Bytes out = run_plugin(cpu(), to.desc(), {in}, 0).at(0);
+    std::vector<uint16_t> got(n);
+    std::memcpy(got.data(), out.data(), out.size());
+    size_t bad = 0, first = n;
+    for (size_t i = 0; i < n; ++i) {
+      float f;
+      std::memcpy(&f, &x[i], 4);
+      if (got[i] != dlrt::plugin::float_to_bf16(f) && bad++ == 0) first = i;
+    }
+    EXPECT_EQ(bad, 0u) << "n " << n << ", first at " << first << ": bits " << std::hex
+                       << (first < n ? x[first] : 0u);
+    OpInstance back = instance("cast", {of(DLRT_BF16, {static_cast<int64_t>(n)})}, {{"dtype", DLRT_F32}});
+    const Bytes wide = run_plugin(cpu(), back.desc(), {out}, 0).at(0);
+    std::vector<uint32_t> w(n);
+    std::memcpy(w.data(), wide.data(), wide.size());
+    size_t inexact = 0;
+    for (size_t i = 0; i < n; ++i) inexact += w[i] != uint32_t{got[i]} << 16;
+    EXPECT_EQ(inexact, 0u) << "n " << n << ": bf16 -> f32 is not exact";
+  }
+}
+
 TEST(LoopKernels, Fill) {
   for (dlrt_dtype t : {DLRT_F32, DLRT_F64, DLRT_I32, DLRT_I64, DLRT_U8, DLRT_I8, DLRT_U16,
                        DLRT_I16, DLRT_U32, DLRT_U64, DLRT_BOOL})

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "loop_simd.hpp"
+#include "../convert_16bit.hpp"
 #include "loop_util.hpp"
 #include "narrow_float.hpp"  // plugins/common
 
@@ -158,23 +158,16 @@ void check_cast(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
 double widen(int32_t dtype, uint16_t h) { return plugin::narrow_to_double(dtype, h); }
 uint16_t narrow(int32_t dtype, double v) { return plugin::double_to_narrow(dtype, v); }
 
-// f32 <-> bf16 buffers (mixed precision's per-step casts of the weights and their gradients):
-// the same bit operations as plugin::float_to_narrow / narrow_to_float, in an AVX2 build
-// where the loops use AVX2 (the baseline build lacks a 32-to-16-bit pack and spent half its
-// instructions emulating it).
-DLRT_TARGET_AVX2 void f32_to_bf16_avx2(const float* in, uint16_t* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = plugin::float_to_bf16(in[i]);
-}
-DLRT_TARGET_AVX2 void bf16_to_f32_avx2(const uint16_t* in, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = plugin::bf16_to_float(in[i]);
-}
-
 // x: any dims, dtype From -> y: same dims, dtype To. In place only when sizes match (the
 // element-by-element loop reads x[i] before writing y[i]).
 class CastKernel : public LoopKernel {
  public:
   CastKernel(const dlrt_plugin& p, const OpView& op)
-      : LoopKernel(p), from_(op.input(0).dtype), to_(op.output(0).dtype), n_(op.input(0).numel) {}
+      : LoopKernel(p),
+        from_(op.input(0).dtype),
+        to_(op.output(0).dtype),
+        n_(op.input(0).numel),
+        convert_(convert_isa(p)) {}
 
   void execute(const dlrt_kernel_args& args) override {
     if (from_ == to_) {
@@ -209,18 +202,13 @@ class CastKernel : public LoopKernel {
       });
     } else if (from_ == DLRT_F32 || to_ == DLRT_F32) {
       // f32 <-> f16/bf16, what mixed precision casts every step: the whole-buffer conversions
-      // (bit operations for bf16; the same single rounding as through double).
+      // of convert_16bit.hpp (the same single rounding as through double).
       parallel_for(n_, kGrainCheap, threads_, [&](int64_t b, int64_t e) {
-        if (avx2_ && from_ == DLRT_F32 && to_ == DLRT_BF16)
-          f32_to_bf16_avx2(static_cast<const float*>(args.inputs[0]) + b, y_bits + b, e - b);
-        else if (avx2_ && from_ == DLRT_BF16)
-          bf16_to_f32_avx2(x_bits + b, static_cast<float*>(args.outputs[0]) + b, e - b);
-        else if (from_ == DLRT_F32)
-          plugin::float_to_narrow(to_, static_cast<const float*>(args.inputs[0]) + b, y_bits + b,
-                                  static_cast<size_t>(e - b));
+        const auto n = static_cast<size_t>(e - b);
+        if (from_ == DLRT_F32)
+          narrow_16bit(convert_, to_, static_cast<const float*>(args.inputs[0]) + b, y_bits + b, n);
         else
-          plugin::narrow_to_float(from_, x_bits + b, static_cast<float*>(args.outputs[0]) + b,
-                                  static_cast<size_t>(e - b));
+          widen_16bit(convert_, from_, x_bits + b, static_cast<float*>(args.outputs[0]) + b, n);
       });
     } else if (is_narrow_float(from_)) {
       with_plain(to_, [&](auto t) {
@@ -243,6 +231,7 @@ class CastKernel : public LoopKernel {
 
   int32_t from_, to_;
   int64_t n_;
+  ConvertIsa convert_;
 };
 
 void check_fill(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
