@@ -22,7 +22,8 @@
 //
 // 2x2 windows with stride 2 and no padding (the op's defaults, both pools of the reference
 // workload), NHWC: windows do not overlap, so each pass is one sweep with explicit vectors
-// along C (loop_simd.hpp: 8 lanes on the AVX2 path, 4 on the portable one). The forward pass
+// along C (loop_simd.hpp: 16 lanes on the AVX-512 path, 8 on the AVX2 one, 4 on the portable
+// one; the passes are written once, in loop_pool2_rows.inc). The forward pass
 // folds the four taps into y; the backward pass finds each window's winner the same way and
 // writes dy or 0 into each of the window's four dx cells directly (every dx cell belongs to at
 // most one window: no zeroing pass, no scatter), zeroing only the cells no window covers (the
@@ -41,6 +42,9 @@
 // copies; the fused op's bias sums run in f32 lanes and doubles as for f32 and are rounded to
 // bf16 once. So each bf16 pass moves half the bytes of the f32 one and none runs between
 // conversions (the widening kernel's three extra passes made the fused op 2.6x its f32 time).
+// The AVX-512 build is what lets the halved bytes show: on 8 lanes the widening and narrowing
+// cost more than they saved (the reference CNN's pool1 forward, `dlbench ops`: f32 122 us, bf16
+// 149 on AVX2, 63-82 on AVX-512; the fused backward f32 333 -> 253, bf16 320 -> 145-175).
 #include "loop_pool.hpp"
 
 #include <cmath>
@@ -123,154 +127,52 @@ inline int64_t scan_plane(const float* plane, const ImageShape& xs, const Window
 
 // ---- 2x2, stride 2, no padding, NHWC ---------------------------------------------------
 
-// Whether tap value v replaces the window's best so far b: v > b, or v is NaN while b is not
-// (the first NaN wins; later ones do not). Per lane, and the scalar form for channel tails.
-template <typename V, typename M = typename simd::Traits<V>::Mask>
-DLRT_SIMD_INLINE M takes(V v, V b) {
-  return (v > b) | ((v != v) & (b == b));
-}
-DLRT_SIMD_INLINE bool takes1(float v, float b) { return (v > b) | ((v != v) & (b == b)); }
+#define POOL2_INLINE DLRT_SIMD_INLINE
+#include "loop_pool2_rows.inc"
+#undef POOL2_INLINE
 
-// Output rows [b, e) of the forward pass: row r = (n, oh) reads input rows 2*oh and 2*oh+1.
-// E: float, or uint16_t for bf16 images (loaded widened, stored narrowed: loop_simd.hpp).
-template <typename V, typename E>
-DLRT_SIMD_INLINE void pool2_forward_rows(const E* x, E* y, const ImageShape& xs,
-                                         const ImageShape& ys, int64_t b, int64_t e) {
-  constexpr int64_t L = simd::Traits<V>::kLanes;
-  const int64_t C = xs.c;
-  for (int64_t r = b; r < e; ++r) {
-    const int64_t n = r / ys.h, oh = r % ys.h;
-    const E* r0 = x + (n * xs.h + 2 * oh) * xs.w * C;
-    const E* r1 = r0 + xs.w * C;
-    E* q = y + r * ys.w * C;
-    for (int64_t ow = 0; ow < ys.w; ++ow, r0 += 2 * C, r1 += 2 * C, q += C) {
-      int64_t c = 0;
-      for (; c + L <= C; c += L) {
-        V best = simd::load<V>(r0 + c), v = simd::load<V>(r0 + C + c);
-        best = simd::select(takes(v, best), v, best);
-        v = simd::load<V>(r1 + c);
-        best = simd::select(takes(v, best), v, best);
-        v = simd::load<V>(r1 + C + c);
-        best = simd::select(takes(v, best), v, best);
-        simd::store(q + c, best);
-      }
-      for (; c < C; ++c) {
-        float best = simd::widen1(r0[c]);
-        for (E h : {r0[C + c], r1[c], r1[C + c]}) {
-          const float v = simd::widen1(h);
-          best = takes1(v, best) ? v : best;
-        }
-        simd::put1(q + c, best);
-      }
-    }
-  }
-}
+#if DLRT_HAVE_AVX2_PATH
+// The same passes for AVX-512 (16 lanes, k-register masks): the AVX-512 build's instances.
+namespace z16 {
+#define POOL2_INLINE DLRT_SIMD_INLINE_AVX512
+#include "loop_pool2_rows.inc"
+#undef POOL2_INLINE
+}  // namespace z16
 
-// One 2x2 window's backward pass for the L channels at c: the winner gets dy, the other three
-// cells 0. x0/x1 are the window's two input rows, d0/d1 dx's, g dy's cell. kRelu
-// (max_pool2d_backward_relu_bias): dy passes only where the window's max is > 0 (x is a ReLU's
-// output: relu_grad's mask). Returns the dy that was written (for the bias sums).
-template <typename V, bool kRelu, typename E>
-DLRT_SIMD_INLINE V window2_backward(const E* x0, const E* x1, const E* g, E* d0, E* d1, int64_t C,
-                                    int64_t c) {
-  using M = typename simd::Traits<V>::Mask;
-  // The winner is the last tap that replaced the best: 3 if t3, else 2 if t2, else 1 if t1.
-  V best = simd::load<V>(x0 + c), v = simd::load<V>(x0 + C + c);
-  const M t1 = takes(v, best);
-  best = simd::select(t1, v, best);
-  v = simd::load<V>(x1 + c);
-  const M t2 = takes(v, best);
-  best = simd::select(t2, v, best);
-  const V v3 = simd::load<V>(x1 + C + c);
-  const M t3 = takes(v3, best);
-  V g3 = simd::load<V>(g + c);
-  if constexpr (kRelu) {
-    best = simd::select(t3, v3, best);   // the window's max
-    g3 = simd::keep(M(best > V{}), g3);  // NaN or <= 0: cut
-  }
-  simd::store(d1 + C + c, simd::keep(t3, g3));
-  const V g2 = simd::drop(t3, g3);
-  simd::store(d1 + c, simd::keep(t2, g2));
-  const V g1 = simd::drop(t2, g2);
-  simd::store(d0 + C + c, simd::keep(t1, g1));
-  simd::store(d0 + c, simd::drop(t1, g1));
-  return g3;
+template <typename E>
+DLRT_TARGET_AVX512 void pool2_forward_avx512(const E* x, E* y, const ImageShape& xs,
+                                             const ImageShape& ys, int64_t b, int64_t e) {
+  z16::pool2_forward_rows<simd::Z16>(x, y, xs, ys, b, e);
 }
-// The same for one channel (the loop tails).
-template <bool kRelu, typename E>
-DLRT_SIMD_INLINE float window2_backward1(const E* x0, const E* x1, const E* g, E* d0, E* d1,
-                                         int64_t C, int64_t c) {
-  float best = simd::widen1(x0[c]);
-  int tap = 0, k = 1;
-  for (E h : {x0[C + c], x1[c], x1[C + c]}) {
-    const float v = simd::widen1(h);
-    if (takes1(v, best)) best = v, tap = k;
-    ++k;
-  }
-  float gv = simd::widen1(g[c]);
-  if constexpr (kRelu) gv = best > 0.0f ? gv : 0.0f;
-  simd::put1(d0 + c, tap == 0 ? gv : 0.0f);
-  simd::put1(d0 + C + c, tap == 1 ? gv : 0.0f);
-  simd::put1(d1 + c, tap == 2 ? gv : 0.0f);
-  simd::put1(d1 + C + c, tap == 3 ? gv : 0.0f);
-  return gv;
+template <typename E>
+DLRT_TARGET_AVX512 void pool2_backward_avx512(const E* x, const E* dy, E* dx, const ImageShape& xs,
+                                              const ImageShape& ys, int64_t b, int64_t e) {
+  z16::pool2_backward_rows<simd::Z16>(x, dy, dx, xs, ys, b, e);
 }
-
-// Output rows [b, e) of the backward pass: row r = (n, oh) writes dx rows 2*oh and 2*oh+1 whole
-// (the winner of each window gets dy, its other three cells 0; a last odd column gets 0), and
-// the last output row of an image also zeroes the image's last input row when H is odd.
-// kFused (max_pool2d_backward_relu_bias): relu_grad's mask (window2_backward's kRelu), and the
-// passed dy summed per channel (bias_add_grad) into `sum` (C doubles). Its loops run channels
-// outside and the row's windows inside, so each channel vector's row total stays in a register
-// (summed through memory, window after window, the adds formed one chain that doubled the
-// pass's time), added into `sum` once per row.
-template <typename V, bool kFused = false, typename E>
-DLRT_SIMD_INLINE void pool2_backward_rows(const E* x, const E* dy, E* dx, const ImageShape& xs,
-                                          const ImageShape& ys, int64_t b, int64_t e,
-                                          double* sum = nullptr) {
-  constexpr int64_t L = simd::Traits<V>::kLanes;
-  const int64_t C = xs.c, row = xs.w * C, covered = 2 * ys.w * C;
-  for (int64_t r = b; r < e; ++r) {
-    const int64_t n = r / ys.h, oh = r % ys.h;
-    const int64_t at = (n * xs.h + 2 * oh) * row;
-    const E *x0 = x + at, *x1 = x0 + row, *g = dy + r * ys.w * C;
-    E *d0 = dx + at, *d1 = d0 + row;
-    if constexpr (kFused) {
-      int64_t c = 0;
-      for (; c + L <= C; c += L) {
-        V acc{};
-        for (int64_t ow = 0; ow < ys.w; ++ow)
-          acc += window2_backward<V, true>(x0 + 2 * C * ow, x1 + 2 * C * ow, g + C * ow,
-                                           d0 + 2 * C * ow, d1 + 2 * C * ow, C, c);
-        float lanes[L];
-        simd::store(lanes, acc);
-        for (int64_t l = 0; l < L; ++l) sum[c + l] += double(lanes[l]);
-      }
-      for (; c < C; ++c) {
-        float acc = 0.0f;
-        for (int64_t ow = 0; ow < ys.w; ++ow)
-          acc += window2_backward1<true>(x0 + 2 * C * ow, x1 + 2 * C * ow, g + C * ow,
-                                         d0 + 2 * C * ow, d1 + 2 * C * ow, C, c);
-        sum[c] += double(acc);
-      }
-    } else {
-      for (int64_t ow = 0; ow < ys.w;
-           ++ow, x0 += 2 * C, x1 += 2 * C, d0 += 2 * C, d1 += 2 * C, g += C) {
-        int64_t c = 0;
-        for (; c + L <= C; c += L) window2_backward<V, false>(x0, x1, g, d0, d1, C, c);
-        for (; c < C; ++c) window2_backward1<false>(x0, x1, g, d0, d1, C, c);
-      }
-    }
-    if (covered < row) {  // odd W: the last column is in no window
-      std::memset(dx + at + covered, 0, static_cast<size_t>(row - covered) * sizeof(E));
-      std::memset(dx + at + row + covered, 0, static_cast<size_t>(row - covered) * sizeof(E));
-    }
-    if (oh == ys.h - 1 && 2 * ys.h < xs.h)  // odd H: the image's last row is in no window
-      std::memset(dx + (n * xs.h + 2 * ys.h) * row, 0,
-                  static_cast<size_t>((xs.h - 2 * ys.h) * row) * sizeof(E));
-  }
+template <typename E>
+DLRT_TARGET_AVX512 void pool2_backward_fused_avx512(const E* x, const E* dy, E* dx,
+                                                    const ImageShape& xs, const ImageShape& ys,
+                                                    int64_t b, int64_t e, double* sum) {
+  z16::pool2_backward_rows<simd::Z16, true>(x, dy, dx, xs, ys, b, e, sum);
 }
-
+#else
+// No AVX-512 off x86 (avx512_ is false there): the portable build under the same names.
+template <typename E>
+void pool2_forward_avx512(const E* x, E* y, const ImageShape& xs, const ImageShape& ys, int64_t b,
+                          int64_t e) {
+  pool2_forward_rows<simd::F4>(x, y, xs, ys, b, e);
+}
+template <typename E>
+void pool2_backward_avx512(const E* x, const E* dy, E* dx, const ImageShape& xs,
+                           const ImageShape& ys, int64_t b, int64_t e) {
+  pool2_backward_rows<simd::F4>(x, dy, dx, xs, ys, b, e);
+}
+template <typename E>
+void pool2_backward_fused_avx512(const E* x, const E* dy, E* dx, const ImageShape& xs,
+                                 const ImageShape& ys, int64_t b, int64_t e, double* sum) {
+  pool2_backward_rows<simd::F4, true>(x, dy, dx, xs, ys, b, e, sum);
+}
+#endif
 template <typename E>
 DLRT_TARGET_AVX2 void pool2_forward_avx2(const E* x, E* y, const ImageShape& xs,
                                          const ImageShape& ys, int64_t b, int64_t e) {
@@ -387,7 +289,8 @@ class MaxPool : public LoopKernel {
         backward_(backward),
         relu_bias_(relu_bias),
         pool2_(is_pool2(g)),
-        bf16_(bf16) {
+        bf16_(bf16),
+        avx512_(DLRT_HAVE_AVX2_PATH && p.onednn_avx512) {
     if (relu_bias_) sums_.resize(static_cast<size_t>(threads_ * g.x.c));  // per thread
     if (pool2_) return;  // no scratch
     best_.resize(static_cast<size_t>(threads_ * g.x.c));
@@ -449,7 +352,8 @@ class MaxPool : public LoopKernel {
     const ImageShape &xs = g_.x, &ys = g_.y;
     const int64_t grain = std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, 4 * ys.w * xs.c));
     parallel_for(ys.n * ys.h, grain, threads_, [&](int64_t b, int64_t e) {
-      if (avx2_) pool2_forward_avx2(x, y, xs, ys, b, e);
+      if (avx512_) pool2_forward_avx512(x, y, xs, ys, b, e);
+      else if (avx2_) pool2_forward_avx2(x, y, xs, ys, b, e);
       else pool2_forward_base(x, y, xs, ys, b, e);
     });
   }
@@ -458,7 +362,8 @@ class MaxPool : public LoopKernel {
     const ImageShape &xs = g_.x, &ys = g_.y;
     const int64_t grain = std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, 2 * xs.w * xs.c));
     parallel_for(ys.n * ys.h, grain, threads_, [&](int64_t b, int64_t e) {
-      if (avx2_) pool2_backward_avx2(x, dy, dx, xs, ys, b, e);
+      if (avx512_) pool2_backward_avx512(x, dy, dx, xs, ys, b, e);
+      else if (avx2_) pool2_backward_avx2(x, dy, dx, xs, ys, b, e);
       else pool2_backward_base(x, dy, dx, xs, ys, b, e);
     });
   }
@@ -474,7 +379,8 @@ class MaxPool : public LoopKernel {
     const int64_t grain = std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, 2 * xs.w * C));
     parallel_for(ys.n * ys.h, grain, threads_, [&](int64_t b, int64_t e) {
       double* sum = sums_.data() + slot() * C;
-      if (avx2_) pool2_backward_fused_avx2(x, dy, dz, xs, ys, b, e, sum);
+      if (avx512_) pool2_backward_fused_avx512(x, dy, dz, xs, ys, b, e, sum);
+      else if (avx2_) pool2_backward_fused_avx2(x, dy, dz, xs, ys, b, e, sum);
       else pool2_backward_fused_base(x, dy, dz, xs, ys, b, e, sum);
     });
   }
@@ -590,6 +496,7 @@ class MaxPool : public LoopKernel {
   bool relu_bias_;  // max_pool2d_backward_relu_bias: dz masked by x > 0, and db
   bool pool2_;      // the 2x2 stride-2 unpadded NHWC path (no scratch but relu_bias' sums)
   bool bf16_;       // bf16 operands (the 2x2 path only: runs_bf16)
+  bool avx512_;
   bool nested_ = false;
   std::vector<float> best_;
   std::vector<int32_t> arg_;

@@ -23,6 +23,8 @@
 #if defined(__x86_64__) || defined(__i386__)
 #define DLRT_HAVE_AVX2_PATH 1
 #define DLRT_TARGET_AVX2 __attribute__((target("avx2")))
+#define DLRT_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2")))
+#include <immintrin.h>
 #else
 #define DLRT_HAVE_AVX2_PATH 0
 #define DLRT_TARGET_AVX2
@@ -123,5 +125,60 @@ template <typename V, typename M = typename Traits<V>::Mask>
 DLRT_SIMD_INLINE V drop(M m, V a) {
   return reinterpret_cast<V>(reinterpret_cast<M>(a) & ~m);
 }
+
+// ---- AVX-512 -------------------------------------------------------------------------------
+//
+// An AVX-512 build of a body written for F4/F8 (the pools' 2x2 passes): GCC lowers 64-byte
+// generic vectors whose comparisons give lane masks to scalar code, so Z16 wraps __m512 with
+// its comparisons giving AVX-512's k-registers (K16) and the same operations as the generic
+// vectors, each an intrinsic. Only DLRT_TARGET_AVX512 functions may use it; the kernels call
+// those only where the plugin's ISA is AVX-512 (dlrt_plugin::onednn_avx512), so
+// ONEDNN_MAX_CPU_ISA=AVX2 selects the F8 build.
+#if DLRT_HAVE_AVX2_PATH
+#define DLRT_SIMD_INLINE_AVX512 DLRT_SIMD_INLINE DLRT_TARGET_AVX512
+
+struct K16 {
+  __mmask16 m;
+};
+struct Z16 {
+  __m512 v;
+};
+template <>
+struct Traits<Z16> {
+  using Mask = K16;
+  static constexpr int kLanes = 16;
+};
+
+DLRT_SIMD_INLINE_AVX512 K16 operator|(K16 a, K16 b) { return {static_cast<__mmask16>(a.m | b.m)}; }
+DLRT_SIMD_INLINE_AVX512 K16 operator&(K16 a, K16 b) { return {static_cast<__mmask16>(a.m & b.m)}; }
+// Ordered comparisons are false where either lane is NaN, as the generic vectors' are; != is
+// true there (so v != v marks NaNs).
+DLRT_SIMD_INLINE_AVX512 K16 operator>(Z16 a, Z16 b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_GT_OQ)}; }
+DLRT_SIMD_INLINE_AVX512 K16 operator==(Z16 a, Z16 b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_EQ_OQ)}; }
+DLRT_SIMD_INLINE_AVX512 K16 operator!=(Z16 a, Z16 b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_NEQ_UQ)}; }
+DLRT_SIMD_INLINE_AVX512 Z16& operator+=(Z16& a, Z16 b) {
+  a.v = _mm512_add_ps(a.v, b.v);
+  return a;
+}
+
+template <>
+DLRT_SIMD_INLINE_AVX512 Z16 load<Z16>(const float* p) { return {_mm512_loadu_ps(p)}; }
+DLRT_SIMD_INLINE_AVX512 void store(float* p, Z16 v) { _mm512_storeu_ps(p, v.v); }
+// bf16: widened on load, narrowed by dropping the low half on store, as load/store above.
+template <>
+DLRT_SIMD_INLINE_AVX512 Z16 load<Z16>(const uint16_t* p) {
+  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  return {_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))};
+}
+DLRT_SIMD_INLINE_AVX512 void store(uint16_t* p, Z16 v) {
+  const __m512i top = _mm512_srli_epi32(_mm512_castps_si512(v.v), 16);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(top));
+}
+DLRT_SIMD_INLINE_AVX512 Z16 select(K16 m, Z16 a, Z16 b) { return {_mm512_mask_mov_ps(b.v, m.m, a.v)}; }
+DLRT_SIMD_INLINE_AVX512 Z16 keep(K16 m, Z16 a) { return {_mm512_maskz_mov_ps(m.m, a.v)}; }
+DLRT_SIMD_INLINE_AVX512 Z16 drop(K16 m, Z16 a) {
+  return {_mm512_maskz_mov_ps(static_cast<__mmask16>(~m.m), a.v)};
+}
+#endif
 
 }  // namespace dlrt::cpu::loops::simd
