@@ -14,11 +14,10 @@
 // (an activation computed in f32 from whatever dtype came in), and the layers whose
 // statistics need the range (BatchNormalization, LayerNormalization: Layer::float32_only).
 //
-// What it is not (yet): dynamic loss scaling. "mixed_float16" trains where gradients stay
-// inside f16's range; Keras' LossScaleOptimizer (skip a step with non-finite gradients,
-// halve or grow the scale) is not built, so f16 training of deep models may underflow. bf16
-// has f32's range and needs no scaling, which is why "mixed_bfloat16" is the policy to use on
-// CPUs (docs/nn.md, "Mixed precision").
+// Under "mixed_float16" the step also scales the loss dynamically, as Keras'
+// LossScaleOptimizer does (loss_scale.hpp: a step with non-finite gradients changes nothing
+// and halves the scale). bf16 has f32's range and needs no scaling, which is why
+// "mixed_bfloat16" is the policy to use on CPUs (docs/nn.md, "Mixed precision").
 //
 // Like Keras, a layer takes the global policy when it is made (Layer::dtype_policy), and
 // `layer.set_dtype_policy("float32")` keeps one layer in f32.
