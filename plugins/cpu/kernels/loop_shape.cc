@@ -202,8 +202,10 @@ class CastKernel : public LoopKernel {
       });
     } else if (from_ == DLRT_F32 || to_ == DLRT_F32) {
       // f32 <-> f16/bf16, what mixed precision casts every step: the whole-buffer conversions
-      // of convert_16bit.hpp (the same single rounding as through double).
-      parallel_for(n_, kGrainCheap, threads_, [&](int64_t b, int64_t e) {
+      // of convert_16bit.hpp (the same single rounding as through double). Split from 8,192
+      // elements: the weights they cast were last touched a step ago, so each thread's misses
+      // overlap the other's (in the bf16 step the casts took 61 us on one thread, 52 on two).
+      parallel_for(n_, kGrainCheap / 4, threads_, [&](int64_t b, int64_t e) {
         const auto n = static_cast<size_t>(e - b);
         if (from_ == DLRT_F32)
           narrow_16bit(convert_, to_, static_cast<const float*>(args.inputs[0]) + b, y_bits + b, n);
