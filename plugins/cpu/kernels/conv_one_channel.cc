@@ -10,7 +10,8 @@
 // primitive descriptor"). Mixed precision's conv1 ran oneDNN's bf16 forward at 474 us and its
 // filter gradient f32 between conversion passes over dy. Here both read and write their images
 // in the storage type and compute in f32 (docs/benchmarks.md, "Kernel choices": forward 138 us
-// in f32 against oneDNN's 221, 220 in bf16).
+// in f32 against oneDNN's 221, 220 in bf16; 185 since bf16 cells are stored with AVX512-BF16's
+// conversion where the CPU has it).
 //
 // How. Forward: each thread takes a range of output rows (n, oh); per row, per block of L
 // output channels (one vector), every output cell sums its in-bounds taps: acc = b + sum
@@ -36,6 +37,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "narrow_float.hpp"
@@ -140,6 +142,7 @@ C1_INLINE void put1(float* p, float v) { *p = v; }
 C1_INLINE void put1(uint16_t* p, float v) { *p = plugin::float_to_bf16(v); }
 
 
+
 // Whether output cell o's window along one axis lies inside the image.
 C1_INLINE bool inside(const plugin::Window1D& a, int64_t o) {
   return a.input_at(o, 0) >= 0 && a.input_at(o, a.k - 1) < a.in;
@@ -151,6 +154,55 @@ C1_INLINE bool inside(const plugin::Window1D& a, int64_t o) {
 // each), enough to cover the FMA's latency; one cell at a time the chain of kh*kw dependent
 // FMAs set the pace (perf: 3x slower than oneDNN's kernel).
 constexpr int kCells = 8;
+
+// The 8 cells of a group (out: the first cell's block; cells `co` apart), 16 lanes each,
+// stored as bf16 with AVX512-BF16's vcvtne2ps2bf16: two cells an instruction instead of the
+// integer rounding's seven operations a vector (conv1's bf16 forward, `dlbench ops`: 227 ->
+// 185 us; f32 137). The instruction rounds as float_to_bf16 does but reads subnormal inputs as
+// zero, so a group holding a subnormal value takes store_act. Written in inline assembly because
+// this body is inlined into the AVX-512 build from a function compiled for baseline x86-64,
+// which may not call AVX512-BF16 intrinsics; only kBf16Insn builds reach it (the CPU has the
+// instruction: dlrt_plugin::onednn_bf16).
+template <bool kRelu>
+C1_INLINE void store_cells_bf16_insn(uint16_t* out, int64_t co, const F16v (&acc)[kCells]) {
+  F16v v[kCells];
+#pragma GCC unroll 8
+  for (int c = 0; c < kCells; ++c) v[c] = kRelu ? relu(acc[c]) : acc[c];
+  // Whether a lane of some cell is subnormal: vfpclassps class 0x20 of each cell, or-ed.
+  // (An and-chain of masked tests for "any other class" took 233 us against these 185.)
+  bool subnormal;
+  asm("vfpclassps $0x20, %1, %%k1\n\t"
+      "vfpclassps $0x20, %2, %%k2\n\t"
+      "korw %%k2, %%k1, %%k1\n\t"
+      "vfpclassps $0x20, %3, %%k2\n\t"
+      "korw %%k2, %%k1, %%k1\n\t"
+      "vfpclassps $0x20, %4, %%k2\n\t"
+      "korw %%k2, %%k1, %%k1\n\t"
+      "vfpclassps $0x20, %5, %%k2\n\t"
+      "korw %%k2, %%k1, %%k1\n\t"
+      "vfpclassps $0x20, %6, %%k2\n\t"
+      "korw %%k2, %%k1, %%k1\n\t"
+      "vfpclassps $0x20, %7, %%k2\n\t"
+      "korw %%k2, %%k1, %%k1\n\t"
+      "vfpclassps $0x20, %8, %%k2\n\t"
+      "kortestw %%k2, %%k1"
+      : "=@ccnz"(subnormal)
+      : "v"(v[0]), "v"(v[1]), "v"(v[2]), "v"(v[3]), "v"(v[4]), "v"(v[5]), "v"(v[6]), "v"(v[7])
+      : "k1", "k2");
+  static_assert(kCells == 8, "the subnormal test above names eight cells");
+  if (__builtin_expect(subnormal, 0)) {
+#pragma GCC unroll 8
+    for (int c = 0; c < kCells; ++c) store_act<kRelu>(out + c * co, acc[c]);
+    return;
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < kCells; c += 2) {
+    F16v pair;  // bf16 of cell c in the low 32 bytes, of cell c + 1 in the high
+    asm("vcvtne2ps2bf16 %2, %1, %0" : "=v"(pair) : "v"(v[c + 1]), "v"(v[c]));
+    std::memcpy(out + c * co, &pair, 32);
+    std::memcpy(out + (c + 1) * co, reinterpret_cast<const char*>(&pair) + 32, 32);
+  }
+}
 
 // The output columns [lo, hi) whose window lies inside the image along w (the same for every
 // row).
@@ -201,7 +253,8 @@ struct ImageF32<uint16_t> {
 // vectors and the kCells sums in registers. (`geom` is copied: stores through y cannot then
 // alias it, so its fields stay in registers. Two channel blocks per group, for whole-line bf16
 // stores, measured slower in both dtypes.)
-template <typename V, typename E, bool kRelu, int K>
+// kBf16Insn: the AVX512-BF16 build's group stores (V = F16v, E = uint16_t).
+template <typename V, typename E, bool kRelu, int K, bool kBf16Insn = false>
 C1_INLINE void forward_rows(const Geometry& geom, Inside cols, ImageF32<E> image, const float* w,
                             const float* b, E* y, int64_t r0, int64_t r1) {
   constexpr int64_t L = Lanes<V>::kN;
@@ -238,9 +291,13 @@ C1_INLINE void forward_rows(const Geometry& geom, Inside cols, ImageF32<E> image
 #pragma GCC unroll 8
                 for (int c = 0; c < kCells; ++c) acc[c] += at[c + j] * wv[i * K + j];
             }
+            if constexpr (kBf16Insn) {
+              store_cells_bf16_insn<kRelu>(out + ow * co + cb, co, acc);
+            } else {
 #pragma GCC unroll 8
-            for (int c = 0; c < kCells; ++c)
-              store_act<kRelu>(out + (ow + c) * co + cb, acc[c]);
+              for (int c = 0; c < kCells; ++c)
+                store_act<kRelu>(out + (ow + c) * co + cb, acc[c]);
+            }
           }
           // The inside cells past the last group, one at a time (the filter still in
           // registers; the general loop below took 5x as long per cell).
@@ -335,9 +392,12 @@ C1_INLINE void filter_rows(const Geometry& geom, Inside cols, ImageF32<E> image,
 
 // ---- the three builds --------------------------------------------------------------------------
 
-enum class Isa { avx512, avx2, base };
+// avx512_bf16: the AVX-512 build with AVX512-BF16's group stores for bf16 outputs (f32 runs
+// the avx512 build).
+enum class Isa { avx512_bf16, avx512, avx2, base };
 
 Isa isa_for(const dlrt_plugin& p) {
+  if (p.onednn_bf16) return Isa::avx512_bf16;
   if (p.onednn_avx512) return Isa::avx512;
   if (p.avx2 && __builtin_cpu_supports("fma")) return Isa::avx2;
   return Isa::base;
@@ -347,6 +407,12 @@ template <typename E, bool kRelu, int K>
 C1_AVX512 void forward_avx512(const Geometry& g, Inside c, ImageF32<E> x, const float* w, const float* b,
                               E* y, int64_t r0, int64_t r1) {
   forward_rows<F16v, E, kRelu, K>(g, c, x, w, b, y, r0, r1);
+}
+template <bool kRelu, int K>
+C1_AVX512 void forward_avx512_bf16(const Geometry& g, Inside c, ImageF32<uint16_t> x,
+                                   const float* w, const float* b, uint16_t* y, int64_t r0,
+                                   int64_t r1) {
+  forward_rows<F16v, uint16_t, kRelu, K, true>(g, c, x, w, b, y, r0, r1);
 }
 template <typename E, bool kRelu, int K>
 C1_AVX2 void forward_avx2(const Geometry& g, Inside c, ImageF32<E> x, const float* w, const float* b,
@@ -442,6 +508,11 @@ class Forward : public Kernel {
   void rows(bool three, ImageF32<E> x, const float* w, const float* b, E* y, int64_t r0,
             int64_t r1) const {
     switch (isa_) {
+      case Isa::avx512_bf16:
+        if constexpr (std::is_same_v<E, uint16_t>)
+          return three ? forward_avx512_bf16<kRelu, 3>(g_, cols_, x, w, b, y, r0, r1)
+                       : forward_avx512_bf16<kRelu, 0>(g_, cols_, x, w, b, y, r0, r1);
+        [[fallthrough]];
       case Isa::avx512:
         return three ? forward_avx512<E, kRelu, 3>(g_, cols_, x, w, b, y, r0, r1)
                      : forward_avx512<E, kRelu, 0>(g_, cols_, x, w, b, y, r0, r1);
@@ -494,6 +565,7 @@ class FilterGrad : public Kernel {
       float* part = parts_.data() + slot * size;
       const ImageF32<E> image{x, image_size, scratch(images_, slot, image_size)};
       switch (isa_) {
+        case Isa::avx512_bf16:  // the filter gradient stores no bf16 image
         case Isa::avx512:
           return three ? filter_avx512<E, 3>(g_, cols_, image, dy, part, r0, r1)
                        : filter_avx512<E, 0>(g_, cols_, image, dy, part, r0, r1);
