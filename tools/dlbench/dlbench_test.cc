@@ -107,6 +107,44 @@ TEST(DlbenchTrain, SmallRunPrintsEveryField) {
   EXPECT_FALSE(doc.contains("torch"));
 }
 
+// `--precision f32,bf16 --rounds 2`: four whole runs in one process, alternating, each the
+// single-precision document with its round; the summary's medians and bf16's ratios to f32.
+TEST(DlbenchTrain, PrecisionsSideBySide) {
+  const Result r = run("train --device CPU:0 --limit 256 --epochs 1 --warmup-steps 1 --threads 1 "
+                       "--precision f32,bf16 --rounds 2");
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json doc;
+  ASSERT_NO_THROW(doc = nlohmann::json::parse(r.out)) << r.out;
+  EXPECT_EQ(doc.at("mode"), "train_side_by_side");
+  EXPECT_EQ(doc.at("precisions"), nlohmann::json({"f32", "bf16"}));
+  const auto& runs = doc.at("runs");
+  ASSERT_EQ(runs.size(), 4u);
+  const char* order[] = {"f32", "bf16", "f32", "bf16"};
+  const char* policy[] = {"float32", "mixed_bfloat16", "float32", "mixed_bfloat16"};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(runs[i].at("precision"), order[i]);
+    EXPECT_EQ(runs[i].at("dtype_policy"), policy[i]);
+    EXPECT_EQ(runs[i].at("round"), static_cast<int>(i / 2 + 1));
+    EXPECT_EQ(runs[i].at("mode"), "train");
+  }
+  const auto& f32 = doc.at("summary").at("f32");
+  const auto& bf16 = doc.at("summary").at("bf16");
+  EXPECT_FALSE(f32.contains("over_f32"));
+  EXPECT_EQ(bf16.at("ms_per_step").size(), 2u);
+  // The ratios are the runs' own figures divided, round by round.
+  const auto& over = bf16.at("over_f32");
+  for (size_t k = 0; k < 2; ++k)
+    EXPECT_DOUBLE_EQ(over.at("ms_per_step")[k].get<double>(),
+                     runs[2 * k + 1].at("ms_per_step").get<double>() /
+                         runs[2 * k].at("ms_per_step").get<double>());
+  EXPECT_GT(over.at("train_seconds_per_epoch_median").get<double>(), 0.0);
+  EXPECT_GT(f32.at("ms_per_step_median").get<double>(), 0.0);
+
+  const Result twice = run("train --precision bf16,bf16 --limit 64", true);
+  EXPECT_EQ(twice.status, 1);
+  EXPECT_NE(twice.out.find("--precision bf16 is named twice"), std::string::npos) << twice.out;
+}
+
 // `dlbench train --model resnet20` on 256 images: samples/resnet's functional network with
 // batch norm, its own batch (128, so 2 steps), its parameter counts and FLOP from the plan.
 TEST(DlbenchTrain, Resnet20SmallRun) {

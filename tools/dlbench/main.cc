@@ -4,7 +4,7 @@
 //   dlbench ops --device CPU:0 [--repeat N] [--threads T] [--filter conv2] [--plugin-options O]
 //       micro-benchmarks of the reference workload's ops at its exact shapes (ops.cc)
 //   dlbench train --device CPU:0 --epochs N [--model cnn|resnet20] [--warmup-steps K]
-//                 [--limit N] [--threads T] [--precision f32|bf16|f16]
+//                 [--limit N] [--threads T] [--precision f32|bf16|f16[,...]] [--rounds R]
 //                 [--compare-torch] [--data DIR] [--plugin-options cpu:winograd=0]
 //       whole epochs of the reference model through dlrt/nn.hpp, optionally beside PyTorch
 //       (train.cc)
@@ -92,12 +92,22 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 4096));
   train_cmd->add_option("--seed", train.seed, "initial weights and shuffles")
       ->capture_default_str();
+  std::vector<std::string> precisions = {"f32"};
+  int64_t rounds = 1;
   train_cmd
-      ->add_option("--precision", train.precision,
+      ->add_option("--precision", precisions,
                    "cnn, resnet20: f32, or bf16/f16 as Keras' mixed_bfloat16/mixed_float16 "
-                   "policy (16-bit compute, f32 variables)")
+                   "policy (16-bit compute, f32 variables); several, comma-separated "
+                   "(f32,bf16), train side by side in one run")
+      ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::IsMember({"f32", "bf16", "f16"}));
+  train_cmd
+      ->add_option("--rounds", rounds,
+                   "with --precision: train every precision this many times, alternating "
+                   "(f32, bf16, f32, bf16, ...)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1000}));
   train_cmd->add_flag(
       "--compare-torch", train.compare_torch,
       "also run torch_reference.py with the same data, limit, batch, epochs, threads");
@@ -166,7 +176,14 @@ int main(int argc, char** argv) {
     dlbench::json doc;
     if (ops_cmd->parsed()) doc = dlbench::run_ops(ops);
     train.capture = !no_capture;
-    if (train_cmd->parsed()) doc = dlbench::run_train(train);
+    if (train_cmd->parsed()) {
+      if (precisions.size() == 1 && rounds == 1) {
+        train.precision = precisions.front();
+        doc = dlbench::run_train(train);
+      } else {
+        doc = dlbench::run_train_side_by_side(train, precisions, rounds);
+      }
+    }
     if (infer_cmd->parsed()) doc = dlbench::run_infer(infer);
     std::cout << doc.dump(2) << std::endl;
     return 0;
