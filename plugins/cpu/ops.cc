@@ -106,9 +106,8 @@ dlrt_status* kernel_create(dlrt_device* device, const dlrt_op_desc* op, dlrt_ker
       auto widened = [&] {
         std::unique_ptr<Kernel> inner =
             r.def->create(*device->plugin, view.with_narrow_floats_as(DLRT_F32));
-        return std::unique_ptr<Kernel>(
-            new WideningKernel(view, std::move(inner), device->plugin->threads,
-                               convert_isa(*device->plugin)));
+        return std::unique_ptr<Kernel>(new WideningKernel(
+            view, std::move(inner), device->plugin->threads, convert_isa(*device->plugin)));
       };
       if (r.widen) return widened();
       if (!view.has_narrow_float()) return r.def->create(*device->plugin, view);

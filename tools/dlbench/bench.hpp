@@ -112,8 +112,8 @@ struct TrainOptions {
 json run_train(const TrainOptions& options);
 // `--precision f32,bf16 [--rounds R]` (train_side_by_side.cc): run_train once per precision
 // per round, alternating, with the per-precision medians and the ratios to the first.
-json run_train_side_by_side(const TrainOptions& options,
-                            const std::vector<std::string>& precisions, int64_t rounds);
+json run_train_side_by_side(const TrainOptions& options, const std::vector<std::string>& precisions,
+                            int64_t rounds);
 // --model char_transformer (train_text.cc); run_train hands it over.
 json run_train_text(const TrainOptions& options);
 // --model vae (train_vae.cc): samples/vae's custom step; --steps timed steps.

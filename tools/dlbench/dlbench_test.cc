@@ -110,8 +110,9 @@ TEST(DlbenchTrain, SmallRunPrintsEveryField) {
 // `--precision f32,bf16 --rounds 2`: four whole runs in one process, alternating, each the
 // single-precision document with its round; the summary's medians and bf16's ratios to f32.
 TEST(DlbenchTrain, PrecisionsSideBySide) {
-  const Result r = run("train --device CPU:0 --limit 256 --epochs 1 --warmup-steps 1 --threads 1 "
-                       "--precision f32,bf16 --rounds 2");
+  const Result r =
+      run("train --device CPU:0 --limit 256 --epochs 1 --warmup-steps 1 --threads 1 "
+          "--precision f32,bf16 --rounds 2");
   ASSERT_EQ(r.status, 0) << r.out;
   nlohmann::json doc;
   ASSERT_NO_THROW(doc = nlohmann::json::parse(r.out)) << r.out;

@@ -227,14 +227,25 @@ void add_bf16(std::vector<Case>& cases) {
   const double flops_d = 2.0 * n * 576 * 64;
   cases.push_back({"dense1.forward.bf16",
                    {{"matmul_bias_act", {a, wd, bf16({64})}, {{"activation", "relu"}}, {}}},
-                   flops_d, false, note});
+                   flops_d,
+                   false,
+                   note});
   cases.push_back({"dense1.grad_a.bf16",
-                   {{"matmul", {dz, wd}, {{"transpose_b", true}}, {}}}, flops_d, false, note});
+                   {{"matmul", {dz, wd}, {{"transpose_b", true}}, {}}},
+                   flops_d,
+                   false,
+                   note});
   cases.push_back({"dense1.grad_w.bf16",
-                   {{"matmul", {a, dz}, {{"transpose_a", true}}, {}}}, flops_d, false, note});
+                   {{"matmul", {a, dz}, {{"transpose_a", true}}, {}}},
+                   flops_d,
+                   false,
+                   note});
   // What the policy adds to every step: each f32 variable cast to bf16 for the forward and its
   // bf16 gradient cast back for the optimizer (the reference CNN's ten variables).
-  Case casts{"mixed.weight_casts_x20", {}, 0, false,
+  Case casts{"mixed.weight_casts_x20",
+             {},
+             0,
+             false,
              "the step's per-variable casts, f32 -> bf16 and back"};
   for (int64_t numel : {288, 32, 18432, 64, 36864, 64, 36864, 64, 640, 10}) {
     casts.calls.push_back({"cast", {f32({numel})}, {{"dtype", DLRT_BF16}}, {}});

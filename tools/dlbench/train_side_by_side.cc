@@ -24,15 +24,17 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-json run_train_side_by_side(const TrainOptions& options,
-                            const std::vector<std::string>& precisions, int64_t rounds) {
-  if (precisions.empty()) throw std::runtime_error("--precision: expected at least one of f32, bf16, f16");
+json run_train_side_by_side(const TrainOptions& options, const std::vector<std::string>& precisions,
+                            int64_t rounds) {
+  if (precisions.empty())
+    throw std::runtime_error("--precision: expected at least one of f32, bf16, f16");
   for (size_t i = 0; i < precisions.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (precisions[i] == precisions[j])
         throw std::runtime_error("--precision " + precisions[i] +
                                  " is named twice; expected each of f32, bf16, f16 at most once");
-  if (rounds < 1) throw std::runtime_error("--rounds " + std::to_string(rounds) + ": expected >= 1");
+  if (rounds < 1)
+    throw std::runtime_error("--rounds " + std::to_string(rounds) + ": expected >= 1");
   json runs = json::array();
   // per precision: one value per round
   std::map<std::string, std::vector<double>> step_ms, epoch_s, torch_ratio;
@@ -44,7 +46,8 @@ json run_train_side_by_side(const TrainOptions& options,
       doc["round"] = r + 1;
       step_ms[p].push_back(doc.at("ms_per_step").get<double>());
       epoch_s[p].push_back(doc.at("train_seconds_per_epoch").get<double>());
-      if (doc.contains("ratio")) torch_ratio[p].push_back(doc.at("ratio").at("epoch").get<double>());
+      if (doc.contains("ratio"))
+        torch_ratio[p].push_back(doc.at("ratio").at("epoch").get<double>());
       runs.push_back(std::move(doc));
     }
   json summary = json::object();

@@ -141,8 +141,6 @@ C1_INLINE void store_act(uint16_t* p, V v) {
 C1_INLINE void put1(float* p, float v) { *p = v; }
 C1_INLINE void put1(uint16_t* p, float v) { *p = plugin::float_to_bf16(v); }
 
-
-
 // Whether output cell o's window along one axis lies inside the image.
 C1_INLINE bool inside(const plugin::Window1D& a, int64_t o) {
   return a.input_at(o, 0) >= 0 && a.input_at(o, a.k - 1) < a.in;
@@ -295,8 +293,7 @@ C1_INLINE void forward_rows(const Geometry& geom, Inside cols, ImageF32<E> image
               store_cells_bf16_insn<kRelu>(out + ow * co + cb, co, acc);
             } else {
 #pragma GCC unroll 8
-              for (int c = 0; c < kCells; ++c)
-                store_act<kRelu>(out + (ow + c) * co + cb, acc[c]);
+              for (int c = 0; c < kCells; ++c) store_act<kRelu>(out + (ow + c) * co + cb, acc[c]);
             }
           }
           // The inside cells past the last group, one at a time (the filter still in

@@ -852,14 +852,15 @@ TEST(LoopKernels, CastToAndFromF16AndBF16) {
 TEST(LoopKernels, CastF32Bf16OnEveryBitPatternMatchesScalarRounding) {
   std::mt19937 rng(17);
   std::uniform_int_distribution<uint32_t> bits;
-  for (size_t n : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{31}, size_t{33},
-                   size_t{100003}}) {
+  for (size_t n :
+       {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{31}, size_t{33}, size_t{100003}}) {
     std::vector<uint32_t> x(n);
     for (size_t i = 0; i < n; ++i) {
       x[i] = bits(rng);
       if (i % 7 == 3) x[i] = (x[i] & 0xFFFF0000u) | 0x8000u;  // a tie
     }
-    OpInstance to = instance("cast", {of(DLRT_F32, {static_cast<int64_t>(n)})}, {{"dtype", DLRT_BF16}});
+    OpInstance to =
+        instance("cast", {of(DLRT_F32, {static_cast<int64_t>(n)})}, {{"dtype", DLRT_BF16}});
     Bytes in(n * 4);
     std::memcpy(in.data(), x.data(), in.size());
     const Bytes out = run_plugin(cpu(), to.desc(), {in}, 0).at(0);
@@ -873,7 +874,8 @@ TEST(LoopKernels, CastF32Bf16OnEveryBitPatternMatchesScalarRounding) {
     }
     EXPECT_EQ(bad, 0u) << "n " << n << ", first at " << first << ": bits " << std::hex
                        << (first < n ? x[first] : 0u);
-    OpInstance back = instance("cast", {of(DLRT_BF16, {static_cast<int64_t>(n)})}, {{"dtype", DLRT_F32}});
+    OpInstance back =
+        instance("cast", {of(DLRT_BF16, {static_cast<int64_t>(n)})}, {{"dtype", DLRT_F32}});
     const Bytes wide = run_plugin(cpu(), back.desc(), {out}, 0).at(0);
     std::vector<uint32_t> w(n);
     std::memcpy(w.data(), wide.data(), wide.size());

@@ -153,16 +153,24 @@ DLRT_SIMD_INLINE_AVX512 K16 operator|(K16 a, K16 b) { return {static_cast<__mmas
 DLRT_SIMD_INLINE_AVX512 K16 operator&(K16 a, K16 b) { return {static_cast<__mmask16>(a.m & b.m)}; }
 // Ordered comparisons are false where either lane is NaN, as the generic vectors' are; != is
 // true there (so v != v marks NaNs).
-DLRT_SIMD_INLINE_AVX512 K16 operator>(Z16 a, Z16 b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_GT_OQ)}; }
-DLRT_SIMD_INLINE_AVX512 K16 operator==(Z16 a, Z16 b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_EQ_OQ)}; }
-DLRT_SIMD_INLINE_AVX512 K16 operator!=(Z16 a, Z16 b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_NEQ_UQ)}; }
+DLRT_SIMD_INLINE_AVX512 K16 operator>(Z16 a, Z16 b) {
+  return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_GT_OQ)};
+}
+DLRT_SIMD_INLINE_AVX512 K16 operator==(Z16 a, Z16 b) {
+  return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_EQ_OQ)};
+}
+DLRT_SIMD_INLINE_AVX512 K16 operator!=(Z16 a, Z16 b) {
+  return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_NEQ_UQ)};
+}
 DLRT_SIMD_INLINE_AVX512 Z16& operator+=(Z16& a, Z16 b) {
   a.v = _mm512_add_ps(a.v, b.v);
   return a;
 }
 
 template <>
-DLRT_SIMD_INLINE_AVX512 Z16 load<Z16>(const float* p) { return {_mm512_loadu_ps(p)}; }
+DLRT_SIMD_INLINE_AVX512 Z16 load<Z16>(const float* p) {
+  return {_mm512_loadu_ps(p)};
+}
 DLRT_SIMD_INLINE_AVX512 void store(float* p, Z16 v) { _mm512_storeu_ps(p, v.v); }
 // bf16: widened on load, narrowed by dropping the low half on store, as load/store above.
 template <>
@@ -174,7 +182,9 @@ DLRT_SIMD_INLINE_AVX512 void store(uint16_t* p, Z16 v) {
   const __m512i top = _mm512_srli_epi32(_mm512_castps_si512(v.v), 16);
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(top));
 }
-DLRT_SIMD_INLINE_AVX512 Z16 select(K16 m, Z16 a, Z16 b) { return {_mm512_mask_mov_ps(b.v, m.m, a.v)}; }
+DLRT_SIMD_INLINE_AVX512 Z16 select(K16 m, Z16 a, Z16 b) {
+  return {_mm512_mask_mov_ps(b.v, m.m, a.v)};
+}
 DLRT_SIMD_INLINE_AVX512 Z16 keep(K16 m, Z16 a) { return {_mm512_maskz_mov_ps(m.m, a.v)}; }
 DLRT_SIMD_INLINE_AVX512 Z16 drop(K16 m, Z16 a) {
   return {_mm512_maskz_mov_ps(static_cast<__mmask16>(~m.m), a.v)};

@@ -665,9 +665,9 @@ TEST(PrimitiveKernels, OneChannelConv) {
         const int64_t first_image = pass.inputs[0][1] * pass.inputs[0][2];
         const bool bias = &d == &pass.inputs.back() && pass.op == "conv2d_bias_act";
         for (int64_t i = 0; i < n; ++i) {
-          const float v = i % 613 == 17                                         ? NAN
+          const float v = i % 613 == 17                                        ? NAN
                           : (&d == &pass.inputs[0] && i < first_image) || bias ? u(rng) * 1e-39f
-                                                                              : u(rng);
+                                                                               : u(rng);
           h[i] = dlrt::plugin::float_to_bf16(v);
           f[i] = dlrt::plugin::bf16_to_float(h[i]);
         }
