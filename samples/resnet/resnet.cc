@@ -20,6 +20,7 @@
 //   resnet --threads 2                       the cpu plugin's thread count
 //   resnet --checkpoint ck.safetensors       save after every epoch; add --resume to go on
 //   resnet --device CPU:0 --log-device-placement --csv-log log.csv --trace step.json
+//   resnet --dtype-policy mixed_bfloat16     Keras' mixed precision (batch norm stays f32)
 // mnist_cnn's --strategy/--devices/--logical-cpus/--log-all-ranks are left out on purpose:
 // under a distribution strategy BatchNormalization does not move its moving statistics
 // (batch_norm.hpp), so evaluation would use the initial ones.
@@ -64,6 +65,7 @@ struct Flags {
   bool resume = false;
   std::string csv_log;
   std::string trace;
+  std::string dtype_policy = "float32";  // Keras' mixed precision (nn/mixed_precision.hpp)
   double expect_accuracy = -1;
 };
 
@@ -113,6 +115,7 @@ int run(const Flags& f) {
   config.device = device;
   config.seed = f.seed;
   config.log_device_placement = f.log_placement;
+  config.dtype_policy = f.dtype_policy;
   // The cosine spans the whole run (--epochs, or --decay-epochs when a run is cut in parts),
   // and is a function of the step count, so a resumed run continues the same curve.
   const int64_t steps_per_epoch = (x_train.rows() + f.batch - 1) / f.batch;
@@ -210,6 +213,11 @@ int main(int argc, char** argv) {
   app.add_flag("--resume", f.resume, "continue from --checkpoint when it exists");
   app.add_option("--csv-log", f.csv_log, "write Keras' CSVLogger file here");
   app.add_option("--trace", f.trace, "write a Chrome trace (Perfetto) of training steps 10-29");
+  app.add_option("--dtype-policy", f.dtype_policy,
+                 "Keras' dtype policy: float32, mixed_bfloat16 or mixed_float16 (16-bit "
+                 "compute, f32 weights and batch norm; docs/nn.md \"Mixed precision\")")
+      ->check(CLI::IsMember({"float32", "mixed_bfloat16", "mixed_float16"}))
+      ->capture_default_str();
   app.add_option("--expect-accuracy", f.expect_accuracy,
                  "exit 1 when the final test accuracy is below this (for tests)");
   try {
