@@ -848,7 +848,7 @@ TEST(LoopKernels, CastToAndFromF16AndBF16) {
 // through AVX512-BF16's instruction where no value of the 32 is subnormal, else the integer
 // rounding: with one subnormal in 256 values most blocks take the first path and some the
 // second. ctest runs this under ONEDNN_MAX_CPU_ISA caps for the AVX-512, AVX2 and baseline
-// builds as well (cpu_casts_*, cpu_loop_kernels_portable).
+// builds as well (cpu_16bit_loops_*, cpu_loop_kernels_portable).
 TEST(LoopKernels, CastF32Bf16OnEveryBitPatternMatchesScalarRounding) {
   std::mt19937 rng(17);
   std::uniform_int_distribution<uint32_t> bits;
