@@ -27,34 +27,17 @@
 
 #include <string>
 
-#include "dlrt/error.hpp"
 
 namespace dlrt::nn {
 
 // The dtype a policy computes in: f32 for "float32", bf16 for "mixed_bfloat16", f16 for
 // "mixed_float16". INVALID_ARGUMENT naming the policies for any other name.
-inline dlrt_dtype policy_compute_dtype(const std::string& policy) {
-  if (policy == "float32") return DLRT_F32;
-  if (policy == "mixed_bfloat16") return DLRT_BF16;
-  if (policy == "mixed_float16") return DLRT_F16;
-  throw Error(DLRT_INVALID_ARGUMENT, "dtype policy '" + policy +
-                                         "' is unknown; expected \"float32\", "
-                                         "\"mixed_bfloat16\" or \"mixed_float16\"");
-}
-
-namespace detail {
-inline std::string& global_policy_name() {
-  static std::string name = "float32";
-  return name;
-}
-}  // namespace detail
+dlrt_dtype policy_compute_dtype(const std::string& policy);
 
 // keras.mixed_precision.set_global_policy: the policy of the layers made after this call.
-inline void set_global_policy(const std::string& policy) {
-  policy_compute_dtype(policy);  // checks the name
-  detail::global_policy_name() = policy;
-}
+// The policy is one per process (held in libdlrt_nn), shared by every library that links it.
+void set_global_policy(const std::string& policy);
 // keras.mixed_precision.global_policy().name
-inline const std::string& global_policy() { return detail::global_policy_name(); }
+const std::string& global_policy();
 
 }  // namespace dlrt::nn
