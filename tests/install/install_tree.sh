@@ -5,6 +5,8 @@
 #     -I<moved>/include and -L<moved>/lib;
 #   - a C++ program compiled and linked with those flags (and its own rpath) runs and loads
 #     the moved tree's plugins;
+#   - dlrt-nn.pc is too: a Keras-style program (dlrt/nn.hpp) built with `pkg-config dlrt-nn`
+#     links libdlrt_nn and trains a step;
 #   - the installed tools and samples (bin/dlprobe, bin/mnist_cnn) find libdlrt and the
 #     plugins through their RUNPATH ($ORIGIN/../lib), without LD_LIBRARY_PATH.
 # Exit 0 when all hold, else 1 naming what failed.
@@ -47,6 +49,29 @@ CC
   c++ -std=c++17 $cflags "$tmp/hello.cc" -o "$tmp/hello" $libs -Wl,-rpath,"$libpath" ||
     fail "a program built with pkg-config's flags did not compile or link"
   "$tmp/hello" || fail "a program built with pkg-config's flags found no device"
+
+  nn_flags=$(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs dlrt-nn) || fail "pkg-config dlrt-nn failed"
+  cat > "$tmp/fit.cc" <<'CC'
+#include <dlrt/nn.hpp>
+#include <iostream>
+namespace nn = dlrt::nn;
+int main() {
+  dlrt::Context ctx;
+  nn::Sequential model(ctx, {nn::Input({4}), nn::Dense(8, "relu"), nn::Dense(3)});
+  model.compile(nn::Adam(1e-2), nn::SparseCategoricalCrossentropy(true));
+  nn::Array x = nn::Array::of<float>({6, 4}, std::vector<float>(24, 0.5f));
+  nn::Array y = nn::Array::of<int32_t>({6}, {0, 1, 2, 0, 1, 2});
+  nn::FitOptions o;
+  o.batch_size = 3;
+  o.progress.verbose = 0;
+  std::cout << "loss: " << model.fit(x, y, o).last("loss") << "\n";
+}
+CC
+  # shellcheck disable=SC2086
+  c++ "$tmp/fit.cc" -o "$tmp/fit" $nn_flags -Wl,-rpath,"$libpath" ||
+    fail "an nn program built with pkg-config dlrt-nn's flags did not compile or link"
+  "$tmp/fit" | grep -q '^loss: [0-9]' || fail "an nn program built with pkg-config dlrt-nn's flags did not train"
+  ldd "$tmp/fit" | grep -q "libdlrt_nn.so" || fail "the nn program does not link libdlrt_nn"
 else
   echo "install_tree: pkg-config is not installed; the .pc check is skipped"
 fi
