@@ -5,6 +5,7 @@
 // statistics (not the batch's) and change nothing; a checkpoint restores them exactly.
 #include <dlrt/idx.hpp>
 #include <dlrt/nn.hpp>
+#include <dlrt/nn/plan.hpp>  // model.plan()
 #include <gtest/gtest.h>
 
 #include "nn_test_util.hpp"

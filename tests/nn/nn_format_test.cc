@@ -3,6 +3,7 @@
 // progress lines (terminal and not), the CSVLogger file — plus the seeded epoch order and
 // the initializers' fans. No device work: the context loads no plugin.
 #include <dlrt/nn.hpp>
+#include <dlrt/nn/plan.hpp>  // model.plan()
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -6,6 +6,7 @@
 // INVALID_ARGUMENT naming the layer and shapes; functional checkpoints round-trip; the new
 // layers (Activation by name, LeakyReLU, Concatenate), initializers and the L2 regularizer.
 #include <dlrt/nn.hpp>
+#include <dlrt/nn/plan.hpp>  // model.plan()
 #include <gtest/gtest.h>
 
 #include "nn_test_util.hpp"

@@ -27,6 +27,7 @@
 // The warm-up steps train the model too (as torch_reference.py's do), so the final figures
 // are those of N epochs plus K steps.
 #include <dlrt/nn.hpp>
+#include <dlrt/nn/plan.hpp>  // model.plan()
 
 #include <cstdio>
 #include <filesystem>

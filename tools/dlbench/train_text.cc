@@ -17,6 +17,7 @@
 // "loss after the same number of steps" compares like with like. The twin runs once per
 // --torch-modes entry (eager, compile); `ratio.tokens_per_second` is dlrt's over the best.
 #include <dlrt/nn.hpp>
+#include <dlrt/nn/plan.hpp>  // model.plan()
 
 #include <algorithm>
 #include <cmath>

@@ -15,6 +15,7 @@
 // The twin runs once per --torch-modes entry (eager, channels_last, compile); `ratio` is
 // dlrt's steps per second over the best of them.
 #include <dlrt/nn.hpp>
+#include <dlrt/nn/plan.hpp>  // model.plan()
 
 #include <algorithm>
 #include <filesystem>

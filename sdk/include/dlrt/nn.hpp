@@ -1,8 +1,9 @@
 // dlrt/nn.hpp: a Keras-style layer over dlrt — Sequential and functional models of layers,
 // initializers, regularizers,
 // optimizers, losses, metrics, fit/evaluate/predict with Keras' progress output, callbacks
-// (History, CSVLogger, ModelCheckpoint) and safetensors checkpoints. Header-only, over the C
-// API and dlrt.hpp; one header per concept under dlrt/nn/:
+// (History, CSVLogger, ModelCheckpoint) and safetensors checkpoints. The headers declare it (and
+// keep small inline helpers); libdlrt_nn (CMake target dlrt::nn) implements it, over the C API
+// and dlrt.hpp. One header per concept under dlrt/nn/:
 //   data.hpp          host arrays, seeds, the seeded epoch order
 //   initializers.hpp  glorot_uniform/normal, he_uniform/normal, zeros, ones, constant
 //   regularizers.hpp  L2 weight penalties
@@ -21,12 +22,11 @@
 //   metrics.hpp       accuracy
 //   progress.hpp      Keras' Progbar lines
 //   callbacks.hpp     Callback, History, CSVLogger
-//   session.hpp       (detail) the graph and executables behind a model
 //   distribute.hpp    MirroredStrategy, MultiWorkerMirroredStrategy, StrategyScope
-//   replicated.hpp    (detail) a model's replicas and its data-parallel step
-//   functional_graph.hpp  (detail) a functional model's graph, checked and ordered
-//   summary_format.hpp    (detail) Keras' summary table layout
 //   model.hpp         Model (functional), Sequential, nn::DeviceScope
+//   train_step.hpp    TrainStep and Tape: custom training steps (GradientTape-style)
+//   plan.hpp          (detail, not included here) a compiled model's plan: Model::plan()
+//   session.hpp       (detail, not included here) the graph and executables behind a model
 //   checkpoint.hpp    save_weights / load_weights, ModelCheckpoint
 //   image_grid.hpp    save_image_grid: a batch of images as one PNG (libpng in libdlrt)
 // samples/mnist_cnn shows it end to end.
@@ -42,6 +42,7 @@
 #include "dlrt/nn/conv_transpose.hpp"
 #include "dlrt/nn/data.hpp"
 #include "dlrt/nn/depthwise_conv.hpp"
+#include "dlrt/nn/distribute.hpp"
 #include "dlrt/nn/embedding.hpp"
 #include "dlrt/nn/global_pooling.hpp"
 #include "dlrt/nn/image_grid.hpp"

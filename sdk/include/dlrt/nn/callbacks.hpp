@@ -8,8 +8,6 @@
 #ifndef DLRT_NN_CALLBACKS_HPP_
 #define DLRT_NN_CALLBACKS_HPP_
 
-#include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -50,29 +48,15 @@ struct History {
   std::vector<int64_t> epoch;                          // 0-based epochs run
   std::map<std::string, std::vector<double>> history;  // "loss" -> one value per epoch
 
-  void append(int64_t e, const Logs& logs) {
-    epoch.push_back(e);
-    for (const auto& [k, v] : logs) history[k].push_back(v);
-  }
+  void append(int64_t e, const Logs& logs);
   // The last value of `key`; NOT_FOUND when it was never logged.
-  double last(const std::string& key) const {
-    auto it = history.find(key);
-    if (it == history.end() || it->second.empty())
-      throw Error(DLRT_NOT_FOUND, "History: no values for '" + key + "'");
-    return it->second.back();
-  }
+  double last(const std::string& key) const;
 };
 
 namespace detail {
 // Python's repr of a float: the shortest text that reads back as the same double, which is
 // what Keras' CSVLogger writes ("0.8181166648864746", "1e-05").
-inline std::string python_repr(double v) {
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  std::string s(buf, r.ptr);
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";  // 1 -> "1.0", as Python
-  return s;
-}
+std::string python_repr(double v);
 }  // namespace detail
 
 // Keras' CSVLogger: a header "epoch,<keys sorted>" (accuracy,loss,val_accuracy,val_loss), then
@@ -84,31 +68,8 @@ class CSVLogger : public Callback {
   explicit CSVLogger(std::string filename, char separator = ',', bool append = false)
       : filename_(std::move(filename)), sep_(separator), append_(append) {}
 
-  void on_train_begin(Model&) override {
-    bool has_rows = false;
-    if (append_) {
-      std::ifstream in(filename_, std::ios::binary);
-      has_rows = in.good() && in.peek() != std::ifstream::traits_type::eof();
-    }
-    file_.open(filename_, std::ios::binary | (append_ ? std::ios::app : std::ios::trunc));
-    if (!file_)
-      throw Error(DLRT_INVALID_ARGUMENT, "CSVLogger: cannot open '" + filename_ + "' for writing");
-    header_written_ = has_rows;
-  }
-  void on_epoch_end(Model&, int64_t epoch, const Logs& logs) override {
-    Logs sorted = logs;
-    std::sort(sorted.begin(), sorted.end());
-    if (!header_written_) {
-      file_ << "epoch";
-      for (const auto& kv : sorted) file_ << sep_ << kv.first;
-      file_ << "\r\n";
-      header_written_ = true;
-    }
-    file_ << epoch;
-    for (const auto& kv : sorted) file_ << sep_ << detail::python_repr(kv.second);
-    file_ << "\r\n" << std::flush;
-    if (!file_) throw Error(DLRT_DATA_LOSS, "CSVLogger: writing '" + filename_ + "' failed");
-  }
+  void on_train_begin(Model&) override;
+  void on_epoch_end(Model&, int64_t epoch, const Logs& logs) override;
   void on_train_end(Model&) override { file_.close(); }
   bool chief_only() const override { return true; }
 

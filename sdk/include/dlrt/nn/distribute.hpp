@@ -57,34 +57,17 @@ class DistributionStrategy {
   int32_t num_workers() const { return impl_->num_workers(); }
   bool is_chief() const { return impl_->rank() == 0; }
   // The devices of the local replicas, as full names ("/device:CPU:1").
-  std::vector<std::string> devices() const {
-    std::vector<std::string> out;
-    for (size_t r = 0; r < impl_->num_replicas(); ++r)
-      out.push_back(ctx_->device(impl_->replica_device(r)).name);
-    return out;
-  }
+  std::vector<std::string> devices() const;
   const std::shared_ptr<dlrt::Strategy>& impl() const { return impl_; }
   const Context& context() const { return *ctx_; }
 
  protected:
-  DistributionStrategy(const Context& ctx, dlrt::StrategyOptions options) : ctx_(&ctx) {
-    if (options.devices.empty()) options.devices = default_devices(ctx);
-    impl_ = std::make_shared<dlrt::Strategy>(ctx, options);
-  }
+  DistributionStrategy(const Context& ctx, dlrt::StrategyOptions options);
 
  private:
   // TensorFlow's default: every GPU; else every logical device of the CPU backend (type
   // "CPU": the reference plugin's devices are CPU-class too, but they are the slow oracle).
-  static std::vector<std::string> default_devices(const Context& ctx) {
-    std::vector<std::string> gpus, cpus;
-    for (const DeviceInfo& d : ctx.devices()) {
-      if (d.device_class == DLRT_DEVICE_CLASS_GPU) gpus.push_back(d.name);
-      if (d.type == "CPU") cpus.push_back(d.name);
-    }
-    if (!gpus.empty()) return gpus;
-    if (!cpus.empty()) return cpus;
-    throw Error(DLRT_NOT_FOUND, "strategy: no GPU and no CPU device is visible (dlprobe says why)");
-  }
+  static std::vector<std::string> default_devices(const Context& ctx);
 
   const Context* ctx_;
   std::shared_ptr<dlrt::Strategy> impl_;
@@ -111,18 +94,19 @@ class MultiWorkerMirroredStrategy : public DistributionStrategy {
 };
 
 namespace detail {
-// The strategy of the innermost live StrategyScope of this thread (Keras keeps one per thread).
-inline thread_local const DistributionStrategy* current_strategy = nullptr;
+// The strategy of the innermost live StrategyScope of this thread (Keras keeps one per thread;
+// held in libdlrt_nn, once per process).
+const DistributionStrategy*& current_strategy();
 }  // namespace detail
 
 // `with strategy.scope():` — models compiled while it lives train under `strategy`.
 class StrategyScope {
  public:
   explicit StrategyScope(const DistributionStrategy& strategy)
-      : previous_(detail::current_strategy) {
-    detail::current_strategy = &strategy;
+      : previous_(detail::current_strategy()) {
+    detail::current_strategy() = &strategy;
   }
-  ~StrategyScope() { detail::current_strategy = previous_; }
+  ~StrategyScope() { detail::current_strategy() = previous_; }
   StrategyScope(const StrategyScope&) = delete;
   StrategyScope& operator=(const StrategyScope&) = delete;
 

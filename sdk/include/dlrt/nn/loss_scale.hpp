@@ -23,17 +23,8 @@ namespace dlrt::nn::detail {
 inline constexpr float kInitialLossScale = 32768.f;  // 2^15
 inline constexpr int64_t kLossScaleGrowthSteps = 2000;
 
-// A bool scalar: every element of every gradient is finite. x * 0 is 0 for a finite x and NaN
-// for an infinite or NaN one, so the sum of all of them is 0 exactly when all are finite.
-inline Value all_finite(Graph& g, const std::vector<Value>& grads) {
-  Value zero = g.constant<float>("", {}, {0.f});
-  Value sum;
-  for (const Value& gr : grads) {
-    Value z = g.op1("reduce_sum", {g.op1("mul", {gr, zero})});
-    sum = sum ? g.op1("add", {sum, z}) : z;
-  }
-  return sum ? g.op1("equal", {sum, zero}) : g.op1("equal", {zero, zero});
-}
+// A bool scalar: every element of every gradient is finite.
+Value all_finite(Graph& g, const std::vector<Value>& grads);
 
 // The unscaled gradients of `loss` with respect to `wrt` (f32 values), computed from
 // loss * scale; *finite gets all_finite of them. `gradients_of` is the caller's gradient
@@ -49,15 +40,6 @@ std::vector<Value> scaled_gradients(Graph& g, Value loss, Value scale, Gradients
 }
 
 // The scale's update after a step (the top of this file): assigns `scale` and `good_steps`.
-inline void update_loss_scale(Graph& g, Value scale, Value good_steps, Value finite) {
-  auto constant = [&](float v) { return g.constant<float>("", {}, {v}); };
-  Value counted = g.op1("add", {good_steps, constant(1.f)});
-  Value grow = g.op1("equal", {counted, constant(static_cast<float>(kLossScaleGrowthSteps))});
-  Value grown = g.op1("where", {grow, g.op1("mul", {scale, constant(2.f)}), scale});
-  Value halved = g.op1("maximum", {g.op1("mul", {scale, constant(0.5f)}), constant(1.f)});
-  g.assign(scale, g.op1("where", {finite, grown, halved}));
-  g.assign(good_steps,
-           g.op1("where", {finite, g.op1("where", {grow, constant(0.f), counted}), constant(0.f)}));
-}
+void update_loss_scale(Graph& g, Value scale, Value good_steps, Value finite);
 
 }  // namespace dlrt::nn::detail

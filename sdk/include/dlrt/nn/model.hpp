@@ -46,10 +46,8 @@
 #ifndef DLRT_NN_MODEL_HPP_
 #define DLRT_NN_MODEL_HPP_
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <cstring>
+#include <initializer_list>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -63,19 +61,28 @@
 #include "dlrt/nn/callbacks.hpp"
 #include "dlrt/nn/data.hpp"
 #include "dlrt/nn/distribute.hpp"
-#include "dlrt/nn/functional_graph.hpp"
 #include "dlrt/nn/merging.hpp"
 #include "dlrt/nn/layers.hpp"
 #include "dlrt/nn/losses.hpp"
 #include "dlrt/nn/metrics.hpp"
 #include "dlrt/nn/optimizers.hpp"
 #include "dlrt/nn/progress.hpp"
-#include "dlrt/nn/replicated.hpp"
-#include "dlrt/nn/session.hpp"
 
 namespace dlrt::nn {
 
 class Model;
+class Sequential;
+
+namespace detail {
+// The detail types behind a model (plan.hpp, session.hpp; the others are libdlrt_nn's own).
+struct Plan;
+class Session;
+class ReplicaSet;
+struct FunctionalGraph;
+// Host arrays as the data path takes them: one per model input (x) or output (y), in order
+// (the same alias as plan.hpp's).
+using ArrayRefs = std::vector<const Array*>;
+}  // namespace detail
 
 // One variable of a model's state as trainable_variables() lists it: the model and the
 // variable's name there ("dense/kernel"). nn::Tape::minimize takes lists of them.
@@ -96,8 +103,8 @@ class StateHolder {
  protected:
   ~StateHolder() = default;
 };
-// The tape of the custom step being traced on this thread (train_step.hpp), which builds a
-// model called on graph Values into the step's graph; null outside a step's function.
+// What builds a model called on graph Values into a custom step's graph (train_step.hpp's
+// Tape).
 class ModelCaller {
  public:
   virtual std::vector<Value> call_model(Model& model, const std::vector<Value>& inputs,
@@ -106,7 +113,9 @@ class ModelCaller {
  protected:
   ~ModelCaller() = default;
 };
-inline thread_local ModelCaller* active_tape = nullptr;
+// The tape of the custom step being traced on this thread; null outside a step's function.
+// Held in libdlrt_nn, once per process.
+ModelCaller*& active_tape();
 }  // namespace detail
 
 struct CompileConfig {
@@ -177,19 +186,13 @@ class Model {
   // to `outputs`. INVALID_ARGUMENT for a cycle, an output not reachable from the inputs (a
   // tensor of another model's inputs), or an input that is not an Input.
   Model(const Context& ctx, const SymbolicTensor& input, const SymbolicTensor& output,
-        std::string name = "functional")
-      : Model(ctx, std::vector<SymbolicTensor>{input}, std::vector<SymbolicTensor>{output},
-              std::move(name)) {}
+        std::string name = "functional");
   Model(const Context& ctx, const std::vector<SymbolicTensor>& inputs,
-        const std::vector<SymbolicTensor>& outputs, std::string name = "functional")
-      : ctx_(ctx), name_(std::move(name)) {
-    graph_ = detail::trace_graph(inputs, outputs, name_);
-    layers_ = graph_.layers;
-  }
+        const std::vector<SymbolicTensor>& outputs, std::string name = "functional");
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 
-  virtual ~Model() { detach_holder(); }
+  virtual ~Model();
   void compile(const Optimizer& optimizer, const Loss& loss,
                const std::vector<std::string>& metrics = {}, const CompileConfig& config = {}) {
     compile_plan(&optimizer, &loss, metrics, config);
@@ -202,30 +205,13 @@ class Model {
   // ---- trainable flags (Keras' layer.trainable / model.trainable) ----
   // Freezes (false) or unfreezes every layer. As in Keras, fit's step takes the flags as they
   // are at compile(): compile again after changing them. trainable_variables() reads them now.
-  void set_trainable(bool trainable) {
-    for (const auto& l : layers_) l->set_trainable(trainable);
-  }
+  void set_trainable(bool trainable);
   // The layer named `name` (Keras' get_layer); NOT_FOUND naming the model's layers otherwise.
-  Layer& get_layer(const std::string& name) const {
-    std::string names;
-    for (const auto& l : layers_) {
-      if (l->name() == name) return *l;
-      names += (names.empty() ? "" : ", ") + l->name();
-    }
-    throw Error(DLRT_NOT_FOUND, name_ + ": no layer named '" + name + "' (layers: " + names + ")");
-  }
+  Layer& get_layer(const std::string& name) const;
   // The weights the gradients of a custom step may update (nn::Tape::minimize): every
   // trainable parameter of a layer whose trainable flag is set, in plan order. Builds the
   // plan (without optimizer) when the model has an Input and was not compiled.
-  std::vector<Variable> trainable_variables() {
-    ensure_plan("trainable_variables");
-    std::vector<Variable> out;
-    for (size_t l = 0; l < plan_->layers.size(); ++l)
-      for (size_t i : plan_->layer_state[l])
-        if (plan_->state[i].weight && plan_->layers[l]->trainable())
-          out.push_back({this, plan_->state[i].name});
-    return out;
-  }
+  std::vector<Variable> trainable_variables();
 
   // Keras' train_on_batch / test_on_batch: one training step on (x, y) as one batch, and the
   // loss and metrics of (x, y) without updates. Both return {"loss", ...metrics} (fit's log
@@ -249,63 +235,11 @@ class Model {
   std::vector<Value> operator()(std::initializer_list<Value> inputs, bool training = true) {
     return (*this)(std::vector<Value>(inputs), training);
   }
-  Value operator()(const Value& input, bool training = true) {
-    std::vector<Value> out = (*this)(std::vector<Value>{input}, training);
-    if (out.size() != 1)
-      throw Error(DLRT_INVALID_ARGUMENT, name_ + " has " + std::to_string(out.size()) +
-                                             " outputs; call it with a vector of inputs to get "
-                                             "them all");
-    return out[0];
-  }
+  Value operator()(const Value& input, bool training = true);
 
  private:
   void compile_plan(const Optimizer* optimizer, const Loss* loss,
-                    const std::vector<std::string>& metrics, const CompileConfig& config) {
-    if (layers_.empty()) throw Error(DLRT_FAILED_PRECONDITION, "compile: the model has no layers");
-    detach_holder();
-    optimizer_.reset();
-    loss_.reset();
-    if (optimizer) optimizer_ = optimizer->clone();
-    if (loss) loss_ = loss->clone();
-    metrics_.clear();
-    for (const std::string& m : metrics) {
-      metrics_.push_back(metric_named(m));
-      if (metrics_.back()->needs_sparse_labels() && !loss_->sparse_labels())
-        throw Error(DLRT_INVALID_ARGUMENT, "compile: metric '" + m +
-                                               "' needs class labels; the "
-                                               "loss " +
-                                               loss_->name() + " takes other targets");
-    }
-    if (!config.loss_weights.empty()) {
-      if (config.loss_weights.size() != num_outputs())
-        throw Error(DLRT_INVALID_ARGUMENT,
-                    "compile: loss_weights has " + std::to_string(config.loss_weights.size()) +
-                        " weight" + (config.loss_weights.size() == 1 ? "" : "s") + "; " + name_ +
-                        " has " + std::to_string(num_outputs()) + " output" +
-                        (num_outputs() == 1 ? "" : "s") + " (" + joined(output_names()) +
-                        "): give one weight per output, in that order");
-      for (size_t k = 0; k < config.loss_weights.size(); ++k)
-        if (!std::isfinite(config.loss_weights[k]))
-          throw Error(DLRT_INVALID_ARGUMENT,
-                      "compile: loss_weights[" + std::to_string(k) + "] is not finite");
-    }
-    config_ = config;
-    scopes_at_compile_ = scopes_;
-    if (!config.device.empty() && config.device != "auto")
-      scopes_at_compile_.push_back(config.device);
-    for (const std::string& s : scopes_at_compile_) DeviceSpec::parse(s);  // refuse bad specs now
-    strategy_.reset();
-    strategy_devices_.clear();
-    if (const DistributionStrategy* st = detail::current_strategy) {
-      strategy_ = st->impl();
-      strategy_devices_ = st->devices();
-    }
-    plan_.reset();
-    session_.reset();
-    replicas_.reset();
-    if (!sequential_) make_plan(graph_.inputs);
-    else if (input_) make_plan({*input_});
-  }
+                    const std::vector<std::string>& metrics, const CompileConfig& config);
 
  public:
   // Keras' summary table (layer, output shape, parameter count, totals); a functional model's
@@ -354,7 +288,7 @@ class Model {
   // Under a strategy, local replica `replica`'s copy of the state (they stay identical);
   // without one, replica 0 is the state. OUT_OF_RANGE past the local replicas.
   std::vector<NamedValue> replica_state(size_t replica);
-  size_t num_local_replicas() { return strategy_ ? replicas().size() : 1; }
+  size_t num_local_replicas();
   // Overwrites the variables named in `values` (shapes must match; unknown names are refused).
   void set_state(const std::vector<NamedValue>& values);
   // Checkpoints (safetensors; nn/checkpoint.hpp): every state variable, and epoch, step and
@@ -368,35 +302,20 @@ class Model {
   // Every layer once (a shared layer too), in the order they are called; no Input.
   const std::vector<std::shared_ptr<Layer>>& layers() const { return layers_; }
   bool is_sequential() const { return sequential_; }
-  size_t num_inputs() const { return sequential_ ? 1 : graph_.inputs.size(); }
-  size_t num_outputs() const { return sequential_ ? 1 : graph_.outputs.size(); }
+  size_t num_inputs() const;
+  size_t num_outputs() const;
   // Keras' model.input_names / output_names: the Input layers' names ("input", "input_1", ...)
   // and the names of the layers making the outputs (an output made twice by one shared layer,
   // or a repeated output, gets "_<k>" after the first), in order. They name arrays in errors
   // and the per-output entries of the logs.
-  std::vector<std::string> input_names() const {
-    return sequential_ || graph_.input_names.empty() ? std::vector<std::string>{"input"}
-                                                     : graph_.input_names;
-  }
+  std::vector<std::string> input_names() const;
   std::vector<std::string> output_names() const;
   // The training step's executable (placement dumps, profiling); fit() must have run.
   // Under a strategy: replica 0's executable of gradients.
-  Executable& train_executable() {
-    if (replicas_ && replicas_->primary().has_split())
-      return replicas_->primary().grads_executable();
-    if (!session_ || !session_->has_train())
-      throw Error(DLRT_FAILED_PRECONDITION, "train_executable: fit() has not built a step yet");
-    return session_->train_executable();
-  }
+  Executable& train_executable();
   bool has_plan() const { return plan_ != nullptr; }
   bool has_optimizer() const { return optimizer_ != nullptr; }
-  const detail::Plan& plan() const {
-    if (!plan_)
-      throw Error(DLRT_FAILED_PRECONDITION, name_ +
-                                                ": not built: compile() it with an "
-                                                "Input layer first, or fit() it");
-    return *plan_;
-  }
+  const detail::Plan& plan() const;
 
   // Used by nn::DeviceScope.
   void push_device(const std::string& spec) { scopes_.push_back(spec); }
@@ -406,8 +325,7 @@ class Model {
 
  protected:
   // For Sequential: no graph yet; it is the chain of layers_ once the input shape is known.
-  Model(const Context& ctx, std::string name)
-      : ctx_(ctx), name_(std::move(name)), sequential_(true) {}
+  Model(const Context& ctx, std::string name);
 
  private:
   // Fixes the plan for these input shapes: a Sequential's chain is made here, a functional
@@ -416,14 +334,7 @@ class Model {
   void sequential_summary(std::ostream& out) const;
   void functional_summary(std::ostream& out) const;
   // What takes only models of one input and one output (save_onnx).
-  void check_plain_inputs_outputs(const std::string& who) const {
-    if (num_inputs() != 1 || num_outputs() != 1)
-      throw Error(DLRT_UNIMPLEMENTED,
-                  who + ": " + name_ + " has " + std::to_string(num_inputs()) + " input(s) and " +
-                      std::to_string(num_outputs()) + " output(s); " + who +
-                      " takes models of one input and one output for now (fit, evaluate, "
-                      "predict, summary, state and checkpoints take any)");
-  }
+  void check_plain_inputs_outputs(const std::string& who) const;
   static detail::ArrayRefs refs(const std::vector<Array>& arrays) {
     detail::ArrayRefs out;
     for (const Array& a : arrays) out.push_back(&a);
@@ -435,207 +346,47 @@ class Model {
   Logs train_on_batch_of(const detail::ArrayRefs& xs, const detail::ArrayRefs& ys);
   // The names of a step's results (Plan::results): "loss", each output's "<name>_loss" when
   // there are several, then each metric per output ("<name>_<metric>" when several).
-  std::vector<std::string> log_names() const {
-    const std::vector<std::string> outs = output_names();
-    const bool several = outs.size() > 1;
-    std::vector<std::string> names = {"loss"};
-    if (several)
-      for (const std::string& o : outs) names.push_back(o + "_loss");
-    for (const std::string& o : outs)
-      for (const auto& m : metrics_) names.push_back((several ? o + "_" : "") + m->name());
-    return names;
-  }
+  std::vector<std::string> log_names() const;
   // Logs from a step's results: the losses divided by `loss_rows`, the metric counts by
   // `count_rows`.
-  Logs logs_of(const std::vector<double>& results, double loss_rows, double count_rows) const {
-    const std::vector<std::string> names = log_names();
-    const size_t losses = plan_->loss_results();
-    Logs logs;
-    for (size_t k = 0; k < results.size(); ++k)
-      logs.push_back({names.at(k), results[k] / (k < losses ? loss_rows : count_rows)});
-    return logs;
-  }
-  // This model as a Sequential, or null (callbacks' Sequential& hooks; model_impl.hpp).
+  Logs logs_of(const std::vector<double>& results, double loss_rows, double count_rows) const;
+  // This model as a Sequential, or null (callbacks' Sequential& hooks).
   Sequential* as_sequential();
   // Evaluation, prediction and state go through this one (replica 0 under a strategy).
-  detail::Session& session() {
-    reclaim();
-    if (strategy_) return replicas().primary();
-    if (!session_) session_ = std::make_unique<detail::Session>(ctx_, plan_);
-    return *session_;
-  }
-  detail::ReplicaSet& replicas() {
-    reclaim();
-    if (!replicas_)
-      replicas_ = std::make_unique<detail::ReplicaSet>(ctx_, plan_, strategy_, strategy_devices_);
-    return *replicas_;
-  }
+  detail::Session& session();
+  detail::ReplicaSet& replicas();
   // Every session holding the model's state: one, or one per replica.
-  std::vector<detail::Session*> all_sessions() {
-    if (!strategy_) return {&session()};
-    std::vector<detail::Session*> out;
-    for (size_t r = 0; r < replicas().size(); ++r) out.push_back(&replicas_->replica(r));
-    return out;
-  }
+  std::vector<detail::Session*> all_sessions();
   void fit_prepare(const detail::ArrayRefs& xs, const detail::ArrayRefs& ys, int64_t batch);
   // Writes the optimizer's rate for the step after `steps_done` into every session's
   // "optimizer/learning_rate" when it differs from `*written` (the value last written, NaN
   // when none), and remembers it there.
-  void set_learning_rate(int64_t steps_done, float* written) {
-    const float lr = static_cast<float>(optimizer_->learning_rate().at(steps_done));
-    if (lr == *written) return;
-    for (detail::Session* s : all_sessions())
-      s->graph().write_variable(s->vars()[plan_->learning_rate], std::vector<float>{lr});
-    *written = lr;
-  }
+  void set_learning_rate(int64_t steps_done, float* written);
   void set_state_of(detail::Session& s, const std::vector<NamedValue>& values);
-  Executable& step_executable() {
-    return strategy_ ? replicas_->primary().grads_executable() : session_->train_executable();
-  }
+  Executable& step_executable();
   // x (named `xn` in errors) for a model input whose layers take ids (Embedding): i32 or i64,
   // every id in [0, ids); checked here on the host, so a bad id is the same INVALID_ARGUMENT on
   // every device.
-  static void check_ids(const Array& x, const std::string& xn, int64_t ids,
-                        const std::string& who) {
-    if (x.dtype() != DLRT_I32 && x.dtype() != DLRT_I64)
-      throw Error(DLRT_INVALID_ARGUMENT, who + ": " + xn + " is " + dtype_name(x.dtype()) +
-                                             "; the model starts with an Embedding, which takes "
-                                             "i32 or i64 ids");
-    const size_t n = x.bytes().size() / dtype_size(x.dtype());
-    const size_t per_sample = n / static_cast<size_t>(x.rows());
-    for (size_t i = 0; i < n; ++i) {
-      int64_t id;
-      if (x.dtype() == DLRT_I32) {
-        int32_t v;
-        std::memcpy(&v, x.data() + i * sizeof v, sizeof v);
-        id = v;
-      } else {
-        std::memcpy(&id, x.data() + i * sizeof id, sizeof id);
-      }
-      if (id < 0 || id >= ids)
-        throw Error(DLRT_INVALID_ARGUMENT,
-                    who + ": " + xn + " holds id " + std::to_string(id) + " (sample " +
-                        std::to_string(i / per_sample) + ", element " +
-                        std::to_string(i % per_sample) + "), outside [0, " + std::to_string(ids) +
-                        "): the Embedding's input_dim is " + std::to_string(ids));
-    }
-  }
+  static void check_ids(const Array& x, const std::string& xn, int64_t ids, const std::string& who);
   // "x" when a model takes one array of the kind, else "x[i]": how errors name an array.
-  static std::string array_name(const char* kind, size_t i, size_t count) {
-    return count == 1 ? std::string(kind) : std::string(kind) + "[" + std::to_string(i) + "]";
-  }
-  static std::string joined(const std::vector<std::string>& names) {
-    std::string out;
-    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-    return out;
-  }
+  static std::string array_name(const char* kind, size_t i, size_t count);
+  static std::string joined(const std::vector<std::string>& names);
   // The data of fit/evaluate (ys given) or predict (ys null): one x per model input, one y per
   // output, all with the same number of samples; each x of its input's sample shape and dtype
   // (u8 images or f32 features; i32/i64 ids for an input read by Embeddings), each y checked by
   // the loss against its output's shape. INVALID_ARGUMENT naming the array otherwise.
-  void check_data(const detail::ArrayRefs& xs, const detail::ArrayRefs* ys,
-                  const std::string& who) {
-    const size_t ni = num_inputs(), no = num_outputs();
-    if (xs.size() != ni)
-      throw Error(DLRT_INVALID_ARGUMENT, who + ": " + std::to_string(xs.size()) + " x array" +
-                                             (xs.size() == 1 ? "" : "s") + " given; " + name_ +
-                                             " has " + std::to_string(ni) + " input" +
-                                             (ni == 1 ? "" : "s") + " (" + joined(input_names()) +
-                                             "): give one array per input, in that order");
-    if (ys != nullptr && ys->size() != no)
-      throw Error(DLRT_INVALID_ARGUMENT, who + ": " + std::to_string(ys->size()) + " y array" +
-                                             (ys->size() == 1 ? "" : "s") + " given; " + name_ +
-                                             " has " + std::to_string(no) + " output" +
-                                             (no == 1 ? "" : "s") + " (" + joined(output_names()) +
-                                             "): give one array of targets per output, in that "
-                                             "order");
-    for (size_t i = 0; i < ni; ++i)
-      if (xs[i]->empty())
-        throw Error(DLRT_INVALID_ARGUMENT, who + ": " + array_name("x", i, ni) + " is empty");
-    if (ys != nullptr) require_loss(who);            // fit, evaluate; predict needs no compile()
-    if (!plan_) make_plan({xs[0]->sample_shape()});  // a Sequential without Input: one input
-    const std::vector<std::string> inames = input_names();
-    for (size_t i = 0; i < ni; ++i) {
-      const Array& x = *xs[i];
-      const std::string xn = array_name("x", i, ni);
-      const std::string takes =
-          ni == 1 ? "the model takes "
-                  : "the model's input " + std::to_string(i) + " (" + inames.at(i) + ") takes ";
-      if (x.sample_shape() != plan_->inputs.at(i))
-        throw Error(DLRT_INVALID_ARGUMENT, who + ": " + xn + " has samples of shape " +
-                                               shape_string(x.sample_shape()) + "; " + takes +
-                                               shape_string(plan_->inputs[i]));
-      if (i > 0 && x.rows() != xs[0]->rows())
-        throw Error(DLRT_INVALID_ARGUMENT, who + ": " + xn + " has " + std::to_string(x.rows()) +
-                                               " samples but x[0] has " +
-                                               std::to_string(xs[0]->rows()) +
-                                               "; every array needs one row per sample");
-      if (const int64_t ids = detail::model_input_ids(*plan_, i); ids > 0) {
-        check_ids(x, xn, ids, who);  // Embedding first: i32/i64 ids, each in [0, ids)
-      } else if (x.dtype() != DLRT_U8 && x.dtype() != DLRT_F32) {
-        throw Error(DLRT_INVALID_ARGUMENT, who + ": " + xn + " is " + dtype_name(x.dtype()) +
-                                               "; expected u8 (images, scaled by 1/255) or f32");
-      }
-    }
-    if (ys == nullptr) return;
-    const std::vector<std::string> onames = output_names();
-    for (size_t k = 0; k < no; ++k) {
-      const Array& y = *(*ys)[k];
-      if (no == 1) {  // the messages of a model of one output, as they always were
-        if (y.rows() != xs[0]->rows())
-          throw Error(DLRT_INVALID_ARGUMENT, who + ": x has " + std::to_string(xs[0]->rows()) +
-                                                 " samples but y has " + std::to_string(y.rows()));
-        plan_->loss->check_targets(y, output_shapes_[0]);
-        continue;
-      }
-      const std::string yn = array_name("y", k, no);
-      if (y.empty()) throw Error(DLRT_INVALID_ARGUMENT, who + ": " + yn + " is empty");
-      if (y.rows() != xs[0]->rows())
-        throw Error(DLRT_INVALID_ARGUMENT, who + ": " + yn + " has " + std::to_string(y.rows()) +
-                                               " samples but x[0] has " +
-                                               std::to_string(xs[0]->rows()) +
-                                               "; every array needs one row per sample");
-      try {
-        plan_->loss->check_targets(y, output_shapes_[k]);
-      } catch (const Error& e) {
-        throw Error(e.code(), who + ": " + yn + " (targets of output " + std::to_string(k) + ", " +
-                                  onames.at(k) + "): " + e.message());
-      }
-    }
-  }
+  void check_data(const detail::ArrayRefs& xs, const detail::ArrayRefs* ys, const std::string& who);
 
   // A custom step (nn::TrainStep) that holds the newest values of this model's weights: it
   // was given them to train, and gives them back before anything here reads or writes the
   // model's own sessions (the "holder" hand-over of train_step.hpp).
-  void reclaim() {
-    if (detail::StateHolder* h = holder_) {
-      holder_ = nullptr;
-      h->give_back(*this);
-    }
-  }
+  void reclaim();
   // compile() and the destructor: the holder keeps its copy but no longer owes it here.
-  void detach_holder() {
-    if (detail::StateHolder* h = holder_) {
-      holder_ = nullptr;
-      h->detach(*this);
-    }
-  }
+  void detach_holder();
   // Builds the plan without an optimizer when the model can be built and is not: a functional
   // model, or a Sequential with an Input (predict and custom steps need no compile()).
-  void ensure_plan(const std::string& who) {
-    if (plan_) return;
-    if (sequential_ && !input_)
-      throw Error(DLRT_FAILED_PRECONDITION, who + ": " + name_ +
-                                                " is not built: give it an Input layer, or "
-                                                "compile() and fit() it first");
-    compile_plan(nullptr, nullptr, {}, config_);
-  }
-  void require_loss(const std::string& who) const {
-    if (!optimizer_ || !loss_)
-      throw Error(DLRT_FAILED_PRECONDITION, who + ": " + name_ +
-                                                " has no optimizer and loss; "
-                                                "compile(optimizer, loss) it first");
-  }
+  void ensure_plan(const std::string& who);
+  void require_loss(const std::string& who) const;
   friend class TrainStep;
   friend class Tape;
 
@@ -650,7 +401,8 @@ class Model {
   std::optional<Shape> input_;         // Sequential: the Input's shape, if it has one
 
  private:
-  detail::FunctionalGraph graph_;  // a functional model's; a Sequential's once planned
+  // A functional model's graph; a Sequential's once planned (empty before).
+  std::unique_ptr<detail::FunctionalGraph> graph_;
   std::vector<std::string> scopes_, scopes_at_compile_;
   std::shared_ptr<Optimizer> optimizer_;
   std::shared_ptr<Loss> loss_;
@@ -671,25 +423,10 @@ class Model {
 class Sequential : public Model {
  public:
   explicit Sequential(const Context& ctx, std::initializer_list<LayerRef> layers = {},
-                      std::string name = "sequential")
-      : Model(ctx, std::move(name)) {
-    for (const LayerRef& l : layers) add(l);
-  }
+                      std::string name = "sequential");
 
   // Appends a layer (named as Keras would: "conv2d", "conv2d_1", ...). Input sets the shape.
-  void add(const LayerRef& ref) {
-    std::shared_ptr<Layer> layer = ref.get();
-    if (has_plan()) throw Error(DLRT_FAILED_PRECONDITION, "Sequential::add: the model is compiled");
-    if (layer->is_input()) {
-      if (!layers_.empty() || input_)
-        throw Error(DLRT_INVALID_ARGUMENT, "Sequential::add: Input must come first, once");
-      input_ = layer->output_shape(Shape{});
-      return;
-    }
-    const int n = counts_[layer->base_name()]++;
-    layer->set_name(n == 0 ? layer->base_name() : layer->base_name() + "_" + std::to_string(n));
-    layers_.push_back(std::move(layer));
-  }
+  void add(const LayerRef& ref);
 };
 
 // TensorFlow's `with tf.device(spec):` for a model: a model compiled while it lives builds
@@ -709,7 +446,5 @@ class DeviceScope {
 };
 
 }  // namespace dlrt::nn
-
-#include "dlrt/nn/model_impl.hpp"  // IWYU pragma: export
 
 #endif  // DLRT_NN_MODEL_HPP_
