@@ -87,6 +87,32 @@ DLRT_API dlrt_status* dlrt_tensor_read(const dlrt_tensor* tensor, void* dst, siz
   });
 }
 
+DLRT_API dlrt_status* dlrt_tensor_host_data(const dlrt_tensor* tensor, void** out_data) {
+  if (out_data != nullptr) *out_data = nullptr;
+  return guarded([&] {
+    require(tensor, "tensor");
+    require(out_data, "out_data");
+    *out_data = tensor->host_data();
+  });
+}
+
+DLRT_API dlrt_status* dlrt_tensor_wrap_host(dlrt_context* context, size_t device_index,
+                                            const dlrt_tensor_desc* desc, void* data,
+                                            void (*release)(void*), void* release_arg,
+                                            dlrt_tensor** out_tensor) {
+  if (out_tensor != nullptr) *out_tensor = nullptr;
+  return guarded([&] {
+    require(context, "context");
+    require(desc, "desc");
+    require(out_tensor, "out_tensor");
+    context->check_device(device_index);
+    dlrt::ops::TensorType type =
+        dlrt::core::tensor_type_for_create("dlrt_tensor_wrap_host", *desc);
+    *out_tensor =
+        new dlrt_tensor(*context, device_index, std::move(type), data, release, release_arg);
+  });
+}
+
 // ---- ops ------------------------------------------------------------------------------------
 
 DLRT_API dlrt_status* dlrt_op_infer(dlrt_context* context, const char* op,

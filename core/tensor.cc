@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <string>
 #include <utility>
 
 #include "context.hpp"
@@ -62,7 +64,59 @@ Tensor::Tensor(Context& context, size_t device, ops::TensorType type)
   buffer_ = context.eager().allocate(device, bytes_);
 }
 
-Tensor::~Tensor() { context_->eager().release(buffer_); }
+Tensor::Tensor(Context& context, size_t device, ops::TensorType type, void* data,
+               void (*release)(void*), void* release_arg)
+    : context_(&context), device_(device), type_(std::move(type)) {
+  bytes_ = dense_byte_size(type_);
+  desc_.struct_size = sizeof desc_;
+  desc_.dtype = type_.dtype;
+  desc_.rank = type_.rank();
+  for (int a = 0; a < type_.rank(); ++a) desc_.dims[a] = type_.dims[a];
+  desc_.layout = DLRT_LAYOUT_DENSE;
+  auto [api, handle] = context.device_handle(device);  // OUT_OF_RANGE for a bad device
+  if (!device_has_host_memory(context, device))
+    fail(DLRT_FAILED_PRECONDITION,
+         fmt::format("dlrt_tensor_wrap_host: {} does not declare host memory (device attribute "
+                     "host_memory = 1), so its kernels cannot read caller memory; make a tensor "
+                     "with dlrt_tensor_create and dlrt_tensor_write the bytes into it",
+                     context.device_name(device)));
+  if (data == nullptr) fail(DLRT_INVALID_ARGUMENT, "dlrt_tensor_wrap_host: data is NULL");
+  const size_t align = dtype_size(type_.dtype);
+  if (reinterpret_cast<uintptr_t>(data) % align != 0)
+    fail(DLRT_INVALID_ARGUMENT,
+         fmt::format("dlrt_tensor_wrap_host: data {} is not aligned to its {}-byte elements ({}); "
+                     "copy it into an aligned buffer or a dlrt_tensor_create tensor",
+                     data, align, ops::dtype_name(type_.dtype)));
+  api_ = api;
+  handle_ = handle;
+  borrowed_ = data;
+  release_ = release;
+  release_arg_ = release_arg;
+}
+
+Tensor::~Tensor() {
+  if (borrowed_ == nullptr) {
+    context_->eager().release(buffer_);
+  } else if (release_ != nullptr) {
+    release_(release_arg_);
+  }
+}
+
+void* Tensor::host_data() const {
+  if (!device_has_host_memory(*context_, device_))
+    fail(DLRT_FAILED_PRECONDITION,
+         fmt::format("dlrt_tensor_host_data: the tensor lives on {}, which does not declare host "
+                     "memory (device attribute host_memory = 1); read it with dlrt_tensor_read",
+                     context_->device_name(device_)));
+  return data();
+}
+
+bool device_has_host_memory(const Context& context, size_t device) {
+  for (const dlrt_attr* a : context.desc_of(device).attr_ptrs)
+    if (a != nullptr && a->name != nullptr && std::string(a->name) == "host_memory")
+      return (a->type == DLRT_ATTR_INT || a->type == DLRT_ATTR_BOOL) && a->i == 1;
+  return false;
+}
 
 void Tensor::write(const void* src, size_t bytes) {
   if (bytes != bytes_)
@@ -70,7 +124,7 @@ void Tensor::write(const void* src, size_t bytes) {
                                             "holds {}",
                                             bytes, ops::to_string(type_), bytes_));
   plugin_call(fmt::format("dlrt_tensor_write to {}: memcpy_h2d", context_->device_name(device_)),
-              [&] { return api_->memcpy_h2d(handle_, buffer_.data(), src, bytes, nullptr); });
+              [&] { return api_->memcpy_h2d(handle_, data(), src, bytes, nullptr); });
 }
 
 void Tensor::read(void* dst, size_t bytes) const {
@@ -79,7 +133,7 @@ void Tensor::read(void* dst, size_t bytes) const {
                                             "{} holds {}",
                                             bytes, ops::to_string(type_), bytes_));
   plugin_call(fmt::format("dlrt_tensor_read from {}: memcpy_d2h", context_->device_name(device_)),
-              [&] { return api_->memcpy_d2h(handle_, dst, buffer_.data(), bytes, nullptr); });
+              [&] { return api_->memcpy_d2h(handle_, dst, data(), bytes, nullptr); });
 }
 
 }  // namespace dlrt::core

@@ -183,6 +183,12 @@ void build_desc(dlrt_plugin* p) {
   a = make_attr("converted_dtypes", DLRT_ATTR_STRING);
   a.s = s.converted_dtypes.c_str();
   s.attrs.push_back(a);
+  // Buffers are this process's heap memory (memory.cc) and kernels take any pointer aligned
+  // to its element size: the host may read tensors in place and wrap caller memory as
+  // tensors (plugin.h, "host_memory"; dlrt_tensor_host_data / dlrt_tensor_wrap_host).
+  a = make_attr("host_memory", DLRT_ATTR_BOOL);
+  a.i = 1;
+  s.attrs.push_back(a);
   for (const dlrt_attr& x : s.attrs) s.attr_ptrs.push_back(&x);
 
   dlrt_device_desc& d = s.desc;

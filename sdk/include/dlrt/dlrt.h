@@ -279,6 +279,31 @@ DLRT_API size_t dlrt_tensor_byte_size(const dlrt_tensor* tensor);
 DLRT_API dlrt_status* dlrt_tensor_write(dlrt_tensor* tensor, const void* src, size_t bytes);
 DLRT_API dlrt_status* dlrt_tensor_read(const dlrt_tensor* tensor, void* dst, size_t bytes);
 
+/* Without a copy, for bindings (NumPy arrays in and out), where the device allows: a device
+ * whose memory is the host's declares the attribute "host_memory" = 1 (plugin.h; the cpu and
+ * reference plugins do, dlprobe shows it), and only there.
+ *
+ * dlrt_tensor_host_data: *out_data = the tensor's bytes in place (dlrt_tensor_byte_size of
+ * them, dense row-major), valid until the tensor is destroyed; owned by the tensor. Reading
+ * them while an op or run that writes the tensor is in flight is the caller's race.
+ * FAILED_PRECONDITION naming the device when its memory is not the host's (use
+ * dlrt_tensor_read there); *out_data is NULL then.
+ *
+ * dlrt_tensor_wrap_host: a tensor of `desc` (as dlrt_tensor_create checks it) on visible
+ * device `device_index` over caller memory `data` (dense row-major, the desc's byte size,
+ * aligned at least to the element size; 64 bytes is best for vector loads). Nothing is
+ * allocated or copied; ops, feeds and fetches use `data` in place, so the caller keeps it
+ * alive and unmoved until the tensor is destroyed, when release(release_arg) is called once
+ * (release may be NULL). Destroy the tensor with dlrt_tensor_destroy as any other.
+ * FAILED_PRECONDITION naming the device when its memory is not the host's; INVALID_ARGUMENT
+ * for a NULL or misaligned `data`; OUT_OF_RANGE for a bad device index. On an error no tensor
+ * is made and release is not called: the memory stays the caller's. */
+DLRT_API dlrt_status* dlrt_tensor_host_data(const dlrt_tensor* tensor, void** out_data);
+DLRT_API dlrt_status* dlrt_tensor_wrap_host(dlrt_context* context, size_t device_index,
+                                            const dlrt_tensor_desc* desc, void* data,
+                                            void (*release)(void* release_arg),
+                                            void* release_arg, dlrt_tensor** out_tensor);
+
 /* Infer the output descriptors of `op` for the given input descriptors (dense) and
  * attributes, without running anything. Attributes not given take their defaults.
  * `out_descs` has room for `max_outputs` descriptors, each with struct_size set by the

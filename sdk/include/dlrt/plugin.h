@@ -120,7 +120,12 @@ typedef struct dlrt_device_desc {
    * reads (any other is shown, not read):
    *   "oracle" (bool or int, non-zero): the device is a numerical reference, slow by design
    *   (this repository's reference plugin); automatic placement never picks it unless the
-   *   user names it. Absent reads as 0. */
+   *   user names it. Absent reads as 0.
+   *   "host_memory" (bool or int, 1): the device's buffers are ordinary memory of the host
+   *   process, and its kernels and copies accept any host pointer aligned to the element
+   *   size, not only what mem_alloc returned. The host then reads tensors in place and wraps
+   *   caller memory as tensors (dlrt.h: dlrt_tensor_host_data, dlrt_tensor_wrap_host). Absent
+   *   reads as 0 (a GPU, or a plugin that checks its pointers, as the reference oracle). */
   size_t num_attrs;              /* out */
   const dlrt_attr* const* attrs; /* out: num_attrs pointers */
 } dlrt_device_desc;

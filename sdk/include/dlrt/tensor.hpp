@@ -37,6 +37,19 @@ class Tensor {
     return Tensor(raw);
   }
 
+  // A tensor over caller memory `data` (dims/dtype as create's, aligned to the element size)
+  // on a device whose memory is the host's (attribute "host_memory"; dlrt_tensor_wrap_host):
+  // nothing is copied; `release(release_arg)` runs when the tensor is destroyed. Throws
+  // FAILED_PRECONDITION on other devices (create() and write() the bytes there instead).
+  static Tensor wrap_host(const Context& context, size_t device, dlrt_dtype dtype,
+                          const std::vector<int64_t>& dims, void* data,
+                          void (*release)(void*) = nullptr, void* release_arg = nullptr) {
+    const dlrt_tensor_desc d = detail::dense_desc(dtype, dims);
+    dlrt_tensor* raw = nullptr;
+    check(dlrt_tensor_wrap_host(context.get(), device, &d, data, release, release_arg, &raw));
+    return Tensor(raw);
+  }
+
   Tensor(Tensor&&) noexcept = default;
   Tensor& operator=(Tensor&&) noexcept = default;
   Tensor(const Tensor&) = delete;
@@ -65,6 +78,13 @@ class Tensor {
   template <typename T>
   void write(const std::vector<T>& values) {
     check(dlrt_tensor_write(get(), values.data(), values.size() * sizeof(T)));
+  }
+  // The bytes in place (byte_size() of them, valid while the tensor lives) on a device whose
+  // memory is the host's (dlrt_tensor_host_data); FAILED_PRECONDITION elsewhere: read() there.
+  void* host_data() const {
+    void* p = nullptr;
+    check(dlrt_tensor_host_data(get(), &p));
+    return p;
   }
   // The tensor's elements as T (byte_size() must be a multiple of sizeof(T)).
   template <typename T>
