@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "c_api_util.hpp"
+#include "passes/passes.hpp"
 #include "context.hpp"
 #include "exec/executable.hpp"
 #include "graph/graph_handle.hpp"
@@ -66,7 +67,22 @@ dlrt::core::CompileOptions resolve_options(const dlrt::core::Context& ctx,
                      "chosen by the ops it runs), 0 (each op by priority) or -1 (default, 0)",
                      o.auto_device));
   out.auto_device = o.auto_device == 1;
+  if (o.graph_passes != nullptr) {
+    out.graph_passes = o.graph_passes;
+    dlrt::core::passes::PassSet::parse(out.graph_passes);  // INVALID_ARGUMENT now, naming it
+  }
   return out;
+}
+
+// The text-out convention of dlrt_executable_dump: the full length in *out_length, as much as
+// fits (NUL-terminated) in buf.
+void copy_text(const std::string& text, char* buf, size_t buf_size, size_t* out_length) {
+  *out_length = text.size();
+  if (buf != nullptr && buf_size > 0) {
+    const size_t n = text.size() < buf_size - 1 ? text.size() : buf_size - 1;
+    std::memcpy(buf, text.data(), n);
+    buf[n] = '\0';
+  }
 }
 
 std::vector<dlrt::core::ValueRef> values_from_c(const dlrt_value* v, size_t n, const char* what) {
@@ -259,13 +275,20 @@ DLRT_API dlrt_status* dlrt_executable_auto_device(const dlrt_executable* executa
   return guarded([&] {
     require(executable, "dlrt_executable_auto_device: executable");
     require(out_length, "dlrt_executable_auto_device: out_length");
-    const std::string& text = executable->impl->placed().auto_device;
-    *out_length = text.size();
-    if (buf != nullptr && buf_size > 0) {
-      size_t n = text.size() < buf_size - 1 ? text.size() : buf_size - 1;
-      std::memcpy(buf, text.data(), n);
-      buf[n] = '\0';
-    }
+    copy_text(executable->impl->placed().auto_device, buf, buf_size, out_length);
+  });
+}
+
+DLRT_API dlrt_status* dlrt_executable_pass_log(const dlrt_executable* executable, char* buf,
+                                               size_t buf_size, size_t* out_length) {
+  if (out_length != nullptr) *out_length = 0;
+  return guarded([&] {
+    require(executable, "dlrt_executable_pass_log: executable");
+    require(out_length, "dlrt_executable_pass_log: out_length");
+    std::string text;
+    for (const std::string& line : executable->impl->pass_log())
+      text += (text.empty() ? "" : "\n") + line;
+    copy_text(text, buf, buf_size, out_length);
   });
 }
 

@@ -2,6 +2,8 @@
 // (API, then environment, then default) written out once.
 #include "settings.hpp"
 
+#include "passes/passes.hpp"
+
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -237,6 +239,16 @@ Settings Settings::resolve(const dlrt_context_options& options,
       bool_setting(env, "DLRT_CHECK_NUMERICS", -1, false, "fail on NaN or Inf in op outputs"));
   out.settings_.push_back(
       text_setting(env, "DLRT_TRACE_FILE", nullptr, "write a Chrome trace of execution here"));
+  out.settings_.push_back(text_setting(
+      env, "DLRT_GRAPH_PASSES", nullptr,
+      "graph passes at compile: default, none, or a list such as default,-fold_constants"));
+  try {
+    passes::PassSet::parse(out.settings_.back().value);
+  } catch (const Error& e) {
+    log(DLRT_LOG_WARNING, "settings", "{}; using every pass", e.message());
+    out.settings_.back().value.clear();
+    out.settings_.back().source = DLRT_SOURCE_DEFAULT;
+  }
   out.settings_.push_back(
       text_setting(env, "DLRT_PLUGIN_OPTIONS", options.plugin_options,
                    "per-plugin options, e.g. cpu:threads=2;reference:num_devices=3"));

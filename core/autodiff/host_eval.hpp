@@ -94,10 +94,10 @@ class HostEval {
         if (t.dtype == DLRT_F32) {
           b.dtype = DLRT_F64;
           std::vector<float> f(size_t(t.num_elements()));
-          std::memcpy(f.data(), n.constant_data.data(), f.size() * sizeof(float));
+          std::memcpy(f.data(), n.constant_data->data(), f.size() * sizeof(float));
           for (float x : f) append(b, double(x));
         } else {
-          b = {t.dtype, n.constant_data};
+          b = {t.dtype, *n.constant_data};
         }
         return computed_[v] = std::move(b);
       }

@@ -15,6 +15,7 @@
 #include "log.hpp"
 #include "ops/op_instance.hpp"
 #include "ops/op_registry.hpp"
+#include "passes/passes.hpp"
 #include "plugin_call.hpp"
 #include "tensor.hpp"
 
@@ -49,7 +50,9 @@ class Compiler {
  public:
   Compiler(CompiledExecutable& ex, Graph& g) : ex_(ex), g_(g), ctx_(g.context()) {}
 
-  void run(const std::vector<ValueRef>& feeds, const std::vector<ValueRef>& fetches);
+  // `sel`: select_nodes' answer, after the graph passes (over the graph this compiler holds).
+  void run(const std::vector<ValueRef>& feeds, const std::vector<ValueRef>& fetches,
+           const exec::Selection& sel);
 
  private:
   size_t local_device(size_t registry);
@@ -175,7 +178,7 @@ void Compiler::plan(const exec::Selection& sel, const std::vector<ValueRef>& fet
         d.constants.push_back(exec::allocate_device(ctx_, p.device, loc.bytes, "constant"));
         loc.fixed = d.constants.back().data();
         plugin_call(fmt::format("uploading constant '{}' to {}", p.name, d.name), [&] {
-          return d.api->memcpy_h2d(d.handle, loc.fixed, node.constant_data.data(), loc.bytes,
+          return d.api->memcpy_h2d(d.handle, loc.fixed, node.constant_data->data(), loc.bytes,
                                    nullptr);
         });
       } else if (auto ip = in_place_.find({i, o}); ip != in_place_.end()) {
@@ -359,16 +362,21 @@ void Compiler::build_io(const std::vector<ValueRef>& feeds, const std::vector<Va
   }
 }
 
-void Compiler::run(const std::vector<ValueRef>& feeds, const std::vector<ValueRef>& fetches) {
-  exec::Selection sel = exec::select_nodes(g_, feeds, fetches, ex_.options_.run_assigns);
+void Compiler::run(const std::vector<ValueRef>& feeds, const std::vector<ValueRef>& fetches,
+                   const exec::Selection& sel) {
   PlacementOptions popts;
   popts.soft = ex_.options_.soft_placement;
   popts.auto_device = ex_.options_.auto_device;
   ex_.placed_ = place(g_, sel.nodes, popts);
   for (size_t i = 0; i < ex_.placed_.nodes.size(); ++i)
     if (!ex_.placed_.nodes[i].is_copy) original_[ex_.placed_.nodes[i].source] = i;
-  if (ex_.options_.log_device_placement || ctx_.settings().log_device_placement())
+  if (ex_.options_.log_device_placement || ctx_.settings().log_device_placement()) {
+    // The passes' changes first, at the placement log's verbose level (DLRT_LOG_LEVEL info
+    // or debug): what was fused and folded explains the ops the log then lists.
+    if (ctx_.settings().log_level() >= DLRT_LOG_INFO)
+      for (const std::string& line : ex_.pass_log_) std::cerr << "graph pass " << line << "\n";
     std::cerr << placement_log(g_, ex_.placed_) << std::flush;
+  }
   init_variables();
   choose_in_place(sel, fetches);
   plan(sel, fetches);
@@ -406,7 +414,24 @@ std::unique_ptr<Executable> Executable::compile(Graph& graph, const std::vector<
                                                 const CompileOptions& options) {
   // On any error the half-built executable's destructor releases what was made.
   auto ex = std::make_unique<CompiledExecutable>(graph, options);
-  Compiler(*ex, graph).run(feeds, fetches);
+  exec::Selection sel = exec::select_nodes(graph, feeds, fetches, options.run_assigns);
+  // The graph-pass stage (core/passes): on a copy of the graph, which the executable keeps
+  // when a pass changed anything; the caller's graph is never rewritten.
+  const passes::PassSet set = passes::PassSet::parse(
+      options.graph_passes.empty() ? graph.context().settings().value("DLRT_GRAPH_PASSES")
+                                   : options.graph_passes);
+  Graph* g = &graph;
+  if (set.any()) {
+    std::unique_ptr<Graph> work = Graph::derive(graph);
+    passes::StageResult r = passes::run_stage(*work, sel.nodes, fetches, sel.assigns, set);
+    if (r.changed) {
+      sel.nodes = std::move(r.nodes);
+      ex->pass_log_ = std::move(r.log);
+      ex->rewritten = std::move(work);
+      ex->graph_ = g = ex->rewritten.get();
+    }
+  }
+  Compiler(*ex, *g).run(feeds, fetches, sel);
   return ex;
 }
 

@@ -110,6 +110,7 @@ class CompiledExecutable final : public Executable {
   void run(const std::vector<const dlrt_tensor*>& feeds,
            std::vector<dlrt_tensor*>& fetches) override;
   const Graph& graph() const override { return *graph_; }
+  const std::vector<std::string>& pass_log() const override { return pass_log_; }
   const PlacedGraph& placed() const override { return placed_; }
   Stats stats() const override { return stats_; }
   void set_profiling(bool enabled) override;
@@ -117,6 +118,10 @@ class CompiledExecutable final : public Executable {
   void set_run_count(uint64_t next_run) override { runs_ = next_run; }
 
   // ---- built by compile.cc ----
+  // The graph passes' working copy, when they changed anything (declared first: destroyed
+  // last, after everything that was built from it); graph_ then points at it.
+  std::unique_ptr<Graph> rewritten;
+  std::vector<std::string> pass_log_;
   Graph* graph_;
   CompileOptions options_;
   PlacedGraph placed_;

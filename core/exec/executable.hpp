@@ -32,6 +32,9 @@ struct CompileOptions {
   // Place every unrequested op on one device chosen for the executable (placement/
   // auto_device.hpp); false: each op by priority.
   bool auto_device = false;
+  // The graph passes (core/passes/passes.hpp): "" = the context's DLRT_GRAPH_PASSES, else
+  // every pass; or a list as PassSet::parse reads it ("default,-fold_constants", "none").
+  std::string graph_passes;
 };
 
 class Executable {
@@ -45,7 +48,12 @@ class Executable {
   virtual void run(const std::vector<const dlrt_tensor*>& feeds,
                    std::vector<dlrt_tensor*>& fetches) = 0;
 
+  // The graph the executable runs: the caller's, or the copy the graph passes rewrote
+  // (Graph::derive; same ids for the caller's nodes).
   virtual const Graph& graph() const = 0;
+  // What the graph passes changed, one line per change ("fuse_bias_activation: ..."); empty
+  // when they changed nothing or were off.
+  virtual const std::vector<std::string>& pass_log() const = 0;
   virtual const PlacedGraph& placed() const = 0;
   // Statistics for tests and dlbench (dlrt_executable_run_stats): kernels created at compile,
   // plugin mem_alloc calls made by run() so far (must stay 0), runs replayed from a captured

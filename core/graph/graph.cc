@@ -69,7 +69,20 @@ std::string format_partial(const DeviceSpec& s) {
 }  // namespace
 
 Graph::Graph(Context& context)
-    : context_(&context), variables_(std::make_unique<VariableStore>(*this)) {}
+    : context_(&context), own_store_(std::make_unique<VariableStore>(*this)),
+      store_(own_store_.get()) {}
+
+std::unique_ptr<Graph> Graph::derive(const Graph& base) {
+  std::unique_ptr<Graph> g(new Graph(*base.context_));
+  g->own_store_.reset();
+  g->store_ = base.store_;
+  g->nodes_ = base.nodes_;  // constant bytes are shared_ptrs: copied by reference
+  g->assigns_ = base.assigns_;
+  g->by_name_ = base.by_name_;
+  g->name_counters_ = base.name_counters_;
+  g->next_colocation_group_ = base.next_colocation_group_;
+  return g;
+}
 
 // Out of line: VariableStore is complete here.
 Graph::~Graph() = default;
@@ -144,7 +157,7 @@ ValueRef Graph::add_constant(const std::string& name, const ops::TensorType& typ
   n.name = name;
   n.kind = NodeKind::kConstant;
   n.outputs = {type};
-  n.constant_data = std::move(bytes);
+  n.constant_data = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
   return {append(std::move(n)), 0};
 }
 

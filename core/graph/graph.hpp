@@ -2,8 +2,14 @@
 // autodiff (core/autodiff), placement (core/placement) and the executor (core/exec).
 //
 // A Graph is an append-only list of Nodes; a value is (node, output). Nodes are never removed
-// (autodiff and compile only add), so a NodeId stays valid for the graph's life and the node
-// list is already in a topological order (every input refers to an earlier node).
+// (autodiff only adds), so a NodeId stays valid for the graph's life and the node list is
+// already in a topological order (every input refers to an earlier node).
+//
+// A compile never changes the caller's graph: its graph passes (core/passes) rewrite a
+// derived copy (Graph::derive) that the executable owns: the same nodes under the same ids,
+// constant bytes shared rather than copied, the caller's variable storage. Passes there may
+// append nodes and point inputs, assigns and fetches at them; every new input still refers to
+// an earlier node, so the order stays topological.
 //
 // What it is not: a placed or scheduled graph. Placement results live in PlacedGraph
 // (core/placement), buffers and kernels in an Executable (core/exec).
@@ -67,8 +73,9 @@ struct Node {
   std::optional<DeviceSpec> requested;       // parsed; nullopt = none
   std::optional<uint32_t> colocation_group;  // nodes sharing a group share a device
 
-  // kConstant: the bytes (dense, row-major).
-  std::vector<uint8_t> constant_data;
+  // kConstant: the bytes (dense, row-major); shared (immutable) between a graph and the
+  // copies its compiles derive, so a model's weights are held once.
+  std::shared_ptr<const std::vector<uint8_t>> constant_data;
   // kVariable: how to initialise it (an op with no inputs: "fill", "random_uniform", ...),
   // its complete attributes (shape/dtype set from the variable's desc), and trainability.
   std::string init_op;
@@ -93,6 +100,13 @@ class Graph {
   Graph& operator=(const Graph&) = delete;
 
   Context& context() const { return *context_; }
+
+  // The working copy a compile's graph passes rewrite: every node under its id (constant
+  // bytes shared), the assigns, the names, and `base`'s variable storage (variables keep one
+  // value across every executable of `base`); no device scope open. `base` must outlive it.
+  static std::unique_ptr<Graph> derive(const Graph& base);
+  // For passes on a derived graph: assigns whose value a rewrite replaced.
+  std::vector<Assign>& mutable_assigns() { return assigns_; }
 
   // Builders. All throw core::Error (INVALID_ARGUMENT with the op registry's message,
   // ALREADY_EXISTS for a duplicate name, NOT_FOUND for an unknown op) and leave the graph
@@ -120,7 +134,7 @@ class Graph {
   std::vector<NodeId> trainable_variables() const;
 
   // Storage of every variable of this graph (device buffers, initialised flags).
-  VariableStore& variables() { return *variables_; }
+  VariableStore& variables() { return *store_; }
 
  private:
   NodeId append(Node node);  // assigns id, requested device from the scope stack, unique name
@@ -133,7 +147,8 @@ class Graph {
   std::map<std::string, int> name_counters_;
   std::vector<std::string> device_scopes_;  // innermost last
   uint32_t next_colocation_group_ = 0;
-  std::unique_ptr<VariableStore> variables_;
+  std::unique_ptr<VariableStore> own_store_;  // null in a derived graph
+  VariableStore* store_;                      // own_store_, or the base graph's
 };
 
 }  // namespace dlrt::core

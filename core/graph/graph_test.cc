@@ -129,7 +129,7 @@ TEST_F(GraphTest, UniqueAndDuplicateNames) {
 TEST_F(GraphTest, ConstantsAndPlaceholdersAreChecked) {
   std::vector<uint8_t> six_floats(24);
   ValueRef c = g_.add_constant("c", {DLRT_F32, {2, 3}}, six_floats);
-  EXPECT_EQ(g_.node(c.node).constant_data.size(), 24u);
+  EXPECT_EQ(g_.node(c.node).constant_data->size(), 24u);
   auto [code, msg] = error_of([&] {
     g_.add_constant("d", {DLRT_F32, {2, 3}}, std::vector<uint8_t>(20));
   });

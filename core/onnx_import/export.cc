@@ -93,7 +93,7 @@ class Writer {
     t.dtype = n.outputs[0].dtype;
     t.dims = n.outputs[0].dims;
     if (n.kind == NodeKind::kConstant) {
-      t.bytes = n.constant_data;
+      t.bytes = *n.constant_data;
       return t;
     }
     if (n.kind == NodeKind::kVariable) {

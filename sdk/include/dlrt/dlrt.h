@@ -501,6 +501,14 @@ typedef struct dlrt_compile_options {
    * dlrt_executable_auto_device. 0 or -1 (default): each op by priority.
    * (Added after run_assigns: a caller whose struct_size ends before it gets the default.) */
   int32_t auto_device;
+  /* The graph passes run between node selection and placement (docs/design.md, "Graph
+   * passes"): NULL or "" (default): the context's DLRT_GRAPH_PASSES, else every pass. Or a
+   * comma list read left to right: "default", "none", a pass name to turn it on, "-name" to
+   * turn it off, e.g. "default,-fold_constants". The passes: fold_batch_norm,
+   * fuse_bias_activation, fold_constants, remove_dead_nodes. An unknown name is
+   * INVALID_ARGUMENT listing them. The caller's graph is never changed; what the passes did is
+   * dlrt_executable_pass_log. (Added after auto_device; copied during the call.) */
+  const char* graph_passes;
 } dlrt_compile_options;
 
 /* Fill `options` with the defaults (including struct_size): every field -1. */
@@ -608,6 +616,13 @@ DLRT_API dlrt_status* dlrt_executable_dump(const dlrt_executable* executable, in
 /* With auto_device 1: what compile picked and why ("picked /device:CPU:0 (plugin cpu, class
  * CPU): it runs all 23 of the 23 op(s); passed over higher-ranked ..."); "" otherwise. Same
  * buffer convention as dlrt_executable_dump. */
+/* What the graph passes changed, one line per change ("fuse_bias_activation: conv2d (conv2d) +
+ * bias_add (bias_add) -> bias_add (conv2d_bias_act)"), joined by newlines; "" when they changed
+ * nothing or were off. Same buffer convention as dlrt_executable_dump. The lines are also
+ * printed before the placement log when it is on and DLRT_LOG_LEVEL is info or debug. */
+DLRT_API dlrt_status* dlrt_executable_pass_log(const dlrt_executable* executable, char* buf,
+                                               size_t buf_size, size_t* out_length);
+
 DLRT_API dlrt_status* dlrt_executable_auto_device(const dlrt_executable* executable, char* buf,
                                                   size_t buf_size, size_t* out_length);
 
@@ -863,8 +878,9 @@ typedef struct dlrt_session_options {
   int32_t soft_placement;       /* -1 (default): the context's; 0 strict; 1 soft */
   int32_t log_device_placement; /* -1 (default): the context's; 1 print the log at compile */
   int32_t max_cached_shapes;    /* <= 0 (default): 8 */
-  /* 1 or -1 (default): load-time optimisations (batch-norm folding into convolutions,
-   * activations fused into conv2d_bias_act / matmul_bias_act). 0: each node as it is. */
+  /* 1 or -1 (default): convolutions with constant weights run in NHWC, and the compile's
+   * graph passes fold batch norms into them and fuse biases and activations
+   * (dlrt_compile_options.graph_passes). 0: each node as it is, no graph passes. */
   int32_t optimize;
 } dlrt_session_options;
 

@@ -27,10 +27,17 @@ struct CompileOptions {
   // executable's ops it runs (dlrt_compile_options.auto_device); Executable::auto_device()
   // says what was picked.
   std::optional<bool> auto_device;
+  // The graph passes (dlrt_compile_options.graph_passes): "" = the context's setting, else
+  // every pass; "none"; "default,-fold_constants"; ... Executable::pass_log() says what they did.
+  std::string graph_passes;
 
-  // Chainable setter: g.compile(feeds, fetches, CompileOptions().with_run_assigns(true)).
+  // Chainable setters: g.compile(feeds, fetches, CompileOptions().with_run_assigns(true)).
   CompileOptions& with_run_assigns(bool on) {
     run_assigns = on;
+    return *this;
+  }
+  CompileOptions& with_graph_passes(std::string passes) {
+    graph_passes = std::move(passes);
     return *this;
   }
 
@@ -42,6 +49,8 @@ struct CompileOptions {
     if (use_capture) o.use_capture = *use_capture ? 1 : 0;
     if (run_assigns) o.run_assigns = *run_assigns ? 1 : 0;
     if (auto_device) o.auto_device = *auto_device ? 1 : 0;
+    // Points into this object: valid while it lives (compile copies it during the call).
+    if (!graph_passes.empty()) o.graph_passes = graph_passes.c_str();
     return o;
   }
 };
@@ -97,6 +106,15 @@ class Executable {
     check(dlrt_executable_node_placement(get(), index, &c));
     return {detail::str(c.name),     detail::str(c.op),     detail::str(c.requested),
             detail::str(c.assigned), detail::str(c.reason), detail::str(c.detail)};
+  }
+  // What the graph passes changed, one line per change ("" when nothing).
+  std::string pass_log() const {
+    size_t n = 0;
+    check(dlrt_executable_pass_log(get(), nullptr, 0, &n));
+    std::string text(n + 1, '\0');
+    check(dlrt_executable_pass_log(get(), &text[0], text.size(), &n));
+    text.resize(n);
+    return text;
   }
   // With CompileOptions::auto_device: what compile picked and why; "" otherwise.
   std::string auto_device() const {

@@ -1,0 +1,102 @@
+// fold_batch_norm.cc: the pass fold_batch_norm (passes.hpp). An inference batch_norm whose
+// input is a linear convolution or matmul that nothing else reads becomes that convolution
+// (matmul) with the normalisation folded into its weights and bias:
+//
+//   s     = rsqrt(var + epsilon) * gamma          (C)
+//   shift = -(mean * s) + beta                    (C)
+//   w'    = w * s         conv: w (KH,KW,Ci/groups,C); matmul: b (K,C) — C is always last
+//   b'    = b * s + shift (or shift when the producer had no bias)
+//   y     = conv2d_bias_act(x, w', b') / matmul_bias_act(a, w', b'), the batch norm's activation
+//
+// The helpers are ops, so the fold follows the variables on every run (a model evaluated
+// between training epochs) and, on constants (an imported model), fold_constants turns them
+// into constants at compile. The op sequence is the one nn's BatchNormalization used, so the
+// folded result is the same to the bit.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "passes/pass_list.hpp"
+#include "status.hpp"
+
+namespace dlrt::core::passes {
+
+namespace {
+
+bool all_f32(const Graph& g, const std::vector<ValueRef>& values) {
+  for (ValueRef v : values)
+    if (g.type_of(v).dtype != DLRT_F32) return false;
+  return true;
+}
+
+const std::string& attr_string(const Node& n, const char* name) {
+  return n.attrs.at(name).as_string();
+}
+
+// Folds batch norm `bn` into its producer when the pattern holds; true when it did.
+bool fold_one(Rewrite& rw, NodeId bn) {
+  const Node& b = rw.node(bn);
+  if (b.inputs.size() != 5 || attr_string(b, "activation") == "sigmoid") return false;
+  const ValueRef x = b.inputs[0];
+  if (!rw.read_only_by(x, bn)) return false;
+  const Node& p = rw.node(x.node);
+  if (p.kind != NodeKind::kOp || !rw.is_live(x.node)) return false;
+  const int rank = rw.graph().type_of(x).rank();
+  const bool conv = p.op == "conv2d" || p.op == "conv2d_bias_act";
+  const bool dense = p.op == "matmul" || p.op == "matmul_bias_act";
+  if (!conv && !dense) return false;
+  if (p.attrs.count("activation") != 0 && attr_string(p, "activation") != "none") return false;
+  if (conv && (rank != 4 || attr_string(p, "data_format") != attr_string(b, "data_format")))
+    return false;
+  if (dense && (rank != 2 || p.attrs.at("transpose_b").as_bool())) return false;
+  const bool has_bias = p.op == "conv2d_bias_act" || p.op == "matmul_bias_act";
+  std::vector<ValueRef> values = {x, b.inputs[1], b.inputs[2], b.inputs[3], b.inputs[4]};
+  values.push_back(p.inputs[1]);
+  if (has_bias) values.push_back(p.inputs[2]);
+  if (!all_f32(rw.graph(), values)) return false;
+
+  // Copies: the helpers below append nodes, which may move the node list.
+  const std::vector<ValueRef> bn_in = b.inputs, p_in = p.inputs;
+  const ops::AttrMap p_attrs = p.attrs;
+  const std::string activation = attr_string(b, "activation");
+  const float eps = static_cast<float>(b.attrs.at("epsilon").as_float());
+  const NodeId producer = x.node;
+  const std::string before = rw.describe(producer) + " + " + rw.describe(bn);
+  try {
+    std::vector<uint8_t> eps_bytes(sizeof eps);
+    std::memcpy(eps_bytes.data(), &eps, sizeof eps);
+    const ValueRef e = rw.helper_constant(bn, "epsilon", {DLRT_F32, {}}, std::move(eps_bytes));
+    ValueRef s = rw.helper(bn, "inv_std", "rsqrt", {rw.helper(bn, "var_eps", "add", {bn_in[4], e})});
+    s = rw.helper(bn, "scale", "mul", {s, bn_in[1]});
+    ValueRef shift = rw.helper(bn, "neg_mean_scale", "neg",
+                               {rw.helper(bn, "mean_scale", "mul", {bn_in[3], s})});
+    shift = rw.helper(bn, "shift", "add", {shift, bn_in[2]});
+    const ValueRef w = rw.helper(bn, "folded_kernel", "mul", {p_in[1], s});
+    const ValueRef bias =
+        has_bias ? rw.helper(bn, "folded_bias", "add",
+                             {rw.helper(bn, "bias_scale", "mul", {p_in[2], s}), shift})
+                 : shift;
+    ops::AttrMap attrs = p_attrs;
+    attrs["activation"] = activation;
+    const std::string op = conv ? "conv2d_bias_act" : "matmul_bias_act";
+    if (!rw.replace_with_op(bn, op, {p_in[0], w, bias}, attrs, {producer, bn})) return false;
+    rw.log(fmt::format("fold_batch_norm: {} -> {} ({}, activation {})", before,
+                       rw.node(bn).name, op, activation));
+    return true;
+  } catch (const Error&) {
+    return false;  // a helper the registry refuses: leave the pattern as built
+  }
+}
+
+}  // namespace
+
+void fold_batch_norm(Rewrite& rw) {
+  for (NodeId id : rw.live()) {
+    const Node& n = rw.node(id);
+    if (n.kind == NodeKind::kOp && n.op == "batch_norm" && rw.is_live(id)) fold_one(rw, id);
+  }
+}
+
+}  // namespace dlrt::core::passes
