@@ -1,6 +1,7 @@
 // fold_batch_norm.cc: the pass fold_batch_norm (passes.hpp). An inference batch_norm whose
-// input is a linear convolution or matmul that nothing else reads becomes that convolution
-// (matmul) with the normalisation folded into its weights and bias:
+// input is a linear convolution or matmul that nothing else reads (directly, or through a
+// bias_add that only it reads) becomes that convolution (matmul) with the normalisation folded
+// into its weights and bias:
 //
 //   s     = rsqrt(var + epsilon) * gamma          (C)
 //   shift = -(mean * s) + beta                    (C)
@@ -15,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,8 +43,21 @@ bool fold_one(Rewrite& rw, NodeId bn) {
   if (b.inputs.size() != 5 || attr_string(b, "activation") == "sigmoid") return false;
   const ValueRef x = b.inputs[0];
   if (!rw.read_only_by(x, bn)) return false;
-  const Node& p = rw.node(x.node);
-  if (p.kind != NodeKind::kOp || !rw.is_live(x.node)) return false;
+  // The producer: a linear conv or matmul, or a bias_add over one that only it reads (a bias
+  // the importer or a user added as its own op; fuse_bias_activation runs later).
+  std::vector<NodeId> pattern = {x.node, bn};
+  NodeId producer = x.node;
+  std::optional<ValueRef> added_bias;
+  if (rw.node(x.node).kind == NodeKind::kOp && rw.node(x.node).op == "bias_add") {
+    const Node& add = rw.node(x.node);
+    if (!rw.read_only_by(add.inputs[0], x.node)) return false;
+    if (add.attrs.at("data_format") != b.attrs.at("data_format")) return false;
+    producer = add.inputs[0].node;
+    added_bias = add.inputs[1];
+    pattern.insert(pattern.begin(), producer);
+  }
+  const Node& p = rw.node(producer);
+  if (p.kind != NodeKind::kOp || !rw.is_live(producer)) return false;
   const int rank = rw.graph().type_of(x).rank();
   const bool conv = p.op == "conv2d" || p.op == "conv2d_bias_act";
   const bool dense = p.op == "matmul" || p.op == "matmul_bias_act";
@@ -51,10 +66,13 @@ bool fold_one(Rewrite& rw, NodeId bn) {
   if (conv && (rank != 4 || attr_string(p, "data_format") != attr_string(b, "data_format")))
     return false;
   if (dense && (rank != 2 || p.attrs.at("transpose_b").as_bool())) return false;
-  const bool has_bias = p.op == "conv2d_bias_act" || p.op == "matmul_bias_act";
+  const bool own_bias = p.op == "conv2d_bias_act" || p.op == "matmul_bias_act";
+  if (own_bias && added_bias) return false;  // two biases: leave it
   std::vector<ValueRef> values = {x, b.inputs[1], b.inputs[2], b.inputs[3], b.inputs[4]};
   values.push_back(p.inputs[1]);
-  if (has_bias) values.push_back(p.inputs[2]);
+  std::optional<ValueRef> bias_in = added_bias;
+  if (own_bias) bias_in = p.inputs[2];
+  if (bias_in) values.push_back(*bias_in);
   if (!all_f32(rw.graph(), values)) return false;
 
   // Copies: the helpers below append nodes, which may move the node list.
@@ -62,8 +80,8 @@ bool fold_one(Rewrite& rw, NodeId bn) {
   const ops::AttrMap p_attrs = p.attrs;
   const std::string activation = attr_string(b, "activation");
   const float eps = static_cast<float>(b.attrs.at("epsilon").as_float());
-  const NodeId producer = x.node;
-  const std::string before = rw.describe(producer) + " + " + rw.describe(bn);
+  std::string before;
+  for (NodeId id : pattern) before += (before.empty() ? "" : " + ") + rw.describe(id);
   try {
     std::vector<uint8_t> eps_bytes(sizeof eps);
     std::memcpy(eps_bytes.data(), &eps, sizeof eps);
@@ -75,13 +93,13 @@ bool fold_one(Rewrite& rw, NodeId bn) {
     shift = rw.helper(bn, "shift", "add", {shift, bn_in[2]});
     const ValueRef w = rw.helper(bn, "folded_kernel", "mul", {p_in[1], s});
     const ValueRef bias =
-        has_bias ? rw.helper(bn, "folded_bias", "add",
-                             {rw.helper(bn, "bias_scale", "mul", {p_in[2], s}), shift})
-                 : shift;
+        bias_in ? rw.helper(bn, "folded_bias", "add",
+                            {rw.helper(bn, "bias_scale", "mul", {*bias_in, s}), shift})
+                : shift;
     ops::AttrMap attrs = p_attrs;
     attrs["activation"] = activation;
     const std::string op = conv ? "conv2d_bias_act" : "matmul_bias_act";
-    if (!rw.replace_with_op(bn, op, {p_in[0], w, bias}, attrs, {producer, bn})) return false;
+    if (!rw.replace_with_op(bn, op, {p_in[0], w, bias}, attrs, pattern)) return false;
     rw.log(fmt::format("fold_batch_norm: {} -> {} ({}, activation {})", before,
                        rw.node(bn).name, op, activation));
     return true;

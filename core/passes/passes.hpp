@@ -15,7 +15,8 @@
 //
 // The passes, in the stage's order:
 //   fold_batch_norm       inference batch_norm (NHWC or (N,C)) whose input is a linear conv2d /
-//                         conv2d_bias_act or matmul / matmul_bias_act read by nothing else:
+//                         conv2d_bias_act or matmul / matmul_bias_act (or a bias_add over a
+//                         conv2d / matmul) read by nothing else:
 //                         one conv2d_bias_act / matmul_bias_act with w * s and b * s + shift,
 //                         s = gamma * rsqrt(var + epsilon), shift = beta - mean * s, computed
 //                         by ops from whatever gamma/beta/mean/var are (variables: every run;

@@ -178,6 +178,32 @@ TEST(GraphPasses, BatchNormFoldsIntoConvAndFollowsItsVariables) {
   expect_near(run1(fused, xt), run1(plain, xt), 1e-5f);
 }
 
+// The importer's form: conv2d -> bias_add -> batch_norm -> relu, all on constants. The bias_add
+// folds with the batch norm, the relu fuses after, and the folded weights become constants.
+TEST(GraphPasses, BatchNormAfterABiasAddFoldsAndItsWeightsBecomeConstants) {
+  dlrt::Context ctx = cpu_context();
+  dlrt::Graph g(ctx);
+  dlrt::Value x = g.placeholder("x", DLRT_F32, {1, 4, 4, 2});
+  dlrt::Value w = g.constant<float>("w", {1, 1, 2, 3}, ramp(6, 0.25f, 1.f));
+  dlrt::Value c = g.op1("bias_add", {g.op1("conv2d", {x, w}), g.constant<float>("b", {3}, {1, 2, 3})});
+  dlrt::Value bn = g.op1("batch_norm",
+                         {c, g.constant<float>("gamma", {3}, {1.f, 0.5f, 2.f}),
+                          g.constant<float>("beta", {3}, {0.f, 0.1f, -0.1f}),
+                          g.constant<float>("mean", {3}, {0.2f, 0.f, -1.f}),
+                          g.constant<float>("var", {3}, {1.f, 4.f, 0.25f})},
+                         {{"epsilon", 1e-5}}, "bn");
+  dlrt::Value y = g.op1("relu", {bn}, {}, "act");
+  dlrt::Executable fused = g.compile({x}, {y});
+  dlrt::Executable plain = g.compile({x}, {y}, kNone);
+  EXPECT_EQ(ops_of(fused), (std::vector<std::string>{"placeholder", "constant", "constant",
+                                                      "conv2d_bias_act"}))
+      << fused.pass_log();
+  EXPECT_NE(fused.pass_log().find("fold_constants:"), std::string::npos) << fused.pass_log();
+  dlrt::Tensor xt = dlrt::Tensor::create(ctx, 0, DLRT_F32, {1, 4, 4, 2});
+  xt.write(ramp(32, 0.3f, 3.f));
+  expect_near(run1(fused, xt), run1(plain, xt), 1e-5f);
+}
+
 // Ops on constants only run once, at compile: the executable holds their result.
 TEST(GraphPasses, ConstantSubgraphsFold) {
   dlrt::Context ctx = cpu_context();
