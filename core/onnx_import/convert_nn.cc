@@ -1,12 +1,13 @@
 // convert_nn.cc: ONNX's network ops -> dlrt's: Conv, Gemm, MatMul, pooling, normalization,
-// LRN, softmax. ONNX images are NCHW and its filters OIHW; dlrt convolutions run with
-// data_format NCHW and take HWIO filters, so constant filters are transposed once on the host.
+// LRN, softmax. ONNX images are NCHW and its filters OIHW; dlrt convolutions take HWIO
+// filters, so constant filters are transposed once on the host.
 //
-// Load-time optimisations (ImportOptions): a Conv with constant weights becomes
-// conv2d_bias_act; a BatchNormalization whose only input is such a conv folds into its
-// weights (w' = w * s, b' = (b - mean) * s + beta, s = scale / sqrt(var + eps)); a following
-// Relu/Sigmoid/Tanh fuses into the conv's or Gemm's activation. The unfused ops they replace
-// stay in the graph unused, and compile leaves them out.
+// The importer builds plain ops and fuses nothing itself: a Conv with constant weights runs in
+// NHWC (dlrt's layout, ImportOptions::prefer_nhwc) as conv2d, then bias_add; a
+// BatchNormalization after it is a batch_norm, a Relu a relu, a Gemm a matmul and a bias_add.
+// The compile's graph passes (core/passes) then fold the batch norm into the convolution and
+// fuse the bias and the activation into conv2d_bias_act / matmul_bias_act, as they do for
+// every front end. Ops that those rewrites leave unread are dropped at compile.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -19,12 +20,6 @@
 
 namespace dlrt::onnx_import {
 namespace {
-
-std::vector<float> floats_of(const HostTensor& t) {
-  std::vector<float> out;
-  for (double d : t.as_doubles()) out.push_back(static_cast<float>(d));
-  return out;
-}
 
 // The padding attributes of an ONNX Conv/Pool over an NCHW input of spatial size (H, W):
 // dlrt's padding + pads. `kernel` is the dilated window size per axis.
@@ -67,27 +62,6 @@ dlrt::Value as_4d(NodeContext& c, size_t input, const char* what) {
   c.unsupported(fmt::format("{} of a rank-{} input: dlrt has 1-D and 2-D windows", what, d.size()));
 }
 
-dlrt::Value build_conv(NodeContext& c, const ConvRecord& r) {
-  dlrt::OpAttrs attrs = r.attrs;
-  attrs.emplace_back("activation", r.activation);
-  return c.op("conv2d_bias_act", {r.x, c.constant(r.w), c.constant(r.b)}, attrs);
-}
-
-// Output 0 := the 2-D conv `r`, remembered for a BatchNormalization or activation after it.
-void set_conv(NodeContext& c, ConvRecord r) {
-  dlrt::Value y = build_conv(c, r);
-  Slot s;
-  if (r.nhwc) {
-    s = nchw_view(c, y);
-  } else {
-    s.value = y;
-    s.dtype = y.dtype();
-    s.dims = y.dims();
-  }
-  s.conv = std::move(r);
-  c.set_slot(0, std::move(s));
-}
-
 void convert_conv(NodeContext& c) {
   const std::vector<int64_t> xd = c.dims(0), wd = c.dims(1);
   dlrt::Value x = as_4d(c, 0, "Conv");
@@ -118,34 +92,30 @@ void convert_conv(NodeContext& c) {
   const int64_t co = w4[0];
   const HostTensor* wh = c.host(1);
   const HostTensor* bh = c.has_input(2) ? c.host(2) : nullptr;
-  const bool optimize = c.options().fold_batch_norm || c.options().fuse_activations;
-  if (optimize && wh != nullptr && (bh != nullptr || !c.has_input(2)) && c.dtype(0) == DLRT_F32) {
-    ConvRecord r;
-    r.x = x;
-    if (xd.size() == 4) {  // NHWC: on the input's NHWC source, or on a Transpose of it
-      std::optional<dlrt::Value> src = nhwc_source(c, 0);
-      if (!src && c.options().fuse_activations)
-        src = c.op("transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
-      if (src) {
-        r.x = *src;
-        r.nhwc = true;
-        for (auto& a : attrs)
-          if (std::string(a.c().name) == "data_format") a = dlrt::OpAttr("data_format", "NHWC");
-      }
+  if (c.options().prefer_nhwc && wh != nullptr && (bh != nullptr || !c.has_input(2)) &&
+      c.dtype(0) == DLRT_F32) {
+    // Constant weights: HWIO on the host once. A 2-D conv runs in NHWC on the input's NHWC
+    // source (a Transpose the model made, composed away) or on a transpose of it, and hands on
+    // an NCHW view of its result (made only if something reads NCHW).
+    dlrt::Value src = x;
+    const bool nhwc = xd.size() == 4;
+    if (nhwc) {
+      std::optional<dlrt::Value> s = nhwc_source(c, 0);
+      src = s ? *s : c.op("transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+      for (auto& a : attrs)
+        if (std::string(a.c().name) == "data_format") a = dlrt::OpAttr("data_format", "NHWC");
     }
     HostTensor w = *wh;
     w.dims = w4;
-    r.w = host_transpose(w, {2, 3, 1, 0});  // OIHW -> HWIO
-    r.b = bh != nullptr ? host_cast(*bh, DLRT_F32) : HostTensor::from_floats(std::vector<float>(co, 0.f), {co});
-    r.b.dims = {co};
-    r.attrs = attrs;
-    if (xd.size() == 4) {
-      set_conv(c, std::move(r));
-    } else {
-      dlrt::Value y = build_conv(c, r);
-      const std::vector<int64_t> yd = y.dims();
-      c.set(0, c.reshape(y, {yd[0], yd[1], yd[2]}));
+    dlrt::Value y = c.op("conv2d", {src, c.constant(host_transpose(w, {2, 3, 1, 0}))}, attrs);
+    if (bh != nullptr) {
+      HostTensor b = host_cast(*bh, DLRT_F32);
+      b.dims = {co};
+      y = c.op("bias_add", {y, c.constant(b)}, {{"data_format", nhwc ? "NHWC" : "NCHW"}});
     }
+    if (nhwc) return c.set_slot(0, nchw_view(c, y));
+    const std::vector<int64_t> yd = y.dims();
+    c.set(0, c.reshape(y, {yd[0], yd[1], yd[2]}));
     return;
   }
   dlrt::Value w = c.value(1);
@@ -164,25 +134,6 @@ void convert_batch_norm(NodeContext& c) {
   if (c.attr_int("training_mode", 0) != 0 || c.wants_output(1) || c.wants_output(2))
     c.unsupported("BatchNormalization in training mode (dlrt imports models for inference)");
   const double eps = c.attr_float("epsilon", 1e-5f);
-  const Slot& in = c.slot(0);
-  const HostTensor *sc = c.host(1), *bi = c.host(2), *mu = c.host(3), *va = c.host(4);
-  if (c.options().fold_batch_norm && in.conv && sc && bi && mu && va && c.uses_of_input(0) == 1 &&
-      in.conv->activation == "none") {
-    ConvRecord r = *in.conv;
-    const std::vector<float> s = floats_of(*sc), b = floats_of(*bi), m = floats_of(*mu), v = floats_of(*va);
-    const int64_t co = r.b.dims.at(0);
-    if (static_cast<int64_t>(s.size()) != co) c.invalid("scale does not have one value per channel");
-    float* w = reinterpret_cast<float*>(r.w.bytes.data());
-    float* cb = reinterpret_cast<float*>(r.b.bytes.data());
-    const int64_t rows = r.w.element_count() / co;
-    std::vector<float> f(co);
-    for (int64_t k = 0; k < co; ++k) f[k] = static_cast<float>(s[k] / std::sqrt(double(v[k]) + eps));
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t k = 0; k < co; ++k) w[i * co + k] *= f[k];
-    for (int64_t k = 0; k < co; ++k) cb[k] = (cb[k] - m[k]) * f[k] + b[k];
-    set_conv(c, std::move(r));
-    return;
-  }
   const std::vector<int64_t> d = c.dims(0);
   if (std::optional<dlrt::Value> src = nhwc_source(c, 0)) {
     dlrt::Value y = c.op("batch_norm", {*src, c.value(1), c.value(2), c.value(3), c.value(4)},
@@ -199,34 +150,19 @@ void convert_batch_norm(NodeContext& c) {
   c.set(0, c.reshape(y, d));
 }
 
-// Relu / Sigmoid / Tanh: fused into the conv or matmul that made the input when it has no
-// other reader, else the plain op.
-void activation(ConverterTable& t, const char* onnx_op, const char* dlrt_op, const char* act) {
-  t.add(onnx_op, std::string(dlrt_op) + " (fused into conv2d_bias_act / matmul_bias_act)",
-        [dlrt_op, act](NodeContext& c) {
-          const Slot& in = c.slot(0);
-          const bool alone = c.options().fuse_activations && c.uses_of_input(0) == 1;
-          if (alone && in.conv && in.conv->activation == "none") {
-            ConvRecord r = *in.conv;
-            r.activation = act;
-            set_conv(c, std::move(r));
-            return;
-          }
-          if (alone && in.dense && in.dense->activation == "none") {
-            DenseRecord r = *in.dense;
-            dlrt::OpAttrs attrs = r.attrs;
-            attrs.emplace_back("activation", act);
-            c.set(0, c.op("matmul_bias_act", {r.a, r.b, r.bias}, attrs));
-            return;
-          }
-          if (std::optional<dlrt::Value> src = nhwc_source(c, 0))
-            return c.set_slot(0, nchw_view(c, c.op(dlrt_op, {*src})));
-          if (c.host(0) != nullptr && std::string(dlrt_op) == "relu") {
-            c.set_host(0, host_unary(*c.host(0), c.dtype(0), [](double x) { return x > 0 ? x : 0.0; }));
-            return;
-          }
-          c.set(0, c.op(dlrt_op, {c.value(0)}));
-        });
+// Relu / Sigmoid / Tanh: on the NHWC source of an NCHW view (so a conv's activation stays in
+// its layout, where the graph passes fuse it), folded on the host for a constant (Relu), else
+// the plain op.
+void activation(ConverterTable& t, const char* onnx_op, const char* dlrt_op) {
+  t.add(onnx_op, dlrt_op, [dlrt_op](NodeContext& c) {
+    if (std::optional<dlrt::Value> src = nhwc_source(c, 0))
+      return c.set_slot(0, nchw_view(c, c.op(dlrt_op, {*src})));
+    if (c.host(0) != nullptr && std::string(dlrt_op) == "relu") {
+      c.set_host(0, host_unary(*c.host(0), c.dtype(0), [](double x) { return x > 0 ? x : 0.0; }));
+      return;
+    }
+    c.set(0, c.op(dlrt_op, {c.value(0)}));
+  });
 }
 
 void convert_gemm(NodeContext& c) {
@@ -236,26 +172,12 @@ void convert_gemm(NodeContext& c) {
   if (c.rank(0) != 2 || c.rank(1) != 2) c.invalid("A and B must be matrices");
   const int64_t n = tb ? c.dims(1)[0] : c.dims(1)[1];
   const dlrt::OpAttrs attrs = {{"transpose_a", ta}, {"transpose_b", tb}};
-  if (c.options().fuse_activations && c.has_input(2) && alpha == 1.0 && beta == 1.0 &&
-      c.dtype(0) == DLRT_F32) {
+  // C as one row (N) or (1,N), added as it is: matmul then bias_add, which the graph passes
+  // fuse into matmul_bias_act (with a Relu/Sigmoid/Tanh after it).
+  if (c.has_input(2) && alpha == 1.0 && beta == 1.0 && c.dtype(0) == DLRT_F32) {
     const std::vector<int64_t>& cd = c.dims(2);
     const bool row = (cd.size() == 1 && cd[0] == n) || (cd.size() == 2 && cd[0] == 1 && cd[1] == n);
-    if (row) {
-      DenseRecord r;
-      r.a = a;
-      r.b = b;
-      r.bias = c.reshape(c.value(2), {n});
-      r.attrs = attrs;
-      dlrt::OpAttrs with = attrs;
-      with.emplace_back("activation", "none");
-      Slot s;
-      s.value = c.op("matmul_bias_act", {r.a, r.b, r.bias}, with);
-      s.dtype = s.value.dtype();
-      s.dims = s.value.dims();
-      s.dense = std::move(r);
-      c.set_slot(0, std::move(s));
-      return;
-    }
+    if (row) return c.set(0, c.op("bias_add", {c.op("matmul", {a, b}, attrs), c.reshape(c.value(2), {n})}));
   }
   dlrt::Value y = c.op("matmul", {a, b}, attrs);
   if (alpha != 1.0) y = c.op("mul", {y, c.scalar(c.dtype(0), alpha)});
@@ -490,9 +412,9 @@ void convert_grid_sample(NodeContext& c) {
 void add_nn_converters(ConverterTable& t) {
   t.add("Conv", "conv2d_bias_act (constant W) or transpose + conv2d + bias_add, NCHW", convert_conv);
   t.add("BatchNormalization", "folded into the conv before it, or batch_norm", convert_batch_norm);
-  activation(t, "Relu", "relu", "relu");
-  activation(t, "Sigmoid", "sigmoid", "sigmoid");
-  activation(t, "Tanh", "tanh", "tanh");
+  activation(t, "Relu", "relu");
+  activation(t, "Sigmoid", "sigmoid");
+  activation(t, "Tanh", "tanh");
   t.add("Gemm", "matmul_bias_act, or matmul + mul + add", convert_gemm);
   t.add("MatMul", "matmul / batch_matmul", convert_matmul);
   t.add("MaxPool", "max_pool2d NCHW", [](NodeContext& c) { convert_pool(c, Pool::kMax); });

@@ -385,7 +385,7 @@ Slot nchw_view(NodeContext& c, dlrt::Value nhwc) {
 }
 
 std::optional<dlrt::Value> nhwc_source(NodeContext& c, size_t i) {
-  if (!c.options().fuse_activations || !c.has_input(i)) return std::nullopt;
+  if (!c.options().prefer_nhwc || !c.has_input(i)) return std::nullopt;
   const Slot& s = c.slot(i);
   if (s.transposed_from && s.perm == std::vector<int64_t>{0, 3, 1, 2}) return s.transposed_from;
   return std::nullopt;

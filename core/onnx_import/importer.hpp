@@ -26,8 +26,10 @@ namespace dlrt::onnx_import {
 
 struct ImportOptions {
   std::string device;         // "" or "auto": no scope; else every op requests this spec
-  bool fold_batch_norm = true;  // BatchNormalization after a Conv with constant weights
-  bool fuse_activations = true; // Relu/Sigmoid/Tanh into conv2d_bias_act / matmul_bias_act
+  // A Conv with constant weights runs in NHWC (dlrt's layout) on a transpose of its input,
+  // and the ops after it (BatchNormalization, Relu, ...) on that NHWC value, so the graph
+  // passes can fuse them; false: every node as the model has it (NCHW).
+  bool prefer_nhwc = true;
 };
 
 struct ImportedGraph {

@@ -21,30 +21,11 @@
 
 namespace dlrt::onnx_import {
 
-// What a convolution converter remembers of the conv it built, so a following
-// BatchNormalization folds into it and a following Relu fuses into it (conv2d_bias_act).
-struct ConvRecord {
-  dlrt::Value x;
-  HostTensor w;  // HWIO
-  HostTensor b;  // (Co) f32
-  dlrt::OpAttrs attrs;  // without "activation"
-  std::string activation = "none";
-  bool nhwc = false;  // runs on the NHWC source of a transposed input (see convert_nn.cc)
-};
-// The same for Gemm / MatMul + bias (matmul_bias_act).
-struct DenseRecord {
-  dlrt::Value a, b, bias;
-  dlrt::OpAttrs attrs;
-  std::string activation = "none";
-};
-
 struct Slot {
   std::optional<HostTensor> host;  // set: a constant known at import
   dlrt::Value value;               // the graph value (made from host on first use)
   dlrt_dtype dtype = DLRT_F32;
   std::vector<int64_t> dims;
-  std::optional<ConvRecord> conv;    // set when made by a fusible convolution
-  std::optional<DenseRecord> dense;  // set when made by a fusible matmul + bias
   // Set when made by a Transpose of `transposed_from` with `perm`: a Transpose of this
   // composes with it (and vanishes when the two cancel, as exported NHWC models' do).
   std::optional<dlrt::Value> transposed_from;

@@ -82,8 +82,7 @@ Session::Specialisation& Session::specialise(const std::vector<std::vector<int64
   s.graph = std::make_unique<dlrt::Graph>(raw);
   ImportOptions io;
   io.device = options_.device;
-  io.fold_batch_norm = options_.optimize;
-  io.fuse_activations = options_.optimize;
+  io.prefer_nhwc = options_.optimize;
   ImportedGraph ig;
   try {
     ig = import_model(model_, *s.graph, dims, io, values);
@@ -92,6 +91,8 @@ Session::Specialisation& Session::specialise(const std::vector<std::vector<int64
     if (options_.soft_placement >= 0) co.soft_placement = options_.soft_placement != 0;
     if (options_.log_device_placement >= 0) co.log_device_placement = options_.log_device_placement != 0;
     if (options_.device.empty() || options_.device == "auto") co.auto_device = true;
+    // optimize 0: each node as it is, so no graph passes either (core/passes).
+    if (!options_.optimize) co.graph_passes = "none";
     s.exe = s.graph->compile(ig.inputs, ig.outputs, co);
   } catch (const dlrt::Error& e) {
     fail(e.code(), e.message());

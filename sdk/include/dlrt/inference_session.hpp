@@ -34,7 +34,7 @@ struct SessionOptions {
   std::optional<bool> soft_placement;       // unset: the context's
   std::optional<bool> log_device_placement; // unset: the context's
   int max_cached_shapes = 0;                // <= 0: 8
-  bool optimize = true;                     // batch-norm folding, fused activations
+  bool optimize = true;  // NHWC convolutions and the graph passes (dlrt_session_options)
 };
 
 // A model input or output (dlrt_session_io): dims -1 where symbolic, named in dim_names.
