@@ -113,6 +113,15 @@ struct TwoLayers {
 
 inline const std::vector<float> kX = random_floats(12, 4);
 
+// Compile options that run the graph as built: no graph passes (which would fuse TwoLayers'
+// matmul, bias_add and relu into one matmul_bias_act; core/passes tests that). For tests that
+// count kernels or trace events per op.
+inline const CompileOptions kAsBuilt = [] {
+  CompileOptions o;
+  o.graph_passes = "none";
+  return o;
+}();
+
 // Compile options of a training step: every assign of the graph runs.
 inline const CompileOptions kTrain = [] {
   CompileOptions o;

@@ -33,7 +33,7 @@ TEST(Executable, MatchesEagerOps) {
   Graph g(*ctx);
   TwoLayers net;
   net.build(g);
-  auto ex = Executable::compile(g, {net.x}, {net.h, net.y}, {});
+  auto ex = Executable::compile(g, {net.x}, {net.h, net.y}, kAsBuilt);
 
   TensorPtr x = tensor(*ctx, 0, {DLRT_F32, {4, 3}}, kX);
   std::vector<dlrt_tensor*> out(2, nullptr);

@@ -60,7 +60,7 @@ TEST(Trace, TwoProfiledRunsOnTwoLogicalDevices) {
   Graph g(*ctx);
   TwoLayers net;
   net.build(g, "CPU:0", "CPU:1");
-  auto ex = Executable::compile(g, {net.x}, {net.y}, {});
+  auto ex = Executable::compile(g, {net.x}, {net.y}, kAsBuilt);
   auto& compiled = dynamic_cast<exec::CompiledExecutable&>(*ex);
   const auto expected = step_nodes(g, compiled);
   ASSERT_EQ(expected.size(), 5u);  // mm, ba, h on CPU:0; the copy of h; y on CPU:1
@@ -188,8 +188,8 @@ TEST(Trace, TraceFileSettingWritesAtDestroy) {
   Graph g(*ctx);
   TwoLayers net;
   net.build(g);
-  auto a = Executable::compile(g, {net.x}, {net.y}, {});
-  auto b = Executable::compile(g, {net.x}, {net.h}, {});
+  auto a = Executable::compile(g, {net.x}, {net.y}, kAsBuilt);
+  auto b = Executable::compile(g, {net.x}, {net.h}, kAsBuilt);
   const std::string file_a = dynamic_cast<exec::CompiledExecutable&>(*a).trace_file;
   const std::string file_b = dynamic_cast<exec::CompiledExecutable&>(*b).trace_file;
   EXPECT_NE(file_a, file_b);
