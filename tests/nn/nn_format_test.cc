@@ -6,6 +6,7 @@
 #include <dlrt/nn/plan.hpp>  // model.plan()
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <set>
