@@ -16,7 +16,6 @@
 
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "dlrt/dlrt.hpp"
@@ -31,62 +30,22 @@ struct NamedActivation {
   const char* op;
   double leaky_alpha;  // leaky_relu's alpha; 0 = no attribute
 };
-inline const std::vector<NamedActivation>& named_activations() {
-  static const std::vector<NamedActivation> table = {
-      {"linear", "", 0},           {"relu", "relu", 0},
-      {"sigmoid", "sigmoid", 0},   {"tanh", "tanh", 0},
-      {"softmax", "softmax", 0},   {"elu", "elu", 0},
-      {"gelu", "gelu", 0},         {"silu", "silu", 0},
-      {"swish", "silu", 0},        {"hard_swish", "hard_swish", 0},
-      {"softplus", "softplus", 0}, {"leaky_relu", "leaky_relu", 0.2}};
-  return table;
-}
-inline bool op_registered(const std::string& op) {
-  if (op.empty()) return true;
-  for (const OpInfo& info : op_list())
-    if (info.name == op) return true;
-  return false;
-}
+const std::vector<NamedActivation>& named_activations();
+bool op_registered(const std::string& op);
 // "linear, relu, ..." of the names whose op this runtime has.
-inline std::string available_activations() {
-  std::string out;
-  for (const NamedActivation& a : named_activations())
-    if (op_registered(a.op)) out += (out.empty() ? "" : ", ") + std::string(a.name);
-  return out;
-}
+std::string available_activations();
 }  // namespace detail
 
 class Activation : public Layer {
  public:
-  explicit Activation(const std::string& name) {
-    for (const detail::NamedActivation& a : detail::named_activations())
-      if (name == a.name) entry_ = &a;
-    if (entry_ == nullptr)
-      throw Error(DLRT_INVALID_ARGUMENT, "Activation: unknown activation '" + name +
-                                             "'; known here: " + detail::available_activations());
-  }
-  std::string type() const override { return "Activation"; }
-  std::string base_name() const override { return "activation"; }
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<Activation>(*this); }
+  explicit Activation(const std::string& name);
+  std::string type() const override;
+  std::string base_name() const override;
+  std::shared_ptr<Layer> clone() const override;
   std::string activation() const { return entry_->name; }
 
-  Shape output_shape(const Shape& in) const override {
-    if (!detail::op_registered(entry_->op))
-      throw Error(DLRT_INVALID_ARGUMENT,
-                  display_name() + " (Activation): '" + entry_->name + "' needs the op '" +
-                      entry_->op +
-                      "', which this runtime's op registry does not have; known "
-                      "here: " +
-                      detail::available_activations());
-    return in;
-  }
-  Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
-    const std::string op = entry_->op;
-    if (op.empty()) return x;
-    OpAttrs attrs;
-    if (entry_->leaky_alpha > 0) attrs.emplace_back("alpha", entry_->leaky_alpha);
-    return c.graph.op1(op, {x}, attrs, c.node(name_));
-  }
+  Shape output_shape(const Shape& in) const override;
+  Value call(CallContext& c, Value x, const std::vector<Value>&) const override;
 
  private:
   const detail::NamedActivation* entry_ = nullptr;  // into the static table
@@ -96,19 +55,13 @@ class Activation : public Layer {
 // its function form keras.activations.leaky_relu uses 0.2). Op: leaky_relu.
 class LeakyReLU : public Layer {
  public:
-  explicit LeakyReLU(double alpha = 0.3) : alpha_(alpha) {
-    if (!(alpha >= 0.0))
-      throw Error(DLRT_INVALID_ARGUMENT,
-                  "LeakyReLU: alpha = " + std::to_string(alpha) + "; expected a value >= 0");
-  }
-  std::string type() const override { return "LeakyReLU"; }
-  std::string base_name() const override { return "leaky_re_lu"; }
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<LeakyReLU>(*this); }
+  explicit LeakyReLU(double alpha = 0.3);
+  std::string type() const override;
+  std::string base_name() const override;
+  std::shared_ptr<Layer> clone() const override;
   double alpha() const { return alpha_; }
-  Shape output_shape(const Shape& in) const override { return in; }
-  Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
-    return c.graph.op1("leaky_relu", {x}, {{"alpha", alpha_}}, c.node(name_));
-  }
+  Shape output_shape(const Shape& in) const override;
+  Value call(CallContext& c, Value x, const std::vector<Value>&) const override;
 
  private:
   double alpha_;

@@ -30,7 +30,6 @@
 #ifndef DLRT_NN_ATTENTION_HPP_
 #define DLRT_NN_ATTENTION_HPP_
 
-#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -51,144 +50,46 @@ struct MultiHeadAttentionOptions {
 namespace detail {
 
 // (B, T, H*dh) -> (B, H, T, dh): the heads side by side become a leading axis.
-inline Value split_heads(Graph& g, Value x, int64_t heads) {
-  const std::vector<int64_t> d = x.dims();
-  Value r = g.op1("reshape", {x}, {{"shape", std::vector<int64_t>{d[0], d[1], heads, d[2] / heads}}});
-  return g.op1("transpose", {r}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
-}
+Value split_heads(Graph& g, Value x, int64_t heads);
 
 // (B, H, T, dh) -> (B, T, H*dh).
-inline Value merge_heads(Graph& g, Value x) {
-  const std::vector<int64_t> d = x.dims();
-  Value t = g.op1("transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
-  return g.op1("reshape", {t}, {{"shape", std::vector<int64_t>{d[0], d[2], d[1] * d[3]}}});
-}
+Value merge_heads(Graph& g, Value x);
 
 // x (B, T, Din) W (Din, N) + b (N) -> (B, T, N), as one matmul over the B*T rows.
-inline Value project(Graph& g, Value x, Value w, Value b, const std::string& name) {
-  const std::vector<int64_t> d = x.dims();
-  const int64_t n = w.dims()[1];
-  Value rows = g.op1("reshape", {x}, {{"shape", std::vector<int64_t>{d[0] * d[1], d[2]}}});
-  Value y = b ? g.op1("matmul_bias_act", {rows, w, b}, {{"activation", std::string("none")}})
-              : g.op1("matmul", {rows, w});
-  return g.op1("reshape", {y}, {{"shape", std::vector<int64_t>{d[0], d[1], n}}}, name);
-}
+Value project(Graph& g, Value x, Value w, Value b, const std::string& name);
 
 }  // namespace detail
 
 class MultiHeadAttention : public Layer {
  public:
-  MultiHeadAttention(int64_t num_heads, int64_t key_dim, const MultiHeadAttentionOptions& o = {})
-      : heads_(num_heads), key_dim_(key_dim), value_dim_(o.value_dim ? o.value_dim : key_dim),
-        dropout_(o.dropout), use_bias_(o.use_bias), causal_(o.use_causal_mask) {
-    if (num_heads < 1 || key_dim < 1 || value_dim_ < 1)
-      throw Error(DLRT_INVALID_ARGUMENT,
-                  "MultiHeadAttention: num_heads, key_dim and value_dim must be >= 1, got " +
-                      std::to_string(num_heads) + ", " + std::to_string(key_dim) + " and " +
-                      std::to_string(value_dim_));
-    if (!(o.dropout >= 0.0 && o.dropout < 1.0))
-      throw Error(DLRT_INVALID_ARGUMENT, "MultiHeadAttention: dropout must be in [0, 1)");
-  }
-  std::shared_ptr<Layer> clone() const override {
-    return std::make_shared<MultiHeadAttention>(*this);
-  }
-  std::string type() const override { return "MultiHeadAttention"; }
-  std::string base_name() const override { return "multi_head_attention"; }
+  MultiHeadAttention(int64_t num_heads, int64_t key_dim, const MultiHeadAttentionOptions& o = {});
+  std::shared_ptr<Layer> clone() const override;
+  std::string type() const override;
+  std::string base_name() const override;
   int64_t num_heads() const { return heads_; }
   int64_t key_dim() const { return key_dim_; }
   int64_t value_dim() const { return value_dim_; }
   bool causal() const { return causal_; }
 
-  Shape output_shape(const Shape& in) const override { return output_shape_multi({in}); }
-  std::vector<ParamSpec> params(const Shape& in) const override { return params_multi({in}); }
-  Value call(CallContext& c, Value x, const std::vector<Value>& v) const override {
-    return call_multi(c, {x}, v);
-  }
+  Shape output_shape(const Shape& in) const override;
+  std::vector<ParamSpec> params(const Shape& in) const override;
+  Value call(CallContext& c, Value x, const std::vector<Value>& v) const override;
 
   // [query], [query, value] or [query, value, key], each (T, D).
-  Shape output_shape_multi(const std::vector<Shape>& in) const override {
-    const std::vector<Shape> s = roles(in);
-    return s[0];
-  }
-  std::vector<ParamSpec> params_multi(const std::vector<Shape>& in) const override {
-    const std::vector<Shape> s = roles(in);  // query, value, key
-    const int64_t hk = heads_ * key_dim_, hv = heads_ * value_dim_;
-    const Initializer w = Initializer::glorot_uniform(), z = Initializer::zeros();
-    std::vector<ParamSpec> p;
-    auto dense = [&](const std::string& name, int64_t in_dim, int64_t out_dim) {
-      p.push_back({name + "/kernel", {in_dim, out_dim}, w, true});
-      if (use_bias_) p.push_back({name + "/bias", {out_dim}, z, true});
-    };
-    dense("query", s[0].back(), hk);
-    dense("key", s[2].back(), hk);
-    dense("value", s[1].back(), hv);
-    dense("attention_output", hv, s[0].back());
-    return p;
-  }
+  Shape output_shape_multi(const std::vector<Shape>& in) const override;
+  std::vector<ParamSpec> params_multi(const std::vector<Shape>& in) const override;
 
   Value call_multi(CallContext& c, const std::vector<Value>& xs,
-                   const std::vector<Value>& v) const override {
-    const Value query = xs.at(0);
-    const Value value = xs.size() > 1 ? xs[1] : query;
-    const Value key = xs.size() > 2 ? xs[2] : value;
-    Graph& g = c.graph;
-    const std::string n = c.node(name_);
-    size_t k = 0;
-    auto next = [&](bool present) { return present ? v.at(k++) : Value(); };
-    const Value wq = next(true), bq = next(use_bias_), wk = next(true), bk = next(use_bias_);
-    const Value wv = next(true), bv = next(use_bias_), wo = next(true), bo = next(use_bias_);
-    const Value q = detail::split_heads(g, detail::project(g, query, wq, bq, n + "/query"), heads_);
-    const Value kk = detail::split_heads(g, detail::project(g, key, wk, bk, n + "/key"), heads_);
-    const Value vv = detail::split_heads(g, detail::project(g, value, wv, bv, n + "/value"), heads_);
-    const Value o = attend(c, q, kk, vv);
-    return detail::project(g, detail::merge_heads(g, o), wo, bo, n);
-  }
+                   const std::vector<Value>& v) const override;
 
   // softmax(q k^T / sqrt(dk) [+ mask]) v on heads-major (B, H, T, dh) tensors; public for
   // the layers and decoders built from this one (TransformerBlock, a key/value-cache step).
-  Value attend(CallContext& c, Value q, Value k, Value v) const {
-    Graph& g = c.graph;
-    const double scale = 1.0 / std::sqrt(static_cast<double>(key_dim_));
-    if (!(c.training && dropout_ > 0.0))
-      return g.op("attention", {q, k, v}, {{"scale", scale}, {"causal", int64_t(causal_)}})[0];
-    Value s = g.op1("batch_matmul", {q, k}, {{"transpose_b", true}});
-    s = g.op1("mul", {s, g.constant<float>("", {}, {static_cast<float>(scale)})});
-    if (causal_) s = g.op1("causal_mask", {s});
-    Value p = g.op1("softmax", {s}, {{"axis", int64_t(-1)}});
-    p = g.op1("dropout", {p},
-              {{"rate", dropout_},
-               {"seed", static_cast<int64_t>(derive_seed(c.seed, name_ + "/attention"))}},
-              c.node(name_) + "/attention_dropout");
-    return g.op1("batch_matmul", {p, v});
-  }
+  Value attend(CallContext& c, Value q, Value k, Value v) const;
 
  private:
   // [query, value, key] shapes from the 1 to 3 given; checks each is (T, D) and that key and
   // value have the same length.
-  std::vector<Shape> roles(const std::vector<Shape>& in) const {
-    if (in.empty() || in.size() > 3)
-      throw Error(DLRT_INVALID_ARGUMENT,
-                  display_name() + " (MultiHeadAttention): called on " +
-                      std::to_string(in.size()) +
-                      " tensors; expected [query], [query, value] or [query, value, key]");
-    std::vector<Shape> s = {in[0], in.size() > 1 ? in[1] : in[0],
-                            in.size() > 2 ? in[2] : (in.size() > 1 ? in[1] : in[0])};
-    const char* names[] = {"query", "value", "key"};
-    for (int i = 0; i < 3; ++i)
-      if (s[i].size() != 2)
-        throw bad_input(s[i], std::string("(None, T, D) for the ") + names[i]);
-    if (s[1][0] != s[2][0])
-      throw Error(DLRT_INVALID_ARGUMENT, display_name() + " (MultiHeadAttention): value " +
-                                             shape_string(s[1]) + " and key " +
-                                             shape_string(s[2]) +
-                                             " have different lengths; expected the same T");
-    if (causal_ && s[0][0] > s[1][0])
-      throw Error(DLRT_INVALID_ARGUMENT,
-                  display_name() + " (MultiHeadAttention): the causal mask needs at most as "
-                                   "many queries as keys; query " +
-                      shape_string(s[0]) + ", key " + shape_string(s[2]));
-    return s;
-  }
+  std::vector<Shape> roles(const std::vector<Shape>& in) const;
 
   int64_t heads_, key_dim_, value_dim_;
   double dropout_;

@@ -39,7 +39,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <utility>
 #include <string>
 #include <vector>
@@ -52,74 +51,34 @@ namespace dlrt::nn {
 class BatchNormalization : public Layer {
  public:
   explicit BatchNormalization(int64_t axis = -1, double momentum = 0.99, double epsilon = 1e-3,
-                              bool center = true, bool scale = true)
-      : axis_(axis), momentum_(momentum), epsilon_(epsilon), center_(center), scale_(scale) {
-    if (!(momentum >= 0.0 && momentum <= 1.0))
-      throw Error(DLRT_INVALID_ARGUMENT, "BatchNormalization: momentum must be in [0, 1]");
-    if (!(epsilon > 0.0))
-      throw Error(DLRT_INVALID_ARGUMENT, "BatchNormalization: epsilon must be > 0");
-  }
+                              bool center = true, bool scale = true);
 
-  std::string type() const override { return "BatchNormalization"; }
-  bool float32_only() const override { return true; }  // mixed_precision.hpp
-  std::string base_name() const override { return "batch_normalization"; }
+  std::string type() const override;
+  bool float32_only() const override;  // mixed_precision.hpp
+  std::string base_name() const override;
   // Callable on symbolic tensors (functional models): the node keeps this copy. The moving
   // statistics are the model's variables, not the layer's, so a copy holds no values and
   // a functional model updates and checkpoints them exactly as a Sequential does.
-  std::shared_ptr<Layer> clone() const override {
-    return std::make_shared<BatchNormalization>(*this);
-  }
-  Shape output_shape(const Shape& in) const override {
-    channels(in);  // refuses an axis that does not fit
-    return in;
-  }
-  std::vector<ParamSpec> params(const Shape& in) const override {
-    const Shape c = {channels(in)};
-    std::vector<ParamSpec> p;
-    if (scale_) p.push_back({"gamma", c, Initializer::ones(), true});
-    if (center_) p.push_back({"beta", c, Initializer::zeros(), true});
-    p.push_back({"moving_mean", c, Initializer::zeros(), false});
-    p.push_back({"moving_variance", c, Initializer::ones(), false});
-    return p;
-  }
-  Value call(CallContext& c, Value x, const std::vector<Value>& v) const override {
-    return build(c, x, v, false);
-  }
+  std::shared_ptr<Layer> clone() const override;
+  Shape output_shape(const Shape& in) const override;
+  std::vector<ParamSpec> params(const Shape& in) const override;
+  Value call(CallContext& c, Value x, const std::vector<Value>& v) const override;
   // The layer followed by a ReLU, as one op with activation relu (CompileConfig::
   // fuse_batch_norm_relu; session.hpp's run_plan calls it for a BatchNormalization whose only
   // reader is a ReLU).
-  Value call_with_relu(CallContext& c, Value x, const std::vector<Value>& v) const {
-    return build(c, x, v, true);
-  }
+  Value call_with_relu(CallContext& c, Value x, const std::vector<Value>& v) const;
   // A residual block's tail, ReLU(Add([this layer on x, residual])), as one op in a training
   // step (batch_norm_add_relu_train; CompileConfig::fuse_batch_norm_add_relu, formed by
   // session.hpp's run_plan). Elsewhere (inference, a frozen layer) the three ops as built.
   Value call_with_add_relu(CallContext& c, Value x, Value residual,
-                           const std::vector<Value>& v) const {
-    if (!c.training || !trainable())
-      return c.graph.op1("relu", {c.graph.op1("add", {build(c, x, v, false), residual})});
-    return build(c, x, v, true, &residual);
-  }
+                           const std::vector<Value>& v) const;
 
   // Inference as an affine map per channel, y = x * scale + shift with
   // scale = gamma / sqrt(moving_variance + epsilon), shift = beta - moving_mean * scale:
   // what a preceding Conv2D folds into its weights (Conv2D::call_scaled). Only for images
   // with the channel last (the conv's own layout).
-  bool folds_into_conv(const Shape& in) const {
-    return in.size() == 3 && channel_axis(in) == 2;
-  }
-  std::pair<Value, Value> inference_scale_shift(CallContext& c, const std::vector<Value>& v) const {
-    size_t k = 0;
-    const std::optional<Value> gamma = scale_ ? std::optional<Value>(v[k++]) : std::nullopt;
-    const std::optional<Value> beta = center_ ? std::optional<Value>(v[k++]) : std::nullopt;
-    const Value mean = v[k], variance = v[k + 1];
-    const Value eps = c.graph.constant<float>("", {}, {static_cast<float>(epsilon_)});
-    Value scale = c.graph.op1("rsqrt", {c.graph.op1("add", {variance, eps})});
-    if (gamma) scale = c.graph.op1("mul", {scale, *gamma});
-    Value shift = c.graph.op1("neg", {c.graph.op1("mul", {mean, scale})});
-    if (beta) shift = c.graph.op1("add", {shift, *beta});
-    return {scale, shift};
-  }
+  bool folds_into_conv(const Shape& in) const;
+  std::pair<Value, Value> inference_scale_shift(CallContext& c, const std::vector<Value>& v) const;
 
   double momentum() const { return momentum_; }
   double epsilon() const { return epsilon_; }
@@ -128,56 +87,11 @@ class BatchNormalization : public Layer {
   // The layer's op on x: (B, H, W, C) or (B, C, H, W) or (B, C); v: params() in order; with
   // the ReLU fused when `relu`, and the residual added before it when given (training only).
   Value build(CallContext& c, Value x, const std::vector<Value>& v, bool relu,
-              const Value* residual = nullptr) const {
-    const std::vector<int64_t> dims = x.dims();  // by value: one copy for both iterators
-    const Shape sample(dims.begin() + 1, dims.end());
-    const int64_t ch = channels(sample);
-    size_t k = 0;
-    const Value gamma = scale_ ? v[k++] : c.graph.constant<float>("", {ch}, ones(ch));
-    const Value beta =
-        center_ ? v[k++] : c.graph.constant<float>("", {ch}, std::vector<float>(size_t(ch), 0.f));
-    const Value moving_mean = v[k], moving_variance = v[k + 1];
-    const std::string format = channels_first(sample) ? "NCHW" : "NHWC";
-    const std::string act = relu ? "relu" : "none";
-    // A frozen layer (set_trainable(false)) runs in inference mode even in a training step,
-    // as Keras' BatchNormalization does since TF 2.0: fine-tuning keeps its statistics.
-    if (!c.training || !trainable())
-      return c.graph.op1("batch_norm", {x, gamma, beta, moving_mean, moving_variance},
-                         {{"epsilon", epsilon_}, {"data_format", format}, {"activation", act}},
-                         c.node(name_));
-    // (y, moving_mean', moving_variance', saved_mean, saved_inv_std)
-    std::vector<Value> out =
-        residual != nullptr
-            ? c.graph.op("batch_norm_add_relu_train",
-                         {x, *residual, gamma, beta, moving_mean, moving_variance},
-                         {{"epsilon", epsilon_}, {"momentum", momentum_}, {"data_format", format}},
-                         c.node(name_))
-            : c.graph.op("batch_norm_train", {x, gamma, beta, moving_mean, moving_variance},
-                         {{"epsilon", epsilon_},
-                          {"momentum", momentum_},
-                          {"data_format", format},
-                          {"activation", act}},
-                         c.node(name_));
-    if (c.state_updates != nullptr) {
-      c.state_updates->push_back({moving_mean, out[1]});
-      c.state_updates->push_back({moving_variance, out[2]});
-    }
-    return out[0];
-  }
-
+              const Value* residual = nullptr) const;
 
   // The channel axis of a sample (no batch dim) as a positive index; throws when it fits none
   // of the layouts the ops take.
-  size_t channel_axis(const Shape& in) const {
-    const int64_t rank = static_cast<int64_t>(in.size());
-    const int64_t a = axis_ < 0 ? axis_ + rank : axis_ - 1;  // Keras' axis counts the batch
-    if (rank == 3 && (a == 2 || a == 0)) return static_cast<size_t>(a);
-    if (rank == 1 && a == 0) return 0;
-    throw bad_input(in,
-                    "(None, H, W, C) with axis -1 or 3, (None, C, H, W) with axis 1, or "
-                    "(None, C) with axis -1 or 1; axis is " +
-                        std::to_string(axis_));
-  }
+  size_t channel_axis(const Shape& in) const;
   bool channels_first(const Shape& in) const { return in.size() == 3 && channel_axis(in) == 0; }
   int64_t channels(const Shape& in) const { return in.at(channel_axis(in)); }
   static std::vector<float> ones(int64_t n) { return std::vector<float>(size_t(n), 1.f); }

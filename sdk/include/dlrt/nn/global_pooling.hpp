@@ -18,7 +18,6 @@
 #ifndef DLRT_NN_GLOBAL_POOLING_HPP_
 #define DLRT_NN_GLOBAL_POOLING_HPP_
 
-#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,12 +29,7 @@ namespace dlrt::nn {
 
 namespace detail {
 // true for "channels_first", false for "channels_last"; INVALID_ARGUMENT naming `who` else.
-inline bool channels_first(const std::string& f, const std::string& who) {
-  if (f == "channels_last") return false;
-  if (f == "channels_first") return true;
-  throw Error(DLRT_INVALID_ARGUMENT,
-              who + ": data_format '" + f + "'; expected channels_last or channels_first");
-}
+bool channels_first(const std::string& f, const std::string& who);
 }  // namespace detail
 
 // The two global pools: the same shapes, one op each.
@@ -43,19 +37,8 @@ class GlobalPooling2D : public Layer {
  public:
   bool keepdims() const { return keepdims_; }
 
-  Shape output_shape(const Shape& in) const override {
-    if (in.size() != 3)
-      throw bad_input(in, channels_first_ ? "(None, C, H, W)" : "(None, H, W, C)");
-    const int64_t c = channels_first_ ? in[0] : in[2];
-    if (!keepdims_) return {c};
-    return channels_first_ ? Shape{c, 1, 1} : Shape{1, 1, c};
-  }
-  Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
-    // x: (B, H, W, C) -> (B, C) or (B, 1, 1, C); NCHW: (B, C, H, W) -> (B, C) or (B, C, 1, 1).
-    return c.graph.op1(
-        op_, {x}, {{"data_format", channels_first_ ? "NCHW" : "NHWC"}, {"keepdims", keepdims_}},
-        c.node(name_));
-  }
+  Shape output_shape(const Shape& in) const override;
+  Value call(CallContext& c, Value x, const std::vector<Value>&) const override;
 
  protected:
   GlobalPooling2D(std::string op, bool keepdims, const std::string& data_format,
@@ -76,11 +59,9 @@ class GlobalAveragePooling2D : public GlobalPooling2D {
                                   const std::string& data_format = "channels_last")
       : GlobalPooling2D("global_avg_pool2d", keepdims, data_format, "GlobalAveragePooling2D") {}
 
-  std::string type() const override { return "GlobalAveragePooling2D"; }
-  std::string base_name() const override { return "global_average_pooling2d"; }
-  std::shared_ptr<Layer> clone() const override {
-    return std::make_shared<GlobalAveragePooling2D>(*this);
-  }
+  std::string type() const override;
+  std::string base_name() const override;
+  std::shared_ptr<Layer> clone() const override;
 };
 
 class GlobalMaxPooling2D : public GlobalPooling2D {
@@ -89,11 +70,9 @@ class GlobalMaxPooling2D : public GlobalPooling2D {
                               const std::string& data_format = "channels_last")
       : GlobalPooling2D("global_max_pool2d", keepdims, data_format, "GlobalMaxPooling2D") {}
 
-  std::string type() const override { return "GlobalMaxPooling2D"; }
-  std::string base_name() const override { return "global_max_pooling2d"; }
-  std::shared_ptr<Layer> clone() const override {
-    return std::make_shared<GlobalMaxPooling2D>(*this);
-  }
+  std::string type() const override;
+  std::string base_name() const override;
+  std::shared_ptr<Layer> clone() const override;
 };
 
 }  // namespace dlrt::nn

@@ -35,7 +35,6 @@
 #ifndef DLRT_NN_LAYERS_HPP_
 #define DLRT_NN_LAYERS_HPP_
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -100,22 +99,9 @@ struct CallContext {
 
 // "linear" (or "") = none, "relu", "sigmoid", "tanh", "softmax"; anything else is refused
 // when the layer is made.
-inline std::string check_activation(const std::string& a, const std::string& who) {
-  if (a.empty() || a == "linear") return "none";
-  if (a == "relu" || a == "sigmoid" || a == "tanh" || a == "softmax") return a;
-  throw Error(DLRT_INVALID_ARGUMENT, who + ": unknown activation '" + a +
-                                         "'; expected linear, relu, sigmoid, tanh or softmax");
-}
+std::string check_activation(const std::string& a, const std::string& who);
 
-inline Value apply_activation(Graph& g, Value x, const std::string& act) {
-  if (act == "none") return x;
-  // Softmax in f32 whatever came in (a mixed-precision policy's 16-bit logits): its
-  // exponentials and sum are where 16 bits lose the most (mixed_precision.hpp).
-  if (act == "softmax" && x.dtype() != DLRT_F32)
-    return g.op1("softmax", {g.op1("cast", {x}, {{"dtype", DLRT_F32}})});
-  if (act == "softmax") return g.op1("softmax", {x});
-  return g.op1(act, {x});
-}
+Value apply_activation(Graph& g, Value x, const std::string& act);
 
 class Layer {
  public:
@@ -125,34 +111,25 @@ class Layer {
   // The output shape for input shape `in` (batch dim left out); INVALID_ARGUMENT naming the
   // layer when `in` does not fit.
   virtual Shape output_shape(const Shape& in) const = 0;
-  virtual std::vector<ParamSpec> params(const Shape& /*in*/) const { return {}; }
+  virtual std::vector<ParamSpec> params(const Shape& /*in*/) const;
   // Builds the ops of this layer on x (B, in...); `vars` are the params() in order.
   virtual Value call(CallContext& c, Value x, const std::vector<Value>& vars) const = 0;
-  virtual bool is_input() const { return false; }
+  virtual bool is_input() const;
   // How many integer ids the layer takes as input (Embedding's input_dim), 0 when it takes
   // float features. When every layer reading a model's input takes ids, the model feeds
   // i32/i64 x unchanged (not cast to f32) and checks each id on the host (session.hpp).
-  virtual int64_t input_ids() const { return 0; }
+  virtual int64_t input_ids() const;
 
   // The same for a layer called on several tensors (Add, Concatenate override these). The
   // defaults take exactly one input and forward to the single-input versions above.
-  virtual Shape output_shape_multi(const std::vector<Shape>& in) const {
-    check_single(in.size());
-    return output_shape(in[0]);
-  }
-  virtual std::vector<ParamSpec> params_multi(const std::vector<Shape>& in) const {
-    check_single(in.size());
-    return params(in[0]);
-  }
+  virtual Shape output_shape_multi(const std::vector<Shape>& in) const;
+  virtual std::vector<ParamSpec> params_multi(const std::vector<Shape>& in) const;
   virtual Value call_multi(CallContext& c, const std::vector<Value>& xs,
-                           const std::vector<Value>& vars) const {
-    check_single(xs.size());
-    return call(c, xs[0], vars);
-  }
+                           const std::vector<Value>& vars) const;
 
   // A copy of this layer as the most derived type, for calls on symbolic tensors (the node
   // keeps it). Null (the default) means the layer can only be used in a Sequential.
-  virtual std::shared_ptr<Layer> clone() const { return nullptr; }
+  virtual std::shared_ptr<Layer> clone() const;
 
   // Calls the layer on symbolic tensors: checks the shapes now (INVALID_ARGUMENT naming the
   // layer and the shapes) and returns the output, whose node records this call.
@@ -170,29 +147,17 @@ class Layer {
   // Keras' layer.dtype_policy: "float32", "mixed_bfloat16" or "mixed_float16"
   // (mixed_precision.hpp). A layer takes the global policy when it is made.
   const std::string& dtype_policy() const { return dtype_policy_; }
-  void set_dtype_policy(const std::string& policy) {
-    policy_compute_dtype(policy);  // checks the name
-    dtype_policy_ = policy;
-  }
+  void set_dtype_policy(const std::string& policy);
   // Layers whose arithmetic stays f32 under a mixed policy (the normalisations: their
   // statistics need f32's precision); their float inputs are cast to f32 instead.
-  virtual bool float32_only() const { return false; }
+  virtual bool float32_only() const;
 
  protected:
   std::string name_;  // set by the model: "conv2d", "conv2d_1", ...
   bool trainable_ = true;
   std::string dtype_policy_ = global_policy();
-  Error bad_input(const Shape& in, const std::string& expected) const {
-    return Error(DLRT_INVALID_ARGUMENT, display_name() + " (" + type() + "): input shape " +
-                                            shape_string(in) + " does not fit; expected " +
-                                            expected);
-  }
-  void check_single(size_t inputs) const {
-    if (inputs != 1)
-      throw Error(DLRT_INVALID_ARGUMENT, display_name() + " (" + type() + "): called on " +
-                                             std::to_string(inputs) +
-                                             " tensors; it takes exactly one");
-  }
+  Error bad_input(const Shape& in, const std::string& expected) const;
+  void check_single(size_t inputs) const;
 
  private:
   // The copy that calls of this object record in their nodes (made on the first call).
@@ -217,21 +182,14 @@ class LayerRef {
 // converts to its SymbolicTensor, and every copy of one Input object is the same tensor.
 class Input : public Layer {
  public:
-  explicit Input(Shape shape) : shape_(std::move(shape)) {
-    for (int64_t d : shape_)
-      if (d < 1) throw Error(DLRT_INVALID_ARGUMENT, "Input: every dim must be >= 1");
-    if (shape_.empty()) throw Error(DLRT_INVALID_ARGUMENT, "Input: shape must not be empty");
-    auto node = std::make_shared<Node>();  // layer null: an input node
-    node->outputs = {shape_};
-    tensor_ = SymbolicTensor(std::move(node), 0);
-  }
+  explicit Input(Shape shape);
   operator SymbolicTensor() const { return tensor_; }  // NOLINT: implicit as keras.Input
   const SymbolicTensor& tensor() const { return tensor_; }
-  std::string type() const override { return "InputLayer"; }
-  std::string base_name() const override { return "input"; }
-  Shape output_shape(const Shape&) const override { return shape_; }
-  Value call(CallContext&, Value x, const std::vector<Value>&) const override { return x; }
-  bool is_input() const override { return true; }
+  std::string type() const override;
+  std::string base_name() const override;
+  Shape output_shape(const Shape&) const override;
+  Value call(CallContext&, Value x, const std::vector<Value>&) const override;
+  bool is_input() const override;
   const Shape& shape() const { return shape_; }
 
  private:
@@ -239,66 +197,18 @@ class Input : public Layer {
   SymbolicTensor tensor_;
 };
 
-inline SymbolicTensor Layer::operator()(const SymbolicTensor& x) const {
-  return (*this)(std::vector<SymbolicTensor>{x});
-}
-
-inline SymbolicTensor Layer::operator()(const std::vector<SymbolicTensor>& xs) const {
-  if (is_input())
-    throw Error(DLRT_INVALID_ARGUMENT, "Input: is not called; use it as a tensor: Conv2D(...)(in)");
-  if (xs.empty())
-    throw Error(DLRT_INVALID_ARGUMENT,
-                display_name() + " (" + type() + "): called on no tensors; expected at least one");
-  if (!called_) {
-    called_ = clone();
-    if (!called_)
-      throw Error(DLRT_INVALID_ARGUMENT, display_name() + " (" + type() +
-                                             "): cannot be called on symbolic tensors: it "
-                                             "does not override Layer::clone()");
-    called_->called_.reset();  // the copy must not own itself
-  }
-  std::vector<Shape> shapes;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    if (!xs[i].valid())
-      throw Error(DLRT_INVALID_ARGUMENT, display_name() + " (" + type() + "): input " +
-                                             std::to_string(i) + " refers to no tensor");
-    shapes.push_back(xs[i].shape());
-  }
-  auto node = std::make_shared<Node>();
-  node->layer = called_;
-  node->inputs = xs;
-  node->outputs = {called_->output_shape_multi(shapes)};  // throws for shapes that do not fit
-  return SymbolicTensor(std::move(node), 0);
-}
-
 namespace detail {
 // "(None, 4, 4, 8) and (None, 4, 4, 3)" for a message about a layer's input shapes.
-inline std::string shapes_string(const std::vector<Shape>& in) {
-  std::string out;
-  for (size_t i = 0; i < in.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == in.size() ? " and " : ", ") + shape_string(in[i]);
-  return out;
-}
+std::string shapes_string(const std::vector<Shape>& in);
 // TensorFlow's output size along one axis (docs/ops.md): VALID floor((in-k')/s)+1, SAME
 // ceil(in/s), k' = (k-1)*d+1 the dilated window. 0 or less means the window does not fit.
 inline int64_t window_out(int64_t in, int64_t k, int64_t s, bool same, int64_t d = 1) {
   return same ? (in + s - 1) / s : (in - ((k - 1) * d + 1)) / s + 1;
 }
-inline bool check_padding(const std::string& p, const std::string& who) {
-  if (p == "valid" || p == "VALID") return false;
-  if (p == "same" || p == "SAME") return true;
-  throw Error(DLRT_INVALID_ARGUMENT, who + ": padding '" + p + "'; expected valid or same");
-}
-inline void check_size2(const Size2& s, const std::string& what, const std::string& who) {
-  if (s[0] < 1 || s[1] < 1) throw Error(DLRT_INVALID_ARGUMENT, who + ": " + what + " must be >= 1");
-}
+bool check_padding(const std::string& p, const std::string& who);
+void check_size2(const Size2& s, const std::string& what, const std::string& who);
 // Keras refuses strides > 1 together with dilation_rate > 1 (its BaseConv).
-inline void check_strides_dilation(const Size2& strides, const Size2& dilation,
-                                   const std::string& who) {
-  if (std::max(strides[0], strides[1]) > 1 && std::max(dilation[0], dilation[1]) > 1)
-    throw Error(DLRT_INVALID_ARGUMENT,
-                who + ": strides > 1 are not supported together with dilation_rate > 1 (as Keras)");
-}
+void check_strides_dilation(const Size2& strides, const Size2& dilation, const std::string& who);
 }  // namespace detail
 
 // Conv2D's settings beyond filters and kernel, as Keras' keyword arguments:
@@ -328,29 +238,7 @@ struct Conv2DOptions {
 // bias, so the activation stays fused).
 class Conv2D : public Layer {
  public:
-  Conv2D(int64_t filters, Size2 kernel, const Conv2DOptions& o)
-      : filters_(filters),
-        kernel_(kernel),
-        strides_(o.strides),
-        same_(detail::check_padding(o.padding, "Conv2D")),
-        activation_(check_activation(o.activation, "Conv2D")),
-        kernel_init_(o.kernel_initializer),
-        bias_init_(o.bias_initializer),
-        kernel_reg_(o.kernel_regularizer),
-        dilation_(o.dilation_rate),
-        groups_(o.groups),
-        use_bias_(o.use_bias) {
-    if (filters < 1) throw Error(DLRT_INVALID_ARGUMENT, "Conv2D: filters must be >= 1");
-    detail::check_size2(kernel, "kernel", "Conv2D");
-    detail::check_size2(o.strides, "strides", "Conv2D");
-    detail::check_size2(o.dilation_rate, "dilation_rate", "Conv2D");
-    detail::check_strides_dilation(o.strides, o.dilation_rate, "Conv2D");
-    if (o.groups < 1) throw Error(DLRT_INVALID_ARGUMENT, "Conv2D: groups must be >= 1");
-    if (filters % o.groups != 0)
-      throw Error(DLRT_INVALID_ARGUMENT, "Conv2D: filters (" + std::to_string(filters) +
-                                             ") must be a multiple of groups (" +
-                                             std::to_string(o.groups) + ")");
-  }
+  Conv2D(int64_t filters, Size2 kernel, const Conv2DOptions& o);
   Conv2D(int64_t filters, Size2 kernel, Size2 strides, std::string padding,
          std::string activation = "linear")
       : Conv2D(filters, kernel, options(strides, std::move(padding), std::move(activation))) {}
@@ -361,41 +249,12 @@ class Conv2D : public Layer {
       : Conv2D(filters, kernel, {1, 1}, "valid", std::string(std::forward<S>(activation))) {}
   Conv2D(int64_t filters, Size2 kernel) : Conv2D(filters, kernel, {1, 1}, "valid") {}
 
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<Conv2D>(*this); }
-  std::string type() const override { return "Conv2D"; }
-  std::string base_name() const override { return "conv2d"; }
-  Shape output_shape(const Shape& in) const override {
-    if (in.size() != 3) throw bad_input(in, "(None, H, W, C)");
-    if (in[2] % groups_ != 0)
-      throw bad_input(in, "C a multiple of groups (" + std::to_string(groups_) + ")");
-    const int64_t h = detail::window_out(in[0], kernel_[0], strides_[0], same_, dilation_[0]);
-    const int64_t w = detail::window_out(in[1], kernel_[1], strides_[1], same_, dilation_[1]);
-    if (h < 1 || w < 1) throw bad_input(in, "H and W >= the (dilated) kernel with valid padding");
-    return {h, w, filters_};
-  }
-  std::vector<ParamSpec> params(const Shape& in) const override {
-    std::vector<ParamSpec> p = {{"kernel",
-                                 {kernel_[0], kernel_[1], in.at(2) / groups_, filters_},
-                                 kernel_init_,
-                                 true,
-                                 kernel_reg_}};
-    if (use_bias_) p.push_back({"bias", {filters_}, bias_init_, true});
-    return p;
-  }
-  Value call(CallContext& c, Value x, const std::vector<Value>& v) const override {
-    const OpAttrs conv = conv_attrs();
-    if (!use_bias_ && activation_ == "none")
-      return c.graph.op1("conv2d", {x, v[0]}, conv, c.node(name_));
-    if (activation_ == "softmax") {
-      Value y = c.graph.op1("conv2d", {x, v[0]}, conv);
-      if (use_bias_) y = c.graph.op1("bias_add", {y, v[1]});
-      return apply_activation(c.graph, y, activation_);
-    }
-    OpAttrs fused = conv;
-    fused.emplace_back("activation", activation_);
-    return c.graph.op1("conv2d_bias_act", {x, v[0], use_bias_ ? v[1] : zero_bias(c)}, fused,
-                       c.node(name_));
-  }
+  std::shared_ptr<Layer> clone() const override;
+  std::string type() const override;
+  std::string base_name() const override;
+  Shape output_shape(const Shape& in) const override;
+  std::vector<ParamSpec> params(const Shape& in) const override;
+  Value call(CallContext& c, Value x, const std::vector<Value>& v) const override;
 
   // Batch-norm folding at inference (session.hpp, run_plan): a linear Conv2D whose output
   // y feeds only a BatchNormalization computing y * scale + shift per channel runs as one
@@ -405,35 +264,13 @@ class Conv2D : public Layer {
   // the activations disappears.
   bool foldable() const { return activation_ == "none"; }
   Value call_scaled(CallContext& c, Value x, const std::vector<Value>& v, Value scale,
-                    Value shift) const {
-    OpAttrs fused = conv_attrs();
-    fused.emplace_back("activation", activation_);
-    const Value w = c.graph.op1("mul", {v[0], scale});
-    const Value b = use_bias_ ? c.graph.op1("add", {c.graph.op1("mul", {v[1], scale}), shift})
-                              : shift;  // no bias: b * scale is 0
-    return c.graph.op1("conv2d_bias_act", {x, w, b}, fused, c.node(name_ + "_bn_folded"));
-  }
+                    Value shift) const;
 
  private:
-  OpAttrs conv_attrs() const {
-    OpAttrs conv = {{"strides", {strides_[0], strides_[1]}}, {"padding", same_ ? "SAME" : "VALID"}};
-    // Only when not the default, so a plain Conv2D builds the op it always built.
-    if (dilation_ != Size2{1, 1})
-      conv.emplace_back("dilations", std::vector<int64_t>{dilation_[0], dilation_[1]});
-    if (groups_ != 1) conv.emplace_back("groups", groups_);
-    return conv;
-  }
+  OpAttrs conv_attrs() const;
   // (filters) zeros: the bias operand of conv2d_bias_act for a conv without a bias.
-  Value zero_bias(CallContext& c) const {
-    return c.graph.constant<float>("", {filters_}, std::vector<float>(size_t(filters_), 0.f));
-  }
-  static Conv2DOptions options(Size2 strides, std::string padding, std::string activation) {
-    Conv2DOptions o;
-    o.strides = strides;
-    o.padding = std::move(padding);
-    o.activation = std::move(activation);
-    return o;
-  }
+  Value zero_bias(CallContext& c) const;
+  static Conv2DOptions options(Size2 strides, std::string padding, std::string activation);
   int64_t filters_;
   Size2 kernel_, strides_;
   bool same_;
@@ -458,56 +295,23 @@ struct DenseOptions {
 // Glorot-uniform.
 class Dense : public Layer {
  public:
-  Dense(int64_t units, const DenseOptions& o)
-      : units_(units),
-        activation_(check_activation(o.activation, "Dense")),
-        kernel_init_(o.kernel_initializer),
-        bias_init_(o.bias_initializer),
-        kernel_reg_(o.kernel_regularizer) {
-    if (units < 1) throw Error(DLRT_INVALID_ARGUMENT, "Dense: units must be >= 1");
-  }
+  Dense(int64_t units, const DenseOptions& o);
   // Dense(10, "relu"); a template so that a braced list goes to the options.
   template <typename S, typename = std::enable_if_t<std::is_convertible_v<S, std::string>>>
   Dense(int64_t units, S&& activation)
       : Dense(units, options(std::string(std::forward<S>(activation)))) {}
   explicit Dense(int64_t units) : Dense(units, options("linear")) {}
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<Dense>(*this); }
-  std::string type() const override { return "Dense"; }
-  std::string base_name() const override { return "dense"; }
+  std::shared_ptr<Layer> clone() const override;
+  std::string type() const override;
+  std::string base_name() const override;
   // (None, features) -> (None, units); as Keras, a higher-rank input (None, T..., features)
   // is transformed along its last axis -> (None, T..., units) with the same kernel.
-  Shape output_shape(const Shape& in) const override {
-    if (in.empty()) throw bad_input(in, "(None, ..., features)");
-    Shape out = in;
-    out.back() = units_;
-    return out;
-  }
-  std::vector<ParamSpec> params(const Shape& in) const override {
-    return {{"kernel", {in.back(), units_}, kernel_init_, true, kernel_reg_},
-            {"bias", {units_}, bias_init_, true}};
-  }
-  Value call(CallContext& c, Value x, const std::vector<Value>& v) const override {
-    const std::string fused = activation_ == "softmax" ? "none" : activation_;
-    std::vector<int64_t> dims = x.dims();
-    const bool sequence = dims.size() > 2;  // fold (B, T...) into the matmul's rows
-    Value rows =
-        sequence ? c.graph.op1("reshape", {x}, {{"shape", std::vector<int64_t>{-1, dims.back()}}})
-                 : x;
-    Value y = c.graph.op1("matmul_bias_act", {rows, v[0], v[1]}, {{"activation", fused}},
-                          sequence ? "" : c.node(name_));
-    if (sequence) {
-      dims.back() = units_;
-      y = c.graph.op1("reshape", {y}, {{"shape", dims}}, c.node(name_));
-    }
-    return activation_ == "softmax" ? apply_activation(c.graph, y, activation_) : y;
-  }
+  Shape output_shape(const Shape& in) const override;
+  std::vector<ParamSpec> params(const Shape& in) const override;
+  Value call(CallContext& c, Value x, const std::vector<Value>& v) const override;
 
  private:
-  static DenseOptions options(std::string activation) {
-    DenseOptions o;
-    o.activation = std::move(activation);
-    return o;
-  }
+  static DenseOptions options(std::string activation);
   int64_t units_;
   std::string activation_;
   Initializer kernel_init_, bias_init_;
@@ -517,30 +321,11 @@ class Dense : public Layer {
 // MaxPool2D / AvgPool2D(pool = (2,2), strides = pool, padding = "valid").
 class Pool2D : public Layer {
  public:
-  Shape output_shape(const Shape& in) const override {
-    if (in.size() != 3) throw bad_input(in, "(None, H, W, C)");
-    const int64_t h = detail::window_out(in[0], pool_[0], strides_[0], same_);
-    const int64_t w = detail::window_out(in[1], pool_[1], strides_[1], same_);
-    if (h < 1 || w < 1) throw bad_input(in, "H and W >= the pool size with valid padding");
-    return {h, w, in[2]};
-  }
-  Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
-    return c.graph.op1(op_, {x},
-                       {{"ksize", {pool_[0], pool_[1]}},
-                        {"strides", {strides_[0], strides_[1]}},
-                        {"padding", same_ ? "SAME" : "VALID"}},
-                       c.node(name_));
-  }
+  Shape output_shape(const Shape& in) const override;
+  Value call(CallContext& c, Value x, const std::vector<Value>&) const override;
 
  protected:
-  Pool2D(std::string op, Size2 pool, Size2 strides, const std::string& padding)
-      : op_(std::move(op)),
-        pool_(pool),
-        strides_(strides[0] == 0 ? pool : strides),
-        same_(detail::check_padding(padding, op_)) {
-    detail::check_size2(pool_, "pool size", op_);
-    detail::check_size2(strides_, "strides", op_);
-  }
+  Pool2D(std::string op, Size2 pool, Size2 strides, const std::string& padding);
 
  private:
   std::string op_;
@@ -554,9 +339,9 @@ class MaxPool2D : public Pool2D {
   explicit MaxPool2D(Size2 pool = {2, 2}, Size2 strides = {0, 0},
                      const std::string& padding = "valid")
       : Pool2D("max_pool2d", pool, strides, padding) {}
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<MaxPool2D>(*this); }
-  std::string type() const override { return "MaxPooling2D"; }
-  std::string base_name() const override { return "max_pooling2d"; }
+  std::shared_ptr<Layer> clone() const override;
+  std::string type() const override;
+  std::string base_name() const override;
 };
 
 class AvgPool2D : public Pool2D {
@@ -564,20 +349,18 @@ class AvgPool2D : public Pool2D {
   explicit AvgPool2D(Size2 pool = {2, 2}, Size2 strides = {0, 0},
                      const std::string& padding = "valid")
       : Pool2D("avg_pool2d", pool, strides, padding) {}
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<AvgPool2D>(*this); }
-  std::string type() const override { return "AveragePooling2D"; }
-  std::string base_name() const override { return "average_pooling2d"; }
+  std::shared_ptr<Layer> clone() const override;
+  std::string type() const override;
+  std::string base_name() const override;
 };
 
 class Flatten : public Layer {
  public:
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<Flatten>(*this); }
-  std::string type() const override { return "Flatten"; }
-  std::string base_name() const override { return "flatten"; }
-  Shape output_shape(const Shape& in) const override { return {element_count(in)}; }
-  Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
-    return c.graph.op1("flatten", {x}, {}, c.node(name_));
-  }
+  std::shared_ptr<Layer> clone() const override;
+  std::string type() const override;
+  std::string base_name() const override;
+  Shape output_shape(const Shape& in) const override;
+  Value call(CallContext& c, Value x, const std::vector<Value>&) const override;
 };
 
 // Keras' Reshape(target_shape): (None, in...) -> (None, target_shape...), the elements in
@@ -585,39 +368,12 @@ class Flatten : public Layer {
 // when the element counts differ.
 class Reshape : public Layer {
  public:
-  explicit Reshape(Shape target_shape) : target_(std::move(target_shape)) {
-    int unknown = 0;
-    for (int64_t d : target_) {
-      if (d == -1) ++unknown;
-      else if (d < 1) throw Error(DLRT_INVALID_ARGUMENT, "Reshape: dims must be >= 1 or one -1");
-    }
-    if (target_.empty() || unknown > 1)
-      throw Error(DLRT_INVALID_ARGUMENT, "Reshape: target_shape " + shape_string(target_) +
-                                             " needs at least one dim and at most one -1");
-  }
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<Reshape>(*this); }
-  std::string type() const override { return "Reshape"; }
-  std::string base_name() const override { return "reshape"; }
-  Shape output_shape(const Shape& in) const override {
-    const int64_t n = element_count(in);
-    int64_t known = 1;
-    for (int64_t d : target_)
-      if (d != -1) known *= d;
-    Shape out = target_;
-    for (int64_t& d : out)
-      if (d == -1) d = known > 0 && n % known == 0 ? n / known : 0;
-    if (element_count(out) != n || n == 0)
-      throw bad_input(in, "a shape of " + std::to_string(element_count(out)) +
-                              " elements, to reshape to " + shape_string(target_));
-    return out;
-  }
-  Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
-    const std::vector<int64_t> xd = x.dims();
-    const Shape out = output_shape(Shape(xd.begin() + 1, xd.end()));
-    std::vector<int64_t> dims = {xd.at(0)};
-    dims.insert(dims.end(), out.begin(), out.end());
-    return c.graph.op1("reshape", {x}, {{"shape", dims}}, c.node(name_));
-  }
+  explicit Reshape(Shape target_shape);
+  std::shared_ptr<Layer> clone() const override;
+  std::string type() const override;
+  std::string base_name() const override;
+  Shape output_shape(const Shape& in) const override;
+  Value call(CallContext& c, Value x, const std::vector<Value>&) const override;
 
  private:
   Shape target_;
@@ -630,21 +386,12 @@ class Reshape : public Layer {
 // g > 0 keys its stream by derive_seed(seed, "replica/g") instead of the model seed.
 class Dropout : public Layer {
  public:
-  explicit Dropout(double rate) : rate_(rate) {
-    if (!(rate >= 0.0 && rate < 1.0))
-      throw Error(DLRT_INVALID_ARGUMENT, "Dropout: rate must be in [0, 1)");
-  }
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<Dropout>(*this); }
-  std::string type() const override { return "Dropout"; }
-  std::string base_name() const override { return "dropout"; }
-  Shape output_shape(const Shape& in) const override { return in; }
-  Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
-    if (!c.training || rate_ == 0.0) return x;
-    return c.graph.op1(
-        "dropout", {x},
-        {{"rate", rate_}, {"seed", static_cast<int64_t>(derive_seed(c.seed, name_))}},
-        c.node(name_));
-  }
+  explicit Dropout(double rate);
+  std::shared_ptr<Layer> clone() const override;
+  std::string type() const override;
+  std::string base_name() const override;
+  Shape output_shape(const Shape& in) const override;
+  Value call(CallContext& c, Value x, const std::vector<Value>&) const override;
 
  private:
   double rate_;
@@ -653,12 +400,10 @@ class Dropout : public Layer {
 // An activation on its own: ReLU(), Sigmoid(), Tanh(), Softmax().
 class ActivationLayer : public Layer {
  public:
-  Shape output_shape(const Shape& in) const override { return in; }
-  Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
-    return apply_activation(c.graph, x, activation_);
-  }
-  std::string type() const override { return type_; }
-  std::string base_name() const override { return base_; }
+  Shape output_shape(const Shape& in) const override;
+  Value call(CallContext& c, Value x, const std::vector<Value>&) const override;
+  std::string type() const override;
+  std::string base_name() const override;
   const std::string& activation() const { return activation_; }
 
  protected:
@@ -672,23 +417,23 @@ class ActivationLayer : public Layer {
 class ReLU : public ActivationLayer {
  public:
   ReLU() : ActivationLayer("relu", "ReLU", "re_lu") {}
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<ReLU>(*this); }
+  std::shared_ptr<Layer> clone() const override;
 };
 class Softmax : public ActivationLayer {
  public:
   Softmax() : ActivationLayer("softmax", "Softmax", "softmax") {}
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<Softmax>(*this); }
+  std::shared_ptr<Layer> clone() const override;
 };
 // Keras has no Sigmoid/Tanh layer classes; these are its Activation("sigmoid"/"tanh").
 class Sigmoid : public ActivationLayer {
  public:
   Sigmoid() : ActivationLayer("sigmoid", "Activation", "activation") {}
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<Sigmoid>(*this); }
+  std::shared_ptr<Layer> clone() const override;
 };
 class Tanh : public ActivationLayer {
  public:
   Tanh() : ActivationLayer("tanh", "Activation", "activation") {}
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<Tanh>(*this); }
+  std::shared_ptr<Layer> clone() const override;
 };
 
 }  // namespace dlrt::nn

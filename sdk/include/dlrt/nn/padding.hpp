@@ -36,37 +36,16 @@ class ZeroPadding2D : public Layer {
   explicit ZeroPadding2D(Size2 hw, const char* data_format = "channels_last")
       : ZeroPadding2D(Size2{hw[0], hw[0]}, Size2{hw[1], hw[1]}, data_format) {}
   ZeroPadding2D(Size2 top_bottom, Size2 left_right,
-                const std::string& data_format = "channels_last")
-      : top_bottom_(top_bottom),
-        left_right_(left_right),
-        channels_first_(detail::channels_first(data_format, "ZeroPadding2D")) {
-    for (int64_t p : {top_bottom[0], top_bottom[1], left_right[0], left_right[1]})
-      if (p < 0)
-        throw Error(DLRT_INVALID_ARGUMENT,
-                    "ZeroPadding2D: padding must be >= 0, got " + std::to_string(p));
-  }
+                const std::string& data_format = "channels_last");
 
-  std::string type() const override { return "ZeroPadding2D"; }
-  std::string base_name() const override { return "zero_padding2d"; }
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<ZeroPadding2D>(*this); }
+  std::string type() const override;
+  std::string base_name() const override;
+  std::shared_ptr<Layer> clone() const override;
   const Size2& top_bottom() const { return top_bottom_; }
   const Size2& left_right() const { return left_right_; }
 
-  Shape output_shape(const Shape& in) const override {
-    if (in.size() != 3)
-      throw bad_input(in, channels_first_ ? "(None, C, H, W)" : "(None, H, W, C)");
-    const int64_t dh = top_bottom_[0] + top_bottom_[1], dw = left_right_[0] + left_right_[1];
-    if (channels_first_) return {in[0], in[1] + dh, in[2] + dw};
-    return {in[0] + dh, in[1] + dw, in[2]};
-  }
-  Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
-    const int64_t t = top_bottom_[0], b = top_bottom_[1], l = left_right_[0], r = left_right_[1];
-    const std::vector<int64_t> pads = channels_first_
-                                          ? std::vector<int64_t>{0, 0, t, l, 0, 0, b, r}
-                                          : std::vector<int64_t>{0, t, l, 0, 0, b, r, 0};
-    return c.graph.op1("pad", {x}, {{"pads", pads}, {"mode", "constant"}, {"value", 0.0}},
-                       c.node(name_));
-  }
+  Shape output_shape(const Shape& in) const override;
+  Value call(CallContext& c, Value x, const std::vector<Value>&) const override;
 
  private:
   Size2 top_bottom_, left_right_;

@@ -8,9 +8,6 @@
 #ifndef DLRT_NN_REGULARIZERS_HPP_
 #define DLRT_NN_REGULARIZERS_HPP_
 
-#include <cmath>
-#include <string>
-
 #include "dlrt/dlrt.hpp"
 
 namespace dlrt::nn {
@@ -20,23 +17,13 @@ class Regularizer {
   Regularizer() = default;  // none
   static Regularizer none() { return Regularizer(); }
   // INVALID_ARGUMENT unless l2 is finite and >= 0 (0 is none).
-  static Regularizer l2(double l2) {
-    if (!(std::isfinite(l2) && l2 >= 0.0))
-      throw Error(DLRT_INVALID_ARGUMENT,
-                  "Regularizer::l2: l2 = " + std::to_string(l2) + "; expected a finite value >= 0");
-    Regularizer r;
-    r.l2_ = l2;
-    return r;
-  }
+  static Regularizer l2(double l2);
 
   bool active() const { return l2_ > 0.0; }
   double l2_factor() const { return l2_; }
 
   // The scalar penalty of weight `w` (any shape): l2 * reduce_sum(w * w). Only when active().
-  Value penalty(Graph& g, const Value& w) const {
-    Value sum = g.op1("reduce_sum", {g.op1("mul", {w, w})});
-    return g.op1("mul", {sum, g.constant<float>("", {}, {static_cast<float>(l2_)})});
-  }
+  Value penalty(Graph& g, const Value& w) const;
 
  private:
   double l2_ = 0.0;

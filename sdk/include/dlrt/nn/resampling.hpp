@@ -18,7 +18,6 @@
 #ifndef DLRT_NN_RESAMPLING_HPP_
 #define DLRT_NN_RESAMPLING_HPP_
 
-#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,45 +31,19 @@ namespace dlrt::nn {
 class UpSampling2D : public Layer {
  public:
   explicit UpSampling2D(Size2 size = {2, 2}, const std::string& interpolation = "nearest",
-                        const std::string& data_format = "channels_last")
-      : size_(size),
-        bilinear_(check_interpolation(interpolation)),
-        channels_first_(detail::channels_first(data_format, "UpSampling2D")) {
-    detail::check_size2(size_, "size", "UpSampling2D");
-  }
+                        const std::string& data_format = "channels_last");
 
-  std::string type() const override { return "UpSampling2D"; }
-  std::string base_name() const override { return "up_sampling2d"; }
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<UpSampling2D>(*this); }
+  std::string type() const override;
+  std::string base_name() const override;
+  std::shared_ptr<Layer> clone() const override;
   const Size2& size() const { return size_; }
   std::string interpolation() const { return bilinear_ ? "bilinear" : "nearest"; }
 
-  Shape output_shape(const Shape& in) const override {
-    if (in.size() != 3)
-      throw bad_input(in, channels_first_ ? "(None, C, H, W)" : "(None, H, W, C)");
-    if (channels_first_) return {in[0], in[1] * size_[0], in[2] * size_[1]};
-    return {in[0] * size_[0], in[1] * size_[1], in[2]};
-  }
-  Value call(CallContext& c, Value x, const std::vector<Value>&) const override {
-    const std::vector<int64_t> dims = x.dims();  // (B, H, W, C) or (B, C, H, W)
-    const int64_t h = channels_first_ ? dims[2] : dims[1];
-    const int64_t w = channels_first_ ? dims[3] : dims[2];
-    return c.graph.op1("resize", {x},
-                       {{"size", std::vector<int64_t>{h * size_[0], w * size_[1]}},
-                        {"mode", bilinear_ ? "bilinear" : "nearest"},
-                        {"coordinate_transformation", bilinear_ ? "half_pixel" : "asymmetric"},
-                        {"nearest_mode", "floor"},
-                        {"data_format", channels_first_ ? "NCHW" : "NHWC"}},
-                       c.node(name_));
-  }
+  Shape output_shape(const Shape& in) const override;
+  Value call(CallContext& c, Value x, const std::vector<Value>&) const override;
 
  private:
-  static bool check_interpolation(const std::string& i) {
-    if (i == "nearest") return false;
-    if (i == "bilinear") return true;
-    throw Error(DLRT_INVALID_ARGUMENT,
-                "UpSampling2D: interpolation '" + i + "'; expected nearest or bilinear");
-  }
+  static bool check_interpolation(const std::string& i);
 
   Size2 size_;
   bool bilinear_;

@@ -17,7 +17,6 @@
 #ifndef DLRT_NN_SYMBOLIC_HPP_
 #define DLRT_NN_SYMBOLIC_HPP_
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -59,19 +58,8 @@ struct Node {
 
   bool is_input() const { return layer == nullptr; }
 
-  static uint64_t next_sequence() {
-    static std::atomic<uint64_t> counter{0};
-    return counter++;
-  }
+  static uint64_t next_sequence();
 };
-
-inline const Shape& SymbolicTensor::shape() const {
-  if (!node_ || index_ >= node_->outputs.size())
-    throw Error(
-        DLRT_FAILED_PRECONDITION,
-        "SymbolicTensor: refers to no layer output; make it with nn::Input or a layer call");
-  return node_->outputs[index_];
-}
 
 }  // namespace dlrt::nn
 
