@@ -23,6 +23,9 @@
 //             (peak.hpp, ~8 ms), or the nominal threads x clock x FLOP per cycle. Both are
 //             attributes (`measured_peak_gflops`, `nominal_peak_gflops`) either way... the
 //             measured one only when measured.
+#include <dlfcn.h>
+#include <omp.h>
+
 #include <memory>
 #include <string>
 
@@ -38,9 +41,28 @@ using plugin::guard;
 constexpr const char* kName = "cpu";
 constexpr const char* kPlatform = "onednn";
 
+// Keeps the OpenMP runtime (libgomp) mapped for the life of the process. Its worker threads
+// outlive every parallel region: they spin in libgomp for a while (OMP_WAIT_POLICY active,
+// the default), then sleep there. When the host unloads this plugin (a context destroyed right
+// after a training step), dlclose would unmap libdnnl and libgomp under threads still spinning
+// in them, and one of those threads, not ours, would crash the program. RTLD_NODELETE on the
+// copy already loaded (found from one of its functions) pins it; unloading the plugin and
+// libdnnl stays safe, as no worker runs their code outside a parallel region.
+void pin_openmp_runtime() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&omp_get_max_threads), &info) == 0 ||
+      info.dli_fname == nullptr)
+    return;
+  if (::dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) == nullptr)
+    plugin::log(DLRT_LOG_WARNING, std::string("cpu: could not pin the OpenMP runtime ") +
+                                      info.dli_fname + ": " + ::dlerror());
+  // The handle is not closed: the pin is for good.
+}
+
 dlrt_status* plugin_create(const dlrt_plugin_create_args* args, dlrt_plugin** out_plugin) {
   if (out_plugin != nullptr) *out_plugin = nullptr;
   return guard([&] {
+    pin_openmp_runtime();
     plugin::require(out_plugin, "out_plugin");
     plugin::Options options(args, {"threads", "winograd", "peak"});
     // Built in a unique_ptr, so a failure part way (bad option, out of memory) frees it.
