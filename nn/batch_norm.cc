@@ -55,24 +55,6 @@ Value BatchNormalization::call_with_add_relu(CallContext& c, Value x, Value resi
   return build(c, x, v, true, &residual);
 }
 
-bool BatchNormalization::folds_into_conv(const Shape& in) const {
-  return in.size() == 3 && channel_axis(in) == 2;
-}
-
-std::pair<Value, Value> BatchNormalization::inference_scale_shift(
-    CallContext& c, const std::vector<Value>& v) const {
-  size_t k = 0;
-  const std::optional<Value> gamma = scale_ ? std::optional<Value>(v[k++]) : std::nullopt;
-  const std::optional<Value> beta = center_ ? std::optional<Value>(v[k++]) : std::nullopt;
-  const Value mean = v[k], variance = v[k + 1];
-  const Value eps = c.graph.constant<float>("", {}, {static_cast<float>(epsilon_)});
-  Value scale = c.graph.op1("rsqrt", {c.graph.op1("add", {variance, eps})});
-  if (gamma) scale = c.graph.op1("mul", {scale, *gamma});
-  Value shift = c.graph.op1("neg", {c.graph.op1("mul", {mean, scale})});
-  if (beta) shift = c.graph.op1("add", {shift, *beta});
-  return {scale, shift};
-}
-
 Value BatchNormalization::build(CallContext& c, Value x, const std::vector<Value>& v, bool relu,
                                 const Value* residual) const {
   const std::vector<int64_t> dims = x.dims();  // by value: one copy for both iterators

@@ -205,16 +205,6 @@ Value Conv2D::call(CallContext& c, Value x, const std::vector<Value>& v) const {
                      c.node(name_));
 }
 
-Value Conv2D::call_scaled(CallContext& c, Value x, const std::vector<Value>& v, Value scale,
-                          Value shift) const {
-  OpAttrs fused = conv_attrs();
-  fused.emplace_back("activation", activation_);
-  const Value w = c.graph.op1("mul", {v[0], scale});
-  const Value b = use_bias_ ? c.graph.op1("add", {c.graph.op1("mul", {v[1], scale}), shift})
-                            : shift;  // no bias: b * scale is 0
-  return c.graph.op1("conv2d_bias_act", {x, w, b}, fused, c.node(name_ + "_bn_folded"));
-}
-
 OpAttrs Conv2D::conv_attrs() const {
   OpAttrs conv = {{"strides", {strides_[0], strides_[1]}}, {"padding", same_ ? "SAME" : "VALID"}};
   // Only when not the default, so a plain Conv2D builds the op it always built.

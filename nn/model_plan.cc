@@ -91,29 +91,6 @@ void Model::make_plan(const std::vector<Shape>& inputs) {
     compute.push_back(d);
   }
   if (any_mixed) plan->compute_dtype = std::move(compute);
-  // Batch-norm folding at inference: a BatchNormalization (channel last) whose one input is
-  // a linear Conv2D's output that nothing else reads. Not under a mixed policy (the casts
-  // between the two layers would change what folds).
-  if (config_.fold_batch_norm && !any_mixed) {
-    std::vector<int> reads(slots.size(), 0);
-    for (const detail::PlanNode& n : graph_->nodes)
-      for (size_t s : n.inputs) ++reads[s];
-    for (size_t s : graph_->outputs) ++reads[s];
-    std::vector<int64_t> fold(graph_->nodes.size(), -1);
-    bool any = false;
-    for (size_t j = 0; j < graph_->nodes.size(); ++j) {
-      const detail::PlanNode& n = graph_->nodes[j];
-      const auto* bn = dynamic_cast<const BatchNormalization*>(graph_->layers[n.layer].get());
-      if (bn == nullptr || n.inputs.size() != 1 || n.inputs[0] < inputs.size()) continue;
-      const size_t s = n.inputs[0], k = s - inputs.size();  // node k made slot s
-      const auto* conv = dynamic_cast<const Conv2D*>(graph_->layers[graph_->nodes[k].layer].get());
-      if (conv == nullptr || !conv->foldable() || reads[s] != 1 || !bn->folds_into_conv(slots[s]))
-        continue;
-      fold[j] = static_cast<int64_t>(k);
-      any = true;
-    }
-    if (any) plan->fold_bn = std::move(fold);
-  }
   // BatchNormalization + ReLU fusion (CompileConfig::fuse_batch_norm_relu): node j, a
   // BatchNormalization whose output slot is read once, by a plain ReLU node (not a model
   // output), builds its op with activation relu; run_plan passes the value through that ReLU.
@@ -208,6 +185,9 @@ void Model::make_plan(const std::vector<Shape>& inputs) {
   if (config_.log_device_placement) plan->compile.log_device_placement = true;
   if (!config_.use_capture) plan->compile.use_capture = false;
   if (config_.device == "auto") plan->compile.auto_device = true;
+  // Batch-norm folding at inference is the core's graph pass fold_batch_norm (a linear Conv2D
+  // or Dense whose only reader is a BatchNormalization, in f32): CompileConfig turns it off.
+  if (!config_.fold_batch_norm) plan->compile.graph_passes = "default,-fold_batch_norm";
   output_shapes_ = std::move(output_shapes);
   plan_ = std::move(plan);
 }

@@ -62,7 +62,6 @@ void Session::save_onnx(const std::string& path, dlrt_dtype input_dtype) {
     const std::string scope = std::string("onnx_") + dtype_name(input_dtype) + "/";
     Value xp = g.placeholder(scope + "x", input_dtype, batch_dims(1, plan_->input));
     CallContext c{g, false, plan_->seed, scope};
-    c.fold_batch_norm = false;  // ONNX's BatchNormalization, which importers fold themselves
     Value y = forward(c, {to_float(g, xp, 0)}).at(0);
     it = exports_.emplace(input_dtype, std::make_pair(xp, y)).first;
   }

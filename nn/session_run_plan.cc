@@ -23,7 +23,7 @@ std::vector<Value> run_plan(const Plan& plan, CallContext& c, std::vector<Value>
                             const std::vector<Value>& vars) {
   std::vector<Value> slots = std::move(inputs);
   // Slots a BatchNormalization made with its ReLU fused (Plan::fuse_bn_relu): the ReLU node
-  // reading one passes it on. A folded BatchNormalization (below) fuses nothing.
+  // reading one passes it on.
   std::vector<char> relu_done(slots.size() + plan.nodes.size(), 0);
   const bool mixed = !plan.compute_dtype.empty();
   const bool add_relu = c.training && !plan.fuse_bn_add_relu.empty();
@@ -58,18 +58,6 @@ std::vector<Value> run_plan(const Plan& plan, CallContext& c, std::vector<Value>
                           c.scope + "call_" + k + "/"};
         slots.push_back(bn.call_with_add_relu(again, x, r, params));
       }
-      continue;
-    }
-    if (!c.training && c.fold_batch_norm && !plan.fold_bn.empty() && plan.fold_bn[j] >= 0) {
-      // The conv node's own output (built above) is left unread: compile prunes it.
-      const PlanNode& conv = plan.nodes[static_cast<size_t>(plan.fold_bn[j])];
-      std::vector<Value> conv_params, bn_params;
-      for (size_t i : plan.layer_state[conv.layer]) conv_params.push_back(vars.at(i));
-      for (size_t i : plan.layer_state[n.layer]) bn_params.push_back(vars.at(i));
-      const auto& bn = static_cast<const BatchNormalization&>(*plan.layers[n.layer]);
-      const auto [scale, shift] = bn.inference_scale_shift(c, bn_params);
-      const auto& layer = static_cast<const Conv2D&>(*plan.layers[conv.layer]);
-      slots.push_back(layer.call_scaled(c, slots.at(conv.inputs.at(0)), conv_params, scale, shift));
       continue;
     }
     std::vector<Value> params, in;

@@ -21,8 +21,9 @@
 //   evaluate / predict: y = gamma*(x - moving_mean)/sqrt(moving_variance + epsilon) + beta
 //     (op batch_norm), which changes nothing. A frozen layer (set_trainable(false), taken at
 //     compile()) computes this in the training step too, and its statistics stay as they are.
-//     After a linear Conv2D that nothing else reads, evaluate and predict fold this affine
-//     map into the conv's weights instead (CompileConfig::fold_batch_norm; session.hpp).
+//     After a linear Conv2D or Dense that nothing else reads, the compile's graph pass
+//     fold_batch_norm folds this affine map into its weights (core/passes;
+//     CompileConfig::fold_batch_norm turns it off).
 // Known differences from Keras: fit pads the last partial batch of an epoch with copies of
 // row 0 (session.hpp), and those rows count in that step's batch statistics; under a
 // distribution strategy the replicated step normalises with each replica's batch statistics
@@ -72,13 +73,6 @@ class BatchNormalization : public Layer {
   // session.hpp's run_plan). Elsewhere (inference, a frozen layer) the three ops as built.
   Value call_with_add_relu(CallContext& c, Value x, Value residual,
                            const std::vector<Value>& v) const;
-
-  // Inference as an affine map per channel, y = x * scale + shift with
-  // scale = gamma / sqrt(moving_variance + epsilon), shift = beta - moving_mean * scale:
-  // what a preceding Conv2D folds into its weights (Conv2D::call_scaled). Only for images
-  // with the channel last (the conv's own layout).
-  bool folds_into_conv(const Shape& in) const;
-  std::pair<Value, Value> inference_scale_shift(CallContext& c, const std::vector<Value>& v) const;
 
   double momentum() const { return momentum_; }
   double epsilon() const { return epsilon_; }

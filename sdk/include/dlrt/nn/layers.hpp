@@ -91,9 +91,6 @@ struct CallContext {
   uint64_t seed;
   std::string scope;
   std::vector<StateUpdate>* state_updates = nullptr;
-  // Inference builds may fold a BatchNormalization into the Conv2D before it (Plan::fold_bn);
-  // save_onnx turns it off so the exported model keeps its BatchNormalization nodes.
-  bool fold_batch_norm = true;
   std::string node(const std::string& layer_name) const { return scope + layer_name; }
 };
 
@@ -255,16 +252,6 @@ class Conv2D : public Layer {
   Shape output_shape(const Shape& in) const override;
   std::vector<ParamSpec> params(const Shape& in) const override;
   Value call(CallContext& c, Value x, const std::vector<Value>& v) const override;
-
-  // Batch-norm folding at inference (session.hpp, run_plan): a linear Conv2D whose output
-  // y feeds only a BatchNormalization computing y * scale + shift per channel runs as one
-  // conv with w' = w * scale (HWIO: scale broadcasts along the output channels, the last
-  // dim) and b' = b * scale + shift. The fold is recomputed from the variables on every run
-  // (kh*kw*ci*co multiplies), so training moves it along; the normalisation's pass over
-  // the activations disappears.
-  bool foldable() const { return activation_ == "none"; }
-  Value call_scaled(CallContext& c, Value x, const std::vector<Value>& v, Value scale,
-                    Value shift) const;
 
  private:
   OpAttrs conv_attrs() const;

@@ -74,10 +74,6 @@ struct Plan {
   // Per layer: the dtype its call computes in (mixed_precision.hpp); empty = f32 everywhere.
   std::vector<dlrt_dtype> compute_dtype;
   std::vector<std::string> device_scopes;  // pushed, outermost first, around every build
-  // Inference only (evaluate, predict; CompileConfig::fold_batch_norm): fold_bn[j] >= 0 says
-  // node j, a BatchNormalization, runs folded into node fold_bn[j], the linear Conv2D that
-  // is its only input and has no other reader (Conv2D::call_scaled). Empty: nothing folds.
-  std::vector<int64_t> fold_bn;
   // fuse_bn_relu[j] != 0: node j, a BatchNormalization, builds its op with the ReLU fused
   // (BatchNormalization::call_with_relu), and the one ReLU node reading it passes the value
   // on (CompileConfig::fuse_batch_norm_relu). Empty: nothing fuses.
