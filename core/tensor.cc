@@ -50,14 +50,18 @@ ops::TensorType tensor_type_for_create(const char* who, const dlrt_tensor_desc& 
   return std::move(*t);
 }
 
-Tensor::Tensor(Context& context, size_t device, ops::TensorType type)
-    : context_(&context), device_(device), type_(std::move(type)) {
+void Tensor::describe() {
   bytes_ = dense_byte_size(type_);
   desc_.struct_size = sizeof desc_;
   desc_.dtype = type_.dtype;
   desc_.rank = type_.rank();
   for (int a = 0; a < type_.rank(); ++a) desc_.dims[a] = type_.dims[a];
   desc_.layout = DLRT_LAYOUT_DENSE;
+}
+
+Tensor::Tensor(Context& context, size_t device, ops::TensorType type)
+    : context_(&context), device_(device), type_(std::move(type)) {
+  describe();
   auto [api, handle] = context.device_handle(device);
   api_ = api;
   handle_ = handle;
@@ -67,12 +71,7 @@ Tensor::Tensor(Context& context, size_t device, ops::TensorType type)
 Tensor::Tensor(Context& context, size_t device, ops::TensorType type, void* data,
                void (*release)(void*), void* release_arg)
     : context_(&context), device_(device), type_(std::move(type)) {
-  bytes_ = dense_byte_size(type_);
-  desc_.struct_size = sizeof desc_;
-  desc_.dtype = type_.dtype;
-  desc_.rank = type_.rank();
-  for (int a = 0; a < type_.rank(); ++a) desc_.dims[a] = type_.dims[a];
-  desc_.layout = DLRT_LAYOUT_DENSE;
+  describe();
   auto [api, handle] = context.device_handle(device);  // OUT_OF_RANGE for a bad device
   if (!device_has_host_memory(context, device))
     fail(DLRT_FAILED_PRECONDITION,

@@ -71,6 +71,8 @@ class Tensor {
   void read(void* dst, size_t bytes) const;
 
  private:
+  void describe();  // bytes_ and desc_ from type_ (dense); throws for a type too large
+
   Context* context_;
   size_t device_;
   ops::TensorType type_;

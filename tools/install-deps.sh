@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ make pkg-config
+  cmake ninja-build g++ make pkg-config ccache
   libdnnl-dev ocl-icd-opencl-dev          # CPU plugin (oneDNN; its CMake config wants OpenCL)
   libboost-dev libboost-filesystem-dev    # Boost.DLL plugin loading
   libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev

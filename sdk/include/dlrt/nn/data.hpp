@@ -1,5 +1,5 @@
 // dlrt/nn/data.hpp: host arrays handed to fit/evaluate/predict, the seeded epoch order, and
-// the seed derivation every other part of nn uses. Header-only; no C calls.
+// the seed derivation every other part of nn uses (bodies in nn/data.cc); no C calls.
 //
 // What it is: `Array` is a NumPy-like host array (dtype, dims, bytes) whose first dim counts
 // samples: images (N,H,W,C) as u8 (scaled by 1/255 on the device) or f32 (used as given),

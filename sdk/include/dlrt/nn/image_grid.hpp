@@ -1,6 +1,6 @@
 // dlrt/nn/image_grid.hpp: a batch of images saved as one PNG grid (generated samples,
-// reconstructions), as torchvision's save_image(make_grid(...)) does. Header-only; the PNG
-// itself is written by libdlrt (dlrt::write_png, libpng).
+// reconstructions), as torchvision's save_image(make_grid(...)) does (nn/image_grid.cc); the
+// PNG itself is written by libdlrt (dlrt::write_png, libpng).
 //
 //   nn::Array fake = generator.predict(noise);        // (64, 28, 28, 1) f32 in [0, 1]
 //   nn::save_image_grid("samples_epoch3.png", fake, 8);

@@ -1,6 +1,7 @@
 // dlrt/nn/text_data.hpp: a byte-level text corpus for language models: a file or a folder of
 // files -> token ids, a train/validation split, and seeded random windows of length T.
-// Header-only; reads files with the standard library, throws dlrt::Error as the rest of nn.
+// nn/text_data.cc reads files with the standard library and throws dlrt::Error as the rest of
+// nn does.
 //
 //   auto corpus = nn::TextCorpus::read("/usr/share/games/fortunes");   // 2.5 MB of English
 //   auto [train, val] = corpus.split(0.1);                              // the last 10% is val
