@@ -183,7 +183,18 @@ nn::SymbolicTensor mini_resnet(const nn::Input& in) {
 }
 
 TEST(NnFunctionalLayers, ResidualBatchNormCheckpointRestoresTrainingExactly) {
-  dlrt::Context ctx = cpu_context();
+  // One cpu thread: on a 2-core AVX2 EPYC (Zen 3) two trainings of this model from the same
+  // state differ in the last bits of the 1x1 stride-2 projection's kernel gradient in about 4
+  // runs of 10 with two threads (measured at d8a5aaa too: a nondeterminism of that backward
+  // pass on that CPU, noted on issue 42, not yet found). This test is about what a checkpoint
+  // restores, which one thread shows exactly.
+  dlrt::ContextOptions o;
+  o.plugin_path(DLRT_TEST_PLUGIN_DIR)
+      .search_default_paths(false)
+      .plugin_options("cpu:threads=1")
+      .visible_devices("CPU")
+      .log_level(DLRT_LOG_ERROR);
+  dlrt::Context ctx(o);
   nn::Array x, y;
   striped_images(96, 8, &x, &y);
   const std::string path = ::testing::TempDir() + "nn_functional_bn_ckpt.safetensors";
