@@ -106,8 +106,7 @@ DLRT_API dlrt_status* dlrt_tensor_wrap_host(dlrt_context* context, size_t device
     require(desc, "desc");
     require(out_tensor, "out_tensor");
     context->check_device(device_index);
-    dlrt::ops::TensorType type =
-        dlrt::core::tensor_type_for_create("dlrt_tensor_wrap_host", *desc);
+    dlrt::ops::TensorType type = dlrt::core::tensor_type_for_create("dlrt_tensor_wrap_host", *desc);
     *out_tensor =
         new dlrt_tensor(*context, device_index, std::move(type), data, release, release_arg);
   });

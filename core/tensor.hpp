@@ -49,8 +49,8 @@ class Tensor {
   // once when the tensor is destroyed (release may be null). Throws OUT_OF_RANGE for a bad
   // device, FAILED_PRECONDITION naming a device without host memory, INVALID_ARGUMENT for a
   // null or misaligned pointer; on a throw `release` is not called (the caller keeps it).
-  Tensor(Context& context, size_t device, ops::TensorType type, void* data,
-         void (*release)(void*), void* release_arg);
+  Tensor(Context& context, size_t device, ops::TensorType type, void* data, void (*release)(void*),
+         void* release_arg);
   ~Tensor();
   Tensor(const Tensor&) = delete;
   Tensor& operator=(const Tensor&) = delete;

@@ -51,8 +51,8 @@ TEST(TensorHost, WrappedCallerMemoryFeedsOpsAndReceivesResults) {
   std::vector<float> out(6, 99.f);
   int released = 0;
   {
-    dlrt::Tensor x = dlrt::Tensor::wrap_host(ctx, cpu, DLRT_F32, {2, 3}, in.data(),
-                                             count_release, &released);
+    dlrt::Tensor x =
+        dlrt::Tensor::wrap_host(ctx, cpu, DLRT_F32, {2, 3}, in.data(), count_release, &released);
     dlrt::Tensor y = dlrt::Tensor::wrap_host(ctx, cpu, DLRT_F32, {2, 3}, out.data());
     EXPECT_EQ(x.host_data(), in.data());  // no copy either way
     EXPECT_EQ(x.read<float>(), in);
@@ -102,8 +102,8 @@ TEST(TensorHost, RefusalsLeaveTheMemoryToTheCaller) {
   EXPECT_EQ(code_of([&] { dlrt::Tensor::wrap_host(ctx, cpu, DLRT_F32, {0}, buf.data()); }),
             DLRT_INVALID_ARGUMENT);
   // u8 elements have no alignment to keep.
-  dlrt::Tensor bytes = dlrt::Tensor::wrap_host(ctx, cpu, DLRT_U8, {3},
-                                               reinterpret_cast<char*>(buf.data()) + 1);
+  dlrt::Tensor bytes =
+      dlrt::Tensor::wrap_host(ctx, cpu, DLRT_U8, {3}, reinterpret_cast<char*>(buf.data()) + 1);
   EXPECT_EQ(bytes.byte_size(), 3u);
   EXPECT_EQ(released, 0);  // no tensor was made, so nothing was released
 

@@ -69,7 +69,8 @@ std::string format_partial(const DeviceSpec& s) {
 }  // namespace
 
 Graph::Graph(Context& context)
-    : context_(&context), own_store_(std::make_unique<VariableStore>(*this)),
+    : context_(&context),
+      own_store_(std::make_unique<VariableStore>(*this)),
       store_(own_store_.get()) {}
 
 std::unique_ptr<Graph> Graph::derive(const Graph& base) {

@@ -177,7 +177,9 @@ void convert_gemm(NodeContext& c) {
   if (c.has_input(2) && alpha == 1.0 && beta == 1.0 && c.dtype(0) == DLRT_F32) {
     const std::vector<int64_t>& cd = c.dims(2);
     const bool row = (cd.size() == 1 && cd[0] == n) || (cd.size() == 2 && cd[0] == 1 && cd[1] == n);
-    if (row) return c.set(0, c.op("bias_add", {c.op("matmul", {a, b}, attrs), c.reshape(c.value(2), {n})}));
+    if (row)
+      return c.set(0,
+                   c.op("bias_add", {c.op("matmul", {a, b}, attrs), c.reshape(c.value(2), {n})}));
   }
   dlrt::Value y = c.op("matmul", {a, b}, attrs);
   if (alpha != 1.0) y = c.op("mul", {y, c.scalar(c.dtype(0), alpha)});

@@ -86,10 +86,11 @@ bool fold_one(Rewrite& rw, NodeId bn) {
     std::vector<uint8_t> eps_bytes(sizeof eps);
     std::memcpy(eps_bytes.data(), &eps, sizeof eps);
     const ValueRef e = rw.helper_constant(bn, "epsilon", {DLRT_F32, {}}, std::move(eps_bytes));
-    ValueRef s = rw.helper(bn, "inv_std", "rsqrt", {rw.helper(bn, "var_eps", "add", {bn_in[4], e})});
+    ValueRef s =
+        rw.helper(bn, "inv_std", "rsqrt", {rw.helper(bn, "var_eps", "add", {bn_in[4], e})});
     s = rw.helper(bn, "scale", "mul", {s, bn_in[1]});
-    ValueRef shift = rw.helper(bn, "neg_mean_scale", "neg",
-                               {rw.helper(bn, "mean_scale", "mul", {bn_in[3], s})});
+    ValueRef shift =
+        rw.helper(bn, "neg_mean_scale", "neg", {rw.helper(bn, "mean_scale", "mul", {bn_in[3], s})});
     shift = rw.helper(bn, "shift", "add", {shift, bn_in[2]});
     const ValueRef w = rw.helper(bn, "folded_kernel", "mul", {p_in[1], s});
     const ValueRef bias =
@@ -100,8 +101,8 @@ bool fold_one(Rewrite& rw, NodeId bn) {
     attrs["activation"] = activation;
     const std::string op = conv ? "conv2d_bias_act" : "matmul_bias_act";
     if (!rw.replace_with_op(bn, op, {p_in[0], w, bias}, attrs, pattern)) return false;
-    rw.log(fmt::format("fold_batch_norm: {} -> {} ({}, activation {})", before,
-                       rw.node(bn).name, op, activation));
+    rw.log(fmt::format("fold_batch_norm: {} -> {} ({}, activation {})", before, rw.node(bn).name,
+                       op, activation));
     return true;
   } catch (const Error&) {
     return false;  // a helper the registry refuses: leave the pattern as built

@@ -51,8 +51,7 @@ std::optional<size_t> host_device_for(Context& ctx, const ops::OpInstance& inst)
 std::optional<std::vector<uint8_t>> evaluate(Rewrite& rw, NodeId id) {
   const Node& n = rw.node(id);
   const ops::OpDef* def = ops::find_op(n.op);
-  if (def == nullptr || def->uses_rng || def->stateful || n.outputs.size() != 1 ||
-      n.inputs.empty())
+  if (def == nullptr || def->uses_rng || def->stateful || n.outputs.size() != 1 || n.inputs.empty())
     return std::nullopt;
   std::vector<ops::TensorType> types;
   size_t in_bytes = 0;

@@ -34,10 +34,8 @@ bool fuse_bias(Rewrite& rw, NodeId anchor) {
   std::string op;
   if (p.op == "conv2d" && p.attrs.at("data_format") == a.attrs.at("data_format"))
     op = "conv2d_bias_act";
-  else if (p.op == "matmul" && rw.graph().type_of(x).rank() == 2)
-    op = "matmul_bias_act";
-  else
-    return false;
+  else if (p.op == "matmul" && rw.graph().type_of(x).rank() == 2) op = "matmul_bias_act";
+  else return false;
   ops::AttrMap attrs = p.attrs;
   attrs["activation"] = std::string("none");
   const std::string before = rw.describe(x.node) + " + " + rw.describe(anchor);
@@ -74,10 +72,8 @@ void fuse_bias_activation(Rewrite& rw) {
     if (!rw.is_live(id)) continue;  // an earlier fusion made it dead
     const Node& n = rw.node(id);
     if (n.kind != NodeKind::kOp) continue;
-    if (n.op == "bias_add")
-      fuse_bias(rw, id);
-    else if (n.op == "relu" || n.op == "sigmoid" || n.op == "tanh")
-      fuse_activation(rw, id);
+    if (n.op == "bias_add") fuse_bias(rw, id);
+    else if (n.op == "relu" || n.op == "sigmoid" || n.op == "tanh") fuse_activation(rw, id);
   }
 }
 

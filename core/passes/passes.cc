@@ -19,9 +19,9 @@ std::string names_list() {
 }  // namespace
 
 const std::array<Pass, kPassCount>& stage_order() {
-  static const std::array<Pass, kPassCount> order = {
-      Pass::kFoldBatchNorm, Pass::kFuseBiasActivation, Pass::kFoldConstants,
-      Pass::kRemoveDeadNodes};
+  static const std::array<Pass, kPassCount> order = {Pass::kFoldBatchNorm,
+                                                     Pass::kFuseBiasActivation,
+                                                     Pass::kFoldConstants, Pass::kRemoveDeadNodes};
   return order;
 }
 
@@ -51,8 +51,8 @@ PassSet PassSet::parse(std::string_view spec) {
   size_t start = 0;
   while (start <= spec.size() && !spec.empty()) {
     const size_t comma = spec.find(',', start);
-    std::string_view item =
-        spec.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view item = spec.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
     if (item == "default") {

@@ -64,9 +64,8 @@ TEST(GraphPasses, ConvBiasReluBecomeOneConv2dBiasAct) {
   dlrt::Value x = g.placeholder("x", DLRT_F32, {2, 6, 6, 3});
   dlrt::Value w = g.constant<float>("w", {3, 3, 3, 4}, ramp(108, 0.05f, 0.5f));
   dlrt::Value b = g.constant<float>("b", {4}, {0.1f, -0.2f, 0.3f, -0.4f});
-  dlrt::Value y = g.op1("relu", {g.op1("bias_add", {g.op1("conv2d", {x, w}, {}, "conv"), b},
-                                       {}, "bias")},
-                        {}, "act");
+  dlrt::Value y = g.op1(
+      "relu", {g.op1("bias_add", {g.op1("conv2d", {x, w}, {}, "conv"), b}, {}, "bias")}, {}, "act");
   dlrt::Value out = g.op1("max_pool2d", {y});  // a consumer after the fused anchor
   const dlrt::core::Graph& inside = *g.get();  // the caller's graph, read through the core
   const size_t nodes_before = inside.nodes().size();
@@ -109,8 +108,8 @@ TEST(GraphPasses, MatmulBiasSigmoidBecomeOneMatmulBiasAct) {
   dlrt::Value y = g.op1("sigmoid", {g.op1("bias_add", {g.op1("matmul", {x, w}), b})});
   dlrt::Executable fused = g.compile({x}, {y});
   dlrt::Executable plain = g.compile({x}, {y}, kNone);
-  EXPECT_EQ(ops_of(fused), (std::vector<std::string>{"placeholder", "variable", "constant",
-                                                      "matmul_bias_act"}));
+  EXPECT_EQ(ops_of(fused),
+            (std::vector<std::string>{"placeholder", "variable", "constant", "matmul_bias_act"}));
   dlrt::Tensor xt = dlrt::Tensor::create(ctx, 0, DLRT_F32, {3, 5});
   xt.write(ramp(15, 0.3f, 2.f));
   expect_near(run1(fused, xt), run1(plain, xt), 1e-6f);
@@ -167,8 +166,7 @@ TEST(GraphPasses, BatchNormFoldsIntoConvAndFollowsItsVariables) {
                      "activation none)"),
             std::string::npos)
       << log;
-  EXPECT_NE(log.find("fuse_bias_activation: bn (conv2d_bias_act) + act (relu)"),
-            std::string::npos)
+  EXPECT_NE(log.find("fuse_bias_activation: bn (conv2d_bias_act) + act (relu)"), std::string::npos)
       << log;
 
   dlrt::Tensor xt = dlrt::Tensor::create(ctx, 0, DLRT_F32, {2, 5, 5, 3});
@@ -185,7 +183,8 @@ TEST(GraphPasses, BatchNormAfterABiasAddFoldsAndItsWeightsBecomeConstants) {
   dlrt::Graph g(ctx);
   dlrt::Value x = g.placeholder("x", DLRT_F32, {1, 4, 4, 2});
   dlrt::Value w = g.constant<float>("w", {1, 1, 2, 3}, ramp(6, 0.25f, 1.f));
-  dlrt::Value c = g.op1("bias_add", {g.op1("conv2d", {x, w}), g.constant<float>("b", {3}, {1, 2, 3})});
+  dlrt::Value c =
+      g.op1("bias_add", {g.op1("conv2d", {x, w}), g.constant<float>("b", {3}, {1, 2, 3})});
   dlrt::Value bn = g.op1("batch_norm",
                          {c, g.constant<float>("gamma", {3}, {1.f, 0.5f, 2.f}),
                           g.constant<float>("beta", {3}, {0.f, 0.1f, -0.1f}),
@@ -195,8 +194,8 @@ TEST(GraphPasses, BatchNormAfterABiasAddFoldsAndItsWeightsBecomeConstants) {
   dlrt::Value y = g.op1("relu", {bn}, {}, "act");
   dlrt::Executable fused = g.compile({x}, {y});
   dlrt::Executable plain = g.compile({x}, {y}, kNone);
-  EXPECT_EQ(ops_of(fused), (std::vector<std::string>{"placeholder", "constant", "constant",
-                                                      "conv2d_bias_act"}))
+  EXPECT_EQ(ops_of(fused),
+            (std::vector<std::string>{"placeholder", "constant", "constant", "conv2d_bias_act"}))
       << fused.pass_log();
   EXPECT_NE(fused.pass_log().find("fold_constants:"), std::string::npos) << fused.pass_log();
   dlrt::Tensor xt = dlrt::Tensor::create(ctx, 0, DLRT_F32, {1, 4, 4, 2});
@@ -253,8 +252,8 @@ TEST(GraphPasses, TrainingStepFusesWhatGradientsDoNotRead) {
   (void)x1;
   (void)x2;
   dlrt::Executable fused = g1.compile({x1}, {l1}, dlrt::CompileOptions().with_run_assigns(true));
-  dlrt::Executable plain =
-      g2.compile({x2}, {l2}, dlrt::CompileOptions().with_run_assigns(true).with_graph_passes("none"));
+  dlrt::Executable plain = g2.compile(
+      {x2}, {l2}, dlrt::CompileOptions().with_run_assigns(true).with_graph_passes("none"));
   EXPECT_NE(fused.pass_log().find("(conv2d) + bias_add (bias_add) -> bias_add (conv2d_bias_act)"),
             std::string::npos)
       << fused.pass_log();
@@ -285,11 +284,11 @@ TEST(GraphPasses, OptionsAndSetting) {
   dlrt::Context ctx = cpu_context();
   dlrt::Graph g(ctx);
   dlrt::Value x = g.placeholder("x", DLRT_F32, {2, 3});
-  dlrt::Value y = g.op1("relu", {g.op1("bias_add", {g.op1("matmul", {x, g.constant<float>(
-                                                                         "w", {3, 3}, ramp(9, 1.f))}),
-                                                    g.constant<float>("b", {3}, {1, 2, 3})})});
-  EXPECT_THROW(g.compile({x}, {y}, dlrt::CompileOptions().with_graph_passes("fold")),
-               dlrt::Error);
+  dlrt::Value y =
+      g.op1("relu",
+            {g.op1("bias_add", {g.op1("matmul", {x, g.constant<float>("w", {3, 3}, ramp(9, 1.f))}),
+                                g.constant<float>("b", {3}, {1, 2, 3})})});
+  EXPECT_THROW(g.compile({x}, {y}, dlrt::CompileOptions().with_graph_passes("fold")), dlrt::Error);
   // Only the bias: the activation stays.
   dlrt::Executable only_bias =
       g.compile({x}, {y}, dlrt::CompileOptions().with_graph_passes("none,fuse_bias_activation"));
@@ -307,7 +306,8 @@ TEST(GraphPasses, OptionsAndSetting) {
   ::unsetenv("DLRT_GRAPH_PASSES");
   dlrt::Graph h(off);
   dlrt::Value hx = h.placeholder("x", DLRT_F32, {2, 3});
-  dlrt::Value hy = h.op1("relu", {h.op1("matmul", {hx, h.constant<float>("w", {3, 3}, ramp(9, 1.f))})});
+  dlrt::Value hy =
+      h.op1("relu", {h.op1("matmul", {hx, h.constant<float>("w", {3, 3}, ramp(9, 1.f))})});
   dlrt::Executable plain = h.compile({hx}, {hy});
   EXPECT_TRUE(has_op(plain, "relu"));
   EXPECT_EQ(plain.pass_log(), "");
@@ -323,17 +323,19 @@ TEST(GraphPasses, LoggedBeforeThePlacementLogAtInfoLevel) {
                         .log_level(DLRT_LOG_INFO));
   dlrt::Graph g(ctx);
   dlrt::Value x = g.placeholder("x", DLRT_F32, {2, 3});
-  dlrt::Value y = g.op1("sigmoid", {g.op1("bias_add", {g.op1("matmul", {x, g.constant<float>(
-                                                                            "w", {3, 2}, ramp(6, 1.f))}),
-                                                       g.constant<float>("b", {2}, {1, 2})})},
-                        {}, "prob");
+  dlrt::Value y =
+      g.op1("sigmoid",
+            {g.op1("bias_add", {g.op1("matmul", {x, g.constant<float>("w", {3, 2}, ramp(6, 1.f))}),
+                                g.constant<float>("b", {2}, {1, 2})})},
+            {}, "prob");
   dlrt::CompileOptions o;
   o.log_device_placement = true;
   testing::internal::CaptureStderr();
   dlrt::Executable ex = g.compile({x}, {y}, o);
   const std::string err = testing::internal::GetCapturedStderr();
   const size_t pass = err.find("graph pass fuse_bias_activation:");
-  const size_t placed = err.find("prob: (matmul_bias_act): /job:localhost/replica:0/task:0/device:CPU:0");
+  const size_t placed =
+      err.find("prob: (matmul_bias_act): /job:localhost/replica:0/task:0/device:CPU:0");
   EXPECT_NE(pass, std::string::npos) << err;
   EXPECT_NE(placed, std::string::npos) << err;
   EXPECT_LT(pass, placed) << err;

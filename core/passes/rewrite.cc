@@ -134,8 +134,7 @@ ValueRef Rewrite::helper(NodeId anchor, const std::string& suffix, const std::st
 ValueRef Rewrite::helper_constant(NodeId anchor, const std::string& suffix,
                                   const ops::TensorType& type, std::vector<uint8_t> bytes) {
   const std::string name = g_.node(anchor).name + "/" + suffix;
-  const ValueRef v =
-      g_.add_constant(g_.find(name) ? std::string() : name, type, std::move(bytes));
+  const ValueRef v = g_.add_constant(g_.find(name) ? std::string() : name, type, std::move(bytes));
   helper_keys_[v.node] = Key{-1, 0, sequence_++};  // no inputs: first of all
   dirty_ = true;
   return v;

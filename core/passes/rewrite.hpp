@@ -87,9 +87,9 @@ class Rewrite {
   bool changed_ = false;
 
   mutable bool dirty_ = true;
-  mutable std::vector<char> live_;              // by node id
+  mutable std::vector<char> live_;                            // by node id
   mutable std::map<ValueRef, std::pair<int, NodeId>> reads_;  // live op reads: count, a reader
-  mutable std::map<ValueRef, int> root_reads_;  // fetches and assigns, per value
+  mutable std::map<ValueRef, int> root_reads_;                // fetches and assigns, per value
 };
 
 }  // namespace dlrt::core::passes

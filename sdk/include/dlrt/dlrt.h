@@ -301,8 +301,8 @@ DLRT_API dlrt_status* dlrt_tensor_read(const dlrt_tensor* tensor, void* dst, siz
 DLRT_API dlrt_status* dlrt_tensor_host_data(const dlrt_tensor* tensor, void** out_data);
 DLRT_API dlrt_status* dlrt_tensor_wrap_host(dlrt_context* context, size_t device_index,
                                             const dlrt_tensor_desc* desc, void* data,
-                                            void (*release)(void* release_arg),
-                                            void* release_arg, dlrt_tensor** out_tensor);
+                                            void (*release)(void* release_arg), void* release_arg,
+                                            dlrt_tensor** out_tensor);
 
 /* Infer the output descriptors of `op` for the given input descriptors (dense) and
  * attributes, without running anything. Attributes not given take their defaults.

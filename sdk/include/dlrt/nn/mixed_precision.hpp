@@ -27,7 +27,6 @@
 
 #include <string>
 
-
 namespace dlrt::nn {
 
 // The dtype a policy computes in: f32 for "float32", bf16 for "mixed_bfloat16", f16 for
