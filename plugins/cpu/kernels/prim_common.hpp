@@ -219,13 +219,20 @@ class PrimKernel : public Kernel {
   }
 
   // Appends a step; its scratchpad (if any) is bound to the host's workspace.
+  // The scratchpad region is kScratchpadSlack bytes longer than oneDNN asks for: Debian's
+  // oneDNN 2.7 on AVX2 CPUs (jit_1x1:avx2 convolution backward_weights with ic 1, mb32 ic1 oc6
+  // 1x1 stride 2) writes and reads a few floats past the end of its 256-byte scratchpad
+  // (valgrind on a Zen 3 EPYC): that corrupted the heap, or with two threads another buffer's
+  // bits (a training run differing in the last bits from an identical one). The slack keeps
+  // such an overrun inside the workspace.
+  static constexpr size_t kScratchpadSlack = 4096;
   void add_step(const dnnl::primitive& prim, std::unordered_map<int, memory> args,
                 const memory::desc& scratchpad) {
     if (scratchpad.get_size() > 0) {
       memory m = unbound(scratchpad);
       scratch_.push_back(m);
       args.emplace(DNNL_ARG_SCRATCHPAD, m);
-      scratch_bytes_ = std::max(scratch_bytes_, scratchpad.get_size());
+      scratch_bytes_ = std::max(scratch_bytes_, scratchpad.get_size() + kScratchpadSlack);
     }
     steps_.push_back({prim, std::move(args)});
   }
