@@ -105,12 +105,6 @@ std::optional<NodeId> Rewrite::sole_reader(ValueRef v) const {
   return it->second.second;
 }
 
-const std::string& Rewrite::producer_op(ValueRef v) const {
-  static const std::string kNone;
-  const Node& n = g_.node(v.node);
-  return n.kind == NodeKind::kOp && is_live(v.node) ? n.op : kNone;
-}
-
 ValueRef Rewrite::helper(NodeId anchor, const std::string& suffix, const std::string& op,
                          const std::vector<ValueRef>& inputs, const ops::AttrMap& attrs) {
   const Node& a = g_.node(anchor);

@@ -36,8 +36,6 @@ class Rewrite {
   std::optional<NodeId> sole_reader(ValueRef v) const;
   // sole_reader(v) == reader.
   bool read_only_by(ValueRef v, NodeId reader) const { return sole_reader(v) == reader; }
-  // The op of a live op node producing `v`, or "" (placeholder, constant, variable).
-  const std::string& producer_op(ValueRef v) const;
 
   // Appends op `op` on `inputs` for `anchor`'s rewrite: ordered just before the anchor,
   // requesting its device, named "<anchor>/<suffix>". Returns output 0. Throws the registry's
