@@ -39,24 +39,8 @@ std::vector<ParamSpec> BatchNormalization::params(const Shape& in) const {
   return p;
 }
 
+// x: (B, H, W, C) or (B, C, H, W) or (B, C); v: params() in order.
 Value BatchNormalization::call(CallContext& c, Value x, const std::vector<Value>& v) const {
-  return build(c, x, v, false);
-}
-
-Value BatchNormalization::call_with_relu(CallContext& c, Value x,
-                                         const std::vector<Value>& v) const {
-  return build(c, x, v, true);
-}
-
-Value BatchNormalization::call_with_add_relu(CallContext& c, Value x, Value residual,
-                                             const std::vector<Value>& v) const {
-  if (!c.training || !trainable())
-    return c.graph.op1("relu", {c.graph.op1("add", {build(c, x, v, false), residual})});
-  return build(c, x, v, true, &residual);
-}
-
-Value BatchNormalization::build(CallContext& c, Value x, const std::vector<Value>& v, bool relu,
-                                const Value* residual) const {
   const std::vector<int64_t> dims = x.dims();  // by value: one copy for both iterators
   const Shape sample(dims.begin() + 1, dims.end());
   const int64_t ch = channels(sample);
@@ -66,26 +50,15 @@ Value BatchNormalization::build(CallContext& c, Value x, const std::vector<Value
       center_ ? v[k++] : c.graph.constant<float>("", {ch}, std::vector<float>(size_t(ch), 0.f));
   const Value moving_mean = v[k], moving_variance = v[k + 1];
   const std::string format = channels_first(sample) ? "NCHW" : "NHWC";
-  const std::string act = relu ? "relu" : "none";
   // A frozen layer (set_trainable(false)) runs in inference mode even in a training step,
   // as Keras' BatchNormalization does since TF 2.0: fine-tuning keeps its statistics.
   if (!c.training || !trainable())
     return c.graph.op1("batch_norm", {x, gamma, beta, moving_mean, moving_variance},
-                       {{"epsilon", epsilon_}, {"data_format", format}, {"activation", act}},
-                       c.node(name_));
+                       {{"epsilon", epsilon_}, {"data_format", format}}, c.node(name_));
   // (y, moving_mean', moving_variance', saved_mean, saved_inv_std)
-  std::vector<Value> out =
-      residual != nullptr
-          ? c.graph.op("batch_norm_add_relu_train",
-                       {x, *residual, gamma, beta, moving_mean, moving_variance},
-                       {{"epsilon", epsilon_}, {"momentum", momentum_}, {"data_format", format}},
-                       c.node(name_))
-          : c.graph.op("batch_norm_train", {x, gamma, beta, moving_mean, moving_variance},
-                       {{"epsilon", epsilon_},
-                        {"momentum", momentum_},
-                        {"data_format", format},
-                        {"activation", act}},
-                       c.node(name_));
+  std::vector<Value> out = c.graph.op(
+      "batch_norm_train", {x, gamma, beta, moving_mean, moving_variance},
+      {{"epsilon", epsilon_}, {"momentum", momentum_}, {"data_format", format}}, c.node(name_));
   if (c.state_updates != nullptr) {
     c.state_updates->push_back({moving_mean, out[1]});
     c.state_updates->push_back({moving_variance, out[2]});

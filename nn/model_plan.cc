@@ -1,13 +1,11 @@
 // model_plan.cc: Model::make_plan — a model's plan from its graph: state variables, compute
-// dtypes and the batch-norm folds and fusions (dlrt/nn/model.hpp).
+// dtypes and the graph passes its executables compile with (dlrt/nn/model.hpp).
 #include "dlrt/nn/model.hpp"
 
 #include <string>
 #include <vector>
 
-#include "dlrt/nn/batch_norm.hpp"
 #include "dlrt/nn/loss_scale.hpp"
-#include "dlrt/nn/merging.hpp"
 #include "dlrt/nn/optimizers.hpp"
 #include "dlrt/nn/plan.hpp"
 #include "dlrt/nn/schedules.hpp"
@@ -91,66 +89,6 @@ void Model::make_plan(const std::vector<Shape>& inputs) {
     compute.push_back(d);
   }
   if (any_mixed) plan->compute_dtype = std::move(compute);
-  // BatchNormalization + ReLU fusion (CompileConfig::fuse_batch_norm_relu): node j, a
-  // BatchNormalization whose output slot is read once, by a plain ReLU node (not a model
-  // output), builds its op with activation relu; run_plan passes the value through that ReLU.
-  if (config_.fuse_batch_norm_relu) {
-    std::vector<int> reads(slots.size(), 0);
-    std::vector<int64_t> reader(slots.size(), -1);
-    for (size_t j = 0; j < graph_->nodes.size(); ++j)
-      for (size_t s : graph_->nodes[j].inputs) ++reads[s], reader[s] = static_cast<int64_t>(j);
-    for (size_t s : graph_->outputs) ++reads[s];
-    std::vector<char> fuse(graph_->nodes.size(), 0);
-    bool any = false;
-    for (size_t j = 0; j < graph_->nodes.size(); ++j) {
-      const size_t s = inputs.size() + j;  // the slot node j makes
-      if (dynamic_cast<const BatchNormalization*>(graph_->layers[graph_->nodes[j].layer].get()) ==
-              nullptr ||
-          reads[s] != 1 || reader[s] < 0)
-        continue;
-      const Layer& next = *graph_->layers[graph_->nodes[size_t(reader[s])].layer];
-      if (!detail::is_relu_layer(next)) continue;
-      fuse[j] = 1;
-      any = true;
-    }
-    if (any) plan->fuse_bn_relu = std::move(fuse);
-  }
-  // Residual tails (CompileConfig::fuse_batch_norm_add_relu): an Add node k of two inputs
-  // whose output slot only a plain ReLU node reads, one of whose inputs is a trainable
-  // BatchNormalization node j's slot read by nothing else (the first such input when both
-  // are). Not under a mixed policy (the Add would compute in the policy's dtype).
-  if (config_.fuse_batch_norm_add_relu && optimizer_ && !any_mixed) {
-    std::vector<int> reads(slots.size(), 0);
-    std::vector<int64_t> reader(slots.size(), -1);
-    for (size_t j = 0; j < graph_->nodes.size(); ++j)
-      for (size_t s : graph_->nodes[j].inputs) ++reads[s], reader[s] = static_cast<int64_t>(j);
-    for (size_t s : graph_->outputs) ++reads[s];
-    std::vector<int64_t> fuse(graph_->nodes.size(), -1);
-    bool any = false;
-    for (size_t k = 0; k < graph_->nodes.size(); ++k) {
-      const detail::PlanNode& add = graph_->nodes[k];
-      const size_t out = inputs.size() + k;
-      if (dynamic_cast<const Add*>(graph_->layers[add.layer].get()) == nullptr ||
-          add.inputs.size() != 2 || add.inputs[0] == add.inputs[1] || reads[out] != 1 ||
-          reader[out] < 0 ||
-          !detail::is_relu_layer(*graph_->layers[graph_->nodes[size_t(reader[out])].layer]))
-        continue;
-      for (size_t s : add.inputs) {
-        if (s < inputs.size() || reads[s] != 1) continue;
-        const size_t j = s - inputs.size();  // node j made slot s
-        const auto* bn =
-            dynamic_cast<const BatchNormalization*>(graph_->layers[graph_->nodes[j].layer].get());
-        if (bn == nullptr || !bn->trainable() || fuse[j] != -1 ||
-            (!plan->fuse_bn_relu.empty() && plan->fuse_bn_relu[j]))
-          continue;
-        fuse[k] = static_cast<int64_t>(j);
-        fuse[j] = detail::Plan::kBuiltByItsAdd;
-        any = true;
-        break;
-      }
-    }
-    if (any) plan->fuse_bn_add_relu = std::move(fuse);
-  }
   // f16 gradients underflow: fit's step scales the loss (Keras wraps the optimizer of a
   // mixed_float16 model in a LossScaleOptimizer the same way); bf16 has f32's range.
   if (optimizer_ && any_f16) {
@@ -185,9 +123,14 @@ void Model::make_plan(const std::vector<Shape>& inputs) {
   if (config_.log_device_placement) plan->compile.log_device_placement = true;
   if (!config_.use_capture) plan->compile.use_capture = false;
   if (config_.device == "auto") plan->compile.auto_device = true;
-  // Batch-norm folding at inference is the core's graph pass fold_batch_norm (a linear Conv2D
-  // or Dense whose only reader is a BatchNormalization, in f32): CompileConfig turns it off.
-  if (!config_.fold_batch_norm) plan->compile.graph_passes = "default,-fold_batch_norm";
+  // Folding and fusing are the core's graph passes (docs/design.md, "Graph passes"); the
+  // model's switches turn them off, and CompileConfig::graph_passes has the last word.
+  std::string passes = "default";
+  if (!config_.fold_batch_norm) passes += ",-fold_batch_norm";
+  if (!config_.fuse_batch_norm_relu) passes += ",-fuse_bias_activation";
+  if (!config_.fuse_batch_norm_add_relu) passes += ",-fuse_residual_tail";
+  if (!config_.graph_passes.empty()) passes += "," + config_.graph_passes;
+  if (passes != "default") plan->compile.graph_passes = passes;
   output_shapes_ = std::move(output_shapes);
   plan_ = std::move(plan);
 }

@@ -9,6 +9,7 @@ namespace dlrt::core::passes {
 
 void fold_batch_norm(Rewrite& rw);       // fold_batch_norm.cc
 void fuse_bias_activation(Rewrite& rw);  // fuse_bias_activation.cc
+void fuse_residual_tail(Rewrite& rw);    // fuse_residual_tail.cc
 void fold_constants(Rewrite& rw);        // fold_constants.cc
 
 }  // namespace dlrt::core::passes

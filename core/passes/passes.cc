@@ -19,9 +19,9 @@ std::string names_list() {
 }  // namespace
 
 const std::array<Pass, kPassCount>& stage_order() {
-  static const std::array<Pass, kPassCount> order = {Pass::kFoldBatchNorm,
-                                                     Pass::kFuseBiasActivation,
-                                                     Pass::kFoldConstants, Pass::kRemoveDeadNodes};
+  static const std::array<Pass, kPassCount> order = {
+      Pass::kFoldBatchNorm, Pass::kFuseBiasActivation, Pass::kFuseResidualTail,
+      Pass::kFoldConstants, Pass::kRemoveDeadNodes};
   return order;
 }
 
@@ -31,6 +31,8 @@ const char* pass_name(Pass pass) {
       return "fold_batch_norm";
     case Pass::kFuseBiasActivation:
       return "fuse_bias_activation";
+    case Pass::kFuseResidualTail:
+      return "fuse_residual_tail";
     case Pass::kFoldConstants:
       return "fold_constants";
     case Pass::kRemoveDeadNodes:
@@ -93,6 +95,7 @@ StageResult run_stage(Graph& work, const std::vector<NodeId>& selected,
   Rewrite rw(work, selected, fetches, assigns);
   if (set.has(Pass::kFoldBatchNorm)) fold_batch_norm(rw);
   if (set.has(Pass::kFuseBiasActivation)) fuse_bias_activation(rw);
+  if (set.has(Pass::kFuseResidualTail)) fuse_residual_tail(rw);
   if (set.has(Pass::kFoldConstants)) fold_constants(rw);
   StageResult r;
   r.changed = rw.changed();

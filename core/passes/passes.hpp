@@ -24,7 +24,13 @@
 //   fuse_bias_activation  conv2d -> bias_add => conv2d_bias_act; matmul -> bias_add =>
 //                         matmul_bias_act; conv2d_bias_act / matmul_bias_act / batch_norm
 //                         with activation none -> relu | sigmoid | tanh => the same op with
-//                         that activation (batch_norm: relu only)
+//                         that activation (batch_norm: relu only); a training step's
+//                         batch_norm_train -> relu => batch_norm_train with activation relu,
+//                         its backward relu_grad -> batch_norm_grad => batch_norm_relu_grad
+//   fuse_residual_tail    a training step's relu(add(batch_norm_train(x), shortcut)) =>
+//                         batch_norm_add_relu_train(x, shortcut, ...), its backward
+//                         relu_grad -> batch_norm_grad => batch_norm_add_relu_grad (which
+//                         also gives the shortcut's gradient)
 //   fold_constants        an op of one output whose inputs are all constants (not random, not
 //                         stateful, output no larger than max(its inputs, 1 MiB)) runs once on
 //                         a host-memory device at compile and becomes a constant
@@ -36,8 +42,9 @@
 //
 // A pattern's intermediate values must be read only inside the pattern: by no other selected
 // node, fetch or assign. A training step's forward values are mostly read by its gradients,
-// so there the stage fuses only what nothing else reads (conv2d -> bias_add, whose gradient
-// needs only dy).
+// so a training fusion takes the gradient ops autodiff made for its forward pattern into the
+// pattern and rewrites both (the batch norm fusions); elsewhere the stage fuses only what
+// nothing else reads (conv2d -> bias_add, whose gradient needs only dy).
 #pragma once
 
 #include <array>
@@ -49,8 +56,14 @@
 
 namespace dlrt::core::passes {
 
-enum class Pass { kFoldBatchNorm, kFuseBiasActivation, kFoldConstants, kRemoveDeadNodes };
-inline constexpr size_t kPassCount = 4;
+enum class Pass {
+  kFoldBatchNorm,
+  kFuseBiasActivation,
+  kFuseResidualTail,
+  kFoldConstants,
+  kRemoveDeadNodes
+};
+inline constexpr size_t kPassCount = 5;
 
 // The passes in the stage's order, and their names as options and logs spell them.
 const std::array<Pass, kPassCount>& stage_order();

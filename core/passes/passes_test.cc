@@ -265,13 +265,97 @@ TEST(GraphPasses, TrainingStepFusesWhatGradientsDoNotRead) {
   }
 }
 
+// A training step's batch norms: conv -> batch_norm_train -> relu, then a residual tail
+// relu(add(batch_norm_train(conv(r1)), r1)), differentiated with autodiff. The passes fuse the
+// forward ops with the gradient ops autodiff made for them (fuse_bias_activation,
+// fuse_residual_tail), and the step trains as the graph built does: losses, weights and the
+// running statistics the assigns write.
+TEST(GraphPasses, TrainingBatchNormsFuseWithTheirGradients) {
+  dlrt::Context ctx = cpu_context();
+  struct Step {
+    dlrt::Value x, loss;
+    std::vector<dlrt::Value> state;
+  };
+  auto build = [&](dlrt::Graph& g) {
+    Step s;
+    s.x = g.placeholder("x", DLRT_F32, {4, 5, 5, 3});
+    auto weights = [&](const std::string& name, int64_t seed) {
+      return g.variable(name, DLRT_F32, {3, 3, 3, 3}, "random_uniform",
+                        {{"minval", -0.4}, {"maxval", 0.4}, {"seed", seed}});
+    };
+    auto channel = [&](const std::string& name, double v, bool trains) {
+      return g.variable(name, DLRT_F32, {3}, "fill", {{"value", v}}, trains);
+    };
+    dlrt::Value w1 = weights("w1", 11), w2 = weights("w2", 12);
+    dlrt::Value g1 = channel("g1", 1.5, true), b1 = channel("b1", 0.1, true);
+    dlrt::Value g2 = channel("g2", 0.8, true), b2 = channel("b2", -0.1, true);
+    dlrt::Value m1 = channel("m1", 0.0, false), v1 = channel("v1", 1.0, false);
+    dlrt::Value m2 = channel("m2", 0.0, false), v2 = channel("v2", 1.0, false);
+    const dlrt::OpAttrs bn_attrs = {{"epsilon", 1e-3}, {"momentum", 0.9}};
+    const dlrt::OpAttrs same = {{"padding", "SAME"}};
+    std::vector<dlrt::Value> bn1 = g.op(
+        "batch_norm_train", {g.op1("conv2d", {s.x, w1}, same), g1, b1, m1, v1}, bn_attrs, "bn1");
+    dlrt::Value r1 = g.op1("relu", {bn1[0]}, {}, "act1");
+    std::vector<dlrt::Value> bn2 = g.op(
+        "batch_norm_train", {g.op1("conv2d", {r1, w2}, same), g2, b2, m2, v2}, bn_attrs, "bn2");
+    dlrt::Value r2 = g.op1("relu", {g.op1("add", {bn2[0], r1}, {}, "add2")}, {}, "act2");
+    s.loss = g.op1("reduce_mean", {g.op1("mul", {r2, r2})});
+    const std::vector<dlrt::Value> trained = {w1, g1, b1, w2, g2, b2};
+    std::vector<dlrt::Value> grads = g.gradients(s.loss, trained);
+    dlrt::Value lr = g.constant<float>("lr", {}, {0.2f});
+    for (size_t i = 0; i < trained.size(); ++i)
+      g.assign(trained[i], g.op1("sub", {trained[i], g.op1("mul", {grads[i], lr})}));
+    g.assign(m1, bn1[1]);
+    g.assign(v1, bn1[2]);
+    g.assign(m2, bn2[1]);
+    g.assign(v2, bn2[2]);
+    s.state = {w1, g1, b1, w2, g2, b2, m1, v1, m2, v2};
+    return s;
+  };
+  dlrt::Graph gf(ctx), gp(ctx);
+  Step f = build(gf), p = build(gp);
+  const dlrt::CompileOptions assigns = dlrt::CompileOptions().with_run_assigns(true);
+  dlrt::Executable fused = gf.compile({f.x}, {f.loss}, assigns);
+  dlrt::Executable plain =
+      gp.compile({p.x}, {p.loss}, dlrt::CompileOptions(assigns).with_graph_passes("none"));
+  const std::string log = fused.pass_log();
+  EXPECT_NE(log.find("fuse_bias_activation: bn1 (batch_norm_train) + act1 (relu) -> bn1 "
+                     "(batch_norm_train, activation relu); backward "),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("fuse_residual_tail: bn2 (batch_norm_train) + add2 (add) + act2 (relu) -> "
+                     "bn2 (batch_norm_add_relu_train); backward "),
+            std::string::npos)
+      << log;
+  // (An add stays: autodiff's sum of act1's two gradients, the conv's and the shortcut's.)
+  for (const char* gone : {"relu", "relu_grad", "batch_norm_grad"})
+    EXPECT_FALSE(has_op(fused, gone)) << gone << "\n" << log;
+  EXPECT_NE(log.find("remove_dead_nodes: 6 nodes no longer read: act1 (relu), add2 (add), "),
+            std::string::npos)
+      << log;
+  for (const char* op : {"batch_norm_train", "batch_norm_relu_grad", "batch_norm_add_relu_train",
+                         "batch_norm_add_relu_grad"})
+    EXPECT_TRUE(has_op(fused, op)) << op << "\n" << log;
+  EXPECT_TRUE(has_op(plain, "relu_grad"));
+
+  dlrt::Tensor xt = dlrt::Tensor::create(ctx, 0, DLRT_F32, {4, 5, 5, 3});
+  xt.write(ramp(300, 0.1f, 1.f));
+  for (int step = 0; step < 4; ++step) {
+    const float a = run1(fused, xt)[0], b = run1(plain, xt)[0];
+    EXPECT_NEAR(a, b, 1e-5f * std::max(1.f, std::fabs(b))) << "step " << step;
+  }
+  for (size_t i = 0; i < f.state.size(); ++i)
+    expect_near(gf.read_variable<float>(f.state[i]), gp.read_variable<float>(p.state[i]), 1e-4f);
+}
+
 TEST(GraphPasses, OptionsAndSetting) {
   using dlrt::core::passes::PassSet;
-  EXPECT_EQ(PassSet::parse("").to_string(),
-            "fold_batch_norm,fuse_bias_activation,fold_constants,remove_dead_nodes");
+  EXPECT_EQ(
+      PassSet::parse("").to_string(),
+      "fold_batch_norm,fuse_bias_activation,fuse_residual_tail,fold_constants,remove_dead_nodes");
   EXPECT_EQ(PassSet::parse("none").to_string(), "none");
   EXPECT_EQ(PassSet::parse("default,-fold_constants").to_string(),
-            "fold_batch_norm,fuse_bias_activation,remove_dead_nodes");
+            "fold_batch_norm,fuse_bias_activation,fuse_residual_tail,remove_dead_nodes");
   EXPECT_EQ(PassSet::parse("none, fuse_bias_activation").to_string(), "fuse_bias_activation");
   try {
     PassSet::parse("default,-fold_everything");

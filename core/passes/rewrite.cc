@@ -105,6 +105,25 @@ std::optional<NodeId> Rewrite::sole_reader(ValueRef v) const {
   return it->second.second;
 }
 
+std::vector<NodeId> Rewrite::readers(ValueRef v) const {
+  refresh();
+  std::vector<NodeId> out;
+  for (NodeId id = 0; id < live_.size(); ++id) {
+    if (!live_[id] || g_.node(id).kind != NodeKind::kOp) continue;
+    for (ValueRef in : g_.node(id).inputs)
+      if (in == v) {
+        out.push_back(id);
+        break;
+      }
+  }
+  return out;
+}
+
+bool Rewrite::read_by_root(ValueRef v) const {
+  refresh();
+  return root_reads_.count(v) != 0;
+}
+
 ValueRef Rewrite::helper(NodeId anchor, const std::string& suffix, const std::string& op,
                          const std::vector<ValueRef>& inputs, const ops::AttrMap& attrs) {
   const Node& a = g_.node(anchor);
@@ -163,6 +182,28 @@ bool Rewrite::replace_with_op(NodeId anchor, const std::string& op,
   n.op = op;
   n.inputs = inputs;
   n.attrs = inst->attrs();
+  dirty_ = true;
+  changed_ = true;
+  return true;
+}
+
+bool Rewrite::can_replace(NodeId anchor, const std::string& op, const std::vector<ValueRef>& inputs,
+                          const ops::AttrMap& attrs, const std::vector<NodeId>& pattern) const {
+  ops::Result<ops::OpInstance> inst = ops::instantiate(op, input_types(g_, inputs), attrs);
+  return inst.ok() && inst->outputs() == g_.node(anchor).outputs && devices_agree(pattern, *inst);
+}
+
+bool Rewrite::can_fuse(const std::vector<NodeId>& pattern, const std::string& op,
+                       const std::vector<ValueRef>& inputs, const ops::AttrMap& attrs) const {
+  ops::Result<ops::OpInstance> inst = ops::instantiate(op, input_types(g_, inputs), attrs);
+  return inst.ok() && devices_agree(pattern, *inst);
+}
+
+bool Rewrite::redirect(ValueRef from, ValueRef to) {
+  if (read_by_root(from)) return false;
+  for (NodeId id : readers(from))
+    for (ValueRef& in : g_.mutable_node(id).inputs)
+      if (in == from) in = to;
   dirty_ = true;
   changed_ = true;
   return true;

@@ -36,6 +36,10 @@ class Rewrite {
   std::optional<NodeId> sole_reader(ValueRef v) const;
   // sole_reader(v) == reader.
   bool read_only_by(ValueRef v, NodeId reader) const { return sole_reader(v) == reader; }
+  // The live op nodes that read `v`, each once, in ascending id order (fetches and assigns
+  // are not nodes: read_by_root says whether one reads `v`).
+  std::vector<NodeId> readers(ValueRef v) const;
+  bool read_by_root(ValueRef v) const;
 
   // Appends op `op` on `inputs` for `anchor`'s rewrite: ordered just before the anchor,
   // requesting its device, named "<anchor>/<suffix>". Returns output 0. Throws the registry's
@@ -53,6 +57,19 @@ class Rewrite {
                        const ops::AttrMap& attrs, const std::vector<NodeId>& pattern);
   // Makes `anchor` (an op of one output) a constant holding `bytes`.
   void replace_with_constant(NodeId anchor, std::vector<uint8_t> bytes);
+  // Whether replace_with_op(anchor, op, inputs, attrs, pattern) would succeed, without
+  // changing anything; a pass that rewrites several anchors asks first for each, so that it
+  // changes all of them or none.
+  bool can_replace(NodeId anchor, const std::string& op, const std::vector<ValueRef>& inputs,
+                   const ops::AttrMap& attrs, const std::vector<NodeId>& pattern) const;
+  // Whether `op` on `inputs` instantiates and every device that can run each node of
+  // `pattern` can run it: the check a helper that takes over a pattern's work needs.
+  bool can_fuse(const std::vector<NodeId>& pattern, const std::string& op,
+                const std::vector<ValueRef>& inputs, const ops::AttrMap& attrs) const;
+  // Every live op node reading `from` reads `to` instead (a pattern's result moved to another
+  // node: readers of the value it replaced read the new one). Refused (false, nothing
+  // changed) when a fetch or an assign reads `from`: the executable's outputs keep their ids.
+  bool redirect(ValueRef from, ValueRef to);
 
   void log(std::string line) { log_.push_back(std::move(line)); }
   std::vector<std::string>& log_lines() { return log_; }

@@ -505,7 +505,8 @@ typedef struct dlrt_compile_options {
    * passes"): NULL or "" (default): the context's DLRT_GRAPH_PASSES, else every pass. Or a
    * comma list read left to right: "default", "none", a pass name to turn it on, "-name" to
    * turn it off, e.g. "default,-fold_constants". The passes: fold_batch_norm,
-   * fuse_bias_activation, fold_constants, remove_dead_nodes. An unknown name is
+   * fuse_bias_activation, fuse_residual_tail, fold_constants, remove_dead_nodes. An unknown
+   * name is
    * INVALID_ARGUMENT listing them. The caller's graph is never changed; what the passes did is
    * dlrt_executable_pass_log. (Added after auto_device; copied during the call.) */
   const char* graph_passes;

@@ -63,26 +63,15 @@ class BatchNormalization : public Layer {
   std::shared_ptr<Layer> clone() const override;
   Shape output_shape(const Shape& in) const override;
   std::vector<ParamSpec> params(const Shape& in) const override;
+  // batch_norm_train in a training step (trainable layers), batch_norm elsewhere, activation
+  // none: a ReLU after it, or a residual block's Add + ReLU, is fused by the core's graph
+  // passes (fuse_bias_activation, fuse_residual_tail; CompileConfig turns them off).
   Value call(CallContext& c, Value x, const std::vector<Value>& v) const override;
-  // The layer followed by a ReLU, as one op with activation relu (CompileConfig::
-  // fuse_batch_norm_relu; session.hpp's run_plan calls it for a BatchNormalization whose only
-  // reader is a ReLU).
-  Value call_with_relu(CallContext& c, Value x, const std::vector<Value>& v) const;
-  // A residual block's tail, ReLU(Add([this layer on x, residual])), as one op in a training
-  // step (batch_norm_add_relu_train; CompileConfig::fuse_batch_norm_add_relu, formed by
-  // session.hpp's run_plan). Elsewhere (inference, a frozen layer) the three ops as built.
-  Value call_with_add_relu(CallContext& c, Value x, Value residual,
-                           const std::vector<Value>& v) const;
 
   double momentum() const { return momentum_; }
   double epsilon() const { return epsilon_; }
 
  private:
-  // The layer's op on x: (B, H, W, C) or (B, C, H, W) or (B, C); v: params() in order; with
-  // the ReLU fused when `relu`, and the residual added before it when given (training only).
-  Value build(CallContext& c, Value x, const std::vector<Value>& v, bool relu,
-              const Value* residual = nullptr) const;
-
   // The channel axis of a sample (no batch dim) as a positive index; throws when it fits none
   // of the layouts the ops take.
   size_t channel_axis(const Shape& in) const;

@@ -132,23 +132,33 @@ struct CompileConfig {
   // was made).
   std::string dtype_policy;
   // At inference (evaluate, predict): a linear Conv2D whose output only a channel-last
-  // BatchNormalization reads runs as one conv with the normalisation folded into its
-  // weights (w * scale, b * scale + shift, from the variables on every run), as TensorFlow's
-  // and onnxruntime's graph optimisers fold it. Training steps never fold. false: as built.
+  // nn builds every layer as it is; the core's graph passes (docs/design.md, "Graph passes")
+  // fold and fuse when the model's executables compile. These switch them off, for
+  // comparisons and for debugging a model op by op.
+  //
+  // fold_batch_norm: a Conv2D or Dense whose output only a BatchNormalization reads runs, at
+  // inference, as one conv with the normalisation folded into its weights (w * scale,
+  // b * scale + shift, from the variables on every run), as TensorFlow's and onnxruntime's
+  // graph optimisers fold it. Training steps never fold. false: the pass fold_batch_norm off.
   bool fold_batch_norm = true;
-  // A BatchNormalization whose output only a ReLU reads (ReLU(), Activation("relu")) builds
-  // its op with activation relu and the ReLU passes the value on: one pass over the
-  // activations fewer each way (batch_norm_relu_grad rebuilds the mask from x), in training
-  // and inference alike. false: as built.
+  // fuse_batch_norm_relu: a BatchNormalization whose output only a ReLU reads (ReLU(),
+  // Activation("relu")) runs as one op with activation relu, and its backward as one op
+  // (batch_norm_relu_grad rebuilds the mask from x): one pass over the activations fewer each
+  // way, in training and inference. Conv2D/Dense + bias + activation fuse in the same pass.
+  // false: the pass fuse_bias_activation off (no activation fuses into anything).
   bool fuse_batch_norm_relu = true;
-  // A residual block's tail, ReLU(Add([BatchNormalization(x), shortcut])), where the
-  // BatchNormalization's output is read only by that Add (of two inputs) and the Add's only by
-  // that ReLU: the training step builds it as one op, batch_norm_add_relu_train, whose
-  // backward op also gives the shortcut's gradient (four passes over the activations instead
-  // of eight or nine forward, one fewer backward). Trainable layers in the training step only
-  // (evaluate and predict build the layers as they are, or fold); not under a mixed-precision
-  // policy. false: as built.
+  // fuse_batch_norm_add_relu: a residual block's tail, ReLU(Add([BatchNormalization(x),
+  // shortcut])), where the BatchNormalization's output is read only by that Add (of two
+  // inputs of one shape) and the Add's only by that ReLU (and its gradient): a training step
+  // runs it as one op, batch_norm_add_relu_train, whose backward op also gives the shortcut's
+  // gradient (four passes over the activations instead of eight or nine forward, one fewer
+  // backward). Trainable layers in training steps (inference folds instead); not under a
+  // mixed-precision policy (the Add computes in the policy's dtype, behind a cast). false: the
+  // pass fuse_residual_tail off.
   bool fuse_batch_norm_add_relu = true;
+  // More pass switches, applied after the three above, in the core's syntax
+  // (CompileOptions::with_graph_passes): "none", "-fold_constants", ... "" adds nothing.
+  std::string graph_passes;
   // Keras' loss_weights: one weight per model output, in the order of its outputs; the loss
   // that trains (and "loss" in the logs) is sum_k weight_k * loss_k. Empty: 1 for each.
   std::vector<double> loss_weights;

@@ -74,18 +74,8 @@ struct Plan {
   // Per layer: the dtype its call computes in (mixed_precision.hpp); empty = f32 everywhere.
   std::vector<dlrt_dtype> compute_dtype;
   std::vector<std::string> device_scopes;  // pushed, outermost first, around every build
-  // fuse_bn_relu[j] != 0: node j, a BatchNormalization, builds its op with the ReLU fused
-  // (BatchNormalization::call_with_relu), and the one ReLU node reading it passes the value
-  // on (CompileConfig::fuse_batch_norm_relu). Empty: nothing fuses.
-  std::vector<char> fuse_bn_relu;
-  // Residual tails (CompileConfig::fuse_batch_norm_add_relu), training steps only:
-  // fuse_bn_add_relu[k] = j >= 0 says node k, an Add of two inputs, builds BatchNormalization
-  // node j (one of its inputs, read by nothing else) with the Add's other input and the ReLU
-  // after it as one op (BatchNormalization::call_with_add_relu), and the one ReLU node reading
-  // the Add passes the value on; fuse_bn_add_relu[j] = kBuiltByItsAdd marks node j, which then
-  // builds nothing itself. Empty: nothing fuses.
-  static constexpr int64_t kBuiltByItsAdd = -2;
-  std::vector<int64_t> fuse_bn_add_relu;
+  // How every executable of the model compiles; graph_passes carries CompileConfig's fusion
+  // switches (the core's graph passes fold and fuse: nn builds the layers as they are).
   dlrt::CompileOptions compile;
 
   float loss_weight(size_t output) const {

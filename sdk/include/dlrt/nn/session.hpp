@@ -66,10 +66,6 @@ inline bool is_float_dtype(dlrt_dtype d) {
 // v cast to `to` when it is a float of another dtype; anything else as it is.
 Value cast_float_to(Graph& g, Value v, dlrt_dtype to);
 
-// Whether `layer` is a plain ReLU: nn::ReLU() or nn::Activation("relu") (what a
-// BatchNormalization fuses, Plan::fuse_bn_relu).
-bool is_relu_layer(const Layer& layer);
-
 // The model's outputs (every Plan::outputs slot, in order) on `inputs` (one per plan input):
 // every node in order, each on its input slots, with the variables `vars` (indexed as
 // Plan::state; only the layers' entries are read). A shared layer's later calls get their
