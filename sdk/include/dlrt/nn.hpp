@@ -24,7 +24,8 @@
 //   callbacks.hpp     Callback, History, CSVLogger
 //   distribute.hpp    MirroredStrategy, MultiWorkerMirroredStrategy, StrategyScope
 //   model.hpp         Model (functional), Sequential, nn::DeviceScope
-//   train_step.hpp    TrainStep and Tape: custom training steps (GradientTape-style)
+//   train_step.hpp    TrainStep: custom training steps (GradientTape-style)
+//   tape.hpp          Tape: what a custom step's function builds with
 //   plan.hpp          (detail, not included here) a compiled model's plan: Model::plan()
 //   session.hpp       (detail, not included here) the graph and executables behind a model
 //   checkpoint.hpp    save_weights / load_weights, ModelCheckpoint
@@ -61,6 +62,7 @@
 #include "dlrt/nn/regularizers.hpp"
 #include "dlrt/nn/resampling.hpp"
 #include "dlrt/nn/symbolic.hpp"
+#include "dlrt/nn/tape.hpp"
 #include "dlrt/nn/text_data.hpp"
 #include "dlrt/nn/train_step.hpp"
 #include "dlrt/nn/transformer.hpp"
