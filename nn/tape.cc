@@ -6,7 +6,7 @@
 #include <set>
 
 #include "dlrt/nn/loss_scale.hpp"
-#include "dlrt/nn/session.hpp"
+#include "dlrt/nn/run_plan.hpp"
 #include "dlrt/nn/train_step.hpp"
 #include "step_trace.hpp"
 

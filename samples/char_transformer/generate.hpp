@@ -10,7 +10,7 @@
 
 #include <dlrt/dlrt.hpp>
 #include <dlrt/nn.hpp>
-#include <dlrt/nn/session.hpp>  // nn::detail::Runner
+#include <dlrt/nn/runner.hpp>  // nn::detail::Runner
 
 #include <algorithm>
 #include <cstdint>

@@ -23,7 +23,7 @@
 
 #include <dlrt/dlrt.hpp>
 #include <dlrt/nn.hpp>
-#include <dlrt/nn/session.hpp>  // nn::detail::Runner
+#include <dlrt/nn/runner.hpp>  // nn::detail::Runner
 
 #include <cmath>
 #include <cstdint>

@@ -28,6 +28,8 @@
 //   tape.hpp          Tape: what a custom step's function builds with
 //   plan.hpp          (detail, not included here) a compiled model's plan: Model::plan()
 //   session.hpp       (detail, not included here) the graph and executables behind a model
+//   run_plan.hpp      (detail, not included here) a plan's layer calls built into a graph
+//   runner.hpp        (detail, not included here) an executable with its feed and fetch tensors
 //   checkpoint.hpp    save_weights / load_weights, ModelCheckpoint
 //   image_grid.hpp    save_image_grid: a batch of images as one PNG (libpng in libdlrt)
 // samples/mnist_cnn shows it end to end.
