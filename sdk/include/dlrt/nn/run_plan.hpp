@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "dlrt/dlrt.hpp"
-#include "dlrt/nn/layers.hpp"
+#include "dlrt/nn/layer.hpp"
 #include "dlrt/nn/plan.hpp"
 
 namespace dlrt::nn::detail {
