@@ -1,174 +1,30 @@
-// plugin_loader.cc: see plugin_loader.hpp.
+// plugin_loader.cc: the phases of loading one plugin (OPEN, ABI, CREATE, DEVICES) and the
+// Plugin record they fill (plugin_loader.hpp). What the phases check and copy is in
+// plugin_abi_check, plugin_device_desc and plugin_library; options come from plugin_options.
 #include "plugin_loader.hpp"
-
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <link.h>
-#include <sys/sysmacros.h>
-#include <sys/stat.h>
 
 #include <fmt/format.h>
 
-#include <cctype>
 #include <cstddef>
 #include <cstring>
-#include <cstdio>
-#include <optional>
-#include <fstream>
 #include <exception>
-#include <iterator>
+#include <utility>
 #include <vector>
 
-#include "echo_text.hpp"
 #include "host_api.hpp"
 #include "log.hpp"
+#include "plugin_abi_check.hpp"
 #include "plugin_call.hpp"
 #include "plugin_isolation.hpp"
+#include "plugin_library.hpp"
 #include "status.hpp"
 
 namespace dlrt::core {
 namespace {
 
-// ---- the ABI checks ---------------------------------------------------------------------
-struct Entry {
-  const char* name;
-  size_t offset;
-};
-#define DLRT_ENTRY(field) \
-  Entry { #field, offsetof(dlrt_plugin_api, field) }
-// The slots every plugin of ABI 1.x fills (pointers: the strings and the functions).
-constexpr Entry kRequired[] = {
-    DLRT_ENTRY(name),
-    DLRT_ENTRY(platform),
-    DLRT_ENTRY(plugin_create),
-    DLRT_ENTRY(plugin_destroy),
-};
-// The device entries: required too, except that a plugin without devices that offers
-// collectives may leave all of them NULL together (plugin.h, ABI 1.2).
-constexpr Entry kDeviceEntries[] = {
-    DLRT_ENTRY(device_count),
-    DLRT_ENTRY(device_get_desc),
-    DLRT_ENTRY(device_open),
-    DLRT_ENTRY(device_close),
-    DLRT_ENTRY(memory_info),
-    DLRT_ENTRY(mem_alloc),
-    DLRT_ENTRY(mem_free),
-    DLRT_ENTRY(memcpy_h2d),
-    DLRT_ENTRY(memcpy_d2h),
-    DLRT_ENTRY(memcpy_d2d),
-    DLRT_ENTRY(memset),
-    DLRT_ENTRY(stream_create),
-    DLRT_ENTRY(stream_destroy),
-    DLRT_ENTRY(stream_synchronize),
-    DLRT_ENTRY(event_create),
-    DLRT_ENTRY(event_destroy),
-    DLRT_ENTRY(event_record),
-    DLRT_ENTRY(stream_wait_event),
-    DLRT_ENTRY(event_synchronize),
-    DLRT_ENTRY(op_supported),
-    DLRT_ENTRY(kernel_create),
-    DLRT_ENTRY(kernel_run),
-    DLRT_ENTRY(kernel_destroy),
-};
-#undef DLRT_ENTRY
-
-// Both function and data pointers are pointer-sized here (POSIX guarantees dlsym's round
-// trip), so one check serves both kinds of slot.
-bool slot_is_set(const dlrt_plugin_api& api, size_t offset) {
-  void* p = nullptr;
-  std::memcpy(&p, reinterpret_cast<const unsigned char*>(&api) + offset, sizeof p);
-  return p != nullptr;
-}
-
-// A plugin that owns no devices: every device entry NULL, and a collectives table to offer.
-// `api` is already zeroed past the plugin's struct_size, so absent slots read as NULL.
-bool is_deviceless_transport(const dlrt_plugin_api& api) {
-  for (const Entry& e : kDeviceEntries)
-    if (slot_is_set(api, e.offset)) return false;
-  return api.collectives != nullptr;
-}
-
-std::string abi_text(uint32_t major, uint32_t minor) { return fmt::format("{}.{}", major, minor); }
-
-std::string accepted_text() {
-  return fmt::format("this libdlrt speaks {} and accepts {} and newer {}.x",
-                     abi_text(DLRT_ABI_MAJOR, DLRT_ABI_MINOR),
-                     abi_text(DLRT_ABI_MAJOR, DLRT_ABI_MINOR_FLOOR), DLRT_ABI_MAJOR);
-}
-
-// ---- copying a device description ---------------------------------------------------------
+// NULL as "" (the ABI's strings may be NULL).
 std::string str(const char* s) { return s != nullptr ? s : ""; }
 
-std::string type_from_class(int32_t device_class) {
-  switch (device_class) {
-    case DLRT_DEVICE_CLASS_CPU:
-      return "CPU";
-    case DLRT_DEVICE_CLASS_GPU:
-      return "GPU";
-    case DLRT_DEVICE_CLASS_ACCEL:
-      return "ACCEL";
-    default:
-      return "DEVICE";
-  }
-}
-
-std::unique_ptr<OwnedAttr> copy_attr(const dlrt_attr* in) {
-  // Read at most the attribute's own struct_size; later fields of an older writer are absent.
-  dlrt_attr a{};
-  size_t n = in->struct_size < sizeof a ? in->struct_size : sizeof a;
-  std::memcpy(&a, in, n);
-  auto out = std::make_unique<OwnedAttr>();
-  out->name = str(a.name);
-  out->attr.struct_size = sizeof(dlrt_attr);
-  out->attr.type = a.type;
-  out->attr.i = a.i;
-  out->attr.f = a.f;
-  if (a.type == DLRT_ATTR_STRING) out->s = str(a.s);
-  if (a.type == DLRT_ATTR_INTS && a.ints != nullptr) out->ints.assign(a.ints, a.ints + a.count);
-  if (a.type == DLRT_ATTR_FLOATS && a.floats != nullptr)
-    out->floats.assign(a.floats, a.floats + a.count);
-  // Point the view at our own copies.
-  out->attr.name = out->name.c_str();
-  out->attr.s = a.type == DLRT_ATTR_STRING ? out->s.c_str() : nullptr;
-  out->attr.ints = out->ints.empty() ? nullptr : out->ints.data();
-  out->attr.floats = out->floats.empty() ? nullptr : out->floats.data();
-  out->attr.count = a.type == DLRT_ATTR_INTS     ? out->ints.size()
-                    : a.type == DLRT_ATTR_FLOATS ? out->floats.size()
-                                                 : 0;
-  return out;
-}
-
-DeviceDesc copy_desc(const dlrt_device_desc& d, int32_t ordinal) {
-  DeviceDesc out;
-  out.device_class = d.device_class;
-  out.ordinal = ordinal;
-  for (char c : str(d.type))
-    out.type += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (out.type.empty()) out.type = type_from_class(d.device_class);
-  out.name = str(d.name);
-  out.vendor = str(d.vendor);
-  out.pci_bus_id = str(d.pci_bus_id);
-  out.uuid = str(d.uuid);
-  out.compute_capability_major = d.compute_capability_major;
-  out.compute_capability_minor = d.compute_capability_minor;
-  out.core_count = d.core_count;
-  out.memory_total = d.memory_total;
-  out.driver_version = str(d.driver_version);
-  out.library_versions = str(d.library_versions);
-  out.peak_gflops = d.peak_gflops;
-  out.memory_bandwidth_gbps = d.memory_bandwidth_gbps;
-  out.launch_overhead_us = d.launch_overhead_us;
-  if (d.attrs != nullptr) {
-    for (size_t i = 0; i < d.num_attrs; ++i) {
-      if (d.attrs[i] == nullptr) continue;
-      out.attrs.push_back(copy_attr(d.attrs[i]));
-      out.attr_ptrs.push_back(&out.attrs.back()->attr);
-    }
-  }
-  return out;
-}
-
-// ---- the phases -------------------------------------------------------------------------
 class Loading {
  public:
   // load_path: what dlopen gets (the checked descriptor's /proc/self/fd/N; p.path otherwise).
@@ -264,11 +120,7 @@ class Loading {
     std::memcpy(&api_, api, size);
     api_.struct_size = size;
 
-    const bool deviceless = is_deviceless_transport(api_);
-    std::vector<Entry> required(std::begin(kRequired), std::end(kRequired));
-    if (!deviceless)
-      required.insert(required.end(), std::begin(kDeviceEntries), std::end(kDeviceEntries));
-    for (const Entry& e : required) {
+    for (const PluginEntry& e : required_entries(api_)) {
       if (e.offset + sizeof(void*) > size)
         return stop(DLRT_PLUGIN_REFUSED, DLRT_FAILED_PRECONDITION,
                     fmt::format("plugin {} (ABI {}) has a table of {} bytes that ends before "
@@ -398,162 +250,6 @@ const char* state_name(dlrt_plugin_state s) {
 const char* phase_name(dlrt_plugin_phase p) {
   static const char* kNames[] = {"search", "open", "abi", "create", "devices", "ready"};
   return p >= 0 && p <= DLRT_PHASE_READY ? kNames[p] : "?";
-}
-
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
-
-}  // namespace
-
-PluginOptions parse_plugin_options(std::string_view text) {
-  PluginOptions out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(';', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string item = trim(text.substr(start, end - start));
-    start = end + 1;
-    if (item.empty()) continue;
-    size_t colon = item.find(':');
-    size_t eq = item.find('=');
-    if (colon == std::string::npos || eq == std::string::npos || eq < colon || colon == 0 ||
-        eq == colon + 1)
-      fail(DLRT_INVALID_ARGUMENT,
-           fmt::format("bad plugin option '{}' in '{}': expected <plugin>:<key>=<value> items "
-                       "separated by ';', e.g. cpu:threads=2;reference:num_devices=3",
-                       truncated_for_message(item), truncated_for_message(text)));
-    std::string plugin = trim(item.substr(0, colon));
-    std::string key = trim(item.substr(colon + 1, eq - colon - 1));
-    std::string value = trim(item.substr(eq + 1));
-    // Checked after trimming: " cpu : =2" has a colon and an '=' but no key (found by the
-    // plugin_options fuzz target).
-    if (plugin.empty() || key.empty())
-      fail(DLRT_INVALID_ARGUMENT,
-           fmt::format("bad plugin option '{}' in '{}': the {} is empty; expected "
-                       "<plugin>:<key>=<value>, e.g. cpu:threads=2",
-                       truncated_for_message(item), truncated_for_message(text),
-                       plugin.empty() ? "plugin name" : "key"));
-    auto& list = out[plugin];
-    for (const auto& [k, v] : list)
-      if (k == key)
-        fail(DLRT_INVALID_ARGUMENT,
-             fmt::format("plugin option '{}:{}' is given twice in '{}'",
-                         truncated_for_message(plugin), truncated_for_message(key),
-                         truncated_for_message(text)));
-    list.emplace_back(key, value);
-  }
-  return out;
-}
-
-bool keep_plugins_loaded() {
-  const char* v = ::secure_getenv("DLRT_KEEP_PLUGINS_LOADED");
-  if (v != nullptr && (std::strcmp(v, "0") == 0 || std::strcmp(v, "1") == 0)) return v[0] == '1';
-#if defined(__SANITIZE_ADDRESS__)
-  return true;  // an ASan build (GCC's define) keeps them: see plugin_loader.hpp
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return true;  // the same for Clang
-#else
-  return false;
-#endif
-#else
-  return false;
-#endif
-}
-
-namespace {
-
-// Unloads `library` unless plugins are kept loaded (keep_plugins_loaded): then the library is
-// first marked RTLD_NODELETE, found by the name it was opened with (link_map l_name, while
-// the descriptor behind a /proc/self/fd/N name is still open), so the dlclose in unload()
-// leaves its code and symbols mapped until exit, for LeakSanitizer to symbolise.
-void unload_library(boost::dll::shared_library& library, const std::string& path) {
-  if (!library.is_loaded()) return;
-  if (keep_plugins_loaded()) {
-    struct link_map* map = nullptr;
-    if (::dlinfo(library.native(), RTLD_DI_LINKMAP, &map) == 0 && map != nullptr) {
-      if (void* pinned = ::dlopen(map->l_name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE)) {
-        ::dlclose(pinned);
-        log(DLRT_LOG_DEBUG, "loader", "{}: kept loaded until exit (DLRT_KEEP_PLUGINS_LOADED)",
-            path);
-      }
-    }
-  }
-  library.unload();
-}
-
-// The file (device, inode) that the loaded library `map` was mapped from: the /proc/self/maps
-// line of the mapping holding its dynamic section. nullopt when not found.
-std::optional<std::pair<dev_t, ino_t>> mapped_file(const struct link_map* map) {
-  const auto at = reinterpret_cast<uintptr_t>(map->l_ld);
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    // "7f12...-7f13... r--p 00000000 fd:01 1234567   /path"
-    unsigned long lo = 0, hi = 0, offset = 0, inode = 0;
-    unsigned major = 0, minor = 0;
-    char perms[8] = {};
-    if (std::sscanf(line.c_str(), "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perms, &offset, &major,
-                    &minor, &inode) != 7)
-      continue;
-    if (at >= lo && at < hi) return std::make_pair(makedev(major, minor), ino_t(inode));
-  }
-  return std::nullopt;
-}
-
-// Whether `name` would make dlopen return a library other than the file open on `fd`.
-// RTLD_NOLOAD never loads anything; it finds a library registered under `name` (as the
-// name it was opened with, or as an alias glibc added when the same file was opened again
-// under that name) or one mapped from the same file. Only a library from another file is a
-// conflict.
-bool name_means_another_file(const std::string& name, int fd) {
-  void* earlier = ::dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-  if (earlier == nullptr) return false;
-  struct link_map* map = nullptr;
-  bool other = true;
-  struct stat st {};
-  if (::dlinfo(earlier, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && ::fstat(fd, &st) == 0) {
-    const auto file = mapped_file(map);
-    other = !file || file->first != st.st_dev || file->second != st.st_ino;
-  }
-  ::dlclose(earlier);
-  return other;
-}
-
-// What dlopen gets: the checked descriptor as /proc/self/fd/N, so the file checked is the file
-// loaded. glibc matches an already-loaded library by the name it was opened with before
-// anything else; when some library is already registered under this /proc/self/fd/N (another
-// context loaded a file through a descriptor that has since closed, and that library is still
-// loaded: by that context, or kept by DLRT_KEEP_PLUGINS_LOADED), that name could mean a
-// different file. Then the descriptor is duplicated onto a number no loaded library is named
-// after (`*file` becomes that duplicate, held as long as the library is loaded), so the check
-// still holds; only if no such number is found in 64 tries is the canonical path used (the
-// old check-then-open window), logged at info level.
-std::string load_path_for(const PluginCandidate& candidate, std::shared_ptr<PluginFile>* file) {
-  *file = candidate.file;
-  if (!candidate.file) return candidate.path;
-  std::string by_fd = candidate.file->load_path();
-  if (!name_means_another_file(by_fd, candidate.file->fd())) return by_fd;
-  int from = candidate.file->fd() + 1;
-  for (int tries = 0; tries < 64; ++tries) {
-    const int dup = ::fcntl(candidate.file->fd(), F_DUPFD_CLOEXEC, from);
-    if (dup < 0) break;
-    auto copy = std::make_shared<PluginFile>(dup);
-    if (!name_means_another_file(copy->load_path(), dup)) {
-      log(DLRT_LOG_DEBUG, "loader", "{}: {} already names a loaded library; loading through {}",
-          candidate.path, by_fd, copy->load_path());
-      *file = std::move(copy);
-      return (*file)->load_path();
-    }
-    from = dup + 1;  // `copy` closes this one; try above it
-  }
-  log(DLRT_LOG_INFO, "loader", "{}: {} already names a loaded library; opening by path",
-      candidate.path, by_fd);
-  return candidate.path;
 }
 
 }  // namespace

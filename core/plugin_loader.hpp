@@ -11,6 +11,10 @@
 // cannot list devices (e.g. CUDA on a machine without a GPU) is LOADED with zero devices and
 // that error as its reason.
 //
+// The parts each have a file: the options (plugin_options.hpp), the table checks of the ABI
+// phase (plugin_abi_check.hpp), the device descriptions' copies (plugin_device_desc.hpp) and
+// the library's dlopen name and unload (plugin_library.hpp).
+//
 // Ownership: a `Plugin` owns its library handle, its plugin instance and the devices opened on
 // it; its destructor closes the devices, calls plugin_destroy, then unloads the library — in
 // that order, because each needs the one after it still alive.
@@ -24,42 +28,14 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "plugin_device_desc.hpp"
+#include "plugin_options.hpp"
 #include "plugin_search.hpp"
 
 namespace dlrt::core {
-
-// A dlrt_attr with everything it points to owned by this object (stable address: hold it by
-// unique_ptr, since `attr` points into the strings and vectors beside it).
-struct OwnedAttr {
-  std::string name;
-  std::string s;
-  std::vector<int64_t> ints;
-  std::vector<double> floats;
-  dlrt_attr attr{};
-};
-
-// A deep copy of dlrt_device_desc: valid after the plugin is gone, strings never NULL.
-struct DeviceDesc {
-  int32_t device_class = DLRT_DEVICE_CLASS_UNKNOWN;
-  int32_t ordinal = 0;
-  std::string type;  // upper case; derived from the class when the plugin left it empty
-  std::string name, vendor, pci_bus_id, uuid;
-  int32_t compute_capability_major = 0, compute_capability_minor = 0, core_count = 0;
-  uint64_t memory_total = 0;
-  std::string driver_version, library_versions;
-  double peak_gflops = 0, memory_bandwidth_gbps = 0, launch_overhead_us = 0;
-  std::vector<std::unique_ptr<OwnedAttr>> attrs;
-  std::vector<const dlrt_attr*> attr_ptrs;  // what dlrt_device_info.attrs points at
-};
-
-// Options per plugin name, in the order given: "cpu:threads=2;reference:num_devices=3".
-using PluginOptions = std::map<std::string, std::vector<std::pair<std::string, std::string>>>;
-// Throws Error(INVALID_ARGUMENT) naming the malformed item.
-PluginOptions parse_plugin_options(std::string_view text);
 
 class Plugin {
  public:
@@ -102,16 +78,6 @@ class Plugin {
   std::mutex mutex_;
   std::map<int32_t, dlrt_device*> open_devices_;
 };
-
-// Whether an unloaded plugin's library stays mapped until exit (marked RTLD_NODELETE before its
-// dlclose): DLRT_KEEP_PLUGINS_LOADED=1 or 0, else on in AddressSanitizer builds and off
-// otherwise. Why: LeakSanitizer scans at exit. A block a plugin's libraries keep on purpose
-// (oneDNN's kernel caches, OpenMP's pools) is referenced from their globals; once the library
-// is dlclosed those globals are unmapped, the block reads as leaked, and its frames show as
-// "<unknown module>", which no suppression can name. Kept loaded, such blocks stay reachable,
-// and a real leak in a plugin is reported with its library's frames. Everything else about
-// unloading (devices closed, plugin_destroy called) is unchanged. Read at each unload.
-bool keep_plugins_loaded();
 
 // Runs the phases for one candidate. `names_taken` maps plugin names already claimed to the
 // path that claimed them (a second plugin of the same name is refused). Never throws for

@@ -1,7 +1,7 @@
-// Unit tests of parse_plugin_options (plugin_loader.cc): "cpu:threads=2;reference:num_devices=3".
+// Unit tests of parse_plugin_options (plugin_options.cc): "cpu:threads=2;reference:num_devices=3".
 #include <gtest/gtest.h>
 
-#include "plugin_loader.hpp"
+#include "plugin_options.hpp"
 #include "status.hpp"
 
 namespace dlrt::core {

@@ -1,8 +1,44 @@
-// activations.cc: Activation by name and LeakyReLU; the table of named activations
+// activations.cc: the activation layers (ReLU, Sigmoid, Tanh, Softmax, Activation by name,
+// LeakyReLU), the table of named activations, and the activations layers fuse
 // (dlrt/nn/activations.hpp).
 #include "dlrt/nn/activations.hpp"
 
 namespace dlrt::nn {
+
+std::string check_activation(const std::string& a, const std::string& who) {
+  if (a.empty() || a == "linear") return "none";
+  if (a == "relu" || a == "sigmoid" || a == "tanh" || a == "softmax") return a;
+  throw Error(DLRT_INVALID_ARGUMENT, who + ": unknown activation '" + a +
+                                         "'; expected linear, relu, sigmoid, tanh or softmax");
+}
+
+Value apply_activation(Graph& g, Value x, const std::string& act) {
+  if (act == "none") return x;
+  // Softmax in f32 whatever came in (a mixed-precision policy's 16-bit logits): its
+  // exponentials and sum are where 16 bits lose the most (mixed_precision.hpp).
+  if (act == "softmax" && x.dtype() != DLRT_F32)
+    return g.op1("softmax", {g.op1("cast", {x}, {{"dtype", DLRT_F32}})});
+  if (act == "softmax") return g.op1("softmax", {x});
+  return g.op1(act, {x});
+}
+
+Shape ActivationLayer::output_shape(const Shape& in) const { return in; }
+
+Value ActivationLayer::call(CallContext& c, Value x, const std::vector<Value>&) const {
+  return apply_activation(c.graph, x, activation_);
+}
+
+std::string ActivationLayer::type() const { return type_; }
+
+std::string ActivationLayer::base_name() const { return base_; }
+
+std::shared_ptr<Layer> ReLU::clone() const { return std::make_shared<ReLU>(*this); }
+
+std::shared_ptr<Layer> Softmax::clone() const { return std::make_shared<Softmax>(*this); }
+
+std::shared_ptr<Layer> Sigmoid::clone() const { return std::make_shared<Sigmoid>(*this); }
+
+std::shared_ptr<Layer> Tanh::clone() const { return std::make_shared<Tanh>(*this); }
 
 const std::vector<detail::NamedActivation>& detail::named_activations() {
   static const std::vector<NamedActivation> table = {

@@ -9,7 +9,6 @@
 #include "dlrt/nn/optimizers.hpp"
 #include "dlrt/nn/plan.hpp"
 #include "dlrt/nn/schedules.hpp"
-#include "dlrt/nn/session.hpp"
 #include "functional_graph.hpp"
 
 namespace dlrt::nn {

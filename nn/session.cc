@@ -1,5 +1,5 @@
-// session.cc: a model's Session (its graph, variables and the helpers its executables are
-// built with), Runner and Scopes (dlrt/nn/session.hpp).
+// session.cc: a model's Session — its graph, variables and the helpers its executables are
+// built with (dlrt/nn/session.hpp).
 #include "dlrt/nn/session.hpp"
 
 #include <utility>
@@ -9,44 +9,6 @@
 #include "dlrt/nn/optimizers.hpp"
 
 namespace dlrt::nn::detail {
-
-Scopes::Scopes(Graph& g, const std::vector<std::string>& specs) {
-  for (const std::string& s : specs) scopes_.push_back(std::make_unique<dlrt::DeviceScope>(g, s));
-}
-
-Scopes::~Scopes() {
-  while (!scopes_.empty()) scopes_.pop_back();  // innermost first
-}
-
-Runner::Runner(const Context& ctx, Graph& g, const std::vector<Value>& placeholders,
-               const std::vector<std::string>& names, const std::vector<Value>& outputs,
-               const dlrt::CompileOptions& options)
-    : exe(g.compile(placeholders, outputs, options)), fetches(outputs.size()) {
-  make_feeds(ctx, placeholders, names);
-}
-
-void Runner::make_feeds(const Context& ctx, const std::vector<Value>& placeholders,
-                        const std::vector<std::string>& names) {
-  for (size_t i = 0; i < placeholders.size(); ++i) {
-    size_t device = 0;
-    bool found = false;
-    for (size_t n = 0; n < exe.node_count() && !found; ++n) {
-      const NodePlacement p = exe.node_placement(n);
-      if (p.name == names[i]) {
-        device = ctx.find_device(p.assigned);
-        found = true;
-      }
-    }
-    if (!found) throw Error(DLRT_INTERNAL, "nn: placeholder '" + names[i] + "' was not placed");
-    feeds.push_back(Tensor::create(ctx, device, placeholders[i].dtype(), placeholders[i].dims()));
-  }
-}
-
-void Runner::run() {
-  std::vector<const Tensor*> in;
-  for (const Tensor& t : feeds) in.push_back(&t);
-  exe.run(in, fetches);
-}
 
 Session::Session(const Context& ctx, std::shared_ptr<const Plan> plan, uint64_t replica)
     : ctx_(ctx), plan_(std::move(plan)), graph_(ctx), replica_(replica) {

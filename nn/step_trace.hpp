@@ -14,7 +14,7 @@
 
 #include "dlrt/dlrt.hpp"
 #include "dlrt/nn/optimizers.hpp"
-#include "dlrt/nn/session.hpp"
+#include "dlrt/nn/runner.hpp"
 
 namespace dlrt::nn {
 namespace detail {

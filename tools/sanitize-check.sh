@@ -21,7 +21,7 @@
 #   LSAN_OPTIONS   suppressions=tools/lsan.supp: leaks inside third-party libraries only
 #                  (OpenMP runtime, oneDNN's kernel caches, glibc's dlopen bookkeeping);
 #                  a leak whose stack is in dlrt's own code still fails the test.
-#   DLRT_KEEP_PLUGINS_LOADED=1  plugins are never unmapped (core/plugin_loader.hpp). Unmapped,
+#   DLRT_KEEP_PLUGINS_LOADED=1  plugins are never unmapped (core/plugin_library.hpp). Unmapped,
 #                  the blocks that oneDNN's and OpenMP's process-wide caches hold through their
 #                  globals lose their only references (the globals go with the library) and are
 #                  reported as leaks from "<unknown module>" that no suppression can name: with
@@ -29,7 +29,7 @@
 #                  dlrt_graph_test 1.3 MB; kept loaded, both report none (nothing needed the
 #                  suppressions), and anything a plugin does leak is reported with its frames.
 #
-# "Tracer caught signal 11" at exit (issue 18), cause found: LSan's stop-the-world tracer
+# "Tracer caught signal 11" at exit, cause found: LSan's stop-the-world tracer
 # scans each thread's dynamic TLS blocks, which it records by intercepting __tls_get_addr. GCC
 # 12's runtime (and GCC <= 13, LLVM <= 16) takes a block whose address is 16 mod 4096 for one
 # with glibc 2.19's header and reads the two words before it as its bounds; since glibc 2.25

@@ -10,6 +10,6 @@ export ASAN_OPTIONS="detect_leaks=${DLRT_LSAN:-1}:halt_on_error=1:abort_on_error
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export LSAN_OPTIONS="suppressions=$PWD/tools/lsan.supp:print_suppressions=0"
 export OMP_WAIT_POLICY=passive
-# Plugins stay mapped until exit (core/plugin_loader.hpp, keep_plugins_loaded; the default in
+# Plugins stay mapped until exit (core/plugin_library.hpp, keep_plugins_loaded; the default in
 # an ASan build anyway, set here so a run does not depend on how the build detects ASan).
 export DLRT_KEEP_PLUGINS_LOADED=1

@@ -23,7 +23,7 @@
 
 #include <dlrt/dlrt.hpp>
 #include <dlrt/nn.hpp>
-#include <dlrt/nn/session.hpp>  // nn::detail::Runner
+#include <dlrt/nn/runner.hpp>  // nn::detail::Runner
 
 #include <cmath>
 #include <cstdint>
@@ -108,8 +108,8 @@ class KvCacheDecoder {
       const std::string b = block_names[l];
       const double eps = blocks[l]->options().layer_norm_epsilon;
       auto norm = [&](dlrt::Value in, const std::string& which) {
-        return g.op("layer_norm", {in, weight(b + "/" + which + "/gamma"),
-                                   weight(b + "/" + which + "/beta")},
+        return g.op("layer_norm",
+                    {in, weight(b + "/" + which + "/gamma"), weight(b + "/" + which + "/beta")},
                     {{"epsilon", eps}})[0];
       };
       auto proj = [&](dlrt::Value in, const std::string& which) {
@@ -139,8 +139,8 @@ class KvCacheDecoder {
     x = g.op("layer_norm",
              {x, weight(final_norm->name() + "/gamma"), weight(final_norm->name() + "/beta")},
              {{"epsilon", final_norm->epsilon()}})[0];
-    const dlrt::Value logits =
-        nn::detail::project(g, x, weight(head->name() + "/kernel"), weight(head->name() + "/bias"), "");
+    const dlrt::Value logits = nn::detail::project(g, x, weight(head->name() + "/kernel"),
+                                                   weight(head->name() + "/bias"), "");
     outputs.insert(outputs.begin(),
                    g.op1("reshape", {logits}, {{"shape", std::vector<int64_t>{1, kVocabulary}}}));
 
@@ -232,13 +232,12 @@ class KvCacheDecoder {
 // The same next-token logits without a cache: the whole current window through the trained
 // model (predict on (1, C) ids, the window left-aligned and padded with zeros, which the
 // causal mask keeps from mattering) — C times the work per token; the test's oracle.
-inline std::vector<float> full_rerun_next(dlrt::nn::Model& model, const std::vector<int32_t>& history,
-                                          int64_t context) {
+inline std::vector<float> full_rerun_next(dlrt::nn::Model& model,
+                                          const std::vector<int32_t>& history, int64_t context) {
   const size_t start = window_start(history.size(), context);
   std::vector<int32_t> window(static_cast<size_t>(context), 0);
   for (size_t i = start; i < history.size(); ++i) window[i - start] = history[i];
-  const dlrt::nn::Array p =
-      model.predict(dlrt::nn::Array::of<int32_t>({1, context}, window), 1);
+  const dlrt::nn::Array p = model.predict(dlrt::nn::Array::of<int32_t>({1, context}, window), 1);
   const std::vector<float> all = p.values<float>();
   const size_t last = history.size() - start - 1;
   return std::vector<float>(all.begin() + static_cast<std::ptrdiff_t>(last * kVocabulary),

@@ -1,5 +1,6 @@
-// tests/fuzz/fuzz_text_targets.cc: the text parsers under random input (issue 18 item 9):
-// device specs, plugin option strings and settings values. See fuzz_targets.hpp.
+// tests/fuzz/fuzz_text_targets.cc: the text parsers under random input, since they read what
+// users and environments write: device specs, plugin option strings and settings values. See
+// fuzz_targets.hpp.
 #include <dlrt/dlrt.h>
 
 #include <map>
@@ -11,7 +12,7 @@
 #include "echo_text.hpp"
 #include "fuzz_targets.hpp"
 #include "log.hpp"
-#include "plugin_loader.hpp"
+#include "plugin_options.hpp"
 #include "settings.hpp"
 #include "status.hpp"
 

@@ -10,6 +10,7 @@
 #include <cstddef>
 
 #include "context.hpp"
+#include "plugin_library.hpp"
 #include "plugin_loader.hpp"
 #include "plugin_search.hpp"
 #include "status.hpp"
@@ -117,9 +118,9 @@ TEST(LoaderInternal, RefusedAndFailedPluginsKeepNoLibraryOpen) {
   }
 }
 
-// Issue 18 item 2: the search checks the file through a descriptor and the loader loads that
-// descriptor, so swapping the path between check and load changes nothing: the checked
-// plugin (loader_good2) loads, not the file now at its path (loader_good).
+// The search checks the file through a descriptor and the loader loads that descriptor, so
+// swapping the path between check and load changes nothing: the checked plugin (loader_good2)
+// loads, not the file now at its path (loader_good).
 TEST(LoaderInternal, TheFileCheckedIsTheFileLoaded) {
   TempDir tmp;
   const std::string path = tmp.copy(case_file("good2"), "libdlrt-x.so");

@@ -308,9 +308,11 @@ TEST(MixedPrecision, Float16CustomStepScalesItsLoss) {
   step.run({{"x", nn::Array::of<float>({32, 4}, bad)}, {"y", y}});
   const auto after = step.state();
   ASSERT_EQ(after.size(), before.size());
-  for (size_t i = 0; i < after.size(); ++i)
-    if (after[i].name.find("loss_scale") == std::string::npos)
+  for (size_t i = 0; i < after.size(); ++i) {
+    if (after[i].name.find("loss_scale") == std::string::npos) {
       EXPECT_EQ(after[i].values, before[i].values) << after[i].name;
+    }
+  }
   EXPECT_EQ(value("optimizer/loss_scale").at(0), 16384.f);
   EXPECT_TRUE(std::isfinite(step.run({{"x", x}, {"y", y}})[0].second));
   EXPECT_EQ(value("optimizer/iterations").at(0), 2.f);

@@ -8,10 +8,17 @@
 //   initializers.hpp  glorot_uniform/normal, he_uniform/normal, zeros, ones, constant
 //   regularizers.hpp  L2 weight penalties
 //   symbolic.hpp      symbolic tensors and the nodes of a functional graph
-//   layers.hpp        Layer, Input, Conv2D, MaxPool2D, AvgPool2D, Flatten, Dense, Dropout,
-//                     ReLU, Sigmoid, Tanh, Softmax
+//   layers.hpp        the core layers in one include; each of its headers stands alone:
+//     layer.hpp         Layer, the interface every layer implements, and CallContext
+//     input.hpp         Input
+//     conv.hpp          Conv2D
+//     dense.hpp         Dense
+//     pooling.hpp       MaxPool2D, AvgPool2D
+//     reshaping.hpp     Flatten, Reshape
+//     dropout.hpp       Dropout
+//     window.hpp        Size2 and the window geometry of Conv2D and the poolings
+//     activations.hpp   ReLU, Sigmoid, Tanh, Softmax, Activation (by name), LeakyReLU
 //   merging.hpp       Add, Concatenate
-//   activations.hpp   Activation (by name), LeakyReLU
 //   batch_norm.hpp    BatchNormalization (moving statistics as non-trainable state)
 //   depthwise_conv.hpp  DepthwiseConv2D (a grouped conv2d with groups = channels)
 //   conv_transpose.hpp  Conv2DTranspose (Keras' transposed convolution)
@@ -24,9 +31,12 @@
 //   callbacks.hpp     Callback, History, CSVLogger
 //   distribute.hpp    MirroredStrategy, MultiWorkerMirroredStrategy, StrategyScope
 //   model.hpp         Model (functional), Sequential, nn::DeviceScope
-//   train_step.hpp    TrainStep and Tape: custom training steps (GradientTape-style)
+//   train_step.hpp    TrainStep: custom training steps (GradientTape-style)
+//   tape.hpp          Tape: what a custom step's function builds with
 //   plan.hpp          (detail, not included here) a compiled model's plan: Model::plan()
 //   session.hpp       (detail, not included here) the graph and executables behind a model
+//   run_plan.hpp      (detail, not included here) a plan's layer calls built into a graph
+//   runner.hpp        (detail, not included here) an executable with its feed and fetch tensors
 //   checkpoint.hpp    save_weights / load_weights, ModelCheckpoint
 //   image_grid.hpp    save_image_grid: a batch of images as one PNG (libpng in libdlrt)
 // samples/mnist_cnn shows it end to end.
@@ -39,14 +49,19 @@
 #include "dlrt/nn/batch_norm.hpp"
 #include "dlrt/nn/callbacks.hpp"
 #include "dlrt/nn/checkpoint.hpp"
+#include "dlrt/nn/conv.hpp"
 #include "dlrt/nn/conv_transpose.hpp"
 #include "dlrt/nn/data.hpp"
+#include "dlrt/nn/dense.hpp"
 #include "dlrt/nn/depthwise_conv.hpp"
 #include "dlrt/nn/distribute.hpp"
+#include "dlrt/nn/dropout.hpp"
 #include "dlrt/nn/embedding.hpp"
 #include "dlrt/nn/global_pooling.hpp"
 #include "dlrt/nn/image_grid.hpp"
 #include "dlrt/nn/initializers.hpp"
+#include "dlrt/nn/input.hpp"
+#include "dlrt/nn/layer.hpp"
 #include "dlrt/nn/layer_norm.hpp"
 #include "dlrt/nn/layers.hpp"
 #include "dlrt/nn/losses.hpp"
@@ -56,13 +71,17 @@
 #include "dlrt/nn/model.hpp"
 #include "dlrt/nn/optimizers.hpp"
 #include "dlrt/nn/padding.hpp"
+#include "dlrt/nn/pooling.hpp"
 #include "dlrt/nn/progress.hpp"
 #include "dlrt/nn/recurrent.hpp"
 #include "dlrt/nn/regularizers.hpp"
 #include "dlrt/nn/resampling.hpp"
+#include "dlrt/nn/reshaping.hpp"
 #include "dlrt/nn/symbolic.hpp"
+#include "dlrt/nn/tape.hpp"
 #include "dlrt/nn/text_data.hpp"
 #include "dlrt/nn/train_step.hpp"
 #include "dlrt/nn/transformer.hpp"
+#include "dlrt/nn/window.hpp"
 
 #endif  // DLRT_NN_HPP_

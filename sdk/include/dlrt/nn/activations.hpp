@@ -1,7 +1,9 @@
-// dlrt/nn/activations.hpp: activation layers by name — Activation("gelu") as
-// keras.layers.Activation, and LeakyReLU(alpha) as keras.layers.LeakyReLU.
+// dlrt/nn/activations.hpp: the activation layers — ReLU(), Sigmoid(), Tanh(), Softmax() (one
+// fixed activation each), Activation("gelu") by name as keras.layers.Activation, and
+// LeakyReLU(alpha) as keras.layers.LeakyReLU — and the activation names that layers with a
+// built-in activation (Conv2D, Dense, ...) take (check_activation, apply_activation).
 //
-// Activation names and the op each one builds (the layer keeps the shape):
+// Activation's names and the op each one builds (the layer keeps the shape):
 //   linear   none (identity)          relu, sigmoid, tanh, softmax   the op of that name
 //   elu      elu (the op's alpha, 1.0 as Keras)
 //   gelu     gelu (the op's default approximate = "none": the exact erf form, Keras' default)
@@ -19,9 +21,55 @@
 #include <vector>
 
 #include "dlrt/dlrt.hpp"
-#include "dlrt/nn/layers.hpp"
+#include "dlrt/nn/layer.hpp"
 
 namespace dlrt::nn {
+
+// "linear" (or "") = none, "relu", "sigmoid", "tanh", "softmax"; anything else is refused
+// when the layer is made.
+std::string check_activation(const std::string& a, const std::string& who);
+
+// Builds activation `act`, a name as check_activation returns it, on x ("none": x itself).
+Value apply_activation(Graph& g, Value x, const std::string& act);
+
+// An activation on its own: ReLU(), Sigmoid(), Tanh(), Softmax().
+class ActivationLayer : public Layer {
+ public:
+  Shape output_shape(const Shape& in) const override;
+  Value call(CallContext& c, Value x, const std::vector<Value>&) const override;
+  std::string type() const override;
+  std::string base_name() const override;
+  const std::string& activation() const { return activation_; }
+
+ protected:
+  ActivationLayer(std::string activation, std::string type, std::string base)
+      : activation_(std::move(activation)), type_(std::move(type)), base_(std::move(base)) {}
+
+ private:
+  std::string activation_, type_, base_;
+};
+
+class ReLU : public ActivationLayer {
+ public:
+  ReLU() : ActivationLayer("relu", "ReLU", "re_lu") {}
+  std::shared_ptr<Layer> clone() const override;
+};
+class Softmax : public ActivationLayer {
+ public:
+  Softmax() : ActivationLayer("softmax", "Softmax", "softmax") {}
+  std::shared_ptr<Layer> clone() const override;
+};
+// Keras has no Sigmoid/Tanh layer classes; these are its Activation("sigmoid"/"tanh").
+class Sigmoid : public ActivationLayer {
+ public:
+  Sigmoid() : ActivationLayer("sigmoid", "Activation", "activation") {}
+  std::shared_ptr<Layer> clone() const override;
+};
+class Tanh : public ActivationLayer {
+ public:
+  Tanh() : ActivationLayer("tanh", "Activation", "activation") {}
+  std::shared_ptr<Layer> clone() const override;
+};
 
 namespace detail {
 // One Activation name: the op it builds ("" = identity) and that op's attributes.

@@ -45,7 +45,7 @@
 #include <vector>
 
 #include "dlrt/dlrt.hpp"
-#include "dlrt/nn/layers.hpp"
+#include "dlrt/nn/layer.hpp"
 
 namespace dlrt::nn {
 

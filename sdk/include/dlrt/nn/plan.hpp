@@ -13,7 +13,7 @@
 #include "dlrt/dlrt.hpp"
 #include "dlrt/nn/data.hpp"
 #include "dlrt/nn/initializers.hpp"
-#include "dlrt/nn/layers.hpp"
+#include "dlrt/nn/layer.hpp"
 #include "dlrt/nn/regularizers.hpp"
 
 namespace dlrt::nn {

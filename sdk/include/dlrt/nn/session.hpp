@@ -2,8 +2,8 @@
 // them — the training step, and an evaluation and a prediction executable per input type
 // (rows and dtypes).
 // An implementation part of model.hpp (namespace nn::detail; the bodies are in libdlrt_nn,
-// nn/session*.cc); users go through Sequential. Runner is also what programs that build their
-// own graphs next to a model use (samples/char_transformer).
+// nn/session*.cc); users go through Sequential. A Session builds its graphs with run_plan
+// (run_plan.hpp) and runs each executable through a Runner (runner.hpp).
 //
 // The training step is one executable of one graph (compiled with run_assigns on):
 //   x_data (N,...) u8|f32, y_data (N[,...])   the training set, uploaded once as
@@ -57,51 +57,10 @@
 #include "dlrt/nn/data.hpp"
 #include "dlrt/nn/layers.hpp"
 #include "dlrt/nn/plan.hpp"
+#include "dlrt/nn/run_plan.hpp"
+#include "dlrt/nn/runner.hpp"
 
 namespace dlrt::nn::detail {
-
-inline bool is_float_dtype(dlrt_dtype d) {
-  return d == DLRT_F32 || d == DLRT_F16 || d == DLRT_BF16;
-}
-// v cast to `to` when it is a float of another dtype; anything else as it is.
-Value cast_float_to(Graph& g, Value v, dlrt_dtype to);
-
-// The model's outputs (every Plan::outputs slot, in order) on `inputs` (one per plan input):
-// every node in order, each on its input slots, with the variables `vars` (indexed as
-// Plan::state; only the layers' entries are read). A shared layer's later calls get their
-// own node-name scope ("train/call_1/") and seed (so a shared Dropout draws another mask),
-// and the same variables. Sessions and custom steps (train_step.hpp) build through this.
-// Under a mixed-precision policy (Plan::compute_dtype) each call's float inputs and weights
-// are cast to its layer's compute dtype first, and the model's float outputs back to f32.
-std::vector<Value> run_plan(const Plan& plan, CallContext& c, std::vector<Value> inputs,
-                            const std::vector<Value>& vars);
-
-// Pushes a Plan's device scopes for as long as it lives.
-class Scopes {
- public:
-  Scopes(Graph& g, const std::vector<std::string>& specs);
-  ~Scopes();
-
- private:
-  std::vector<std::unique_ptr<dlrt::DeviceScope>> scopes_;
-};
-
-// An executable with its feed tensors (made on the device each placeholder was placed on, so
-// a run copies nothing in) and fetch tensors (made by the first run, reused after).
-struct Runner {
-  Executable exe;
-  std::vector<Tensor> feeds;
-  std::vector<Tensor> fetches;
-
-  Runner(const Context& ctx, Graph& g, const std::vector<Value>& placeholders,
-         const std::vector<std::string>& names, const std::vector<Value>& outputs,
-         const dlrt::CompileOptions& options);
-
-  void make_feeds(const Context& ctx, const std::vector<Value>& placeholders,
-                  const std::vector<std::string>& names);
-  void run();
-  float scalar(size_t fetch) const { return fetches.at(fetch).read<float>().at(0); }
-};
 
 class Session {
  public:

@@ -1,6 +1,7 @@
 // dlrt/nn/train_step.hpp: custom training steps — what TensorFlow users write with
 // tf.GradientTape and a tf.function: their own forward pass, several models, several losses
-// and optimizers, compiled once and run many times like fit's step.
+// and optimizers, compiled once and run many times like fit's step. TrainStep is declared
+// here; the Tape its function builds with is in tape.hpp.
 //
 //   nn::Adam d_opt(2e-4, 0.5), g_opt(2e-4, 0.5);
 //   nn::TrainStep step(ctx, [&](nn::Tape& t) -> nn::StepMetrics {
@@ -91,10 +92,9 @@
 #include "dlrt/dlrt.hpp"
 #include "dlrt/nn/data.hpp"
 #include "dlrt/nn/distribute.hpp"
-#include "dlrt/nn/losses.hpp"
 #include "dlrt/nn/model.hpp"
-#include "dlrt/nn/optimizers.hpp"
 #include "dlrt/nn/progress.hpp"
+#include "dlrt/nn/tape.hpp"
 
 namespace dlrt::nn {
 
@@ -121,71 +121,14 @@ struct StepOptions {
   bool use_capture = true;  // as CompileConfig::use_capture
 };
 
-class Tape;
 // The named values a step function returns: f32 scalars are metrics, which run() returns as
 // numbers; any other value (a batch of images, logits) is fetched too and read with output().
 using StepMetrics = std::vector<std::pair<std::string, Value>>;
 using StepFunction = std::function<StepMetrics(Tape&)>;
 
-class TrainStep;
 namespace detail {
 struct StepTrace;  // one trace of the step function (libdlrt_nn's nn/step_trace.hpp)
 }
-
-// What a step function builds with: its inputs, ops, losses and the updates (minimize). Only
-// valid during the call of the function (while the step is traced; under a strategy, once
-// per local replica, each tape building its replica's graph).
-class Tape : private detail::ModelCaller {
- public:
-  Graph& graph() { return *graph_; }
-  // The placeholder fed by run()'s feed `name` (its dtype and shape: under a strategy, this
-  // replica's rows). INVALID_ARGUMENT naming it and the feeds when the run has no such feed.
-  Value input(const std::string& name);
-  // Any op of docs/ops.md: the first output of `op` on `inputs`.
-  Value op(const std::string& op_name, const std::vector<Value>& inputs,
-           const OpAttrs& attrs = {}) {
-    return graph_->op1(op_name, inputs, attrs);
-  }
-  Value constant(float v) { return graph_->constant<float>("", {}, {v}); }
-  Value mean(Value x) { return op("reduce_mean", {x}); }
-  Value sum(Value x) { return op("reduce_sum", {x}); }
-  Value stop_gradient(Value x) { return op("stop_gradient", {x}); }
-  Value ones_like(Value x) { return fill_like(x, 1.0); }
-  Value zeros_like(Value x) { return fill_like(x, 0.0); }
-  // N(mean 0, stddev) of shape `dims`, drawn anew every run (the reparameterisation trick).
-  Value random_normal(const std::vector<int64_t>& dims, double stddev = 1.0);
-  // `loss` as fit computes it: the mean over the batch (dim 0) of loss.per_sample(y_pred,
-  // y_true), y_true prepared as the loss does (labels to i32). Bit for bit fit's loss.
-  Value loss(const Loss& loss, Value y_true, Value y_pred);
-  // Adds `optimizer`'s update of every variable of `variables` by the gradient of `loss` (a
-  // float scalar) to the step; each run applies it. `name` names the optimizer's variables
-  // ("optimizer", "optimizer_1", ... by default, in the order of the minimize calls).
-  void minimize(Value loss, const Optimizer& optimizer, const std::vector<Variable>& variables,
-                const std::string& name = "");
-  // The step's copy of a model's variable (to read it in a custom loss, e.g. a penalty).
-  Value variable(const Variable& v);
-  // Under a strategy: this tape's replica (0 .. replicas in sync - 1) and their number;
-  // 0 and 1 without one.
-  uint64_t replica() const;
-  int64_t replicas_in_sync() const;
-
- private:
-  friend class TrainStep;
-  Tape(TrainStep& step, detail::StepTrace& trace);
-  std::vector<Value> call_model(Model& model, const std::vector<Value>& inputs,
-                                bool training) override;
-  Value fill_like(Value x, double v) {
-    const std::vector<int64_t> d = x.dims();
-    return graph_->op1("fill", {}, {{"shape", d}, {"value", v}, {"dtype", x.dtype()}});
-  }
-  // Replica 0 keeps `seed` (what one device draws); the others draw their own.
-  uint64_t salted(uint64_t seed) const;
-
-  TrainStep& step_;
-  detail::StepTrace& trace_;
-  Graph* graph_;
-  int random_draws_ = 0;
-};
 
 class TrainStep : private detail::StateHolder {
  public:

@@ -1,8 +1,20 @@
-// session_run_plan.cc: run_plan, a plan's layer calls built into a graph, with its
-// mixed-precision casts (dlrt/nn/session.hpp).
-#include "dlrt/nn/session.hpp"
+// run_plan.cc: run_plan, a plan's layer calls built into a graph, with its mixed-precision
+// casts, and Scopes, the plan's device scopes around every build (dlrt/nn/run_plan.hpp).
+#include "dlrt/nn/run_plan.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace dlrt::nn::detail {
+
+Scopes::Scopes(Graph& g, const std::vector<std::string>& specs) {
+  for (const std::string& s : specs) scopes_.push_back(std::make_unique<dlrt::DeviceScope>(g, s));
+}
+
+Scopes::~Scopes() {
+  while (!scopes_.empty()) scopes_.pop_back();  // innermost first
+}
 
 Value cast_float_to(Graph& g, Value v, dlrt_dtype to) {
   if (!is_float_dtype(v.dtype()) || v.dtype() == to) return v;

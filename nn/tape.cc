@@ -1,11 +1,13 @@
-// train_step_tape.cc: Tape, what a step function builds with: inputs, models called on graph
-// values, minimize (dlrt/nn/train_step.hpp).
-#include "dlrt/nn/train_step.hpp"
+// tape.cc: Tape, what a step function builds with: inputs, models called on graph values,
+// minimize (dlrt/nn/tape.hpp). It writes into the TrainStep's trace, so it reads the step's
+// private state (train_step.hpp, step_trace.hpp).
+#include "dlrt/nn/tape.hpp"
 
 #include <set>
 
 #include "dlrt/nn/loss_scale.hpp"
-#include "dlrt/nn/session.hpp"
+#include "dlrt/nn/run_plan.hpp"
+#include "dlrt/nn/train_step.hpp"
 #include "step_trace.hpp"
 
 namespace dlrt::nn {
