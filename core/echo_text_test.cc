@@ -1,6 +1,7 @@
-// echo_text_test.cc: messages that echo input quote at most kEchoMaxChars of it (issue 18
-// item 8): the helper itself, then a 1 MB device spec, plugin option string and settings value
-// through the real parsers, and strtoull's overflow in a settings value.
+// echo_text_test.cc: messages that echo input quote at most kEchoMaxChars of it, so a huge
+// input never becomes a huge error message or log line: the helper itself, then a 1 MB device
+// spec, plugin option string and settings value through the real parsers, and strtoull's
+// overflow in a settings value.
 #include "echo_text.hpp"
 
 #include <dlrt/dlrt.h>

@@ -1,4 +1,5 @@
-// tests/fuzz/fuzz_text_targets.cc: the text parsers under random input (issue 18 item 9):
+// tests/fuzz/fuzz_text_targets.cc: the text parsers under random input, which they must refuse
+// with an error, never a crash:
 // device specs, plugin option strings and settings values. See fuzz_targets.hpp.
 #include <dlrt/dlrt.h>
 

@@ -117,7 +117,7 @@ TEST(LoaderInternal, RefusedAndFailedPluginsKeepNoLibraryOpen) {
   }
 }
 
-// Issue 18 item 2: the search checks the file through a descriptor and the loader loads that
+// The search checks the file through a descriptor and the loader loads that
 // descriptor, so swapping the path between check and load changes nothing: the checked
 // plugin (loader_good2) loads, not the file now at its path (loader_good).
 TEST(LoaderInternal, TheFileCheckedIsTheFileLoaded) {
