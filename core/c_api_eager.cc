@@ -192,7 +192,7 @@ DLRT_API dlrt_status* dlrt_op_probe(dlrt_context* context, const char* op, size_
     if (!inst.ok()) {
       if (dlrt::ops::find_op(op) == nullptr)
         fail(DLRT_NOT_FOUND, fmt::format("unknown op '{}'", op));
-      fail(inst.status().code(), inst.status().message());
+      fail(inst.status());
     }
     dlrt::core::check_supported(*context, *inst, device_index);
   });

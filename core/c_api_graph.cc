@@ -50,7 +50,7 @@ T* require(T* p, const char* fn, const char* what) {
 // and the dense layout the graph stores everything in.
 dlrt::ops::TensorType type_from_c(const char* fn, const dlrt_tensor_desc& desc) {
   dlrt::ops::Result<dlrt::ops::TensorType> t = dlrt::ops::tensor_type_from_c(fn, "desc", desc);
-  if (!t.ok()) fail(t.status().code(), t.status().message());
+  if (!t.ok()) fail(t.status());
   if (DLRT_HAS_FIELD(dlrt_tensor_desc, layout, desc.struct_size) &&
       desc.layout != DLRT_LAYOUT_DENSE)
     fail(DLRT_INVALID_ARGUMENT,
@@ -70,7 +70,7 @@ dlrt::ops::AttrMap attrs_from_c(const std::string& who, const dlrt_attr* const* 
     if (attrs[i] == nullptr)
       fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: attribute {} is NULL", who, i));
     dlrt::ops::Result<dlrt::ops::AttrValue> v = dlrt::ops::attr_from_c(who, *attrs[i]);
-    if (!v.ok()) fail(v.status().code(), v.status().message());
+    if (!v.ok()) fail(v.status());
     if (!out.emplace(attrs[i]->name, std::move(*v)).second)
       fail(DLRT_INVALID_ARGUMENT,
            fmt::format("{}: attribute '{}' is given twice", who, attrs[i]->name));

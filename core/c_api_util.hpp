@@ -1,7 +1,7 @@
 // c_api_util.hpp: the shell every exported function of c_api*.cc wears.
 //
 //   guarded(body)    runs body; anything it throws becomes a dlrt_status* (NULL when it
-//                    returns), so no exception ever reaches the caller (STYLE.md item 5)
+//                    returns), so no exception ever crosses the C ABI into the caller
 //   require(p, what) INVALID_ARGUMENT "<what> is NULL"
 //   write_out(out, full, what)  copies a versioned output struct as far as the caller's
 //                    out->struct_size reaches, keeping that struct_size (an older caller's

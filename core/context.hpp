@@ -76,7 +76,7 @@ class Context {
   // auto device, the default devices of a strategy) never picks one unless the user named it:
   // by a device scope or request that matches it ("/device:REF:0"), or by a visible-devices
   // list (option visible_devices or DLRT_VISIBLE_DEVICES, e.g. "REF"). A refused cpu plugin
-  // must not silently turn a job into an oracle run (issue 18).
+  // must not silently turn a job into an oracle run.
   bool is_oracle(size_t index) const;
   // "" when automatic placement may pick registry device `index`; otherwise why not, in words
   // that tell the user how to ask for it ("REF:0 is the reference plugin's device ...").

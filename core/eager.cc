@@ -142,7 +142,7 @@ std::vector<ops::TensorType> input_types_from_c(const char* op,
     const std::string what = fmt::format("input {}", i);
     if (inputs[i] == nullptr) fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: {} is NULL", op, what));
     ops::Result<ops::TensorType> t = ops::tensor_type_from_c(op, what, *inputs[i]);
-    if (!t.ok()) fail(t.status().code(), t.status().message());
+    if (!t.ok()) fail(t.status());
     if (DLRT_HAS_FIELD(dlrt_tensor_desc, layout, inputs[i]->struct_size) &&
         inputs[i]->layout != DLRT_LAYOUT_DENSE)
       fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: {} has layout {}; eager ops take dense "
@@ -164,13 +164,13 @@ ops::OpInstance instantiate_from_c(const char* op, const std::vector<ops::Tensor
     if (attrs[k] == nullptr)
       fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: attribute {} is NULL", op, k));
     ops::Result<ops::AttrValue> v = ops::attr_from_c(op, *attrs[k]);
-    if (!v.ok()) fail(v.status().code(), v.status().message());
+    if (!v.ok()) fail(v.status());
     if (!map.emplace(attrs[k]->name, std::move(*v)).second)
       fail(DLRT_INVALID_ARGUMENT,
            fmt::format("{}: attribute '{}' is given twice", op, attrs[k]->name));
   }
   ops::Result<ops::OpInstance> inst = ops::instantiate(op, inputs, map);
-  if (!inst.ok()) fail(inst.status().code(), inst.status().message());
+  if (!inst.ok()) fail(inst.status());
   return std::move(*inst);
 }
 

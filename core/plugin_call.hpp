@@ -57,7 +57,7 @@ std::string describe(What&& what) {
 template <typename What, typename Fn>
 void plugin_call(What&& what, Fn&& fn) {
   StatusValue s = plugin_status("the plugin entry", std::forward<Fn>(fn));
-  if (!s.ok()) fail(s.code, fmt::format("{}: {}", detail::describe(what), s.message));
+  if (!s.ok()) fail(s, detail::describe(what));
 }
 
 // The same for entries that return nothing (destroy/free): errors are impossible, an

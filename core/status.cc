@@ -1,11 +1,16 @@
-// status.cc: the dlrt_status_* functions of status.h and dlrt_code_name.
+// status.cc: the dlrt_status_* functions of status.h and dlrt_code_name, and the core's
+// status -> Error bridge (`fail` of a StatusValue or an ops::Status).
 //
 // dlrt_status_create must never fail (plugins call it on their error paths, often because
 // memory ran out), so on allocation failure it hands out one static out-of-memory status that
 // dlrt_status_free knows not to delete.
 #include "status.hpp"
 
+#include <fmt/format.h>
+
 #include <new>
+
+#include "ops/status.hpp"
 
 namespace {
 
@@ -80,6 +85,22 @@ DLRT_API const char* dlrt_code_name(dlrt_code code) {
 }  // extern "C"
 
 namespace dlrt::core {
+
+namespace {
+
+std::string with_context(std::string_view context, const std::string& message) {
+  return context.empty() ? message : fmt::format("{}: {}", context, message);
+}
+
+}  // namespace
+
+void fail(const StatusValue& s, std::string_view context) {
+  fail(s.code, with_context(context, s.message));
+}
+
+void fail(const ops::Status& s, std::string_view context) {
+  fail(s.code(), with_context(context, s.message()));
+}
 
 StatusValue take_status(dlrt_status* status) {
   StatusValue v;

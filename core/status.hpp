@@ -5,12 +5,18 @@
 // at the C boundary (c_api.cc) every exported function catches them and returns a
 // dlrt_status*. Statuses that plugins hand us were made by our own dlrt_status_create (through
 // the host table), so `take_status` can read and free them here.
+//
+// `fail` is the core's one way from an error value to an exception: a code and a message, a
+// StatusValue (a dlrt_status* after take_status), or the op registry's ops::Status, the last
+// two optionally after "<context>: ". The public C++ SDK has its own bridge (dlrt::check in
+// dlrt/error.hpp), one layer up: it turns the statuses the C API returns into dlrt::Error.
 #pragma once
 
 #include <dlrt/status.h>
 
 #include <exception>
 #include <string>
+#include <string_view>
 #include <utility>
 
 // The opaque handle of status.h. Heap-allocated by dlrt_status_create, except for the one
@@ -19,6 +25,10 @@ struct dlrt_status {
   dlrt_code code;
   std::string message;
 };
+
+namespace dlrt::ops {
+class Status;
+}  // namespace dlrt::ops
 
 namespace dlrt::core {
 
@@ -45,6 +55,11 @@ struct StatusValue {
   std::string message;
   bool ok() const { return code == DLRT_OK; }
 };
+
+// Throws a failed status as an Error with its code and its message, "<context>: <message>"
+// when `context` is not empty. Precondition: !s.ok().
+[[noreturn]] void fail(const StatusValue& s, std::string_view context = {});
+[[noreturn]] void fail(const ops::Status& s, std::string_view context = {});
 
 // Takes ownership of `status` (a plugin's return value, or one of ours), frees it and returns
 // its contents. NULL gives {DLRT_OK, ""}.

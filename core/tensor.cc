@@ -32,7 +32,7 @@ size_t dense_byte_size(const ops::TensorType& type) {
 
 ops::TensorType tensor_type_for_create(const char* who, const dlrt_tensor_desc& desc) {
   ops::Result<ops::TensorType> t = ops::tensor_type_from_c(who, "desc", desc);
-  if (!t.ok()) fail(t.status().code(), t.status().message());
+  if (!t.ok()) fail(t.status());
   if (!ops::is_valid_dtype(t->dtype))
     fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: desc has dtype {}, not a valid dlrt_dtype", who,
                                             static_cast<int32_t>(t->dtype)));

@@ -30,7 +30,7 @@
 #   dlrt_cuda_ops_gpu_test 70                     every CUDA kernel against the reference;
 #   conformance_cuda 60                           the conformance suite on the CUDA device;
 #   onnx_light_gpu 20                             ONNX's 9 light models on GPU:0 against their
-#                                                 reference outputs (dlrt-onnx-suite; issue 16);
+#                                                 reference outputs (dlrt-onnx-suite);
 #   bench_gpu 60, bench_gpu_nocapture 25          one training epoch, with and without CUDA Graphs
 #                                                 (the second on 12,800 images);
 #   bench_gpu_bf16 20                             12,800 images under mixed_bfloat16;
@@ -179,7 +179,7 @@ done
 gpu_step conformance_cuda 60 gtest_figure "${BIN:-.}/conformance_test" --gtest_filter='*cuda*' \
   --gtest_output="json:$LOGS/conformance_cuda.json"
 
-# ---- 3b. ONNX's light models on GPU:0 (issue 16): every one must reproduce its reference
+# ---- 3b. ONNX's light models on GPU:0: every one must reproduce its reference
 # outputs within ONNX's tolerances (--min-pass 1). The cases travel in .devrun/onnx-cases
 # (tools/gpu-pack.sh copies the build's generated light cases, 6 MB; env ONNX_CASES overrides).
 ONNX_CASES="${ONNX_CASES:-.devrun/onnx-cases}"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # tools/lsan-preload.sh LIBASAN BINARY [ARGS...]: runs a test binary of the ordinary (Release)
 # build under LeakSanitizer by preloading GCC's ASan runtime, with the CI sanitizer settings
-# (tools/sanitizer-env.sh). A regression test in `make test` for issue 18's item 7, cheap
-# enough for every run: it fails when LeakSanitizer's tracer crashes at exit again ("Tracer
-# caught signal 11", the intercept_tls_get_addr=0 fix) or when plugins are unloaded under it
-# again (oneDNN's and OpenMP's caches then read as megabytes of "<unknown module>" leaks, the
-# DLRT_KEEP_PLUGINS_LOADED fix), and when anything the binary runs leaks. The code is not
-# instrumented, so stacks are rough; tools/sanitize-check.sh is the full check.
+# (tools/sanitizer-env.sh). A regression test in `make test` for the leak checks CI relies on,
+# cheap enough for every run: it fails when LeakSanitizer's tracer crashes at exit again
+# ("Tracer caught signal 11", the intercept_tls_get_addr=0 fix) or when plugins are unloaded
+# under it again (oneDNN's and OpenMP's caches then read as megabytes of "<unknown module>"
+# leaks, the DLRT_KEEP_PLUGINS_LOADED fix), and when anything the binary runs leaks. The code
+# is not instrumented, so stacks are rough; tools/sanitize-check.sh is the full check.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 asan=$1

@@ -42,9 +42,8 @@
 # does not help, nor does keeping plugins loaded; LSAN_OPTIONS=use_tls=0 avoids it too but
 # stops scanning static TLS as well, so the narrower intercept_tls_get_addr=0 is used.
 #
-# Time (2026-12-01, Xeon with AVX-512, 2 cores, cold build, nothing else running): 8 min 49 s
-# in all, the build nearly all of it; the ten binaries run in about 10 s (dlrt_onnx_test, the ONNX importer's hostile models,
-# was added later). First run found and
+# Time: about nine minutes on 2 cores from a cold build, nearly all of it the build; the test
+# binaries themselves run in seconds. First run found and
 # fixed: a test reading 2 bytes past a buffer (device_services_suite.hpp) and an out-of-range
 # int turned into a dlrt_dtype (c_api_io.cc).
 set -euo pipefail

@@ -22,6 +22,7 @@
 
 #include "graph/graph.hpp"
 #include "ops/op_instance.hpp"
+#include "ops/status_matchers.hpp"
 #include "reference_kernels.hpp"
 
 namespace dlrt::core::testing {
@@ -120,9 +121,9 @@ class HostEval {
       in_types.push_back(g_.type_of(in));
       in_ptrs.push_back(value(in).bytes.data());
     }
-    ops::Result<ops::OpInstance> inst = ops::instantiate(op, in_types, attrs);
-    if (!inst.ok()) throw std::runtime_error("HostEval: " + inst.status().to_string());
-    const dlrt_op_desc& d = inst->desc();
+    const ops::OpInstance inst =
+        ops::testing::value_or_throw(ops::instantiate(op, in_types, attrs), "HostEval");
+    const dlrt_op_desc& d = inst.desc();
     // The descriptor again, with f32 -> f64 in operands and dtype attributes.
     std::vector<dlrt_tensor_desc> ins, outs;
     for (size_t i = 0; i < d.num_inputs; ++i) ins.push_back(*d.inputs[i]);

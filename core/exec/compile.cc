@@ -258,8 +258,7 @@ void Compiler::create_kernels() {
     std::vector<ops::TensorType> in_types;
     for (ValueRef v : node.inputs) in_types.push_back(g_.type_of(v));
     auto inst = ops::instantiate(node.op, in_types, node.attrs);
-    if (!inst.ok())
-      fail(inst.status().code(), fmt::format("node '{}': {}", p.name, inst.status().message()));
+    if (!inst.ok()) fail(inst.status(), fmt::format("node '{}'", p.name));
     DeviceRes& d = ex_.devices[dev];
     exec::KernelStep k;
     k.device = dev;

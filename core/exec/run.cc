@@ -130,7 +130,7 @@ void CompiledExecutable::capture_or_run_steps(const dlrt_capture_api* cap) {
     enqueue_steps();
     return;
   }
-  if (!begun.ok()) fail(begun.code, fmt::format("capture_begin: {}", begun.message));
+  if (!begun.ok()) fail(begun, "capture_begin");
   try {
     enqueue_steps();
   } catch (...) {

@@ -50,8 +50,6 @@ void check_name(const std::string& name) {
          fmt::format("node name '{}' contains ':', which find() reads as 'name:output'", name));
 }
 
-[[noreturn]] void fail_with(const ops::Status& s) { fail(s.code(), s.message()); }
-
 // The parts a spec names, as text: "/job:localhost/device:GPU" (absent parts left out, unlike
 // format_device_spec, which fills defaults and would turn "any GPU" into GPU:0).
 std::string format_partial(const DeviceSpec& s) {
@@ -195,7 +193,7 @@ ValueRef Graph::add_variable(const std::string& name, const ops::TensorType& typ
   // The registry checks the rest now (random_uniform's minval < maxval, a float dtype, ...),
   // so a bad initialiser fails here and not at the first compile.
   ops::Result<ops::OpInstance> inst = ops::instantiate(init_op, {}, attrs);
-  if (!inst.ok()) fail(inst.status().code(), fmt::format("{}: {}", who, inst.status().message()));
+  if (!inst.ok()) fail(inst.status(), who);
   if (inst->outputs().size() != 1 || inst->output(0) != type)
     fail(DLRT_INVALID_ARGUMENT, fmt::format("{}: init op '{}' makes {}, expected {}", who, init_op,
                                             ops::to_string(inst->output(0)), ops::to_string(type)));
@@ -225,7 +223,7 @@ std::vector<ValueRef> Graph::add_op(const std::string& op, const std::string& na
   }
   // The registry's message already names the op, the input and the axis; pass it through.
   ops::Result<ops::OpInstance> inst = ops::instantiate(op, types, attrs);
-  if (!inst.ok()) fail_with(inst.status());
+  if (!inst.ok()) fail(inst.status());
 
   Node n;
   n.name = name;

@@ -1,7 +1,8 @@
-// io/io_limits_test.cc: what the readers refuse before reading (issue 18 items 3 and 4):
-// a FIFO or other non-regular file is refused at once (never blocks in open), a sparse IDX
-// file whose header claims 2^31 images fails fast with the size limit in the message, and
-// dlrt_idx_read_rows reads only the rows it is asked for.
+// io/io_limits_test.cc: what the readers refuse before reading, so a hostile file can neither
+// hang a reader nor make it allocate what the file only claims to hold: a FIFO or other
+// non-regular file is refused at once (never blocks in open), a sparse IDX file whose header
+// claims 2^31 images fails fast with the size limit in the message, and dlrt_idx_read_rows
+// reads only the rows it is asked for.
 #include <dlrt/dlrt.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -200,8 +200,7 @@ void* DeviceArena::allocate_growing(size_t bytes, size_t rounded, const char* wh
     const std::string why = s.ok() ? "the plugin's mem_alloc returned OK and NULL"
                                    : fmt::format("the plugin: {}", s.message);
     if (s.code != DLRT_RESOURCE_EXHAUSTED && !s.ok())
-      fail(s.code, fmt::format("{}: allocating {} for {}: {}", name_, format_bytes(bytes), what,
-                               s.message));
+      fail(s, fmt::format("{}: allocating {} for {}", name_, format_bytes(bytes), what));
     out_of_memory(at, bytes, what, why);
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -236,11 +235,13 @@ void DeviceArena::reserve_pool(size_t bytes, const char* what) {
     out_of_memory(stats_, bytes, what,
                   fmt::format("growth is off and reserving {} ({} of the free memory) failed: {}",
                               format_bytes(want), options_.preallocate_fraction, s.message));
-  if (!s.ok() || base == nullptr)
-    fail(s.ok() ? DLRT_INTERNAL : s.code,
-         fmt::format("{}: reserving {} ({} of the free memory, growth off) for {}: {}", name_,
-                     format_bytes(want), options_.preallocate_fraction, what,
-                     s.ok() ? "mem_alloc returned OK and NULL" : s.message));
+  if (!s.ok() || base == nullptr) {
+    const std::string context =
+        fmt::format("{}: reserving {} ({} of the free memory, growth off) for {}", name_,
+                    format_bytes(want), options_.preallocate_fraction, what);
+    if (!s.ok()) fail(s, context);
+    fail(DLRT_INTERNAL, context + ": mem_alloc returned OK and NULL");
+  }
   pool_ = std::make_unique<Pool>();
   pool_->base = base;
   pool_->size = static_cast<size_t>(want);

@@ -130,7 +130,7 @@ TEST_F(Arena, LimitIsEnforcedAndASmallerRequestThenSucceeds) {
   EXPECT_EQ(arena->stats().peak, 4000u);
 }
 
-// Issue 18 item 8: a limit larger than the device is reported as such, not as a bare
+// A limit larger than the device is reported as such, not as a bare
 // 18446744073709551615 bytes.
 TEST_F(Arena, LimitLargerThanTheDeviceIsReportedAsSuch) {
   ArenaOptions o;

@@ -98,12 +98,9 @@ class Writer {
     }
     if (n.kind == NodeKind::kVariable) {
       t.bytes.resize(static_cast<size_t>(t.element_count()) * dlrt_dtype_size(t.dtype));
-      if (dlrt_status* st = dlrt_graph_variable_read(&g_, core::to_c(v), t.bytes.data(), t.bytes.size())) {
-        const dlrt_code code = dlrt_status_code(st);
-        const std::string msg = dlrt_status_message(st);
-        dlrt_status_free(st);
-        fail(code, fmt::format("save_onnx: reading variable '{}': {}", n.name, msg));
-      }
+      const core::StatusValue read = core::take_status(
+          dlrt_graph_variable_read(&g_, core::to_c(v), t.bytes.data(), t.bytes.size()));
+      if (!read.ok()) fail(read, fmt::format("save_onnx: reading variable '{}'", n.name));
       return t;
     }
     return std::nullopt;

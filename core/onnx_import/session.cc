@@ -152,12 +152,9 @@ void Session::run(const dlrt_tensor* const* inputs, size_t num_inputs, dlrt_tens
   last_ = s;
   std::vector<const dlrt_tensor*> fed;
   for (size_t i : s->fed) fed.push_back(inputs[i]);
-  try {
-    dlrt::check(dlrt_executable_run(s->exe.get(), fed.empty() ? nullptr : fed.data(), fed.size(),
-                                    outputs, num_outputs));
-  } catch (const dlrt::Error& e) {
-    fail(e.code(), e.message());
-  }
+  const core::StatusValue ran = core::take_status(dlrt_executable_run(
+      s->exe.get(), fed.empty() ? nullptr : fed.data(), fed.size(), outputs, num_outputs));
+  if (!ran.ok()) fail(ran);
 }
 
 }  // namespace dlrt::onnx_import

@@ -383,7 +383,7 @@ std::vector<OpDef> conv_pool_ops() {
   // The backward pass of conv2d_bias_act(activation relu) -> max_pool2d in one op: autodiff
   // emits it (conv2d_bias_act's rule) when the conv's dy is max_pool2d_backward of its own
   // output, in place of max_pool2d_backward -> relu_grad -> bias_add_grad, three passes over
-  // the conv's output-sized tensors in one (issue 17 item 5).
+  // the conv's output-sized tensors in one.
   ops.push_back(OpDef{"max_pool2d_backward_relu_bias",
                       "conv_pool",
                       "max_pool2d_backward, then relu_grad by x and bias_add_grad",

@@ -1,4 +1,4 @@
-// core/ops/infer_sampling.cc: sampling token ids from a model's logits (issue 14), in the
+// core/ops/infer_sampling.cc: sampling token ids from a model's logits (text generation), in the
 // "misc" family of docs/ops.md:
 //
 //   multinomial  logits (B, K) f32, num_samples S >= 1, seed -> ids (B, S) i64: S draws with

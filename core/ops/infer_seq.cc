@@ -1,4 +1,4 @@
-// core/ops/infer_seq.cc: the sequence-model ops of issue 14 that are neither gathers nor
+// core/ops/infer_seq.cc: the sequence-model ops that are neither gathers nor
 // norms, in the "misc" family of docs/ops.md:
 //
 //   one_hot  indices (I...) i32|i64, depth D -> y (I..., D) of `dtype` (f32|f64|i32|i64; f64 on the reference device only, for top_k's gradient in f64 checks):

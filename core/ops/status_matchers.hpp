@@ -1,10 +1,14 @@
-// core/ops/status_matchers.hpp: a gtest check on Result<T> errors, for the registry's tests.
+// core/ops/status_matchers.hpp: test support for Result<T>: a gtest check on its errors, and
+// the one way a test helper that expects success turns a failed Result into an exception.
+// (libdlrt itself converts with core::fail, core/status.hpp, which keeps the code.)
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <initializer_list>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "status.hpp"
 
@@ -24,6 +28,17 @@ template <typename T>
       return ::testing::AssertionFailure()
              << "message \"" << s.message() << "\" lacks \"" << p << "\"";
   return ::testing::AssertionSuccess();
+}
+
+// The value of `r`; a failed `r` throws std::runtime_error whose what() is
+// r.status().to_string() ("INVALID_ARGUMENT: conv2d: ..."), after "<context>: " when given.
+template <typename T>
+T value_or_throw(Result<T> r, const std::string& context = {}) {
+  if (!r.ok()) {
+    const std::string status = r.status().to_string();
+    throw std::runtime_error(context.empty() ? status : context + ": " + status);
+  }
+  return std::move(r).value();
 }
 
 }  // namespace dlrt::ops::testing

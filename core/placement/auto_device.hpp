@@ -2,7 +2,8 @@
 // CompileConfig device "auto"): one device for everything the program did not place itself,
 // chosen by what the model needs, not by what devices claim.
 //
-// The rule (issue 18: a plugin claiming 2^62 bytes that declines every op was picked by class):
+// The rule (by what each device runs, so a plugin that claims 2^62 bytes but declines every op
+// is never picked for its device class or its claims):
 //   1. candidates are the devices automatic placement may pick (SupportOracle::automatic: the
 //      reference oracle only when named), in priority order (GPU, ACCEL, CPU, other);
 //   2. each candidate counts the executable's ops (op nodes and variables' init ops) its

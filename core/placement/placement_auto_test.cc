@@ -1,4 +1,5 @@
-// Tests of automatic placement's two rules (issue 18, "silent fallback to the oracle"):
+// Tests of automatic placement's two rules, which keep a job from falling back silently to the
+// slow oracle or to a device that runs none of its ops:
 //   - priority placement, soft fallbacks and the auto device never pick the reference
 //     plugin's devices (the slow oracle) unless the user names them;
 //   - the auto device is the device that runs the most of the executable's ops, not the one
@@ -47,7 +48,7 @@ struct Built {
   size_t dev(const char* spec) const { return ctx->registry().find(spec); }
 };
 
-// cpu:threads=-5 refuses the cpu plugin (the issue's reproduction): only the oracle is left.
+// cpu:threads=-5 refuses the cpu plugin: only the oracle is left (the silent-fallback case).
 std::unique_ptr<Context> refused_cpu_and_reference(const char* visible = nullptr) {
   return make_context("cpu:threads=-5", visible, {kCpuPlugin, kReferencePlugin});
 }

@@ -1,7 +1,7 @@
 // placement_test_util.hpp: the fixture of the placement tests — a context with the real
 // plugins of the build tree: the cpu plugin (CPU:0, every op in f32) and the test tree's mock
 // device (tests/mock_device, the reference plugin's code under the name "mock") posing as two
-// GPUs that only run matmul, relu and fill, a mock multi-device machine (STYLE.md 9) on which
+// GPUs that only run matmul, relu and fill, a mock multi-device machine (no GPU needed) on which
 // priority, soft placement, colocation and copies all have something to decide. Not the
 // reference plugin itself: automatic placement never picks the oracle unless it is named
 // (placement_auto_test.cc tests that rule).

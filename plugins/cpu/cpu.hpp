@@ -2,7 +2,7 @@
 //
 // What it is: one CPU device on oneDNN (v2 API). Device memory is host memory (64-byte aligned
 // posix_memalign), so copies are memcpy; each dlrt stream wraps a dnnl::stream on the plugin's
-// one dnnl::engine(cpu, 0). Kernels (the ops issue) are oneDNN primitives made once in
+// one dnnl::engine(cpu, 0). Kernels are oneDNN primitives made once in
 // kernel_create and executed on the stream in kernel_run (see ops.hpp).
 //
 // What it is not: asynchronous. With oneDNN's CPU runtimes used here (OpenMP, sequential),

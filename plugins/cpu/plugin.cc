@@ -4,7 +4,7 @@
 // Options ("cpu:<key>=<value>" context options):
 //   threads   0..4096, default 0 = every CPU this process may run on (its affinity mask):
 //             the threads oneDNN primitives may use. Shown as the device attribute `threads`
-//             and used by the peak estimate; kernels (the ops issue) apply it around each
+//             and used by the peak estimate; kernels apply it around each
 //             execution (OpenMP runtime: omp_set_num_threads on the calling thread), so it
 //             never changes the threading of the rest of the process.
 //   winograd  0, 1 or 2, default 1: 3x3 stride-1 NHWC convolutions whose channel counts in

@@ -335,7 +335,7 @@ TEST_F(CudaGpu, NcclCreateInsideAGroup) {
   EXPECT_EQ(take_status(c.group_end(inst_)).first, DLRT_FAILED_PRECONDITION);
 }
 
-// group_begin, all_reduce, group_end, all_reduce (issue 19): inside a group NCCL answers
+// group_begin, all_reduce, group_end, all_reduce: inside a group NCCL answers
 // ncclSuccess and does the work at ncclGroupEnd, which on a non-blocking communicator returns
 // ncclInProgress; group_end must wait for the communicator, or the second all_reduce fails
 // with "Attempt to use communicator before the previous operation returned ncclSuccess".

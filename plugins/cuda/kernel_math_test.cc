@@ -820,7 +820,8 @@ TEST(KernelMath, ResizeNearestRoundingKnownValues) {
 namespace dlrt::cuda::math {
 namespace {
 
-// matmul.cc hands cuBLASLt the alignment its pointers really have, capped at 16 (issue 19).
+// matmul.cc hands cuBLASLt the alignment its pointers really have, capped at 16 (what its
+// vectorised kernels need): an executor may hand out pointers at an offset with less.
 TEST(CommonAlignment, IsTheLargestPowerOfTwoDividingEveryPointerCappedAt16) {
   auto at = [](uintptr_t a) { return reinterpret_cast<const void*>(a); };
   EXPECT_EQ(common_alignment({at(0x1000), at(0x2040)}, 16), 16u);  // arena buffers: 64 -> 16

@@ -1,6 +1,6 @@
 // reference.hpp: internal types of the reference plugin, shared by its translation units.
 //
-// What this plugin is: plain portable C++ device services, and (from the ops issue on) every op
+// What this plugin is: plain portable C++ device services, and every op
 // as a naive loop accumulating in double — the numerical oracle the conformance tests compare
 // every other device with. Device memory is host memory from std::aligned_alloc; streams run
 // each piece of work at enqueue time, on the calling thread.

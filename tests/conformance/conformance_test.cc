@@ -1,6 +1,6 @@
 // tests/conformance/conformance_test.cc: the conformance driver. Every op of docs/ops.md,
 // on every loaded device that is not the reference, against the reference device — the
-// model is ggml's test-backend-ops (STYLE.md item 8).
+// model is ggml's test-backend-ops.
 //
 // One context with the default plugin search (the build tree's plugins: cpu, reference,
 // null, cuda where built). For each device under test and each op, one test named

@@ -222,8 +222,9 @@ TEST(LoaderSecurity, PluginInAWritableFolderIsRefused) {
   expect_refused_for_permissions(c, "plugin folder");
 }
 
-// Issue 18 item 2: the folder itself is 755, but its parent is 777 and not sticky, so anyone
-// may rename the folder and put their own in its place. /tmp above it (1777, root's) is fine.
+// A plugin folder that someone else could replace is refused: the folder itself is 755, but
+// its parent is 777 and not sticky, so anyone may rename the folder and put their own in its
+// place. /tmp above it (1777, root's) is fine.
 TEST(LoaderSecurity, PluginBelowAWritableNonStickyAncestorIsRefused) {
   TempDir tmp;
   const std::string plugins = tmp.path() + "/plugins";

@@ -187,7 +187,7 @@ TEST(NnFunctionalLayers, ResidualBatchNormCheckpointRestoresTrainingExactly) {
   // state differ in the last bits of the 1x1 stride-2 projection's kernel gradient in about 4
   // runs of 10 with two threads (at d8a5aaa too; still with oneDNN's scratchpad overrun on
   // that pass contained, prim_common.hpp kScratchpadSlack: a nondeterminism of oneDNN's
-  // jit_1x1:avx2 backward_weights with ic 1 on that CPU, noted on issue 42). This test is
+  // jit_1x1:avx2 backward_weights with ic 1 on that CPU). This test is
   // about what a checkpoint restores, which one thread shows exactly.
   dlrt::ContextOptions o;
   o.plugin_path(DLRT_TEST_PLUGIN_DIR)

@@ -413,7 +413,7 @@ TEST(ModelInference, CompileWithoutOptimizerPredictsAnyInputType) {
 
 namespace {
 
-// Deployment (issue 16): load_weights into a model scoped to a device this host lacks takes
+// Deployment: load_weights into a model scoped to a device this host lacks takes
 // soft placement as predict does; with DLRT_CHECK_NUMERICS on, a checkpoint holding a NaN is
 // refused, naming the tensor, and the model keeps its weights.
 TEST(ModelDeploy, LoadWeightsTakesSoftPlacementAndChecksNumerics) {

@@ -1,6 +1,6 @@
 // tests/onnx/onnx_session_test.cc: dlrt::InferenceSession and dlrt_session_* on models built
 // here: numbers against host arithmetic, symbolic batch dims, value inputs, the load-time
-// folding against the unfolded graph, and every hostile-model refusal the issue names.
+// folding against the unfolded graph, and the refusals of hostile models.
 #include <dlrt/context.hpp>
 #include <dlrt/context_options.hpp>
 #include <dlrt/inference_session.hpp>

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""torch_char_transformer.py: the PyTorch twin of dlrt's character-level Transformer (issue 14),
+"""torch_char_transformer.py: the PyTorch twin of dlrt's character-level Transformer,
 timed the way `dlbench train` times dlrt, so `dlbench train --compare-torch` can print the ratio.
 
 Model (GPT-style, pre-norm; must stay exactly what the C++ model builds):

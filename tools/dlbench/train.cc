@@ -1,6 +1,6 @@
 // train.cc: `dlbench train` — whole epochs of a model through the Keras-style layer
 // (dlrt/nn.hpp), and optionally the same run in PyTorch (torch_reference.py) for the ratio the
-// issues' targets are stated in. --model picks the network:
+// speed targets are stated in. --model picks the network:
 //   cnn       the reference workload (docs/design.md section 9), built exactly as
 //             samples/mnist_cnn builds it; Adam(1e-3), batch 64 by default
 //   resnet20  samples/resnet's ResNet-20 (samples/resnet/resnet20.hpp, the same function the
@@ -294,7 +294,7 @@ json run_train(const TrainOptions& options) {
     doc["torch"] = t;
     doc["torch_runs"] = runs;
     doc["load_average_after_torch"] = load_average();
-    // dlrt / torch: below 1 means dlrt is faster; the target is epoch <= 1/3.
+    // dlrt / torch: below 1 means dlrt is faster; the target is epoch <= 1/3.
     doc["ratio"] = {{"epoch", epoch_s / t.at("train_seconds_per_epoch").get<double>()},
                     {"validation", val_us * 1e-6 / t.at("val_seconds").get<double>()}};
   }

@@ -1,12 +1,12 @@
 // train_side_by_side.cc: `dlbench train --precision f32,bf16 [--rounds R]`, the reference
-// models under several dtype policies in one run, as issue 17 asks to compare them ("side by
-// side in one dlbench run"): R rounds, each training once per precision in the order given
-// (f32, bf16, f32, bf16, ...), so a noisy stretch of a shared machine falls on both and the
-// per-round ratios stay comparable. Every run is the whole `dlbench train` of that precision
-// (its own context, compile, warm-up and timed epochs; with --compare-torch its own PyTorch
-// twin: channels-last f32, or bf16 under torch.autocast), kept in "runs". The summary gives,
-// per precision, the medians over rounds, and for each precision after the first its time
-// over the first's, round by round and their median: below 1 means faster than the first.
+// models under several dtype policies, side by side in one dlbench run: R rounds, each
+// training once per precision in the order given (f32, bf16, f32, bf16, ...), so a noisy
+// stretch of a shared machine falls on both and the per-round ratios stay comparable. Every
+// run is the whole `dlbench train` of that precision (its own context, compile, warm-up and
+// timed epochs; with --compare-torch its own PyTorch twin: channels-last f32, or bf16 under
+// torch.autocast), kept in "runs". The summary gives, per precision, the medians over
+// rounds, and for each precision after the first its time over the first's, round by round
+// and their median: below 1 means faster than the first.
 #include <algorithm>
 #include <map>
 #include <stdexcept>

@@ -146,7 +146,7 @@ json run_train_text(const TrainOptions& options) {
     if (best > 0) {
       const json& b = twins[best_mode];
       // dlrt over torch's best: above 1 means dlrt trains more tokens per second; the
-      // issue's target is >= 1.5. val_loss: dlrt's relative excess, target <= 0.02.
+      // target is >= 1.5. val_loss: dlrt's relative excess, target <= 0.02.
       doc["ratio"] = {{"tokens_per_second", (tokens / epoch_s) / best},
                       {"against", best_mode},
                       {"val_loss_excess", v.at(0).second / b.at("val_loss").get<double>() - 1}};

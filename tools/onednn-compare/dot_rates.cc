@@ -3,7 +3,8 @@
 // flops), each on 12 independent accumulators (more than latency x pipes), in GFLOP/s. What
 // bounds any bf16 convolution on the machine: where vdpbf16ps issues once every two cycles
 // and the FMA twice a cycle, bf16 products give half of f32's flops, and only the
-// memory-bound passes can gain from 16-bit data (docs/benchmarks.md, "2026-12-05 (fifth)").
+// memory-bound passes can gain from 16-bit data (docs/benchmarks.md, "oneDNN 3.13 (PyPI)
+// against Debian's 2.6.3").
 // Exits 2 on a CPU without AVX512-BF16.
 #include <immintrin.h>
 

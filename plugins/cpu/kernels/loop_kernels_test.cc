@@ -17,6 +17,7 @@
 
 #include "narrow_float.hpp"
 #include "ops/op_instance.hpp"
+#include "ops/status_matchers.hpp"
 #include "reference_kernels.hpp"
 #include "testing/fake_host.hpp"
 #include "testing/status_checks.hpp"
@@ -84,9 +85,7 @@ struct RetypedDesc {
 
 OpInstance instance(const std::string& op, const std::vector<TensorType>& inputs,
                     const AttrMap& attrs) {
-  auto r = dlrt::ops::instantiate(op, inputs, attrs);
-  if (!r.ok()) throw std::runtime_error(r.status().to_string());
-  return std::move(r).value();
+  return dlrt::ops::testing::value_or_throw(dlrt::ops::instantiate(op, inputs, attrs));
 }
 
 size_t bytes_of(const dlrt_tensor_desc& t) {

@@ -18,8 +18,8 @@
 // Everything is allocated at create; run only walks memory.
 //
 // Why not oneDNN's reduction primitive: on Debian's oneDNN 2.6 a reduction over non-trailing
-// axes of a rank-6 tensor took 18 of 26 ms of a training step (the issue that asked for this
-// file); this loop streams it at memory speed (docs/benchmarks.md, 2026-12-02; dlbench ops
+// axes of a rank-6 tensor took 18 of 26 ms of a training step; this loop streams it at memory
+// speed (docs/benchmarks.md, the section on reductions along non-trailing axes; dlbench ops
 // "reduce_sum.rank6_upsample_grad").
 #include <algorithm>
 #include <limits>

@@ -616,12 +616,12 @@ bool winograd_on_16bit(const dlrt_plugin& p, const OpView& op) {
 void conv_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
   // 16-bit operands, in this order: dlrt's one-channel and Winograd kernels run them on their
   // own storage (bf16; f16 too for Winograd), f32 arithmetic, no conversion passes; Winograd's
-  // 2-4x fewer multiplications beat oneDNN's bf16 direct kernels (docs/benchmarks.md,
-  // "2026-12-05 (third)"). Other forward and backward-data passes take oneDNN's bf16 primitives
-  // where the CPU has AVX512-BF16; any other filter gradient runs its f32 kernel between
-  // conversions (ops.cc), whose im2col path beat oneDNN 2.6's bf16 backward-weights kernel
-  // (reference CNN: 129 vs 37 ms over 120 steps for the third convolution); f16 elsewhere
-  // converts too.
+  // 2-4x fewer multiplications beat oneDNN's bf16 direct kernels (docs/benchmarks.md, the
+  // section on dlrt's Winograd in AVX-512). Other forward and backward-data passes take
+  // oneDNN's bf16 primitives where the CPU has AVX512-BF16; any other filter gradient runs its
+  // f32 kernel between conversions (ops.cc), whose im2col path beat oneDNN 2.6's bf16
+  // backward-weights kernel (reference CNN: 129 vs 37 ms over 120 steps for the third
+  // convolution); f16 elsewhere converts too.
   if (one_channel_takes(op, conv_geom(op))) {
     fill_cost(op, p, conv_geom(op).flops(), cost);
     return;

@@ -27,6 +27,7 @@
 
 #include "narrow_float.hpp"
 #include "ops/op_instance.hpp"
+#include "ops/status_matchers.hpp"
 #include "reference_kernels.hpp"
 #include "testing/fake_host.hpp"
 #include "testing/status_checks.hpp"
@@ -121,9 +122,7 @@ std::vector<float> random_values(int64_t n, const Fill& f, std::mt19937& rng) {
 
 dlrt::ops::OpInstance instance(const std::string& op, const std::vector<TensorType>& inputs,
                                const AttrMap& attrs) {
-  auto r = dlrt::ops::instantiate(op, inputs, attrs);
-  if (!r.ok()) throw std::runtime_error(r.status().to_string());
-  return std::move(r).value();
+  return dlrt::ops::testing::value_or_throw(dlrt::ops::instantiate(op, inputs, attrs));
 }
 
 // Runs `op` on the cpu plugin and on the reference kernels; returns nothing, fails the test.

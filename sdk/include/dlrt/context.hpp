@@ -125,11 +125,12 @@ class Context {
     std::vector<const dlrt_tensor_desc*> ptrs;
     for (const dlrt_tensor_desc& d : inputs) ptrs.push_back(&d);
     detail::CAttrs c(attrs);
-    OpSupport s = OpSupport::from_status(dlrt_op_supported(get(), op.c_str(), device,
-                                                           ptrs.empty() ? nullptr : ptrs.data(),
-                                                           ptrs.size(), c.data(), c.size()));
-    if (!s.supported && s.code != DLRT_UNIMPLEMENTED) throw Error(s.code, s.reason);
-    return s;
+    dlrt_status* status =
+        dlrt_op_supported(get(), op.c_str(), device, ptrs.empty() ? nullptr : ptrs.data(),
+                          ptrs.size(), c.data(), c.size());
+    // UNIMPLEMENTED is the device's "no"; any other failure is the caller's error.
+    if (status != nullptr && dlrt_status_code(status) != DLRT_UNIMPLEMENTED) check(status);
+    return OpSupport::from_status(status);
   }
   // The same on the op's example operands (what `dlprobe --ops` shows). Never throws for a
   // "no"; the reason says why (NOT_FOUND for an unknown op, OUT_OF_RANGE for a bad device).

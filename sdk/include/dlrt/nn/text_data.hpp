@@ -12,7 +12,7 @@
 // not, is a valid corpus (a multi-byte UTF-8 character is several tokens, as in byte-level
 // GPT-2 before merges) and no id can fall outside an Embedding(256, d).
 //
-// Decisions, written down because the issue is silent on them:
+// Decisions this reader makes, written down because no file format fixes them:
 // - A folder is read as its regular files (symlinks are skipped: Debian's fortunes has a
 //   `name.u8 -> name` link beside every file, which would double the corpus), in byte order of
 //   their names, without hidden files (".x") and strfile's binary indices ("*.dat"); the
