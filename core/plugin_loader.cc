@@ -313,8 +313,7 @@ dlrt_device* Plugin::open_device(int32_t ordinal) {
   dlrt_device* device = nullptr;
   StatusValue s =
       plugin_status("device_open", [&] { return api_.device_open(instance_, ordinal, &device); });
-  if (!s.ok())
-    fail(s.code, fmt::format("plugin {} could not open device {}: {}", name, ordinal, s.message));
+  if (!s.ok()) fail(s, fmt::format("plugin {} could not open device {}", name, ordinal));
   open_devices_[ordinal] = device;
   return device;
 }

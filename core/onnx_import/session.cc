@@ -78,7 +78,7 @@ Session::Specialisation& Session::specialise(const std::vector<std::vector<int64
   s.dims = dims;
   s.values = values;
   dlrt_graph* raw = nullptr;
-  dlrt::check(dlrt_graph_create(context_, &raw));
+  if (const core::StatusValue st = core::take_status(dlrt_graph_create(context_, &raw)); !st.ok()) fail(st);
   s.graph = std::make_unique<dlrt::Graph>(raw);
   ImportOptions io;
   io.device = options_.device;
@@ -117,7 +117,7 @@ void Session::run(const dlrt_tensor* const* inputs, size_t num_inputs, dlrt_tens
     if (inputs[i] == nullptr) fail(DLRT_INVALID_ARGUMENT, fmt::format("input {} ('{}') is NULL", i, io.name));
     dlrt_tensor_desc d{};
     d.struct_size = DLRT_STRUCT_SIZE(dlrt_tensor_desc);
-    dlrt::check(dlrt_tensor_get_desc(inputs[i], &d));
+    if (const core::StatusValue st = core::take_status(dlrt_tensor_get_desc(inputs[i], &d)); !st.ok()) fail(st);
     if (d.dtype != io.dtype)
       fail(DLRT_INVALID_ARGUMENT, fmt::format("input '{}' is {}; the model wants {}", io.name,
                                               dlrt_dtype_name(d.dtype), dlrt_dtype_name(io.dtype)));
@@ -135,7 +135,7 @@ void Session::run(const dlrt_tensor* const* inputs, size_t num_inputs, dlrt_tens
                                               fmt::format("input '{}' (its value shapes the graph)",
                                                           model_.inputs[i].name));
       t.bytes.resize(static_cast<size_t>(n) * dlrt_dtype_size(t.dtype));
-      dlrt::check(dlrt_tensor_read(inputs[i], t.bytes.data(), t.bytes.size()));
+      if (const core::StatusValue st = core::take_status(dlrt_tensor_read(inputs[i], t.bytes.data(), t.bytes.size())); !st.ok()) fail(st);
       values[i] = std::move(t);
     }
     return values;
