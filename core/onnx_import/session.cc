@@ -78,7 +78,8 @@ Session::Specialisation& Session::specialise(const std::vector<std::vector<int64
   s.dims = dims;
   s.values = values;
   dlrt_graph* raw = nullptr;
-  if (const core::StatusValue st = core::take_status(dlrt_graph_create(context_, &raw)); !st.ok()) fail(st);
+  if (const core::StatusValue st = core::take_status(dlrt_graph_create(context_, &raw)); !st.ok())
+    fail(st);
   s.graph = std::make_unique<dlrt::Graph>(raw);
   ImportOptions io;
   io.device = options_.device;
@@ -89,7 +90,8 @@ Session::Specialisation& Session::specialise(const std::vector<std::vector<int64
     s.fed = ig.fed;
     dlrt::CompileOptions co;
     if (options_.soft_placement >= 0) co.soft_placement = options_.soft_placement != 0;
-    if (options_.log_device_placement >= 0) co.log_device_placement = options_.log_device_placement != 0;
+    if (options_.log_device_placement >= 0)
+      co.log_device_placement = options_.log_device_placement != 0;
     if (options_.device.empty() || options_.device == "auto") co.auto_device = true;
     // optimize 0: each node as it is, so no graph passes either (core/passes).
     if (!options_.optimize) co.graph_passes = "none";
@@ -114,10 +116,13 @@ void Session::run(const dlrt_tensor* const* inputs, size_t num_inputs, dlrt_tens
   std::vector<std::vector<int64_t>> dims;
   for (size_t i = 0; i < num_inputs; ++i) {
     const ModelIo& io = model_.inputs[i];
-    if (inputs[i] == nullptr) fail(DLRT_INVALID_ARGUMENT, fmt::format("input {} ('{}') is NULL", i, io.name));
+    if (inputs[i] == nullptr)
+      fail(DLRT_INVALID_ARGUMENT, fmt::format("input {} ('{}') is NULL", i, io.name));
     dlrt_tensor_desc d{};
     d.struct_size = DLRT_STRUCT_SIZE(dlrt_tensor_desc);
-    if (const core::StatusValue st = core::take_status(dlrt_tensor_get_desc(inputs[i], &d)); !st.ok()) fail(st);
+    if (const core::StatusValue st = core::take_status(dlrt_tensor_get_desc(inputs[i], &d));
+        !st.ok())
+      fail(st);
     if (d.dtype != io.dtype)
       fail(DLRT_INVALID_ARGUMENT, fmt::format("input '{}' is {}; the model wants {}", io.name,
                                               dlrt_dtype_name(d.dtype), dlrt_dtype_name(io.dtype)));
@@ -131,11 +136,14 @@ void Session::run(const dlrt_tensor* const* inputs, size_t num_inputs, dlrt_tens
       HostTensor t;
       t.dtype = model_.inputs[i].dtype;
       t.dims = dims[i];
-      const int64_t n = checked_element_count(t.dims, kMaxValueInputElements,
-                                              fmt::format("input '{}' (its value shapes the graph)",
-                                                          model_.inputs[i].name));
+      const int64_t n = checked_element_count(
+          t.dims, kMaxValueInputElements,
+          fmt::format("input '{}' (its value shapes the graph)", model_.inputs[i].name));
       t.bytes.resize(static_cast<size_t>(n) * dlrt_dtype_size(t.dtype));
-      if (const core::StatusValue st = core::take_status(dlrt_tensor_read(inputs[i], t.bytes.data(), t.bytes.size())); !st.ok()) fail(st);
+      if (const core::StatusValue st =
+              core::take_status(dlrt_tensor_read(inputs[i], t.bytes.data(), t.bytes.size()));
+          !st.ok())
+        fail(st);
       values[i] = std::move(t);
     }
     return values;
