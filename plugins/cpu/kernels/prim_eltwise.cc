@@ -1,18 +1,16 @@
 // prim_eltwise.cc: activations and bias_add on oneDNN's eltwise and binary primitives.
 //
-//   relu | sigmoid | tanh   x (any shape)          -> y (same)     eltwise forward
-//   leaky_relu              x                      -> y = x > 0 ? x : alpha*x (eltwise_relu, alpha)
-//   leaky_relu_grad         dy, x                  -> dx = x > 0 ? dy : alpha*dy (relu backward on src)
-//   elu | gelu | silu | hard_swish | clip | abs | square | rsqrt
-//                           x                      -> y (same)     eltwise forward: elu (alpha),
-//                              gelu_erf / gelu_tanh (approximate), swish (alpha 1), hardswish,
-//                              soft_relu, clip (alpha = min, beta = max), abs, square,
-//                              pow (alpha 1, beta -1/2 = rsqrt)
-//   elu_grad | gelu_grad | silu_grad | hard_swish_grad | softplus_grad | abs_grad
+//   relu, sigmoid, tanh and the activations of core/ops/infer_activation.cc
+//                           x (any shape)          -> y (same)     eltwise forward
+//   their <op>_grad, leaky_relu_grad
 //                           dy, x                  -> dx           eltwise backward on src
 //   sigmoid_grad            dy, y                  -> dx = dy * y * (1-y)
 //   tanh_grad               dy, y                  -> dx = dy * (1-y²)
 //   bias_add                x (...,C), b (C)       -> y = x + b    (NCHW: b along dim 1)
+//
+// Each op's row in kEltwiseOps below names its algorithm with alpha and beta (leaky_relu and
+// elu: alpha; silu: swish with alpha 1; clip: alpha = min, beta = max; rsqrt: pow with alpha 1,
+// beta -1/2; softplus_grad: soft_relu's backward).
 //
 // Element-wise ops see every tensor as one flat vector (its shape does not matter).
 // sigmoid_grad and tanh_grad are eltwise backward primitives reading the forward output y
