@@ -17,6 +17,7 @@ const std::vector<detail::NamedActivation>& detail::named_activations() {
       {"swish", "silu", 0},
       {"hard_swish", "hard_swish", 0},
       {"softplus", "softplus", 0},
+      {"mish", "mish", 0},
       {"leaky_relu", "leaky_relu", 0.2},
   };
   return table;

@@ -247,6 +247,7 @@ DLRT_CUDA_OPS(t) {
   rows_with_grad<math::Silu>(t, "silu", "silu_grad");
   rows_with_grad<math::HardSwish>(t, "hard_swish", "hard_swish_grad");
   rows_with_grad<math::Softplus>(t, "softplus", "softplus_grad");
+  rows_with_grad<math::Mish>(t, "mish", "mish_grad");
   rows_with_grad<math::Clip>(t, "clip", "clip_grad");
   rows_with_grad<math::Abs>(t, "abs", "abs_grad");
   forward_row<math::Square, 1>(t, "square");

@@ -384,6 +384,15 @@ struct Softplus {
   DLRT_HD static float forward(float x, EltwiseParams) { return softplusf_(x); }
   DLRT_HD static float backward(float dy, float x, EltwiseParams) { return dy * sigmoidf_(x); }
 };
+// x tanh(softplus(x)); dx = dy (t + x sigmoid(x) (1 - t^2)), t = tanh(softplus(x)). Far below 0
+// both are ~x e^x: tiny, never an overflow (softplusf_ and sigmoidf_ stay finite).
+struct Mish {
+  DLRT_HD static float forward(float x, EltwiseParams) { return x * tanhf(softplusf_(x)); }
+  DLRT_HD static float backward(float dy, float x, EltwiseParams) {
+    const float t = tanhf(softplusf_(x));
+    return dy * (t + x * sigmoidf_(x) * (1.0f - t * t));
+  }
+};
 struct Clip {  // NaN stays NaN; min > max gives max
   DLRT_HD static float forward(float x, EltwiseParams p) {
     return x != x ? x : fminf(fmaxf(x, p.lo), p.hi);

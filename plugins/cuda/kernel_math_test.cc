@@ -1107,6 +1107,7 @@ TEST(KernelMath, ActivationsMatchReference) {
       {"silu", math::Silu::forward, math::Silu::backward, {}, {}},
       {"hard_swish", math::HardSwish::forward, math::HardSwish::backward, {}, {}},
       {"softplus", math::Softplus::forward, math::Softplus::backward, {}, {}},
+      {"mish", math::Mish::forward, math::Mish::backward, {}, {}},
       {"clip", math::Clip::forward, math::Clip::backward, {}, {}},
       {"clip",
        math::Clip::forward,
@@ -1406,6 +1407,10 @@ TEST(KernelMath, ActivationsKnownValues) {
   EXPECT_NEAR(math::Softplus::forward(0.0f, none), 0.6931472f, 1e-6f);
   EXPECT_EQ(math::Softplus::forward(100.0f, none), 100.0f);  // no overflow
   EXPECT_EQ(math::Softplus::forward(-200.0f, none), 0.0f);
+  EXPECT_NEAR(math::Mish::forward(1.0f, none), 0.8650984f, 1e-6f);
+  EXPECT_NEAR(math::Mish::forward(-1.0f, none), -0.3034015f, 1e-6f);
+  EXPECT_EQ(math::Mish::forward(100.0f, none), 100.0f);              // no overflow
+  EXPECT_NEAR(math::Mish::backward(1.0f, 0.0f, none), 0.6f, 1e-6f);  // tanh(log 2) = 3/5
   EXPECT_EQ(math::HardSwish::forward(1.0f, none), 4.0f / 6.0f);
   EXPECT_EQ(math::HardSwish::forward(-4.0f, none), 0.0f);
   EXPECT_EQ(math::HardSwish::backward(1.0f, -3.0f, none), -0.5f);

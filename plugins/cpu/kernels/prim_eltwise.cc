@@ -107,6 +107,14 @@ const EltwiseOp kEltwiseOps[] = {
      [](const OpView&) -> EltwiseInfo {
        return {algorithm::eltwise_soft_relu, true, 12, 0, true};
      }},
+    {"mish",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_mish, false, 20};
+     }},
+    {"mish_grad",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_mish, true, 30, 0, true};
+     }},
     // oneDNN refuses min > max; clip(x, max, max) is the same function then: max everywhere.
     {"clip",
      [](const OpView& op) -> EltwiseInfo {

@@ -1,4 +1,4 @@
-// activation.cc: the activations elu, gelu, silu, hard_swish, softplus, clip, the unary maths
+// activation.cc: the activations elu, gelu, silu, hard_swish, softplus, mish, clip, the unary maths
 // abs, square, rsqrt, and the backward ops <name>_grad(dy, x) -> dx of the activations, in
 // double (docs/ops.md's formulas, written out). Every output element reads only its own input
 // elements, so the output may alias an input.
@@ -81,6 +81,13 @@ const Activation kActivations[] = {
     // log(1 + exp(x)) without overflow: exp(-|x|) <= 1.
     {"softplus", [](double x, const ActAttrs&) { return softplus(x); }, "softplus_grad",
      [](double dy, double x, const ActAttrs&) { return dy * sigmoid(x); }},
+    // x tanh(softplus(x)); slope t + x sigmoid(x) (1 - t^2) with t = tanh(softplus(x)), since
+    // softplus' = sigmoid.
+    {"mish", [](double x, const ActAttrs&) { return x * std::tanh(softplus(x)); }, "mish_grad",
+     [](double dy, double x, const ActAttrs&) {
+       const double t = std::tanh(softplus(x));
+       return dy * (t + x * sigmoid(x) * (1.0 - t * t));
+     }},
     // NaN stays NaN (std::max/min return their first argument when a comparison is false).
     {"clip", [](double x, const ActAttrs& a) { return std::min(std::max(x, a.lo), a.hi); },
      "clip_grad",
