@@ -44,16 +44,17 @@ class KernelRegistry {
   }
 
   // Every row of every block, sorted by op name (stable: a duplicate keeps its file order).
+  // Never destroyed, so a lookup from another library's exit-time destructor still works.
   static const std::vector<Row>& rows() {
-    static const std::vector<Row> sorted = [] {
-      std::vector<Row> t;
-      for (AddRows add : blocks()) add(t);
-      std::stable_sort(t.begin(), t.end(), [](const Row& a, const Row& b) {
+    static const std::vector<Row>* sorted = [] {
+      auto* t = new std::vector<Row>();
+      for (AddRows add : blocks()) add(*t);
+      std::stable_sort(t->begin(), t->end(), [](const Row& a, const Row& b) {
         return std::strcmp(a.*Name, b.*Name) < 0;
       });
       return t;
     }();
-    return sorted;
+    return *sorted;
   }
 
   // The row of `op`, or nullptr.
@@ -73,9 +74,10 @@ class KernelRegistry {
   }
 
  private:
+  // Made on first use, so it exists whichever initialiser runs first; never destroyed.
   static std::vector<AddRows>& blocks() {
-    static std::vector<AddRows> b;  // constructed on first use: safe from any initialiser
-    return b;
+    static auto* b = new std::vector<AddRows>();
+    return *b;
   }
 };
 
