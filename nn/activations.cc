@@ -42,12 +42,20 @@ std::shared_ptr<Layer> Tanh::clone() const { return std::make_shared<Tanh>(*this
 
 const std::vector<detail::NamedActivation>& detail::named_activations() {
   static const std::vector<NamedActivation> table = {
-      {"linear", "", 0},           {"relu", "relu", 0},
-      {"sigmoid", "sigmoid", 0},   {"tanh", "tanh", 0},
-      {"softmax", "softmax", 0},   {"elu", "elu", 0},
-      {"gelu", "gelu", 0},         {"silu", "silu", 0},
-      {"swish", "silu", 0},        {"hard_swish", "hard_swish", 0},
-      {"softplus", "softplus", 0}, {"leaky_relu", "leaky_relu", 0.2}};
+      {"linear", "", 0},
+      {"relu", "relu", 0},
+      {"sigmoid", "sigmoid", 0},
+      {"tanh", "tanh", 0},
+      {"softmax", "softmax", 0},
+      {"elu", "elu", 0},
+      {"gelu", "gelu", 0},
+      {"silu", "silu", 0},
+      {"swish", "silu", 0},
+      {"hard_swish", "hard_swish", 0},
+      {"softplus", "softplus", 0},
+      {"mish", "mish", 0},
+      {"leaky_relu", "leaky_relu", 0.2},
+  };
   return table;
 }
 

@@ -149,7 +149,7 @@ void leaky_relu_rule(GradContext& c) {
   c.set_dx(0, c.emit("leaky_relu_grad", "leaky_relu_grad", {*c.dy(0), c.input(0)},
                      {{"alpha", c.attr("alpha")}}));
 }
-// elu, gelu, silu, hard_swish, softplus, clip, abs: dx = <op>_grad(dy, x) with the forward's
+// elu, gelu, silu, hard_swish, softplus, mish, clip, abs: dx = <op>_grad(dy, x) with the forward's
 // attributes (alpha, approximate, min/max), one backward op per activation
 // (core/ops/infer_activation.cc).
 void x_grad_op_rule(GradContext& c) {
@@ -440,7 +440,7 @@ void add_nn_rules(RuleTable& t) {
   t["bias_add"] = bias_add_rule;
   t["relu"] = relu_rule;
   t["leaky_relu"] = leaky_relu_rule;
-  for (const char* op : {"elu", "gelu", "silu", "hard_swish", "softplus", "clip", "abs"})
+  for (const char* op : {"elu", "gelu", "silu", "hard_swish", "softplus", "mish", "clip", "abs"})
     t[op] = x_grad_op_rule;
   t["sigmoid"] = sigmoid_rule;
   t["tanh"] = tanh_rule;

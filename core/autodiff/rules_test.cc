@@ -267,6 +267,7 @@ TEST(GradientRules, MoreActivations) {
   check_op("gelu", {{3, 4}}, {{"approximate", "tanh"}});
   check_op("silu", {{2, 3, 2}});
   check_op("softplus", {{3, 4}});
+  check_op("mish", {{3, 4}});
   check_op("abs", {{3, 4}}, {}, Values::kAwayFromZero);
   // Bounds inside [-1, 1) so both clipped pieces and the middle are hit; the kinks are unlikely
   // to be within eps of a random value.
@@ -281,6 +282,14 @@ TEST(GradientRules, HardSwishAllPieces) {
   ValueRef x = c.input("x", {F, {5, 4}});
   ValueRef four = c.op("fill", {}, {{"shape", ops::Ints{}}, {"value", 4.0}, {"dtype", F}});
   c.check(c.project({c.op("hard_swish", {c.op("mul", {x, four})})}));
+}
+
+// mish on x scaled by 6: its minimum near -1.2, the negative tail and the near-identity side.
+TEST(GradientRules, MishWideRange) {
+  GradCheck c;
+  ValueRef x = c.input("x", {F, {5, 4}});
+  ValueRef six = c.op("fill", {}, {{"shape", ops::Ints{}}, {"value", 6.0}, {"dtype", F}});
+  c.check(c.project({c.op("mish", {c.op("mul", {x, six})})}));
 }
 
 TEST(GradientRules, SquareRsqrt) {

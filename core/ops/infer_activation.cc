@@ -1,10 +1,10 @@
 // core/ops/infer_activation.cc: the activations beyond relu/sigmoid/tanh (elu, gelu, silu,
-// hard_swish, softplus, clip), the unary maths abs/square/rsqrt, and the backward ops
+// hard_swish, softplus, mish, clip), the unary maths abs/square/rsqrt, and the backward ops
 // <name>_grad(dy, x) -> dx that their gradient rules emit.
 //
 // Every forward op keeps its input's type and shape. Each backward op reads x (not y), as
 // oneDNN's eltwise backward primitives of the same algorithm do (elu, gelu_erf, gelu_tanh,
-// swish, hardswish, soft_relu, clip, abs), so the cpu plugin runs both passes on oneDNN.
+// swish, hardswish, soft_relu, mish, clip, abs), so the cpu plugin runs both passes on oneDNN.
 // square and rsqrt have no backward op: their rules compose mul/add (core/autodiff).
 //
 // Where a derivative has a kink, the value at the kink follows PyTorch (docs/ops.md, "Notes"):
@@ -102,6 +102,7 @@ std::vector<OpDef> activation_ops() {
       act("hard_swish", "y = x * relu6(x + 3) / 6", hs),
       act("softplus", "y = log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-abs(x)))",
           uniform(-6, 6), {large}),
+      act("mish", "y = x * tanh(softplus(x)) (Keras mish)", uniform(-6, 6), {large}),
       act("clip", "y = min(max(x, min), max)", u, clip_extra())
           .with_attr(clip_min())
           .with_attr(clip_max()),
@@ -120,6 +121,8 @@ std::vector<OpDef> activation_ops() {
       act_grad("hard_swish_grad", "dx = 0 where x < -3, dy where x > 3, else dy * (2x + 3) / 6",
                hs),
       act_grad("softplus_grad", "dx = dy * sigmoid(x)", uniform(-6, 6)),
+      act_grad("mish_grad", "dx = dy * (t + x * sigmoid(x) * (1 - t^2)), t = tanh(softplus(x))",
+               uniform(-6, 6)),
       act_grad("clip_grad", "dx = dy where min <= x <= max, else 0", u)
           .with_attr(clip_min())
           .with_attr(clip_max()),

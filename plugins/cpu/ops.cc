@@ -1,5 +1,5 @@
-// ops.cc: op_supported and the kernel_* entries of the cpu plugin, over the kernel table below.
-// An op without a row is answered UNIMPLEMENTED "no oneDNN kernel for op 'X' yet".
+// ops.cc: op_supported and the kernel_* entries of the cpu plugin, over the kernel table (the
+// rows the kernel files add, ops.hpp). An op without a row is answered UNIMPLEMENTED "no oneDNN kernel for op 'X' yet".
 #include <string>
 #include <vector>
 
@@ -16,17 +16,6 @@ using plugin::guard;
 using plugin::OpView;
 
 namespace {
-
-// The kernel table: one row per op, pointing at functions in kernels/<family>.cc.
-const std::vector<KernelDef>& kernel_table() {
-  static const std::vector<KernelDef> table = [] {
-    std::vector<KernelDef> t = primitive_kernel_defs();
-    const std::vector<KernelDef>& loops = loop_kernel_defs();
-    t.insert(t.end(), loops.begin(), loops.end());
-    return t;
-  }();
-  return table;
-}
 
 // A row, and whether it runs the op on f32 copies of its f16/bf16 operands
 // (widening_kernel.hpp).
@@ -48,8 +37,8 @@ Resolved resolve(const dlrt_plugin& p, const OpView& op, dlrt_op_cost* cost) {
         fail(DLRT_UNIMPLEMENTED, prefix() + op.name() +
                                      " supports dense layouts only, got layout " +
                                      std::to_string(t.layout));
-  for (const KernelDef& k : kernel_table()) {
-    if (op.name() != k.op) continue;
+  if (const KernelDef* row = KernelRegistry::find(op.name())) {
+    const KernelDef& k = *row;
     if (!op.has_narrow_float()) {
       k.check(op, p, cost);
       return {&k, false};

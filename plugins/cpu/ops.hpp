@@ -1,5 +1,6 @@
-// ops.hpp: how a oneDNN kernel plugs into the cpu plugin. One KernelDef row per op, in the table
-// in ops.cc; op_supported, kernel_create and kernel_run consult nothing else.
+// ops.hpp: how a kernel plugs into the cpu plugin. One KernelDef row per op, added by the kernel
+// file that runs it with a DLRT_CPU_KERNELS(t) { ... } block (plugins/common/kernel_registry.hpp);
+// op_supported, kernel_create and kernel_run consult nothing else.
 //
 // A cpu kernel is made once and run many times (docs/design.md section 9): `create` builds the
 // oneDNN primitive descriptor(s) and primitive(s) for the exact shapes of the descriptor and
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "cpu.hpp"
+#include "kernel_registry.hpp"
 
 namespace dlrt::cpu {
 
@@ -38,10 +40,12 @@ struct KernelDef {
   std::unique_ptr<Kernel> (*create)(const dlrt_plugin& plugin, const plugin::OpView& op);
 };
 
-// The two halves of the kernel table, concatenated by ops.cc:
-// ops backed by oneDNN primitives (kernels/primitive_table.cc) and ops written as
-// vectorisable loops parallelised over the cores (kernels/loop_table.cc).
-const std::vector<KernelDef>& primitive_kernel_defs();
-const std::vector<KernelDef>& loop_kernel_defs();
+// The kernel table: the rows of every kernel file, ops backed by oneDNN primitives
+// (kernels/prim_*.cc) and ops written as vectorisable loops parallelised over the cores
+// (kernels/loop_*.cc) alike. A file adds its rows with
+//   DLRT_CPU_KERNELS(t) { t.push_back({"op", check, create}); }
+// at namespace scope.
+using KernelRegistry = plugin::KernelRegistry<KernelDef, &KernelDef::op>;
+#define DLRT_CPU_KERNELS(rows) DLRT_KERNEL_ROWS(::dlrt::cpu::KernelRegistry, rows)
 
 }  // namespace dlrt::cpu

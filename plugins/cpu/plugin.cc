@@ -32,6 +32,7 @@
 #include "cpu.hpp"
 #include "dnnl_status.hpp"
 #include "host_info.hpp"
+#include "ops.hpp"
 
 namespace dlrt::cpu {
 namespace {
@@ -65,6 +66,9 @@ dlrt_status* plugin_create(const dlrt_plugin_create_args* args, dlrt_plugin** ou
     pin_openmp_runtime();
     plugin::require(out_plugin, "out_plugin");
     plugin::Options options(args, {"threads", "winograd", "peak"});
+    const std::string twice = KernelRegistry::duplicate();
+    if (!twice.empty())
+      plugin::fail(DLRT_INTERNAL, "cpu: two kernel files register op '" + twice + "'");
     // Built in a unique_ptr, so a failure part way (bad option, out of memory) frees it.
     auto p = std::make_unique<dlrt_plugin>();
     const int cores = plugin::host::affinity_cpu_count();

@@ -1,8 +1,9 @@
-// activation.cu: the CUDA kernels of elu, gelu, silu, hard_swish, softplus, clip, abs, square,
-// rsqrt and their <op>_grad(dy, x) ops, of the comparisons (equal ... greater_equal: a, b
+// activation.cu: the CUDA kernels of the ops y = f(x) (neg exp log sqrt, sin ... sign; elu, gelu,
+// silu, hard_swish, softplus, clip, abs, square, rsqrt) and their <op>_grad(dy, x) ops, one row
+// each in the block at the end over one template kernel, of the comparisons (equal ... greater_equal: a, b
 // broadcast -> BOOL bytes) and of where(cond, x, y); and batch_norm.cc's for the fused ReLU
 // (launch_relu_in_place, launch_bn_relu_dy) and the residual tail (launch_add_relu_in_place,
-// launch_relu_mask_by_y). f32 only (bytes for BOOL). The per-element arithmetic is kernel_math.hpp's eltwise / eltwise_grad / compare / select,
+// launch_relu_mask_by_y). f32 only (bytes for BOOL). The per-element arithmetic is kernel_math.hpp's (one struct per op y = f(x); compare, select),
 // tested on the host (kernel_math_test.cc); this file only launches it.
 //
 // One thread per element, each reading its own inputs before writing its output, so an output
@@ -20,15 +21,16 @@ constexpr int kThreads = 256;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); \
        i += int64_t(gridDim.x) * blockDim.x)
 
-// x, y: n elements
-__global__ void eltwise_kernel(const float* x, float* y, int64_t n, math::Eltwise op,
-                               math::EltwiseParams p) {
-  GRID_STRIDE(i, n) { y[i] = math::eltwise(op, x[i], p); }
+// x, y: n elements; Op: a struct of kernel_math.hpp
+template <typename Op>
+__global__ void eltwise_kernel(const float* x, float* y, int64_t n, math::EltwiseParams p) {
+  GRID_STRIDE(i, n) { y[i] = Op::forward(x[i], p); }
 }
 // dy, x, dx: n elements
+template <typename Op>
 __global__ void eltwise_grad_kernel(const float* dy, const float* x, float* dx, int64_t n,
-                                    math::Eltwise op, math::EltwiseParams p) {
-  GRID_STRIDE(i, n) { dx[i] = math::eltwise_grad(op, dy[i], x[i], p); }
+                                    math::EltwiseParams p) {
+  GRID_STRIDE(i, n) { dx[i] = Op::backward(dy[i], x[i], p); }
 }
 // c: view.dims of bytes; a and b read at the view's broadcast strides
 __global__ void compare_kernel(const float* a, const float* b, uint8_t* c, int64_t n,
@@ -49,32 +51,65 @@ __global__ void where_kernel(const uint8_t* cond, const float* x, const float* y
   }
 }
 
-// ---- activations and their gradients --------------------------------------------------------
-
-// The forward op's name ("gelu" for "gelu_grad") -> its arithmetic.
-math::Eltwise eltwise_of(const OpView& op, const std::string& fwd) {
-  if (fwd == "elu") return math::Eltwise::kElu;
-  if (fwd == "gelu")
-    return op.get_string("approximate") == "tanh" ? math::Eltwise::kGeluTanh : math::Eltwise::kGelu;
-  if (fwd == "silu") return math::Eltwise::kSilu;
-  if (fwd == "hard_swish") return math::Eltwise::kHardSwish;
-  if (fwd == "softplus") return math::Eltwise::kSoftplus;
-  if (fwd == "clip") return math::Eltwise::kClip;
-  if (fwd == "abs") return math::Eltwise::kAbs;
-  if (fwd == "square") return math::Eltwise::kSquare;
-  return math::Eltwise::kRsqrt;
-}
+// ---- ops y = f(x) and their gradients --------------------------------------------------------
 
 math::EltwiseParams params_of(const OpView& op) {
   math::EltwiseParams p;
   if (op.has("alpha")) p.alpha = static_cast<float>(op.get_float("alpha"));
   if (op.has("min")) p.lo = static_cast<float>(op.get_float("min"));
   if (op.has("max")) p.hi = static_cast<float>(op.get_float("max"));
+  if (op.has("approximate")) p.tanh_form = op.get_string("approximate") == "tanh";
   return p;
 }
 
+// f32, `flops` per element: the cost estimate only.
+template <int flops>
+void check_eltwise(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
+  check_f32_streaming(OpView(&d), dev, cost, flops);
+}
 void check_streaming(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
-  check_f32_streaming(OpView(&d), dev, cost, 10.0);
+  check_eltwise<10>(d, dev, cost);
+}
+
+// y = Op::forward(x)
+template <typename Op>
+std::unique_ptr<Kernel> create_forward(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
+  OpView op(&d);
+  const math::EltwiseParams p = params_of(op);
+  const int64_t n = op.output(0).numel;
+  const std::string name = op.name();
+  return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
+    check_args(a, 1, 1, 0, name);
+    eltwise_kernel<Op><<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), out<float>(a, 0), n, p);
+    check_launch("element-wise kernel");
+  });
+}
+
+// dx = Op::backward(dy, x)
+template <typename Op>
+std::unique_ptr<Kernel> create_backward(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
+  OpView op(&d);
+  const math::EltwiseParams p = params_of(op);
+  const int64_t n = op.output(0).numel;
+  const std::string name = op.name();
+  return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
+    check_args(a, 2, 1, 0, name);
+    eltwise_grad_kernel<Op>
+        <<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), in<float>(a, 1), out<float>(a, 0), n, p);
+    check_launch("element-wise gradient kernel");
+  });
+}
+
+// The rows of one op y = f(x) (one flop per element where it is one instruction, 10 where it
+// calls libm) and of its backward op <name>_grad(dy, x), when it has one.
+template <typename Op, int flops = 10>
+void forward_row(std::vector<OpEntry>& t, const char* name) {
+  t.push_back({name, &check_eltwise<flops>, &create_forward<Op>});
+}
+template <typename Op>
+void rows_with_grad(std::vector<OpEntry>& t, const char* name, const char* grad) {
+  forward_row<Op>(t, name);
+  t.push_back({grad, &check_streaming, &create_backward<Op>});
 }
 
 // Comparisons (input 0) and where (input 1, x): f32 operands only, the schema admits integers.
@@ -85,24 +120,6 @@ void check_compare(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_c
 void check_where(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
   require_float_input(OpView(&d), 1);
   check_streaming(d, dev, cost);
-}
-
-std::unique_ptr<Kernel> create_eltwise(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
-  OpView op(&d);
-  const std::string name = op.name();
-  const bool grad = name.size() > 5 && name.compare(name.size() - 5, 5, "_grad") == 0;
-  const math::Eltwise e = eltwise_of(op, grad ? name.substr(0, name.size() - 5) : name);
-  const math::EltwiseParams p = params_of(op);
-  const int64_t n = op.output(0).numel;
-  return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
-    check_args(a, grad ? 2 : 1, 1, 0, name);
-    if (grad)
-      eltwise_grad_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), in<float>(a, 1),
-                                                           out<float>(a, 0), n, e, p);
-    else
-      eltwise_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), out<float>(a, 0), n, e, p);
-    check_launch("activation kernel");
-  });
 }
 
 // ---- comparisons and where ------------------------------------------------------------------
@@ -204,11 +221,37 @@ void launch_bn_relu_dy(const float* dy, const float* x, const float* scale, cons
   check_launch("batch_norm_relu_grad's dy kernel");
 }
 
-void add_activation_ops(std::vector<OpEntry>& t) {
-  for (const char* op : {"elu", "gelu", "silu", "hard_swish", "softplus", "clip", "abs", "square",
-                         "rsqrt", "elu_grad", "gelu_grad", "silu_grad", "hard_swish_grad",
-                         "softplus_grad", "clip_grad", "abs_grad"})
-    t.push_back({op, &check_streaming, &create_eltwise});
+DLRT_CUDA_OPS(t) {
+  forward_row<math::Neg, 1>(t, "neg");
+  forward_row<math::Exp>(t, "exp");
+  forward_row<math::Log>(t, "log");
+  forward_row<math::Sqrt, 1>(t, "sqrt");
+  forward_row<math::Sin>(t, "sin");
+  forward_row<math::Cos>(t, "cos");
+  forward_row<math::Tan>(t, "tan");
+  forward_row<math::Asin>(t, "asin");
+  forward_row<math::Acos>(t, "acos");
+  forward_row<math::Atan>(t, "atan");
+  forward_row<math::Sinh>(t, "sinh");
+  forward_row<math::Cosh>(t, "cosh");
+  forward_row<math::Asinh>(t, "asinh");
+  forward_row<math::Acosh>(t, "acosh");
+  forward_row<math::Atanh>(t, "atanh");
+  forward_row<math::Erf>(t, "erf");
+  forward_row<math::Ceil, 1>(t, "ceil");
+  forward_row<math::Floor, 1>(t, "floor");
+  forward_row<math::Round, 1>(t, "round");
+  forward_row<math::Sign, 1>(t, "sign");
+  rows_with_grad<math::Elu>(t, "elu", "elu_grad");
+  rows_with_grad<math::Gelu>(t, "gelu", "gelu_grad");
+  rows_with_grad<math::Silu>(t, "silu", "silu_grad");
+  rows_with_grad<math::HardSwish>(t, "hard_swish", "hard_swish_grad");
+  rows_with_grad<math::Softplus>(t, "softplus", "softplus_grad");
+  rows_with_grad<math::Mish>(t, "mish", "mish_grad");
+  rows_with_grad<math::Clip>(t, "clip", "clip_grad");
+  rows_with_grad<math::Abs>(t, "abs", "abs_grad");
+  forward_row<math::Square, 1>(t, "square");
+  forward_row<math::Rsqrt>(t, "rsqrt");
   for (const char* op : {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
     t.push_back({op, &check_compare, &create_compare});
   t.push_back({"where", &check_where, &create_where});

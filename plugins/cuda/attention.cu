@@ -287,7 +287,7 @@ std::unique_ptr<Kernel> create_attention(const dlrt_op_desc& desc, const dlrt_de
 
 }  // namespace
 
-void add_attention_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   t.push_back({"causal_mask", &check_attention, &create_attention});
   t.push_back({"attention", &check_attention, &create_attention});
   t.push_back({"attention_grad", &check_attention, &create_attention});

@@ -121,8 +121,6 @@ std::unique_ptr<Kernel> create_batch_matmul(const dlrt_op_desc& d, const dlrt_de
 
 }  // namespace
 
-void add_batch_matmul_ops(std::vector<OpEntry>& t) {
-  t.push_back({"batch_matmul", &check_batch_matmul, &create_batch_matmul});
-}
+DLRT_CUDA_OPS(t) { t.push_back({"batch_matmul", &check_batch_matmul, &create_batch_matmul}); }
 
 }  // namespace dlrt::cuda

@@ -181,7 +181,7 @@ std::unique_ptr<Kernel> create_batch_norm(const dlrt_op_desc& d, const dlrt_devi
 
 }  // namespace
 
-void add_batch_norm_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   for (const char* op : {"batch_norm", "batch_norm_train", "batch_norm_grad", "batch_norm_relu_grad",
                          "batch_norm_add_relu_train", "batch_norm_add_relu_grad"})
     t.push_back({op, &check_batch_norm, &create_batch_norm});

@@ -435,7 +435,7 @@ std::unique_ptr<Kernel> create_conv(const dlrt_op_desc& d, const dlrt_device_des
 
 }  // namespace
 
-void add_conv_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   t.push_back({"conv2d", &check_conv, &create_conv<Dir::kForward>});
   t.push_back({"conv2d_bias_act", &check_conv, &create_conv<Dir::kForward>});
   t.push_back({"conv2d_backward_data", &check_conv, &create_conv<Dir::kBackwardData>});

@@ -93,7 +93,7 @@ std::unique_ptr<Kernel> create_softmax(const dlrt_op_desc& d, const dlrt_device_
 
 }  // namespace
 
-void add_cudnn_act_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   for (const char* op : {"relu", "sigmoid", "tanh"}) t.push_back({op, &check_act, &create_act});
   for (const char* op : {"softmax", "log_softmax"})
     t.push_back({op, &check_softmax, &create_softmax});

@@ -227,7 +227,7 @@ std::unique_ptr<Kernel> create_global_pool(const dlrt_op_desc& d, const dlrt_dev
 
 }  // namespace
 
-void add_cut_join_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   t.push_back({"concat", &check_moving, &create_parts});
   t.push_back({"split", &check_moving, &create_parts});
   t.push_back({"slice", &check_moving, &create_slice});

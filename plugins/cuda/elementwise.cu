@@ -1,12 +1,13 @@
 // elementwise.cu: the element-wise ops that are plain CUDA kernels: add/sub/mul/div/maximum/
-// minimum/pow with NumPy broadcasting, neg/exp/log/sqrt, leaky_relu, relu_grad/leaky_relu_grad/sigmoid_grad/tanh_grad,
+// minimum/pow with NumPy broadcasting, leaky_relu, relu_grad/leaky_relu_grad/sigmoid_grad/tanh_grad,
 // bias_add, and the
 // bias+activation epilogue the conv and matmul kernels append. f32 only. The per-element
 // arithmetic is kernel_math.hpp's (tested on the host); this file only launches it.
 //
 // Every kernel reads element i's inputs before writing element i of the output, with one
 // thread per element, so an output may alias an input of its shape (docs/ops.md "in place").
-// (relu/sigmoid/tanh forward run through cuDNN: cudnn_act.cc.)
+// (relu/sigmoid/tanh forward run through cuDNN: cudnn_act.cc; the ops y = f(x) with their
+// _grad ops, neg ... sign and the activations: activation.cu.)
 #include <string>
 
 #include "op_support.hpp"
@@ -19,11 +20,6 @@ constexpr int kThreads = 256;
 #define GRID_STRIDE(i, n)                                                   \
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); \
        i += int64_t(gridDim.x) * blockDim.x)
-
-// x, y: n elements
-__global__ void unary_kernel(const float* x, float* y, int64_t n, math::Unary op) {
-  GRID_STRIDE(i, n) { y[i] = math::unary(op, x[i]); }
-}
 
 // a, b, c: n elements (no broadcasting)
 __global__ void binary_same_kernel(const float* a, const float* b, float* c, int64_t n,
@@ -66,29 +62,7 @@ __global__ void act_kernel(float* y, int64_t n, math::Act act) {
   GRID_STRIDE(i, n) { y[i] = math::activate(act, y[i]); }
 }
 
-// ---- unary: neg exp log sqrt, sin ... sign (core/ops/infer_math.cc) ------------------------------------------------------------------
-
-// The unary ops this file runs, by name (the table registers exactly these).
-struct UnaryName {
-  const char* name;
-  math::Unary op;
-};
-constexpr UnaryName kUnaryNames[] = {
-    {"neg", math::Unary::kNeg},     {"exp", math::Unary::kExp},     {"log", math::Unary::kLog},
-    {"sqrt", math::Unary::kSqrt},   {"sin", math::Unary::kSin},     {"cos", math::Unary::kCos},
-    {"tan", math::Unary::kTan},     {"asin", math::Unary::kAsin},   {"acos", math::Unary::kAcos},
-    {"atan", math::Unary::kAtan},   {"sinh", math::Unary::kSinh},   {"cosh", math::Unary::kCosh},
-    {"asinh", math::Unary::kAsinh}, {"acosh", math::Unary::kAcosh}, {"atanh", math::Unary::kAtanh},
-    {"erf", math::Unary::kErf},     {"ceil", math::Unary::kCeil},   {"floor", math::Unary::kFloor},
-    {"round", math::Unary::kRound}, {"sign", math::Unary::kSign},
-};
-
-math::Unary unary_of(const std::string& op) {
-  for (const UnaryName& u : kUnaryNames)
-    if (op == u.name) return u.op;
-  return math::Unary::kNeg;  // unreachable: only the table's names are registered
-}
-
+// The check of the streaming ops of this file: f32, one flop per element.
 void check_unary(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
   check_f32_streaming(OpView(&d), dev, cost, 1.0);
 }
@@ -97,18 +71,6 @@ void check_unary(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cos
 void check_binary(const dlrt_op_desc& d, const dlrt_device_desc& dev, dlrt_op_cost* cost) {
   require_float_input(OpView(&d), 0);
   check_unary(d, dev, cost);
-}
-
-std::unique_ptr<Kernel> create_unary(const dlrt_op_desc& d, const dlrt_device_desc&, size_t*) {
-  OpView op(&d);
-  const math::Unary u = unary_of(op.name());
-  const int64_t n = op.output(0).numel;
-  const std::string name = op.name();
-  return make_kernel([=](cudaStream_t s, const dlrt_kernel_args& a) {
-    check_args(a, 1, 1, 0, name);
-    unary_kernel<<<grid_for(n), kThreads, 0, s>>>(in<float>(a, 0), out<float>(a, 0), n, u);
-    check_launch("unary kernel");
-  });
 }
 
 // ---- binary: add sub mul div maximum minimum pow --------------------------------------------------------------
@@ -210,8 +172,7 @@ void launch_act(cudaStream_t stream, float* y, int64_t n, math::Act act) {
   check_launch("activation epilogue kernel");
 }
 
-void add_elementwise_ops(std::vector<OpEntry>& t) {
-  for (const UnaryName& u : kUnaryNames) t.push_back({u.name, &check_unary, &create_unary});
+DLRT_CUDA_OPS(t) {
   for (const char* op : {"add", "sub", "mul", "div", "maximum", "minimum", "pow"})
     t.push_back({op, &check_binary, &create_binary});
   for (const char* op : {"relu_grad", "sigmoid_grad", "tanh_grad"})

@@ -102,7 +102,7 @@ std::unique_ptr<Kernel> create_scatter_add(const dlrt_op_desc& d, const dlrt_dev
 
 }  // namespace
 
-void add_gather_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   t.push_back({"gather", &check_gather, &create_gather});
   t.push_back({"scatter_add", &check_scatter_add, &create_scatter_add});
 }

@@ -89,7 +89,7 @@ std::unique_ptr<Kernel> create_grid_sample(const dlrt_op_desc& d, const dlrt_dev
 
 }  // namespace
 
-void add_grid_sample_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   t.push_back({"grid_sample", &check_grid_sample, &create_grid_sample});
   t.push_back({"grid_sample_grad", &check_grid_sample, &create_grid_sample});
 }

@@ -208,66 +208,9 @@ DLRT_HD void covering_outputs(int64_t i, int64_t pad, int64_t k, int64_t stride,
 
 // ---- element-wise ops ---------------------------------------------------------------------
 
-enum class Unary : int {
-  kNeg, kExp, kLog, kSqrt, kRelu, kSigmoid, kTanh,
-  // core/ops/infer_math.cc's ops: CUDA's libm (the same IEEE domains as the host's)
-  kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh, kErf,
-  kCeil, kFloor, kRound, kSign
-};
 enum class Binary : int { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow };
 enum class ActGrad : int { kRelu, kSigmoid, kTanh };
 enum class Act : int { kNone, kRelu, kSigmoid, kTanh };
-
-DLRT_HD float unary(Unary op, float x) {
-  switch (op) {
-    case Unary::kNeg:
-      return -x;
-    case Unary::kExp:
-      return expf(x);
-    case Unary::kLog:
-      return logf(x);  // NaN for x < 0, -inf for 0 (IEEE)
-    case Unary::kSqrt:
-      return sqrtf(x);  // NaN for x < 0
-    case Unary::kRelu:
-      return x > 0.0f ? x : 0.0f;
-    case Unary::kSigmoid:
-      return 1.0f / (1.0f + expf(-x));
-    case Unary::kTanh:
-      return tanhf(x);
-    case Unary::kSin:
-      return sinf(x);
-    case Unary::kCos:
-      return cosf(x);
-    case Unary::kTan:
-      return tanf(x);
-    case Unary::kAsin:
-      return asinf(x);  // NaN outside [-1, 1]
-    case Unary::kAcos:
-      return acosf(x);
-    case Unary::kAtan:
-      return atanf(x);
-    case Unary::kSinh:
-      return sinhf(x);
-    case Unary::kCosh:
-      return coshf(x);
-    case Unary::kAsinh:
-      return asinhf(x);
-    case Unary::kAcosh:
-      return acoshf(x);  // NaN below 1
-    case Unary::kAtanh:
-      return atanhf(x);  // +-inf at +-1, NaN beyond
-    case Unary::kErf:
-      return erff(x);
-    case Unary::kCeil:
-      return ceilf(x);
-    case Unary::kFloor:
-      return floorf(x);
-    case Unary::kRound:
-      return rintf(x);  // the default rounding mode: halves to even
-    default:            // kSign; NaN stays NaN
-      return x != x ? x : x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : 0.0f;
-  }
-}
 
 DLRT_HD float binary(Binary op, float a, float b) {
   switch (op) {
@@ -306,84 +249,170 @@ DLRT_HD float act_grad(ActGrad op, float dy, float xy) {
 DLRT_HD float leaky_relu(float x, float alpha) { return x > 0.0f ? x : alpha * x; }
 DLRT_HD float leaky_relu_grad(float dy, float x, float alpha) { return x > 0.0f ? dy : alpha * dy; }
 
-// ---- elu, gelu, silu, hard_swish, softplus, clip, abs, square, rsqrt and their gradients ----
-// (docs/ops.md; the reference kernels' plugins/reference/kernels/activation.cc in double.)
-enum class Eltwise : int {
-  kElu,
-  kGelu,      // exact: 0.5 x (1 + erf(x / sqrt 2))
-  kGeluTanh,  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-  kSilu,
-  kHardSwish,
-  kSoftplus,
-  kClip,
-  kAbs,
-  kSquare,
-  kRsqrt,
-};
-// The attributes: elu's alpha, clip's min (lo) and max (hi).
+// ---- ops of the form y = f(x), one struct each ------------------------------------------------
+// Each struct is one op: `forward(x, p)` is y, and where the op has a backward op <name>_grad
+// reading x, `backward(dy, x, p)` is dx. activation.cu launches every one through a single
+// template kernel and names each in one row (the op and its _grad); kernel_math_test.cc calls
+// the same functions against the reference kernels. A new op of this form is a struct here,
+// its row there and its case in the test.
+
+// The attributes: elu's alpha, clip's min (lo) and max (hi), gelu's approximate == "tanh".
 struct EltwiseParams {
   float alpha = 1.0f;
   float lo = -INFINITY, hi = INFINITY;
+  bool tanh_form = false;
 };
 
 DLRT_HD float sigmoidf_(float x) { return 1.0f / (1.0f + expf(-x)); }
+// log(1 + exp(x)) without overflow: exp(-|x|) <= 1.
+DLRT_HD float softplusf_(float x) { return fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x))); }
 constexpr float kSqrt2OverPi = 0.7978845608f;  // sqrt(2 / pi)
 constexpr float kInvSqrt2 = 0.7071067812f;     // 1 / sqrt(2)
 constexpr float kInvSqrt2Pi = 0.3989422804f;   // 1 / sqrt(2 pi)
 constexpr float kGeluCubic = 0.044715f;
 
-DLRT_HD float eltwise(Eltwise op, float x, EltwiseParams p) {
-  switch (op) {
-    case Eltwise::kElu:
-      return x > 0.0f ? x : p.alpha * expm1f(x);
-    case Eltwise::kGelu:
-      return 0.5f * x * (1.0f + erff(x * kInvSqrt2));
-    case Eltwise::kGeluTanh:
-      return 0.5f * x * (1.0f + tanhf(kSqrt2OverPi * (x + kGeluCubic * x * x * x)));
-    case Eltwise::kSilu:
-      return x * sigmoidf_(x);  // x < -88: exp(-x) is inf, sigmoid 0, y -0 (true: ~1e-38)
-    case Eltwise::kHardSwish:
-      return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f;
-    case Eltwise::kSoftplus:  // log(1 + exp(x)) without overflow: exp(-|x|) <= 1
-      return fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x)));
-    case Eltwise::kClip:  // NaN stays NaN; min > max gives max
-      return x != x ? x : fminf(fmaxf(x, p.lo), p.hi);
-    case Eltwise::kAbs:
-      return fabsf(x);
-    case Eltwise::kSquare:
-      return x * x;
-    default:
-      return 1.0f / sqrtf(x);  // kRsqrt: NaN below 0, inf at 0
+// neg exp log sqrt, and core/ops/infer_math.cc's ops on CUDA's libm (the same IEEE domains as
+// the host's). No backward op: their gradient rules compose other ops.
+struct Neg {
+  DLRT_HD static float forward(float x, EltwiseParams) { return -x; }
+};
+struct Exp {
+  DLRT_HD static float forward(float x, EltwiseParams) { return expf(x); }
+};
+struct Log {  // NaN for x < 0, -inf for 0 (IEEE)
+  DLRT_HD static float forward(float x, EltwiseParams) { return logf(x); }
+};
+struct Sqrt {  // NaN for x < 0
+  DLRT_HD static float forward(float x, EltwiseParams) { return sqrtf(x); }
+};
+struct Sin {
+  DLRT_HD static float forward(float x, EltwiseParams) { return sinf(x); }
+};
+struct Cos {
+  DLRT_HD static float forward(float x, EltwiseParams) { return cosf(x); }
+};
+struct Tan {
+  DLRT_HD static float forward(float x, EltwiseParams) { return tanf(x); }
+};
+struct Asin {  // NaN outside [-1, 1]
+  DLRT_HD static float forward(float x, EltwiseParams) { return asinf(x); }
+};
+struct Acos {
+  DLRT_HD static float forward(float x, EltwiseParams) { return acosf(x); }
+};
+struct Atan {
+  DLRT_HD static float forward(float x, EltwiseParams) { return atanf(x); }
+};
+struct Sinh {
+  DLRT_HD static float forward(float x, EltwiseParams) { return sinhf(x); }
+};
+struct Cosh {
+  DLRT_HD static float forward(float x, EltwiseParams) { return coshf(x); }
+};
+struct Asinh {
+  DLRT_HD static float forward(float x, EltwiseParams) { return asinhf(x); }
+};
+struct Acosh {  // NaN below 1
+  DLRT_HD static float forward(float x, EltwiseParams) { return acoshf(x); }
+};
+struct Atanh {  // +-inf at +-1, NaN beyond
+  DLRT_HD static float forward(float x, EltwiseParams) { return atanhf(x); }
+};
+struct Erf {
+  DLRT_HD static float forward(float x, EltwiseParams) { return erff(x); }
+};
+struct Ceil {
+  DLRT_HD static float forward(float x, EltwiseParams) { return ceilf(x); }
+};
+struct Floor {
+  DLRT_HD static float forward(float x, EltwiseParams) { return floorf(x); }
+};
+struct Round {  // the default rounding mode: halves to even
+  DLRT_HD static float forward(float x, EltwiseParams) { return rintf(x); }
+};
+struct Sign {  // NaN stays NaN
+  DLRT_HD static float forward(float x, EltwiseParams) {
+    return x != x ? x : x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : 0.0f;
   }
-}
+};
 
-// <op>_grad(dy, x): dy times the derivative at x. Kinks as PyTorch: abs' (0) = 0, clip passes
-// dy on [min, max], hard_swish' is 0 below -3, (2x+3)/6 on [-3, 3], 1 above.
-DLRT_HD float eltwise_grad(Eltwise op, float dy, float x, EltwiseParams p) {
-  switch (op) {
-    case Eltwise::kElu:
-      return x > 0.0f ? dy : dy * p.alpha * expf(x);
-    case Eltwise::kGelu:  // Phi(x) + x phi(x)
-      return dy * (0.5f * (1.0f + erff(x * kInvSqrt2)) + x * kInvSqrt2Pi * expf(-0.5f * x * x));
-    case Eltwise::kGeluTanh: {
+// The activations of core/ops/infer_activation.cc and their <op>_grad(dy, x) (docs/ops.md; the
+// reference kernels' plugins/reference/kernels/activation.cc in double). Kinks as PyTorch:
+// abs' (0) = 0, clip passes dy on [min, max], hard_swish' is 0 below -3, (2x+3)/6 on [-3, 3],
+// 1 above.
+struct Elu {
+  DLRT_HD static float forward(float x, EltwiseParams p) {
+    return x > 0.0f ? x : p.alpha * expm1f(x);
+  }
+  DLRT_HD static float backward(float dy, float x, EltwiseParams p) {
+    return x > 0.0f ? dy : dy * p.alpha * expf(x);
+  }
+};
+// exact: 0.5 x (1 + erf(x / sqrt 2)); tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+struct Gelu {
+  DLRT_HD static float forward(float x, EltwiseParams p) {
+    if (p.tanh_form) return 0.5f * x * (1.0f + tanhf(kSqrt2OverPi * (x + kGeluCubic * x * x * x)));
+    return 0.5f * x * (1.0f + erff(x * kInvSqrt2));
+  }
+  DLRT_HD static float backward(float dy, float x, EltwiseParams p) {
+    if (p.tanh_form) {
       const float t = tanhf(kSqrt2OverPi * (x + kGeluCubic * x * x * x));
       return dy * (0.5f * (1.0f + t) +
                    0.5f * x * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x));
     }
-    case Eltwise::kSilu: {
-      const float s = sigmoidf_(x);
-      return dy * s * (1.0f + x * (1.0f - s));
-    }
-    case Eltwise::kHardSwish:
-      return x < -3.0f ? 0.0f : x <= 3.0f ? dy * (2.0f * x + 3.0f) / 6.0f : dy;
-    case Eltwise::kSoftplus:
-      return dy * sigmoidf_(x);
-    case Eltwise::kClip:
-      return x >= p.lo && x <= p.hi ? dy : 0.0f;
-    default:  // kAbs
-      return x > 0.0f ? dy : x < 0.0f ? -dy : 0.0f;
+    // Phi(x) + x phi(x)
+    return dy * (0.5f * (1.0f + erff(x * kInvSqrt2)) + x * kInvSqrt2Pi * expf(-0.5f * x * x));
   }
-}
+};
+struct Silu {
+  // x < -88: exp(-x) is inf, sigmoid 0, y -0 (true: ~1e-38)
+  DLRT_HD static float forward(float x, EltwiseParams) { return x * sigmoidf_(x); }
+  DLRT_HD static float backward(float dy, float x, EltwiseParams) {
+    const float s = sigmoidf_(x);
+    return dy * s * (1.0f + x * (1.0f - s));
+  }
+};
+struct HardSwish {
+  DLRT_HD static float forward(float x, EltwiseParams) {
+    return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+  }
+  DLRT_HD static float backward(float dy, float x, EltwiseParams) {
+    return x < -3.0f ? 0.0f : x <= 3.0f ? dy * (2.0f * x + 3.0f) / 6.0f : dy;
+  }
+};
+struct Softplus {
+  DLRT_HD static float forward(float x, EltwiseParams) { return softplusf_(x); }
+  DLRT_HD static float backward(float dy, float x, EltwiseParams) { return dy * sigmoidf_(x); }
+};
+// x tanh(softplus(x)); dx = dy (t + x sigmoid(x) (1 - t^2)), t = tanh(softplus(x)). Far below 0
+// both are ~x e^x: tiny, never an overflow (softplusf_ and sigmoidf_ stay finite).
+struct Mish {
+  DLRT_HD static float forward(float x, EltwiseParams) { return x * tanhf(softplusf_(x)); }
+  DLRT_HD static float backward(float dy, float x, EltwiseParams) {
+    const float t = tanhf(softplusf_(x));
+    return dy * (t + x * sigmoidf_(x) * (1.0f - t * t));
+  }
+};
+struct Clip {  // NaN stays NaN; min > max gives max
+  DLRT_HD static float forward(float x, EltwiseParams p) {
+    return x != x ? x : fminf(fmaxf(x, p.lo), p.hi);
+  }
+  DLRT_HD static float backward(float dy, float x, EltwiseParams p) {
+    return x >= p.lo && x <= p.hi ? dy : 0.0f;
+  }
+};
+struct Abs {
+  DLRT_HD static float forward(float x, EltwiseParams) { return fabsf(x); }
+  DLRT_HD static float backward(float dy, float x, EltwiseParams) {
+    return x > 0.0f ? dy : x < 0.0f ? -dy : 0.0f;
+  }
+};
+struct Square {  // no backward op: its rule composes mul/add
+  DLRT_HD static float forward(float x, EltwiseParams) { return x * x; }
+};
+struct Rsqrt {  // NaN below 0, inf at 0; no backward op
+  DLRT_HD static float forward(float x, EltwiseParams) { return 1.0f / sqrtf(x); }
+};
 
 // ---- comparisons and where ------------------------------------------------------------------
 enum class Compare : int { kEq, kNe, kLt, kLe, kGt, kGe };

@@ -498,25 +498,23 @@ TEST(KernelMath, ElementwiseMatchReference) {
   const std::vector<int64_t> dims = {64};
   struct U {
     const char* name;
-    math::Unary op;
+    float (*forward)(float, math::EltwiseParams);
   };
-  for (const U& u :
-       {U{"neg", math::Unary::kNeg}, U{"exp", math::Unary::kExp}, U{"log", math::Unary::kLog},
-        U{"sqrt", math::Unary::kSqrt}, U{"relu", math::Unary::kRelu},
-        U{"sigmoid", math::Unary::kSigmoid}, U{"tanh", math::Unary::kTanh},
-        U{"sin", math::Unary::kSin}, U{"cos", math::Unary::kCos}, U{"tan", math::Unary::kTan},
-        U{"asin", math::Unary::kAsin}, U{"acos", math::Unary::kAcos},
-        U{"atan", math::Unary::kAtan}, U{"sinh", math::Unary::kSinh},
-        U{"cosh", math::Unary::kCosh}, U{"asinh", math::Unary::kAsinh},
-        U{"acosh", math::Unary::kAcosh}, U{"atanh", math::Unary::kAtanh},
-        U{"erf", math::Unary::kErf}, U{"ceil", math::Unary::kCeil},
-        U{"floor", math::Unary::kFloor}, U{"round", math::Unary::kRound},
-        U{"sign", math::Unary::kSign}}) {
+  for (const U& u : {U{"neg", math::Neg::forward},     U{"exp", math::Exp::forward},
+                     U{"log", math::Log::forward},     U{"sqrt", math::Sqrt::forward},
+                     U{"sin", math::Sin::forward},     U{"cos", math::Cos::forward},
+                     U{"tan", math::Tan::forward},     U{"asin", math::Asin::forward},
+                     U{"acos", math::Acos::forward},   U{"atan", math::Atan::forward},
+                     U{"sinh", math::Sinh::forward},   U{"cosh", math::Cosh::forward},
+                     U{"asinh", math::Asinh::forward}, U{"acosh", math::Acosh::forward},
+                     U{"atanh", math::Atanh::forward}, U{"erf", math::Erf::forward},
+                     U{"ceil", math::Ceil::forward},   U{"floor", math::Floor::forward},
+                     U{"round", math::Round::forward}, U{"sign", math::Sign::forward}}) {
     auto inst = make(u.name, {{DLRT_F32, dims}});
     std::vector<float> ref(64);
     reference_run(inst, {x.data()}, {ref.data()});
     for (int i = 0; i < 64; ++i) {
-      float got = math::unary(u.op, x[i]);
+      float got = u.forward(x[i], {});
       if (std::isnan(ref[i])) EXPECT_TRUE(std::isnan(got)) << u.name;
       else if (std::isinf(ref[i])) EXPECT_EQ(got, ref[i]) << u.name;
       else
@@ -1082,11 +1080,11 @@ void expect_close(float got, float ref, const std::string& what, float tol = 2e-
 }
 
 struct EltwiseCase {
-  const char* name;  // the forward op; "<name>_grad" is its backward op (when `grad`)
-  math::Eltwise op;
+  const char* name;  // the forward op; "<name>_grad" is its backward op (when `backward`)
+  float (*forward)(float x, math::EltwiseParams p);
+  float (*backward)(float dy, float x, math::EltwiseParams p);  // nullptr: no backward op
   AttrMap attrs;
   math::EltwiseParams params;
-  bool grad;
 };
 
 // Each forward op and backward op against the reference kernels (double), on x covering every
@@ -1099,33 +1097,46 @@ TEST(KernelMath, ActivationsMatchReference) {
   const auto dy = random_floats(96, 22);
   const std::vector<int64_t> dims = {96};
   const std::vector<EltwiseCase> cases = {
-      {"elu", math::Eltwise::kElu, {}, {1.0f, -inf, inf}, true},
-      {"elu", math::Eltwise::kElu, {{"alpha", 0.5}}, {0.5f, -inf, inf}, true},
-      {"gelu", math::Eltwise::kGelu, {}, {}, true},
-      {"gelu", math::Eltwise::kGeluTanh, {{"approximate", "tanh"}}, {}, true},
-      {"silu", math::Eltwise::kSilu, {}, {}, true},
-      {"hard_swish", math::Eltwise::kHardSwish, {}, {}, true},
-      {"softplus", math::Eltwise::kSoftplus, {}, {}, true},
-      {"clip", math::Eltwise::kClip, {}, {}, true},
-      {"clip", math::Eltwise::kClip, {{"min", -0.5}, {"max", 0.75}}, {1.0f, -0.5f, 0.75f}, true},
-      {"clip", math::Eltwise::kClip, {{"min", 1.0}, {"max", -1.0}}, {1.0f, 1.0f, -1.0f}, true},
-      {"abs", math::Eltwise::kAbs, {}, {}, true},
-      {"square", math::Eltwise::kSquare, {}, {}, false},
-      {"rsqrt", math::Eltwise::kRsqrt, {}, {}, false},
+      {"elu", math::Elu::forward, math::Elu::backward, {}, {1.0f, -inf, inf}},
+      {"elu", math::Elu::forward, math::Elu::backward, {{"alpha", 0.5}}, {0.5f, -inf, inf}},
+      {"gelu", math::Gelu::forward, math::Gelu::backward, {}, {}},
+      {"gelu",
+       math::Gelu::forward,
+       math::Gelu::backward,
+       {{"approximate", "tanh"}},
+       {1.0f, -inf, inf, true}},
+      {"silu", math::Silu::forward, math::Silu::backward, {}, {}},
+      {"hard_swish", math::HardSwish::forward, math::HardSwish::backward, {}, {}},
+      {"softplus", math::Softplus::forward, math::Softplus::backward, {}, {}},
+      {"mish", math::Mish::forward, math::Mish::backward, {}, {}},
+      {"clip", math::Clip::forward, math::Clip::backward, {}, {}},
+      {"clip",
+       math::Clip::forward,
+       math::Clip::backward,
+       {{"min", -0.5}, {"max", 0.75}},
+       {1.0f, -0.5f, 0.75f}},
+      {"clip",
+       math::Clip::forward,
+       math::Clip::backward,
+       {{"min", 1.0}, {"max", -1.0}},
+       {1.0f, 1.0f, -1.0f}},
+      {"abs", math::Abs::forward, math::Abs::backward, {}, {}},
+      {"square", math::Square::forward, nullptr, {}, {}},
+      {"rsqrt", math::Rsqrt::forward, nullptr, {}, {}},
   };
   for (const EltwiseCase& c : cases) {
     SCOPED_TRACE(c.name + (c.attrs.empty() ? std::string() : " with attributes"));
     std::vector<float> y(96), dx(96);
     reference_run(make(c.name, {{DLRT_F32, dims}}, c.attrs), {x.data()}, {y.data()});
-    if (c.grad)
+    if (c.backward != nullptr)
       reference_run(
           make(std::string(c.name) + "_grad", {{DLRT_F32, dims}, {DLRT_F32, dims}}, c.attrs),
           {dy.data(), x.data()}, {dx.data()});
     for (int i = 0; i < 96; ++i) {
       const std::string at = " at x = " + std::to_string(x[i]);
-      expect_close(math::eltwise(c.op, x[i], c.params), y[i], "forward" + at);
-      if (c.grad)
-        expect_close(math::eltwise_grad(c.op, dy[i], x[i], c.params), dx[i], "backward" + at);
+      expect_close(c.forward(x[i], c.params), y[i], "forward" + at);
+      if (c.backward != nullptr)
+        expect_close(c.backward(dy[i], x[i], c.params), dx[i], "backward" + at);
     }
   }
 }
@@ -1388,23 +1399,29 @@ TEST(KernelMath, MaxPoolBackwardReluBiasIsTheMaskedPoolGradient) {
 // Values known independently of the reference kernels (PyTorch's results, rounded to f32).
 TEST(KernelMath, ActivationsKnownValues) {
   const math::EltwiseParams none{};
-  EXPECT_NEAR(math::eltwise(math::Eltwise::kGelu, 1.0f, none), 0.8413447f, 1e-6f);
-  EXPECT_NEAR(math::eltwise(math::Eltwise::kGeluTanh, 1.0f, none), 0.8411920f, 1e-6f);
-  EXPECT_NEAR(math::eltwise(math::Eltwise::kSilu, 1.0f, none), 0.7310586f, 1e-6f);
-  EXPECT_NEAR(math::eltwise(math::Eltwise::kElu, -1.0f, none), -0.6321206f, 1e-6f);
-  EXPECT_NEAR(math::eltwise(math::Eltwise::kSoftplus, 0.0f, none), 0.6931472f, 1e-6f);
-  EXPECT_EQ(math::eltwise(math::Eltwise::kSoftplus, 100.0f, none), 100.0f);  // no overflow
-  EXPECT_EQ(math::eltwise(math::Eltwise::kSoftplus, -200.0f, none), 0.0f);
-  EXPECT_EQ(math::eltwise(math::Eltwise::kHardSwish, 1.0f, none), 4.0f / 6.0f);
-  EXPECT_EQ(math::eltwise(math::Eltwise::kHardSwish, -4.0f, none), 0.0f);
-  EXPECT_EQ(math::eltwise_grad(math::Eltwise::kHardSwish, 1.0f, -3.0f, none), -0.5f);
-  EXPECT_EQ(math::eltwise_grad(math::Eltwise::kHardSwish, 1.0f, 3.0f, none), 1.5f);
-  EXPECT_EQ(math::eltwise_grad(math::Eltwise::kAbs, 1.0f, 0.0f, none), 0.0f);
-  EXPECT_EQ(math::eltwise(math::Eltwise::kRsqrt, 4.0f, none), 0.5f);
+  math::EltwiseParams tanh_form{};
+  tanh_form.tanh_form = true;
+  EXPECT_NEAR(math::Gelu::forward(1.0f, none), 0.8413447f, 1e-6f);
+  EXPECT_NEAR(math::Gelu::forward(1.0f, tanh_form), 0.8411920f, 1e-6f);
+  EXPECT_NEAR(math::Silu::forward(1.0f, none), 0.7310586f, 1e-6f);
+  EXPECT_NEAR(math::Elu::forward(-1.0f, none), -0.6321206f, 1e-6f);
+  EXPECT_NEAR(math::Softplus::forward(0.0f, none), 0.6931472f, 1e-6f);
+  EXPECT_EQ(math::Softplus::forward(100.0f, none), 100.0f);  // no overflow
+  EXPECT_EQ(math::Softplus::forward(-200.0f, none), 0.0f);
+  EXPECT_NEAR(math::Mish::forward(1.0f, none), 0.8650984f, 1e-6f);
+  EXPECT_NEAR(math::Mish::forward(-1.0f, none), -0.3034015f, 1e-6f);
+  EXPECT_EQ(math::Mish::forward(100.0f, none), 100.0f);              // no overflow
+  EXPECT_NEAR(math::Mish::backward(1.0f, 0.0f, none), 0.6f, 1e-6f);  // tanh(log 2) = 3/5
+  EXPECT_EQ(math::HardSwish::forward(1.0f, none), 4.0f / 6.0f);
+  EXPECT_EQ(math::HardSwish::forward(-4.0f, none), 0.0f);
+  EXPECT_EQ(math::HardSwish::backward(1.0f, -3.0f, none), -0.5f);
+  EXPECT_EQ(math::HardSwish::backward(1.0f, 3.0f, none), 1.5f);
+  EXPECT_EQ(math::Abs::backward(1.0f, 0.0f, none), 0.0f);
+  EXPECT_EQ(math::Rsqrt::forward(4.0f, none), 0.5f);
   const math::EltwiseParams clip{1.0f, -1.0f, 2.0f};
-  EXPECT_EQ(math::eltwise_grad(math::Eltwise::kClip, 1.0f, -1.0f, clip), 1.0f);  // bound passes
-  EXPECT_EQ(math::eltwise_grad(math::Eltwise::kClip, 1.0f, 2.5f, clip), 0.0f);
-  EXPECT_TRUE(std::isnan(math::eltwise(math::Eltwise::kClip, NAN, clip)));
+  EXPECT_EQ(math::Clip::backward(1.0f, -1.0f, clip), 1.0f);  // bound passes
+  EXPECT_EQ(math::Clip::backward(1.0f, 2.5f, clip), 0.0f);
+  EXPECT_TRUE(std::isnan(math::Clip::forward(NAN, clip)));
 }
 
 // maximum/minimum/pow through the broadcasting view, and the comparisons and where, against

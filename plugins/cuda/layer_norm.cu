@@ -116,7 +116,7 @@ std::unique_ptr<Kernel> create_layer_norm(const dlrt_op_desc& desc, const dlrt_d
 
 }  // namespace
 
-void add_layer_norm_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   t.push_back({"layer_norm", &check_layer_norm, &create_layer_norm});
   t.push_back({"layer_norm_grad", &check_layer_norm, &create_layer_norm});
 }

@@ -164,7 +164,7 @@ std::unique_ptr<Kernel> create_matmul(const dlrt_op_desc& d, const dlrt_device_d
 
 }  // namespace
 
-void add_matmul_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   t.push_back({"matmul", &check_matmul, &create_matmul});
   t.push_back({"matmul_bias_act", &check_matmul, &create_matmul});
 }

@@ -280,7 +280,7 @@ void launch_pad_image(cudaStream_t stream, const float* x, float* y, bool nchw, 
   check_launch("image padding kernel");
 }
 
-void add_misc_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   for (const char* op : {"copy", "stop_gradient", "reshape", "flatten"})
     t.push_back({op, &check_bytes, &create_copy});
   t.push_back({"transpose", &check_bytes, &create_transpose});

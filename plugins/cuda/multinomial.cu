@@ -54,8 +54,6 @@ std::unique_ptr<Kernel> create_multinomial(const dlrt_op_desc& d, const dlrt_dev
 
 }  // namespace
 
-void add_multinomial_ops(std::vector<OpEntry>& t) {
-  t.push_back({"multinomial", &check_multinomial, &create_multinomial});
-}
+DLRT_CUDA_OPS(t) { t.push_back({"multinomial", &check_multinomial, &create_multinomial}); }
 
 }  // namespace dlrt::cuda

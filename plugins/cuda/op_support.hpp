@@ -11,7 +11,7 @@
 // Operand counts, shapes and attributes are not re-checked: the core's op schema did that
 // before the descriptor arrived (docs/design.md, "What a plugin may trust").
 //
-// Families (one file each) add their entries with add_*_ops; ops.cc assembles the table.
+// Families (one file each) add their entries with DLRT_CUDA_OPS (ops.hpp).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -36,20 +36,7 @@ namespace dlrt::cuda {
 using plugin::OpView;
 using plugin::TensorView;
 
-// ---- the families (each file adds its rows) -----------------------------------------------
-void add_elementwise_ops(std::vector<OpEntry>& t);   // elementwise.cu
-void add_activation_ops(std::vector<OpEntry>& t);    // activation.cu
-void add_reduce_ops(std::vector<OpEntry>& t);        // reduce.cu
-void add_softmax_loss_ops(std::vector<OpEntry>& t);  // softmax_loss.cu
-void add_update_ops(std::vector<OpEntry>& t);        // update.cu
-void add_random_ops(std::vector<OpEntry>& t);        // random.cu
-void add_misc_ops(std::vector<OpEntry>& t);          // misc.cu
-void add_pool_ops(std::vector<OpEntry>& t);          // pool.cc (cuDNN) + pool.cu (own kernels)
-void add_conv_ops(std::vector<OpEntry>& t);          // conv.cc (cuDNN)
-void add_matmul_ops(std::vector<OpEntry>& t);        // matmul.cc (cuBLASLt)
-void add_batch_matmul_ops(std::vector<OpEntry>& t);  // batch_matmul.cc (cuBLASLt, batched)
-void add_cudnn_act_ops(std::vector<OpEntry>& t);     // cudnn_act.cc: relu/sigmoid/tanh, softmax
-void add_batch_norm_ops(std::vector<OpEntry>& t);    // batch_norm.cc (cuDNN)
+// ---- launchers shared across families -----------------------------------------------------
 // batch_norm.cc's own kernels (activation.cu; the arithmetic is kernel_math.hpp's): the fused
 // ReLU after cuDNN's forward pass, in place on y (n elements); and batch_norm_relu_grad's dy
 // (math::bn_relu_dy) into `out`, x seen as (outer, c, inner) with n = outer*c*inner.
@@ -65,16 +52,6 @@ void launch_relu_mask_by_y(const float* dy, const float* y, float* out, int64_t 
 // y += x, n elements (math::binary kAdd): conv2d_backward_data_add's addend where conv.cc
 // crops dx out of a grown image (activation.cu).
 void launch_add_in_place(float* y, const float* x, int64_t n, cudaStream_t s);
-void add_cut_join_ops(std::vector<OpEntry>& t);      // cut_join.cu: concat ... pad, global pools
-void add_resize_ops(std::vector<OpEntry>& t);        // resize.cu: resize, resize_grad
-// grid_sample.cu: grid_sample, grid_sample_grad
-void add_grid_sample_ops(std::vector<OpEntry>& t);
-void add_gather_ops(std::vector<OpEntry>& t);        // gather.cu: gather, scatter_add
-void add_seq_ops(std::vector<OpEntry>& t);  // seq.cu: one_hot, cumsum, top_k
-void add_multinomial_ops(std::vector<OpEntry>& t);  // multinomial.cu
-void add_layer_norm_ops(std::vector<OpEntry>& t);    // layer_norm.cu: layer_norm, _grad
-void add_rnn_ops(std::vector<OpEntry>& t);           // rnn.cu: lstm_cell, lstm_cell_grad
-void add_attention_ops(std::vector<OpEntry>& t);  // attention.cu: causal_mask, attention, _grad
 
 // ---- checks -------------------------------------------------------------------------------
 

@@ -23,37 +23,6 @@ struct dlrt_kernel {
 namespace dlrt::cuda {
 namespace {
 
-// The op table, one family per file.
-const std::vector<OpEntry>& op_table() {
-  static const std::vector<OpEntry> table = [] {
-    std::vector<OpEntry> t;
-    add_conv_ops(t);
-    add_pool_ops(t);
-    add_matmul_ops(t);
-    add_batch_matmul_ops(t);
-    add_cudnn_act_ops(t);
-    add_batch_norm_ops(t);
-    add_elementwise_ops(t);
-    add_activation_ops(t);
-    add_reduce_ops(t);
-    add_softmax_loss_ops(t);
-    add_update_ops(t);
-    add_random_ops(t);
-    add_misc_ops(t);
-    add_cut_join_ops(t);
-    add_resize_ops(t);
-    add_grid_sample_ops(t);
-    add_gather_ops(t);
-    add_seq_ops(t);
-    add_multinomial_ops(t);
-    add_layer_norm_ops(t);
-    add_rnn_ops(t);
-    add_attention_ops(t);
-    return t;
-  }();
-  return table;
-}
-
 const OpEntry& entry_or_throw(const dlrt_op_desc* op) {
   plugin::require(op, "op");
   plugin::require(op->op, "op->op");
@@ -92,11 +61,7 @@ bool check_or_widen(const OpEntry& e, const dlrt_op_desc& op, const dlrt_device_
 
 }  // namespace
 
-const OpEntry* find_op(const char* op) {
-  for (const OpEntry& e : op_table())
-    if (std::strcmp(e.op, op) == 0) return &e;
-  return nullptr;
-}
+const OpEntry* find_op(const char* op) { return OpRegistry::find(op); }
 
 dlrt_status* op_supported(dlrt_plugin* plugin, int32_t ordinal, const dlrt_op_desc* op,
                           dlrt_op_cost* out_cost) noexcept {

@@ -1,11 +1,13 @@
 // ops.hpp: how per-op kernels plug into the CUDA plugin.
 //
-// An op this plugin runs is one OpEntry in ops.cc's table: its name (the core's op registry
+// An op this plugin runs is one OpEntry in the op table: its name (the core's op registry
 // name, e.g. "conv2d_bias_act"), a `check` that decides whether one instance (dtypes, shapes,
 // layout, attributes, this GPU's compute capability) can run here, and a `create` that
 // prepares it once (cuDNN plan, cuBLASLt heuristic, launch geometry) and returns a Kernel.
-// Kernels live in their own files (relu.cu, conv2d.cc, ...), one concept each, and expose
-// only their entry functions to ops.cc.
+// Kernels live in their own files (conv.cc, activation.cu, ...), one family each, and each file
+// adds the rows of the ops it runs with one block at namespace scope, which nothing else lists:
+//   DLRT_CUDA_OPS(t) { t.push_back({"where", &check_where, &create_where}); }
+// (plugins/common/kernel_registry.hpp).
 //
 // Until an op has an entry, op_supported and kernel_create answer
 // UNIMPLEMENTED "cuda: no kernel for op '<name>' yet".
@@ -16,6 +18,8 @@
 
 #include <cstddef>
 #include <memory>
+
+#include "kernel_registry.hpp"
 
 namespace dlrt::cuda {
 
@@ -38,6 +42,9 @@ struct OpEntry {
   std::unique_ptr<Kernel> (*create)(const dlrt_op_desc& op, const dlrt_device_desc& device,
                                     size_t* workspace_bytes);
 };
+
+using OpRegistry = plugin::KernelRegistry<OpEntry, &OpEntry::op>;
+#define DLRT_CUDA_OPS(rows) DLRT_KERNEL_ROWS(::dlrt::cuda::OpRegistry, rows)
 
 // The entry for `op`, or NULL when this plugin has no kernel for it.
 const OpEntry* find_op(const char* op);

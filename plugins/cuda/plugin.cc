@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cuda_plugin.hpp"
+#include "ops.hpp"
 
 #ifndef DLRT_CUDA_PLUGIN_VERSION
 #define DLRT_CUDA_PLUGIN_VERSION "0.0.0"
@@ -38,6 +39,9 @@ dlrt_status* plugin_create(const dlrt_plugin_create_args* args, dlrt_plugin** ou
     // deterministic and cudnn_workspace_mb (cuda_options.hpp); any other key is an
     // INVALID_ARGUMENT naming it. (Memory limits and growth are the core allocator's.)
     plugin::Options options(args, cuda_option_keys());
+    const std::string twice = OpRegistry::duplicate();
+    if (!twice.empty())
+      plugin::fail(DLRT_INTERNAL, "cuda: two kernel files register op '" + twice + "'");
     auto p = std::make_unique<dlrt_plugin>();
     p->options = parse_cuda_options(options);
     p->library_versions = library_versions();  // the linked libraries answer without a GPU

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "cuda_options.hpp"
+#include "ops/op_examples.hpp"
+#include "ops/op_registry.hpp"
 #include "testing/fake_host.hpp"
 
 namespace {
@@ -190,6 +192,22 @@ TEST(CudaPlugin, UnknownOpsAreUnimplemented) {
 
   op.op = nullptr;
   EXPECT_EQ(take_status(p.api().op_supported(inst, 0, &op, nullptr)).first, DLRT_INVALID_ARGUMENT);
+}
+
+// Every op of the schema has a row in the op table (a kernel file's DLRT_CUDA_OPS block), checked
+// on any machine: without a row op_supported answers "no kernel" before it asks for a device.
+// Whether the kernel computes the op right is the GPU tests' question (ops_gpu_test.cc).
+TEST(CudaPlugin, EveryOpOfTheSchemaHasARow) {
+  LoadedPlugin p(DLRT_CUDA_PLUGIN_PATH);
+  ASSERT_TRUE(p.ok()) << p.error();
+  dlrt_plugin* inst = p.create();
+  ASSERT_NE(inst, nullptr) << p.error();
+  for (const dlrt::ops::OpDef* d : dlrt::ops::all_ops()) {
+    auto example = dlrt::ops::instantiate_example(d->name);
+    ASSERT_TRUE(example.ok()) << d->name;
+    auto [code, msg] = take_status(p.api().op_supported(inst, 0, &example.value().desc(), nullptr));
+    EXPECT_EQ(msg.find("no kernel"), std::string::npos) << d->name << ": " << msg;
+  }
 }
 
 TEST(CudaPlugin, CollectiveArgumentsAreCheckedBeforeAnyDeviceWork) {

@@ -149,7 +149,7 @@ std::unique_ptr<Kernel> create_pool(const dlrt_op_desc& d, const dlrt_device_des
 
 }  // namespace
 
-void add_pool_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   for (const char* op : {"max_pool2d", "avg_pool2d", "max_pool2d_backward", "avg_pool2d_backward",
                          "max_pool2d_backward_relu_bias"})
     t.push_back({op, &check_pool, &create_pool});

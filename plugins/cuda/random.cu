@@ -90,7 +90,7 @@ std::unique_ptr<Kernel> create_dropout(const dlrt_op_desc& d, const dlrt_device_
 
 }  // namespace
 
-void add_random_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   t.push_back({"random_uniform", &check_random, &create_random});
   t.push_back({"random_normal", &check_random, &create_random});
   t.push_back({"dropout", &check_random, &create_dropout});

@@ -191,7 +191,7 @@ ChannelSum make_channel_sum(const std::vector<int64_t>& dims, int channel_dim, s
   };
 }
 
-void add_reduce_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max"})
     t.push_back({op, &check_reduce, &create_reduce});
   t.push_back({"reduce_max_grad", &check_reduce, &create_reduce_max_grad});

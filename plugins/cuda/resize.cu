@@ -55,7 +55,7 @@ std::unique_ptr<Kernel> create_resize(const dlrt_op_desc& d, const dlrt_device_d
 
 }  // namespace
 
-void add_resize_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   t.push_back({"resize", &check_resize, &create_resize});
   t.push_back({"resize_grad", &check_resize, &create_resize});
 }

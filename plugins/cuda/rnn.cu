@@ -114,7 +114,7 @@ std::unique_ptr<Kernel> create_rnn(const dlrt_op_desc& desc, const dlrt_device_d
 
 }  // namespace
 
-void add_rnn_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   t.push_back({"lstm_cell", &check_rnn, &create_rnn});
   t.push_back({"lstm_cell_grad", &check_rnn, &create_rnn});
 }

@@ -119,7 +119,7 @@ std::unique_ptr<Kernel> create_top_k(const dlrt_op_desc& d, const dlrt_device_de
 
 }  // namespace
 
-void add_seq_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   t.push_back({"one_hot", &check_one_hot, &create_one_hot});
   t.push_back({"cumsum", &check_cumsum, &create_cumsum});
   t.push_back({"top_k", &check_top_k, &create_top_k});

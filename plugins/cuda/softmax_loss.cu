@@ -80,7 +80,7 @@ std::unique_ptr<Kernel> create_sparse_xent(const dlrt_op_desc& d, const dlrt_dev
 
 }  // namespace
 
-void add_softmax_loss_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   t.push_back({"sparse_softmax_cross_entropy", &check_sparse_xent, &create_sparse_xent});
 }
 

@@ -75,7 +75,7 @@ std::unique_ptr<Kernel> create_adam(const dlrt_op_desc& d, const dlrt_device_des
 
 }  // namespace
 
-void add_update_ops(std::vector<OpEntry>& t) {
+DLRT_CUDA_OPS(t) {
   t.push_back({"sgd_update", &check_sgd, &create_sgd});
   t.push_back({"adam_update", &check_adam, &create_adam});
 }

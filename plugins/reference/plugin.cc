@@ -29,6 +29,7 @@
 
 #include "host_info.hpp"
 #include "reference.hpp"
+#include "reference_kernels.hpp"
 
 namespace dlrt::reference {
 namespace {
@@ -193,6 +194,9 @@ dlrt_status* plugin_create(const dlrt_plugin_create_args* args, dlrt_plugin** ou
   if (out_plugin != nullptr) *out_plugin = nullptr;
   return guard([&] {
     plugin::require(out_plugin, "out_plugin");
+    const std::string twice = reference::duplicate_kernel();
+    if (!twice.empty())
+      fail(DLRT_INTERNAL, std::string(kName) + ": two kernel files register op '" + twice + "'");
     // Built in a unique_ptr, so a failure part way (bad option, out of memory) frees it.
     auto p = std::make_unique<dlrt_plugin>();
     p->config = parse_config(args);

@@ -509,7 +509,7 @@ TEST(NnFunctional, ActivationByName) {
   EXPECT_NEAR(lr1[0], -0.2f, 1e-7);
 
   // The activations of other branches map to their op only once the registry has it.
-  for (const char* name : {"elu", "gelu", "silu", "swish", "hard_swish", "softplus"}) {
+  for (const char* name : {"elu", "gelu", "silu", "swish", "hard_swish", "softplus", "mish"}) {
     const std::string op = std::string(name) == "swish" ? "silu" : name;
     if (has_op(op)) {
       const std::vector<float> out = run(nn::Activation(name));

@@ -390,7 +390,7 @@ class AttentionGradKernel : public LoopKernel {
 
 }  // namespace
 
-void add_attention_defs(std::vector<KernelDef>& t) {
+DLRT_CPU_KERNELS(t) {
   t.push_back({"causal_mask", check_attention, make<CausalMaskKernel>});
   t.push_back({"attention", check_attention, make<AttentionKernel>});
   t.push_back({"attention_grad", check_attention, make<AttentionGradKernel>});

@@ -345,7 +345,7 @@ class BatchNormGradKernel : public LoopKernel {
 
 }  // namespace
 
-void add_batch_norm_defs(std::vector<KernelDef>& t) {
+DLRT_CPU_KERNELS(t) {
   t.push_back({"batch_norm_grad", check_batch_norm_grad, make<BatchNormGradKernel>});
   t.push_back({"batch_norm_relu_grad", check_batch_norm_grad, make<BatchNormGradKernel>});
   t.push_back({"batch_norm_add_relu_grad", check_batch_norm_grad, make<BatchNormGradKernel>});

@@ -303,7 +303,7 @@ class BatchNormTrainKernel : public LoopKernel {
 
 }  // namespace
 
-void add_batch_norm_train_defs(std::vector<KernelDef>& t) {
+DLRT_CPU_KERNELS(t) {
   t.push_back({"batch_norm_train", check_batch_norm_train, make<BatchNormTrainKernel>});
   t.push_back({"batch_norm_add_relu_train", check_batch_norm_train, make<BatchNormTrainKernel>});
 }

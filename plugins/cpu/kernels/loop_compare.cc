@@ -128,7 +128,7 @@ class WhereKernel : public LoopKernel {
 
 }  // namespace
 
-void add_compare_defs(std::vector<KernelDef>& t) {
+DLRT_CPU_KERNELS(t) {
   for (const char* name : {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
     t.push_back({name, check_comparison, make<ComparisonKernel>});
   t.push_back({"where", check_where, make<WhereKernel>});

@@ -287,7 +287,7 @@ std::unique_ptr<Kernel> make_concat_loop(const dlrt_plugin& p, const OpView& op)
   return std::make_unique<PartsKernel>(p, op, true);
 }
 
-void add_cut_join_defs(std::vector<KernelDef>& t) {
+DLRT_CPU_KERNELS(t) {
   t.push_back({"split", check_moving, create_split});
   t.push_back({"slice", check_moving, create_slice});
   t.push_back({"slice_grad", check_float_op, create_slice_grad});

@@ -171,116 +171,119 @@ class BinaryKernel : public LoopKernel {
 // softplus is small (x << 0: 1.3% at x = -10, caught by ONNX's Mish case at rtol 1e-3).
 // The unary maths (core/ops/infer_math.cc: sin ... sign) are here too: oneDNN has no eltwise
 // for them. Each is the C library's function on T (f32 or f64), so the IEEE domains hold.
-enum class UnOp {
-  kNeg, kExp, kLog, kSqrt, kSoftplus,
-  kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh, kErf,
-  kCeil, kFloor, kRound, kSign
+// One struct per op: f(v) on T (f32 or f64), and whether the op is cheap (one instruction:
+// parallel only over large arrays). A new op of this form is a struct here and its line in the
+// rows block at the end.
+struct Neg {
+  static constexpr bool kCheap = true;
+  template <typename T>
+  static T f(T v) {
+    return -v;
+  }
+};
+struct Exp {
+  static constexpr bool kCheap = false;
+  template <typename T>
+  static T f(T v) {
+    return std::exp(v);
+  }
+};
+struct Log {  // NaN below 0, -inf at 0
+  static constexpr bool kCheap = false;
+  template <typename T>
+  static T f(T v) {
+    return std::log(v);
+  }
+};
+struct Sqrt {  // NaN below 0
+  static constexpr bool kCheap = true;
+  template <typename T>
+  static T f(T v) {
+    return std::sqrt(v);
+  }
+};
+struct Softplus {  // max(x, 0) + log1p(exp(-|x|)), in f32
+  static constexpr bool kCheap = false;
+  template <typename T>
+  static T f(T v) {
+    const float x = static_cast<float>(v);
+    return static_cast<T>(std::max(x, 0.0f) + std::log1p(std::exp(-std::fabs(x))));
+  }
+};
+// The C library's function on T: sin ... round.
+#define DLRT_LIBM_UNARY(Name, fn, cheap)  \
+  struct Name {                           \
+    static constexpr bool kCheap = cheap; \
+    template <typename T>                 \
+    static T f(T v) {                     \
+      return fn(v);                       \
+    }                                     \
+  };
+DLRT_LIBM_UNARY(Sin, std::sin, false)
+DLRT_LIBM_UNARY(Cos, std::cos, false)
+DLRT_LIBM_UNARY(Tan, std::tan, false)
+DLRT_LIBM_UNARY(Asin, std::asin, false)
+DLRT_LIBM_UNARY(Acos, std::acos, false)
+DLRT_LIBM_UNARY(Atan, std::atan, false)
+DLRT_LIBM_UNARY(Sinh, std::sinh, false)
+DLRT_LIBM_UNARY(Cosh, std::cosh, false)
+DLRT_LIBM_UNARY(Asinh, std::asinh, false)
+DLRT_LIBM_UNARY(Acosh, std::acosh, false)
+DLRT_LIBM_UNARY(Atanh, std::atanh, false)
+DLRT_LIBM_UNARY(Erf, std::erf, false)
+DLRT_LIBM_UNARY(Ceil, std::ceil, true)
+DLRT_LIBM_UNARY(Floor, std::floor, true)
+DLRT_LIBM_UNARY(Round, std::nearbyint, true)  // halves to even
+#undef DLRT_LIBM_UNARY
+struct Sign {  // NaN stays NaN
+  static constexpr bool kCheap = true;
+  template <typename T>
+  static T f(T v) {
+    return std::isnan(v) ? v : static_cast<T>((v > 0) - (v < 0));
+  }
 };
 
-// Name -> op, and whether it is cheap (one instruction: parallel only over large arrays).
-struct UnaryName {
-  const char* name;
-  UnOp op;
-  bool cheap;
-};
-constexpr UnaryName kUnaryNames[] = {
-    {"neg", UnOp::kNeg, true},     {"exp", UnOp::kExp, false},     {"log", UnOp::kLog, false},
-    {"sqrt", UnOp::kSqrt, true},   {"softplus", UnOp::kSoftplus, false},
-    {"sin", UnOp::kSin, false},    {"cos", UnOp::kCos, false},     {"tan", UnOp::kTan, false},
-    {"asin", UnOp::kAsin, false},  {"acos", UnOp::kAcos, false},   {"atan", UnOp::kAtan, false},
-    {"sinh", UnOp::kSinh, false},  {"cosh", UnOp::kCosh, false},   {"asinh", UnOp::kAsinh, false},
-    {"acosh", UnOp::kAcosh, false}, {"atanh", UnOp::kAtanh, false}, {"erf", UnOp::kErf, false},
-    {"ceil", UnOp::kCeil, true},   {"floor", UnOp::kFloor, true},  {"round", UnOp::kRound, true},
-    {"sign", UnOp::kSign, true},
-};
-const UnaryName& unary_name(const std::string& name) {
-  for (const UnaryName& u : kUnaryNames)
-    if (name == u.name) return u;
-  return kUnaryNames[0];  // unreachable: the table registers exactly these names
-}
-
+template <typename Op>
 void check_unary(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   expect_float(op, op.input(0));
-  fill_cost(op, unary_name(op.name()).cheap ? 1 : 10, cost);
+  fill_cost(op, Op::kCheap ? 1 : 10, cost);
 }
 
-template <UnOp O, typename T>
-T unary_one(T v) {
-  if constexpr (O == UnOp::kNeg) return -v;
-  else if constexpr (O == UnOp::kExp) return std::exp(v);
-  else if constexpr (O == UnOp::kLog) return std::log(v);  // NaN below 0, -inf at 0
-  else if constexpr (O == UnOp::kSqrt) return std::sqrt(v);  // NaN below 0
-  else if constexpr (O == UnOp::kSoftplus) {  // max(x, 0) + log1p(exp(-|x|))
-    const float f = static_cast<float>(v);
-    return static_cast<T>(std::max(f, 0.0f) + std::log1p(std::exp(-std::fabs(f))));
-  } else if constexpr (O == UnOp::kSin) return std::sin(v);
-  else if constexpr (O == UnOp::kCos) return std::cos(v);
-  else if constexpr (O == UnOp::kTan) return std::tan(v);
-  else if constexpr (O == UnOp::kAsin) return std::asin(v);
-  else if constexpr (O == UnOp::kAcos) return std::acos(v);
-  else if constexpr (O == UnOp::kAtan) return std::atan(v);
-  else if constexpr (O == UnOp::kSinh) return std::sinh(v);
-  else if constexpr (O == UnOp::kCosh) return std::cosh(v);
-  else if constexpr (O == UnOp::kAsinh) return std::asinh(v);
-  else if constexpr (O == UnOp::kAcosh) return std::acosh(v);
-  else if constexpr (O == UnOp::kAtanh) return std::atanh(v);
-  else if constexpr (O == UnOp::kErf) return std::erf(v);
-  else if constexpr (O == UnOp::kCeil) return std::ceil(v);
-  else if constexpr (O == UnOp::kFloor) return std::floor(v);
-  else if constexpr (O == UnOp::kRound) return std::nearbyint(v);  // halves to even
-  else return std::isnan(v) ? v : static_cast<T>((v > 0) - (v < 0));  // kSign
-}
-
-template <UnOp O, typename T>
+template <typename Op, typename T>
 void unary_row(const T* x, T* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = unary_one<O>(x[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] = Op::f(x[i]);
 }
 
 // x: any -> y: same shape
+template <typename Op>
 class UnaryKernel : public LoopKernel {
  public:
   UnaryKernel(const dlrt_plugin& p, const OpView& op)
-      : LoopKernel(p), n_(op.input(0).numel) {
-    const UnaryName& u = unary_name(op.name());
-    grain_ = u.cheap ? kGrainCheap : kGrainHeavy;
-    if (op.input(0).dtype == DLRT_F64) run_ = pick<double>(u.op);
-    else run_ = pick<float>(u.op);
-  }
+      : LoopKernel(p), n_(op.input(0).numel), f64_(op.input(0).dtype == DLRT_F64) {}
 
-  void execute(const dlrt_kernel_args& args) override { (this->*run_)(args); }
+  void execute(const dlrt_kernel_args& args) override {
+    if (f64_) run<double>(args);
+    else run<float>(args);
+  }
 
  private:
-  using Run = void (UnaryKernel::*)(const dlrt_kernel_args&);
-
   template <typename T>
-  static Run pick(UnOp op) {
-    switch (op) {
-#define DLRT_UNARY_CASE(O) \
-  case UnOp::O:            \
-    return &UnaryKernel::run_op<UnOp::O, T>;
-      DLRT_UNARY_CASE(kNeg) DLRT_UNARY_CASE(kExp) DLRT_UNARY_CASE(kLog) DLRT_UNARY_CASE(kSqrt)
-      DLRT_UNARY_CASE(kSoftplus) DLRT_UNARY_CASE(kSin) DLRT_UNARY_CASE(kCos) DLRT_UNARY_CASE(kTan)
-      DLRT_UNARY_CASE(kAsin) DLRT_UNARY_CASE(kAcos) DLRT_UNARY_CASE(kAtan) DLRT_UNARY_CASE(kSinh)
-      DLRT_UNARY_CASE(kCosh) DLRT_UNARY_CASE(kAsinh) DLRT_UNARY_CASE(kAcosh)
-      DLRT_UNARY_CASE(kAtanh) DLRT_UNARY_CASE(kErf) DLRT_UNARY_CASE(kCeil)
-      DLRT_UNARY_CASE(kFloor) DLRT_UNARY_CASE(kRound) DLRT_UNARY_CASE(kSign)
-#undef DLRT_UNARY_CASE
-    }
-    return &UnaryKernel::run_op<UnOp::kNeg, T>;  // unreachable: every UnOp has a case
-  }
-
-  template <UnOp O, typename T>
-  void run_op(const dlrt_kernel_args& args) {
+  void run(const dlrt_kernel_args& args) {
     const T* x = static_cast<const T*>(args.inputs[0]);
     T* y = static_cast<T*>(args.outputs[0]);
-    parallel_for(n_, grain_, threads_,
-                 [&](int64_t b, int64_t e) { unary_row<O>(x + b, y + b, e - b); });
+    parallel_for(n_, Op::kCheap ? kGrainCheap : kGrainHeavy, threads_,
+                 [&](int64_t b, int64_t e) { unary_row<Op>(x + b, y + b, e - b); });
   }
 
-  Run run_ = nullptr;
   int64_t n_;
-  int64_t grain_ = kGrainCheap;
+  bool f64_;
 };
+
+// The row of the op `name` computed by Op.
+template <typename Op>
+void add_unary(std::vector<KernelDef>& t, const char* name) {
+  t.push_back({name, check_unary<Op>, make<UnaryKernel<Op>>});
+}
 
 // ---- relu_grad ---------------------------------------------------------------------------
 
@@ -688,11 +691,31 @@ class ReduceMaxGradKernel : public LoopKernel {
 
 }  // namespace
 
-void add_elementwise_defs(std::vector<KernelDef>& t) {
+DLRT_CPU_KERNELS(t) {
   for (const char* name : {"add", "sub", "mul", "div", "maximum", "minimum"})
     t.push_back({name, check_numeric_binary, make<BinaryKernel>});
   t.push_back({"pow", check_binary, make<BinaryKernel>});
-  for (const UnaryName& u : kUnaryNames) t.push_back({u.name, check_unary, make<UnaryKernel>});
+  add_unary<Neg>(t, "neg");
+  add_unary<Exp>(t, "exp");
+  add_unary<Log>(t, "log");
+  add_unary<Sqrt>(t, "sqrt");
+  add_unary<Softplus>(t, "softplus");
+  add_unary<Sin>(t, "sin");
+  add_unary<Cos>(t, "cos");
+  add_unary<Tan>(t, "tan");
+  add_unary<Asin>(t, "asin");
+  add_unary<Acos>(t, "acos");
+  add_unary<Atan>(t, "atan");
+  add_unary<Sinh>(t, "sinh");
+  add_unary<Cosh>(t, "cosh");
+  add_unary<Asinh>(t, "asinh");
+  add_unary<Acosh>(t, "acosh");
+  add_unary<Atanh>(t, "atanh");
+  add_unary<Erf>(t, "erf");
+  add_unary<Ceil>(t, "ceil");
+  add_unary<Floor>(t, "floor");
+  add_unary<Round>(t, "round");
+  add_unary<Sign>(t, "sign");
   t.push_back({"relu_grad", check_relu_grad, make<ReluGradKernel>});
   t.push_back({"clip_grad", check_f32_f64_grad, make<ClipGradKernel>});
   t.push_back({"bias_add_grad", check_bias_add_grad, make<BiasAddGradKernel>});

@@ -12,7 +12,6 @@
 // anything is written.
 #include <string>
 
-#include "loop_gather.hpp"
 #include "loop_util.hpp"
 
 namespace dlrt::cpu::loops {
@@ -124,7 +123,7 @@ class ScatterAddKernel : public LoopKernel {
 
 }  // namespace
 
-void add_gather_defs(std::vector<KernelDef>& t) {
+DLRT_CPU_KERNELS(t) {
   t.push_back({"gather", check_gather, make<GatherKernel>});
   t.push_back({"scatter_add", check_scatter_add, make<ScatterAddKernel>});
 }

@@ -112,7 +112,7 @@ class GridSampleGradKernel : public LoopKernel {
 
 }  // namespace
 
-void add_grid_sample_defs(std::vector<KernelDef>& t) {
+DLRT_CPU_KERNELS(t) {
   t.push_back({"grid_sample", check_grid_sample, make<GridSampleKernel>});
   t.push_back({"grid_sample_grad", check_grid_sample, make<GridSampleGradKernel>});
 }

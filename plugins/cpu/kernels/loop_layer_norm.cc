@@ -136,7 +136,7 @@ class LayerNormGradKernel : public LoopKernel {
 
 }  // namespace
 
-void add_layer_norm_defs(std::vector<KernelDef>& t) {
+DLRT_CPU_KERNELS(t) {
   t.push_back({"layer_norm", check_layer_norm, make<LayerNormKernel>});
   t.push_back({"layer_norm_grad", check_layer_norm, make<LayerNormGradKernel>});
 }

@@ -72,8 +72,6 @@ class MultinomialKernel : public LoopKernel {
 
 }  // namespace
 
-void add_multinomial_defs(std::vector<KernelDef>& t) {
-  t.push_back({"multinomial", check_multinomial, make<MultinomialKernel>});
-}
+DLRT_CPU_KERNELS(t) { t.push_back({"multinomial", check_multinomial, make<MultinomialKernel>}); }
 
 }  // namespace dlrt::cpu::loops

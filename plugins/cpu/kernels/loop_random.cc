@@ -140,7 +140,7 @@ class DropoutKernel : public LoopKernel {
 
 }  // namespace
 
-void add_random_defs(std::vector<KernelDef>& t) {
+DLRT_CPU_KERNELS(t) {
   t.push_back({"random_uniform", check_random, make<RandomKernel>});
   t.push_back({"random_normal", check_random, make<RandomKernel>});
   t.push_back({"dropout", check_dropout, make<DropoutKernel>});

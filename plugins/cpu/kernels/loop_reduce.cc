@@ -164,7 +164,7 @@ class ReduceKernel : public LoopKernel {
 
 }  // namespace
 
-void add_reduce_defs(std::vector<KernelDef>& t) {
+DLRT_CPU_KERNELS(t) {
   for (const char* name : {"reduce_sum", "reduce_mean", "reduce_max"})
     t.push_back({name, check_reduce, make<ReduceKernel>});
 }

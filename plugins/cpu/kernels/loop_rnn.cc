@@ -211,7 +211,7 @@ class LstmCellGradKernel : public LoopKernel {
 
 }  // namespace
 
-void add_rnn_defs(std::vector<KernelDef>& t) {
+DLRT_CPU_KERNELS(t) {
   t.push_back({"lstm_cell", check_rnn, make<LstmCellKernel>});
   t.push_back({"lstm_cell_grad", check_rnn, make<LstmCellGradKernel>});
 }

@@ -184,7 +184,7 @@ class TopKKernel : public LoopKernel {
 
 }  // namespace
 
-void add_seq_defs(std::vector<KernelDef>& t) {
+DLRT_CPU_KERNELS(t) {
   t.push_back({"one_hot", check_one_hot, make<OneHotKernel>});
   t.push_back({"cumsum", check_cumsum, make<CumsumKernel>});
   t.push_back({"top_k", check_top_k, make<TopKKernel>});

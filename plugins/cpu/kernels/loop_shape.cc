@@ -274,7 +274,7 @@ class FillKernel : public LoopKernel {
 
 }  // namespace
 
-void add_shape_defs(std::vector<KernelDef>& t) {
+DLRT_CPU_KERNELS(t) {
   for (const char* name : {"copy", "stop_gradient", "reshape", "flatten"})
     t.push_back({name, check_bytes, make<CopyKernel>});
   t.push_back({"transpose", check_bytes, make<GatherKernel>});

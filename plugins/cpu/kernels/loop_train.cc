@@ -417,7 +417,7 @@ class AdamKernel : public LoopKernel {
 
 }  // namespace
 
-void add_train_defs(std::vector<KernelDef>& t) {
+DLRT_CPU_KERNELS(t) {
   t.push_back({"sparse_softmax_cross_entropy", check_sparse_xent, make<SparseXentKernel>});
   t.push_back({"argmax", check_argmax, make<ArgmaxKernel>});
   t.push_back({"equal_count", check_index_op, make<EqualCountKernel>});

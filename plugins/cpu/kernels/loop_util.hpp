@@ -304,20 +304,4 @@ std::unique_ptr<Kernel> make(const dlrt_plugin& p, const OpView& op) {
   return std::make_unique<K>(p, op);
 }
 
-// The rows each loop_*.cc contributes to loop_kernel_defs().
-void add_elementwise_defs(std::vector<KernelDef>& t);  // loop_elementwise.cc
-void add_compare_defs(std::vector<KernelDef>& t);      // loop_compare.cc
-void add_shape_defs(std::vector<KernelDef>& t);        // loop_shape.cc
-void add_random_defs(std::vector<KernelDef>& t);       // loop_random.cc
-void add_train_defs(std::vector<KernelDef>& t);        // loop_train.cc
-void add_reduce_defs(std::vector<KernelDef>& t);       // loop_reduce.cc
-void add_layer_norm_defs(std::vector<KernelDef>& t);   // loop_layer_norm.cc
-void add_batch_norm_defs(std::vector<KernelDef>& t);   // loop_batch_norm.cc
-void add_batch_norm_train_defs(std::vector<KernelDef>& t);  // loop_batch_norm_train.cc
-void add_rnn_defs(std::vector<KernelDef>& t);          // loop_rnn.cc
-void add_seq_defs(std::vector<KernelDef>& t);          // loop_seq.cc
-void add_attention_defs(std::vector<KernelDef>& t);    // loop_attention.cc
-void add_multinomial_defs(std::vector<KernelDef>& t);  // loop_multinomial.cc
-void add_grid_sample_defs(std::vector<KernelDef>& t);  // loop_grid_sample.cc
-
 }  // namespace dlrt::cpu::loops

@@ -7,7 +7,6 @@
 // The axis is the core's normalised one (0..rank-1). oneDNN's concat takes the inputs as
 // DNNL_ARG_MULTIPLE_SRC + i, so the op's N inputs need no ABI change: the plugin receives
 // them as the descriptor's num_inputs operands.
-#include "prim_concat.hpp"
 
 #include "loop_cut_join.hpp"
 #include "prim_common.hpp"
@@ -41,5 +40,7 @@ std::unique_ptr<Kernel> concat_create(const dlrt_plugin& p, const OpView& op) {
   if (op.output(0).dtype != DLRT_F32) return loops::make_concat_loop(p, op);
   return make_kernel<ConcatPrim>(p, op);
 }
+
+DLRT_CPU_KERNELS(t) { t.push_back({"concat", concat_check, concat_create}); }
 
 }  // namespace dlrt::cpu::prim

@@ -63,7 +63,6 @@
 // jit:avx2, which runs forward and backward filter as fast per FLOP as the 32 -> 64 layer
 // (docs/benchmarks.md, "Kernel choices"). Backward data is slow for it, but training never
 // needs the image's gradient.
-#include "prim_conv.hpp"
 
 #include <cstring>
 #include <string>
@@ -684,6 +683,13 @@ std::unique_ptr<Kernel> conv_create(const dlrt_plugin& p, const OpView& op) {
     }
   }
   return make_kernel<ConvForward>(p, op, g);
+}
+
+DLRT_CPU_KERNELS(t) {
+  for (const char* op :
+       {"conv2d", "conv2d_bias_act", "conv2d_backward_data", "conv2d_backward_data_add",
+        "conv2d_backward", "conv2d_backward_filter", "conv2d_transpose"})
+    t.push_back({op, conv_check, conv_create});
 }
 
 }  // namespace dlrt::cpu::prim

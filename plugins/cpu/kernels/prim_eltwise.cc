@@ -1,18 +1,16 @@
 // prim_eltwise.cc: activations and bias_add on oneDNN's eltwise and binary primitives.
 //
-//   relu | sigmoid | tanh   x (any shape)          -> y (same)     eltwise forward
-//   leaky_relu              x                      -> y = x > 0 ? x : alpha*x (eltwise_relu, alpha)
-//   leaky_relu_grad         dy, x                  -> dx = x > 0 ? dy : alpha*dy (relu backward on src)
-//   elu | gelu | silu | hard_swish | clip | abs | square | rsqrt
-//                           x                      -> y (same)     eltwise forward: elu (alpha),
-//                              gelu_erf / gelu_tanh (approximate), swish (alpha 1), hardswish,
-//                              soft_relu, clip (alpha = min, beta = max), abs, square,
-//                              pow (alpha 1, beta -1/2 = rsqrt)
-//   elu_grad | gelu_grad | silu_grad | hard_swish_grad | softplus_grad | abs_grad
+//   relu, sigmoid, tanh and the activations of core/ops/infer_activation.cc
+//                           x (any shape)          -> y (same)     eltwise forward
+//   their <op>_grad, leaky_relu_grad
 //                           dy, x                  -> dx           eltwise backward on src
 //   sigmoid_grad            dy, y                  -> dx = dy * y * (1-y)
 //   tanh_grad               dy, y                  -> dx = dy * (1-y²)
 //   bias_add                x (...,C), b (C)       -> y = x + b    (NCHW: b along dim 1)
+//
+// Each op's row in kEltwiseOps below names its algorithm with alpha and beta (leaky_relu and
+// elu: alpha; silu: swish with alpha 1; clip: alpha = min, beta = max; rsqrt: pow with alpha 1,
+// beta -1/2; softplus_grad: soft_relu's backward).
 //
 // Element-wise ops see every tensor as one flat vector (its shape does not matter).
 // sigmoid_grad and tanh_grad are eltwise backward primitives reading the forward output y
@@ -21,7 +19,6 @@
 // whose b operand has dims 1 except C (oneDNN broadcasts it). relu_grad is a loop kernel
 // (loop_elementwise.cc): oneDNN's eltwise backward pass takes about twice the time of one
 // vectorised pass over dy, x and dx (docs/benchmarks.md, "Kernel choices").
-#include "prim_eltwise.hpp"
 
 #include <algorithm>
 
@@ -52,36 +49,115 @@ algorithm gelu_alg(const OpView& op) {
   op.invalid("approximate is \"" + a + "\", expected \"none\" or \"tanh\"");
 }
 
+// One op on oneDNN's eltwise primitives: its name and how its instance maps to an algorithm
+// with alpha and beta. The table is the whole of an op's wiring here: eltwise_info looks the
+// row up by name, and the rows block at the end adds a kernel row per entry.
+struct EltwiseOp {
+  const char* name;
+  EltwiseInfo (*info)(const OpView& op);
+};
+
+const EltwiseOp kEltwiseOps[] = {
+    {"relu",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_relu, false, 1};
+     }},
+    {"leaky_relu",
+     [](const OpView& op) -> EltwiseInfo {
+       return {algorithm::eltwise_relu, false, 2, attr_f(op, "alpha")};
+     }},
+    {"leaky_relu_grad",
+     [](const OpView& op) -> EltwiseInfo {
+       return {algorithm::eltwise_relu, true, 2, attr_f(op, "alpha"), true};
+     }},
+    // The activations of infer_activation.cc; their _grad ops pass x as SRC.
+    {"elu",
+     [](const OpView& op) -> EltwiseInfo {
+       return {algorithm::eltwise_elu, false, 10, attr_f(op, "alpha")};
+     }},
+    {"elu_grad",
+     [](const OpView& op) -> EltwiseInfo {
+       return {algorithm::eltwise_elu, true, 10, attr_f(op, "alpha"), true};
+     }},
+    {"gelu",
+     [](const OpView& op) -> EltwiseInfo {
+       return {gelu_alg(op), false, 20};
+     }},
+    {"gelu_grad",
+     [](const OpView& op) -> EltwiseInfo {
+       return {gelu_alg(op), true, 30, 0, true};
+     }},
+    {"silu",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_swish, false, 10, 1.0f};
+     }},
+    {"silu_grad",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_swish, true, 15, 1.0f, true};
+     }},
+    {"hard_swish",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_hardswish, false, 4};
+     }},
+    {"hard_swish_grad",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_hardswish, true, 4, 0, true};
+     }},
+    {"softplus_grad",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_soft_relu, true, 12, 0, true};
+     }},
+    {"mish",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_mish, false, 20};
+     }},
+    {"mish_grad",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_mish, true, 30, 0, true};
+     }},
+    // oneDNN refuses min > max; clip(x, max, max) is the same function then: max everywhere.
+    {"clip",
+     [](const OpView& op) -> EltwiseInfo {
+       const float hi = attr_f(op, "max");
+       return {algorithm::eltwise_clip, false, 2, std::min(attr_f(op, "min"), hi), false, hi};
+     }},
+    {"abs",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_abs, false, 1};
+     }},
+    {"abs_grad",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_abs, true, 2, 0, true};
+     }},
+    {"square",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_square, false, 1};
+     }},
+    {"rsqrt",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_pow, false, 10, 1.0f, false, -0.5f};
+     }},
+    {"sigmoid",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_logistic, false, 10};
+     }},
+    {"tanh",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_tanh, false, 10};
+     }},
+    {"sigmoid_grad",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_logistic_use_dst_for_bwd, true, 3};
+     }},
+    {"tanh_grad",
+     [](const OpView&) -> EltwiseInfo {
+       return {algorithm::eltwise_tanh_use_dst_for_bwd, true, 3};
+     }},
+};
+
 EltwiseInfo eltwise_info(const OpView& op) {
-  const std::string& n = op.name();
-  if (n == "relu") return {algorithm::eltwise_relu, false, 1};
-  if (n == "leaky_relu")
-    return {algorithm::eltwise_relu, false, 2, static_cast<float>(op.get_float("alpha"))};
-  if (n == "leaky_relu_grad")
-    return {algorithm::eltwise_relu, true, 2, static_cast<float>(op.get_float("alpha")), true};
-  // The activations of infer_activation.cc; their _grad ops pass x as SRC.
-  if (n == "elu") return {algorithm::eltwise_elu, false, 10, attr_f(op, "alpha")};
-  if (n == "elu_grad") return {algorithm::eltwise_elu, true, 10, attr_f(op, "alpha"), true};
-  if (n == "gelu") return {gelu_alg(op), false, 20};
-  if (n == "gelu_grad") return {gelu_alg(op), true, 30, 0, true};
-  if (n == "silu") return {algorithm::eltwise_swish, false, 10, 1.0f};
-  if (n == "silu_grad") return {algorithm::eltwise_swish, true, 15, 1.0f, true};
-  if (n == "hard_swish") return {algorithm::eltwise_hardswish, false, 4};
-  if (n == "hard_swish_grad") return {algorithm::eltwise_hardswish, true, 4, 0, true};
-  if (n == "softplus_grad") return {algorithm::eltwise_soft_relu, true, 12, 0, true};
-  // oneDNN refuses min > max; clip(x, max, max) is the same function then: max everywhere.
-  if (n == "clip") {
-    const float hi = attr_f(op, "max");
-    return {algorithm::eltwise_clip, false, 2, std::min(attr_f(op, "min"), hi), false, hi};
-  }
-  if (n == "abs") return {algorithm::eltwise_abs, false, 1};
-  if (n == "abs_grad") return {algorithm::eltwise_abs, true, 2, 0, true};
-  if (n == "square") return {algorithm::eltwise_square, false, 1};
-  if (n == "rsqrt") return {algorithm::eltwise_pow, false, 10, 1.0f, false, -0.5f};
-  if (n == "sigmoid") return {algorithm::eltwise_logistic, false, 10};
-  if (n == "tanh") return {algorithm::eltwise_tanh, false, 10};
-  if (n == "sigmoid_grad") return {algorithm::eltwise_logistic_use_dst_for_bwd, true, 3};
-  if (n == "tanh_grad") return {algorithm::eltwise_tanh_use_dst_for_bwd, true, 3};
+  for (const EltwiseOp& e : kEltwiseOps)
+    if (op.name() == e.name) return e.info(op);
   op.unimplemented("not an eltwise op of the cpu plugin");
 }
 
@@ -161,6 +237,11 @@ void bias_add_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) 
 
 std::unique_ptr<Kernel> bias_add_create(const dlrt_plugin& p, const OpView& op) {
   return make_kernel<BiasAdd>(p, op, bias_axis(op));
+}
+
+DLRT_CPU_KERNELS(t) {
+  for (const EltwiseOp& e : kEltwiseOps) t.push_back({e.name, eltwise_check, eltwise_create});
+  t.push_back({"bias_add", bias_add_check, bias_add_create});
 }
 
 }  // namespace dlrt::cpu::prim

@@ -11,7 +11,6 @@
 // pooling is a loop for the reason loop_pool.cc gives (oneDNN 2.6 lets a NaN lose its window,
 // against the spec); the average backward pass is one broadcast, cheaper as a loop than a
 // pooling_backward with its forward hint.
-#include "prim_global_pool.hpp"
 
 #include <cmath>
 
@@ -136,6 +135,12 @@ std::unique_ptr<Kernel> global_pool_create(const dlrt_plugin& p, const OpView& o
   if (n == "global_avg_pool2d") return make_kernel<GlobalAvgForward>(p, op, x);
   if (n == "global_avg_pool2d_backward") return std::make_unique<GlobalAvgBackwardLoop>(p, x);
   return std::make_unique<GlobalMaxLoop>(p, x, n == "global_max_pool2d_backward");
+}
+
+DLRT_CPU_KERNELS(t) {
+  for (const char* op : {"global_avg_pool2d", "global_max_pool2d", "global_avg_pool2d_backward",
+                         "global_max_pool2d_backward"})
+    t.push_back({op, global_pool_check, global_pool_create});
 }
 
 }  // namespace dlrt::cpu::prim

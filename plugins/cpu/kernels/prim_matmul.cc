@@ -16,7 +16,6 @@
 //
 // bf16: where oneDNN has AVX512-BF16 and every operand is bf16, the same primitives run in
 // bf16 (f32 accumulation, one rounding of c); elsewhere ops.cc widens (widening_kernel.hpp).
-#include "prim_matmul.hpp"
 
 #include "batch_matmul_geom.hpp"
 #include "prim_common.hpp"
@@ -138,6 +137,12 @@ void matmul_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
 
 std::unique_ptr<Kernel> matmul_create(const dlrt_plugin& p, const OpView& op) {
   return make_kernel<Matmul>(p, op, matmul_geom(op));
+}
+
+DLRT_CPU_KERNELS(t) {
+  for (const char* op : {"matmul", "matmul_bias_act"})
+    t.push_back({op, matmul_check, matmul_create});
+  t.push_back({"batch_matmul", batch_matmul_check, batch_matmul_create});
 }
 
 }  // namespace dlrt::cpu::prim

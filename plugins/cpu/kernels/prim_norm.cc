@@ -9,7 +9,6 @@
 // has the folding). The training forms (batch_norm_train, batch_norm_add_relu_train) are
 // loop_batch_norm_train.cc's: oneDNN 2.6 has no fused residual add, and its training pass was
 // slower than that loop at ResNet-20's sizes; the backward ops are loop_batch_norm.cc's.
-#include "prim_norm.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -70,5 +69,7 @@ void batch_norm_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost
 std::unique_ptr<Kernel> batch_norm_create(const dlrt_plugin& p, const OpView& op) {
   return make_kernel<BatchNormInference>(p, op);
 }
+
+DLRT_CPU_KERNELS(t) { t.push_back({"batch_norm", batch_norm_check, batch_norm_create}); }
 
 }  // namespace dlrt::cpu::prim

@@ -14,7 +14,6 @@
 // 2.6's max pooling lets a NaN lose its window, against the spec, and its backward pass needs
 // the forward pass's workspace, which the op's inputs (x, dy) do not carry, so it cost a
 // forward pass more. Average pooling uses the primitives below.
-#include "prim_pool.hpp"
 
 #include "loop_pool.hpp"
 #include "prim_common.hpp"
@@ -121,6 +120,12 @@ std::unique_ptr<Kernel> pool_create(const dlrt_plugin& p, const OpView& op) {
                                 op.name() == "max_pool2d_backward_relu_bias");
   if (!g.backward) return make_kernel<PoolForward>(p, op, g);
   return make_kernel<AvgPoolBackward>(p, op, g);
+}
+
+DLRT_CPU_KERNELS(t) {
+  for (const char* op : {"max_pool2d", "max_pool2d_backward", "max_pool2d_backward_relu_bias",
+                         "avg_pool2d", "avg_pool2d_backward"})
+    t.push_back({op, pool_check, pool_create});
 }
 
 }  // namespace dlrt::cpu::prim

@@ -12,7 +12,6 @@
 // the spec's exact coordinate puts them (docs/ops.md, resize), so nearest always runs the loop.
 // Per-axis taps are computed once in create, with the same integer-over-integer coordinate as
 // the reference (core/ops/infer_resize.cc).
-#include "prim_resize.hpp"
 
 #include <cmath>
 
@@ -237,6 +236,10 @@ std::unique_ptr<Kernel> resize_create(const dlrt_plugin& p, const OpView& op) {
     return make_kernel<LinearForward>(p, op, g);
   }
   return std::make_unique<ResizeLoop>(p, g, op.input(0).dtype);
+}
+
+DLRT_CPU_KERNELS(t) {
+  for (const char* op : {"resize", "resize_grad"}) t.push_back({op, resize_check, resize_create});
 }
 
 }  // namespace dlrt::cpu::prim

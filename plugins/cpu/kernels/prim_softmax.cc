@@ -4,7 +4,6 @@
 //
 // They are oneDNN's softmax_forward and logsoftmax_forward (both subtract the max). The
 // reductions left this file for loop_reduce.cc (why: that file's header).
-#include "prim_softmax.hpp"
 
 #include "prim_common.hpp"
 
@@ -48,6 +47,11 @@ void softmax_check(const OpView& op, const dlrt_plugin& p, dlrt_op_cost* cost) {
 
 std::unique_ptr<Kernel> softmax_create(const dlrt_plugin& p, const OpView& op) {
   return make_kernel<Softmax>(p, op, softmax_axis(op));
+}
+
+DLRT_CPU_KERNELS(t) {
+  for (const char* op : {"softmax", "log_softmax"})
+    t.push_back({op, softmax_check, softmax_create});
 }
 
 }  // namespace dlrt::cpu::prim

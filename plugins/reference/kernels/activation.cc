@@ -1,4 +1,4 @@
-// activation.cc: the activations elu, gelu, silu, hard_swish, softplus, clip, the unary maths
+// activation.cc: the activations elu, gelu, silu, hard_swish, softplus, mish, clip, the unary maths
 // abs, square, rsqrt, and the backward ops <name>_grad(dy, x) -> dx of the activations, in
 // double (docs/ops.md's formulas, written out). Every output element reads only its own input
 // elements, so the output may alias an input.
@@ -31,6 +31,8 @@ ActAttrs read_attrs(const OpView& op) {
   return a;
 }
 
+double softplus(double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x))); }
+
 // gelu(x) and gelu'(x) of either form.
 double gelu(double x, bool tanh_form) {
   if (tanh_form) return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + kGeluCubic * x * x * x)));
@@ -46,33 +48,64 @@ double gelu_slope(double x, bool tanh_form) {
   return 0.5 * (1.0 + std::erf(x / kSqrt2)) + x * kInvSqrt2Pi * std::exp(-0.5 * x * x);
 }
 
-double forward(const std::string& op, double x, const ActAttrs& a) {
-  if (op == "elu") return x > 0.0 ? x : a.alpha * std::expm1(x);
-  if (op == "gelu") return gelu(x, a.tanh_gelu);
-  if (op == "silu") return x * sigmoid(x);
-  if (op == "hard_swish") return x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
-  // log(1 + exp(x)) without overflow: exp(-|x|) <= 1.
-  if (op == "softplus") return std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x)));
-  // NaN stays NaN (std::max/min return their first argument when a comparison is false).
-  if (op == "clip") return std::min(std::max(x, a.lo), a.hi);
-  if (op == "abs") return std::fabs(x);
-  if (op == "square") return x * x;
-  return 1.0 / std::sqrt(x);  // "rsqrt": NaN below 0, inf at 0
-}
+// One activation: y = forward(x) and, where it has a backward op (`grad` names it), dx =
+// backward(dy, x). One row per op is all an op of this family needs here: the kernels below
+// look their row up by name, and the registration at the end adds a kernel per name.
+struct Activation {
+  const char* name;
+  double (*forward)(double x, const ActAttrs& a);
+  const char* grad = nullptr;  // the backward op's name, or nullptr (square, rsqrt: composed)
+  double (*backward)(double dy, double x, const ActAttrs& a) = nullptr;
+};
 
-// dx for dy at x.
-double backward(const std::string& op, double dy, double x, const ActAttrs& a) {
-  if (op == "elu_grad") return x > 0.0 ? dy : dy * a.alpha * std::exp(x);
-  if (op == "gelu_grad") return dy * gelu_slope(x, a.tanh_gelu);
-  if (op == "silu_grad") {
-    const double s = sigmoid(x);
-    return dy * s * (1.0 + x * (1.0 - s));
-  }
-  // PyTorch's pieces: 0 below -3, (2x + 3) / 6 on [-3, 3], 1 above 3.
-  if (op == "hard_swish_grad") return x < -3.0 ? 0.0 : x <= 3.0 ? dy * (2.0 * x + 3.0) / 6.0 : dy;
-  if (op == "softplus_grad") return dy * sigmoid(x);
-  if (op == "clip_grad") return x >= a.lo && x <= a.hi ? dy : 0.0;
-  return x > 0.0 ? dy : x < 0.0 ? -dy : 0.0;  // "abs_grad"
+const Activation kActivations[] = {
+    {"elu", [](double x, const ActAttrs& a) { return x > 0.0 ? x : a.alpha * std::expm1(x); },
+     "elu_grad",
+     [](double dy, double x, const ActAttrs& a) {
+       return x > 0.0 ? dy : dy * a.alpha * std::exp(x);
+     }},
+    {"gelu", [](double x, const ActAttrs& a) { return gelu(x, a.tanh_gelu); }, "gelu_grad",
+     [](double dy, double x, const ActAttrs& a) { return dy * gelu_slope(x, a.tanh_gelu); }},
+    {"silu", [](double x, const ActAttrs&) { return x * sigmoid(x); }, "silu_grad",
+     [](double dy, double x, const ActAttrs&) {
+       const double s = sigmoid(x);
+       return dy * s * (1.0 + x * (1.0 - s));
+     }},
+    // PyTorch's pieces of the slope: 0 below -3, (2x + 3) / 6 on [-3, 3], 1 above 3.
+    {"hard_swish",
+     [](double x, const ActAttrs&) { return x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0; },
+     "hard_swish_grad",
+     [](double dy, double x, const ActAttrs&) {
+       return x < -3.0 ? 0.0 : x <= 3.0 ? dy * (2.0 * x + 3.0) / 6.0 : dy;
+     }},
+    // log(1 + exp(x)) without overflow: exp(-|x|) <= 1.
+    {"softplus", [](double x, const ActAttrs&) { return softplus(x); }, "softplus_grad",
+     [](double dy, double x, const ActAttrs&) { return dy * sigmoid(x); }},
+    // x tanh(softplus(x)); slope t + x sigmoid(x) (1 - t^2) with t = tanh(softplus(x)), since
+    // softplus' = sigmoid.
+    {"mish", [](double x, const ActAttrs&) { return x * std::tanh(softplus(x)); }, "mish_grad",
+     [](double dy, double x, const ActAttrs&) {
+       const double t = std::tanh(softplus(x));
+       return dy * (t + x * sigmoid(x) * (1.0 - t * t));
+     }},
+    // NaN stays NaN (std::max/min return their first argument when a comparison is false).
+    {"clip", [](double x, const ActAttrs& a) { return std::min(std::max(x, a.lo), a.hi); },
+     "clip_grad",
+     [](double dy, double x, const ActAttrs& a) { return x >= a.lo && x <= a.hi ? dy : 0.0; }},
+    {"abs", [](double x, const ActAttrs&) { return std::fabs(x); }, "abs_grad",
+     [](double dy, double x, const ActAttrs&) { return x > 0.0   ? dy
+                                                       : x < 0.0 ? -dy
+                                                                 : 0.0; }},
+    {"square", [](double x, const ActAttrs&) { return x * x; }},
+    // NaN below 0, inf at 0.
+    {"rsqrt", [](double x, const ActAttrs&) { return 1.0 / std::sqrt(x); }},
+};
+
+// The row whose forward or backward op is `op` (registered names only).
+const Activation& row_of(const std::string& op) {
+  for (const Activation& r : kActivations)
+    if (op == r.name || (r.grad != nullptr && op == r.grad)) return r;
+  return kActivations[0];  // unreachable: only the rows' names are registered
 }
 
 void check_forward(const OpView& op) { expect_float(op, op.input(0), "x"); }
@@ -80,12 +113,12 @@ void check_forward(const OpView& op) { expect_float(op, op.input(0), "x"); }
 // x: any shape -> y: same shape
 void run_forward(const OpView& op, const void* const* in, void* const* out, uint64_t) {
   const ActAttrs a = read_attrs(op);
+  const auto forward = row_of(op.name()).forward;
   with_float(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
     const T* x = static_cast<const T*>(in[0]);
     T* y = static_cast<T*>(out[0]);
-    for (int64_t i = 0; i < op.input(0).numel; ++i)
-      y[i] = static_cast<T>(forward(op.name(), double(x[i]), a));
+    for (int64_t i = 0; i < op.input(0).numel; ++i) y[i] = static_cast<T>(forward(double(x[i]), a));
   });
 }
 
@@ -94,25 +127,24 @@ void check_backward(const OpView& op) { expect_float(op, op.input(0), "dy"); }
 // dy, x: same shape -> dx
 void run_backward(const OpView& op, const void* const* in, void* const* out, uint64_t) {
   const ActAttrs a = read_attrs(op);
+  const auto backward = row_of(op.name()).backward;
   with_float(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
     const T* dy = static_cast<const T*>(in[0]);
     const T* x = static_cast<const T*>(in[1]);
     T* dx = static_cast<T*>(out[0]);
     for (int64_t i = 0; i < op.input(0).numel; ++i)
-      dx[i] = static_cast<T>(backward(op.name(), double(dy[i]), double(x[i]), a));
+      dx[i] = static_cast<T>(backward(double(dy[i]), double(x[i]), a));
   });
 }
 
 }  // namespace
 
-void add_activation_kernels(KernelTable& t) {
-  for (const char* name :
-       {"elu", "gelu", "silu", "hard_swish", "softplus", "clip", "abs", "square", "rsqrt"})
-    t.push_back({name, run_forward, check_forward});
-  for (const char* name : {"elu_grad", "gelu_grad", "silu_grad", "hard_swish_grad", "softplus_grad",
-                           "clip_grad", "abs_grad"})
-    t.push_back({name, run_backward, check_backward});
+DLRT_REFERENCE_KERNELS(t) {
+  for (const Activation& r : kActivations) {
+    t.push_back({r.name, run_forward, check_forward});
+    if (r.grad != nullptr) t.push_back({r.grad, run_backward, check_backward});
+  }
 }
 
 }  // namespace dlrt::reference::detail

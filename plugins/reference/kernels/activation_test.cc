@@ -57,6 +57,15 @@ TEST(Activations, HardSwishSoftplusClip) {
   EXPECT_TRUE(std::isnan(open.run_f32({{NAN, 1}})[0][0]));  // NaN stays NaN
 }
 
+TEST(Activations, Mish) {
+  // PyTorch's torch.nn.functional.mish: mish(1) = 0.8650984, mish(-1) = -0.3034015; far out it
+  // is x itself (20) or x e^x (-20: -4.1223e-08), with no overflow at -100 or 100.
+  expect_near(unary("mish", 6).run_f32({{1, -1, 0, 20, -20, 100}})[0],
+              V{0.8650984f, -0.3034015f, 0, 20, -4.122307e-08f, 100}, 1e-6);
+  // mish'(0) = tanh(log 2) = 3/5 exactly; mish'(1) = 1.049036 (PyTorch's autograd).
+  expect_near(backward("mish_grad", 2).run_f32({{2, 1}, {0, 1}})[0], V{1.2f, 1.049036f}, 1e-6);
+}
+
 TEST(Activations, AbsSquareRsqrt) {
   expect_near(unary("abs", 3).run_f32({{-2, 0, 3}})[0], V{2, 0, 3}, 0);
   expect_near(unary("square", 2).run_f32({{-3, 0.5f}})[0], V{9, 0.25f}, 0);

@@ -131,7 +131,7 @@ void run_attention_grad(const OpView& op, const void* const* in, void* const* ou
 
 }  // namespace
 
-void add_attention_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   t.push_back({"causal_mask", run_causal_mask, check_causal_mask});
   t.push_back({"attention", run_attention, check_attention});
   t.push_back({"attention_grad", run_attention_grad, check_attention});

@@ -40,8 +40,6 @@ void run_batch_matmul(const OpView& op, const void* const* in, void* const* out,
 
 }  // namespace
 
-void add_batch_matmul_kernels(KernelTable& t) {
-  t.push_back({"batch_matmul", run_batch_matmul, check_batch_matmul});
-}
+DLRT_REFERENCE_KERNELS(t) { t.push_back({"batch_matmul", run_batch_matmul, check_batch_matmul}); }
 
 }  // namespace dlrt::reference::detail

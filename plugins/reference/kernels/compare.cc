@@ -74,7 +74,7 @@ void run_where(const OpView& op, const void* const* in, void* const* out, uint64
 
 }  // namespace
 
-void add_compare_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   for (const char* name : {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
     t.push_back({name, run_comparison, check_comparison});
   t.push_back({"where", run_where, nullptr});

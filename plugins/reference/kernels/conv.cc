@@ -210,7 +210,7 @@ void check_conv2d_transpose(const OpView& op) {
 
 }  // namespace
 
-void add_conv_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   t.push_back({"conv2d", run_conv2d, check_conv2d});
   t.push_back({"conv2d_bias_act", run_conv2d, check_conv2d});
   t.push_back({"conv2d_backward_data", run_conv2d_backward_data, check_conv2d_backward_data});

@@ -166,7 +166,7 @@ void run_pad_grad(const OpView& op, const void* const* in, void* const* out, uin
 
 }  // namespace
 
-void add_cut_join_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   // concat, split and slice move bytes of any dtype: nothing to refuse.
   t.push_back({"concat", run_concat, nullptr});
   t.push_back({"split", run_split, nullptr});

@@ -15,49 +15,57 @@ namespace {
 
 // ---- unary -------------------------------------------------------------------------------
 
-// core/ops/infer_math.cc's ops, in double (the C library's IEEE domains: NaN outside them).
-double math_unary(const std::string& op, double x) {
-  if (op == "sin") return std::sin(x);
-  if (op == "cos") return std::cos(x);
-  if (op == "tan") return std::tan(x);
-  if (op == "asin") return std::asin(x);
-  if (op == "acos") return std::acos(x);
-  if (op == "atan") return std::atan(x);
-  if (op == "sinh") return std::sinh(x);
-  if (op == "cosh") return std::cosh(x);
-  if (op == "asinh") return std::asinh(x);
-  if (op == "acosh") return std::acosh(x);
-  if (op == "atanh") return std::atanh(x);
-  if (op == "erf") return std::erf(x);
-  if (op == "ceil") return std::ceil(x);
-  if (op == "floor") return std::floor(x);
-  if (op == "round") return std::nearbyint(x);  // the default mode: halves to even
-  if (std::isnan(x)) return x;                  // "sign"
-  return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
-}
+// One unary op: y = fn(x, alpha), alpha being leaky_relu's slope below 0 (its attribute; the
+// other ops ignore it). One row per op: run_unary looks its row up by name and the
+// registration at the end adds a kernel per row.
+struct Unary {
+  const char* name;
+  double (*fn)(double x, double alpha);
+};
 
-// `alpha`: leaky_relu's slope below 0 (its attribute; unused by the other ops).
-double unary(const std::string& op, double x, double alpha) {
-  if (op == "relu") return relu(x);
-  if (op == "leaky_relu") return x > 0.0 ? x : alpha * x;
-  if (op == "sigmoid") return sigmoid(x);
-  if (op == "tanh") return std::tanh(x);
-  if (op == "neg") return -x;
-  if (op == "exp") return std::exp(x);
-  if (op == "log") return std::log(x);  // NaN for x < 0, -inf for 0 (IEEE)
-  if (op == "sqrt") return std::sqrt(x);  // NaN for x < 0
-  return math_unary(op, x);
-}
+const Unary kUnary[] = {
+    {"relu", [](double x, double) { return relu(x); }},
+    {"leaky_relu", [](double x, double alpha) { return x > 0.0 ? x : alpha * x; }},
+    {"sigmoid", [](double x, double) { return sigmoid(x); }},
+    {"tanh", [](double x, double) { return std::tanh(x); }},
+    {"neg", [](double x, double) { return -x; }},
+    {"exp", [](double x, double) { return std::exp(x); }},
+    {"log", [](double x, double) { return std::log(x); }},    // NaN for x < 0, -inf for 0 (IEEE)
+    {"sqrt", [](double x, double) { return std::sqrt(x); }},  // NaN for x < 0
+    // core/ops/infer_math.cc's ops (the C library's IEEE domains: NaN outside them).
+    {"sin", [](double x, double) { return std::sin(x); }},
+    {"cos", [](double x, double) { return std::cos(x); }},
+    {"tan", [](double x, double) { return std::tan(x); }},
+    {"asin", [](double x, double) { return std::asin(x); }},
+    {"acos", [](double x, double) { return std::acos(x); }},
+    {"atan", [](double x, double) { return std::atan(x); }},
+    {"sinh", [](double x, double) { return std::sinh(x); }},
+    {"cosh", [](double x, double) { return std::cosh(x); }},
+    {"asinh", [](double x, double) { return std::asinh(x); }},
+    {"acosh", [](double x, double) { return std::acosh(x); }},
+    {"atanh", [](double x, double) { return std::atanh(x); }},
+    {"erf", [](double x, double) { return std::erf(x); }},
+    {"ceil", [](double x, double) { return std::ceil(x); }},
+    {"floor", [](double x, double) { return std::floor(x); }},
+    // The default rounding mode: halves to even.
+    {"round", [](double x, double) { return std::nearbyint(x); }},
+    {"sign", [](double x, double) { return std::isnan(x) ? x
+                                           : x > 0       ? 1.0
+                                           : x < 0       ? -1.0
+                                                         : 0.0; }},
+};
 
 // x: any shape -> y: same shape
 void run_unary(const OpView& op, const void* const* in, void* const* out, uint64_t) {
   const double alpha = op.has("alpha") ? op.get_float("alpha") : 0.0;
+  double (*fn)(double, double) = kUnary[0].fn;
+  for (const Unary& u : kUnary)
+    if (op.name() == u.name) fn = u.fn;
   with_float(op.input(0).dtype, [&](auto t) {
     using T = decltype(t);
     const T* x = static_cast<const T*>(in[0]);
     T* y = static_cast<T*>(out[0]);
-    for (int64_t i = 0; i < op.input(0).numel; ++i)
-      y[i] = static_cast<T>(unary(op.name(), double(x[i]), alpha));
+    for (int64_t i = 0; i < op.input(0).numel; ++i) y[i] = static_cast<T>(fn(double(x[i]), alpha));
   });
 }
 
@@ -198,12 +206,8 @@ void run_bias_add(const OpView& op, const void* const* in, void* const* out, uin
 
 int bias_channel_dim(const OpView& op, const TensorView& x) { return channel_dim(op, x); }
 
-void add_elementwise_kernels(KernelTable& t) {
-  for (const char* name : {"relu", "leaky_relu", "sigmoid", "tanh", "neg", "exp", "log", "sqrt"})
-    t.push_back({name, run_unary, check_float});
-  for (const char* name : {"sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
-                           "acosh", "atanh", "erf", "ceil", "floor", "round", "sign"})
-    t.push_back({name, run_unary, check_float});
+DLRT_REFERENCE_KERNELS(t) {
+  for (const Unary& u : kUnary) t.push_back({u.name, run_unary, check_float});
   for (const char* name : {"add", "sub", "mul", "div", "maximum", "minimum"})
     t.push_back({name, run_binary, check_numeric});
   t.push_back({"pow", run_binary, check_float});

@@ -62,7 +62,7 @@ void check_scatter_add(const OpView& op) { expect_float(op, op.input(1), "update
 
 }  // namespace
 
-void add_gather_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   t.push_back({"gather", run_gather, nullptr});
   t.push_back({"scatter_add", run_scatter_add, check_scatter_add});
 }

@@ -83,7 +83,7 @@ void run_global_max_backward(const OpView& op, const void* const* in, void* cons
 
 }  // namespace
 
-void add_global_pool_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   t.push_back({"global_avg_pool2d", run_global_pool, check_float});
   t.push_back({"global_max_pool2d", run_global_pool, check_float});
   t.push_back({"global_avg_pool2d_backward", run_global_avg_backward, check_float});

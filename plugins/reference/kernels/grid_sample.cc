@@ -221,7 +221,7 @@ void check_grid_sample(const OpView& op) {
 
 }  // namespace
 
-void add_grid_sample_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   t.push_back({"grid_sample", run_grid_sample, check_grid_sample});
   t.push_back({"grid_sample_grad", run_grid_sample_grad, check_grid_sample});
 }

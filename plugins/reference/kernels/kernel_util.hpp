@@ -1,5 +1,5 @@
 // kernel_util.hpp: what the reference kernel files share (internal to this library): the
-// kernel table each family file adds to, the checks of what the oracle can run, dtype
+// kernel table each family file adds its rows to, the checks of what the oracle can run, dtype
 // dispatch, and the activations of the fused ops.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dtype_dispatch.hpp"
+#include "kernel_registry.hpp"
 #include "op_view.hpp"
 #include "reference_kernels.hpp"
 
@@ -29,33 +30,10 @@ struct KernelDef {
 };
 using KernelTable = std::vector<KernelDef>;
 
-// One per family file.
-void add_conv_kernels(KernelTable& t);
-void add_pool_kernels(KernelTable& t);
-void add_matmul_kernels(KernelTable& t);
-void add_elementwise_kernels(KernelTable& t);
-void add_activation_kernels(KernelTable& t);  // activation.cc
-void add_compare_kernels(KernelTable& t);     // compare.cc
-void add_reduce_kernels(KernelTable& t);
-void add_shape_kernels(KernelTable& t);
-void add_softmax_loss_kernels(KernelTable& t);
-void add_random_kernels(KernelTable& t);
-void add_update_kernels(KernelTable& t);
-void add_misc_kernels(KernelTable& t);
-void add_norm_kernels(KernelTable& t);
-void add_layer_norm_kernels(KernelTable& t);  // layer_norm, layer_norm_grad (layer_norm.cc)
-void add_batch_matmul_kernels(KernelTable& t);  // batch_matmul (batch_matmul.cc)
-void add_cut_join_kernels(KernelTable& t);     // concat, split, slice, pad (cut_join.cc)
-void add_global_pool_kernels(KernelTable& t);  // global pools (global_pool.cc)
-void add_resize_kernels(KernelTable& t);       // resize, resize_grad (resize.cc)
-// grid_sample, grid_sample_grad (grid_sample.cc)
-void add_grid_sample_kernels(KernelTable& t);
-void add_gather_kernels(KernelTable& t);       // gather, scatter_add (gather.cc)
-void add_seq_kernels(KernelTable& t);          // one_hot, cumsum, top_k (seq.cc)
-// causal_mask, attention, attention_grad (attention.cc)
-void add_attention_kernels(KernelTable& t);
-void add_multinomial_kernels(KernelTable& t);  // multinomial (multinomial.cc)
-void add_rnn_kernels(KernelTable& t);          // lstm_cell, lstm_cell_grad (rnn.cc)
+// The kernel table: every family file adds its rows with one DLRT_REFERENCE_KERNELS(t) { ... }
+// block (plugins/common/kernel_registry.hpp); nothing else lists them.
+using Registry = plugin::KernelRegistry<KernelDef, &KernelDef::name>;
+#define DLRT_REFERENCE_KERNELS(rows) DLRT_KERNEL_ROWS(::dlrt::reference::detail::Registry, rows)
 
 // ---- checks (throw Error naming the op) --------------------------------------------------
 //

@@ -1,8 +1,8 @@
-// kernels.cc: the kernel table (every family file adds its ops) and the public entry points of
-// reference_kernels.hpp: lookup, support check, and run() with its aliasing rule.
+// kernels.cc: the public entry points of reference_kernels.hpp over the kernel table (every
+// family file adds its rows, kernel_util.hpp): lookup, support check, and run() with its
+// aliasing rule.
 #include <algorithm>
 #include <cstring>
-#include <map>
 #include <vector>
 
 #include "kernel_util.hpp"
@@ -11,45 +11,9 @@ namespace dlrt::reference {
 namespace {
 
 using detail::KernelDef;
+using detail::Registry;
 
-const std::map<std::string, KernelDef, std::less<>>& table() {
-  static const auto* t = [] {
-    detail::KernelTable defs;
-    detail::add_conv_kernels(defs);
-    detail::add_pool_kernels(defs);
-    detail::add_matmul_kernels(defs);
-    detail::add_elementwise_kernels(defs);
-    detail::add_activation_kernels(defs);
-    detail::add_compare_kernels(defs);
-    detail::add_reduce_kernels(defs);
-    detail::add_shape_kernels(defs);
-    detail::add_softmax_loss_kernels(defs);
-    detail::add_random_kernels(defs);
-    detail::add_update_kernels(defs);
-    detail::add_misc_kernels(defs);
-    detail::add_norm_kernels(defs);
-    detail::add_layer_norm_kernels(defs);
-    detail::add_rnn_kernels(defs);
-    detail::add_batch_matmul_kernels(defs);
-    detail::add_cut_join_kernels(defs);
-    detail::add_global_pool_kernels(defs);
-    detail::add_resize_kernels(defs);
-    detail::add_grid_sample_kernels(defs);
-    detail::add_gather_kernels(defs);
-    detail::add_seq_kernels(defs);
-    detail::add_attention_kernels(defs);
-    detail::add_multinomial_kernels(defs);
-    auto* m = new std::map<std::string, KernelDef, std::less<>>();
-    for (const KernelDef& d : defs) m->emplace(d.name, d);
-    return m;
-  }();
-  return *t;
-}
-
-const KernelDef* find_def(std::string_view op) {
-  auto it = table().find(op);
-  return it == table().end() ? nullptr : &it->second;
-}
+const KernelDef* find_def(std::string_view op) { return Registry::find(op); }
 
 bool overlaps(const void* a, size_t na, const void* b, size_t nb) {
   if (na == 0 || nb == 0 || a == nullptr || b == nullptr) return false;
@@ -66,9 +30,11 @@ KernelFn find_kernel(std::string_view op) {
 
 std::vector<std::string> kernel_names() {
   std::vector<std::string> names;
-  for (const auto& [name, def] : table()) names.push_back(name);
-  return names;  // std::map keeps them sorted
+  for (const KernelDef& d : Registry::rows()) names.push_back(d.name);
+  return names;  // the registry keeps them sorted
 }
+
+std::string duplicate_kernel() { return Registry::duplicate(); }
 
 void check_supported(const OpView& op) {
   const KernelDef* d = find_def(op.name());

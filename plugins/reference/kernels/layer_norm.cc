@@ -91,7 +91,7 @@ void run_layer_norm_grad(const OpView& op, const void* const* in, void* const* o
 
 }  // namespace
 
-void add_layer_norm_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   t.push_back({"layer_norm", run_layer_norm, check_layer_norm});
   t.push_back({"layer_norm_grad", run_layer_norm_grad, check_layer_norm});
 }

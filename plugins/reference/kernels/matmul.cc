@@ -55,7 +55,7 @@ void run_matmul(const OpView& op, const void* const* in, void* const* out, uint6
 
 }  // namespace
 
-void add_matmul_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   t.push_back({"matmul", run_matmul, check_matmul});
   t.push_back({"matmul_bias_act", run_matmul, check_matmul});
 }

@@ -102,7 +102,7 @@ void run_equal_count(const OpView& op, const void* const* in, void* const* out, 
 
 }  // namespace
 
-void add_misc_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   t.push_back({"fill", run_fill, check_fill});
   t.push_back({"cast", run_cast, check_cast});
   t.push_back({"gather_rows", run_gather_rows, nullptr});

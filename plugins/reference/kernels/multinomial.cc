@@ -54,7 +54,7 @@ void run_multinomial(const OpView& op, const void* const* in, void* const* out,
 
 }  // namespace
 
-void add_multinomial_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   // No check: the schema admits f32 logits and i64 ids only.
   t.push_back({"multinomial", run_multinomial, nullptr});
 }

@@ -218,7 +218,7 @@ void run_batch_norm_add_relu_grad(const OpView& op, const void* const* in, void*
 
 }  // namespace
 
-void add_norm_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   t.push_back({"batch_norm_add_relu_train", run_batch_norm_train, check_norm});
   t.push_back({"batch_norm_add_relu_grad", run_batch_norm_add_relu_grad, check_norm});
   t.push_back({"batch_norm", run_batch_norm, check_norm});

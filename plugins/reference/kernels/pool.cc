@@ -179,7 +179,7 @@ void run_avg_pool_backward(const OpView& op, const void* const* in, void* const*
 
 }  // namespace
 
-void add_pool_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   t.push_back({"max_pool2d", run_pool, check_pool});
   t.push_back({"avg_pool2d", run_pool, check_pool});
   t.push_back({"max_pool2d_backward", run_max_pool_backward, check_max_pool_backward});

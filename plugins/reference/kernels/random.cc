@@ -48,7 +48,7 @@ void run_dropout(const OpView& op, const void* const* in, void* const* out, uint
 
 }  // namespace
 
-void add_random_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   t.push_back({"random_uniform", run_random, check_float_output});
   t.push_back({"random_normal", run_random, check_float_output});
   t.push_back({"dropout", run_dropout, check_float});

@@ -120,7 +120,7 @@ void run_bias_add_grad(const OpView& op, const void* const* in, void* const* out
 
 }  // namespace
 
-void add_reduce_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   for (const char* name : {"reduce_sum", "reduce_mean", "reduce_max"})
     t.push_back({name, run_reduce, check_float});
   t.push_back({"reduce_max_grad", run_reduce_max_grad, check_float});

@@ -37,8 +37,11 @@ using KernelFn = void (*)(const OpView& op, const void* const* inputs, void* con
 // The kernel for `op`, or nullptr if the reference kernels have none.
 KernelFn find_kernel(std::string_view op);
 
-// Every op name with a kernel, sorted.
+// Every op name with a kernel, sorted (a name twice if two files register it).
 std::vector<std::string> kernel_names();
+
+// The first op name two kernel files both register (a bug), or "" (kernel_registry.hpp).
+std::string duplicate_kernel();
 
 // Throws Error(UNIMPLEMENTED, reason) for an unknown op or an unhandled dtype/layout, and
 // Error(INVALID_ARGUMENT, reason) for operands or attributes that contradict docs/ops.md

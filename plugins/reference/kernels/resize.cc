@@ -121,7 +121,7 @@ void run_resize_grad(const OpView& op, const void* const* in, void* const* out, 
 
 }  // namespace
 
-void add_resize_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   t.push_back({"resize", run_resize, check_float});
   t.push_back({"resize_grad", run_resize_grad, check_float});
 }

@@ -75,7 +75,7 @@ void run_lstm_cell_grad(const OpView& op, const void* const* in, void* const* ou
 
 }  // namespace
 
-void add_rnn_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   t.push_back({"lstm_cell", run_lstm_cell, check_rnn});
   t.push_back({"lstm_cell_grad", run_lstm_cell_grad, check_rnn});
 }

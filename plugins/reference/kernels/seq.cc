@@ -100,7 +100,7 @@ void run_top_k(const OpView& op, const void* const* in, void* const* out, uint64
 
 }  // namespace
 
-void add_seq_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   t.push_back({"one_hot", run_one_hot, check_one_hot});
   t.push_back({"cumsum", run_cumsum, check_cumsum});
   t.push_back({"top_k", run_top_k, check_float});

@@ -60,7 +60,7 @@ void run_broadcast_to(const OpView& op, const void* const* in, void* const* out,
 
 }  // namespace
 
-void add_shape_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   t.push_back({"copy", run_bytes, nullptr});
   t.push_back({"stop_gradient", run_bytes, nullptr});  // a copy; only autodiff tells them apart
   t.push_back({"reshape", run_bytes, nullptr});

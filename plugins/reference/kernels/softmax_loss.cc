@@ -73,7 +73,7 @@ void run_sparse_xent(const OpView& op, const void* const* in, void* const* out, 
 
 }  // namespace
 
-void add_softmax_loss_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   t.push_back({"softmax", run_softmax, check_float});
   t.push_back({"log_softmax", run_softmax, check_float});
   t.push_back({"sparse_softmax_cross_entropy", run_sparse_xent, check_float});

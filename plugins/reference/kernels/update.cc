@@ -62,7 +62,7 @@ void run_adam(const OpView& op, const void* const* in, void* const* out, uint64_
 
 }  // namespace
 
-void add_update_kernels(KernelTable& t) {
+DLRT_REFERENCE_KERNELS(t) {
   t.push_back({"sgd_update", run_sgd, check_float});
   t.push_back({"adam_update", run_adam, check_float});
 }

@@ -8,6 +8,7 @@
 //   elu      elu (the op's alpha, 1.0 as Keras)
 //   gelu     gelu (the op's default approximate = "none": the exact erf form, Keras' default)
 //   silu, swish   silu                hard_swish   hard_swish        softplus   softplus
+//   mish     mish
 //   leaky_relu    leaky_relu, alpha 0.2 (keras.activations.leaky_relu's negative_slope)
 // A name maps to its op only if the op registry has that op when the model is built (the
 // layer's output shape is asked for: at its call and at compile); otherwise, as for a name
