@@ -62,7 +62,7 @@ bool fold_one(Rewrite& rw, NodeId bn) {
   const bool conv = p.op == "conv2d" || p.op == "conv2d_bias_act";
   const bool dense = p.op == "matmul" || p.op == "matmul_bias_act";
   if (!conv && !dense) return false;
-  if (p.attrs.count("activation") != 0 && attr_string(p, "activation") != "none") return false;
+  if (!has_no_activation(p)) return false;
   if (conv && (rank != 4 || attr_string(p, "data_format") != attr_string(b, "data_format")))
     return false;
   if (dense && (rank != 2 || p.attrs.at("transpose_b").as_bool())) return false;

@@ -27,11 +27,6 @@ namespace dlrt::core::passes {
 
 namespace {
 
-bool linear(const Node& n) {
-  auto it = n.attrs.find("activation");
-  return it == n.attrs.end() || it->second.as_string() == "none";
-}
-
 // bias_add `anchor` over a conv2d or matmul that nothing else reads.
 bool fuse_bias(Rewrite& rw, NodeId anchor) {
   const Node& a = rw.node(anchor);
@@ -60,7 +55,7 @@ bool fuse_activation(Rewrite& rw, NodeId anchor) {
   const Node& p = rw.node(x.node);
   const bool takes_any = p.op == "conv2d_bias_act" || p.op == "matmul_bias_act";
   const bool takes_relu = p.op == "batch_norm" && a.op == "relu";
-  if ((!takes_any && !takes_relu) || !linear(p)) return false;
+  if ((!takes_any && !takes_relu) || !has_no_activation(p)) return false;
   ops::AttrMap attrs = p.attrs;
   attrs["activation"] = a.op;
   const std::string op = p.op, act = a.op;
@@ -87,8 +82,8 @@ bool fuse_batch_norm_train_relu(Rewrite& rw, NodeId anchor) {
   const ValueRef y = rw.node(anchor).inputs.at(0);
   const NodeId f = y.node;
   const Node& bn = rw.node(f);
-  if (bn.kind != NodeKind::kOp || bn.op != "batch_norm_train" || y.output != 0 || !linear(bn) ||
-      rw.read_by_root(y))
+  if (bn.kind != NodeKind::kOp || bn.op != "batch_norm_train" || y.output != 0 ||
+      !has_no_activation(bn) || rw.read_by_root(y))
     return false;
   std::optional<NodeId> g;
   for (NodeId r : rw.readers(y)) {

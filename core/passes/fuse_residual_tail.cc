@@ -32,17 +32,12 @@ namespace dlrt::core::passes {
 
 namespace {
 
-bool linear(const Node& n) {
-  auto it = n.attrs.find("activation");
-  return it == n.attrs.end() || it->second.as_string() == "none";
-}
-
 // The batch_norm_train whose y is input `k` of add node `a` and is read by nothing else.
 std::optional<NodeId> batch_norm_input(const Rewrite& rw, NodeId a, size_t k) {
   const ValueRef y = rw.node(a).inputs.at(k);
   const Node& n = rw.node(y.node);
-  if (n.kind != NodeKind::kOp || n.op != "batch_norm_train" || y.output != 0 || !linear(n) ||
-      !rw.read_only_by(y, a))
+  if (n.kind != NodeKind::kOp || n.op != "batch_norm_train" || y.output != 0 ||
+      !has_no_activation(n) || !rw.read_only_by(y, a))
     return std::nullopt;
   return y.node;
 }

@@ -35,6 +35,11 @@ std::vector<ops::TensorType> input_types(const Graph& g, const std::vector<Value
 
 }  // namespace
 
+bool has_no_activation(const Node& n) {
+  auto it = n.attrs.find("activation");
+  return it == n.attrs.end() || it->second.as_string() == "none";
+}
+
 Rewrite::Rewrite(Graph& work, const std::vector<NodeId>& selected,
                  const std::vector<ValueRef>& fetches, const std::vector<Assign>& assigns)
     : g_(work), original_(selected), fetches_(fetches), assigns_(assigns) {

@@ -16,6 +16,10 @@
 
 namespace dlrt::core::passes {
 
+// Whether op node `n` applies no activation (attribute "activation" absent or "none"): what a
+// fusion may append one to.
+bool has_no_activation(const Node& n);
+
 class Rewrite {
  public:
   // `selected`: select_nodes' nodes; the roots that keep nodes alive are the fetches, the
