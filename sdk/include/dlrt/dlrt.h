@@ -356,6 +356,58 @@ DLRT_API const char* dlrt_op_doc(size_t index);
  * promise every shape, dtype or attribute: ask dlrt_op_supported with the real operands. */
 DLRT_API dlrt_status* dlrt_op_probe(dlrt_context* context, const char* op, size_t device_index);
 
+/* ---- op signatures (for bindings that make one function per op) -------------------------
+ *
+ * What the op schema says about an op's operands and attributes, so that a language binding
+ * (the Python package's `dlrt.raw_ops`) generates its functions, argument names and defaults
+ * from the schema instead of listing them by hand. Every pointer is static: it lives as long
+ * as the process and is owned by libdlrt. Needs no context. */
+typedef struct dlrt_op_input_info {
+  size_t struct_size;
+  const char* name;  /* "x" */
+  const char* shape; /* for docs: "(N,H,W,C)"; "" when any shape */
+  int32_t variadic;  /* only the last input may be: it stands for min_count or more inputs */
+  int32_t min_count; /* 1 unless variadic */
+  int32_t differentiable; /* autodiff gives this input a gradient */
+  /* Inputs with the same non-zero type_var must have one dtype (ONNX's "T"): a binding
+   * converts a Python scalar to the dtype of the tensor it shares the letter with. */
+  int32_t type_var;
+  size_t num_dtypes;     /* the element types the input accepts */
+  const int32_t* dtypes; /* dlrt_dtype values */
+} dlrt_op_input_info;
+
+typedef struct dlrt_op_attr_info {
+  size_t struct_size;
+  const char* name; /* "padding" */
+  int32_t type;     /* dlrt_attr_type */
+  int32_t required; /* 1: no default; default_value is NULL */
+  const dlrt_attr* default_value; /* the value an omitted attribute takes */
+  const char* doc;                /* "" when the schema has none */
+  size_t num_allowed_strings;     /* a string attribute restricted to these values */
+  const char* const* allowed_strings;
+} dlrt_op_attr_info;
+
+typedef struct dlrt_op_signature {
+  size_t struct_size;
+  const char* name;
+  const char* doc; /* one line */
+  size_t num_inputs;
+  const dlrt_op_input_info* const* inputs;
+  size_t num_outputs;
+  const char* const* output_names;
+  int32_t variadic_outputs; /* the last output stands for as many as the call makes (split) */
+  int32_t uses_rng;         /* draws random numbers (a fresh draw on every run) */
+  int32_t stateful;         /* writes state that outlives the run (optimizer updates) */
+  int32_t differentiable;   /* autodiff has a gradient rule for it */
+  size_t num_attrs;
+  const dlrt_op_attr_info* const* attrs;
+  const char* no_gradient_reason; /* "" when differentiable */
+} dlrt_op_signature;
+
+/* The signature of `op`, copied into *out as far as out->struct_size (set by the caller)
+ * reaches. NOT_FOUND names an unknown op; INVALID_ARGUMENT for a NULL op or out. */
+DLRT_API dlrt_status* dlrt_op_signature_get(const char* op, dlrt_op_signature* out);
+
 /* ==========================================================================================
  * Graphs, variables, gradients, placement and executables.
  *
