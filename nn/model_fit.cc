@@ -2,6 +2,7 @@
 #include "dlrt/nn/model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
@@ -35,12 +36,30 @@ Logs Model::logs_of(const std::vector<double>& results, double loss_rows, double
   return logs;
 }
 
-void Model::set_learning_rate(int64_t steps_done, float* written) {
-  const float lr = static_cast<float>(optimizer_->learning_rate().at(steps_done));
+void Model::write_learning_rate(int64_t steps_done, float* written) {
+  const float lr = static_cast<float>(learning_rate_override_ ? *learning_rate_override_
+                                                              : optimizer_->learning_rate().at(steps_done));
   if (lr == *written) return;
   for (detail::Session* s : all_sessions())
     s->graph().write_variable(s->vars()[plan_->learning_rate], std::vector<float>{lr});
   *written = lr;
+}
+
+void Model::set_learning_rate(double lr) {
+  if (!(lr > 0.0) || !std::isfinite(lr))
+    throw Error(DLRT_INVALID_ARGUMENT,
+                "set_learning_rate: the rate must be finite and > 0 (got " + std::to_string(lr) + ")");
+  learning_rate_override_ = lr;
+}
+
+double Model::learning_rate() {
+  if (!optimizer_)
+    throw Error(DLRT_FAILED_PRECONDITION,
+                "learning_rate: the model has no optimizer; compile it with one first");
+  if (learning_rate_override_) return *learning_rate_override_;
+  const auto steps = static_cast<int64_t>(
+      session().graph().read_variable<float>(session().vars()[plan_->iterations]).at(0));
+  return optimizer_->learning_rate().at(steps);
 }
 
 Executable& Model::step_executable() {
@@ -99,6 +118,7 @@ History Model::fit_of(const detail::ArrayRefs& xs, const detail::ArrayRefs& ys,
   // hold a checkpoint's or an earlier fit's value, which the first step overwrites).
   float written_rate = std::numeric_limits<float>::quiet_NaN();
   History history;
+  stop_training = false;
   for (auto& cb : callbacks) {
     cb->on_train_begin(static_cast<Model&>(*this));
     if (seq) cb->on_train_begin(*seq);
@@ -122,7 +142,7 @@ History Model::fit_of(const detail::ArrayRefs& xs, const detail::ArrayRefs& ys,
         tracing = true;
       }
       const int64_t first = s * batch, count = std::min(batch, n - first);
-      set_learning_rate(static_cast<int64_t>(steps_taken) + global_step, &written_rate);
+      write_learning_rate(static_cast<int64_t>(steps_taken) + global_step, &written_rate);
       const std::vector<double> r = strategy_ ? replicas_->train_step(order.data() + first, count)
                                               : session_->train_step(order.data() + first, count);
       for (size_t k = 0; k < r.size(); ++k)
@@ -150,6 +170,7 @@ History Model::fit_of(const detail::ArrayRefs& xs, const detail::ArrayRefs& ys,
       cb->on_epoch_end(static_cast<Model&>(*this), epoch, logs);
       if (seq) cb->on_epoch_end(*seq, epoch, logs);
     }
+    if (stop_training) break;
   }
   if (tracing) {  // the run ended inside the window: write what was profiled
     step_exe.set_profiling(false);
@@ -203,7 +224,7 @@ Logs Model::train_on_batch_of(const detail::ArrayRefs& xs, const detail::ArrayRe
   if (strategy_) replicas_->set_run_count(steps_taken);
   else session_->train_executable().set_run_count(steps_taken);
   float written_rate = std::numeric_limits<float>::quiet_NaN();
-  set_learning_rate(static_cast<int64_t>(steps_taken), &written_rate);
+  write_learning_rate(static_cast<int64_t>(steps_taken), &written_rate);
   std::vector<int32_t> rows(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) rows[static_cast<size_t>(i)] = static_cast<int32_t>(i);
   const std::vector<double> r =

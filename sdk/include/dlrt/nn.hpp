@@ -29,6 +29,7 @@
 //   metrics.hpp       accuracy
 //   progress.hpp      Keras' Progbar lines
 //   callbacks.hpp     Callback, History, CSVLogger
+//   early_stopping.hpp EarlyStopping, LearningRateScheduler
 //   distribute.hpp    MirroredStrategy, MultiWorkerMirroredStrategy, StrategyScope
 //   model.hpp         Model (functional), Sequential, nn::DeviceScope
 //   train_step.hpp    TrainStep: custom training steps (GradientTape-style)
@@ -56,6 +57,7 @@
 #include "dlrt/nn/depthwise_conv.hpp"
 #include "dlrt/nn/distribute.hpp"
 #include "dlrt/nn/dropout.hpp"
+#include "dlrt/nn/early_stopping.hpp"
 #include "dlrt/nn/embedding.hpp"
 #include "dlrt/nn/global_pooling.hpp"
 #include "dlrt/nn/image_grid.hpp"

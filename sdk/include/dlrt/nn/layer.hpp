@@ -152,6 +152,11 @@ class LayerRef {
   template <typename L, typename = std::enable_if_t<std::is_base_of_v<Layer, std::decay_t<L>>>>
   LayerRef(L&& layer)  // NOLINT: implicit on purpose
       : layer_(std::make_shared<std::decay_t<L>>(std::forward<L>(layer))) {}
+  // A layer already shared (a binding's layer object): the model uses this very object, so
+  // its name and trainable flag are the model's.
+  explicit LayerRef(std::shared_ptr<Layer> layer) : layer_(std::move(layer)) {
+    if (layer_ == nullptr) throw Error(DLRT_INVALID_ARGUMENT, "LayerRef: null layer");
+  }
   std::shared_ptr<Layer> get() const { return layer_; }
 
  private:

@@ -307,6 +307,16 @@ class Model {
   void load_weights(const std::string& path);
 
   int64_t epoch() const { return epoch_; }  // epochs completed (restored by load_weights)
+  // Keras' model.stop_training: a callback sets it (EarlyStopping does) and fit stops after
+  // the epoch whose on_epoch_end set it. fit clears it when it starts.
+  bool stop_training = false;
+  // Keras' `model.optimizer.learning_rate = lr` (LearningRateScheduler does it before each
+  // epoch): steps from now on use `lr` instead of the optimizer's rate or schedule, until
+  // clear_learning_rate(). learning_rate() is the rate the next step uses (the override, else
+  // the optimizer's at the steps done); FAILED_PRECONDITION before compile with an optimizer.
+  void set_learning_rate(double lr);
+  void clear_learning_rate() { learning_rate_override_.reset(); }
+  double learning_rate();
   uint64_t seed() const { return config_.seed; }
   const std::string& name() const { return name_; }
   // Every layer once (a shared layer too), in the order they are called; no Input.
@@ -371,7 +381,7 @@ class Model {
   // Writes the optimizer's rate for the step after `steps_done` into every session's
   // "optimizer/learning_rate" when it differs from `*written` (the value last written, NaN
   // when none), and remembers it there.
-  void set_learning_rate(int64_t steps_done, float* written);
+  void write_learning_rate(int64_t steps_done, float* written);
   void set_state_of(detail::Session& s, const std::vector<NamedValue>& values);
   Executable& step_executable();
   // x (named `xn` in errors) for a model input whose layers take ids (Embedding): i32 or i64,
@@ -425,6 +435,7 @@ class Model {
   std::vector<std::string> strategy_devices_;  // its local replicas' devices
   std::unique_ptr<detail::ReplicaSet> replicas_;
   int64_t epoch_ = 0;
+  std::optional<double> learning_rate_override_;
 };
 
 // keras.Sequential: a Model whose graph is its layers one after another. Layers are named as
