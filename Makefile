@@ -6,6 +6,8 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# The Python venv the README names: the package's build tools and pytest (tools/python).
+VENV ?= .venv
 
 .PHONY: all deps configure build run test clean docs format
 
@@ -13,14 +15,18 @@ all: build
 
 deps:
 	bash tools/install-deps.sh
+	bash tools/python/setup-venv.sh $(VENV)
 
 $(BUILD_DIR)/build.ninja:
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DPython_EXECUTABLE=$(abspath $(VENV))/bin/python $(CMAKE_FLAGS)
 
 configure: deps $(BUILD_DIR)/build.ninja
 
+# After the build, the venv imports the package this build assembled (<build>/python).
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
+	bash tools/python/setup-venv.sh $(VENV) $(BUILD_DIR)
 
 # Probe the devices, then train the reference CNN (samples/mnist_cnn, docs/design.md section 9) for
 # 5 epochs on Fashion-MNIST on the best device (a GPU if there is one, else the CPU).

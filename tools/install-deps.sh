@@ -10,7 +10,7 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   libpng-dev                              # PNG image grids (core/io/png_write.cc)
   libonnx-dev libprotobuf-dev             # ONNX import (core/onnx_import): ONNX's protobuf classes
-  python3-venv                            # the venvs of the ONNX suite and dlbench's anchors
+  python3-venv python3-dev                # the README venv (Python package), the ONNX suite, dlbench
   libgtest-dev libgmock-dev               # tests
   libopenmpi-dev openmpi-bin              # multi-worker (plugins/mpi)
   dataset-fashion-mnist                   # the default data set

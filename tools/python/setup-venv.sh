@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Makes (or reuses) the README's Python venv and points it at this build's package:
+#   tools/python/setup-venv.sh .venv build
+# 1. pip installs tools/python/requirements.txt from PyPI into VENV (Debian's python is
+#    externally managed, so a venv), unless every pinned version is there already;
+# 2. once BUILD has assembled the package (BUILD/python/dlrt, by the CMake build), writes
+#    VENV's site-packages/dlrt-build.pth naming BUILD/python: `import dlrt` from the venv then
+#    imports this build, as an editable install would (nothing is compiled twice).
+# `make` runs step 1 before configuring (CMake finds nanobind in the venv) and step 2 after
+# building.
+set -euo pipefail
+venv="${1:?usage: setup-venv.sh VENV [BUILD_DIR]}"
+build="${2:-}"
+req="$(cd "$(dirname "$0")" && pwd)/requirements.txt"
+
+have_all() {
+  [ -x "$venv/bin/python" ] || return 1
+  local frozen
+  frozen="$("$venv/bin/pip" freeze --disable-pip-version-check 2>/dev/null | tr '[:upper:]_' '[:lower:]-')"
+  while read -r line; do
+    line="${line%%#*}"
+    [ -z "${line// }" ] && continue
+    grep -qx "$(echo "$line" | tr '[:upper:]_' '[:lower:]-')" <<<"$frozen" || return 1
+  done <"$req"
+}
+
+if have_all; then
+  echo "setup-venv: $venv has the pinned packages"
+else
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
+  echo "setup-venv: $venv ready"
+fi
+
+if [ -n "$build" ]; then
+  if [ ! -f "$build/python/dlrt/__init__.py" ]; then
+    echo "setup-venv: $build/python/dlrt is not built (configure with this venv's python)" >&2
+    exit 1
+  fi
+  site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  (cd "$build/python" && pwd) >"$site/dlrt-build.pth"
+  echo "setup-venv: $venv imports dlrt from $(cat "$site/dlrt-build.pth")"
+fi
