@@ -1,0 +1,201 @@
+"""dlrt.keras on real data: the article's CNN on Fashion-MNIST (a slice of it, to stay
+quick), evaluate/predict, checkpoints, callbacks, Ctrl-C, and bad inputs."""
+
+import os
+import signal
+import threading
+
+import numpy as np
+import pytest
+
+import dlrt as tf
+from conftest import have_fashion_mnist
+
+keras = tf.keras
+pytestmark = pytest.mark.skipif(not have_fashion_mnist(),
+                                reason="needs dataset-fashion-mnist (make installs it)")
+
+
+@pytest.fixture(scope="module")
+def data():
+    (x_train, y_train), (x_test, y_test) = keras.datasets.fashion_mnist.load_data()
+    assert x_train.shape == (60000, 28, 28) and y_train.shape == (60000,)
+    assert x_test.shape == (10000, 28, 28) and x_train.dtype == np.uint8
+    x_train = (x_train[:4096] / 255.0).reshape(-1, 28, 28, 1)
+    x_test = (x_test[:1024] / 255.0).reshape(-1, 28, 28, 1)
+    return (x_train, y_train[:4096]), (x_test, y_test[:1024])
+
+
+def small_cnn(logits=True):
+    """Logits out (for from_logits=True), or probabilities (for the losses named by string,
+    whose from_logits is False as in Keras)."""
+    return keras.Sequential([
+        keras.layers.Conv2D(16, (3, 3), activation='relu', input_shape=(28, 28, 1)),
+        keras.layers.MaxPooling2D((2, 2)),
+        keras.layers.Flatten(),
+        keras.layers.Dense(32, activation='relu'),
+        keras.layers.Dense(10, activation=None if logits else 'softmax'),
+    ])
+
+
+def test_the_cnn_trains_evaluates_and_predicts(data, capsys):
+    (x, y), (xt, yt) = data
+    model = small_cnn()
+    model.compile(optimizer='adam',
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=['accuracy'])
+    history = model.fit(x, y, epochs=2, batch_size=64, validation_data=(xt, yt), verbose=2)
+    out = capsys.readouterr().out
+    assert "Epoch 1/2" in out and "Epoch 2/2" in out  # Keras' progress, through sys.stdout
+    h = history.history
+    assert set(h) == {"loss", "accuracy", "val_loss", "val_accuracy"}
+    assert history.epoch == [0, 1]
+    assert h["loss"][1] < h["loss"][0]
+    assert h["val_accuracy"][1] > 0.7
+    loss, acc = model.evaluate(xt, yt, verbose=0)
+    assert abs(acc - h["val_accuracy"][1]) < 1e-6
+    probs = model.predict(xt[:10], verbose=0)
+    assert probs.shape == (10, 10) and probs.dtype == np.float32
+    assert [layer.name for layer in model.layers] == ["conv2d", "max_pooling2d", "flatten",
+                                                      "dense", "dense_1"]
+    model.summary(print_fn=lambda s: None)
+
+
+def test_weights_save_and_load_exactly(data, tmp_path):
+    (x, y), (xt, _) = data
+    model = small_cnn(logits=False)
+    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss='sparse_categorical_crossentropy')
+    model.fit(x[:512], y[:512], epochs=1, verbose=0)
+    path = str(tmp_path / "w.safetensors")
+    model.save_weights(path)
+    other = small_cnn(logits=False)
+    other.compile(optimizer='adam', loss='sparse_categorical_crossentropy')
+    other.load_weights(path)
+    np.testing.assert_array_equal(model.predict(xt[:32], verbose=0), other.predict(xt[:32], verbose=0))
+    with pytest.raises(tf.errors.OpError):
+        other.load_weights(str(tmp_path / "missing.safetensors"))
+
+
+def test_functional_model_matches_keras_api(data):
+    (x, y), _ = data
+    inputs = keras.Input(shape=(28, 28, 1))
+    h = keras.layers.Conv2D(8, 3, activation='relu')(inputs)
+    h = keras.layers.GlobalAveragePooling2D()(h)
+    outputs = keras.layers.Dense(10)(h)
+    model = keras.Model(inputs, outputs)
+    assert outputs.shape == (None, 10)
+    model.compile(optimizer='sgd', loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=['accuracy'])
+    history = model.fit(x[:1024], y[:1024], epochs=1, batch_size=128, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+
+
+def test_callbacks_run_with_kerass_arguments(data, tmp_path):
+    (x, y), (xt, yt) = data
+
+    class Recorder(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.epochs, self.batches = [], 0
+
+        def on_train_batch_end(self, batch, logs=None):
+            self.batches += 1
+
+        def on_epoch_end(self, epoch, logs=None):
+            assert self.model is not None
+            self.epochs.append((epoch, sorted(logs)))
+
+    rec = Recorder()
+    rates = []
+    sched = keras.callbacks.LearningRateScheduler(lambda epoch, lr: rates.append(lr) or 1e-3 * 0.5 ** epoch)
+    csv = str(tmp_path / "log.csv")
+    model = small_cnn(logits=False)
+    model.compile(optimizer='adam', loss='sparse_categorical_crossentropy', metrics=['accuracy'])
+    model.fit(x[:640], y[:640], epochs=3, batch_size=64, verbose=0, validation_split=0.25,
+              callbacks=[rec, sched, keras.callbacks.CSVLogger(csv),
+                         keras.callbacks.ModelCheckpoint(str(tmp_path / "ck-{epoch:02d}.safetensors"))])
+    assert rec.batches == 3 * 8  # 480 training samples after the split, batch 64
+    assert [e for e, _ in rec.epochs] == [0, 1, 2]
+    assert rec.epochs[0][1] == ["accuracy", "loss", "val_accuracy", "val_loss"]
+    assert rates[0] == pytest.approx(1e-3) and rates[2] == pytest.approx(0.5e-3)
+    assert model._m.learning_rate == pytest.approx(0.25e-3)
+    lines = open(csv).read().splitlines()
+    assert lines[0] == "epoch,accuracy,loss,val_accuracy,val_loss" and len(lines) == 4
+    assert sorted(os.listdir(tmp_path)) == ["ck-01.safetensors", "ck-02.safetensors",
+                                            "ck-03.safetensors", "log.csv"]
+
+
+def test_early_stopping_stops_and_restores(data):
+    (x, y), _ = data
+    model = small_cnn()
+    model.compile(optimizer=keras.optimizers.SGD(1e-9),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    stop = keras.callbacks.EarlyStopping(monitor='loss', patience=1, min_delta=10.0)
+    history = model.fit(x[:256], y[:256], epochs=20, verbose=0, callbacks=[stop])
+    assert len(history.epoch) == 2 and stop.stopped_epoch == 1
+    with pytest.raises(tf.errors.InvalidArgumentError) as e:
+        model.fit(x[:256], y[:256], epochs=2, verbose=0,
+                  callbacks=[keras.callbacks.EarlyStopping(monitor='val_los')])
+    assert "val_los" in str(e.value) and "loss" in str(e.value)
+
+
+def test_an_exception_in_a_callback_stops_fit_and_the_model_stays_usable(data):
+    (x, y), (xt, yt) = data
+
+    class Boom(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            if batch == 2:
+                raise RuntimeError("boom")
+
+    model = small_cnn(logits=False)
+    model.compile(optimizer='adam', loss='sparse_categorical_crossentropy')
+    with pytest.raises(RuntimeError, match="boom"):
+        model.fit(x[:1024], y[:1024], epochs=1, verbose=0, callbacks=[Boom()])
+    assert np.isfinite(model.evaluate(xt[:64], yt[:64], verbose=0))
+    model.fit(x[:256], y[:256], epochs=1, verbose=0)
+
+
+def test_ctrl_c_stops_fit_between_steps(data):
+    (x, y), (xt, yt) = data
+    big_x = np.concatenate([x] * 8)
+    big_y = np.concatenate([y] * 8)
+    model = small_cnn(logits=False)
+    model.compile(optimizer='adam', loss='sparse_categorical_crossentropy')
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            model.fit(big_x, big_y, epochs=50, batch_size=32, verbose=0)
+    finally:
+        timer.cancel()
+    assert np.isfinite(model.evaluate(xt[:64], yt[:64], verbose=0))
+
+
+def test_bad_inputs_are_exceptions(data):
+    (x, y), _ = data
+    model = small_cnn(logits=False)
+    with pytest.raises(RuntimeError, match="compile"):
+        model.fit(x[:64], y[:64])
+    model.compile(optimizer='adam', loss='sparse_categorical_crossentropy')
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        model.fit(x[:64, :20], y[:64], verbose=0)  # wrong image size
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        model.fit(x[:64], y[:32], verbose=0)  # x and y of different lengths
+    with pytest.raises(TypeError):
+        model.fit(np.array([["a"]] * 64), y[:64], verbose=0)
+    with pytest.raises(TypeError):
+        keras.layers.Dense(10, not_an_argument=1)
+    with pytest.raises(ValueError):
+        model.compile(optimizer='adagrad', loss='mse')
+    with pytest.raises(ValueError):
+        model.save("model.keras")
+
+
+def test_mnist_says_where_to_put_the_file(tmp_path):
+    with pytest.raises(FileNotFoundError) as e:
+        keras.datasets.mnist.load_data(str(tmp_path / "mnist.npz"))
+    assert ".keras/datasets/mnist.npz" in str(e.value)
+    np.savez(tmp_path / "m.npz", x_train=np.zeros((2, 28, 28), np.uint8), y_train=np.zeros(2, np.uint8),
+             x_test=np.zeros((1, 28, 28), np.uint8), y_test=np.zeros(1, np.uint8))
+    (xtr, ytr), (xte, yte) = keras.datasets.mnist.load_data(str(tmp_path / "m.npz"))
+    assert xtr.shape == (2, 28, 28) and yte.shape == (1,)
