@@ -119,11 +119,13 @@ FunctionalGraph trace_graph(const std::vector<SymbolicTensor>& inputs,
     const Node& n = *found[pick];
     auto [it, fresh] = layer_index.emplace(n.layer.get(), g.layers.size());
     if (fresh) {
-      std::shared_ptr<Layer> mine = n.layer->clone();
+      // A shared layer (Layer::call_shared) is the caller's object and keeps a name it has.
+      std::shared_ptr<Layer> mine = n.shared_layer ? n.layer : n.layer->clone();
       if (!mine)
         throw Error(DLRT_INVALID_ARGUMENT, who + layer_label(n) + " does not override clone()");
       const int c = counts[mine->base_name()]++;
-      mine->set_name(c == 0 ? mine->base_name() : mine->base_name() + "_" + std::to_string(c));
+      if (!n.shared_layer || mine->name().empty())
+        mine->set_name(c == 0 ? mine->base_name() : mine->base_name() + "_" + std::to_string(c));
       g.layers.push_back(std::move(mine));
       calls.push_back(0);
     }

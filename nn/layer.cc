@@ -52,11 +52,7 @@ SymbolicTensor Layer::operator()(const SymbolicTensor& x) const {
 }
 
 SymbolicTensor Layer::operator()(const std::vector<SymbolicTensor>& xs) const {
-  if (is_input())
-    throw Error(DLRT_INVALID_ARGUMENT, "Input: is not called; use it as a tensor: Conv2D(...)(in)");
-  if (xs.empty())
-    throw Error(DLRT_INVALID_ARGUMENT,
-                display_name() + " (" + type() + "): called on no tensors; expected at least one");
+  check_call(xs);
   if (!called_) {
     called_ = clone();
     if (!called_)
@@ -65,17 +61,37 @@ SymbolicTensor Layer::operator()(const std::vector<SymbolicTensor>& xs) const {
                                              "does not override Layer::clone()");
     called_->called_.reset();  // the copy must not own itself
   }
-  std::vector<Shape> shapes;
-  for (size_t i = 0; i < xs.size(); ++i) {
+  return node_of(called_, xs, /*shared=*/false);
+}
+
+SymbolicTensor Layer::call_shared(const std::shared_ptr<Layer>& self,
+                                  const std::vector<SymbolicTensor>& xs) {
+  if (self == nullptr) throw Error(DLRT_INVALID_ARGUMENT, "call_shared: null layer");
+  self->check_call(xs);
+  return node_of(self, xs, /*shared=*/true);
+}
+
+void Layer::check_call(const std::vector<SymbolicTensor>& xs) const {
+  if (is_input())
+    throw Error(DLRT_INVALID_ARGUMENT, "Input: is not called; use it as a tensor: Conv2D(...)(in)");
+  if (xs.empty())
+    throw Error(DLRT_INVALID_ARGUMENT,
+                display_name() + " (" + type() + "): called on no tensors; expected at least one");
+  for (size_t i = 0; i < xs.size(); ++i)
     if (!xs[i].valid())
       throw Error(DLRT_INVALID_ARGUMENT, display_name() + " (" + type() + "): input " +
                                              std::to_string(i) + " refers to no tensor");
-    shapes.push_back(xs[i].shape());
-  }
+}
+
+SymbolicTensor Layer::node_of(const std::shared_ptr<Layer>& layer,
+                              const std::vector<SymbolicTensor>& xs, bool shared) {
+  std::vector<Shape> shapes;
+  for (const SymbolicTensor& x : xs) shapes.push_back(x.shape());
   auto node = std::make_shared<Node>();
-  node->layer = called_;
+  node->layer = layer;
+  node->shared_layer = shared;
   node->inputs = xs;
-  node->outputs = {called_->output_shape_multi(shapes)};  // throws for shapes that do not fit
+  node->outputs = {layer->output_shape_multi(shapes)};  // throws for shapes that do not fit
   return SymbolicTensor(std::move(node), 0);
 }
 

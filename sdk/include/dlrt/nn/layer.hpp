@@ -117,6 +117,12 @@ class Layer {
   // layer and the shapes) and returns the output, whose node records this call.
   SymbolicTensor operator()(const SymbolicTensor& x) const;
   SymbolicTensor operator()(const std::vector<SymbolicTensor>& xs) const;
+  // The same, recording `self` itself in the node rather than a copy: for a binding whose
+  // layer objects users keep and change (Python's: `layer.trainable = False` after the call
+  // must reach the model). operator() copies because a C++ program calls temporaries
+  // (nn::Dense(10)(x)).
+  static SymbolicTensor call_shared(const std::shared_ptr<Layer>& self,
+                                    const std::vector<SymbolicTensor>& xs);
 
   const std::string& name() const { return name_; }
   void set_name(std::string n) { name_ = std::move(n); }
@@ -139,6 +145,11 @@ class Layer {
   bool trainable_ = true;
   std::string dtype_policy_ = global_policy();
   Error bad_input(const Shape& in, const std::string& expected) const;
+  // INVALID_ARGUMENT for a call on no tensors, an invalid tensor, or of an Input.
+  void check_call(const std::vector<SymbolicTensor>& xs) const;
+  // The node of `layer` called on xs (its output shape checked now).
+  static SymbolicTensor node_of(const std::shared_ptr<Layer>& layer,
+                                const std::vector<SymbolicTensor>& xs, bool shared);
   void check_single(size_t inputs) const;
 
  private:

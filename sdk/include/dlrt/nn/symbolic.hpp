@@ -55,6 +55,10 @@ struct Node {
   std::vector<SymbolicTensor> inputs;
   std::vector<Shape> outputs;
   uint64_t sequence = next_sequence();
+  // `layer` is the caller's own object (Layer::call_shared), not the copy operator() makes:
+  // a model built from this node uses the object itself (a binding's layers keep their
+  // identity), and names it only if it has no name yet.
+  bool shared_layer = false;
 
   bool is_input() const { return layer == nullptr; }
 
