@@ -93,7 +93,9 @@ class GradientTape:
             ins.append(self._id(x))
         outs = [self._id(t) for t in outputs]
         self._produced.update(outs)
-        self._records.append((op, ins, dict(attrs) if attrs else None, outs))
+        # A composite (a Keras layer call or loss) is kept as the object; attributes as a dict.
+        kept = attrs if op == "@composite" else (dict(attrs) if attrs else None)
+        self._records.append((op, ins, kept, outs))
 
     def watch(self, tensor: Any) -> None:
         for t in (tensor if isinstance(tensor, (list, tuple)) else [tensor]):
@@ -213,6 +215,7 @@ def _key(records: list, leaves: list[int], leaf_tensors: list[Tensor], targets: 
         return numbers[i]
     parts = [repr([(n(i), t.dtype.enum, tuple(t.shape)) for i, t in zip(leaves, leaf_tensors)])]
     for op, ins, attrs, outs in records:
-        parts.append(f"{op}{[n(i) for i in ins]}{sorted(attrs.items()) if attrs else ''}{[n(o) for o in outs]}")
+        what = attrs.key if op == "@composite" else (sorted(attrs.items()) if attrs else "")
+        parts.append(f"{op}{[n(i) for i in ins]}{what}{[n(o) for o in outs]}")
     parts.append(repr(([n(t) for t in targets], [n(w) for w in weights], [n(s) for s in sources])))
     return ";".join(parts)

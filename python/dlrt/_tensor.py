@@ -89,6 +89,18 @@ def _run1(op: str, inputs: Sequence[Any], attrs: dict | None = None) -> "Tensor"
     return _run(op, inputs, attrs)[0]
 
 
+def _run_composite(composite: Any, inputs: Sequence["Tensor"]) -> tuple[list["Tensor"], list[int]]:
+    """Runs a Keras layer call or loss (keras/_eager.py) on tensors; a GradientTape records
+    it (its first output) like an op."""
+    handles = [_handle(x) for x in inputs]
+    outs, updates = _dlrt.keras.run_composite(composite, handles)
+    outputs = [Tensor(h) for h in outs]
+    if _recorder is not None:
+        read = [x if isinstance(x, Tensor) else x._value for x in inputs]
+        _recorder("@composite", inputs, read, composite, outputs[:1])
+    return outputs, list(updates)
+
+
 class Tensor:
     """An eager tensor: `.numpy()`, `.shape`, `.dtype`, `.device`, operators, indexing."""
 

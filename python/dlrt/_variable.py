@@ -36,6 +36,7 @@ class Variable:
         if dtype is not None and value.dtype != _dtypes.as_dtype(dtype):
             value = cast(value, dtype)
         self._value: Tensor = value
+        self._version = 0  # counts assignments (keras/_eager.py syncs changed weights)
         self.trainable = bool(trainable)
         self.name = f"{name or 'Variable'}:0" if name is None or ":" not in name else name
         if name is None:
@@ -78,6 +79,7 @@ class Variable:
             raise ValueError(f"assign to {self.name}: expected {self.dtype.name} {tuple(self.shape)}, "
                              f"got {t.dtype.name} {tuple(t.shape)}")
         self._value = t
+        self._version += 1
         return self
 
     def assign_add(self, delta: Any) -> "Variable":

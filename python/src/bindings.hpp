@@ -64,6 +64,17 @@ const OpSig& op_signature(const std::string& op);
 // schema gives it (None values are left out: the default).
 dlrt::OpAttrs to_attrs(const OpSig& sig, nb::handle attrs);
 
+// keras_eager.cc: a function that builds ops into a graph from values: a Keras layer call or
+// a loss. Run eagerly it compiles once per input shape; a GradientTape's backward builds it
+// again into the tape's graph (tape.cc), with `scope` prefixed to its node names.
+struct Composite {
+  virtual ~Composite() = default;
+  virtual std::vector<dlrt::Value> build(dlrt::Graph& g, const std::vector<dlrt::Value>& in,
+                                         const std::string& scope) const = 0;
+  // What, besides the inputs' dtypes and dims, makes two builds the same graph.
+  virtual std::string key() const = 0;
+};
+
 void bind_errors(nb::module_& m);
 void bind_runtime(nb::module_& m);
 void bind_tensor(nb::module_& m);
@@ -74,5 +85,6 @@ void bind_onnx(nb::module_& m);
 void bind_distribute(nb::module_& m);
 void bind_keras_layers(nb::module_& m);
 void bind_keras_model(nb::module_& m);
+void bind_keras_eager(nb::module_& m);
 
 }  // namespace dlrt::python

@@ -43,6 +43,14 @@ void bind_keras_layers(nb::module_& m) {
                                  "A symbolic tensor: an Input or a layer's output in a functional "
                                  "model (no values; the batch dim is None).")
       .def_prop_ro("shape", &symbolic_shape)
+      // The node that made it (Keras' _keras_history), for calling a functional model on
+      // eager tensors (keras/_eager.py): which call, which output, the layer (None for an
+      // Input) and the tensors it was called on.
+      .def_prop_ro("node_key",
+                   [](const nn::SymbolicTensor& t) { return reinterpret_cast<uintptr_t>(t.node().get()); })
+      .def_prop_ro("index", &nn::SymbolicTensor::index)
+      .def_prop_ro("layer", [](const nn::SymbolicTensor& t) { return t.node()->layer; })
+      .def_prop_ro("inputs", [](const nn::SymbolicTensor& t) { return t.node()->inputs; })
       .def("__repr__", [](const nn::SymbolicTensor& t) {
         return "<KerasTensor shape=" + nb::cast<std::string>(nb::repr(symbolic_shape(t))) + ">";
       });
@@ -53,12 +61,19 @@ void bind_keras_layers(nb::module_& m) {
       .def_prop_ro("type", &nn::Layer::type)
       .def_prop_rw("dtype_policy", &nn::Layer::dtype_policy, &nn::Layer::set_dtype_policy)
       .def("output_shape_for", &nn::Layer::output_shape, nb::arg("input_shape"))
+      // The node records this very object (nn::Layer::call_shared), so the functional
+      // model's layers are the Python objects users hold.
       .def(
-          "__call__", [](const nn::Layer& l, const nn::SymbolicTensor& x) { return l(x); },
+          "__call__",
+          [](std::shared_ptr<nn::Layer> l, const nn::SymbolicTensor& x) {
+            return nn::Layer::call_shared(l, {x});
+          },
           nb::arg("inputs"))
       .def(
           "__call__",
-          [](const nn::Layer& l, const std::vector<nn::SymbolicTensor>& xs) { return l(xs); },
+          [](std::shared_ptr<nn::Layer> l, const std::vector<nn::SymbolicTensor>& xs) {
+            return nn::Layer::call_shared(l, xs);
+          },
           nb::arg("inputs"));
 
   m.def(

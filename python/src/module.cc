@@ -17,5 +17,6 @@ NB_MODULE(_dlrt, m) {
   nanobind::module_ keras = m.def_submodule("keras", "nn's layers, models, optimizers, losses");
   dlrt::python::bind_keras_layers(keras);
   dlrt::python::bind_keras_model(keras);
+  dlrt::python::bind_keras_eager(keras);
   dlrt::python::bind_distribute(keras);
 }

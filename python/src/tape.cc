@@ -12,6 +12,7 @@
 // is that of its sum); output_gradients weight them (sum(target * weight)).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -60,12 +61,21 @@ std::shared_ptr<CompiledTape> build(const std::shared_ptr<dlrt::Context>& ctx, n
                                            " is neither recorded nor a leaf");
     return it->second;
   };
+  size_t index = 0;
   for (nb::handle r : records) {
     const std::string op = nb::cast<std::string>(r[0]);
     std::vector<dlrt::Value> inputs;
     for (nb::handle i : r[1]) inputs.push_back(value_of(nb::cast<int64_t>(i)));
-    const dlrt::OpAttrs attrs = to_attrs(op_signature(op), r[2]);
-    const std::vector<dlrt::Value> outs = g.op(op, inputs, attrs);
+    std::vector<dlrt::Value> outs;
+    if (op == "@composite") {
+      // A Keras layer call or loss (keras_eager.cc): built again here, under its own scope
+      // so that two calls of one layer get distinct node names.
+      const auto c = nb::cast<std::shared_ptr<Composite>>(r[2]);
+      outs = c->build(g, inputs, "tape" + std::to_string(index) + "/");
+    } else {
+      outs = g.op(op, inputs, to_attrs(op_signature(op), r[2]));
+    }
+    ++index;
     size_t k = 0;
     for (nb::handle o : r[3]) {
       if (k >= outs.size())

@@ -223,6 +223,7 @@ class Dropout(_k.Dropout):
         if noise_shape is not None:
             raise TypeError("Dropout(noise_shape=...) is not supported by dlrt")
         super().__init__(float(rate))
+        self._rate = float(rate)
         _common(self, kwargs)
 
 
@@ -324,3 +325,26 @@ class UpSampling2D(_k.UpSampling2D):
                  interpolation: str = "nearest", **kwargs: Any) -> None:
         super().__init__(_pair(size, "size"), interpolation, data_format or "channels_last")
         _common(self, kwargs)
+
+
+def _is_symbolic(inputs: Any) -> bool:
+    if isinstance(inputs, (list, tuple)):
+        return bool(inputs) and all(isinstance(i, KerasTensor) for i in inputs)
+    return isinstance(inputs, KerasTensor)
+
+
+def _layer_call(self: Any, inputs: Any, training: Any = None, **kwargs: Any) -> Any:
+    """layer(keras_tensor) adds the layer to a functional model; layer(tensor or array) runs
+    it now (keras/_eager.py), recorded by an active GradientTape."""
+    if kwargs:
+        raise TypeError(f"{type(self).__name__}(): unsupported call argument(s) {', '.join(kwargs)}")
+    if _is_symbolic(inputs):
+        return _k.Layer.__call__(self, list(inputs) if isinstance(inputs, tuple) else inputs)
+    from ._eager import call_layer
+    return call_layer(self, inputs, bool(training))
+
+
+for _name in __all__:
+    _cls = globals()[_name]
+    if isinstance(_cls, type) and _cls.__module__ == __name__:
+        _cls.__call__ = _layer_call

@@ -42,6 +42,19 @@ class Huber(_k.Huber):
 
 Loss = _k.Loss
 
+
+def _loss_call(self: Any, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+    """loss(y_true, y_pred): the batch mean, as a tensor (recorded by a GradientTape)."""
+    if sample_weight is not None:
+        raise TypeError("dlrt's losses take no sample_weight")
+    from ._eager import call_loss
+    return call_loss(self, y_true, y_pred)
+
+
+for _cls in (SparseCategoricalCrossentropy, BinaryCrossentropy, MeanSquaredError,
+             MeanAbsoluteError, Huber):
+    _cls.__call__ = _loss_call
+
 _BY_NAME = {
     "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
     "binary_crossentropy": BinaryCrossentropy,

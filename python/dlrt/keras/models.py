@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import _device_scope, _dlrt
 from .. import random as _random
+from . import _eager
 from . import callbacks as _callbacks
 from . import layers as _layers
 from . import losses as _losses
@@ -64,7 +65,8 @@ class Model:
                 "dlrt.keras.Model needs inputs and outputs (the functional API) or Sequential; "
                 "subclassed models with a Python call() are not supported (docs/python.md)")
         self._single_output = not isinstance(outputs, (list, tuple))
-        self._m = _k.Model.functional(_as_list(inputs), _as_list(outputs), name or "functional")
+        self._inputs, self._outputs = _as_list(inputs), _as_list(outputs)
+        self._m = _k.Model.functional(self._inputs, self._outputs, name or "functional")
         self._init_state()
 
     def _init_state(self) -> None:
@@ -109,6 +111,31 @@ class Model:
                 print_fn: Any = None, **kwargs: Any) -> None:
         text = self._m.summary()
         (print_fn or print)(text.rstrip("\n"))
+
+    # ---- eager calls (Keras' custom training loop; keras/_eager.py) ----
+    def __call__(self, inputs: Any, training: Any = None, **kwargs: Any) -> Any:
+        """The model on tensors or arrays, now (recorded by an active GradientTape)."""
+        from ._eager import call_model
+        return call_model(self, inputs, bool(training))
+
+    @property
+    def trainable_weights(self) -> list:
+        from ._eager import model_weights
+        return model_weights(self, True)
+
+    trainable_variables = trainable_weights
+
+    @property
+    def non_trainable_weights(self) -> list:
+        from ._eager import model_weights
+        return model_weights(self, False)
+
+    @property
+    def weights(self) -> list:
+        from ._eager import model_weights
+        return model_weights(self, None)
+
+    variables = weights
 
     # ---- compile ----
     def compile(self, optimizer: Any = "rmsprop", loss: Any = None, metrics: Any = None,
@@ -188,8 +215,12 @@ class Model:
                     cb.set_params(params)
                 python.append(_PythonHooks(cb))
         verbose = 1 if verbose == "auto" else int(verbose)
-        epochs_run, hist = self._m.fit(xs, ys, int(epochs), int(batch_size or 32), val_xs, val_ys,
-                                      bool(shuffle), native, python, verbose, int(initial_epoch), 0)
+        _eager.push_to_compiled(self)
+        try:
+            epochs_run, hist = self._m.fit(xs, ys, int(epochs), int(batch_size or 32), val_xs, val_ys,
+                                          bool(shuffle), native, python, verbose, int(initial_epoch), 0)
+        finally:
+            _eager.pull_from_compiled(self)  # also after an interrupted fit: the steps it took
         history.epoch = list(epochs_run)
         history.history = {k: list(v) for k, v in hist.items()}
         history.params = params
@@ -204,6 +235,7 @@ class Model:
         self._check_compiled("training/testing")
         if sample_weight is not None or steps is not None:
             raise TypeError("evaluate: sample_weight and steps are not supported by dlrt")
+        _eager.push_to_compiled(self)
         logs = self._m.evaluate(_arrays(x, "x"), _arrays(y, "y"), int(batch_size or 32))
         if verbose not in (0, "0"):
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs))
@@ -218,12 +250,15 @@ class Model:
         if not self._compiled:
             self._m.compile(None, None, [], _device_scope.current() or "", 0, False, "", [], "")
             self._compiled = True
+        _eager.push_to_compiled(self)
         outs = self._m.predict(_arrays(x, "x"), int(batch_size or 32))
         return outs[0] if len(outs) == 1 else outs
 
     def train_on_batch(self, x: Any, y: Any = None, return_dict: bool = False, **kwargs: Any) -> Any:
         self._check_compiled("training/testing")
+        _eager.push_to_compiled(self)
         logs = self._m.train_on_batch(_arrays(x, "x"), _arrays(y, "y"))
+        _eager.pull_from_compiled(self)
         if return_dict:
             return dict(logs)
         values = [v for _, v in logs]
@@ -231,6 +266,7 @@ class Model:
 
     def test_on_batch(self, x: Any, y: Any = None, return_dict: bool = False, **kwargs: Any) -> Any:
         self._check_compiled("training/testing")
+        _eager.push_to_compiled(self)
         logs = self._m.test_on_batch(_arrays(x, "x"), _arrays(y, "y"))
         if return_dict:
             return dict(logs)
@@ -240,10 +276,12 @@ class Model:
     # ---- files ----
     def save_weights(self, filepath: str, overwrite: bool = True, **kwargs: Any) -> None:
         """Weights, optimizer state, epoch and seed as one safetensors file (atomic)."""
+        _eager.push_to_compiled(self)
         self._m.save_weights(str(filepath))
 
     def load_weights(self, filepath: str, **kwargs: Any) -> None:
         self._m.load_weights(str(filepath))
+        _eager.pull_from_compiled(self)
 
     def save(self, filepath: str, overwrite: bool = True, **kwargs: Any) -> None:
         """The model as ONNX (dlrt's model file; dlrt.onnx.InferenceSession and onnxruntime
@@ -252,10 +290,12 @@ class Model:
         if path.endswith((".keras", ".h5", ".hdf5")):
             raise ValueError(f"{path}: dlrt saves models as ONNX; use a .onnx path (and "
                              "save_weights for a checkpoint)")
+        _eager.push_to_compiled(self)
         self._m.save_onnx(path)
 
     def get_weights(self) -> list[np.ndarray]:
         """Every layer variable's value (not the optimizer's), in plan order."""
+        _eager.push_to_compiled(self)
         return [a for name, a in self._m.state() if not name.startswith("optimizer")]
 
     def set_weights(self, weights: Sequence[Any]) -> None:
@@ -263,6 +303,7 @@ class Model:
         if len(weights) != len(names):
             raise ValueError(f"set_weights: the model has {len(names)} weights, got {len(weights)}")
         self._m.set_state(list(zip(names, [np.asarray(w, dtype=np.float32) for w in weights])))
+        _eager.pull_from_compiled(self)
 
     def count_params(self) -> int:
         return int(sum(a.size for a in self.get_weights()))
@@ -276,6 +317,7 @@ class Sequential(Model):
         if kwargs:
             raise TypeError(f"Sequential: unsupported argument(s) {', '.join(kwargs)}")
         self._single_output = True
+        self._input_shape: tuple | None = None  # one sample's, once an Input gives it
         self._m = _k.Model.sequential([], name or "sequential")
         self._init_state()
         for layer in layers or []:
@@ -287,8 +329,11 @@ class Sequential(Model):
         if not isinstance(layer, _k.Layer):
             raise TypeError(f"Sequential.add expects a layer, got {type(layer).__name__}")
         shape = getattr(layer, "_input_shape", None)
-        if shape is not None and not self._m.layers:
+        if shape is not None and not self._m.layers and self._input_shape is None:
             self._m.add(_layers.InputLayer(shape=shape))
+            self._input_shape = tuple(shape)
+        if isinstance(layer, _k.InputLayer):
+            self._input_shape = tuple(layer.shape)
         self._m.add(layer)
 
 

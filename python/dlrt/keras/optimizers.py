@@ -14,6 +14,8 @@ class Adam(_k.Adam):
                  epsilon: float = 1e-7, **kwargs: Any) -> None:
         _no_extras("Adam", kwargs)
         super().__init__(float(learning_rate), float(beta_1), float(beta_2), float(epsilon))
+        self._eager_lr, self._beta_1, self._beta_2, self._epsilon = (
+            float(learning_rate), float(beta_1), float(beta_2), float(epsilon))
 
 
 class AdamW(_k.AdamW):
@@ -23,6 +25,9 @@ class AdamW(_k.AdamW):
         _no_extras("AdamW", kwargs)
         super().__init__(float(learning_rate), float(weight_decay), float(beta_1), float(beta_2),
                          float(epsilon))
+        self._eager_lr, self._beta_1, self._beta_2, self._epsilon = (
+            float(learning_rate), float(beta_1), float(beta_2), float(epsilon))
+        self._weight_decay = float(weight_decay)
 
 
 class SGD(_k.SGD):
@@ -30,9 +35,30 @@ class SGD(_k.SGD):
                  **kwargs: Any) -> None:
         _no_extras("SGD", kwargs)
         super().__init__(float(learning_rate), float(momentum), bool(nesterov))
+        self._eager_lr, self._momentum, self._nesterov = float(learning_rate), float(momentum), bool(nesterov)
 
 
 Optimizer = _k.Optimizer
+
+
+def _apply_gradients(self: Any, grads_and_vars: Any) -> None:
+    """Keras' apply_gradients: one eager update of each Variable (the same update ops fit
+    fuses into its step: adam_update, sgd_update)."""
+    from ._eager import apply_gradients
+    apply_gradients(self, list(grads_and_vars))
+
+
+def _get_lr(self: Any) -> float:
+    return self._eager_lr
+
+
+def _set_lr(self: Any, value: float) -> None:
+    self._eager_lr = float(value)
+
+
+for _cls in (Adam, AdamW, SGD):
+    _cls.apply_gradients = _apply_gradients
+    _cls.learning_rate = property(_get_lr, _set_lr)
 
 
 def _no_extras(who: str, kwargs: dict) -> None:
