@@ -13,11 +13,13 @@
 #include "c_api_util.hpp"
 #include "context.hpp"
 #include "distribute/strategy.hpp"
+#include "distribute/worker_env.hpp"
 #include "status.hpp"
 
 using dlrt::core::fail;
 using dlrt::core::guarded;
 using dlrt::core::require;
+using dlrt::core::write_out;
 
 namespace {
 
@@ -65,6 +67,26 @@ DLRT_API void dlrt_strategy_options_init(dlrt_strategy_options* options) {
   if (options == nullptr) return;
   *options = dlrt_strategy_options{};
   options->struct_size = sizeof(dlrt_strategy_options);
+}
+
+DLRT_API dlrt_status* dlrt_worker_info_get(dlrt_worker_info* out) {
+  return guarded([&] {
+    require(out, "dlrt_worker_info_get: out");
+    const dlrt::core::distribute::WorkerEnv w = dlrt::core::distribute::read_worker_env(nullptr);
+    // The sources are a fixed set of literals: hand out a static copy of this one.
+    static const char* const kSources[] = {"", "OMPI_COMM_WORLD_*", "RANK/WORLD_SIZE",
+                                           "SLURM_PROCID/NTASKS", "TF_CONFIG"};
+    const char* source = kSources[0];
+    for (const char* s : kSources)
+      if (w.source == s) source = s;
+    dlrt_worker_info full{};
+    full.struct_size = sizeof(full);
+    full.rank = w.rank;
+    full.size = w.size;
+    full.local_rank = w.local_rank;
+    full.source = source;
+    write_out(out, full, "dlrt_worker_info_get: out");
+  });
 }
 
 DLRT_API dlrt_status* dlrt_strategy_create(dlrt_context* context,

@@ -4,6 +4,7 @@
 #include <dlrt/dlrt.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "distribute/distribute_test_util.hpp"
@@ -16,6 +17,34 @@ using namespace test;  // NOLINT: the test helpers
 std::pair<dlrt_code, std::string> take(dlrt_status* s) {
   StatusValue v = take_status(s);
   return {v.code, v.message};
+}
+
+// dlrt_worker_info_get reads the process's environment: TF_CONFIG set here (and removed),
+// unless a launcher's variables are already there (this test then run under mpirun).
+TEST(CApiStrategy, WorkerInfoReadsTheEnvironment) {
+  if (std::getenv("OMPI_COMM_WORLD_RANK") || std::getenv("RANK") || std::getenv("SLURM_PROCID") ||
+      std::getenv("TF_CONFIG"))
+    GTEST_SKIP() << "a launcher's variables are set";
+  dlrt_worker_info w{};
+  w.struct_size = sizeof(w);
+  ASSERT_EQ(dlrt_worker_info_get(&w), nullptr);
+  EXPECT_EQ(w.rank, 0);
+  EXPECT_EQ(w.size, 1);
+  EXPECT_STREQ(w.source, "");
+  setenv("TF_CONFIG", R"({"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 1}})", 1);
+  ASSERT_EQ(dlrt_worker_info_get(&w), nullptr);
+  EXPECT_EQ(w.rank, 1);
+  EXPECT_EQ(w.size, 2);
+  EXPECT_STREQ(w.source, "TF_CONFIG");
+  setenv("TF_CONFIG", "{", 1);
+  dlrt_status* bad = dlrt_worker_info_get(&w);
+  unsetenv("TF_CONFIG");
+  ASSERT_NE(bad, nullptr);
+  EXPECT_EQ(dlrt_status_code(bad), DLRT_INVALID_ARGUMENT);
+  dlrt_status_free(bad);
+  dlrt_status* null_out = dlrt_worker_info_get(nullptr);
+  EXPECT_NE(null_out, nullptr) << "NULL out is an error";
+  dlrt_status_free(null_out);
 }
 
 TEST(CApiStrategy, OptionsInit) {

@@ -82,5 +82,62 @@ TEST(WorkerEnv, BadValuesNameTheVariable) {
   }
 }
 
+TEST(WorkerEnv, SlurmWhenNoOtherLauncherIsThere) {
+  FakeEnv env{{{"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "0"}}};
+  WorkerEnv w = read_worker_env(env.lookup());
+  EXPECT_EQ(w.rank, 2);
+  EXPECT_EQ(w.size, 4);
+  EXPECT_EQ(w.source, "SLURM_PROCID/NTASKS");
+  // mpirun inside a Slurm job: the job's variables are inherited; mpirun's own win.
+  env.vars["OMPI_COMM_WORLD_RANK"] = "1";
+  env.vars["OMPI_COMM_WORLD_SIZE"] = "2";
+  w = read_worker_env(env.lookup());
+  EXPECT_EQ(w.rank, 1);
+  EXPECT_EQ(w.size, 2);
+}
+
+TEST(WorkerEnv, TfConfigNumbersTheChiefFirst) {
+  const std::string cluster =
+      R"({"cluster": {"chief": ["a:1"], "worker": ["b:1", "c:1"]}, "task": )";
+  FakeEnv env{{{"TF_CONFIG", cluster + R"({"type": "worker", "index": 1}})"}}};
+  WorkerEnv w = read_worker_env(env.lookup());
+  EXPECT_EQ(w.rank, 2);
+  EXPECT_EQ(w.size, 3);
+  EXPECT_EQ(w.source, "TF_CONFIG");
+  env.vars["TF_CONFIG"] = cluster + R"({"type": "chief", "index": 0}})";
+  EXPECT_EQ(read_worker_env(env.lookup()).rank, 0);
+  // Beside a launcher it must agree with it.
+  env.vars["OMPI_COMM_WORLD_RANK"] = "0";
+  env.vars["OMPI_COMM_WORLD_SIZE"] = "3";
+  EXPECT_EQ(read_worker_env(env.lookup()).source, "OMPI_COMM_WORLD_*");
+  env.vars["OMPI_COMM_WORLD_SIZE"] = "2";
+  auto [code, msg] = error_of([&] { read_worker_env(env.lookup()); });
+  EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(msg, "OMPI_COMM_WORLD_* says worker 0 of 2, TF_CONFIG says worker 0 of 3"))
+      << msg;
+}
+
+TEST(WorkerEnv, BadTfConfigsSayWhatIsWrong) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"not json", "not a JSON object"},
+      {R"({"task": {"type": "worker", "index": 0}})", "no \"cluster\" object"},
+      {R"({"cluster": {"worker": ["a:1"]}})", "no \"task\" object"},
+      {R"({"cluster": {"worker": ["a:1"], "ps": ["p:1"]}, "task": {"type": "worker", "index": 0}})",
+       "\"ps\" tasks"},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 1}})",
+       "task.index 1 is not below the 1 worker task(s)"},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "evaluator", "index": 0}})",
+       "is not worker or chief"},
+      {R"({"cluster": {"worker": "a:1"}, "task": {"type": "worker", "index": 0}})",
+       "cluster.worker is not a list"},
+  };
+  for (const auto& [json, expected] : cases) {
+    FakeEnv env{{{"TF_CONFIG", json}}};
+    auto [code, msg] = error_of([&] { read_worker_env(env.lookup()); });
+    EXPECT_EQ(code, DLRT_INVALID_ARGUMENT) << json;
+    EXPECT_TRUE(contains(msg, expected)) << msg;
+  }
+}
+
 }  // namespace
 }  // namespace dlrt::core::distribute

@@ -13,8 +13,9 @@ step, identical weights. The batch given to fit is the global batch. On a CPU-on
 split the CPU into logical devices first (dlrt.config.set_logical_device_configuration) to
 get several replicas.
 
-Workers: MultiWorkerMirroredStrategy joins the processes that mpirun started (their rank and
-size come from OpenMPI's environment).
+Workers: MultiWorkerMirroredStrategy joins the processes that mpirun (or srun) started; their
+rank and size come from the launcher's variables, or TensorFlow's TF_CONFIG, which must then
+agree with the launcher's (cluster_resolver() shows what was found). Workers talk over MPI.
 """
 
 from __future__ import annotations
@@ -76,13 +77,9 @@ class MultiWorkerMirroredStrategy(Strategy):
 
 
 def cluster_resolver() -> dict:
-    """What a MultiWorkerMirroredStrategy made now would join, read as the core reads it
-    (core/distribute/worker_env.cc): OpenMPI's OMPI_COMM_WORLD_RANK/SIZE, else torchrun's
-    RANK/WORLD_SIZE, else one worker. TF_CONFIG and Slurm are not read yet."""
-    import os
-    for rank, size, source in (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_*"),
-                               ("RANK", "WORLD_SIZE", "RANK/WORLD_SIZE")):
-        if os.environ.get(rank) and os.environ.get(size):
-            return {"source": source, "task_id": int(os.environ[rank]),
-                    "num_workers": int(os.environ[size])}
-    return {"source": "none (one worker)", "task_id": 0, "num_workers": 1}
+    """What a MultiWorkerMirroredStrategy made now would join, read by the core as the strategy
+    reads it (dlrt_worker_info_get): task_id (rank), num_workers, local_rank and source, the
+    variables it came from ("OMPI_COMM_WORLD_*" for mpirun, "RANK/WORLD_SIZE" for torchrun,
+    "SLURM_PROCID/NTASKS" for srun, "TF_CONFIG"; "" when this process is the only worker).
+    Two sources that disagree (TF_CONFIG against mpirun's) raise InvalidArgumentError."""
+    return _k.worker_info()

@@ -29,6 +29,20 @@ struct StrategyHandle {
 }  // namespace
 
 void bind_distribute(nb::module_& m) {
+  m.def(
+      "worker_info",
+      [] {
+        dlrt_worker_info w{};
+        w.struct_size = DLRT_STRUCT_SIZE(dlrt_worker_info);
+        dlrt::check(dlrt_worker_info_get(&w));
+        nb::dict d;
+        d["task_id"] = w.rank;
+        d["num_workers"] = w.size;
+        d["local_rank"] = w.local_rank;
+        d["source"] = w.source != nullptr ? w.source : "";
+        return d;
+      },
+      "This process's place in a multi-worker job, as a strategy made now reads it.");
   nb::class_<StrategyHandle>(m, "Strategy")
       .def_static(
           "mirrored",

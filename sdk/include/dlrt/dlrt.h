@@ -837,8 +837,12 @@ DLRT_API dlrt_status* dlrt_safetensors_write(const char* path,
  *
  * Workers: rank, size and local rank come from OpenMPI's environment (OMPI_COMM_WORLD_RANK,
  * OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK), else torchrun's (RANK, WORLD_SIZE,
- * LOCAL_RANK), else the process is worker 0 of 1. The MPI transport checks them against
- * MPI's own view (INVALID_ARGUMENT when they disagree).
+ * LOCAL_RANK), else Slurm's (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID), else TensorFlow's
+ * TF_CONFIG (JSON; the chief is worker 0), else the process is worker 0 of 1. TF_CONFIG beside
+ * a launcher's variables must agree with them (INVALID_ARGUMENT naming both otherwise). The
+ * MPI transport checks them against MPI's own view (INVALID_ARGUMENT when they disagree):
+ * workers always talk over MPI, so they are started by mpirun (or srun with MPI support).
+ * dlrt_worker_info says what a strategy made now would join.
  *
  * Timeouts: a collective that has not completed after the timeout (options->timeout_ms, else
  * DLRT_COLLECTIVE_TIMEOUT in seconds, else 300 s) fails with DEADLINE_EXCEEDED naming the
@@ -853,6 +857,20 @@ DLRT_API dlrt_status* dlrt_safetensors_write(const char* path,
  * ready when a call is made (every dlrt call that wrote them has returned).
  */
 typedef struct dlrt_strategy dlrt_strategy;
+
+/* This process's place in a multi-worker job, read from the environment as
+ * dlrt_strategy_create reads it (above). `source` names the variables it came from
+ * ("OMPI_COMM_WORLD_*", "RANK/WORLD_SIZE", "SLURM_PROCID/NTASKS", "TF_CONFIG"; "" for the
+ * default, worker 0 of 1), a static string. INVALID_ARGUMENT as dlrt_strategy_create's. */
+typedef struct dlrt_worker_info {
+  size_t struct_size;
+  int32_t rank;
+  int32_t size;
+  int32_t local_rank;
+  int32_t reserved0;
+  const char* source;
+} dlrt_worker_info;
+DLRT_API dlrt_status* dlrt_worker_info_get(dlrt_worker_info* out);
 
 typedef struct dlrt_strategy_options {
   size_t struct_size;
