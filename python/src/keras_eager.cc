@@ -133,7 +133,10 @@ std::vector<TensorHandle> run_composite(const Composite& c,
     }
     if (auto* lc = dynamic_cast<const LayerCall*>(&c)) compiled->update_index = lc->update_index;
     compiled->num_outputs = outs.size();
-    compiled->executable = g.compile(ph, outs);
+    {
+      nb::gil_scoped_release no_gil;
+      compiled->executable = g.compile(ph, outs);
+    }
     std::lock_guard<std::mutex> lock(cache_mutex);
     if (cache().size() > 256) cache().clear();
     cache()[key] = compiled;

@@ -96,6 +96,7 @@ std::shared_ptr<CompiledTape> build(const std::shared_ptr<dlrt::Context>& ctx, n
   std::vector<dlrt::Value> grads = g.gradients(loss, wrt);
   std::vector<dlrt::Value> feeds;
   for (int64_t id : leaf_ids) feeds.push_back(values.at(id));
+  nb::gil_scoped_release no_gil;  // compiling places, plans and makes every kernel
   t->executable = g.compile(feeds, grads);
   return t;
 }
