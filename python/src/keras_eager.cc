@@ -40,8 +40,13 @@ namespace nn = dlrt::nn;
 // A layer called on `num_inputs` tensors followed by its weights (params() order). Its extra
 // outputs, after the layer's, are the state updates (BatchNormalization's moving statistics
 // in training), as (weight index, new value) in `update_index`.
+//
+// The layer is not owned here: a Python layer owns its composites (keras/_eager.py keeps them
+// in the layer's __dict__, and each composite's `_layer` attribute keeps the layer alive while a
+// tape holds the composite). Owning it (a shared_ptr, which holds the Python object) would make
+// a cycle through C++ that Python's collector cannot see: every layer called eagerly would leak.
 struct LayerCall : Composite {
-  std::shared_ptr<nn::Layer> layer;
+  const nn::Layer* layer = nullptr;
   size_t num_inputs = 1;
   bool training = false;
   uint64_t seed = 0;
@@ -65,7 +70,7 @@ struct LayerCall : Composite {
     return out;
   }
   std::string key() const override {
-    return "layer:" + std::to_string(reinterpret_cast<uintptr_t>(layer.get())) + ":" +
+    return "layer:" + std::to_string(reinterpret_cast<uintptr_t>(layer)) + ":" +
            std::to_string(num_inputs) + ":" + (training ? "t" : "i") + ":" + std::to_string(seed);
   }
 };
@@ -155,14 +160,17 @@ std::vector<TensorHandle> run_composite(const Composite& c,
 }
 
 void bind_keras_eager(nb::module_& m) {
-  nb::class_<Composite>(m, "Composite", "A layer call or a loss, as a GradientTape records it.")
+  // dynamic_attr: Python keeps the layer alive through the composite (`_layer`), a cycle the
+  // collector sees and frees.
+  nb::class_<Composite>(m, "Composite", nb::dynamic_attr(),
+                        "A layer call or a loss, as a GradientTape records it.")
       .def_prop_ro("key", &Composite::key);
 
   m.def(
       "layer_call",
-      [](std::shared_ptr<nn::Layer> layer, size_t num_inputs, bool training, uint64_t seed) {
+      [](const nn::Layer& layer, size_t num_inputs, bool training, uint64_t seed) {
         auto c = std::make_shared<LayerCall>();
-        c->layer = std::move(layer);
+        c->layer = &layer;
         c->num_inputs = num_inputs;
         c->training = training;
         c->seed = seed;

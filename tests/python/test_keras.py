@@ -199,3 +199,22 @@ def test_mnist_says_where_to_put_the_file(tmp_path):
              x_test=np.zeros((1, 28, 28), np.uint8), y_test=np.zeros(1, np.uint8))
     (xtr, ytr), (xte, yte) = keras.datasets.mnist.load_data(str(tmp_path / "m.npz"))
     assert xtr.shape == (2, 28, 28) and yte.shape == (1,)
+
+
+def test_mixed_precision_policy_reaches_the_layers(data):
+    (x, y), _ = data
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        assert keras.mixed_precision.global_policy().name == "mixed_bfloat16"
+        assert keras.mixed_precision.global_policy().compute_dtype == "bfloat16"
+        model = small_cnn()
+        assert all(layer.dtype_policy == "mixed_bfloat16" for layer in model.layers)
+        model.compile(optimizer='adam',
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        history = model.fit(x[:512], y[:512], epochs=2, batch_size=64, verbose=0)
+        assert history.history["loss"][1] < history.history["loss"][0]
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert small_cnn().layers[0].dtype_policy == "float32"
+    with pytest.raises(ValueError):
+        keras.mixed_precision.set_global_policy("float8")

@@ -94,3 +94,25 @@ def test_eager_training_and_fit_train_one_model():
     # ...and the eager weights see what fit trained.
     model.fit(x, y, epochs=2, batch_size=32, verbose=0)
     np.testing.assert_allclose(model(x).numpy(), model.predict(x, verbose=0), rtol=1e-5, atol=1e-6)
+
+
+def test_layers_called_eagerly_are_freed():
+    # A layer owns its compiled calls; nothing may hold it from C++ in a cycle Python cannot
+    # see (nanobind lists what is still alive when the interpreter exits).
+    from conftest import run_python
+    rc, out, err = run_python("""
+        import gc, weakref
+        import numpy as np
+        import dlrt as tf
+        layer = tf.keras.layers.Dense(4)
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(layer(np.ones((2, 3), np.float32)))
+        tape.gradient(y, layer._eager_weights)
+        ref = weakref.ref(layer)
+        del layer, y, tape
+        gc.collect()
+        print("freed", ref() is None)
+    """)
+    assert rc == 0, err
+    assert out.strip() == "freed True"
+    assert "leaked" not in err, err

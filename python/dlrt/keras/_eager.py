@@ -71,7 +71,9 @@ def _composite(layer: Any, n: int, training: bool) -> Any:
     cache = layer.__dict__.setdefault("_eager_calls", {})
     key = (n, training)
     if key not in cache:
-        cache[key] = _k.layer_call(layer, n, training, _random._global_seed or 0)
+        c = _k.layer_call(layer, n, training, _random._global_seed or 0)
+        c._layer = layer  # the composite does not own the layer: this keeps it alive
+        cache[key] = c
     return cache[key]
 
 
