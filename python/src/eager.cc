@@ -82,7 +82,8 @@ dlrt::OpAttr to_attr(const std::string& name, dlrt_attr_type type, nb::handle v)
     throw nb::type_error(("attribute '" + name + "': cannot use " +
                           nb::cast<std::string>(nb::repr(v)) + " as " +
                           (type == DLRT_ATTR_NONE ? std::string("an attribute value")
-                                                  : "a value of type " + std::to_string(type)))
+                                                  : std::string("a value of type ") +
+                                                        attr_type_name(type)))
                              .c_str());
   }
 }

@@ -132,6 +132,8 @@ def test_bad_inputs_raise_and_never_crash():
         tf.reshape(tf.constant([1.0, 2.0, 3.0]), [2, 2])
     with pytest.raises(TypeError):
         tf.raw_ops.relu(tf.constant([1.0]), not_an_attr=[object()])
+    with pytest.raises(TypeError, match="attribute 'axis': cannot use 'x' as a value of type int"):
+        tf.raw_ops.softmax(tf.constant([1.0]), axis="x")
     with pytest.raises(tf.errors.InvalidArgumentError) as e:
         tf.raw_ops.softmax(tf.constant([1.0]), no_such_attr=1)
     assert "no_such_attr" in str(e.value)
