@@ -113,8 +113,6 @@ class GradientTape:
                  unconnected_gradients: str = "none") -> Any:
         """d target / d sources, shaped as `sources` (a tensor, a list, or nested lists).
         Unconnected sources give None (or zeros with unconnected_gradients='zero')."""
-        if self._recording and not self._persistent:
-            pass  # TensorFlow allows it (with a warning about efficiency); so do we.
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
                                "set of gradients (or jacobians)")

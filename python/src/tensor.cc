@@ -115,21 +115,18 @@ TensorHandle to_tensor(nb::handle value, std::optional<dlrt_dtype> dtype, size_t
     throw dlrt::Error(DLRT_OUT_OF_RANGE, "device index " + std::to_string(device) +
                                              " is out of range: the runtime has " +
                                              std::to_string(rt.devices().size()) + " devices");
-  nb::object np_dtype = nb::none();
-  if (dtype) {
-    np_dtype = numpy().attr("dtype")(numpy_name(*dtype));
-  } else if (is_python_value(value)) {
-    // NumPy would make float64/int64; TensorFlow makes float32/int32 of Python numbers.
-    nb::object probe = numpy().attr("asarray")(value);
-    const std::string kind = nb::cast<std::string>(probe.attr("dtype").attr("kind"));
-    if (kind == "f") np_dtype = numpy().attr("dtype")("float32");
-    if (kind == "i") np_dtype = numpy().attr("dtype")("int32");
-  }
+  nb::object np_dtype = dtype ? numpy().attr("dtype")(numpy_name(*dtype)) : nb::none();
   nb::object array;
   try {
     // asarray(order="C") keeps a scalar 0-d (ascontiguousarray would make it 1-d) and returns
     // the array itself when it is already C-contiguous and of the dtype.
     array = numpy().attr("asarray")(value, "dtype"_a = np_dtype, "order"_a = "C");
+    if (!dtype && is_python_value(value)) {
+      // NumPy made float64/int64 of Python numbers; TensorFlow makes float32/int32.
+      const std::string kind = nb::cast<std::string>(array.attr("dtype").attr("kind"));
+      if (kind == "f") array = array.attr("astype")("float32");
+      if (kind == "i") array = array.attr("astype")("int32");
+    }
   } catch (const nb::python_error& e) {
     throw nb::type_error(("cannot make a tensor of " +
                           nb::cast<std::string>(nb::repr(value.type())) + ": " + e.what())

@@ -79,8 +79,7 @@ def _composite(layer: Any, n: int, training: bool) -> Any:
 
 # ---- models ----
 def model_layers_in_order(model: Any) -> list:
-    return [layer for layer in model.layers if type(layer).__name__ != "InputLayer"
-            and not isinstance(layer, _k.InputLayer)]
+    return [layer for layer in model.layers if not isinstance(layer, _k.InputLayer)]
 
 
 def call_model(model: Any, inputs: Any, training: bool = False) -> Any:
