@@ -187,6 +187,7 @@ Sequential* Model::as_sequential() {
 }
 
 detail::Session& Model::session() {
+  plan();  // throws FAILED_PRECONDITION when not built: a Session needs the plan
   reclaim();
   if (strategy_) return replicas().primary();
   if (!session_) session_ = std::make_unique<detail::Session>(ctx_, plan_);
@@ -239,6 +240,7 @@ void Model::require_loss(const std::string& who) const {
 
 void Model::save_onnx(const std::string& path, dlrt_dtype input_dtype) {
   check_plain_inputs_outputs("save_onnx");
+  ensure_plan("save_onnx");  // a model with an Input saves uncompiled, as Keras' does
   session().save_onnx(path, input_dtype);
 }
 

@@ -351,4 +351,28 @@ TEST(NnTrain, BadDataIsRefusedByName) {
   EXPECT_THROW(m.evaluate(x, float_labels), dlrt::Error);
 }
 
+// save_onnx before compile: a model with an Input is built for inference and saved (Keras
+// saves uncompiled models too); one without is a FAILED_PRECONDITION naming what to do, never
+// a null plan dereferenced (which crashed the Python interpreter once).
+TEST(NnTrain, SaveOnnxBeforeCompile) {
+  dlrt::Context ctx = cpu_context();
+  const std::string path = ::testing::TempDir() + "nn_save_uncompiled.onnx";
+  nn::Sequential with_input(ctx, {nn::Input({4}), nn::Dense(3)});
+  with_input.save_onnx(path);
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  ASSERT_NE(f, nullptr) << path;
+  std::fseek(f, 0, SEEK_END);
+  EXPECT_GT(std::ftell(f), 0);
+  std::fclose(f);
+  std::remove(path.c_str());
+  nn::Sequential without(ctx, {nn::Dense(3)});
+  try {
+    without.save_onnx(path);
+    FAIL() << "a model without an Input was saved";
+  } catch (const dlrt::Error& e) {
+    EXPECT_EQ(e.code(), DLRT_FAILED_PRECONDITION) << e.message();
+    EXPECT_NE(e.message().find("Input"), std::string::npos) << e.message();
+  }
+}
+
 }  // namespace

@@ -191,6 +191,20 @@ def test_bad_inputs_are_exceptions(data):
         model.save("model.keras")
 
 
+def test_save_before_compile(tmp_path):
+    # An uncompiled model with an input shape saves for inference, as Keras' does; one without
+    # is a clear error, not a crash of the interpreter.
+    model = keras.Sequential([keras.layers.Dense(3, input_shape=(4,))])
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    model.save(str(tmp_path / "dense.onnx"))
+    import dlrt.onnx
+    sess = dlrt.onnx.InferenceSession(str(tmp_path / "dense.onnx"))
+    np.testing.assert_allclose(sess.run(None, {sess.get_inputs()[0].name: x})[0],
+                               model.predict(x, verbose=0), rtol=1e-5, atol=1e-6)
+    with pytest.raises(tf.errors.FailedPreconditionError, match="Input"):
+        keras.Sequential([keras.layers.Dense(3)]).save(str(tmp_path / "no_input.onnx"))
+
+
 def test_mnist_says_where_to_put_the_file(tmp_path):
     with pytest.raises(FileNotFoundError) as e:
         keras.datasets.mnist.load_data(str(tmp_path / "mnist.npz"))
