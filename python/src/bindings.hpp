@@ -6,6 +6,7 @@
 
 #include <dlrt/dlrt.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -37,6 +38,10 @@ dlrt_dtype dtype_from_numpy(nb::handle numpy_dtype);
 // given converts Python numbers to it. `copy` = false wraps a suitable array in place
 // (docs/python.md, "No copies"), true always copies (constants outlive their array).
 TensorHandle to_tensor(nb::handle value, std::optional<dlrt_dtype> dtype, size_t device, bool copy);
+// Whether value is a NumPy array (numpy.ndarray or a subclass).
+bool is_ndarray(nb::handle value);
+// A new NumPy array holding the tensor's values (bf16 widened to f32), owning its memory.
+nb::object to_numpy(const TensorHandle& h);
 // The same tensor on another device (a copy through the host).
 TensorHandle copy_to_device(const TensorHandle& t, size_t device);
 
@@ -69,13 +74,27 @@ dlrt::OpAttrs to_attrs(const OpSig& sig, nb::handle attrs);
 // keras_eager.cc: a function that builds ops into a graph from values: a Keras layer call or
 // a loss. Run eagerly it compiles once per input shape; a GradientTape's backward builds it
 // again into the tape's graph (tape.cc), with `scope` prefixed to its node names.
+// A number no composite made before in this process had: keys built from it never meet a
+// freed composite's (an address could be reused by a different layer or loss, and its cached
+// graph would then be run for the wrong one).
+inline uint64_t next_composite_serial() {
+  static std::atomic<uint64_t> next{0};
+  return ++next;
+}
+
 struct Composite {
+  const uint64_t serial = next_composite_serial();
   virtual ~Composite() = default;
   virtual std::vector<dlrt::Value> build(dlrt::Graph& g, const std::vector<dlrt::Value>& in,
                                          const std::string& scope) const = 0;
   // What, besides the inputs' dtypes and dims, makes two builds the same graph.
   virtual std::string key() const = 0;
 };
+
+// The compiled graphs cached by keras_eager.cc (composites) and tape.cc (gradients), dropped
+// by Runtime::release before the context goes: they hold memory of its devices.
+void clear_composite_cache();
+void clear_tape_cache();
 
 void bind_errors(nb::module_& m);
 void bind_runtime(nb::module_& m);

@@ -70,8 +70,7 @@ struct LayerCall : Composite {
     return out;
   }
   std::string key() const override {
-    return "layer:" + std::to_string(reinterpret_cast<uintptr_t>(layer)) + ":" +
-           std::to_string(num_inputs) + ":" + (training ? "t" : "i") + ":" + std::to_string(seed);
+    return "layer:" + std::to_string(serial) + ":" + std::to_string(num_inputs) + ":" + (training ? "t" : "i") + ":" + std::to_string(seed);
   }
 };
 
@@ -84,7 +83,7 @@ struct LossCall : Composite {
     return {g.op1("reduce_mean", {loss->per_sample(g, in.at(1), t)})};
   }
   std::string key() const override {
-    return "loss:" + std::to_string(reinterpret_cast<uintptr_t>(loss.get()));
+    return "loss:" + std::to_string(serial);
   }
 };
 
@@ -111,6 +110,14 @@ std::string descs_key(const std::vector<const TensorHandle*>& in) {
 }
 
 }  // namespace
+
+void clear_composite_cache() {
+  std::map<std::string, std::shared_ptr<Compiled>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    dropped.swap(cache());
+  }
+}  // the compiled graphs are destroyed here, outside the lock
 
 std::vector<TensorHandle> run_composite(const Composite& c,
                                         const std::vector<const TensorHandle*>& inputs,

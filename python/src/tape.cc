@@ -103,6 +103,14 @@ std::shared_ptr<CompiledTape> build(const std::shared_ptr<dlrt::Context>& ctx, n
 
 }  // namespace
 
+void clear_tape_cache() {
+  std::map<std::string, std::shared_ptr<CompiledTape>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    dropped.swap(cache());
+  }
+}  // the compiled gradients are destroyed here, outside the lock
+
 void bind_tape(nb::module_& m) {
   m.def(
       "tape_gradient",

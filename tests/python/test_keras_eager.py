@@ -116,3 +116,33 @@ def test_layers_called_eagerly_are_freed():
     assert rc == 0, err
     assert out.strip() == "freed True"
     assert "leaked" not in err, err
+
+
+def test_a_new_layer_or_loss_never_runs_a_freed_ones_graph():
+    # Compiled calls are cached by a serial number of the call, not by the layer's address: a
+    # layer freed and another made in its place (often at the same address) with another
+    # activation, or a loss of another kind, must compute its own function. The process ends
+    # without the arena's "still in use" warning (the caches are dropped before the runtime).
+    from conftest import run_python
+    rc, out, err = run_python("""
+        import gc
+        import numpy as np
+        import dlrt as tf
+        x = -np.ones((2, 3), np.float32)
+        y_true, y_pred = np.zeros((2, 1), np.float32), np.full((2, 1), 2.0, np.float32)
+        for i in range(40):
+            relu = i % 2 == 1
+            layer = tf.keras.layers.Dense(2, activation="relu" if relu else None,
+                                          kernel_initializer="ones")
+            out = layer(x).numpy()
+            assert (out == 0).all() if relu else (out == -3).all(), (i, out)
+            loss = tf.keras.losses.MeanSquaredError() if relu else tf.keras.losses.MeanAbsoluteError()
+            value = float(loss(y_true, y_pred))
+            assert value == (4.0 if relu else 2.0), (i, value)
+            del layer, loss
+            gc.collect()
+        print("ok")
+    """)
+    assert rc == 0, err
+    assert out.strip() == "ok"
+    assert "still in use" not in err, err
