@@ -414,11 +414,14 @@ class ConvBackwardFilterGemm : public Kernel {
 
 // ---- Winograd F(4x4, 3x3) (winograd_conv.hpp) --------------------------------------------
 
-wino::Geometry winograd_geometry(const ConvGeom& g) {
+// The op's geometry; a forward op's filter (input 1) marked constant by the host lets the
+// kernel keep its transform (winograd_conv.hpp, Geometry::filter_constant).
+wino::Geometry winograd_geometry(const OpView& op, const ConvGeom& g) {
   wino::Geometry wg;
   wg.n = g.x.n, wg.h = g.x.h, wg.w = g.x.w, wg.ci = g.ci;
   wg.oh = g.y.h, wg.ow = g.y.w, wg.co = g.co;
   wg.pad_h = g.h.pad_before, wg.pad_w = g.w.pad_before;
+  wg.filter_constant = kind_of(op) == ConvKind::forward && op.input_is_constant(1);
   return wg;
 }
 
@@ -469,11 +472,11 @@ bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g)
   if (p.winograd_force) return true;
   const int64_t tiled = (g.y.h + 3) / 4 * 4 * ((g.y.w + 3) / 4 * 4);
   return tiled * 10 <= g.y.h * g.y.w * 24 &&
-         wino::worth_it(winograd_geometry(g), winograd_pass(op), p.onednn_avx512);
+         wino::worth_it(winograd_geometry(op, g), winograd_pass(op), p.onednn_avx512);
 }
 
 std::unique_ptr<Kernel> winograd_kernel(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
-  const wino::Geometry wg = winograd_geometry(g);
+  const wino::Geometry wg = winograd_geometry(op, g);
   const int32_t storage = common_dtype(op);
   switch (kind_of(op)) {
     case ConvKind::backward_data:  // conv2d_backward_data_add: dx starts from input 2

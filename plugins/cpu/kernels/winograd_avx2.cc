@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <new>
 
 #include "winograd_conv.hpp"
 

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <new>
 
 #include "winograd_conv.hpp"
 

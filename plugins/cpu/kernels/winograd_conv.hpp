@@ -22,6 +22,10 @@ struct Geometry {
   int64_t n = 0, h = 0, w = 0, ci = 0;
   int64_t oh = 0, ow = 0, co = 0;
   int64_t pad_h = 0, pad_w = 0;
+  // The host marks the filter a graph constant (dlrt_op_desc.constant_inputs: an inference
+  // session's weights). The forward pass then transforms it into U on its first run and keeps
+  // U with the kernel (36 * ci * co floats), so later runs skip the transform.
+  bool filter_constant = false;
 };
 
 // The CPU can run this path: AVX2 and FMA, and the plugin's loops may use AVX2
@@ -42,15 +46,16 @@ struct F16Bits {
 // 16 output channels at a time; backward data's GEMM writes ci).
 bool channels_fit(int64_t ci, int64_t co);
 
-// Whether Winograd saves work at this geometry once its per-run filter transform is paid for.
+// Whether Winograd saves work at this geometry once its filter transform is paid for.
 // Per (ci, co) channel pair, the direct convolution costs 18 flops per output cell
 // (2 x 3x3) and Winograd 72 per 4x4 tile (36 planes x 2) plus one filter transform (or, for
 // backward filter, one output transform) of U = G g G^T, measured at 26 ns per pair on a
 // 2-core AVX-512 EPYC (perf: 78% of a batch-1 run of the exported reference CNN was
-// filter_row), which is about kTransformFlopsPerPair flops of oneDNN's direct kernel. The
-// transform runs every time: a kernel cannot tell that its filter is a constant (an inference
-// session's weights) rather than a variable an optimizer rewrites, so a small image at a small
-// batch (the CNN's 11x11 layer at batch 1) is faster direct.
+// filter_row, before constant filters kept U), which is about kTransformFlopsPerPair flops of
+// oneDNN's direct kernel. The transform is paid on every run unless the forward pass's filter
+// is a constant (Geometry::filter_constant): then it is paid once, and only the products
+// count, so the CNN's 11x11 layer at batch 1 runs Winograd in an inference session and
+// direct in training (where the optimizer rewrites the filter every step).
 //
 // Where oneDNN runs AVX-512 (`onednn_avx512`) the kernel runs its AVX-512 build, twice the
 // lanes of the AVX2 one, and wins every pass that the rule above admits against oneDNN's
