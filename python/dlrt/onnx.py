@@ -95,18 +95,7 @@ class InferenceSession:
     def run(self, output_names: Sequence[str] | None, input_feed: dict[str, Any],
             run_options: Any = None) -> list[np.ndarray]:
         """The outputs named (all, in the model's order, for None) as NumPy arrays."""
-        feeds = {k: (v._h if hasattr(v, "_h") else v) for k, v in input_feed.items()}
-        outs = self._s.run(feeds)
-        if output_names is None:
-            return [h.numpy() for h in outs]
-        index = {o.name: i for i, o in enumerate(self._outputs)}
-        result = []
-        for name in output_names:
-            if name not in index:
-                raise ValueError(f"run: the model has no output '{name}'; its outputs are "
-                                 f"{', '.join(index)}")
-            result.append(outs[index[name]].numpy())
-        return result
+        return self._s.run(None if output_names is None else list(output_names), input_feed)
 
     def placement_log(self) -> str:
         """Where each node of the last run's executable ran (docs/placement.md)."""

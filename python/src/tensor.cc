@@ -7,14 +7,17 @@
 // converted by NumPy (numpy.asarray(order="C")) and copied in. Constants always copy: a
 // constant must not change when its array does.
 //
-// Out: numpy() copies the tensor into a new array (bf16, which NumPy has not, widens to f32).
+// Out: numpy() copies the tensor into a new array that owns its buffer (bf16, which NumPy has
+// not, widens to f32).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -67,6 +70,54 @@ const char* numpy_name(dlrt_dtype t) {
   }
 }
 
+}  // namespace
+
+bool is_ndarray(nb::handle value) {
+  static PyTypeObject* const ndarray_type =
+      reinterpret_cast<PyTypeObject*>(numpy().attr("ndarray").inc_ref().ptr());
+  return PyObject_TypeCheck(value.ptr(), ndarray_type);
+}
+
+namespace {
+
+// The DLPack dtype nanobind hands NumPy for a dlrt dtype (numpy_name's table; bf16 is widened
+// before, so it is not here).
+nb::dlpack::dtype dlpack_dtype(dlrt_dtype t) {
+  using Code = nb::dlpack::dtype_code;
+  auto of = [](Code c, int bits) {
+    return nb::dlpack::dtype{static_cast<uint8_t>(c), static_cast<uint8_t>(bits), 1};
+  };
+  switch (t) {
+    case DLRT_F16:
+      return of(Code::Float, 16);
+    case DLRT_F32:
+      return of(Code::Float, 32);
+    case DLRT_F64:
+      return of(Code::Float, 64);
+    case DLRT_I8:
+      return of(Code::Int, 8);
+    case DLRT_I16:
+      return of(Code::Int, 16);
+    case DLRT_I32:
+      return of(Code::Int, 32);
+    case DLRT_I64:
+      return of(Code::Int, 64);
+    case DLRT_U8:
+      return of(Code::UInt, 8);
+    case DLRT_U16:
+      return of(Code::UInt, 16);
+    case DLRT_U32:
+      return of(Code::UInt, 32);
+    case DLRT_U64:
+      return of(Code::UInt, 64);
+    case DLRT_BOOL:
+      return of(Code::Bool, 8);
+    default:
+      throw dlrt::Error(DLRT_INVALID_ARGUMENT,
+                        "dtype " + dlrt::dtype_name(t) + " has no NumPy equivalent");
+  }
+}
+
 // Python numbers and lists: TensorFlow's defaults (float32 for floats, int32 for ints), unless
 // a dtype is asked for.
 // (Exact checks: NumPy's float64 scalar is a subclass of float and keeps its dtype.)
@@ -89,15 +140,76 @@ void release_array(void* owner) {
   delete static_cast<nb::object*>(owner);
 }
 
+// The dlrt dtype of a DLPack dtype (what nanobind reports for an array), if dlrt has it.
+std::optional<dlrt_dtype> dtype_from_dlpack(nb::dlpack::dtype d) {
+  if (d.lanes != 1) return std::nullopt;
+  using Code = nb::dlpack::dtype_code;
+  switch (static_cast<Code>(d.code)) {
+    case Code::Float:
+      if (d.bits == 16) return DLRT_F16;
+      if (d.bits == 32) return DLRT_F32;
+      if (d.bits == 64) return DLRT_F64;
+      break;
+    case Code::Int:
+      if (d.bits == 8) return DLRT_I8;
+      if (d.bits == 16) return DLRT_I16;
+      if (d.bits == 32) return DLRT_I32;
+      if (d.bits == 64) return DLRT_I64;
+      break;
+    case Code::UInt:
+      if (d.bits == 8) return DLRT_U8;
+      if (d.bits == 16) return DLRT_U16;
+      if (d.bits == 32) return DLRT_U32;
+      if (d.bits == 64) return DLRT_U64;
+      break;
+    case Code::Bool:
+      if (d.bits == 8) return DLRT_BOOL;
+      break;
+    default:
+      break;
+  }
+  return std::nullopt;
+}
+
+// The fast path of to_tensor for the common input, a NumPy array that is already C-contiguous,
+// aligned and of a dtype dlrt has, going to a host-memory device: wrapped in place without a
+// call into NumPy (a batch-1 inference spent ~5 us in numpy.asarray and attribute look-ups).
+// nullopt sends everything else (lists, scalars, strided or odd arrays, empty dimensions: the
+// slow path's messages) down the general path.
+std::optional<TensorHandle> wrap_array_in_place(nb::handle value, size_t device) {
+  if (!is_ndarray(value)) return std::nullopt;
+  nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu> view;
+  if (!nb::try_cast(value, view, /*convert=*/false)) return std::nullopt;
+  const std::optional<dlrt_dtype> t = dtype_from_dlpack(view.dtype());
+  if (!t) return std::nullopt;
+  std::vector<int64_t> dims(view.ndim());
+  for (size_t k = 0; k < view.ndim(); ++k) {
+    dims[k] = view.shape(k);
+    if (dims[k] < 1) return std::nullopt;
+  }
+  void* data = const_cast<void*>(view.data());
+  if (reinterpret_cast<uintptr_t>(data) % dlrt_dtype_size(*t) != 0) return std::nullopt;
+  Runtime& rt = Runtime::instance();
+  TensorHandle out{rt.context(), {}};
+  auto* owner = new nb::object(nb::borrow(value));
+  try {
+    out.tensor =
+        dlrt::Tensor::wrap_host(*rt.context(), device, *t, dims, data, release_array, owner);
+  } catch (...) {
+    delete owner;  // on an error wrap_host does not call release
+    throw;
+  }
+  return out;
+}
+
 }  // namespace
 
 dlrt_dtype dtype_from_numpy(nb::handle numpy_dtype) {
   const std::string name = nb::cast<std::string>(nb::str(numpy_dtype.attr("name")));
   static const std::pair<const char*, dlrt_dtype> table[] = {
-      {"float32", DLRT_F32}, {"float16", DLRT_F16}, {"float64", DLRT_F64},
-      {"bfloat16", DLRT_BF16}, {"int32", DLRT_I32}, {"int64", DLRT_I64},
-      {"uint8", DLRT_U8},    {"int8", DLRT_I8},     {"bool", DLRT_BOOL},
-      {"uint16", DLRT_U16},  {"uint32", DLRT_U32},  {"uint64", DLRT_U64},
+      {"float32", DLRT_F32}, {"float16", DLRT_F16}, {"float64", DLRT_F64}, {"bfloat16", DLRT_BF16},
+      {"int32", DLRT_I32},   {"int64", DLRT_I64},   {"uint8", DLRT_U8},    {"int8", DLRT_I8},
+      {"bool", DLRT_BOOL},   {"uint16", DLRT_U16},  {"uint32", DLRT_U32},  {"uint64", DLRT_U64},
       {"int16", DLRT_I16}};
   for (const auto& [n, t] : table)
     if (name == n) return t;
@@ -115,6 +227,10 @@ TensorHandle to_tensor(nb::handle value, std::optional<dlrt_dtype> dtype, size_t
     throw dlrt::Error(DLRT_OUT_OF_RANGE, "device index " + std::to_string(device) +
                                              " is out of range: the runtime has " +
                                              std::to_string(rt.devices().size()) + " devices");
+  if (!dtype && !copy && rt.host_memory(device)) {
+    if (std::optional<TensorHandle> wrapped = wrap_array_in_place(value, device))
+      return std::move(*wrapped);
+  }
   nb::object np_dtype = dtype ? numpy().attr("dtype")(numpy_name(*dtype)) : nb::none();
   nb::object array;
   try {
@@ -138,7 +254,8 @@ TensorHandle to_tensor(nb::handle value, std::optional<dlrt_dtype> dtype, size_t
     const int64_t n = nb::cast<int64_t>(d);
     if (n < 1)
       throw dlrt::Error(DLRT_INVALID_ARGUMENT,
-                        "an array of shape " + nb::cast<std::string>(nb::repr(array.attr("shape"))) +
+                        "an array of shape " +
+                            nb::cast<std::string>(nb::repr(array.attr("shape"))) +
                             " has an empty dimension; dlrt tensors have every dimension >= 1");
     dims.push_back(n);
   }
@@ -166,22 +283,20 @@ TensorHandle to_tensor(nb::handle value, std::optional<dlrt_dtype> dtype, size_t
 
 TensorHandle copy_to_device(const TensorHandle& t, size_t device) {
   std::vector<unsigned char> bytes(t.tensor.byte_size());
-  TensorHandle out{t.context, dlrt::Tensor::create(*t.context, device, t.tensor.dtype(),
-                                                    t.tensor.dims())};
+  TensorHandle out{t.context,
+                   dlrt::Tensor::create(*t.context, device, t.tensor.dtype(), t.tensor.dims())};
   nb::gil_scoped_release no_gil;
   dlrt::check(dlrt_tensor_read(t.tensor.get(), bytes.data(), bytes.size()));
   dlrt::check(dlrt_tensor_write(out.tensor.get(), bytes.data(), bytes.size()));
   return out;
 }
 
-namespace {
-
 nb::object to_numpy(const TensorHandle& h) {
   const dlrt_dtype t = h.tensor.dtype();
   const std::vector<int64_t> dims = h.tensor.dims();
-  nb::tuple shape = shape_tuple(dims);
   const size_t bytes = h.tensor.byte_size();
   if (t == DLRT_BF16) {
+    nb::tuple shape = shape_tuple(dims);
     // Widen bf16 to f32: the upper 16 bits of an f32 are a bf16.
     std::vector<uint16_t> half(bytes / 2);
     {
@@ -197,22 +312,29 @@ nb::object to_numpy(const TensorHandle& h) {
     }
     return out;
   }
-  nb::object out = numpy().attr("empty")(shape, "dtype"_a = numpy_name(t));
-  auto view = nb::cast<nb::ndarray<nb::c_contig, nb::device::cpu>>(out);
-  void* dst = view.data();
-  nb::gil_scoped_release no_gil;
-  dlrt::check(dlrt_tensor_read(h.tensor.get(), dst, bytes));
-  return out;
+  // A new buffer that the array owns through a capsule (freed with the array), filled by
+  // dlrt_tensor_read, and handed to NumPy without a call into Python code.
+  std::unique_ptr<unsigned char[]> buffer(new unsigned char[std::max<size_t>(bytes, 1)]);
+  {
+    nb::gil_scoped_release no_gil;
+    dlrt::check(dlrt_tensor_read(h.tensor.get(), buffer.get(), bytes));
+  }
+  std::vector<size_t> shape_sizes(dims.begin(), dims.end());
+  unsigned char* data = buffer.get();
+  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<unsigned char*>(p); });
+  buffer.release();
+  nb::ndarray<nb::numpy> array(data, shape_sizes.size(), shape_sizes.data(), owner, nullptr,
+                               dlpack_dtype(t));
+  return array.cast();
 }
-
-}  // namespace
 
 void bind_tensor(nb::module_& m) {
   nb::class_<TensorHandle>(m, "TensorHandle",
                            "A tensor on one device of the runtime (dlrt.Tensor wraps it).")
       .def_prop_ro("shape", [](const TensorHandle& h) { return shape_tuple(h.tensor.dims()); })
-      .def_prop_ro("dtype", [](const TensorHandle& h) { return static_cast<int>(h.tensor.dtype()); },
-                   "the dlrt_dtype value")
+      .def_prop_ro(
+          "dtype", [](const TensorHandle& h) { return static_cast<int>(h.tensor.dtype()); },
+          "the dlrt_dtype value")
       .def_prop_ro("device_index", [](const TensorHandle& h) { return h.tensor.device(); })
       .def_prop_ro("device",
                    [](const TensorHandle& h) {
@@ -220,17 +342,18 @@ void bind_tensor(nb::module_& m) {
                    })
       .def_prop_ro("nbytes", [](const TensorHandle& h) { return h.tensor.byte_size(); })
       .def("numpy", &to_numpy, "A new NumPy array holding the tensor's values (bf16 as f32).")
-      .def("copy_to", [](const TensorHandle& h, size_t device) { return copy_to_device(h, device); },
-           nb::arg("device"), "The same values on runtime device index `device`.");
+      .def(
+          "copy_to", [](const TensorHandle& h, size_t device) { return copy_to_device(h, device); },
+          nb::arg("device"), "The same values on runtime device index `device`.");
 
   m.def(
       "to_tensor",
       [](nb::handle value, std::optional<int> dtype, std::optional<size_t> device, bool copy) {
         Runtime& rt = Runtime::instance();
-        return to_tensor(value,
-                         dtype ? std::optional<dlrt_dtype>(static_cast<dlrt_dtype>(*dtype))
-                               : std::nullopt,
-                         device ? *device : rt.default_device(), copy);
+        return to_tensor(
+            value,
+            dtype ? std::optional<dlrt_dtype>(static_cast<dlrt_dtype>(*dtype)) : std::nullopt,
+            device ? *device : rt.default_device(), copy);
       },
       nb::arg("value"), nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(),
       nb::arg("copy") = true,

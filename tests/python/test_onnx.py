@@ -37,6 +37,32 @@ def test_the_session_answers_as_the_model_predicts(exported):
     assert "CPUExecutionProvider" in sess.get_providers()
 
 
+def test_feeds_of_any_layout_and_outputs_the_caller_owns(exported):
+    path, model, x = exported
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    name = sess.get_inputs()[0].name
+    (want,) = sess.run(None, {name: np.ascontiguousarray(x[:4])})
+    # A C-ordered view (used in place), a Fortran-ordered copy (copied) and a dlrt.Tensor feed
+    # the same numbers; float64 is refused, as onnxruntime refuses a wrong element type.
+    for feed in (x[:4], np.asfortranarray(x[:4]), x[:4].astype(np.float64), tf.constant(x[:4])):
+        if isinstance(feed, np.ndarray) and feed.dtype == np.float64:
+            with pytest.raises(tf.errors.InvalidArgumentError):
+                sess.run(None, {name: feed})  # the model takes float32, as onnxruntime says
+            continue
+        (got,) = sess.run(None, {name: feed})
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    strided = np.repeat(x[:4], 2, axis=0)[::2]
+    assert not strided.flags.c_contiguous
+    np.testing.assert_allclose(sess.run(None, {name: strided})[0], want, rtol=1e-5, atol=1e-6)
+    # Each run's outputs are new, writable arrays: changing one changes nothing else.
+    (a,) = sess.run(None, {name: x[:4]})
+    (b,) = sess.run(None, {name: x[:4]})
+    assert a.flags.writeable and a.flags.c_contiguous and a.dtype == np.float32
+    a[:] = 0
+    np.testing.assert_allclose(b, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(sess.run(None, {name: x[:4]})[0], want, rtol=1e-5, atol=1e-6)
+
+
 def test_bad_feeds_and_files_are_errors(exported, tmp_path):
     path, _, x = exported
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
