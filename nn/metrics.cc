@@ -1,6 +1,8 @@
 // metrics.cc: the metrics (dlrt/nn/metrics.hpp).
 #include "dlrt/nn/metrics.hpp"
 
+#include "dlrt/nn/losses.hpp"
+
 namespace dlrt::nn {
 
 Metric::~Metric() = default;
@@ -38,9 +40,42 @@ Value Accuracy::count(Graph& g, Value y_pred, Value y_true, Value valid) const {
   return g.op1("div", {hits, g.constant<float>("", {}, {static_cast<float>(positions)})});
 }
 
-std::unique_ptr<Metric> metric_named(const std::string& name) {
+std::unique_ptr<Metric> BinaryAccuracy::clone() const {
+  return std::make_unique<BinaryAccuracy>(*this);
+}
+
+std::string BinaryAccuracy::name() const { return name_; }
+
+bool BinaryAccuracy::needs_sparse_labels() const { return false; }
+
+Value BinaryAccuracy::count(Graph& g, Value y_pred, Value y_true, Value valid) const {
+  auto as_f32 = [&](Value v) { return g.op1("cast", {v}, {{"dtype", DLRT_F32}}); };
+  Value predicted = as_f32(g.op1(
+      "greater", {as_f32(y_pred), g.constant<float>("", {}, {threshold_})}));
+  Value target = as_f32(g.op1("greater", {as_f32(y_true), g.constant<float>("", {}, {0.5f})}));
+  Value one = g.constant<float>("", {}, {1.f});
+  Value hits = g.op1("sub", {one, g.op1("abs", {g.op1("sub", {predicted, target})})});
+  // (B, d...) -> (B): the mean of each row's hits (Keras averages the last axis; a row of
+  // several outputs is one sample here, as the host divides by samples).
+  const std::vector<int64_t> dims = y_pred.dims();
+  Value per_row = hits;
+  if (dims.size() > 1) {
+    std::vector<int64_t> axes;
+    for (size_t a = 1; a < dims.size(); ++a) axes.push_back(static_cast<int64_t>(a));
+    per_row = g.op1("reduce_mean", {hits}, {{"axes", axes}});
+  }
+  if (valid) per_row = g.op1("mul", {per_row, valid});
+  return g.op1("reduce_sum", {per_row});
+}
+
+std::unique_ptr<Metric> metric_named(const std::string& name, const Loss* loss) {
+  const auto* binary = dynamic_cast<const BinaryCrossentropy*>(loss);
+  if (name == "binary_accuracy" || ((name == "accuracy" || name == "acc") && binary))
+    return std::make_unique<BinaryAccuracy>(binary && binary->from_logits() ? 0.f : 0.5f,
+                                            name == "binary_accuracy" ? name : "accuracy");
   if (name == "accuracy" || name == "acc") return std::make_unique<Accuracy>();
-  throw Error(DLRT_INVALID_ARGUMENT, "unknown metric '" + name + "'; expected accuracy");
+  throw Error(DLRT_INVALID_ARGUMENT,
+              "unknown metric '" + name + "'; expected accuracy (or binary_accuracy)");
 }
 
 }  // namespace dlrt::nn

@@ -85,7 +85,7 @@ void Model::compile_plan(const Optimizer* optimizer, const Loss* loss,
   if (loss) loss_ = loss->clone();
   metrics_.clear();
   for (const std::string& m : metrics) {
-    metrics_.push_back(metric_named(m));
+    metrics_.push_back(metric_named(m, loss_.get()));
     if (metrics_.back()->needs_sparse_labels() && !loss_->sparse_labels())
       throw Error(DLRT_INVALID_ARGUMENT, "compile: metric '" + m +
                                              "' needs class labels; the "

@@ -289,6 +289,8 @@ void bind_keras_model(nb::module_& m) {
       .def_prop_ro("is_sequential", [](ModelHandle& h) { return h.model->is_sequential(); })
       .def_prop_ro("input_names", [](ModelHandle& h) { return h.model->input_names(); })
       .def_prop_ro("output_names", [](ModelHandle& h) { return h.model->output_names(); })
+      .def_prop_ro("output_shapes", [](ModelHandle& h) { return h.model->output_shapes(); },
+                   "each output's shape without the batch dim, once built (else empty)")
       .def_prop_ro("epoch", [](ModelHandle& h) { return h.model->epoch(); })
       .def_prop_rw(
           "stop_training", [](ModelHandle& h) { return h.model->stop_training; },

@@ -351,6 +351,41 @@ TEST(NnTrain, BadDataIsRefusedByName) {
   EXPECT_THROW(m.evaluate(x, float_labels), dlrt::Error);
 }
 
+// "accuracy" beside a binary cross-entropy is Keras' binary accuracy: a sigmoid output
+// (threshold 0.5) or logits (threshold 0, from_logits), each sample a hit when it is on its
+// target's side. Evaluated over 250 samples in batches of 32, so the padded rows of the last
+// batch must not count: the metric equals the count made from predict.
+TEST(NnTrain, AccuracyBesideBinaryCrossentropyIsBinaryAccuracy) {
+  dlrt::Context ctx = cpu_context();
+  std::mt19937 gen(5);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  const int n = 250;
+  std::vector<float> xs, ys;
+  for (int i = 0; i < n; ++i) {
+    float a = normal(gen), b = normal(gen);
+    xs.insert(xs.end(), {a, b});
+    ys.push_back(a + 0.5f * b > 0.f ? 1.f : 0.f);
+  }
+  const nn::Array x = nn::Array::of<float>({n, 2}, xs), y = nn::Array::of<float>({n, 1}, ys);
+  for (const bool logits : {false, true}) {
+    SCOPED_TRACE(logits ? "logits" : "sigmoid");
+    nn::Sequential m(ctx, {nn::Input({2}), logits ? nn::Dense(1) : nn::Dense(1, "sigmoid")});
+    m.compile(nn::Adam(0.05), nn::BinaryCrossentropy(logits), {"accuracy"});
+    const nn::History h = m.fit(x, y, quiet(10, 32));
+    EXPECT_GE(h.last("accuracy"), 0.9);
+    const nn::Logs ev = m.evaluate(x, y, 32);
+    ASSERT_EQ(ev.size(), 2u);
+    EXPECT_EQ(ev[1].first, "accuracy");
+    const std::vector<float> p = m.predict(x, 32).values<float>();
+    int hits = 0;
+    for (int i = 0; i < n; ++i) hits += ((p[i] > (logits ? 0.f : 0.5f)) == (ys[i] > 0.5f)) ? 1 : 0;
+    EXPECT_NEAR(ev[1].second, hits / double(n), 1e-6);
+  }
+  nn::Sequential named(ctx, {nn::Input({2}), nn::Dense(1, "sigmoid")});
+  named.compile(nn::Adam(0.05), nn::BinaryCrossentropy(), {"binary_accuracy"});
+  EXPECT_EQ(named.evaluate(x, y, 32)[1].first, "binary_accuracy");
+}
+
 // save_onnx before compile: a model with an Input is built for inference and saved (Keras
 // saves uncompiled models too); one without is a FAILED_PRECONDITION naming what to do, never
 // a null plan dereferenced (which crashed the Python interpreter once).

@@ -232,3 +232,30 @@ def test_mixed_precision_policy_reaches_the_layers(data):
     assert small_cnn().layers[0].dtype_policy == "float32"
     with pytest.raises(ValueError):
         keras.mixed_precision.set_global_policy("float8")
+
+
+def test_binary_crossentropy_takes_flat_labels_and_accuracy_is_binary():
+    # Keras' usual binary classifier: Dense(1, sigmoid), labels of shape (N,), 'accuracy'
+    # (binary accuracy at 0.5; at 0 on logits). 250 samples in batches of 32: the last batch is
+    # padded, and its padding must not count.
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(250, 4)).astype(np.float32)
+    y = (x[:, 0] + x[:, 1] > 0).astype(np.float32)
+    model = keras.Sequential([keras.layers.Dense(1, activation="sigmoid", input_shape=(4,))])
+    model.compile(optimizer=keras.optimizers.Adam(0.05), loss="binary_crossentropy",
+                  metrics=["accuracy"])
+    history = model.fit(x, y, epochs=15, batch_size=32, verbose=0)
+    assert history.history["accuracy"][-1] > 0.9
+    loss, accuracy = model.evaluate(x, y, batch_size=32, verbose=0)
+    p = model.predict(x, verbose=0)[:, 0]
+    assert accuracy == pytest.approx(float(((p > 0.5) == y).mean()), abs=1e-6)
+    assert 0 < loss < 0.5
+    logits = keras.Sequential([keras.layers.Dense(1, input_shape=(4,))])
+    logits.compile(optimizer=keras.optimizers.Adam(0.05),
+                   loss=keras.losses.BinaryCrossentropy(from_logits=True),
+                   metrics=["binary_accuracy"])
+    history = logits.fit(x, y[:, None], epochs=15, batch_size=32, verbose=0)
+    assert "binary_accuracy" in history.history
+    _, accuracy = logits.evaluate(x, y, batch_size=32, verbose=0)
+    z = logits.predict(x, verbose=0)[:, 0]
+    assert accuracy == pytest.approx(float(((z > 0) == y).mean()), abs=1e-6)

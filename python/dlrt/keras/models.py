@@ -53,6 +53,24 @@ def _arrays(v: Any, what: str) -> list[np.ndarray]:
     return out
 
 
+def _targets(model: Any, ys: list[np.ndarray]) -> list[np.ndarray]:
+    """Targets as Keras matches them to the outputs: with a loss on dense targets (not class
+    indices), an array one dim short of an output whose last dim is 1 gets that dim, so
+    labels of shape (N,) train an output (N, 1) (Dense(1, activation='sigmoid') with
+    binary_crossentropy, as every Keras tutorial writes it)."""
+    from .losses import SparseCategoricalCrossentropy
+    if isinstance(model.loss, SparseCategoricalCrossentropy):
+        return ys
+    shapes = model._m.output_shapes
+    out = []
+    for k, y in enumerate(ys):
+        shape = tuple(shapes[k]) if k < len(shapes) else None
+        if shape and shape[-1] == 1 and y.ndim == len(shape) and y.shape[1:] == shape[:-1]:
+            y = y[..., None]
+        out.append(y)
+    return out
+
+
 class Model:
     """keras.Model(inputs, outputs): a functional model; Sequential is its special case."""
 
@@ -183,14 +201,15 @@ class Model:
             raise TypeError(f"fit: unsupported argument(s) {', '.join(kwargs)}")
         if y is None and isinstance(x, tuple) and len(x) == 2:
             x, y = x
-        xs, ys = _arrays(x, "x"), _arrays(y, "y")
+        xs, ys = _arrays(x, "x"), _targets(self, _arrays(y, "y"))
         if not xs or not ys:
             raise ValueError("fit needs x and y (dlrt's fit takes arrays, not datasets)")
         val_xs = val_ys = None
         if validation_data is not None:
             if len(validation_data) != 2:
                 raise ValueError("validation_data must be (x_val, y_val)")
-            val_xs, val_ys = _arrays(validation_data[0], "x_val"), _arrays(validation_data[1], "y_val")
+            val_xs = _arrays(validation_data[0], "x_val")
+            val_ys = _targets(self, _arrays(validation_data[1], "y_val"))
         elif validation_split:
             if not 0.0 < validation_split < 1.0:
                 raise ValueError(f"validation_split must be in (0, 1), got {validation_split}")
@@ -236,7 +255,8 @@ class Model:
         if sample_weight is not None or steps is not None:
             raise TypeError("evaluate: sample_weight and steps are not supported by dlrt")
         _eager.push_to_compiled(self)
-        logs = self._m.evaluate(_arrays(x, "x"), _arrays(y, "y"), int(batch_size or 32))
+        logs = self._m.evaluate(_arrays(x, "x"), _targets(self, _arrays(y, "y")),
+                                int(batch_size or 32))
         if verbose not in (0, "0"):
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs))
         if return_dict:
@@ -257,7 +277,7 @@ class Model:
     def train_on_batch(self, x: Any, y: Any = None, return_dict: bool = False, **kwargs: Any) -> Any:
         self._check_compiled("training/testing")
         _eager.push_to_compiled(self)
-        logs = self._m.train_on_batch(_arrays(x, "x"), _arrays(y, "y"))
+        logs = self._m.train_on_batch(_arrays(x, "x"), _targets(self, _arrays(y, "y")))
         _eager.pull_from_compiled(self)
         if return_dict:
             return dict(logs)
@@ -267,7 +287,7 @@ class Model:
     def test_on_batch(self, x: Any, y: Any = None, return_dict: bool = False, **kwargs: Any) -> Any:
         self._check_compiled("training/testing")
         _eager.push_to_compiled(self)
-        logs = self._m.test_on_batch(_arrays(x, "x"), _arrays(y, "y"))
+        logs = self._m.test_on_batch(_arrays(x, "x"), _targets(self, _arrays(y, "y")))
         if return_dict:
             return dict(logs)
         values = [v for _, v in logs]

@@ -113,6 +113,7 @@ class Huber : public Loss {
 class BinaryCrossentropy : public Loss {
  public:
   explicit BinaryCrossentropy(bool from_logits = false) : from_logits_(from_logits) {}
+  bool from_logits() const { return from_logits_; }
   std::unique_ptr<Loss> clone() const override;
   std::string name() const override;
   bool sparse_labels() const override;

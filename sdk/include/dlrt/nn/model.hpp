@@ -330,6 +330,9 @@ class Model {
   // and the per-output entries of the logs.
   std::vector<std::string> input_names() const;
   std::vector<std::string> output_names() const;
+  // Each output's shape without the batch dim, once the model is built (compile, or an Input
+  // given): (10) for Dense(10). Empty before.
+  const std::vector<Shape>& output_shapes() const { return output_shapes_; }
   // The training step's executable (placement dumps, profiling); fit() must have run.
   // Under a strategy: replica 0's executable of gradients.
   Executable& train_executable();
