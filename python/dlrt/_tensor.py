@@ -275,7 +275,9 @@ class _Ref:
 
 
 def _rank(x: Any) -> int:
-    return x.ndim if isinstance(x, Tensor) else np.ndim(x)
+    if isinstance(x, Tensor) or getattr(x, "_dlrt_variable", False):
+        return x.ndim
+    return np.ndim(x)
 
 
 def _matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False) -> Tensor:

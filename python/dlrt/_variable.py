@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes as _dtypes
-from ._tensor import Tensor, TensorShape
+from ._tensor import Tensor, TensorShape, _getitem, _matmul, _run1
 
 _names = itertools.count()
 
@@ -88,22 +88,30 @@ class Variable:
     def assign_sub(self, delta: Any) -> "Variable":
         return self.assign(self._value - delta)
 
-    # ---- arithmetic reads the value ----
+    # ---- arithmetic: ops on the Variable itself ----
+    # The Variable, not its current value, is the operand, so that a GradientTape sees it
+    # whichever side of the operator it stands (`w * x` as `x * w`); the op reads its value.
     def __getattr__(self, name: str) -> Any:
-        # Operators and Tensor methods (ndim, __getitem__ through Tensor) on the current value.
+        # Tensor methods and properties (ndim, ...) of the current value.
         return getattr(self._value, name)
 
-    def __add__(self, o: Any) -> Tensor: return self._value + o
-    def __radd__(self, o: Any) -> Tensor: return o + self._value
-    def __sub__(self, o: Any) -> Tensor: return self._value - o
-    def __rsub__(self, o: Any) -> Tensor: return o - self._value
-    def __mul__(self, o: Any) -> Tensor: return self._value * o
-    def __rmul__(self, o: Any) -> Tensor: return o * self._value
-    def __truediv__(self, o: Any) -> Tensor: return self._value / o
-    def __rtruediv__(self, o: Any) -> Tensor: return o / self._value
-    def __matmul__(self, o: Any) -> Tensor: return self._value @ o
-    def __rmatmul__(self, o: Any) -> Tensor: return o @ self._value
-    def __neg__(self) -> Tensor: return -self._value
-    def __pow__(self, o: Any) -> Tensor: return self._value ** o
-    def __getitem__(self, key: Any) -> Tensor: return self._value[key]
+    def __add__(self, o: Any) -> Tensor: return _run1("add", [self, o])
+    def __radd__(self, o: Any) -> Tensor: return _run1("add", [o, self])
+    def __sub__(self, o: Any) -> Tensor: return _run1("sub", [self, o])
+    def __rsub__(self, o: Any) -> Tensor: return _run1("sub", [o, self])
+    def __mul__(self, o: Any) -> Tensor: return _run1("mul", [self, o])
+    def __rmul__(self, o: Any) -> Tensor: return _run1("mul", [o, self])
+    def __truediv__(self, o: Any) -> Tensor: return _run1("div", [self, o])
+    def __rtruediv__(self, o: Any) -> Tensor: return _run1("div", [o, self])
+    def __matmul__(self, o: Any) -> Tensor: return _matmul(self, o)
+    def __rmatmul__(self, o: Any) -> Tensor: return _matmul(o, self)
+    def __neg__(self) -> Tensor: return _run1("neg", [self])
+    def __abs__(self) -> Tensor: return _run1("abs", [self])
+    def __pow__(self, o: Any) -> Tensor: return _run1("pow", [self, o])
+    def __rpow__(self, o: Any) -> Tensor: return _run1("pow", [o, self])
+    def __getitem__(self, key: Any) -> Tensor: return _getitem(self, key)
+    def __lt__(self, o: Any) -> Tensor: return _run1("less", [self, o])
+    def __le__(self, o: Any) -> Tensor: return _run1("less_equal", [self, o])
+    def __gt__(self, o: Any) -> Tensor: return _run1("greater", [self, o])
+    def __ge__(self, o: Any) -> Tensor: return _run1("greater_equal", [self, o])
     def __float__(self) -> float: return float(self._value)

@@ -92,3 +92,28 @@ def test_an_op_without_gradient_says_so():
     with pytest.raises(tf.errors.OpError) as e:
         tape.gradient(i, x)
     assert "argmax" in str(e.value) or "cast" in str(e.value)
+
+
+def test_a_variable_on_either_side_of_an_operator_is_watched():
+    # `w * x` and `x * w` (and every other operator, indexing included) record the Variable,
+    # so the gradient reaches it from either side.
+    w = tf.Variable(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32))
+    x = tf.constant(np.array([[0.5, -1.0], [2.0, 1.0]], np.float32))
+    cases = {
+        "w * x": (lambda: w * x, x.numpy()),
+        "w + x": (lambda: w + x, np.ones((2, 2))),
+        "w - x": (lambda: w - x, np.ones((2, 2))),
+        "x - w": (lambda: x - w, -np.ones((2, 2))),
+        "w / 2": (lambda: w / 2.0, np.full((2, 2), 0.5)),
+        "-w": (lambda: -w, -np.ones((2, 2))),
+        "w ** 2": (lambda: w ** 2, 2 * w.numpy()),
+        "w @ x": (lambda: w @ x, np.ones((2, 2)) @ x.numpy().T),
+        "w[0]": (lambda: w[0], np.array([[1, 1], [0, 0]])),
+        "2.0 * w": (lambda: 2.0 * w, np.full((2, 2), 2.0)),
+    }
+    for name, (f, want) in cases.items():
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(f())
+        g = tape.gradient(y, w)
+        assert g is not None, name
+        np.testing.assert_allclose(g.numpy(), want, rtol=1e-6, err_msg=name)
