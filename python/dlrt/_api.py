@@ -242,6 +242,18 @@ def add(x: Any, y: Any, name: str | None = None) -> Tensor:
     return _run1("add", [x, y])
 
 
+def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
+    """The elementwise sum of a list of tensors of one shape (TensorFlow's tf.add_n), as a
+    chain of adds (a GradientTape records each)."""
+    items = list(inputs)
+    if not items:
+        raise ValueError("add_n: inputs must be a non-empty list of tensors")
+    total = items[0] if len(items) > 1 else _run1("copy", [items[0]])
+    for x in items[1:]:
+        total = _run1("add", [total, x])
+    return total
+
+
 def subtract(x: Any, y: Any, name: str | None = None) -> Tensor:
     return _run1("sub", [x, y])
 

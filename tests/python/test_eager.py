@@ -145,3 +145,16 @@ def test_bad_inputs_raise_and_never_crash():
 
 def test_gradient_free_ops_say_why_in_their_docs():
     assert "no gradient" in tf.raw_ops.argmax.__doc__
+
+
+def test_add_n_sums_a_list_and_its_gradient_reaches_each_term():
+    a, b = tf.Variable([1.0, 2.0]), tf.Variable([3.0, 4.0])
+    with tf.GradientTape() as tape:
+        s = tf.reduce_sum(tf.add_n([a, 2.0 * b, np.ones(2, np.float32)]))
+    ga, gb = tape.gradient(s, [a, b])
+    np.testing.assert_allclose(ga.numpy(), [1, 1])
+    np.testing.assert_allclose(gb.numpy(), [2, 2])
+    assert float(s) == 1 + 2 + 6 + 8 + 2
+    np.testing.assert_allclose(tf.math.add_n([tf.constant([5.0])]).numpy(), [5.0])
+    with pytest.raises(ValueError):
+        tf.add_n([])

