@@ -259,3 +259,22 @@ def test_binary_crossentropy_takes_flat_labels_and_accuracy_is_binary():
     _, accuracy = logits.evaluate(x, y, batch_size=32, verbose=0)
     z = logits.predict(x, verbose=0)[:, 0]
     assert accuracy == pytest.approx(float(((z > 0) == y).mean()), abs=1e-6)
+
+
+def test_save_img_writes_a_png_of_the_arrays_size_and_channels(tmp_path):
+    import struct
+    cases = {"rgb.png": (np.random.default_rng(0).random((20, 30, 3)), 2),
+             "grey.png": ((np.arange(600).reshape(20, 30) % 256).astype(np.uint8), 0),
+             "rgba.png": (np.zeros((20, 30, 4), np.uint8), 6)}
+    for name, (image, color_type) in cases.items():
+        keras.utils.save_img(str(tmp_path / name), image)
+        data = (tmp_path / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n", name
+        width, height, depth, color = struct.unpack(">IIBB", data[16:26])
+        assert (width, height, depth, color) == (30, 20, 8, color_type), name
+    with pytest.raises(ValueError, match="PNG"):
+        keras.utils.save_img(str(tmp_path / "x.jpg"), cases["grey.png"][0])
+    with pytest.raises(ValueError, match="channels"):
+        keras.utils.save_img(str(tmp_path / "x.png"), np.zeros((4, 4, 5)))
+    with pytest.raises(tf.errors.OpError):
+        keras.utils.save_img(str(tmp_path / "no" / "dir" / "x.png"), cases["grey.png"][0])

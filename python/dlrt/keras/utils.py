@@ -1,9 +1,12 @@
-"""dlrt.keras.utils: set_random_seed and to_categorical."""
+"""dlrt.keras.utils: set_random_seed, to_categorical and save_img."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from .. import _dlrt
 from .. import random as _random
 
 
@@ -19,3 +22,25 @@ def to_categorical(y: np.ndarray, num_classes: int | None = None, dtype: str = "
     out = np.zeros((y.size, n), dtype=dtype)
     out[np.arange(y.size), y] = 1
     return out
+
+
+def save_img(path: str, x: Any, data_format: str | None = None, file_format: str | None = None,
+             scale: bool = True, **kwargs: Any) -> None:
+    """Keras' save_img: an image array (H, W) or (H, W, C), C in 1..4, as a PNG file. With
+    scale=True (Keras' default) a float array is stretched from its minimum and maximum to
+    0..255; otherwise the values are clipped to 0..255. PNG only (dlrt writes it with libpng)."""
+    if file_format not in (None, "png", "PNG") or not str(path).lower().endswith(".png"):
+        raise ValueError(f"save_img: dlrt writes PNG files only; got {path!r} "
+                         f"(file_format={file_format!r})")
+    if data_format == "channels_first":
+        raise ValueError("save_img: channels_last images only")
+    a = np.asarray(x.numpy() if hasattr(x, "numpy") else x)
+    if a.ndim == 3 and a.shape[-1] not in (1, 2, 3, 4):
+        raise ValueError(f"save_img: an image of {a.shape[-1]} channels; expected 1 to 4")
+    if a.dtype != np.uint8:
+        a = a.astype(np.float64)
+        if scale:
+            lo, hi = float(a.min()), float(a.max())
+            a = (a - lo) * (255.0 / (hi - lo)) if hi > lo else np.zeros_like(a)
+        a = np.clip(np.rint(a), 0, 255).astype(np.uint8)
+    _dlrt.png_write(str(path), np.ascontiguousarray(a))
