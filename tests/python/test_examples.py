@@ -58,6 +58,13 @@ def test_segmentation_labels_the_items_pixels(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_detection_finds_and_classifies_the_items(tmp_path):
+    png = tmp_path / "boxes.png"
+    line = run_example("detection.py", "--quick", "--png", str(png))
+    assert number(line, "mAP@0.5") >= 0.3, line  # 0.66-0.72 for seeds 0 and 1
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_a_missing_data_package_is_named(tmp_path):
     # The examples' finder, asked for a package that is not installed, names what to install.
     sys.path.insert(0, EXAMPLES)
