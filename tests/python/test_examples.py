@@ -65,6 +65,11 @@ def test_detection_finds_and_classifies_the_items(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_tagging_finds_entities_in_tweets():
+    line = run_example("tagging.py", "--quick")
+    assert number(line, "entity F1") >= 0.1, line  # 0.22-0.23 for seeds 0 and 1
+
+
 def test_a_missing_data_package_is_named(tmp_path):
     # The examples' finder, asked for a package that is not installed, names what to install.
     sys.path.insert(0, EXAMPLES)

@@ -146,3 +146,16 @@ def test_a_new_layer_or_loss_never_runs_a_freed_ones_graph():
     assert rc == 0, err
     assert out.strip() == "ok"
     assert "still in use" not in err, err
+
+
+def test_a_layers_weights_are_keras_properties():
+    layer = tf.keras.layers.Dense(3)
+    assert layer.weights == [] and layer.trainable_weights == []  # not built yet
+    layer(np.ones((2, 4), np.float32))
+    assert [tuple(w.shape) for w in layer.weights] == [(4, 3), (3,)]
+    assert layer.trainable_variables == layer.trainable_weights == layer.weights
+    layer.trainable = False
+    assert layer.trainable_weights == [] and len(layer.non_trainable_weights) == 2
+    bn = tf.keras.layers.BatchNormalization()
+    bn(np.ones((2, 4), np.float32))
+    assert len(bn.trainable_weights) == 2 and len(bn.non_trainable_weights) == 2

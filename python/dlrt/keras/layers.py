@@ -344,7 +344,25 @@ def _layer_call(self: Any, inputs: Any, training: Any = None, **kwargs: Any) -> 
     return call_layer(self, inputs, bool(training))
 
 
+def _weights(self: Any) -> list:
+    """The layer's eager weights (dlrt.Variables), made on its first eager call; [] before, as
+    in Keras before a layer is built."""
+    return list(getattr(self, "_eager_weights", None) or [])
+
+
+def _trainable_weights(self: Any) -> list:
+    return [w for w in _weights(self) if w.trainable] if self.trainable else []
+
+
+def _non_trainable_weights(self: Any) -> list:
+    return [w for w in _weights(self) if not (w.trainable and self.trainable)]
+
+
 for _name in __all__:
     _cls = globals()[_name]
     if isinstance(_cls, type) and _cls.__module__ == __name__:
         _cls.__call__ = _layer_call
+        # Keras' Layer.weights / trainable_weights (also as *_variables).
+        _cls.weights = _cls.variables = property(_weights)
+        _cls.trainable_weights = _cls.trainable_variables = property(_trainable_weights)
+        _cls.non_trainable_weights = _cls.non_trainable_variables = property(_non_trainable_weights)
