@@ -47,7 +47,13 @@ def constant(value: Any, dtype: Any = None, shape: Sequence[int] | None = None,
 
 
 def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
-    """`value` as a Tensor (a Tensor of another dtype is an error, as in TensorFlow)."""
+    """`value` as a Tensor (a Tensor of another dtype is an error, as in TensorFlow). A
+    Variable gives its value; while a GradientTape records, as a recorded read (a copy op whose
+    input is the Variable), so that functions which convert their arguments first still pass
+    the gradient to the Variable (TensorFlow's ReadVariableOp)."""
+    if getattr(value, "_dlrt_variable", False):
+        from . import _tensor
+        value = _run1("copy", [value]) if _tensor._recorder is not None else value.value()
     if isinstance(value, Tensor):
         if dtype is not None and value.dtype != _dtypes.as_dtype(dtype):
             raise ValueError(f"Tensor conversion requested dtype {_dtypes.as_dtype(dtype).name} "

@@ -117,3 +117,23 @@ def test_a_variable_on_either_side_of_an_operator_is_watched():
         g = tape.gradient(y, w)
         assert g is not None, name
         np.testing.assert_allclose(g.numpy(), want, rtol=1e-6, err_msg=name)
+
+
+def test_functions_that_convert_their_arguments_still_reach_the_variable():
+    # convert_to_tensor(variable) under a tape is a recorded read (TensorFlow's
+    # ReadVariableOp); it used to copy the value into a constant, cutting the gradient.
+    v = tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3))
+    cases = {
+        "transpose": (lambda: tf.transpose(v), np.full(6, 2.0)),
+        "concat": (lambda: tf.concat([v, v], 0), np.full(6, 4.0)),
+        "convert_to_tensor": (lambda: tf.convert_to_tensor(v), np.full(6, 2.0)),
+        "depth_to_space": (lambda: tf.nn.depth_to_space(tf.reshape(v, [1, 1, 1, 6])[..., :4], 2),
+                           np.array([2, 2, 2, 2, 0, 0.0])),
+    }
+    for name, (f, want) in cases.items():
+        with tf.GradientTape() as tape:
+            s = tf.reduce_sum(f() * 2.0)
+        g = tape.gradient(s, v)
+        assert g is not None, name
+        np.testing.assert_allclose(g.numpy().ravel(), want, err_msg=name)
+    assert tf.convert_to_tensor(v) is v.value()  # outside a tape: the value, no copy
