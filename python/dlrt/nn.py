@@ -135,3 +135,39 @@ def moments(x: Any, axes: Sequence[int], keepdims: bool = False, name: str | Non
 
 def top_k(input: Any, k: int = 1, sorted: bool = True, name: str | None = None):  # noqa: A002
     return tuple(__import__("dlrt._tensor", fromlist=["_run"])._run("top_k", [input], {"k": k, "sorted": sorted}))
+
+
+def depth_to_space(input: Any, block_size: int, data_format: str = "NHWC",  # noqa: A002
+                   name: str | None = None) -> Tensor:
+    """TensorFlow's depth_to_space (NHWC, its DCR order): (B, H, W, r*r*C) -> (B, H*r, W*r, C),
+    output[b, h*r + i, w*r + j, c] = input[b, h, w, (i*r + j)*C + c]. A reshape, a transpose
+    and a reshape of the schema's ops (each with its gradient), so it runs on every device and
+    under a GradientTape; ESPCN's sub-pixel upscaling is this after a convolution."""
+    from ._api import reshape, transpose
+    if data_format != "NHWC":
+        raise ValueError("depth_to_space: NHWC only")
+    r = int(block_size)
+    x = convert_to_tensor(input)
+    b, h, w, c = x.shape
+    if r < 2 or c % (r * r):
+        raise ValueError(f"depth_to_space: {c} channels do not divide into blocks of "
+                         f"{r}x{r} (block_size must be >= 2 and its square divide the channels)")
+    y = reshape(x, [b, h, w, r, r, c // (r * r)])
+    y = transpose(y, [0, 1, 3, 2, 4, 5])  # (b, h, r, w, r, C)
+    return reshape(y, [b, h * r, w * r, c // (r * r)])
+
+
+def space_to_depth(input: Any, block_size: int, data_format: str = "NHWC",  # noqa: A002
+                   name: str | None = None) -> Tensor:
+    """The inverse of depth_to_space: (B, H*r, W*r, C) -> (B, H, W, r*r*C)."""
+    from ._api import reshape, transpose
+    if data_format != "NHWC":
+        raise ValueError("space_to_depth: NHWC only")
+    r = int(block_size)
+    x = convert_to_tensor(input)
+    b, hr, wr, c = x.shape
+    if r < 2 or hr % r or wr % r:
+        raise ValueError(f"space_to_depth: a {hr}x{wr} image does not divide into {r}x{r} blocks")
+    y = reshape(x, [b, hr // r, r, wr // r, r, c])
+    y = transpose(y, [0, 1, 3, 2, 4, 5])  # (b, h, w, r, r, C)
+    return reshape(y, [b, hr // r, wr // r, r * r * c])

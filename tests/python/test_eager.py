@@ -158,3 +158,24 @@ def test_add_n_sums_a_list_and_its_gradient_reaches_each_term():
     np.testing.assert_allclose(tf.math.add_n([tf.constant([5.0])]).numpy(), [5.0])
     with pytest.raises(ValueError):
         tf.add_n([])
+
+
+def test_depth_to_space_is_tensorflows_and_differentiable():
+    x = np.arange(2 * 2 * 3 * 8, dtype=np.float32).reshape(2, 2, 3, 8)
+    r, c = 2, 2
+    want = np.zeros((2, 4, 6, 2), np.float32)
+    for b in range(2):
+        for h in range(2):
+            for w in range(3):
+                for i in range(r):
+                    for j in range(r):
+                        want[b, h * r + i, w * r + j] = x[b, h, w, (i * r + j) * c:(i * r + j + 1) * c]
+    np.testing.assert_array_equal(tf.nn.depth_to_space(x, 2).numpy(), want)
+    np.testing.assert_array_equal(tf.nn.space_to_depth(want, 2).numpy(), x)
+    v = tf.Variable(x)
+    weights = np.random.default_rng(0).random(want.shape).astype(np.float32)
+    with tf.GradientTape() as tape:
+        s = tf.reduce_sum(tf.nn.depth_to_space(v, 2) * weights)
+    np.testing.assert_allclose(tape.gradient(s, v).numpy(), tf.nn.space_to_depth(weights, 2).numpy())
+    with pytest.raises(ValueError):
+        tf.nn.depth_to_space(np.zeros((1, 2, 2, 6), np.float32), 2)

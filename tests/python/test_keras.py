@@ -278,3 +278,23 @@ def test_save_img_writes_a_png_of_the_arrays_size_and_channels(tmp_path):
         keras.utils.save_img(str(tmp_path / "x.png"), np.zeros((4, 4, 5)))
     with pytest.raises(tf.errors.OpError):
         keras.utils.save_img(str(tmp_path / "no" / "dir" / "x.png"), cases["grey.png"][0])
+
+
+def test_load_img_reads_back_what_save_img_wrote(tmp_path):
+    rng = np.random.default_rng(1)
+    rgb = rng.integers(0, 256, (20, 30, 3), dtype=np.uint8)
+    keras.utils.save_img(str(tmp_path / "rgb.png"), rgb)
+    back = keras.utils.load_img(str(tmp_path / "rgb.png"))
+    assert back.dtype == np.uint8 and back.shape == (20, 30, 3) and (back == rgb).all()
+    rgba = keras.utils.load_img(str(tmp_path / "rgb.png"), color_mode="rgba")
+    assert rgba.shape == (20, 30, 4) and (rgba[..., :3] == rgb).all() and (rgba[..., 3] == 255).all()
+    grey = keras.utils.img_to_array(keras.utils.load_img(str(tmp_path / "rgb.png"),
+                                                         color_mode="grayscale"))
+    assert grey.shape == (20, 30, 1) and grey.dtype == np.float32
+    with pytest.raises(tf.errors.NotFoundError):
+        keras.utils.load_img(str(tmp_path / "missing.png"))
+    (tmp_path / "bad.png").write_bytes(b"\x89PNG\r\n\x1a\nnot really")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not a PNG"):
+        keras.utils.load_img(str(tmp_path / "bad.png"))
+    with pytest.raises(ValueError):
+        keras.utils.load_img(str(tmp_path / "rgb.png"), color_mode="cmyk")

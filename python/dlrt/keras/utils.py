@@ -1,4 +1,4 @@
-"""dlrt.keras.utils: set_random_seed, to_categorical and save_img."""
+"""dlrt.keras.utils: set_random_seed, to_categorical, save_img, load_img and img_to_array."""
 
 from __future__ import annotations
 
@@ -44,3 +44,25 @@ def save_img(path: str, x: Any, data_format: str | None = None, file_format: str
             a = (a - lo) * (255.0 / (hi - lo)) if hi > lo else np.zeros_like(a)
         a = np.clip(np.rint(a), 0, 255).astype(np.uint8)
     _dlrt.png_write(str(path), np.ascontiguousarray(a))
+
+
+def load_img(path: str, color_mode: str = "rgb", target_size: Any = None,
+             interpolation: str = "nearest", **kwargs: Any) -> np.ndarray:
+    """Keras' load_img for PNG files, as a uint8 array (H, W, C) rather than a PIL image (which
+    img_to_array then makes float32, as in Keras). color_mode 'grayscale', 'rgb' or 'rgba'
+    (libpng converts any PNG to it). target_size is not supported (resize with dlrt's ops)."""
+    if target_size is not None:
+        raise TypeError("load_img: target_size is not supported by dlrt; resize the array")
+    channels = {"grayscale": 1, "rgb": 3, "rgba": 4}.get(color_mode)
+    if channels is None:
+        raise ValueError(f"load_img: color_mode {color_mode!r}; expected 'grayscale', 'rgb' or "
+                         "'rgba'")
+    return _dlrt.png_read(str(path), channels)
+
+
+def img_to_array(img: Any, data_format: str | None = None, dtype: str = "float32") -> np.ndarray:
+    """An image (load_img's array) as a float32 (H, W, C) array of its values 0..255."""
+    if data_format == "channels_first":
+        raise ValueError("img_to_array: channels_last images only")
+    a = np.asarray(img, dtype=dtype)
+    return a[..., None] if a.ndim == 2 else a
