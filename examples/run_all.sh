@@ -6,7 +6,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 python="${1:-$here/../.venv/bin/python}"
-for example in face_recognition sentiment heat_equation segmentation detection tagging; do
+for example in face_recognition sentiment heat_equation segmentation detection tagging \
+    super_resolution; do
   echo "== $example"
   "$python" "$here/$example.py"
 done

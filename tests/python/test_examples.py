@@ -70,6 +70,18 @@ def test_tagging_finds_entities_in_tweets():
     assert number(line, "entity F1") >= 0.1, line  # 0.22-0.23 for seeds 0 and 1
 
 
+def test_super_resolution_learns_to_upscale(tmp_path):
+    png = tmp_path / "sr.png"
+    line = run_example("super_resolution.py", "--quick", "--png", str(png))
+    # 300 steps reach bicubic's neighbourhood (the full 3,000 pass it); an untrained network
+    # is far below (its output is near zero).
+    for factor in ("2x", "4x"):
+        m = re.search(factor + r": bicubic ([0-9.]+) dB, ESPCN ([0-9.]+) dB", line)
+        assert m, line
+        assert float(m.group(2)) >= float(m.group(1)) - 1.5, line
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_a_missing_data_package_is_named(tmp_path):
     # The examples' finder, asked for a package that is not installed, names what to install.
     sys.path.insert(0, EXAMPLES)
