@@ -35,39 +35,48 @@ nb::module_& numpy() {
   return *np;
 }
 
-// The NumPy name of a dlrt dtype; bf16 has none (numpy() widens it to f32).
-const char* numpy_name(dlrt_dtype t) {
-  switch (t) {
-    case DLRT_F32:
-      return "float32";
-    case DLRT_F16:
-      return "float16";
-    case DLRT_BF16:
-      return "float32";
-    case DLRT_F64:
-      return "float64";
-    case DLRT_I32:
-      return "int32";
-    case DLRT_I64:
-      return "int64";
-    case DLRT_U8:
-      return "uint8";
-    case DLRT_I8:
-      return "int8";
-    case DLRT_BOOL:
-      return "bool";
-    case DLRT_U16:
-      return "uint16";
-    case DLRT_U32:
-      return "uint32";
-    case DLRT_U64:
-      return "uint64";
-    case DLRT_I16:
-      return "int16";
-    default:
-      throw dlrt::Error(DLRT_INVALID_ARGUMENT,
-                        "dtype " + dlrt::dtype_name(t) + " has no NumPy equivalent");
-  }
+// dlrt's dtypes as NumPy has them: the NumPy name and the DLPack code and bits that nanobind
+// reports for (and hands NumPy with) an array. One table for the four conversions below. bf16
+// has no NumPy dtype: numpy() widens it to float32 (an ml_dtypes "bfloat16" array still reads
+// as bf16: dtype_from_numpy).
+struct NumpyType {
+  dlrt_dtype dtype;
+  const char* name;
+  nb::dlpack::dtype_code code;
+  uint8_t bits;
+};
+using Code = nb::dlpack::dtype_code;
+constexpr NumpyType kNumpyTypes[] = {
+    {DLRT_F32, "float32", Code::Float, 32}, {DLRT_F16, "float16", Code::Float, 16},
+    {DLRT_F64, "float64", Code::Float, 64}, {DLRT_I8, "int8", Code::Int, 8},
+    {DLRT_I16, "int16", Code::Int, 16},     {DLRT_I32, "int32", Code::Int, 32},
+    {DLRT_I64, "int64", Code::Int, 64},     {DLRT_U8, "uint8", Code::UInt, 8},
+    {DLRT_U16, "uint16", Code::UInt, 16},   {DLRT_U32, "uint32", Code::UInt, 32},
+    {DLRT_U64, "uint64", Code::UInt, 64},   {DLRT_BOOL, "bool", Code::Bool, 8},
+};
+
+const NumpyType& numpy_type(dlrt_dtype t) {
+  for (const NumpyType& n : kNumpyTypes)
+    if (n.dtype == t) return n;
+  throw dlrt::Error(DLRT_INVALID_ARGUMENT,
+                    "dtype " + dlrt::dtype_name(t) + " has no NumPy equivalent");
+}
+
+// The NumPy name of a dlrt dtype (bf16: float32, what numpy() widens it to).
+const char* numpy_name(dlrt_dtype t) { return numpy_type(t == DLRT_BF16 ? DLRT_F32 : t).name; }
+
+// The DLPack dtype nanobind hands NumPy for a dlrt dtype (bf16 is widened before).
+nb::dlpack::dtype dlpack_dtype(dlrt_dtype t) {
+  const NumpyType& n = numpy_type(t);
+  return nb::dlpack::dtype{static_cast<uint8_t>(n.code), n.bits, 1};
+}
+
+// The dlrt dtype of a DLPack dtype (what nanobind reports for an array), if dlrt has it.
+std::optional<dlrt_dtype> dtype_from_dlpack(nb::dlpack::dtype d) {
+  if (d.lanes != 1) return std::nullopt;
+  for (const NumpyType& n : kNumpyTypes)
+    if (static_cast<uint8_t>(n.code) == d.code && n.bits == d.bits) return n.dtype;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -79,44 +88,6 @@ bool is_ndarray(nb::handle value) {
 }
 
 namespace {
-
-// The DLPack dtype nanobind hands NumPy for a dlrt dtype (numpy_name's table; bf16 is widened
-// before, so it is not here).
-nb::dlpack::dtype dlpack_dtype(dlrt_dtype t) {
-  using Code = nb::dlpack::dtype_code;
-  auto of = [](Code c, int bits) {
-    return nb::dlpack::dtype{static_cast<uint8_t>(c), static_cast<uint8_t>(bits), 1};
-  };
-  switch (t) {
-    case DLRT_F16:
-      return of(Code::Float, 16);
-    case DLRT_F32:
-      return of(Code::Float, 32);
-    case DLRT_F64:
-      return of(Code::Float, 64);
-    case DLRT_I8:
-      return of(Code::Int, 8);
-    case DLRT_I16:
-      return of(Code::Int, 16);
-    case DLRT_I32:
-      return of(Code::Int, 32);
-    case DLRT_I64:
-      return of(Code::Int, 64);
-    case DLRT_U8:
-      return of(Code::UInt, 8);
-    case DLRT_U16:
-      return of(Code::UInt, 16);
-    case DLRT_U32:
-      return of(Code::UInt, 32);
-    case DLRT_U64:
-      return of(Code::UInt, 64);
-    case DLRT_BOOL:
-      return of(Code::Bool, 8);
-    default:
-      throw dlrt::Error(DLRT_INVALID_ARGUMENT,
-                        "dtype " + dlrt::dtype_name(t) + " has no NumPy equivalent");
-  }
-}
 
 // Python numbers and lists: TensorFlow's defaults (float32 for floats, int32 for ints), unless
 // a dtype is asked for.
@@ -138,37 +109,6 @@ nb::tuple shape_tuple(const std::vector<int64_t>& dims) {
 void release_array(void* owner) {
   nb::gil_scoped_acquire gil;
   delete static_cast<nb::object*>(owner);
-}
-
-// The dlrt dtype of a DLPack dtype (what nanobind reports for an array), if dlrt has it.
-std::optional<dlrt_dtype> dtype_from_dlpack(nb::dlpack::dtype d) {
-  if (d.lanes != 1) return std::nullopt;
-  using Code = nb::dlpack::dtype_code;
-  switch (static_cast<Code>(d.code)) {
-    case Code::Float:
-      if (d.bits == 16) return DLRT_F16;
-      if (d.bits == 32) return DLRT_F32;
-      if (d.bits == 64) return DLRT_F64;
-      break;
-    case Code::Int:
-      if (d.bits == 8) return DLRT_I8;
-      if (d.bits == 16) return DLRT_I16;
-      if (d.bits == 32) return DLRT_I32;
-      if (d.bits == 64) return DLRT_I64;
-      break;
-    case Code::UInt:
-      if (d.bits == 8) return DLRT_U8;
-      if (d.bits == 16) return DLRT_U16;
-      if (d.bits == 32) return DLRT_U32;
-      if (d.bits == 64) return DLRT_U64;
-      break;
-    case Code::Bool:
-      if (d.bits == 8) return DLRT_BOOL;
-      break;
-    default:
-      break;
-  }
-  return std::nullopt;
 }
 
 // The fast path of to_tensor for the common input, a NumPy array that is already C-contiguous,
@@ -206,13 +146,9 @@ std::optional<TensorHandle> wrap_array_in_place(nb::handle value, size_t device)
 
 dlrt_dtype dtype_from_numpy(nb::handle numpy_dtype) {
   const std::string name = nb::cast<std::string>(nb::str(numpy_dtype.attr("name")));
-  static const std::pair<const char*, dlrt_dtype> table[] = {
-      {"float32", DLRT_F32}, {"float16", DLRT_F16}, {"float64", DLRT_F64}, {"bfloat16", DLRT_BF16},
-      {"int32", DLRT_I32},   {"int64", DLRT_I64},   {"uint8", DLRT_U8},    {"int8", DLRT_I8},
-      {"bool", DLRT_BOOL},   {"uint16", DLRT_U16},  {"uint32", DLRT_U32},  {"uint64", DLRT_U64},
-      {"int16", DLRT_I16}};
-  for (const auto& [n, t] : table)
-    if (name == n) return t;
+  if (name == "bfloat16") return DLRT_BF16;  // ml_dtypes' bfloat16
+  for (const NumpyType& n : kNumpyTypes)
+    if (name == n.name) return n.dtype;
   throw nb::type_error(("dlrt has no dtype for NumPy's " + name +
                         "; expected a bool, integer or float array (float32, float64, int32, "
                         "...)")
