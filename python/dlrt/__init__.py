@@ -54,6 +54,6 @@ newaxis = None
 def __getattr__(name: str):
     # Heavier submodules load on first use (import dlrt stays quick).
     import importlib
-    if name in ("keras", "distribute", "onnx", "probe"):
+    if name in ("keras", "distribute", "onnx", "probe", "tune"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'dlrt' has no attribute '{name}'")

@@ -82,6 +82,13 @@ def test_super_resolution_learns_to_upscale(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_tuner_searches_concurrently_and_measures_itself():
+    line = run_example("tuner.py", "--quick")
+    assert number(line, "best val_accuracy") >= 0.75, line
+    assert re.search(r"concurrent on 2 logical CPUs [0-9.]+ s, sequential on the whole CPU "
+                     r"[0-9.]+ s: speed-up [0-9.]+x", line), line
+
+
 def test_a_missing_data_package_is_named(tmp_path):
     # The examples' finder, asked for a package that is not installed, names what to install.
     sys.path.insert(0, EXAMPLES)
