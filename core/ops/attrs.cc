@@ -17,28 +17,6 @@ dlrt_attr_type AttrValue::type() const {
   return kTypes[v_.index()];
 }
 
-const char* attr_type_name(dlrt_attr_type type) {
-  switch (type) {
-    case DLRT_ATTR_INT:
-      return "int";
-    case DLRT_ATTR_FLOAT:
-      return "float";
-    case DLRT_ATTR_STRING:
-      return "string";
-    case DLRT_ATTR_BOOL:
-      return "bool";
-    case DLRT_ATTR_DTYPE:
-      return "dtype";
-    case DLRT_ATTR_INTS:
-      return "ints";
-    case DLRT_ATTR_FLOATS:
-      return "floats";
-    case DLRT_ATTR_NONE:
-      break;
-  }
-  return "none";
-}
-
 std::string to_string(const AttrValue& value) {
   switch (value.type()) {
     case DLRT_ATTR_INT:

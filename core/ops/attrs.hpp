@@ -7,6 +7,7 @@
 // pointers point into the AttrValue (so it must outlive the view).
 #pragma once
 
+#include <dlrt/names.hpp>  // attr_type_name
 #include <dlrt/types.h>
 
 #include <cstdint>
@@ -66,8 +67,6 @@ class AttrValue {
 // Attribute name -> value. Ordered, so materialised descriptors list attributes by name.
 using AttrMap = std::map<std::string, AttrValue, std::less<>>;
 
-// "int", "float", "bool", "string", "ints", "floats", "dtype".
-const char* attr_type_name(dlrt_attr_type type);
 // As error messages show values: 3, 0.001, true, "VALID", (1,1), (0.5,2), f32.
 std::string to_string(const AttrValue& value);
 

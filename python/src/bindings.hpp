@@ -64,8 +64,7 @@ struct OpSig {
   std::vector<AttrInfo> attrs;
 };
 const OpSig& op_signature(const std::string& op);
-// "int", "floats", ... for a dlrt_attr_type (the schema's words, as docs/ops.md writes them).
-const char* attr_type_name(int32_t type);
+// (An attribute type's word, "int", "floats", ...: dlrt::attr_type_name, dlrt/names.hpp.)
 
 // eager.cc: a dict of Python values as the op's attributes, each converted to the type the
 // schema gives it (None values are left out: the default).

@@ -92,27 +92,6 @@ nb::dict signature_dict(const dlrt_op_signature& s) {
 
 }  // namespace
 
-const char* attr_type_name(int32_t t) {
-  switch (t) {
-    case DLRT_ATTR_INT:
-      return "int";
-    case DLRT_ATTR_FLOAT:
-      return "float";
-    case DLRT_ATTR_STRING:
-      return "string";
-    case DLRT_ATTR_BOOL:
-      return "bool";
-    case DLRT_ATTR_DTYPE:
-      return "dtype";
-    case DLRT_ATTR_INTS:
-      return "ints";
-    case DLRT_ATTR_FLOATS:
-      return "floats";
-    default:
-      return "none";
-  }
-}
-
 const OpSig& op_signature(const std::string& op) {
   static std::mutex mutex;
   static auto* cache = new std::unordered_map<std::string, std::unique_ptr<OpSig>>();

@@ -70,6 +70,30 @@ inline std::string setting_source_name(dlrt_setting_source s) {
   return unknown_name(s);
 }
 
+// An attribute type's word in the op schema (docs/ops.md, error messages, the Python
+// package's signatures): "int", "float", "string", "bool", "dtype", "ints", "floats"; "none"
+// for DLRT_ATTR_NONE and for a value this header does not know.
+inline const char* attr_type_name(int32_t type) {
+  switch (type) {
+    case DLRT_ATTR_INT:
+      return "int";
+    case DLRT_ATTR_FLOAT:
+      return "float";
+    case DLRT_ATTR_STRING:
+      return "string";
+    case DLRT_ATTR_BOOL:
+      return "bool";
+    case DLRT_ATTR_DTYPE:
+      return "dtype";
+    case DLRT_ATTR_INTS:
+      return "ints";
+    case DLRT_ATTR_FLOATS:
+      return "floats";
+    default:
+      return "none";
+  }
+}
+
 inline std::string dtype_name(dlrt_dtype t) {
   if (const char* name = dlrt_dtype_name(t)) return name;
   if (t == DLRT_DTYPE_INVALID) return "invalid";
