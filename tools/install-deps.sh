@@ -9,12 +9,15 @@ packages=(
   libboost-dev libboost-filesystem-dev    # Boost.DLL plugin loading
   libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   libpng-dev                              # PNG image grids (core/io/png_write.cc)
+  libjpeg-dev                             # JPEG in keras.utils.load_img/save_img (python/src/jpeg.cc)
   libonnx-dev libprotobuf-dev             # ONNX import (core/onnx_import): ONNX's protobuf classes
   python3-venv python3-dev                # the README venv (Python package), the ONNX suite, dlbench
   libgtest-dev libgmock-dev               # tests
   libopenmpi-dev openmpi-bin              # multi-worker (plugins/mpi)
   dataset-fashion-mnist                   # the default data set
   fortunes                                # the default text corpus (/usr/share/games/fortunes)
+  opencv-doc                              # examples' pictures (style_transfer: starry_night.jpg)
+  trans-de-en                             # examples' sentence pairs (translation: /usr/share/trans/de-en)
 )
 
 missing=()

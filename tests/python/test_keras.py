@@ -272,8 +272,8 @@ def test_save_img_writes_a_png_of_the_arrays_size_and_channels(tmp_path):
         assert data[:8] == b"\x89PNG\r\n\x1a\n", name
         width, height, depth, color = struct.unpack(">IIBB", data[16:26])
         assert (width, height, depth, color) == (30, 20, 8, color_type), name
-    with pytest.raises(ValueError, match="PNG"):
-        keras.utils.save_img(str(tmp_path / "x.jpg"), cases["grey.png"][0])
+    with pytest.raises(ValueError, match="PNG and JPEG"):
+        keras.utils.save_img(str(tmp_path / "x.gif"), cases["grey.png"][0])
     with pytest.raises(ValueError, match="channels"):
         keras.utils.save_img(str(tmp_path / "x.png"), np.zeros((4, 4, 5)))
     with pytest.raises(tf.errors.OpError):
@@ -298,3 +298,36 @@ def test_load_img_reads_back_what_save_img_wrote(tmp_path):
         keras.utils.load_img(str(tmp_path / "bad.png"))
     with pytest.raises(ValueError):
         keras.utils.load_img(str(tmp_path / "rgb.png"), color_mode="cmyk")
+
+
+def test_jpeg_files_round_trip_within_the_codecs_loss(tmp_path):
+    # A smooth picture (JPEG's case): the decoded pixels stay within a few levels of it.
+    y, x = np.mgrid[0:48, 0:64]
+    rgb = np.stack([x * 4, y * 5, (x + y) * 2], axis=-1).astype(np.uint8)
+    keras.utils.save_img(str(tmp_path / "smooth.jpg"), rgb)
+    assert (tmp_path / "smooth.jpg").read_bytes()[:3] == b"\xff\xd8\xff"
+    back = keras.utils.load_img(str(tmp_path / "smooth.jpg"))
+    assert back.dtype == np.uint8 and back.shape == (48, 64, 3)
+    assert np.abs(back.astype(int) - rgb).mean() < 3.0
+    # The format comes from the file's bytes, not its name; grey and RGBA are converted.
+    (tmp_path / "smooth.png").write_bytes((tmp_path / "smooth.jpg").read_bytes())
+    assert (keras.utils.load_img(str(tmp_path / "smooth.png")) == back).all()
+    assert keras.utils.load_img(str(tmp_path / "smooth.jpg"), color_mode="grayscale").shape == (48, 64, 1)
+    rgba = keras.utils.load_img(str(tmp_path / "smooth.jpg"), color_mode="rgba")
+    assert rgba.shape == (48, 64, 4) and (rgba[..., 3] == 255).all()
+    # Grey floats, scaled as Keras scales them, through file_format rather than the name.
+    keras.utils.save_img(str(tmp_path / "grey.img"), rgb[..., :1].astype(np.float32),
+                         file_format="jpeg", quality=90)
+    assert keras.utils.load_img(str(tmp_path / "grey.img"), color_mode="grayscale").shape == (48, 64, 1)
+    # A cut-off or garbled file is an error with the reason, never a crash.
+    data = (tmp_path / "smooth.jpg").read_bytes()
+    (tmp_path / "garbled.jpg").write_bytes(data[:4] + b"\x00" * 64)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not a JPEG"):
+        keras.utils.load_img(str(tmp_path / "garbled.jpg"))
+    with pytest.raises(ValueError, match="PNG and JPEG"):
+        keras.utils.save_img(str(tmp_path / "x.bmp"), rgb)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="channels"):
+        keras.utils.save_img(str(tmp_path / "rgba.jpg"), np.zeros((4, 4, 4), np.uint8))
+    with pytest.raises(tf.errors.OpError, match="cannot create"):
+        keras.utils.save_img(str(tmp_path / "no" / "dir" / "x.jpg"), rgb)
+    assert not list(tmp_path.glob("*.partial"))

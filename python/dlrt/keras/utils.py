@@ -1,4 +1,5 @@
-"""dlrt.keras.utils: set_random_seed, to_categorical, save_img, load_img and img_to_array."""
+"""dlrt.keras.utils: set_random_seed, to_categorical, save_img, load_img (PNG and JPEG) and
+img_to_array."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dlrt
+from .. import errors as _errors
 from .. import random as _random
 
 
@@ -26,12 +28,12 @@ def to_categorical(y: np.ndarray, num_classes: int | None = None, dtype: str = "
 
 def save_img(path: str, x: Any, data_format: str | None = None, file_format: str | None = None,
              scale: bool = True, **kwargs: Any) -> None:
-    """Keras' save_img: an image array (H, W) or (H, W, C), C in 1..4, as a PNG file. With
-    scale=True (Keras' default) a float array is stretched from its minimum and maximum to
-    0..255; otherwise the values are clipped to 0..255. PNG only (dlrt writes it with libpng)."""
-    if file_format not in (None, "png", "PNG") or not str(path).lower().endswith(".png"):
-        raise ValueError(f"save_img: dlrt writes PNG files only; got {path!r} "
-                         f"(file_format={file_format!r})")
+    """Keras' save_img: an image array (H, W) or (H, W, C) as a PNG (C in 1..4, libpng) or JPEG
+    file (C of 1 or 3, libjpeg; `quality=` 1..100, 95 unless given), chosen by file_format or
+    else by the name's extension, as Keras does. With scale=True (Keras' default) a float array
+    is stretched from its minimum and maximum to 0..255; otherwise the values are clipped to
+    0..255."""
+    kind = _file_kind(str(path), file_format)
     if data_format == "channels_first":
         raise ValueError("save_img: channels_last images only")
     a = np.asarray(x.numpy() if hasattr(x, "numpy") else x)
@@ -43,20 +45,47 @@ def save_img(path: str, x: Any, data_format: str | None = None, file_format: str
             lo, hi = float(a.min()), float(a.max())
             a = (a - lo) * (255.0 / (hi - lo)) if hi > lo else np.zeros_like(a)
         a = np.clip(np.rint(a), 0, 255).astype(np.uint8)
-    _dlrt.png_write(str(path), np.ascontiguousarray(a))
+    if kind == "png":
+        _dlrt.png_write(str(path), np.ascontiguousarray(a))
+        return
+    if a.ndim == 3 and a.shape[-1] == 1:
+        a = a[..., 0]
+    _dlrt.jpeg_write(str(path), np.ascontiguousarray(a), int(kwargs.get("quality", 95)))
+
+
+def _file_kind(path: str, file_format: str | None) -> str:
+    """'png' or 'jpeg' from file_format (Keras/PIL's names) or else the extension."""
+    name = (file_format or path.rsplit(".", 1)[-1]).lower()
+    kind = {"png": "png", "jpg": "jpeg", "jpeg": "jpeg"}.get(name)
+    if kind is None:
+        raise ValueError(f"save_img: dlrt writes PNG and JPEG files; got {path!r} "
+                         f"(file_format={file_format!r})")
+    return kind
 
 
 def load_img(path: str, color_mode: str = "rgb", target_size: Any = None,
              interpolation: str = "nearest", **kwargs: Any) -> np.ndarray:
-    """Keras' load_img for PNG files, as a uint8 array (H, W, C) rather than a PIL image (which
-    img_to_array then makes float32, as in Keras). color_mode 'grayscale', 'rgb' or 'rgba'
-    (libpng converts any PNG to it). target_size is not supported (resize with dlrt's ops)."""
+    """Keras' load_img for PNG and JPEG files (told apart by their first bytes, not the name),
+    as a uint8 array (H, W, C) rather than a PIL image (which img_to_array then makes float32,
+    as in Keras). color_mode 'grayscale', 'rgb' or 'rgba' (libpng and libjpeg convert to it; a
+    JPEG has no alpha, so 'rgba' gives it an opaque one). target_size is not supported (resize
+    with dlrt's ops)."""
     if target_size is not None:
         raise TypeError("load_img: target_size is not supported by dlrt; resize the array")
     channels = {"grayscale": 1, "rgb": 3, "rgba": 4}.get(color_mode)
     if channels is None:
         raise ValueError(f"load_img: color_mode {color_mode!r}; expected 'grayscale', 'rgb' or "
                          "'rgba'")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except FileNotFoundError as e:
+        raise _errors.NotFoundError(f"load_img: {path}: no such file") from e
+    if head.startswith(b"\xff\xd8\xff"):
+        rgb = _dlrt.jpeg_read(str(path), min(channels, 3))
+        if channels == 4:
+            rgb = np.concatenate([rgb, np.full(rgb.shape[:2] + (1,), 255, np.uint8)], axis=-1)
+        return rgb
     return _dlrt.png_read(str(path), channels)
 
 
