@@ -10,6 +10,7 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   libpng-dev                              # PNG image grids (core/io/png_write.cc)
   libjpeg-dev                             # JPEG in keras.utils.load_img/save_img (python/src/jpeg.cc)
+  libtiff-dev                             # TIFF in keras.utils.load_img (python/src/tiff.cc)
   libonnx-dev libprotobuf-dev             # ONNX import (core/onnx_import): ONNX's protobuf classes
   python3-venv python3-dev                # the README venv (Python package), the ONNX suite, dlbench
   libgtest-dev libgmock-dev               # tests

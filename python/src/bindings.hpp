@@ -100,6 +100,7 @@ void bind_runtime(nb::module_& m);
 void bind_tensor(nb::module_& m);
 void bind_image(nb::module_& m);
 void bind_jpeg(nb::module_& m);  // jpeg.cc: libjpeg read/write for load_img/save_img
+void bind_tiff(nb::module_& m);  // tiff.cc: libtiff reading for load_img
 void bind_eager(nb::module_& m);
 void bind_op_signatures(nb::module_& m);
 void bind_tape(nb::module_& m);

@@ -13,6 +13,7 @@ NB_MODULE(_dlrt, m) {
   dlrt::python::bind_tensor(m);
   dlrt::python::bind_image(m);
   dlrt::python::bind_jpeg(m);
+  dlrt::python::bind_tiff(m);
   dlrt::python::bind_eager(m);
   dlrt::python::bind_tape(m);
   dlrt::python::bind_onnx(m);

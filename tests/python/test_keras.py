@@ -3,6 +3,7 @@ quick), evaluate/predict, checkpoints, callbacks, Ctrl-C, and bad inputs."""
 
 import os
 import signal
+import struct
 import threading
 
 import numpy as np
@@ -262,7 +263,6 @@ def test_binary_crossentropy_takes_flat_labels_and_accuracy_is_binary():
 
 
 def test_save_img_writes_a_png_of_the_arrays_size_and_channels(tmp_path):
-    import struct
     cases = {"rgb.png": (np.random.default_rng(0).random((20, 30, 3)), 2),
              "grey.png": ((np.arange(600).reshape(20, 30) % 256).astype(np.uint8), 0),
              "rgba.png": (np.zeros((20, 30, 4), np.uint8), 6)}
@@ -298,6 +298,76 @@ def test_load_img_reads_back_what_save_img_wrote(tmp_path):
         keras.utils.load_img(str(tmp_path / "bad.png"))
     with pytest.raises(ValueError):
         keras.utils.load_img(str(tmp_path / "rgb.png"), color_mode="cmyk")
+
+
+def tiff_bytes(a: np.ndarray, sample_format: int) -> bytes:
+    """A minimal little-endian baseline TIFF of `a` (H, W, samples): one uncompressed strip."""
+    h, w, spp = a.shape
+    pixels = np.ascontiguousarray(a).tobytes()
+    entries = [(256, 4, w), (257, 4, h), (258, 3, a.dtype.itemsize * 8), (259, 3, 1),
+               (262, 3, 2 if spp == 3 else 1), (273, 4, 0), (277, 3, spp), (278, 4, h),
+               (279, 4, len(pixels)), (284, 3, 1), (339, 3, sample_format)]
+    ifd_at = 8 + len(pixels)
+    entries = [(t, k, 8 if t == 273 else v) for t, k, v in entries]
+    ifd = struct.pack("<H", len(entries)) + b"".join(
+        struct.pack("<HHII", t, k, 1, v) if k == 4 else struct.pack("<HHIHH", t, k, 1, v, 0)
+        for t, k, v in entries) + struct.pack("<I", 0)
+    return b"II*\x00" + struct.pack("<I", ifd_at) + pixels + ifd
+
+
+def test_tiff_files_keep_their_sample_type(tmp_path):
+    # 16-bit labels above 255 (a mask of many objects) come back exact, not cut to 8 bits.
+    labels = (np.arange(6 * 5, dtype=np.uint16).reshape(6, 5, 1) * 997)
+    (tmp_path / "mask.tif").write_bytes(tiff_bytes(labels, 1))
+    back = keras.utils.load_img(str(tmp_path / "mask.tif"), color_mode="grayscale")
+    assert back.dtype == np.uint16 and back.shape == (6, 5, 1) and (back == labels).all()
+    rgb = keras.utils.load_img(str(tmp_path / "mask.tif"))  # 'rgb' repeats the grey, as PIL
+    assert rgb.shape == (6, 5, 3) and (rgb == labels).all()
+    floats = np.random.default_rng(0).normal(size=(4, 3, 3)).astype(np.float32)
+    (tmp_path / "f.tiff").write_bytes(tiff_bytes(floats, 3))
+    assert (keras.utils.load_img(str(tmp_path / "f.tiff")) == floats).all()
+    rgba = keras.utils.load_img(str(tmp_path / "f.tiff"), color_mode="rgba")
+    assert rgba.shape == (4, 3, 4) and (rgba[..., 3] == 1.0).all()
+    with pytest.raises(ValueError, match="3 samples per pixel"):
+        keras.utils.load_img(str(tmp_path / "f.tiff"), color_mode="grayscale")
+    # Truncated pixels and unknown sample kinds are errors with the reason.
+    data = tiff_bytes(labels, 1)
+    (tmp_path / "cut.tif").write_bytes(data[:8] + b"\x00" * 4)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="TIFF"):
+        keras.utils.load_img(str(tmp_path / "cut.tif"), color_mode="grayscale")
+    (tmp_path / "complex.tif").write_bytes(tiff_bytes(labels, 6))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="samples of format 6"):
+        keras.utils.load_img(str(tmp_path / "complex.tif"), color_mode="grayscale")
+
+
+def test_tiled_tiffs_are_put_together_with_their_edge_tiles_clipped(tmp_path):
+    # 20 x 36 uint16 pixels in 16 x 16 tiles: 2 rows of 3 tiles, the last row and column cut.
+    h, w, t = 20, 36, 16
+    image = np.arange(h * w, dtype=np.uint16).reshape(h, w)
+    tiles = []
+    for r in range(0, h, t):
+        for c in range(0, w, t):
+            tile = np.zeros((t, t), np.uint16)
+            part = image[r:r + t, c:c + t]
+            tile[:part.shape[0], :part.shape[1]] = part
+            tiles.append(tile.tobytes())
+    body = b"".join(tiles)
+    offsets_at = 8 + len(body)
+    counts_at = offsets_at + 4 * len(tiles)
+    arrays = (struct.pack(f"<{len(tiles)}I", *[8 + i * len(tiles[0]) for i in range(len(tiles))]) +
+              struct.pack(f"<{len(tiles)}I", *[len(x) for x in tiles]))
+    short = lambda tag, v: struct.pack("<HHIHH", tag, 3, 1, v, 0)  # noqa: E731
+    entries = [struct.pack("<HHII", 256, 4, 1, w), struct.pack("<HHII", 257, 4, 1, h),
+               short(258, 16), short(259, 1), short(262, 1), short(277, 1),
+               struct.pack("<HHII", 322, 4, 1, t), struct.pack("<HHII", 323, 4, 1, t),
+               struct.pack("<HHII", 324, 4, len(tiles), offsets_at),
+               struct.pack("<HHII", 325, 4, len(tiles), counts_at)]
+    ifd_at = counts_at + 4 * len(tiles)
+    data = (b"II*\x00" + struct.pack("<I", ifd_at) + body + arrays +
+            struct.pack("<H", len(entries)) + b"".join(entries) + struct.pack("<I", 0))
+    (tmp_path / "tiled.tif").write_bytes(data)
+    back = keras.utils.load_img(str(tmp_path / "tiled.tif"), color_mode="grayscale")
+    assert back.shape == (h, w, 1) and (back[..., 0] == image).all()
 
 
 def test_jpeg_files_round_trip_within_the_codecs_loss(tmp_path):

@@ -1,4 +1,4 @@
-"""dlrt.keras.utils: set_random_seed, to_categorical, save_img, load_img (PNG and JPEG) and
+"""dlrt.keras.utils: set_random_seed, to_categorical, save_img, load_img (PNG, JPEG, TIFF) and
 img_to_array."""
 
 from __future__ import annotations
@@ -65,11 +65,12 @@ def _file_kind(path: str, file_format: str | None) -> str:
 
 def load_img(path: str, color_mode: str = "rgb", target_size: Any = None,
              interpolation: str = "nearest", **kwargs: Any) -> np.ndarray:
-    """Keras' load_img for PNG and JPEG files (told apart by their first bytes, not the name),
-    as a uint8 array (H, W, C) rather than a PIL image (which img_to_array then makes float32,
-    as in Keras). color_mode 'grayscale', 'rgb' or 'rgba' (libpng and libjpeg convert to it; a
-    JPEG has no alpha, so 'rgba' gives it an opaque one). target_size is not supported (resize
-    with dlrt's ops)."""
+    """Keras' load_img for PNG, JPEG and TIFF files (told apart by their first bytes, not the
+    name), as an array (H, W, C) rather than a PIL image (which img_to_array then makes float32,
+    as in Keras): uint8 for PNG and JPEG; a TIFF keeps its own sample type (16-bit microscopy
+    and label masks stay exact). color_mode 'grayscale', 'rgb' or 'rgba' (libpng and libjpeg
+    convert to it; a JPEG has no alpha, so 'rgba' gives it an opaque one; a grey TIFF is
+    repeated for 'rgb'). target_size is not supported (resize with dlrt's ops)."""
     if target_size is not None:
         raise TypeError("load_img: target_size is not supported by dlrt; resize the array")
     channels = {"grayscale": 1, "rgb": 3, "rgba": 4}.get(color_mode)
@@ -81,12 +82,35 @@ def load_img(path: str, color_mode: str = "rgb", target_size: Any = None,
             head = f.read(8)
     except FileNotFoundError as e:
         raise _errors.NotFoundError(f"load_img: {path}: no such file") from e
+    if head[:4] in (b"II*\x00", b"MM\x00*"):
+        return _tiff(str(path), channels)
     if head.startswith(b"\xff\xd8\xff"):
         rgb = _dlrt.jpeg_read(str(path), min(channels, 3))
         if channels == 4:
             rgb = np.concatenate([rgb, np.full(rgb.shape[:2] + (1,), 255, np.uint8)], axis=-1)
         return rgb
     return _dlrt.png_read(str(path), channels)
+
+
+def _tiff(path: str, channels: int) -> np.ndarray:
+    """A TIFF's first image with its own sample type (uint16 microscopy and label masks stay
+    exact), its samples matched to color_mode: grey repeated for 'rgb'/'rgba' (as PIL converts
+    it), an opaque alpha added to RGB for 'rgba'; anything else is refused by name."""
+    a = _dlrt.tiff_read(path)
+    have = a.shape[-1]
+    if have == channels:
+        return a
+    if have == 1 and channels in (3, 4):
+        a = np.repeat(a, 3, axis=-1)
+        have = 3
+    if have == 3 and channels == 4:
+        opaque = np.iinfo(a.dtype).max if a.dtype.kind in "ui" else 1.0
+        return np.concatenate([a, np.full(a.shape[:2] + (1,), opaque, a.dtype)], axis=-1)
+    if have == channels:
+        return a
+    names = {1: "grayscale", 3: "rgb", 4: "rgba"}
+    raise ValueError(f"load_img: {path} has {a.shape[-1]} samples per pixel; color_mode "
+                     f"{names[channels]!r} cannot be made from them")
 
 
 def img_to_array(img: Any, data_format: str | None = None, dtype: str = "float32") -> np.ndarray:
