@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -175,6 +176,63 @@ void write_conv(Writer& w, const Node& n, const std::string& out) {
   from_nchw(w, n, n.op == "conv2d_bias_act" ? a : y, out);
 }
 
+// conv2d_transpose -> ConvTranspose on x in NCHW. dlrt's filter (KH,KW,Co,Ci) becomes ONNX's
+// (Ci,Co,KH,KW). dlrt's inferred "pads" (ONNX's layout: h_begin, w_begin, h_end, w_end) are
+// those of the forward convolution; ONNX's output length is (H-1)*s + k - begin - end +
+// output_padding, so output_padding is whatever the node's own output length needs beyond
+// that (0 <= it < s, by the op's definition), which covers Keras' VALID, SAME and explicit
+// output_padding alike.
+void write_conv_transpose(Writer& w, const Node& n, const std::string& out) {
+  const bool nhwc = sattr(n, "data_format", "NHWC") == "NHWC";
+  const std::string x = to_nchw(w, n, w.name_of(n.inputs[0]));
+  std::string wt;
+  if (auto h = w.host_value(n.inputs[1])) wt = w.initializer(host_transpose(*h, {3, 2, 0, 1}), n.name + "/W");
+  else wt = w.transpose(w.name_of(n.inputs[1]), {3, 2, 0, 1}, n.name + "/W");
+  const ValueRef xv = n.inputs[0], wv = n.inputs[1];
+  const std::vector<int64_t>& xd = w.graph().node(xv.node).outputs[xv.output].dims;
+  const std::vector<int64_t>& wd = w.graph().node(wv.node).outputs[wv.output].dims;
+  const std::vector<int64_t> strides = iattrs(n, "strides"), dilations = iattrs(n, "dilations"),
+                             pads = iattrs(n, "pads");
+  std::vector<int64_t> output_padding(2);
+  for (int k = 0; k < 2; ++k) {
+    const int64_t in = xd[nhwc ? 1 + k : 2 + k], y = n.outputs[0].dims[nhwc ? 1 + k : 2 + k];
+    const int64_t taps = (wd[k] - 1) * dilations[k] + 1;
+    output_padding[k] = y - ((in - 1) * strides[k] + taps - pads[k] - pads[k + 2]);
+    if (output_padding[k] < 0 || output_padding[k] >= std::max<int64_t>(strides[k], dilations[k]))
+      unmapped(n, fmt::format("an output length ONNX's ConvTranspose cannot give (output padding {})",
+                              output_padding[k]));
+  }
+  const std::string y = w.fresh(n.name + "/deconv");
+  auto* c = w.node("ConvTranspose", {x, wt}, {y}, n.name);
+  Writer::ints(c, "strides", strides);
+  Writer::ints(c, "dilations", dilations);
+  Writer::ints(c, "pads", pads);
+  Writer::ints(c, "output_padding", output_padding);
+  from_nchw(w, n, y, out);
+}
+
+// resize -> Resize (opset 13's inputs: X, roi, scales, sizes) on x in NCHW. The sizes are
+// (N, C) of x at run time, then (OH, OW): a symbolic batch stays symbolic. The modes are
+// ONNX's own names but for bilinear, ONNX's "linear".
+void write_resize(Writer& w, const Node& n, const std::string& out) {
+  const std::string x = to_nchw(w, n, w.name_of(n.inputs[0]));
+  const std::string shape = w.fresh(n.name + "/shape"), nc = w.fresh(n.name + "/nc"),
+                    sizes = w.fresh(n.name + "/sizes");
+  w.node("Shape", {x}, {shape}, n.name + "/shape");
+  w.node("Slice", {shape, w.int64s({0}, n.name + "/start"), w.int64s({2}, n.name + "/end")}, {nc},
+         n.name + "/nc");
+  Writer::integer(w.node("Concat", {nc, w.int64s(iattrs(n, "size"), n.name + "/hw")}, {sizes},
+                         n.name + "/sizes"),
+                  "axis", 0);
+  const std::string y = w.fresh(n.name + "/resized");
+  auto* r = w.node("Resize", {x, "", "", sizes}, {y}, n.name);
+  const std::string mode = sattr(n, "mode", "nearest");
+  Writer::text(r, "mode", mode == "bilinear" ? "linear" : mode);
+  Writer::text(r, "coordinate_transformation_mode", sattr(n, "coordinate_transformation", "half_pixel"));
+  if (mode == "nearest") Writer::text(r, "nearest_mode", sattr(n, "nearest_mode", "round_prefer_floor"));
+  from_nchw(w, n, y, out);
+}
+
 void write_pool(Writer& w, const Node& n, const std::string& out) {
   const std::string x = to_nchw(w, n, w.name_of(n.inputs[0]));
   const std::string y = w.fresh(n.name + "/pool");
@@ -307,6 +365,8 @@ const std::map<std::string, OpWriter>& writers() {
     for (const char* a : {"global_avg_pool2d", "global_max_pool2d"}) t[a] = write_global_pool;
     for (const char* a : {"matmul", "matmul_bias_act"}) t[a] = write_matmul;
     t["grid_sample"] = write_grid_sample;
+    t["conv2d_transpose"] = write_conv_transpose;
+    t["resize"] = write_resize;
     t["batch_matmul"] = [](Writer& w, const Node& n, const std::string& out) {
       std::string a = w.name_of(n.inputs[0]), b = w.name_of(n.inputs[1]);
       auto last2 = [&](ValueRef v, const std::string& x) {

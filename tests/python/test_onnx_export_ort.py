@@ -1,0 +1,85 @@
+"""Models dlrt.keras saves to ONNX, run by onnxruntime: the same outputs as dlrt's predict.
+
+onnxruntime lives in the ONNX suite's venv (build/venv-onnx, made by `make test` from
+tools/onnx-suite/requirements.txt), not in the package's: the exported file and the inputs
+travel between the two as files.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import dlrt as tf
+
+ORT_VENV_PYTHON = os.path.join(os.environ.get("DLRT_BUILD_DIR", "build"), "venv-onnx", "bin",
+                               "python")
+
+# Runs the model in onnxruntime on x.npy and writes its first output to y.npy.
+RUN_ORT = """
+import sys
+import numpy as np
+import onnxruntime as ort
+model, x, y = sys.argv[1:4]
+s = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+np.save(y, s.run(None, {s.get_inputs()[0].name: np.load(x)})[0])
+"""
+
+
+def onnxruntime_outputs(model: str, x: np.ndarray, tmp_path) -> np.ndarray:
+    assert os.path.isfile(ORT_VENV_PYTHON), (
+        f"{ORT_VENV_PYTHON} is missing: `make test` makes it (tools/onnx-suite/setup-venv.sh)")
+    np.save(tmp_path / "x.npy", x)
+    p = subprocess.run([ORT_VENV_PYTHON, "-c", RUN_ORT, model, str(tmp_path / "x.npy"),
+                        str(tmp_path / "y.npy")], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return np.load(tmp_path / "y.npy")
+
+
+def unet(interpolation: str, padding: str, output_padding) -> tf.keras.Model:
+    """A U-Net's shape: down by pooling, up by a strided Conv2DTranspose and an UpSampling2D,
+    the skips concatenated."""
+    L = tf.keras.layers
+    inputs = tf.keras.Input(shape=(20, 20, 3))
+    c1 = L.Conv2D(8, (3, 3), padding="same", activation="relu")(inputs)          # 20x20x8
+    c2 = L.Conv2D(16, (3, 3), padding="same", activation="relu")(L.MaxPooling2D((2, 2))(c1))
+    bottom = L.Conv2D(16, (3, 3), padding="same", activation="relu")(L.MaxPooling2D((2, 2))(c2))
+    up2 = L.Conv2DTranspose(16, (3, 3), strides=(2, 2), padding=padding,
+                            output_padding=output_padding)(bottom)
+    if up2.shape[1] != 10:  # VALID without output padding gives 11x11: crop by a 2x2 valid conv
+        up2 = L.Conv2D(16, (2, 2))(up2)
+    d2 = L.Conv2D(16, (3, 3), padding="same", activation="relu")(L.Concatenate()([up2, c2]))
+    up1 = L.UpSampling2D((2, 2), interpolation=interpolation)(d2)
+    d1 = L.Conv2D(8, (3, 3), padding="same", activation="relu")(L.Concatenate()([up1, c1]))
+    return tf.keras.Model(inputs=inputs, outputs=L.Conv2D(4, (1, 1))(d1))
+
+
+@pytest.mark.parametrize("interpolation,padding,output_padding", [
+    ("nearest", "same", None),
+    ("bilinear", "same", None),
+    ("nearest", "valid", None),
+    ("bilinear", "same", (1, 1)),
+])
+def test_a_unet_with_upsampling_and_transposed_convolutions_matches_onnxruntime(
+        tmp_path, interpolation, padding, output_padding):
+    tf.keras.utils.set_random_seed(3)
+    model = unet(interpolation, padding, output_padding)
+    model.compile(optimizer="adam", loss="mse")
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(16, 20, 20, 3)).astype(np.float32)
+    # One epoch, so the weights are trained ones, not the initializers' symmetric draws.
+    model.fit(x, rng.normal(size=(16, 20, 20, 4)).astype(np.float32), epochs=1, batch_size=8,
+              verbose=0)
+    path = str(tmp_path / "unet.onnx")
+    model.save(path)
+    ours = model.predict(x[:5], verbose=0)
+    theirs = onnxruntime_outputs(path, x[:5], tmp_path)  # a batch size the model never saw
+    assert theirs.shape == ours.shape == (5, 20, 20, 4)
+    np.testing.assert_allclose(theirs, ours, atol=2e-4, rtol=1e-4)
+    # And dlrt's own importer reads its export back.
+    sess = tf.onnx.InferenceSession(path)
+    np.testing.assert_allclose(sess.run(None, {sess.get_inputs()[0].name: x[:5]})[0], ours,
+                               atol=2e-4, rtol=1e-4)
