@@ -2,6 +2,7 @@
 // Unary ops map one to one; binary ops broadcast as NumPy, as dlrt's do; variadic Sum/Max/Min/
 // Mean chain the binary op. With every input a small constant, the result is folded on the host.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 
@@ -138,6 +139,20 @@ void add_elementwise_converters(ConverterTable& t) {
     dlrt::Value x = c.value(0);
     c.set(0, c.op("mul", {x, c.op("tanh", {c.op("softplus", {x})})}));
   });
+  // Swish (opset 24): x * sigmoid(alpha x); SwiGLU (opset 28): Swish(A) * B, A and B of one
+  // shape (no broadcasting, by the spec).
+  auto swish = [](NodeContext& c, dlrt::Value x) {
+    const double alpha = c.attr_float("alpha", 1.0f);
+    dlrt::Value ax = alpha == 1.0 ? x : c.op("mul", {x, c.scalar(c.dtype(0), alpha)});
+    return c.op("mul", {x, c.op("sigmoid", {ax})});
+  };
+  t.add("Swish", "x * sigmoid(alpha x)", [swish](NodeContext& c) { c.set(0, swish(c, c.value(0))); });
+  t.add("SwiGLU", "a * sigmoid(alpha a) * b", [swish](NodeContext& c) {
+    if (c.dims(0) != c.dims(1))
+      c.invalid(fmt::format("A is ({}) and B is ({}); SwiGLU wants one shape",
+                            fmt::join(c.dims(0), ","), fmt::join(c.dims(1), ",")));
+    c.set(0, c.op("mul", {swish(c, c.value(0)), c.value(1)}));
+  });
   // Celu: max(0, x) + min(0, alpha (exp(x / alpha) - 1)).
   t.add("Celu", "elu(x / alpha) * alpha", [](NodeContext& c) {
     const double alpha = c.attr_float("alpha", 1.0f);
@@ -221,7 +236,12 @@ void add_elementwise_converters(ConverterTable& t) {
       c.invalid(fmt::format("inputs have dtypes {} and {}; ONNX wants one", dlrt_dtype_name(c.dtype(0)),
                             dlrt_dtype_name(c.dtype(1))));
     const bool fmod = c.attr_int("fmod", 0) != 0;
-    if (!fmod && is_float(c.dtype(0))) c.invalid("Mod of floats needs fmod = 1");
+    // Opset 28 allows fmod = 0 for floats (a - floor(a / b) * b, with IEEE special cases);
+    // dlrt has no exact floor-modulo, so it says so rather than round differently.
+    if (!fmod && is_float(c.dtype(0))) {
+      if (c.opset() >= 28) c.unsupported("Mod of floats with fmod = 0 (opset 28's floor modulo)");
+      c.invalid("Mod of floats needs fmod = 1");
+    }
     if (!all_small_hosts(c) && !is_float(c.dtype(0))) {
       const dlrt_dtype dt = c.dtype(0);
       dlrt::Value a = c.value(0), b = c.value(1);

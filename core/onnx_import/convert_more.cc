@@ -154,8 +154,13 @@ void convert_depth_space(NodeContext& c, bool to_space) {
     return c.set(0, c.reshape(x, {N, C / (b * b), H * b, W * b}));
   }
   if (H % b != 0 || W % b != 0) c.invalid("H and W must be multiples of blocksize");
+  // SpaceToDepth's mode is new in opset 28 (DCR, the default, is what it always did); CRD is
+  // DepthToSpace CRD's inverse: the block's offsets go after the channel instead of before.
+  const std::string mode = c.attr_string("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") c.invalid("mode '" + mode + "'; expected DCR or CRD");
   x = c.reshape(x, {N, C, H / b, b, W / b, b});
-  x = c.op("transpose", {x}, {{"perm", std::vector<int64_t>{0, 3, 5, 1, 2, 4}}});
+  x = c.op("transpose", {x}, {{"perm", mode == "CRD" ? std::vector<int64_t>{0, 1, 3, 5, 2, 4}
+                                                      : std::vector<int64_t>{0, 3, 5, 1, 2, 4}}});
   c.set(0, c.reshape(x, {N, C * b * b, H / b, W / b}));
 }
 
@@ -310,6 +315,13 @@ void attention_by_parts(NodeContext& c) {
 }
 
 void convert_attention(NodeContext& c) {
+  // Opset 24 adds the nonpad_kv_seqlen input (per-batch key lengths), 25 the sliding window
+  // attributes; dlrt has neither, so a model using them is refused here rather than run
+  // without them. Opset 24's offset-aware causal mask is the same as 23's where dlrt runs
+  // causal attention (Tq == Tk, no past).
+  if (c.has_input(6)) c.unsupported("the nonpad_kv_seqlen input (opset 24)");
+  if (c.attr_int("left_window_size", -1) != -1 || c.attr_int("right_window_size", -1) != -1)
+    c.unsupported("sliding-window attention: left_window_size / right_window_size (opset 25)");
   const bool causal = c.attr_int("is_causal", 0) != 0;
   const std::vector<int64_t> qd = c.dims(0), kd = c.dims(1), vd = c.dims(2);
   if (qd.size() == 3)

@@ -15,7 +15,7 @@ namespace dlrt::onnx_import {
 
 // The default-domain opsets the importer reads ("" or "ai.onnx").
 constexpr int64_t kMinOpset = 7;
-constexpr int64_t kMaxOpset = 23;
+constexpr int64_t kMaxOpset = 28;
 // The largest model file (protobuf's own limit for one message).
 constexpr uint64_t kMaxModelBytes = uint64_t{2} << 30;
 
