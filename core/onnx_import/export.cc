@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -285,9 +287,154 @@ void write_reshape(Writer& w, const Node& n, const std::string& out, bool flatte
     Writer::integer(w.node("Flatten", {w.name_of(n.inputs[0])}, {out}, n.name), "axis", 1);
     return;
   }
+  // With a symbolic batch the graph was built at batch 1 with the batch leading, so dim 0 of
+  // the input and of the output both carry it: kept as it is when the lengths agree (0:
+  // ONNX's "copy this dim"), else inferred (-1: the batch merged with the next dims, as a
+  // (B, T, D) -> (B*T, D) for one matmul over every step, or split back out of them).
   std::vector<int64_t> shape = n.outputs[0].dims;
-  if (w.symbolic() && !shape.empty() && !in.empty() && shape[0] == in[0]) shape[0] = 0;  // keep N
+  if (w.symbolic() && !shape.empty() && !in.empty()) shape[0] = shape[0] == in[0] ? 0 : -1;
   w.node("Reshape", {w.name_of(n.inputs[0]), w.int64s(shape, n.name + "/shape")}, {out}, n.name);
+}
+
+// A scalar constant of the node's output type (an f16 model's constants are f16).
+std::string scalar(Writer& w, const Node& n, double v, const std::string& base) {
+  return w.initializer(HostTensor::from_doubles(n.outputs[0].dtype, {v}, {}), base);
+}
+
+// x * f(x) for the activations ONNX's opset 17 lacks: silu (f = sigmoid) and mish (f =
+// tanh(softplus)).
+void write_gated(Writer& w, const Node& n, const std::string& out) {
+  const std::string x = w.name_of(n.inputs[0]);
+  std::string f = w.fresh(n.name + "/f");
+  if (n.op == "silu") {
+    w.node("Sigmoid", {x}, {f}, n.name + "/sigmoid");
+  } else {
+    const std::string sp = w.fresh(n.name + "/softplus");
+    w.node("Softplus", {x}, {sp}, n.name + "/softplus");
+    w.node("Tanh", {sp}, {f}, n.name + "/tanh");
+  }
+  w.node("Mul", {x, f}, {out}, n.name);
+}
+
+// gelu (ONNX has Gelu only from opset 20): x * (1 + erf(x / sqrt 2)) / 2, or the tanh form
+// x * (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2.
+void write_gelu(Writer& w, const Node& n, const std::string& out) {
+  const std::string x = w.name_of(n.inputs[0]);
+  const std::string inner = w.fresh(n.name + "/inner"), f = w.fresh(n.name + "/f"),
+                    one_plus = w.fresh(n.name + "/1+f"), half_x = w.fresh(n.name + "/x/2");
+  if (sattr(n, "approximate", "none") == "tanh") {
+    const std::string x3 = w.fresh(n.name + "/x3"), cube = w.fresh(n.name + "/cube"),
+                      sum = w.fresh(n.name + "/sum"), sq = w.fresh(n.name + "/x2");
+    w.node("Mul", {x, x}, {sq}, n.name + "/x2");
+    w.node("Mul", {sq, x}, {x3}, n.name + "/x3");
+    w.node("Mul", {x3, scalar(w, n, 0.044715, n.name + "/c")}, {cube}, n.name + "/cube");
+    w.node("Add", {x, cube}, {sum}, n.name + "/sum");
+    w.node("Mul", {sum, scalar(w, n, std::sqrt(2.0 / M_PI), n.name + "/k")}, {inner}, n.name + "/inner");
+    w.node("Tanh", {inner}, {f}, n.name + "/tanh");
+  } else {
+    w.node("Mul", {x, scalar(w, n, 1.0 / std::sqrt(2.0), n.name + "/k")}, {inner}, n.name + "/inner");
+    w.node("Erf", {inner}, {f}, n.name + "/erf");
+  }
+  w.node("Add", {f, scalar(w, n, 1.0, n.name + "/one")}, {one_plus}, n.name + "/1+f");
+  w.node("Mul", {x, scalar(w, n, 0.5, n.name + "/half")}, {half_x}, n.name + "/x/2");
+  w.node("Mul", {half_x, one_plus}, {out}, n.name);
+}
+
+// pad -> Pad (opset 13+: pads and the constant as inputs; dlrt's pads are ONNX's layout,
+// every dim's begin, then every dim's end).
+void write_pad(Writer& w, const Node& n, const std::string& out) {
+  const std::string mode = sattr(n, "mode", "constant");
+  std::vector<std::string> in = {w.name_of(n.inputs[0]), w.int64s(iattrs(n, "pads"), n.name + "/pads")};
+  if (mode == "constant") {
+    const auto* v = attr(n, "value");
+    in.push_back(scalar(w, n, v ? v->as_float() : 0.0, n.name + "/value"));
+  }
+  Writer::text(w.node("Pad", in, {out}, n.name), "mode", mode);
+}
+
+// split -> Split with the parts' lengths (opset 13+: an input), read off the node's outputs;
+// each output gets its own name (the main loop names only output 0).
+void write_split(Writer& w, const Node& n, const std::string& out) {
+  const int64_t rank = static_cast<int64_t>(n.outputs[0].dims.size());
+  int64_t axis = attr(n, "axis") ? attr(n, "axis")->as_int() : 0;
+  if (axis < 0) axis += rank;
+  std::vector<int64_t> sizes;
+  std::vector<std::string> outs = {out};
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    sizes.push_back(n.outputs[k].dims.at(static_cast<size_t>(axis)));
+    if (k == 0) continue;
+    outs.push_back(w.fresh(fmt::format("{}_{}", n.name, k)));
+    w.set_name({n.id, static_cast<uint32_t>(k)}, outs.back());
+  }
+  Writer::integer(w.node("Split", {w.name_of(n.inputs[0]), w.int64s(sizes, n.name + "/sizes")}, outs, n.name),
+                  "axis", axis);
+}
+
+// attention -> softmax(q k^T * scale [+ causal mask]) v as MatMul, Mul, Add, Softmax, MatMul
+// (ONNX's Attention is opset 23; the export is opset 17). The causal mask is a constant
+// (Tq, Tk) of 0 and -inf, bottom-right aligned as dlrt's. The second output, the rows'
+// log-sum-exp (ReduceLogSumExp of the scores), is written too; an exported prediction never
+// reads it, and onnxruntime drops a node nothing reads.
+void write_attention(Writer& w, const Node& n, const std::string& out) {
+  const ValueRef qv = n.inputs[0];
+  const std::vector<int64_t>& qd = w.graph().node(qv.node).outputs[qv.output].dims;
+  const std::vector<int64_t>& kd = w.graph().node(n.inputs[1].node).outputs[n.inputs[1].output].dims;
+  const size_t r = qd.size();
+  const int64_t tq = qd[r - 2], tk = kd[r - 2];
+  double scale = attr(n, "scale") ? attr(n, "scale")->as_float() : 0.0;
+  if (scale == 0.0) scale = 1.0 / std::sqrt(static_cast<double>(qd[r - 1]));
+  std::vector<int64_t> perm;
+  for (size_t k = 0; k < r; ++k) perm.push_back(static_cast<int64_t>(k));
+  std::swap(perm[r - 1], perm[r - 2]);
+  const std::string kt = w.transpose(w.name_of(n.inputs[1]), perm, n.name + "/k");
+  const std::string qk = w.fresh(n.name + "/qk"), scores = w.fresh(n.name + "/scores"),
+                    probs = w.fresh(n.name + "/probs");
+  w.node("MatMul", {w.name_of(qv), kt}, {qk}, n.name + "/qk");
+  w.node("Mul", {qk, scalar(w, n, scale, n.name + "/scale")}, {scores}, n.name + "/scale");
+  std::string s = scores;
+  if (attr(n, "causal") && attr(n, "causal")->as_int() != 0) {
+    std::vector<double> mask(static_cast<size_t>(tq * tk), 0.0);
+    for (int64_t i = 0; i < tq; ++i)
+      for (int64_t j = i + (tk - tq) + 1; j < tk; ++j)
+        mask[static_cast<size_t>(i * tk + j)] = -std::numeric_limits<double>::infinity();
+    s = w.fresh(n.name + "/masked");
+    w.node("Add", {scores, w.initializer(HostTensor::from_doubles(n.outputs[0].dtype, mask, {tq, tk}),
+                                         n.name + "/mask")},
+           {s}, n.name + "/mask");
+  }
+  Writer::integer(w.node("Softmax", {s}, {probs}, n.name + "/softmax"), "axis", -1);
+  w.node("MatMul", {probs, w.name_of(n.inputs[2])}, {out}, n.name);
+  const std::string lse = w.fresh(n.name + "_lse");
+  auto* l = w.node("ReduceLogSumExp", {s}, {lse}, n.name + "/lse");
+  Writer::ints(l, "axes", {-1});
+  Writer::integer(l, "keepdims", 0);
+  w.set_name({n.id, 1}, lse);
+}
+
+// lstm_cell (one step; nn's LSTM unrolls them) -> z = zx + h U, Split into the gates
+// [i, f, g, o], sigmoid/sigmoid/tanh/sigmoid, c' = f c + i g, h' = o tanh(c'); outputs h'
+// (0), c' (1) and the gates' activations concatenated (2, what training saves).
+void write_lstm_cell(Writer& w, const Node& n, const std::string& out) {
+  const std::string b = n.name;
+  auto v = [&](const char* what) { return w.fresh(b + "/" + what); };
+  const std::string hu = v("hU"), z = v("z");
+  w.node("MatMul", {w.name_of(n.inputs[1]), w.name_of(n.inputs[3])}, {hu}, b + "/hU");
+  w.node("Add", {w.name_of(n.inputs[0]), hu}, {z}, b + "/z");
+  const int64_t h = n.outputs[0].dims.at(1);
+  const std::vector<std::string> pre = {v("zi"), v("zf"), v("zg"), v("zo")};
+  Writer::integer(w.node("Split", {z, w.int64s({h, h, h, h}, b + "/gates")}, pre, b + "/split"), "axis", 1);
+  const std::vector<std::string> act = {v("i"), v("f"), v("g"), v("o")};
+  for (int k = 0; k < 4; ++k) w.node(k == 2 ? "Tanh" : "Sigmoid", {pre[k]}, {act[k]}, b + "/" + "ifgo"[k]);
+  const std::string fc = v("fc"), ig = v("ig"), c_next = v("c_next"), tc = v("tanh_c"),
+                    gates = v("act");
+  w.node("Mul", {act[1], w.name_of(n.inputs[2])}, {fc}, b + "/fc");
+  w.node("Mul", {act[0], act[2]}, {ig}, b + "/ig");
+  w.node("Add", {fc, ig}, {c_next}, b + "/c_next");
+  w.node("Tanh", {c_next}, {tc}, b + "/tanh_c");
+  w.node("Mul", {act[3], tc}, {out}, b);
+  Writer::integer(w.node("Concat", act, {gates}, b + "/act"), "axis", 1);
+  w.set_name({n.id, 1}, c_next);
+  w.set_name({n.id, 2}, gates);
 }
 
 using OpWriter = std::function<void(Writer&, const Node&, const std::string&)>;
@@ -367,6 +514,16 @@ const std::map<std::string, OpWriter>& writers() {
     t["grid_sample"] = write_grid_sample;
     t["conv2d_transpose"] = write_conv_transpose;
     t["resize"] = write_resize;
+    for (const char* a : {"silu", "mish"}) t[a] = write_gated;
+    t["gelu"] = write_gelu;
+    t["pad"] = write_pad;
+    t["split"] = write_split;
+    t["attention"] = write_attention;
+    t["lstm_cell"] = write_lstm_cell;
+    t["gather"] = [](Writer& w, const Node& n, const std::string& out) {  // Embedding's lookup
+      Writer::integer(w.node("Gather", {w.name_of(n.inputs[0]), w.name_of(n.inputs[1])}, {out}, n.name),
+                      "axis", 0);
+    };
     t["batch_matmul"] = [](Writer& w, const Node& n, const std::string& out) {
       std::string a = w.name_of(n.inputs[0]), b = w.name_of(n.inputs[1]);
       auto last2 = [&](ValueRef v, const std::string& x) {
@@ -491,7 +648,10 @@ std::string export_onnx_bytes(dlrt_graph& g, const std::vector<ExportIo>& inputs
     }
     auto it = writers().find(n.op);
     if (it == writers().end()) unmapped(n, "no ONNX form for this dlrt op yet");
-    if (n.outputs.size() != 1 && n.op != "layer_norm")
+    // Ops of several outputs whose writer names every output they write; layer_norm's
+    // statistics (outputs 1, 2) are read only by training, never by an exported prediction.
+    static const std::set<std::string> several = {"layer_norm", "split", "attention", "lstm_cell"};
+    if (n.outputs.size() != 1 && several.count(n.op) == 0)
       unmapped(n, "ops of several outputs are not exported yet");
     const std::string out = w.fresh(n.name);
     w.set_name({id, 0}, out);

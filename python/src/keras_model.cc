@@ -441,11 +441,14 @@ void bind_keras_model(nb::module_& m) {
           nb::arg("path"))
       .def(
           "save_onnx",
-          [](ModelHandle& h, const std::string& path) {
+          [](ModelHandle& h, const std::string& path, nb::handle input_dtype) {
+            // A NumPy dtype (or its name): the model input's type in the file (ids for a
+            // model that starts with an Embedding, uint8 for images scaled inside).
+            const dlrt_dtype dtype = dtype_from_numpy(input_dtype);
             nb::gil_scoped_release no_gil;
-            h.model->save_onnx(path);
+            h.model->save_onnx(path, dtype);
           },
-          nb::arg("path"))
+          nb::arg("path"), nb::arg("input_dtype"))
       .def("state",
            [](ModelHandle& h) {
              nb::list out;

@@ -83,3 +83,62 @@ def test_a_unet_with_upsampling_and_transposed_convolutions_matches_onnxruntime(
     sess = tf.onnx.InferenceSession(path)
     np.testing.assert_allclose(sess.run(None, {sess.get_inputs()[0].name: x[:5]})[0], ours,
                                atol=2e-4, rtol=1e-4)
+
+
+def layer_models():
+    """(name, a model of one or two layers, its input) for each layer dlrt.keras has: each is
+    saved and run by onnxruntime below."""
+    L = tf.keras.layers
+    rng = np.random.default_rng(7)
+    image = rng.normal(size=(3, 8, 8, 4)).astype(np.float32)
+    seq = rng.normal(size=(3, 6, 8)).astype(np.float32)
+    vec = rng.normal(size=(3, 6)).astype(np.float32) * 3
+
+    def seq_model(*layers, shape=(6, 8)):
+        return tf.keras.Sequential([tf.keras.Input(shape=shape), *layers])
+
+    def attention(causal: bool):
+        i = tf.keras.Input(shape=(6, 8))
+        return tf.keras.Model(i, L.MultiHeadAttention(2, 4, use_causal_mask=causal)(i, i))
+
+    def residual():
+        i = tf.keras.Input(shape=(6,))
+        return tf.keras.Model(i, L.Add()([L.Dense(6)(i), i]))
+
+    cases = [
+        ("Conv2D + BatchNormalization + ReLU", lambda: seq_model(
+            L.Conv2D(5, (3, 3)), L.BatchNormalization(), L.ReLU(), shape=(8, 8, 4)), image),
+        ("DepthwiseConv2D", lambda: seq_model(L.DepthwiseConv2D((3, 3), padding="same"),
+                                              shape=(8, 8, 4)), image),
+        ("ZeroPadding2D", lambda: seq_model(L.ZeroPadding2D((1, 2)), shape=(8, 8, 4)), image),
+        ("AveragePooling2D + GlobalMaxPooling2D", lambda: seq_model(
+            L.AveragePooling2D((2, 2)), L.GlobalMaxPooling2D(), shape=(8, 8, 4)), image),
+        ("Embedding", lambda: seq_model(L.Embedding(20, 4), L.Flatten(), shape=(6,)),
+         rng.integers(0, 20, (3, 6)).astype(np.int64)),
+        ("LSTM", lambda: seq_model(L.LSTM(5)), seq),
+        ("LSTM(return_sequences=True)", lambda: seq_model(L.LSTM(5, return_sequences=True)), seq),
+        ("GRU", lambda: seq_model(L.GRU(5, return_sequences=True)), seq),
+        ("LayerNormalization", lambda: seq_model(L.LayerNormalization()), seq),
+        ("MultiHeadAttention", lambda: attention(False), seq),
+        ("MultiHeadAttention(use_causal_mask=True)", lambda: attention(True), seq),
+        ("Dropout + Reshape + Softmax", lambda: seq_model(L.Dropout(0.5), L.Reshape((8, 6)),
+                                                          L.Softmax()), seq),
+        ("LeakyReLU", lambda: seq_model(L.LeakyReLU(0.2), shape=(6,)), vec),
+        ("Add", residual, vec),
+    ]
+    for act in ("gelu", "swish", "silu", "mish", "elu", "softplus", "sigmoid", "tanh", "softmax"):
+        cases.append((f"Activation('{act}')", (lambda a: lambda: seq_model(
+            L.Activation(a), shape=(6,)))(act), vec))
+    return cases
+
+
+@pytest.mark.parametrize("name,make,x", layer_models(), ids=[c[0] for c in layer_models()])
+def test_every_layer_saves_to_onnx_and_matches_onnxruntime(tmp_path, name, make, x):
+    tf.keras.utils.set_random_seed(5)
+    model = make()
+    path = str(tmp_path / "layer.onnx")
+    model.save(path)
+    ours = model.predict(x, verbose=0)
+    theirs = onnxruntime_outputs(path, x, tmp_path)
+    assert theirs.shape == ours.shape, name
+    np.testing.assert_allclose(theirs, ours, atol=2e-5, rtol=1e-4, err_msg=name)

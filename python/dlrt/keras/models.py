@@ -303,15 +303,22 @@ class Model:
         self._m.load_weights(str(filepath))
         _eager.pull_from_compiled(self)
 
-    def save(self, filepath: str, overwrite: bool = True, **kwargs: Any) -> None:
+    def save(self, filepath: str, overwrite: bool = True, input_dtype: Any = None,
+             **kwargs: Any) -> None:
         """The model as ONNX (dlrt's model file; dlrt.onnx.InferenceSession and onnxruntime
-        read it). Keras' .keras and .h5 formats are not written."""
+        read it). Keras' .keras and .h5 formats are not written. The input's type in the file
+        is `input_dtype` (a NumPy dtype or its name); by default int64 ids when the model
+        starts with an Embedding, else float32."""
         path = str(filepath)
         if path.endswith((".keras", ".h5", ".hdf5")):
             raise ValueError(f"{path}: dlrt saves models as ONNX; use a .onnx path (and "
                              "save_weights for a checkpoint)")
+        if input_dtype is None:
+            from .layers import Embedding
+            first = [layer for layer in self.layers if type(layer).__name__ != "InputLayer"][:1]
+            input_dtype = "int64" if first and isinstance(first[0], Embedding) else "float32"
         _eager.push_to_compiled(self)
-        self._m.save_onnx(path)
+        self._m.save_onnx(path, np.dtype(input_dtype))
 
     def get_weights(self) -> list[np.ndarray]:
         """Every layer variable's value (not the optimizer's), in plan order."""
