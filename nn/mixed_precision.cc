@@ -2,6 +2,11 @@
 // lives here, once per process.
 #include "dlrt/nn/mixed_precision.hpp"
 
+#include <cstring>
+#include <iostream>
+#include <mutex>
+#include <set>
+
 #include "dlrt/error.hpp"
 
 namespace dlrt::nn {
@@ -29,5 +34,51 @@ void set_global_policy(const std::string& policy) {
 }
 
 const std::string& global_policy() { return global_policy_name(); }
+
+namespace detail {
+
+std::string bf16_is_converted_on(const Context& ctx) {
+  const size_t n = dlrt_context_device_count(ctx.get());
+  int best_rank = 0;
+  dlrt_device_info best{};
+  for (size_t i = 0; i < n; ++i) {
+    dlrt_device_info d{};
+    d.struct_size = sizeof(d);
+    if (dlrt_status* st = dlrt_context_device_info(ctx.get(), i, &d)) {
+      dlrt_status_free(st);
+      continue;
+    }
+    if (std::strcmp(d.plugin, "reference") == 0) continue;  // never chosen automatically
+    const int rank = d.device_class == DLRT_DEVICE_CLASS_GPU     ? 3
+                     : d.device_class == DLRT_DEVICE_CLASS_ACCEL ? 2
+                     : d.device_class == DLRT_DEVICE_CLASS_CPU   ? 1
+                                                                 : 0;
+    if (rank > best_rank) best_rank = rank, best = d;
+  }
+  if (best_rank == 0) return "";
+  std::string native;
+  for (size_t a = 0; a < best.num_attrs; ++a)
+    if (std::strcmp(best.attrs[a]->name, "native_dtypes") == 0 && best.attrs[a]->s != nullptr)
+      native = best.attrs[a]->s;
+  // A plugin that does not say is not second-guessed.
+  if (native.empty() || ("," + native + ",").find(",bf16,") != std::string::npos) return "";
+  return std::string(best.name) + " (" + best.model + ") has no native bf16 arithmetic (its "
+         "native dtypes: " + native + "): its bf16 ops convert to f32 and back, so a "
+         "mixed_bfloat16 model runs no faster than float32 there; the policy's bf16 numerics "
+         "are kept. (A CPU computes bf16 natively with AVX512-BF16 or AMX.)";
+}
+
+void warn_once_if_bf16_is_converted(const Context& ctx) {
+  const std::string why = bf16_is_converted_on(ctx);
+  if (why.empty()) return;
+  static std::mutex mu;
+  static std::set<std::string> said;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!said.insert(why).second) return;
+  std::cerr << "dlrt: mixed precision compatibility check (mixed_bfloat16): WARNING: " << why
+            << "\n";
+}
+
+}  // namespace detail
 
 }  // namespace dlrt::nn

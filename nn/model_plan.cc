@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dlrt/nn/loss_scale.hpp"
+#include "dlrt/nn/mixed_precision.hpp"
 #include "dlrt/nn/optimizers.hpp"
 #include "dlrt/nn/plan.hpp"
 #include "dlrt/nn/schedules.hpp"
@@ -78,16 +79,19 @@ void Model::make_plan(const std::vector<Shape>& inputs) {
   // Each layer's compute dtype: the model's policy (CompileConfig::dtype_policy) or else the
   // layer's own; f32 for the float32_only layers. All f32: no casts (compute_dtype empty).
   std::vector<dlrt_dtype> compute;
-  bool any_mixed = false, any_f16 = false;
+  bool any_mixed = false, any_f16 = false, any_bf16 = false;
   for (const auto& layer : graph_->layers) {
     const std::string& policy =
         config_.dtype_policy.empty() ? layer->dtype_policy() : config_.dtype_policy;
     const dlrt_dtype d = layer->float32_only() ? DLRT_F32 : policy_compute_dtype(policy);
     any_mixed = any_mixed || d != DLRT_F32;
     any_f16 = any_f16 || d == DLRT_F16;
+    any_bf16 = any_bf16 || d == DLRT_BF16;
     compute.push_back(d);
   }
   if (any_mixed) plan->compute_dtype = std::move(compute);
+  // This CPU (or GPU) may compute bf16 only by converting: said once, the policy kept.
+  if (any_bf16) detail::warn_once_if_bf16_is_converted(ctx_);
   // f16 gradients underflow: fit's step scales the loss (Keras wraps the optimizer of a
   // mixed_float16 model in a LossScaleOptimizer the same way); bf16 has f32's range.
   if (optimizer_ && any_f16) {

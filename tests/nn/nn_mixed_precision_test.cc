@@ -100,6 +100,43 @@ TEST(MixedPrecision, LayersTakeTheGlobalPolicyWhenMade) {
 // convolutions and the matmul ran on bf16 operands) by no more than bf16's rounding explains,
 // the outputs are f32 probabilities, and the mixed model's variables are f32 values equal to
 // the f32 model's (the checkpoint of one loads into the other).
+// mixed_bfloat16 on a device without native bf16 (this machine's CPU unless it has
+// AVX512-BF16 or AMX) is said once, naming the device; with native bf16 nothing is said.
+TEST(MixedPrecision, Bf16OnADeviceWithoutNativeBf16IsSaidOnce) {
+  dlrt::Context ctx = cpu_context();
+  // What the CPU device itself says it computes natively (plugins/cpu/device.cc).
+  std::string native;
+  dlrt_device_info d{};
+  d.struct_size = sizeof(d);
+  dlrt::check(dlrt_context_device_info(ctx.get(), 0, &d));
+  for (size_t a = 0; a < d.num_attrs; ++a)
+    if (std::string(d.attrs[a]->name) == "native_dtypes") native = d.attrs[a]->s;
+  ASSERT_FALSE(native.empty());
+  const bool has_bf16 = native.find("bf16") != std::string::npos;
+  const std::string why = nn::detail::bf16_is_converted_on(ctx);
+  EXPECT_EQ(why.empty(), has_bf16) << native;
+  if (!has_bf16) {
+    EXPECT_NE(why.find("/device:CPU:0"), std::string::npos) << why;
+    EXPECT_NE(why.find("native dtypes: " + native), std::string::npos) << why;
+  }
+  // Compiling bf16 models prints it at most once; an f32 model never.
+  testing::internal::CaptureStderr();
+  nn::Sequential f32(ctx), a(ctx), b(ctx);
+  add_cnn(f32);
+  add_cnn(a);
+  add_cnn(b);
+  compile(f32, "float32");
+  compile(a, "mixed_bfloat16");
+  compile(b, "mixed_bfloat16");
+  const std::string err = testing::internal::GetCapturedStderr();
+  const std::string head = "mixed precision compatibility check (mixed_bfloat16): WARNING";
+  size_t count = 0;
+  for (size_t at = err.find(head); at != std::string::npos; at = err.find(head, at + 1)) ++count;
+  // Earlier tests in this binary may have said it already (once per process).
+  EXPECT_LE(count, 1u) << err;
+  if (has_bf16) EXPECT_EQ(count, 0u) << err;
+}
+
 TEST(MixedPrecision, Bf16ModelComputesIn16BitsWithF32VariablesAndCheckpoints) {
   if (!have_fashion()) GTEST_SKIP() << "no Fashion-MNIST in " << kFashion;
   nn::Array x, y;

@@ -23,6 +23,7 @@
 // `layer.set_dtype_policy("float32")` keeps one layer in f32.
 #pragma once
 
+#include <dlrt/context.hpp>
 #include <dlrt/types.h>
 
 #include <string>
@@ -38,5 +39,18 @@ dlrt_dtype policy_compute_dtype(const std::string& policy);
 void set_global_policy(const std::string& policy);
 // keras.mixed_precision.global_policy().name
 const std::string& global_policy();
+
+namespace detail {
+// Why a mixed_bfloat16 model runs no faster than float32 on the device automatic placement
+// picks in `ctx` (GPU, then ACCEL, then CPU; not the reference oracle): "" when that device
+// computes bf16 natively (its "native_dtypes" attribute lists bf16) or does not say, else a
+// sentence naming the device and what it lacks.
+std::string bf16_is_converted_on(const Context& ctx);
+// Prints that sentence to stderr once per process and device when a model with bf16 layers
+// is compiled, as TensorFlow's "mixed precision compatibility check" warns at
+// set_global_policy. The policy is kept (its bf16 numerics are the point of it); only the
+// speed is said.
+void warn_once_if_bf16_is_converted(const Context& ctx);
+}  // namespace detail
 
 }  // namespace dlrt::nn
