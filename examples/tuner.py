@@ -6,6 +6,8 @@ Data: Fashion-MNIST from Debian's dataset-fashion-mnist: 12,000 training images,
 test images to validate on.
 
     python examples/tuner.py [--trials 8] [--epochs 3] [--seed 0] [--quick]
+    mpirun -np 2 python examples/tuner.py [--devices 1] [--directory DIR]   # over workers
+    python examples/tuner.py --sequential                                   # its baseline
 
 The search space: a CNN's filter count (8-32), dense units (32-256), dropout (0-0.5) and
 learning rate (1e-4-1e-2, log). This process splits its CPU into two logical devices
@@ -14,14 +16,24 @@ at a time; a second process (--sequential) runs the same trials (the same seed d
 configurations) on the whole, unsplit CPU one after another. Early stopping is off in both so
 that both do the same work. Prints the best configuration and both times (the stated
 quality: the best trial's val_accuracy at least 0.8; the speed-up is what it is, written down).
+
+Under mpirun (dlrt.distribute.cluster_resolver() finds several workers) the trials are shared
+out between the workers through the tuner's folder (--directory, which every worker must see:
+one host's /tmp, or a shared filesystem on a cluster), each worker running its trials on
+--devices logical CPU devices (1 by default); every worker prints the same best trial, and
+worker 0 the time. The sequential baseline is then a separate run (--sequential), since a
+process started from an mpirun worker would take the launcher's variables and count itself a
+worker.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -52,10 +64,10 @@ def build(hp) -> tf.keras.Model:
     return model
 
 
-def search(trials: int, epochs: int, seed: int, devices) -> tuple[float, object]:
+def search(trials: int, epochs: int, seed: int, devices, **folder) -> tuple[float, object]:
     (x, y), validation = data()
     tuner = tf.tune.RandomSearch(build, objective="val_accuracy", max_trials=trials, seed=seed,
-                                 devices=devices, early_stopping=False)
+                                 devices=devices, early_stopping=False, **folder)
     start = time.perf_counter()
     tuner.search(x, y, epochs=epochs, batch_size=64, validation_data=validation)
     return time.perf_counter() - start, tuner
@@ -68,19 +80,44 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="4 trials of 1 epoch (the test suite's run)")
     ap.add_argument("--sequential", action="store_true",
-                    help="(internal) the baseline: the trials one after another on the whole CPU")
+                    help="the baseline: the trials one after another on the whole CPU")
+    ap.add_argument("--devices", type=int, default=None,
+                    help="logical CPU devices per process (2 alone, 1 per mpirun worker)")
+    ap.add_argument("--directory", default=os.path.join(tempfile.gettempdir(),
+                                                         "dlrt-tuner-example"),
+                    help="the tuner's folder under mpirun (every worker must see it)")
     a = ap.parse_args()
     trials, epochs = (4, 1) if a.quick else (a.trials, a.epochs)
     if a.sequential:
-        seconds, tuner = search(trials, epochs, a.seed, ["/CPU:0"])
+        seconds, tuner = search(trials, epochs, a.seed, ["/CPU:0"], over_workers=False)
         best = tuner._ranked()[0]
         print(json.dumps({"seconds": seconds, "best": best.score}))
         return 0
 
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    tf.config.set_logical_device_configuration(
-        cpu, [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()])
+    workers = tf.distribute.cluster_resolver()
+    rank, n_workers = workers["task_id"], workers["num_workers"]
+    n_devices = a.devices or (1 if n_workers > 1 else 2)
+    if n_devices > 1:
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(
+            cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(n_devices)])
     devices = [d.name for d in tf.config.list_logical_devices("CPU")]
+    if n_workers > 1:
+        concurrent, tuner = search(trials, epochs, a.seed, devices, directory=a.directory,
+                                   project_name="tuner", overwrite=True)
+        best = tuner._ranked()[0]
+        if rank == 0:
+            tuner.results_summary(3)
+        ran = sum(t.worker == rank for t in tuner.trials)
+        print(f"worker {rank}: ran {ran} of {trials} trials; best trial {best.trial_id} "
+              f"val_accuracy {best.score:.3f} {best.hyperparameters.values}")
+        if rank == 0:
+            print(f"tuner, {trials} trials of {epochs} epochs: {n_workers} workers x "
+                  f"{len(devices)} logical device(s) {concurrent:.1f} s (compare: python "
+                  f"examples/tuner.py --sequential --trials {trials} --epochs {epochs} "
+                  f"--seed {a.seed})")
+        return 0 if not any(t.error for t in tuner.trials) else 1
+
     concurrent, tuner = search(trials, epochs, a.seed, devices)
     failed = [t.error for t in tuner.trials if t.error]
     if failed:
