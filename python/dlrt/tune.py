@@ -344,6 +344,10 @@ class _Tuner:
                     return
                 self._run_trial(trial, device, epochs, initial, fit_args)
 
+        self._on_every_device(worker)
+
+    def _on_every_device(self, worker) -> None:
+        """Runs worker(device) on a thread per device and waits for all of them."""
         threads = [threading.Thread(target=worker, args=(d,), name=f"tune:{d}")
                    for d in self.devices]
         for t in threads:
@@ -381,12 +385,7 @@ class _Tuner:
             except BaseException as e:  # noqa: BLE001 - re-raised on the calling thread
                 errors.append(e)
 
-        threads = [threading.Thread(target=worker, args=(d,), name=f"tune:{d}")
-                   for d in self.devices]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        self._on_every_device(worker)
         if errors:
             raise errors[0]
         mine = ex.claimed_here(step)
