@@ -86,6 +86,11 @@ json floor_of(const std::string& model, double flop_per_step, const std::vector<
   const double best = peaks.empty() ? 0.0 : *std::max_element(peaks.begin(), peaks.end());
   floor["peak_gflops_per_round"] = peaks;
   floor["peak_gflops"] = best;
+  // How far the rounds' measurements scattered: (highest - lowest) / highest. Each round's
+  // own tries' spread is its device.peak_spread.
+  if (best > 0)
+    floor["peak_spread_across_rounds"] =
+        (best - *std::min_element(peaks.begin(), peaks.end())) / best;
   floor["peak_source"] = "the highest of the rounds' peak measurements (each round's context measures its own)";
   for (size_t i = 0; i < peaks.size(); ++i) {
     if (peaks[i] < 0.5 * best)

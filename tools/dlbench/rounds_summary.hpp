@@ -20,9 +20,9 @@ nlohmann::json series(const std::vector<nlohmann::json>& per_round);
 std::string peak_check_sentence(const nlohmann::json& device);
 
 // The floor of a step of `model`: `flop_per_step` (0: no count) at the best of the runs'
-// `device.peak_gflops`, dlrt's fraction of it per round (`dlrt_step` seconds), and
-// `warnings`: a round's peak below half of the best, a peak_check other than ok, and a
-// floor_fraction above 1 (Winograd for cnn and resnet20 with device.winograd, else
+// `device.peak_gflops` (and their spread), dlrt's fraction of it per round (`dlrt_step`
+// seconds), and `warnings`: a round's peak below half of the best, a peak_check other than
+// ok, and a floor_fraction above 1 (Winograd for cnn and resnet20 with device.winograd, else
 // impossible). `runs` are the rounds' documents (each with a `device`).
 nlohmann::json floor_of(const std::string& model, double flop_per_step,
                         const std::vector<nlohmann::json>& runs,

@@ -50,6 +50,7 @@ TEST(RoundsSummary, PeakBelowHalfOfTheBestIsAWarning) {
                               {0.02, 0.02});
   EXPECT_DOUBLE_EQ(floor.at("peak_gflops").get<double>(), 236.0);
   EXPECT_DOUBLE_EQ(floor.at("floor_seconds").get<double>(), 1.0e9 / 236.0e9);
+  EXPECT_DOUBLE_EQ(floor.at("peak_spread_across_rounds").get<double>(), (236.0 - 110.0) / 236.0);
   EXPECT_TRUE(any_contains(floor.at("warnings"), "round 2's peak measurement 110"))
       << floor.dump(1);
   EXPECT_FALSE(any_contains(floor.at("warnings"), "round 1"));
