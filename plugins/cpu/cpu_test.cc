@@ -116,6 +116,28 @@ TEST(CpuPlugin, DescribesOneCpuDevice) {
     // 21 GFLOP/s against the nominal 332 in CI's sanitize-check), measures far less.
     EXPECT_GT(measured->f, 0.0);
     EXPECT_LT(measured->f, 4.0 * nominal->f);
+    // The measurement's record (peak.hpp): 1 to 8 tries (bounded; 2 at least unless a
+    // thread disagreed every time), the spread of the tries, and a verdict that is "ok" or
+    // says what is wrong: its value depends on the machine's load, so only its form is checked.
+    const dlrt_attr* attempts = c.attr(d, "peak_attempts");
+    const dlrt_attr* spread = c.attr(d, "peak_spread");
+    const dlrt_attr* check = c.attr(d, "peak_check");
+    const dlrt_attr* clock = c.attr(d, "clock_source");
+    ASSERT_NE(attempts, nullptr);
+    ASSERT_NE(spread, nullptr);
+    ASSERT_NE(check, nullptr);
+    ASSERT_NE(clock, nullptr);
+    EXPECT_GE(attempts->i, 1);
+    EXPECT_LE(attempts->i, 8);
+    EXPECT_GE(spread->f, 0.0);
+    EXPECT_LT(spread->f, 1.0);
+    const std::string verdict = check->s;
+    EXPECT_TRUE(verdict == "ok" || verdict == "low" || verdict == "unsteady" ||
+                verdict == "low+unsteady" || verdict == "clock-unknown")
+        << verdict;
+    const std::string source = clock->s;
+    EXPECT_TRUE(source == "cpufreq max" || source == "/proc/cpuinfo" || source == "unknown")
+        << source;
   } else {
     EXPECT_EQ(measured, nullptr);
     EXPECT_EQ(d.peak_gflops, nominal->f);

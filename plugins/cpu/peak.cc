@@ -10,6 +10,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <vector>
 
@@ -84,33 +85,44 @@ double measure_once(int threads, int lanes, std::vector<double>& best) {
 }  // namespace
 #endif
 
-double measure_peak_gflops(int threads, int lanes) {
+PeakMeasurement measure_peak_gflops(int threads, int lanes) {
+  PeakMeasurement m;
 #if defined(__x86_64__)
-  if (threads < 1) return 0;
-  if (lanes == 16 && !__builtin_cpu_supports("avx512f")) return 0;
-  if (lanes == 8 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) return 0;
-  if (lanes != 16 && lanes != 8) return 0;
-  // A thread that another process kept off its core for the whole ~3 ms reports a fraction
-  // of its rate (on a shared 2-core guest one measurement in a few dozen came out at half
-  // the peak: docs/benchmarks.md). Identical cores agree within a few percent, so when the
-  // slowest thread is below kAgreement of the fastest the measurement is taken again, up to
-  // kAttempts times, and the highest total is kept. (Cores that really differ, a hybrid CPU's,
-  // cost the extra attempts and still get their true sum.)
-  constexpr int kAttempts = 3;
-  constexpr double kAgreement = 0.8;
+  if (threads < 1) return m;
+  if (lanes == 16 && !__builtin_cpu_supports("avx512f")) return m;
+  if (lanes == 8 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) return m;
+  if (lanes != 16 && lanes != 8) return m;
+  // Two checks, one inside a measurement and one across them. Inside: identical cores agree
+  // within a few percent, so a slowest thread below kThreadAgreement of the fastest was
+  // descheduled. Across: two consecutive totals within kStable of each other say the rate
+  // was steady for both (a neighbour that came or went in between shows as a step). Hybrid
+  // CPUs, whose cores really differ, never pass the first check and take every attempt.
+  constexpr int kMaxAttempts = 8;
+  constexpr double kThreadAgreement = 0.8;
+  constexpr double kStable = 0.03;
   std::vector<double> best;
-  double peak = 0;
-  for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    peak = std::max(peak, measure_once(threads, lanes, best));
+  double lowest = 0, previous = 0;
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    const double total = measure_once(threads, lanes, best);
     const auto [lo, hi] = std::minmax_element(best.begin(), best.end());
-    if (*lo >= kAgreement * *hi) break;
+    const bool threads_agree = *lo >= kThreadAgreement * *hi;
+    m.gflops = std::max(m.gflops, total);
+    lowest = attempt == 0 ? total : std::min(lowest, total);
+    ++m.attempts;
+    const bool agrees_with_previous =
+        attempt > 0 && std::abs(total - previous) <= kStable * std::max(total, previous);
+    previous = threads_agree ? total : 0.0;  // a disagreeing measurement anchors nothing
+    if (threads_agree && agrees_with_previous) {
+      m.stable = true;
+      break;
+    }
   }
-  return peak;
+  m.spread = m.gflops > 0 ? (m.gflops - lowest) / m.gflops : 0.0;
 #else
   (void)threads;
   (void)lanes;
-  return 0;
 #endif
+  return m;
 }
 
 }  // namespace dlrt::cpu

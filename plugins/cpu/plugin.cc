@@ -20,7 +20,8 @@
 //             shape (bit-for-bit what oneDNN gives, and the comparison dlbench measures against).
 //   peak      "measured" (default) or "nominal": the device's peak_gflops is what FMA chains
 //             in the ISA's widest registers reach on `threads` threads at plugin creation
-//             (peak.hpp, ~8 ms), or the nominal threads x clock x FLOP per cycle. Both are
+//             (peak.hpp: ~3 ms tries until two agree, 2 to 8; checked against the nominal
+//             in `peak_check`), or the nominal threads x clock x FLOP per cycle. Both are
 //             attributes (`measured_peak_gflops`, `nominal_peak_gflops`) either way... the
 //             measured one only when measured.
 #include <dlfcn.h>

@@ -46,6 +46,15 @@ json device_json(const dlrt::DeviceInfo& d) {
   if (auto winograd = d.attr("winograd")) j["winograd"] = winograd->i != 0;
   j["library_versions"] = d.library_versions;
   j["peak_gflops"] = d.peak_gflops;
+  // The cpu plugin's peak measurement (plugins/cpu/peak.hpp): how many tries it took, their
+  // spread, the rate the ISA and clock lead one to expect, and its verdict on the figure.
+  if (auto a = d.attr("nominal_peak_gflops")) j["expected_peak_gflops"] = a->f;
+  if (auto a = d.attr("cpu_mhz")) j["cpu_mhz"] = a->f;
+  if (auto a = d.attr("clock_source")) j["clock_source"] = a->s;
+  if (auto a = d.attr("flops_per_cycle")) j["flops_per_cycle"] = a->i;
+  if (auto a = d.attr("peak_attempts")) j["peak_attempts"] = a->i;
+  if (auto a = d.attr("peak_spread")) j["peak_spread"] = a->f;
+  if (auto a = d.attr("peak_check")) j["peak_check"] = a->s;
   return j;
 }
 

@@ -65,6 +65,11 @@ dlrt::Context make_context(int threads, const std::string& plugin_options);
 size_t find_device(const dlrt::Context& ctx, const std::string& spec);
 json device_json(const dlrt::DeviceInfo& d);
 
+// The CPU a figure came from (machine.cc): /proc/cpuinfo's model name, vendor, family, model
+// and stepping numbers, and which of the instruction-set flags kernels dispatch on it has
+// (isa_flags) and lacks (isa_flags_absent); {"unavailable": why} where it cannot be read.
+json cpu_json();
+
 // /proc/loadavg's three averages (1, 5, 15 minutes); an empty array where it is unreadable.
 json load_average();
 
@@ -100,12 +105,13 @@ struct TrainOptions {
   std::string python = "/usr/bin/python3";  // runs torch_reference.py for --compare-torch
   std::string torch_venv;       // a venv for torch: made (pip install torch) when it lacks it
   std::string torch_index_url;  // pip's --index-url for that install (empty: PyPI)
-  // char_transformer only: timed steps, the window length, validation windows, and the
-  // twin's modes ("eager", "compile": torch.compile), each run once.
+  // char_transformer only: timed steps, the window length, validation windows.
   int64_t steps = 100;
   int64_t context = 128;
   int64_t val_windows = 64;
-  std::vector<std::string> torch_modes = {"eager", "compile"};
+  // The twin's modes ("eager", "channels_last", "compile": torch.compile), each run once per
+  // round; empty: every mode that applies to the model (channels_last needs convolutions).
+  std::vector<std::string> torch_modes;
 };
 // Returns the JSON document `dlbench train` prints (train.cc); throws dlrt::Error or
 // std::runtime_error (missing data, device or torch, with what to do about it).
@@ -114,6 +120,10 @@ json run_train(const TrainOptions& options);
 // per round, alternating, with the per-precision medians and the ratios to the first.
 json run_train_side_by_side(const TrainOptions& options, const std::vector<std::string>& precisions,
                             int64_t rounds);
+// `--rounds R` (R >= 2, train_rounds.cc): R rounds, each run_train (dlrt, then every PyTorch
+// mode back to back), with per-round step times and anchor/dlrt ratios, their min and median,
+// the best anchor's median ratio, the floor against the best measured peak, and the CPU.
+json run_train_rounds(const TrainOptions& options, int64_t rounds);
 // --model char_transformer (train_text.cc); run_train hands it over.
 json run_train_text(const TrainOptions& options);
 // --model vae (train_vae.cc): samples/vae's custom step; --steps timed steps.

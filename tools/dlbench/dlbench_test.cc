@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <sys/wait.h>
 
@@ -75,7 +77,7 @@ TEST(DlbenchOps, MissingDeviceIsAnErrorNamingIt) {
 // `dlbench train` on 640 images: the whole path (data, nn model, warm-up, timed epoch,
 // validation) runs and every field a reader of docs/benchmarks.md uses is there and sane.
 TEST(DlbenchTrain, SmallRunPrintsEveryField) {
-  const Result r = run("train --device CPU:0 --limit 640 --epochs 1 --warmup-steps 2 --threads 1");
+  const Result r = run("train --device CPU:0 --limit 640 --epochs 1 --warmup-steps 2 --threads 1 --rounds 1");
   ASSERT_EQ(r.status, 0) << r.out;
   nlohmann::json doc;
   ASSERT_NO_THROW(doc = nlohmann::json::parse(r.out)) << r.out;
@@ -151,7 +153,7 @@ TEST(DlbenchTrain, PrecisionsSideBySide) {
 TEST(DlbenchTrain, Resnet20SmallRun) {
   const Result r =
       run("train --device CPU:0 --model resnet20 --limit 256 --epochs 1 --warmup-steps 1 "
-          "--threads 1");
+          "--threads 1 --rounds 1");
   ASSERT_EQ(r.status, 0) << r.out;
   nlohmann::json doc;
   ASSERT_NO_THROW(doc = nlohmann::json::parse(r.out)) << r.out;
@@ -183,15 +185,91 @@ TEST(DlbenchTrain, CompareTorchWithoutTorchNamesThePackage) {
   EXPECT_NE(r.out.find("--torch-venv"), std::string::npos) << r.out;
 }
 
-// The cnn/resnet20 twins run eager, NCHW or channels-last: compile is refused before training.
-TEST(DlbenchTrain, TorchModeCompileIsRefusedForTheCnn) {
-  const Result r = run(
-      "train --device CPU:0 --limit 64 --compare-torch --python /nonexistent/python3 "
-      "--torch-modes compile",
-      true);
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("--torch-modes compile"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("eager and/or channels_last"), std::string::npos) << r.out;
+// `--rounds 2` of the cnn without PyTorch: two whole runs, dlrt's step time per round with
+// min and median, the floor against the best of the rounds' peaks, and the CPU named.
+TEST(DlbenchRounds, TwoRoundsOfTheCnn) {
+  const Result r = run("train --device CPU:0 --limit 128 --epochs 1 --warmup-steps 1 --threads 1 "
+                       "--rounds 2");
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json doc;
+  ASSERT_NO_THROW(doc = nlohmann::json::parse(r.out)) << r.out;
+  EXPECT_EQ(doc.at("mode"), "train_rounds");
+  EXPECT_EQ(doc.at("rounds"), 2);
+  ASSERT_EQ(doc.at("runs").size(), 2u);
+  EXPECT_EQ(doc.at("runs")[1].at("round"), 2);
+  const auto& dlrt = doc.at("summary").at("dlrt").at("step_seconds");
+  ASSERT_EQ(dlrt.at("per_round").size(), 2u);
+  for (size_t k = 0; k < 2; ++k)  // the summary's figures are the runs' own
+    EXPECT_DOUBLE_EQ(dlrt.at("per_round")[k].get<double>(),
+                     doc.at("runs")[k].at("step_seconds").get<double>());
+  EXPECT_LE(dlrt.at("min").get<double>(), dlrt.at("median").get<double>());
+  EXPECT_FALSE(doc.at("summary").contains("anchors"));  // no --compare-torch
+  // The floor: the step's FLOP (640 images' worth per 64-image step) at the best peak.
+  const auto& floor = doc.at("summary").at("floor");
+  EXPECT_NEAR(floor.at("flop_per_step").get<double>(), 64 * 16.4e6, 64 * 0.1e6);
+  const auto& peaks = floor.at("peak_gflops_per_round");
+  ASSERT_EQ(peaks.size(), 2u);
+  EXPECT_DOUBLE_EQ(floor.at("peak_gflops").get<double>(),
+                   std::max(peaks[0].get<double>(), peaks[1].get<double>()));
+  EXPECT_EQ(floor.at("floor_fraction").at("per_round").size(), 2u);
+  EXPECT_TRUE(floor.at("warnings").is_array());
+  // The machine: /proc/cpuinfo's numbers and the flags kernels dispatch on.
+  const auto& cpu = doc.at("cpu");
+  EXPECT_TRUE(cpu.at("model_name").is_string());
+  for (const char* k : {"family", "model", "stepping"}) EXPECT_TRUE(cpu.at(k).is_number()) << k;
+  EXPECT_TRUE(cpu.at("isa_flags").is_array());
+  EXPECT_TRUE(doc.at("isa_dispatched").is_string());
+  // The peak measurement's record, passed on from the cpu plugin.
+  const auto& device = doc.at("runs")[0].at("device");
+  EXPECT_GE(device.at("peak_attempts").get<int>(), 1);
+  EXPECT_TRUE(device.at("peak_check").is_string());
+  EXPECT_TRUE(device.at("expected_peak_gflops").is_number());
+}
+
+// A "python" that imports torch but whose twin fails, as torch.compile does on a torch
+// without it: every anchor mode is recorded with the reason, and the run still succeeds.
+TEST(DlbenchRounds, AnchorThatCannotRunIsRecordedWithItsReason) {
+  const std::string fake = testing::TempDir() + "dlbench_fake_python";
+  {
+    FILE* f = std::fopen(fake.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("#!/bin/sh\n# `-c 'import torch'` succeeds; running a twin fails, saying why.\n"
+               "[ \"$1\" = -c ] && exit 0\necho 'RuntimeError: no torch here' >&2\nexit 3\n",
+               f);
+    std::fclose(f);
+  }
+  ASSERT_EQ(std::system(("chmod +x " + fake).c_str()), 0);
+  const Result r = run("train --device CPU:0 --limit 64 --epochs 1 --warmup-steps 1 --threads 1 "
+                       "--rounds 2 --compare-torch --python " + fake);
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json doc;
+  ASSERT_NO_THROW(doc = nlohmann::json::parse(r.out)) << r.out;
+  const auto& anchors = doc.at("summary").at("anchors");
+  for (const char* mode : {"eager", "channels_last", "compile"}) {
+    SCOPED_TRACE(mode);
+    ASSERT_TRUE(anchors.contains(mode));
+    const std::string why = anchors.at(mode).at("unavailable");
+    EXPECT_NE(why.find("no torch here"), std::string::npos) << why;
+    EXPECT_NE(why.find(mode), std::string::npos) << why;
+    EXPECT_EQ(anchors.at(mode).at("ratio").at("per_round"), nlohmann::json({nullptr, nullptr}));
+  }
+  EXPECT_TRUE(doc.at("summary").at("best_anchor").contains("unavailable"));
+}
+
+// The char Transformer in rounds: its floor comes from flops.hpp's matmul count.
+TEST(DlbenchRounds, CharTransformerHasAFloor) {
+  const Result r = run("train --device CPU:0 --model char_transformer --steps 1 --warmup-steps 1 "
+                       "--context 16 --batch 2 --val-windows 1 --threads 1 --rounds 2");
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json doc;
+  ASSERT_NO_THROW(doc = nlohmann::json::parse(r.out)) << r.out;
+  // T 16, d 128, 4 blocks, V 256: 3 x (4 x (24*16*128^2 + 4*16^2*128) + 2*16*128*256) per
+  // window, two windows.
+  const double block = 24.0 * 16 * 128 * 128 + 4.0 * 16 * 16 * 128;
+  const double window = 3 * (4 * block + 2.0 * 16 * 128 * 256);
+  const auto& floor = doc.at("summary").at("floor");
+  EXPECT_DOUBLE_EQ(floor.at("flop_per_step").get<double>(), 2 * window);
+  EXPECT_EQ(floor.at("floor_fraction").at("per_round").size(), 2u);
 }
 
 TEST(DlbenchTrain, MissingDataFolderIsAnErrorNamingIt) {
@@ -206,13 +284,14 @@ namespace {
 
 // `dlbench train --model vae`: samples/vae's custom step (nn::TrainStep), timed per step.
 TEST(DlbenchTrain, VaeSmallRun) {
-  const Result r = run("train --device CPU:0 --model vae --steps 2 --warmup-steps 1 --threads 1");
+  const Result r = run("train --device CPU:0 --model vae --steps 2 --warmup-steps 1 --threads 1 --rounds 1");
   ASSERT_EQ(r.status, 0) << r.out;
   nlohmann::json doc;
   ASSERT_NO_THROW(doc = nlohmann::json::parse(r.out)) << r.out;
   EXPECT_EQ(doc.at("model"), "vae");
   EXPECT_EQ(doc.at("batch"), 128);
   EXPECT_EQ(doc.at("parameters"), 183105);  // encoder 119,200 + decoder 63,905 (the summaries)
+  EXPECT_DOUBLE_EQ(doc.at("flop_per_step").get<double>(), 128 * 34847232.0);  // flops.hpp
   EXPECT_GT(doc.at("ms_per_step").get<double>(), 0.0);
   // The negative ELBO of a barely trained model: near 784 ln 2 = 543 nats, and positive.
   EXPECT_GT(doc.at("loss").get<double>(), 300.0);
@@ -227,12 +306,13 @@ namespace {
 // `dlbench train --model dcgan`: samples/dcgan's two-optimizer step, timed per step.
 TEST(DlbenchTrain, DcganSmallRun) {
   const Result r =
-      run("train --device CPU:0 --model dcgan --steps 2 --warmup-steps 1 --threads 1");
+      run("train --device CPU:0 --model dcgan --steps 2 --warmup-steps 1 --threads 1 --rounds 1");
   ASSERT_EQ(r.status, 0) << r.out;
   nlohmann::json doc;
   ASSERT_NO_THROW(doc = nlohmann::json::parse(r.out)) << r.out;
   EXPECT_EQ(doc.at("model"), "dcgan");
   EXPECT_EQ(doc.at("batch"), 128);
+  EXPECT_DOUBLE_EQ(doc.at("flop_per_step").get<double>(), 128 * 133355264.0);  // flops.hpp
   EXPECT_GT(doc.at("ms_per_step").get<double>(), 0.0);
   // Near the start both losses sit near their balance: d about 2 ln 2, g about ln 2.
   EXPECT_GT(doc.at("d_loss").get<double>(), 0.3);

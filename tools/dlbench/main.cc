@@ -7,7 +7,9 @@
 //                 [--limit N] [--threads T] [--precision f32|bf16|f16[,...]] [--rounds R]
 //                 [--compare-torch] [--data DIR] [--plugin-options cpu:winograd=0]
 //       whole epochs of the reference model through dlrt/nn.hpp, optionally beside PyTorch
-//       (train.cc)
+//       (train.cc); every model in --rounds R rounds (default 3), each dlrt then every
+//       PyTorch mode, with per-round ratios and the floor (train_rounds.cc); --rounds 1 is
+//       one run's document
 //   dlbench train --model char_transformer --steps N [--context T] [--batch B] [--threads T]
 //                 [--compare-torch] [--torch-modes eager compile]
 //       samples/char_transformer's GPT on fortunes: tokens/s and the validation loss after
@@ -78,9 +80,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   train_cmd->add_option("--torch-modes", train.torch_modes,
-                        "the twin's modes: eager, channels_last (cnn, resnet20, vae) and/or "
-                        "compile (char_transformer, vae); cnn and resnet20 run eager (NCHW) "
-                        "and channels_last by default and compare with the faster")
+                        "the twin's modes: eager, channels_last (not char_transformer: no "
+                        "convolutions) and/or compile (torch.compile); default: every mode "
+                        "that applies, compared with the fastest; a mode that cannot run is "
+                        "recorded with its reason")
       ->check(CLI::IsMember({"eager", "channels_last", "compile"}));
   train_cmd->add_option("--batch", train.batch,
                         "batch size (default: 64 cnn, 128 resnet20, 32 char_transformer)")
@@ -93,7 +96,7 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--seed", train.seed, "initial weights and shuffles")
       ->capture_default_str();
   std::vector<std::string> precisions = {"f32"};
-  int64_t rounds = 1;
+  int64_t rounds = 3;
   train_cmd
       ->add_option("--precision", precisions,
                    "cnn, resnet20: f32, or bf16/f16 as Keras' mixed_bfloat16/mixed_float16 "
@@ -104,7 +107,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"f32", "bf16", "f16"}));
   train_cmd
       ->add_option("--rounds", rounds,
-                   "with --precision: train every precision this many times, alternating "
+                   "rounds of dlrt then every PyTorch mode back to back, summarised as "
+                   "per-round ratios with min and median (1: one run, its own document); "
+                   "with several --precision: every precision this many times, alternating "
                    "(f32, bf16, f32, bf16, ...)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1000}));
@@ -180,6 +185,10 @@ int main(int argc, char** argv) {
       if (precisions.size() == 1 && rounds == 1) {
         train.precision = precisions.front();
         doc = dlbench::run_train(train);
+        doc["cpu"] = dlbench::cpu_json();
+      } else if (precisions.size() == 1) {
+        train.precision = precisions.front();
+        doc = dlbench::run_train_rounds(train, rounds);
       } else {
         doc = dlbench::run_train_side_by_side(train, precisions, rounds);
       }

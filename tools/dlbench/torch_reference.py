@@ -130,6 +130,9 @@ def main():
     ap.add_argument("--precision", choices=("f32", "bf16", "f16"), default="f32",
                     help="bf16/f16: the forward pass under torch.autocast('cpu') to that dtype "
                          "(PyTorch's mixed precision: f32 weights and optimizer)")
+    ap.add_argument("--compile", action="store_true",
+                    help="torch.compile the model (PyTorch >= 2.0; its compilation happens in "
+                         "the warm-up steps, which are not timed)")
     args = ap.parse_args()
 
     try:
@@ -150,6 +153,12 @@ def main():
         x_train = x_train.contiguous(memory_format=torch.channels_last)
         x_test = x_test.contiguous(memory_format=torch.channels_last)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3, eps=1e-7)
+    train_net = net
+    if args.compile:
+        if not hasattr(torch, "compile"):
+            raise SystemExit(f"torch_reference.py: --compile needs torch.compile (PyTorch >= "
+                             f"2.0); this is torch {torch.__version__}")
+        train_net = torch.compile(net)  # compiles on the first warm-up step
     loss_fn = torch.nn.CrossEntropyLoss()
     b = args.batch
 
@@ -162,7 +171,7 @@ def main():
             xb = xb.contiguous(memory_format=torch.channels_last)
         with torch.autocast("cpu", dtype=autocast_dtype or torch.bfloat16,
                             enabled=autocast_dtype is not None):
-            logits = net(xb)
+            logits = train_net(xb)
             loss = loss_fn(logits.float(), y_train[idx])
         loss.backward()
         opt.step()
@@ -203,6 +212,7 @@ def main():
         "framework": "pytorch",
         "model": args.model,
         "memory_format": "channels_last" if channels_last else "contiguous (NCHW)",
+        "compile": args.compile,
         "precision": args.precision,
         "torch_version": torch.__version__,
         "threads": threads,

@@ -3,6 +3,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdexcept>
 
 namespace dlbench {
@@ -84,6 +89,72 @@ fs::path check_torch(const TrainOptions& o, const std::string& script_name) {
                              " is missing (it is copied "
                              "next to dlbench by the build and the install)");
   return script;
+}
+
+}  // namespace dlbench
+
+namespace dlbench {
+
+json run_twin_mode(const std::string& cmd, const std::string& script_name,
+                   const std::string& mode) {
+  // stderr goes to a file of its own, so a failure's message can be kept as the reason.
+  char path[] = "/tmp/dlbench_twin_stderr_XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) throw std::runtime_error("--compare-torch: cannot make a temporary file in /tmp");
+  close(fd);
+  const std::string full = cmd + " 2>" + quoted(path);
+  FILE* p = popen(full.c_str(), "r");
+  std::string out;
+  int status = -1;
+  if (p != nullptr) {
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    status = pclose(p);
+  }
+  std::string err;
+  {
+    std::ifstream f(path);
+    std::ostringstream s;
+    s << f.rdbuf();
+    err = s.str();
+  }
+  std::remove(path);
+  if (status == 0) {
+    std::cerr << err;
+    try {
+      json doc = json::parse(out);
+      doc["mode"] = mode;
+      return doc;
+    } catch (const json::exception& e) {
+      return {{"mode", mode},
+              {"unavailable", script_name + " printed no JSON (" + e.what() +
+                                  "): " + out.substr(0, 200)}};
+    }
+  }
+  // The last lines of stderr: a Python traceback ends with the exception and its message.
+  while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+  const size_t keep = 400;
+  if (err.size() > keep) err = "..." + err.substr(err.size() - keep);
+  const std::string how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                             : "status " + std::to_string(status);
+  return {{"mode", mode},
+          {"unavailable", script_name + " (" + mode + ") failed (" + how + "): " +
+                              (err.empty() ? std::string("nothing on stderr") : err)}};
+}
+
+std::string best_anchor(const json& anchors) {
+  std::string best;
+  double best_s = 0;
+  for (auto it = anchors.begin(); it != anchors.end(); ++it) {
+    if (!it->contains("step_seconds")) continue;
+    const double s = it->at("step_seconds").get<double>();
+    if (best.empty() || s < best_s) {
+      best = it.key();
+      best_s = s;
+    }
+  }
+  return best;
 }
 
 }  // namespace dlbench

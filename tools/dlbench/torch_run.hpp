@@ -48,6 +48,15 @@ std::string run_command(const std::string& cmd);
 // Runs a twin's command line and parses the one JSON object it prints; throws naming the
 // script and the start of what it printed instead.
 json run_twin_json(const std::string& cmd, const std::string& script_name);
+// The same, for one mode of a twin (eager, channels_last, compile) inside a timed run: a twin
+// that fails (torch.compile missing from an old torch, or failing on this model or machine)
+// does not end the run. Returns its JSON with "mode" added, or {"mode", "unavailable": why}
+// where why is the end of what it printed on stderr and its exit status. Its stderr is
+// passed on to dlbench's when it succeeds.
+json run_twin_mode(const std::string& cmd, const std::string& script_name, const std::string& mode);
+// The fastest available anchor of `anchors` (mode -> {"step_seconds"} or {"unavailable"}):
+// its mode, or "" when none ran.
+std::string best_anchor(const json& anchors);
 // `s` in single quotes for sh.
 std::string quoted(const std::string& s);
 // With --torch-venv DIR: DIR/bin/python3, made a venv with torch first when it lacks it;

@@ -7,9 +7,10 @@
 //             sample calls), a functional model with batch norm; Adam(1e-3), batch 128 by
 //             default, as the sample
 // The PyTorch twin gets the same --model, batch, epochs, limit, threads and warm-up steps, and
-// runs once per layout: NCHW ("contiguous", --torch-modes eager) and channels-last
-// (channels_last), both by default; `torch` is the faster run (PyTorch's best configuration,
-// which the ratio is against) and `torch_runs` holds every run.
+// runs once per --torch-modes entry: eager (NCHW), channels_last and compile (torch.compile of
+// the NCHW model), all three by default; `torch` is the fastest run (PyTorch's best
+// configuration, which the ratio is against), `torch_runs` holds every run and `anchors` each
+// mode's step time, or why it could not run (an old torch without torch.compile, say).
 //
 // What is timed, and how (wall clock on the host, steady_clock):
 //   compile_seconds   model.compile() (the layer plan), then the first fit's set-up: the graph,
@@ -98,22 +99,18 @@ double train_flop_per_sample(const nn::Model& model) {
   return total;
 }
 
+// One run of the twin in --torch-modes' `mode`: eager (NCHW), channels_last, or compile
+// (torch.compile of the NCHW model); a mode that fails comes back as {"unavailable": why}.
 json run_torch(const TrainOptions& o, const fs::path& script, int64_t warmup,
-               const std::string& memory_format) {
-  const std::string py = quoted(o.python);
+               const std::string& mode) {
   const std::string cmd =
-      py + " " + quoted(script.string()) + " --data " + quoted(o.data) + " --threads " +
-      std::to_string(o.threads) + " --epochs " + std::to_string(o.epochs) + " --batch " +
-      std::to_string(o.batch) + " --warmup-steps " + std::to_string(warmup) + " --limit " +
-      std::to_string(o.limit) + " --model " + o.model + " --precision " + o.precision +
-      " --memory-format " + memory_format;
-  const std::string out = run_command(cmd);
-  try {
-    return json::parse(out);
-  } catch (const json::exception& e) {
-    throw std::runtime_error("--compare-torch: torch_reference.py printed no JSON (" +
-                             std::string(e.what()) + "): " + out.substr(0, 200));
-  }
+      quoted(o.python) + " " + quoted(script.string()) + " --data " + quoted(o.data) +
+      " --threads " + std::to_string(o.threads) + " --epochs " + std::to_string(o.epochs) +
+      " --batch " + std::to_string(o.batch) + " --warmup-steps " + std::to_string(warmup) +
+      " --limit " + std::to_string(o.limit) + " --model " + o.model + " --precision " +
+      o.precision + " --memory-format " + (mode == "channels_last" ? "channels_last" : "contiguous") +
+      (mode == "compile" ? " --compile" : "");
+  return run_twin_mode(cmd, "torch_reference.py", mode);
 }
 
 // The network of --model, compiled the same way for both: Adam(1e-3), sparse categorical
@@ -151,17 +148,9 @@ json run_train(const TrainOptions& options) {
   json doc;
   doc["mode"] = "train";
   doc["model"] = o.model;
-  // The twin's layouts (--torch-modes): eager = NCHW, channels_last; torch.compile is not
-  // wired for these two models.
-  std::vector<std::string> torch_formats;
-  const bool default_modes = o.torch_modes == TrainOptions().torch_modes;
-  for (const std::string& mode : default_modes ? std::vector<std::string>{"eager", "channels_last"}
-                                               : o.torch_modes) {
-    if (mode == "compile")
-      throw std::runtime_error("--torch-modes compile: the cnn and resnet20 twins run eager; "
-                               "expected eager and/or channels_last");
-    torch_formats.push_back(mode == "eager" ? "contiguous" : "channels_last");
-  }
+  // The twin's modes (--torch-modes): eager (NCHW), channels_last, compile; all three by
+  // default.
+  if (o.torch_modes.empty()) o.torch_modes = {"eager", "channels_last", "compile"};
   if (o.compare_torch) o.python = torch_python(o);
   const fs::path torch_script =
       o.compare_torch ? check_torch(o, "dlbench_torch_reference.py") : fs::path();
@@ -283,20 +272,37 @@ json run_train(const TrainOptions& options) {
   doc["val_accuracy"] = val[1].second;
   doc["load_average_after"] = load_average();
 
+  // What train_rounds.cc reads from every model's run: dlrt's step time, the step's FLOP and
+  // each anchor's step time. Here the mean step of an epoch (the last batch may be partial,
+  // for both frameworks alike).
+  doc["step_seconds"] = epoch_s / static_cast<double>(steps);
+  doc["step_seconds_source"] = "train_seconds_per_epoch / steps_per_epoch";
+  doc["flop_per_step"] = flop_sample * static_cast<double>(n) / static_cast<double>(steps);
+
   if (o.compare_torch) {
     doc["load_average_before_torch"] = load_average();
-    json runs = json::array(), t;
-    for (const std::string& format : torch_formats) {
-      runs.push_back(run_torch(o, torch_script, warmup, format));
-      const double s = runs.back().at("train_seconds_per_epoch").get<double>();
-      if (t.is_null() || s < t.at("train_seconds_per_epoch").get<double>()) t = runs.back();
+    json runs = json::array(), anchors = json::object();
+    for (const std::string& mode : o.torch_modes) {
+      json r = run_torch(o, torch_script, warmup, mode);
+      anchors[mode] = r.contains("unavailable")
+                          ? json{{"unavailable", r.at("unavailable")}}
+                          : json{{"step_seconds", r.at("train_seconds_per_epoch").get<double>() /
+                                                      static_cast<double>(steps)}};
+      runs.push_back(std::move(r));
     }
-    doc["torch"] = t;
+    doc["anchors"] = anchors;
     doc["torch_runs"] = runs;
     doc["load_average_after_torch"] = load_average();
-    // dlrt / torch: below 1 means dlrt is faster; the target is epoch <= 1/3.
-    doc["ratio"] = {{"epoch", epoch_s / t.at("train_seconds_per_epoch").get<double>()},
-                    {"validation", val_us * 1e-6 / t.at("val_seconds").get<double>()}};
+    const std::string best = best_anchor(anchors);
+    if (!best.empty()) {
+      for (const json& r : runs)
+        if (r.at("mode") == best) doc["torch"] = r;
+      const json& t = doc["torch"];
+      // dlrt / torch: below 1 means dlrt is faster; the target is epoch <= 1/3.
+      doc["ratio"] = {{"epoch", epoch_s / t.at("train_seconds_per_epoch").get<double>()},
+                      {"validation", val_us * 1e-6 / t.at("val_seconds").get<double>()},
+                      {"against", best}};
+    }
   }
   return doc;
 }

@@ -21,6 +21,7 @@
 #include "bench.hpp"
 #include "common/mnist_images.hpp"
 #include "dcgan/dcgan_models.hpp"
+#include "flops.hpp"
 #include "torch_run.hpp"
 
 namespace dlbench {
@@ -31,7 +32,7 @@ json run_train_dcgan(const TrainOptions& options) {
   TrainOptions o = options;
   if (o.batch == 0) o.batch = 128;
   if (o.steps < 1) throw std::runtime_error("--steps must be >= 1");
-  if (o.torch_modes == TrainOptions().torch_modes) o.torch_modes = {"eager", "channels_last", "compile"};
+  if (o.torch_modes.empty()) o.torch_modes = {"eager", "channels_last", "compile"};
   json doc;
   doc["mode"] = "train";
   doc["model"] = "dcgan";
@@ -98,10 +99,14 @@ json run_train_dcgan(const TrainOptions& options) {
   doc["g_loss"] = last.at(1).second;
   doc["load_average_after"] = load_average();
 
+  // What train_rounds.cc reads (as for every model): dlrt's step, its FLOP, the anchors'.
+  doc["step_seconds"] = dlrt_ms * 1e-3;
+  doc["step_seconds_source"] = "median of the timed steps (ms_per_step)";
+  doc["flop_per_step"] = static_cast<double>(o.batch) * dcgan_train_flop_per_image();
+  doc["flop_count"] = "convolutions and dense layers, the least work of both gradients (tools/dlbench/flops.hpp)";
+
   if (o.compare_torch) {
-    json twins = json::object();
-    double best = 0;
-    std::string best_mode;
+    json twins = json::object(), anchors = json::object();
     for (const std::string& mode : o.torch_modes) {
       doc["load_average_before_torch_" + mode] = load_average();
       std::ostringstream cmd;
@@ -110,16 +115,18 @@ json run_train_dcgan(const TrainOptions& options) {
           << o.warmup_steps << " --batch " << o.batch << " --seed " << o.seed
           << (mode == "compile" ? " --compile" : "")
           << (mode == "channels_last" ? " --channels-last" : "");
-      json t = run_twin_json(cmd.str(), "torch_dcgan.py");
-      const double ms = t.at("ms_per_step").get<double>();
-      if (best == 0 || ms < best) {
-        best = ms;
-        best_mode = mode;
-      }
+      json t = run_twin_mode(cmd.str(), "torch_dcgan.py", mode);
+      anchors[mode] = t.contains("unavailable")
+                          ? json{{"unavailable", t.at("unavailable")}}
+                          : json{{"step_seconds", t.at("ms_per_step").get<double>() * 1e-3}};
       twins[mode] = std::move(t);
     }
     doc["torch"] = twins;
-    if (best > 0) doc["ratio"] = {{"ms_per_step", best / dlrt_ms}, {"against", best_mode}};
+    doc["anchors"] = anchors;
+    const std::string best_mode = best_anchor(anchors);
+    if (!best_mode.empty())
+      doc["ratio"] = {{"ms_per_step", twins[best_mode].at("ms_per_step").get<double>() / dlrt_ms},
+                      {"against", best_mode}};
   }
   return doc;
 }

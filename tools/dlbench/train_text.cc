@@ -27,6 +27,7 @@
 
 #include "bench.hpp"
 #include "char_transformer/models.hpp"
+#include "flops.hpp"
 #include "torch_run.hpp"
 
 namespace dlbench {
@@ -35,14 +36,15 @@ namespace {
 namespace nn = dlrt::nn;
 namespace ct = char_transformer;
 
-json run_twin(const TrainOptions& o, const std::filesystem::path& script, bool compile) {
+json run_twin(const TrainOptions& o, const std::filesystem::path& script, const std::string& mode) {
+  const bool compile = mode == "compile";
   std::ostringstream cmd;
   cmd << quoted(o.python) << " " << quoted(script.string()) << " --data " << quoted(o.data)
       << " --threads " << o.threads << " --steps " << o.steps << " --warmup-steps "
       << o.warmup_steps << " --batch " << o.batch << " --context " << o.context
       << " --seed " << o.seed << " --val-windows " << o.val_windows
       << (compile ? " --compile" : "");
-  return run_twin_json(cmd.str(), "torch_char_transformer.py");
+  return run_twin_mode(cmd.str(), "torch_char_transformer.py", mode);
 }
 
 }  // namespace
@@ -128,26 +130,40 @@ json run_train_text(const TrainOptions& options) {
   doc["val_bits_per_char"] = v.at(0).second / std::log(2.0);
   doc["load_average_after"] = load_average();
 
+  // What train_rounds.cc reads (as for every model): dlrt's step, its FLOP, the anchors'.
+  const double window = static_cast<double>(o.batch * T);
+  doc["step_seconds"] = epoch_s / static_cast<double>(o.steps);
+  doc["step_seconds_source"] = "train_seconds / steps";
+  doc["flop_per_step"] = static_cast<double>(o.batch) *
+                         char_transformer_train_flop_per_window(T, net.d_model, net.layers,
+                                                                ct::kVocabulary);
+  doc["flop_count"] = "matmuls only, forward 2*m*n*k each, backward twice (tools/dlbench/flops.hpp)";
+
   if (o.compare_torch) {
-    json twins = json::object();
-    double best = 0;
-    std::string best_mode;
+    if (o.torch_modes.empty()) o.torch_modes = {"eager", "compile"};
+    json twins = json::object(), anchors = json::object();
     for (const std::string& mode : o.torch_modes) {
-      doc["load_average_before_torch_" + mode] = load_average();
-      json t = run_twin(o, script, mode == "compile");
-      const double tps = t.at("tokens_per_second").get<double>();
-      if (tps > best) {
-        best = tps;
-        best_mode = mode;
+      if (mode == "channels_last") {  // a memory format of 4-d tensors: nothing to convolve
+        anchors[mode] = {{"unavailable", "channels_last does not apply: the model has no "
+                                         "convolutions (expected eager or compile)"}};
+        continue;
       }
+      doc["load_average_before_torch_" + mode] = load_average();
+      json t = run_twin(o, script, mode);
+      anchors[mode] = t.contains("unavailable")
+                          ? json{{"unavailable", t.at("unavailable")}}
+                          : json{{"step_seconds", window / t.at("tokens_per_second").get<double>()}};
       twins[mode] = std::move(t);
     }
     doc["torch"] = twins;
-    if (best > 0) {
+    doc["anchors"] = anchors;
+    const std::string best_mode = best_anchor(anchors);
+    if (!best_mode.empty()) {
       const json& b = twins[best_mode];
       // dlrt over torch's best: above 1 means dlrt trains more tokens per second; the
       // target is >= 1.5. val_loss: dlrt's relative excess, target <= 0.02.
-      doc["ratio"] = {{"tokens_per_second", (tokens / epoch_s) / best},
+      doc["ratio"] = {{"tokens_per_second",
+                       (tokens / epoch_s) / b.at("tokens_per_second").get<double>()},
                       {"against", best_mode},
                       {"val_loss_excess", v.at(0).second / b.at("val_loss").get<double>() - 1}};
     }

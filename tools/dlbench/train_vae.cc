@@ -23,6 +23,7 @@
 #include <stdexcept>
 
 #include "bench.hpp"
+#include "flops.hpp"
 #include "torch_run.hpp"
 #include "common/mnist_images.hpp"
 #include "vae/vae_model.hpp"
@@ -39,7 +40,7 @@ json run_twin(const TrainOptions& o, const fs::path& script, const std::string& 
       << " --threads " << o.threads << " --steps " << o.steps << " --warmup-steps "
       << o.warmup_steps << " --batch " << o.batch << " --seed " << o.seed
       << (mode == "compile" ? " --compile" : "") << (mode == "channels_last" ? " --channels-last" : "");
-  return run_twin_json(cmd.str(), "torch_vae.py");
+  return run_twin_mode(cmd.str(), "torch_vae.py", mode);
 }
 
 }  // namespace
@@ -47,7 +48,7 @@ json run_twin(const TrainOptions& o, const fs::path& script, const std::string& 
 json run_train_vae(const TrainOptions& options) {
   TrainOptions o = options;
   if (o.batch == 0) o.batch = 128;
-  if (o.torch_modes == TrainOptions().torch_modes) o.torch_modes = {"eager", "channels_last", "compile"};
+  if (o.torch_modes.empty()) o.torch_modes = {"eager", "channels_last", "compile"};
   if (o.steps < 1) throw std::runtime_error("--steps must be >= 1");
   json doc;
   doc["mode"] = "train";
@@ -119,24 +120,29 @@ json run_train_vae(const TrainOptions& options) {
   doc["loss"] = loss_sum / static_cast<double>(o.steps);  // negative ELBO, nats per image
   doc["load_average_after"] = load_average();
 
+  // What train_rounds.cc reads (as for every model): dlrt's step, its FLOP, the anchors'.
+  doc["step_seconds"] = seconds / static_cast<double>(o.steps);
+  doc["step_seconds_source"] = "train_seconds / steps";
+  doc["flop_per_step"] = static_cast<double>(o.batch) * vae_train_flop_per_image();
+  doc["flop_count"] = "convolutions and dense layers, forward and both gradients (tools/dlbench/flops.hpp)";
+
   if (o.compare_torch) {
-    json twins = json::object();
-    double best = 0;
-    std::string best_mode;
+    json twins = json::object(), anchors = json::object();
     for (const std::string& mode : o.torch_modes) {
       doc["load_average_before_torch_" + mode] = load_average();
       json t = run_twin(o, script, mode);
-      const double sps = t.at("steps_per_second").get<double>();
-      if (sps > best) {
-        best = sps;
-        best_mode = mode;
-      }
+      anchors[mode] = t.contains("unavailable")
+                          ? json{{"unavailable", t.at("unavailable")}}
+                          : json{{"step_seconds", 1.0 / t.at("steps_per_second").get<double>()}};
       twins[mode] = std::move(t);
     }
     doc["torch"] = twins;
+    doc["anchors"] = anchors;
     // dlrt over torch's best: above 1 means dlrt takes more steps per second (target 1.5).
-    if (best > 0)
-      doc["ratio"] = {{"steps_per_second", doc["steps_per_second"].get<double>() / best},
+    const std::string best_mode = best_anchor(anchors);
+    if (!best_mode.empty())
+      doc["ratio"] = {{"steps_per_second", doc["steps_per_second"].get<double>() /
+                                               twins[best_mode].at("steps_per_second").get<double>()},
                       {"against", best_mode}};
   }
   return doc;
