@@ -7,7 +7,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 python="${1:-$here/../.venv/bin/python}"
 for example in face_recognition sentiment heat_equation segmentation detection tagging \
-    super_resolution style_transfer tuner; do
+    super_resolution style_transfer translation tuner; do
   echo "== $example"
   "$python" "$here/$example.py"
 done

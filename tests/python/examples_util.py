@@ -13,10 +13,12 @@ EXAMPLES = os.path.join(os.environ.get("DLRT_SOURCE_DIR",
                         "examples")
 
 
-def run_example(name: str, *args: str, lines: int = 1) -> str:
-    """The example's last `lines` lines of output (its figures), after it exited 0."""
+def run_example(name: str, *args: str, lines: int = 1, timeout: float = 1700) -> str:
+    """The example's last `lines` lines of output (its figures), after it exited 0. The
+    timeout stays under the example files' CTest limit (1800 s, tests/python/CMakeLists.txt)
+    so that a slow run fails here, with the example's name, rather than being killed."""
     p = subprocess.run([sys.executable, os.path.join(EXAMPLES, name), *args],
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=timeout)
     assert p.returncode == 0, p.stderr
     return "\n".join(p.stdout.strip().splitlines()[-lines:])
 
