@@ -11,7 +11,7 @@
 #                in winedbg and the run exits 0; with it off the crash is an exit status != 0,
 #                which ctest sees as the failure it is.
 #   WINEDEBUG=-all  Wine's own fixme/err chatter would bury the program's output.
-#   wineserver -p  keeps the server alive between programs (each test otherwise pays ~2.7 s
+#   wineserver -p60  keeps the server alive between programs (each test otherwise pays ~2.7 s
 #                to start one); it goes away by itself after 60 s idle.
 #   DISPLAY unset: headless; nothing here opens a window.
 set -euo pipefail
@@ -41,8 +41,14 @@ if [ ! -f "$WINEPREFIX/system.reg" ]; then
   mkdir -p "$(dirname "$WINEPREFIX")"
   exec 9>"$WINEPREFIX.lock"
   flock 9
-  [ -f "$WINEPREFIX/system.reg" ] || "$wine" wineboot -i >/dev/null 2>&1 || true
+  if [ ! -f "$WINEPREFIX/system.reg" ]; then
+    "$wineserver" -p60 </dev/null >/dev/null 2>&1 || true
+    "$wine" wineboot -i </dev/null >/dev/null 2>&1 || true
+  fi
   flock -u 9
 fi
-"$wineserver" -p 2>/dev/null || true
+# Started here, with its standard streams on /dev/null: a server that wine starts itself
+# inherits the program's stdout and stderr, and ctest (or a pipe) then waits for it to exit
+# before it sees the test end. -p60: it stays 60 s after the last program.
+"$wineserver" -p60 </dev/null >/dev/null 2>&1 || true
 exec "$wine" "$prog" "$@"
