@@ -12,6 +12,7 @@
 
 namespace {
 
+using dlrt::core::platform::win::acl_write_problem;
 using dlrt::core::platform::win::AclObject;
 using dlrt::core::platform::win::sddl_write_problem;
 
@@ -87,12 +88,19 @@ TEST(WindowsAcl, InheritOnlyEntriesDoNotApplyToTheObject) {
   EXPECT_NE(sddl_write_problem("D:(A;OICI;FA;;;BU)", AclObject::kPluginFolder, "C:\\p"), "");
 }
 
+TEST(WindowsAcl, AnEmptyDaclIsAccepted) {
+  // No entries: nobody but the owner's implicit rights, so nobody can write.
+  EXPECT_EQ(sddl_write_problem("D:P", AclObject::kPluginFolder, "C:\\p"), "");
+}
+
 TEST(WindowsAcl, DenyEntriesAreNotWeighed) {
   EXPECT_EQ(sddl_write_problem("D:(D;;FA;;;WD)", AclObject::kPluginFile, "C:\\a.dll"), "");
 }
 
 TEST(WindowsAcl, ANullDaclIsRefused) {
-  const std::string p = sddl_write_problem("D:NO_ACCESS_CONTROL", AclObject::kPluginFile, "C:\\a.dll");
+  // Directly, not from SDDL: Windows reads "D:NO_ACCESS_CONTROL" as a NULL DACL, but Wine 8
+  // makes an empty one (no entries: nobody has access), which is a different case.
+  const std::string p = acl_write_problem(nullptr, AclObject::kPluginFile, "C:\\a.dll");
   EXPECT_TRUE(contains(p, "NULL DACL gives Everyone full access")) << p;
 }
 

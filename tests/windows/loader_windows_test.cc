@@ -160,14 +160,18 @@ TEST(WindowsLoader, NotADllFailsWithTheSystemsReason) {
   fs::create_directories(dir);
   const fs::path file = dir / "libdlrt-text.dll";
   { std::FILE* f = _wfopen(file.c_str(), L"wb"); ASSERT_NE(f, nullptr); std::fputs("text", f); std::fclose(f); }
-  Ctx c({u8(file)});
+  {
+    // The context holds the refused file open (deny-write) as long as it lives, so the
+    // folder is removed after it.
+    Ctx c({u8(file)});
+    ASSERT_EQ(c.count(), 1u);
+    dlrt_plugin_info bad = c.plugin(0);
+    EXPECT_EQ(bad.state, DLRT_PLUGIN_FAILED);
+    // GetLastError's text and number (ERROR_BAD_EXE_FORMAT, 193).
+    EXPECT_TRUE(contains(bad.error, "LoadLibraryExW(")) << bad.error;
+    EXPECT_TRUE(contains(bad.error, "(error 193)")) << bad.error;
+  }
   fs::remove_all(dir);
-  ASSERT_EQ(c.count(), 1u);
-  dlrt_plugin_info bad = c.plugin(0);
-  EXPECT_EQ(bad.state, DLRT_PLUGIN_FAILED);
-  // GetLastError's text and number (ERROR_BAD_EXE_FORMAT, 193).
-  EXPECT_TRUE(contains(bad.error, "LoadLibraryExW(")) << bad.error;
-  EXPECT_TRUE(contains(bad.error, "(error 193)")) << bad.error;
 }
 
 // A folder holding a copy of the good plugin, whose DACL is set from `sddl`; removed after.
