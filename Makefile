@@ -9,7 +9,7 @@ CMAKE_FLAGS ?=
 # The Python venv the README names: the package's build tools and pytest (tools/python).
 VENV ?= .venv
 
-.PHONY: all deps configure build run test clean docs format
+.PHONY: all deps configure build run test clean docs format windows
 
 all: build
 
@@ -64,3 +64,13 @@ bench: build
 # `clang-format` package). Applied to the whole tree once; run it on what you change.
 format:
 	git ls-files '*.c' '*.cc' '*.h' '*.hpp' '*.cu' '*.cuh' | xargs clang-format -i
+
+# Windows (cross-built, docs/windows.md): libdlrt.dll, the plugins as DLLs, dlprobe.exe and
+# the Windows tests in $(WIN_BUILD_DIR), with mingw-w64; `ctest --test-dir $(WIN_BUILD_DIR)`
+# runs the tests under wine64. tools/windows-check.sh does this and the tests end to end.
+WIN_BUILD_DIR ?= build-win
+windows:
+	bash tools/windows/install-deps.sh
+	cmake -S . -B $(WIN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DCMAKE_TOOLCHAIN_FILE=$(abspath cmake/mingw-w64.cmake) $(WIN_CMAKE_FLAGS)
+	cmake --build $(WIN_BUILD_DIR) -j $(JOBS)

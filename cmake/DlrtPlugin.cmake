@@ -18,10 +18,17 @@ function(dlrt_add_plugin name)
     CUDA_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
   target_link_libraries(${target} PRIVATE dlrt::sdk dlrt_plugin_support)
+  if(WIN32)
+    # libdlrt-<name>.dll: a DLL exports only what is marked dllexport (DLRT_PLUGIN_EXPORT on
+    # dlrt_plugin_init), and leaves no symbol undefined, so the version script has no job here.
+    # A MODULE gets no import library, which is right: nothing links a plugin.
+    set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${P_OUTPUT_DIR})
+  else()
   target_link_options(${target} PRIVATE
     "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/plugin.map"
     "LINKER:--no-undefined")
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/plugin.map)
+  endif()
   if(NOT P_NO_INSTALL)
     install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/dlrt/plugins)
   endif()

@@ -14,6 +14,7 @@
 #include "eager.hpp"
 #include "log.hpp"
 #include "plugin_call.hpp"
+#include "platform/platform.hpp"
 #include "plugin_search.hpp"
 #include "status.hpp"
 
@@ -94,10 +95,12 @@ std::vector<LogicalSplit> logical_splits(const dlrt_context_options& o) {
 }  // namespace
 
 Context::Context(const dlrt_context_options* given, const EnvLookup& env_in) {
-  // secure_getenv: in a setuid/setgid process the environment is the caller's, and
-  // DLRT_PLUGIN_PATH there would let any user choose the code this process runs.
-  EnvLookup env =
-      env_in ? env_in : EnvLookup([](const char* n) -> const char* { return ::secure_getenv(n); });
+  // trusted_getenv (secure_getenv on POSIX): in a setuid/setgid process the environment is
+  // the caller's, and DLRT_PLUGIN_PATH there would let any user choose the code this process
+  // runs.
+  EnvLookup env = env_in ? env_in : EnvLookup([](const char* n) -> const char* {
+    return platform::trusted_getenv(n);
+  });
   dlrt_context_options options = complete_options(given);
 
   std::string default_dir = options.search_default_paths != 0 ? default_plugin_dir() : "";

@@ -1,6 +1,8 @@
 // plugin_library.hpp: a plugin's shared library as the dynamic loader sees it — the name
 // dlopen gets (the descriptor the search checked, as /proc/self/fd/N, so the file checked is
-// the file loaded), and the unload that may keep the library mapped until exit.
+// the file loaded), the load itself, and the unload that may keep the library mapped until
+// exit. POSIX: platform/posix/plugin_library.cc; Windows: platform/windows/plugin_library.cc
+// (LoadLibraryExW by the path whose file the search holds open deny-write).
 #pragma once
 
 #include <boost/dll/shared_library.hpp>
@@ -26,6 +28,12 @@ bool keep_plugins_loaded();
 // duplicate, to keep while the library is loaded); the canonical path when neither works or
 // the candidate has no descriptor. `*file` is the descriptor to hold in every case.
 std::string load_path_for(const PluginCandidate& candidate, std::shared_ptr<PluginFile>* file);
+
+// Loads `load_path` into `library`: dlopen(RTLD_NOW | RTLD_LOCAL) on POSIX; on Windows
+// LoadLibraryExW with LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR | LOAD_LIBRARY_SEARCH_DEFAULT_DIRS (the
+// DLLs a plugin imports are found beside it and in the system folders, never in the current
+// folder or PATH). Throws std::exception with the system's reason on failure.
+void load_library(boost::dll::shared_library& library, const std::string& load_path);
 
 // Unloads `library` (no-op when it is not loaded); when keep_plugins_loaded(), marks it
 // RTLD_NODELETE first so its code stays mapped until exit. `path` names it in the log.

@@ -40,8 +40,7 @@ class Loading {
     p_.phase = DLRT_PHASE_OPEN;
     log(DLRT_LOG_INFO, "loader", "loading {}: dlopen", p_.path);
     try {
-      library_.load(load_path_,
-                    boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+      load_library(library_, load_path_);
     } catch (const std::exception& e) {
       return stop(DLRT_PLUGIN_FAILED, DLRT_UNAVAILABLE, fmt::format("cannot open: {}", e.what()));
     }

@@ -1,67 +1,16 @@
 // plugin_search.cc: see plugin_search.hpp.
 #include "plugin_search.hpp"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <boost/dll/runtime_symbol_info.hpp>
-#include <cerrno>
-#include <climits>
-#include <cstdlib>
-#include <cstring>
+// The system parts (canonical paths, folder listing, the file and folder checks) are in
+// platform/posix/plugin_files.cc and platform/windows/plugin_files.cc.
 #include <fmt/format.h>
 #include <set>
 
 #include "log.hpp"
+#include "platform/platform.hpp"
 
 namespace dlrt::core {
 namespace {
-
-// realpath(3) into a std::string; "" with errno set on failure.
-std::string canonical(const std::string& path) {
-  char buf[PATH_MAX];
-  if (::realpath(path.c_str(), buf) == nullptr) return "";
-  return buf;
-}
-
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-bool ends_with(const std::string& s, const char* suffix) {
-  size_t n = std::strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
-// The plugin files of folder `dir` (canonical), sorted by file name.
-std::vector<std::string> plugin_files_in(const std::string& dir) {
-  std::vector<std::string> names;
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return names;
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (starts_with(name, "libdlrt-") && ends_with(name, ".so")) names.push_back(name);
-  }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
-  std::vector<std::string> files;
-  for (const auto& n : names) files.push_back(dir + "/" + n);
-  return files;
-}
-
-std::string owner_and_mode_problem(const std::string& what, const std::string& path,
-                                   const struct stat& st) {
-  uid_t me = ::geteuid();
-  if (st.st_uid != me && st.st_uid != 0)
-    return fmt::format("{} {} is owned by uid {}, not by this user (uid {}) or root", what, path,
-                       st.st_uid, me);
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-    return fmt::format(
-        "{} {} is {}-writable (mode {:o}); plugins and their folders must be "
-        "writable only by their owner",
-        what, path, (st.st_mode & S_IWOTH) != 0 ? "world" : "group", st.st_mode & 07777);
-  return "";
-}
 
 class Collector {
  public:
@@ -70,29 +19,27 @@ class Collector {
   // One search entry (file or folder). `explicit_entry`: given by the user, so a missing
   // path is worth recording; the default folder may simply not exist.
   void add_entry(const std::string& entry, const std::string& origin, bool explicit_entry) {
-    if (entry.empty() || entry[0] != '/') {
+    if (!platform::is_absolute_path(entry)) {
       refuse(entry, origin, DLRT_PLUGIN_REFUSED, DLRT_INVALID_ARGUMENT,
              fmt::format("{} entry '{}' is a relative path; plugin paths must be absolute "
                          "(dlrt never loads plugins from the current directory)",
                          origin, entry));
       return;
     }
-    std::string path = canonical(entry);
+    std::string why;
+    std::string path = platform::canonical_path(entry, &why);
     if (path.empty()) {
-      int err = errno;
       if (explicit_entry)
         refuse(entry, origin, DLRT_PLUGIN_FAILED, DLRT_NOT_FOUND,
-               fmt::format("{} entry '{}' cannot be used: {}", origin, entry, std::strerror(err)));
+               fmt::format("{} entry '{}' cannot be used: {}", origin, entry, why));
       else
-        log(DLRT_LOG_DEBUG, "loader", "default plugin folder {} is not there ({})", entry,
-            std::strerror(err));
+        log(DLRT_LOG_DEBUG, "loader", "default plugin folder {} is not there ({})", entry, why);
       return;
     }
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return;  // vanished between realpath and stat
-    if (S_ISDIR(st.st_mode)) {
+    if (platform::is_directory(path)) {
       log(DLRT_LOG_DEBUG, "loader", "searching {} ({})", path, origin);
-      for (const auto& file : plugin_files_in(path)) add_file(canonical(file), origin);
+      for (const auto& file : platform::plugin_files_in(path))
+        add_file(platform::canonical_path(file, nullptr), origin);
     } else {
       add_file(path, origin);
     }
@@ -134,68 +81,6 @@ class Collector {
 
 }  // namespace
 
-PluginFile::~PluginFile() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-std::string PluginFile::load_path() const { return fmt::format("/proc/self/fd/{}", fd_); }
-
-std::string ancestor_folder_problem(const std::string& folder) {
-  // From the plugin's folder's parent up to "/": whoever may rename an entry of one of these
-  // folders can swap the whole subtree, plugin included (the rule of sudo and ssh).
-  std::string dir = folder;
-  while (dir != "/") {
-    size_t slash = dir.rfind('/');
-    dir = slash == 0 || slash == std::string::npos ? "/" : dir.substr(0, slash);
-    struct stat st {};
-    if (::stat(dir.c_str(), &st) != 0)
-      return fmt::format("cannot stat {}, an ancestor of plugin folder {}: {}", dir, folder,
-                         std::strerror(errno));
-    uid_t me = ::geteuid();
-    if (st.st_uid != me && st.st_uid != 0)
-      return fmt::format(
-          "{}, an ancestor of plugin folder {}, is owned by uid {}, not by this "
-          "user (uid {}) or root",
-          dir, folder, st.st_uid, me);
-    const bool writable = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
-    // A sticky folder owned by root (/tmp) lets nobody rename what others own in it.
-    const bool sticky_root = (st.st_mode & S_ISVTX) != 0 && st.st_uid == 0;
-    if (writable && !sticky_root)
-      return fmt::format(
-          "{}, an ancestor of plugin folder {}, is {}-writable (mode {:o}) and "
-          "not a sticky folder owned by root: anyone who can write there can "
-          "rename the folder and swap the plugin; every folder above a plugin "
-          "must be writable only by its owner (or be sticky and root's, as /tmp)",
-          dir, folder, (st.st_mode & S_IWOTH) != 0 ? "world" : "group", st.st_mode & 07777);
-  }
-  return "";
-}
-
-std::string check_plugin_file(const std::string& path, std::shared_ptr<PluginFile>* opened) {
-  // The checks run on the open descriptor, and the loader loads that same descriptor
-  // (/proc/self/fd/N), so the file checked is the file loaded even if the path is swapped
-  // in between. O_NONBLOCK: a FIFO under a plugin's name must not block the search.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return fmt::format("cannot open plugin {}: {}", path, std::strerror(errno));
-  auto file = std::make_shared<PluginFile>(fd);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0)
-    return fmt::format("cannot stat plugin {}: {}", path, std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) return fmt::format("plugin {} is not a regular file", path);
-  std::string problem = owner_and_mode_problem("plugin", path, st);
-  if (!problem.empty()) return problem;
-  std::string dir = path.substr(0, path.rfind('/'));
-  if (dir.empty()) dir = "/";
-  if (::stat(dir.c_str(), &st) != 0)
-    return fmt::format("cannot stat plugin folder {}: {}", dir, std::strerror(errno));
-  problem = owner_and_mode_problem("plugin folder", dir, st);
-  if (!problem.empty()) return problem;
-  problem = ancestor_folder_problem(dir);
-  if (!problem.empty()) return problem;
-  if (opened != nullptr) *opened = std::move(file);
-  return "";
-}
-
 std::string plugin_permission_problem(const std::string& path) {
   return check_plugin_file(path, nullptr);
 }
@@ -207,21 +92,6 @@ std::vector<PluginCandidate> find_plugin_candidates(const SearchRequest& request
   for (const auto& p : request.env_paths) collector.add_entry(p, "DLRT_PLUGIN_PATH", true);
   if (!request.default_dir.empty()) collector.add_entry(request.default_dir, "default", false);
   return out;
-}
-
-std::string default_plugin_dir() {
-  // this_line_location() is the file of the module this function was compiled into: libdlrt.so
-  // itself (dladdr underneath), wherever it was installed or built.
-  boost::dll::fs::error_code ec;
-  boost::dll::fs::path self = boost::dll::this_line_location(ec);
-  if (ec || self.empty()) {
-    log(DLRT_LOG_WARNING, "loader",
-        "cannot find libdlrt's own location ({}); skipping the "
-        "default plugin folder",
-        ec.message());
-    return "";
-  }
-  return (self.parent_path() / "dlrt" / "plugins").string();
 }
 
 }  // namespace dlrt::core

@@ -29,19 +29,26 @@
 
 namespace dlrt::core {
 
-// The open descriptor of a checked plugin file (closed when the last holder lets go).
+// The open descriptor of a checked plugin file (closed when the last holder lets go). On
+// Windows a HANDLE opened deny-write (platform/windows/plugin_files.cc).
 class PluginFile {
  public:
-  explicit PluginFile(int fd) : fd_(fd) {}
+#if defined(_WIN32)
+  using Native = void*;
+#else
+  using Native = int;
+#endif
+  explicit PluginFile(Native fd) : fd_(fd) {}
   ~PluginFile();
   PluginFile(const PluginFile&) = delete;
   PluginFile& operator=(const PluginFile&) = delete;
-  int fd() const { return fd_; }
-  // "/proc/self/fd/N": what dlopen gets, so it maps the very file that was checked.
+  Native fd() const { return fd_; }
+  // "/proc/self/fd/N": what dlopen gets, so it maps the very file that was checked. On
+  // Windows the path itself (the held handle keeps that path's file from being replaced).
   std::string load_path() const;
 
  private:
-  int fd_;
+  Native fd_;
 };
 
 // One file the loader will try, or an entry refused before any file was opened.

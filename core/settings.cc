@@ -15,6 +15,7 @@
 
 #include "echo_text.hpp"
 #include "log.hpp"
+#include "platform/platform.hpp"
 #include "status.hpp"
 
 namespace dlrt::core {
@@ -182,14 +183,18 @@ Settings Settings::resolve(const dlrt_context_options& options,
     Setting s{"DLRT_PLUGIN_PATH", "", DLRT_SOURCE_DEFAULT,
               "plugin files or folders searched after API paths (colon list, absolute paths)"};
     std::string list;
-    auto add = [&list](const std::string& p) { list += (list.empty() ? "" : ":") + p; };
+    // Joined and split with the system's list separator (':' on POSIX, ';' on Windows).
+    auto add = [&list](const std::string& p) {
+      if (!list.empty()) list += platform::kPathListSeparator;
+      list += p;
+    };
     for (size_t i = 0; i < options.num_plugin_paths; ++i)
       if (options.plugin_paths != nullptr && options.plugin_paths[i] != nullptr)
         add(options.plugin_paths[i]);
     if (!list.empty()) s.source = DLRT_SOURCE_API;
     if (options.search_default_paths != 0) {
       if (auto v = env_value(env, "DLRT_PLUGIN_PATH")) {
-        out.env_plugin_path_ = split_nonempty(*v, ':');
+        out.env_plugin_path_ = split_nonempty(*v, platform::kPathListSeparator);
         for (const auto& p : out.env_plugin_path_) add(p);
         if (s.source == DLRT_SOURCE_DEFAULT) s.source = DLRT_SOURCE_ENVIRONMENT;
       }

@@ -2,7 +2,6 @@
 #include "exec/trace.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -14,6 +13,7 @@
 #include <variant>
 
 #include "exec/compiled.hpp"
+#include "platform/platform.hpp"
 #include "status.hpp"
 
 namespace dlrt::core::exec {
@@ -132,7 +132,7 @@ std::string trace_json(const CompiledExecutable& ex) {
 void write_trace_file(const CompiledExecutable& ex, const std::string& path) {
   if (path.empty()) fail(DLRT_INVALID_ARGUMENT, "writing a trace: the path is empty");
   const std::string text = trace_json(ex);
-  const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
+  const std::string tmp = fmt::format("{}.tmp.{}", path, platform::process_id());
   auto error = [&](const char* doing, int err) {
     dlrt_code code = err == ENOENT || err == ENOTDIR ? DLRT_NOT_FOUND
                      : err == EACCES || err == EPERM ? DLRT_PERMISSION_DENIED

@@ -1,4 +1,4 @@
-// memory.cc: reference device memory. It is host memory from std::aligned_alloc, accounted per
+// memory.cc: reference device memory. It is host memory from plugin::aligned_allocate, accounted per
 // device against the device's limit (option memory_mb, default the host's MemTotal), and every
 // live allocation is remembered (start -> bytes) so that copies, memset and frees can check
 // that the pointers they are given really are this device's memory: an oracle that silently
@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "aligned_memory.hpp"
 #include "host_info.hpp"
 #include "reference.hpp"
 
@@ -71,7 +72,7 @@ void release_leftovers(Device& dev) {
                                     std::to_string(dev.allocations.size()) + " allocation(s) of " +
                                     std::to_string(dev.in_use) +
                                     " bytes still live at plugin_destroy; freeing them");
-  for (const auto& [start, bytes] : dev.allocations) std::free(reinterpret_cast<void*>(start));
+  for (const auto& [start, bytes] : dev.allocations) plugin::aligned_release(reinterpret_cast<void*>(start));
   dev.allocations.clear();
   dev.in_use = 0;
 }
@@ -110,7 +111,7 @@ dlrt_status* mem_alloc(dlrt_device* device, size_t bytes, size_t alignment, void
            prefix() + "mem_alloc alignment " + std::to_string(alignment) + " on device " +
                dev.label + ", expected a power of two <= " + std::to_string(kMaxAlignment));
     const size_t align = alignment < kMinAlignment ? kMinAlignment : alignment;
-    // std::aligned_alloc wants a size that is a multiple of the alignment.
+    // aligned_allocate (std::aligned_alloc) wants a size that is a multiple of the alignment.
     if (bytes > SIZE_MAX - align)
       fail(DLRT_RESOURCE_EXHAUSTED, prefix() + "mem_alloc of " + std::to_string(bytes) +
                                         " bytes on device " + dev.label + " is too large");
@@ -129,7 +130,7 @@ dlrt_status* mem_alloc(dlrt_device* device, size_t bytes, size_t alignment, void
                       : " (the host's memory)"));
       dev.in_use += rounded;
     }
-    void* p = std::aligned_alloc(align, rounded);
+    void* p = plugin::aligned_allocate(align, rounded);
     std::lock_guard<std::mutex> lock(dev.mu);
     if (p == nullptr) {
       dev.in_use -= rounded;
@@ -141,7 +142,7 @@ dlrt_status* mem_alloc(dlrt_device* device, size_t bytes, size_t alignment, void
       dev.allocations.emplace(reinterpret_cast<uintptr_t>(p), rounded);
     } catch (...) {
       dev.in_use -= rounded;
-      std::free(p);
+      plugin::aligned_release(p);
       throw;
     }
     *out_ptr = p;
@@ -162,7 +163,7 @@ void mem_free(dlrt_device* device, void* ptr) {
                                       dev.label + " (double free, or another device's memory?)");
     dev.in_use -= it->second;
     dev.allocations.erase(it);
-    std::free(ptr);
+    plugin::aligned_release(ptr);
   });
 }
 

@@ -171,6 +171,11 @@ std::string render_onnx(const Snapshot& s) {
 std::string render_text(const Snapshot& s, bool with_settings) {
   std::string out = fmt::format("dlrt {}, plugin ABI {}.{} (accepts plugins of ABI {}.{}+)\n",
                                 s.dlrt_version, s.abi.major, s.abi.minor, s.abi.major, s.abi.floor);
+#if defined(DLRT_DLPROBE_NO_ONNX)
+  // tools/dlprobe/CMakeLists.txt defines it when libdlrt is built with DLRT_BUILD_ONNX off.
+  out += "ONNX import/export: not in this build (DLRT_BUILD_ONNX=OFF: no protobuf/ONNX library "
+         "for the target, e.g. the Windows cross-build; docs/windows.md)\n";
+#endif
 
   out += fmt::format("\nPlugins ({})\n", s.plugins.size());
   if (s.plugins.empty()) {

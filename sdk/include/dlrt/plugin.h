@@ -56,9 +56,9 @@ extern "C" {
 
 /* The one symbol a plugin exports, and the name the loader looks up. */
 #define DLRT_PLUGIN_INIT_SYMBOL "dlrt_plugin_init"
-
-/* DLRT_PLUGIN_EXPORT marks that symbol; build plugins with -fvisibility=hidden. */
-#if defined(__GNUC__)
+#if defined(_WIN32) /* DLRT_PLUGIN_EXPORT marks that symbol; a DLL exports only dllexport */
+#define DLRT_PLUGIN_EXPORT __declspec(dllexport)
+#elif defined(__GNUC__) /* build plugins with -fvisibility=hidden */
 #define DLRT_PLUGIN_EXPORT __attribute__((visibility("default")))
 #else
 #define DLRT_PLUGIN_EXPORT

@@ -20,10 +20,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* DLRT_API marks a function exported by libdlrt.so. */
-#if defined(_WIN32)
-#define DLRT_API __declspec(dllimport)
+#if defined(_WIN32) && defined(DLRT_BUILDING_LIBDLRT) /* DLRT_API: libdlrt's functions. */
+#define DLRT_API __declspec(dllexport) /* libdlrt.dll exports them (its build defines that) */
+#elif defined(_WIN32) /* (kept to as many lines as before, so Linux ccache entries stay) */
+#define DLRT_API __declspec(dllimport) /* and every program using libdlrt.dll imports them */
 #elif defined(__GNUC__)
 #define DLRT_API __attribute__((visibility("default")))
 #else

@@ -30,9 +30,14 @@
 // and memory queries, nothing more (no ops: op_supported says UNIMPLEMENTED, except in
 // CASE_RANDOM_1_0).
 #include <dlrt/plugin.h>
+#include <aligned_memory.hpp>
 #include <plugin_support.hpp>
 
+#if defined(_WIN32)
+#include <windows.h>
+#else
 #include <unistd.h>
+#endif
 
 #include <atomic>
 #include <csignal>
@@ -165,7 +170,7 @@ dlrt_status* mem_alloc(dlrt_device* d, size_t bytes, size_t alignment, void** ou
   (void)alignment;
   if (d->used.load() + bytes > d->plugin->memory_bytes)
     return dlrt::plugin::make_status(DLRT_RESOURCE_EXHAUSTED, "test device is full");
-  void* base = std::aligned_alloc(4096, 4096 + ((bytes + 4095) / 4096) * 4096);
+  void* base = dlrt::plugin::aligned_allocate(4096, 4096 + ((bytes + 4095) / 4096) * 4096);
   if (base == nullptr) return dlrt::plugin::make_status(DLRT_RESOURCE_EXHAUSTED, "malloc failed");
   std::memcpy(base, &bytes, sizeof bytes);
   d->used += bytes;
@@ -178,7 +183,7 @@ void mem_free(dlrt_device* d, void* ptr) {
   size_t bytes;
   std::memcpy(&bytes, base, sizeof bytes);
   d->used -= bytes;
-  std::free(base);
+  dlrt::plugin::aligned_release(base);
 }
 dlrt_status* copy(dlrt_device*, void* dst, const void* src, size_t bytes, dlrt_stream*) {
   std::memcpy(dst, src, bytes);
@@ -262,7 +267,13 @@ extern "C" DLRT_PLUGIN_EXPORT dlrt_status* dlrt_plugin_init(const dlrt_host_api*
   dlrt::plugin::g_host = host;
   dlrt::plugin::g_plugin_name = TEST_PLUGIN_NAME;
 #ifdef CASE_INIT_SEGFAULT
+#if defined(_WIN32)
+  // Windows' raise(SIGSEGV) only calls the C runtime's handler (exit code 3); a wild pointer
+  // raises this exception.
+  ::RaiseException(EXCEPTION_ACCESS_VIOLATION, EXCEPTION_NONCONTINUABLE, 0, nullptr);
+#else
   std::raise(SIGSEGV);  // as a wild pointer would, without UB the compiler may remove
+#endif
 #endif
 #ifdef CASE_INIT_ABORT
   std::abort();
@@ -271,7 +282,11 @@ extern "C" DLRT_PLUGIN_EXPORT dlrt_status* dlrt_plugin_init(const dlrt_host_api*
   std::exit(3);
 #endif
 #ifdef CASE_INIT_HANG
+#if defined(_WIN32)
+  for (;;) ::Sleep(INFINITE);
+#else
   for (;;) pause();
+#endif
 #endif
 #ifdef CASE_INIT_THROWS
   throw std::runtime_error("loader_init_throws: thrown on purpose");

@@ -1,7 +1,5 @@
-// plugin_isolation.cc: fork, dlopen + dlrt_plugin_init in the child, a one-byte report over a
+// posix/plugin_isolation.cc: fork, dlopen + dlrt_plugin_init in the child, a one-byte report over a
 // pipe, and the parent's bounded wait (plugin_isolation.hpp).
-#include "plugin_isolation.hpp"
-
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -18,6 +16,7 @@
 #include <cstring>
 
 #include "host_api.hpp"
+#include "plugin_isolation.hpp"
 
 namespace dlrt::core {
 namespace {

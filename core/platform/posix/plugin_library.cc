@@ -1,7 +1,5 @@
-// plugin_library.cc: loading a plugin through its checked descriptor, and unloading it
+// posix/plugin_library.cc: loading a plugin through its checked descriptor, and unloading it
 // (plugin_library.hpp).
-#include "plugin_library.hpp"
-
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
@@ -17,6 +15,7 @@
 #include <utility>
 
 #include "log.hpp"
+#include "plugin_library.hpp"
 
 namespace dlrt::core {
 namespace {
@@ -75,6 +74,10 @@ bool keep_plugins_loaded() {
 #else
   return false;
 #endif
+}
+
+void load_library(boost::dll::shared_library& library, const std::string& load_path) {
+  library.load(load_path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
 }
 
 // Unloads `library` unless plugins are kept loaded (keep_plugins_loaded): then the library is
