@@ -81,6 +81,26 @@ def tokens(text: str) -> list[str]:
     return TOKEN.findall(text.translate(QUOTES).lower())
 
 
+def senses(path: str):
+    """The dictionary's senses as (German, English) text pairs: each line `German :: English`
+    split at ` | ` on both sides (lines whose sides list different numbers are skipped)."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("#") or " :: " not in line:
+                continue
+            german, english = line.rstrip("\n").split(" :: ", 1)
+            if german.count(" | ") == english.count(" | "):
+                yield from zip(german.split(" | "), english.split(" | "))
+
+
+def alternatives(g: str, e: str):
+    """A sense's alternatives (`; `) paired up when both sides list as many, else the first of
+    each."""
+    if g.count("; ") == e.count("; "):
+        return list(zip(g.split("; "), e.split("; ")))
+    return [(g.split("; ")[0], e.split("; ")[0])]
+
+
 def load(seed: int, path: str = DATA):
     """(train, test): lists of (German tokens, English tokens); train in a seeded order."""
     if not os.path.isfile(path):
@@ -88,26 +108,16 @@ def load(seed: int, path: str = DATA):
             f"{path} is missing: this example's data is Debian's package trans-de-en; run "
             "`sudo apt-get install trans-de-en` (or `make deps`)")
     pairs: dict[tuple, tuple] = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("#") or " :: " not in line:
+    for g, e in senses(path):
+        if not ("." in g or "?" in g or "!" in g):
+            continue
+        for g1, e1 in alternatives(g, e):
+            g1, e1 = ANNOTATION.sub(" ", g1).strip(), ANNOTATION.sub(" ", e1).strip()
+            if g1[-1:] not in ".?!" or e1[-1:] not in ".?!" or "/" in g1 + e1:
                 continue
-            german, english = line.rstrip("\n").split(" :: ", 1)
-            if german.count(" | ") != english.count(" | "):
-                continue
-            for g, e in zip(german.split(" | "), english.split(" | ")):
-                if not ("." in g or "?" in g or "!" in g):
-                    continue
-                # Alternatives pair up when both sides list as many; else the first of each.
-                alternatives = zip(g.split("; "), e.split("; ")) \
-                    if g.count("; ") == e.count("; ") else [(g.split("; ")[0], e.split("; ")[0])]
-                for g1, e1 in alternatives:
-                    g1, e1 = ANNOTATION.sub(" ", g1).strip(), ANNOTATION.sub(" ", e1).strip()
-                    if g1[-1:] not in ".?!" or e1[-1:] not in ".?!" or "/" in g1 + e1:
-                        continue
-                    tg, te = tokens(g1), tokens(e1)
-                    if 4 <= len(tg) < MAX_LEN and 4 <= len(te) < MAX_LEN:
-                        pairs.setdefault(tuple(tg), tuple(te))  # the first English of each
+            tg, te = tokens(g1), tokens(e1)
+            if 4 <= len(tg) < MAX_LEN and 4 <= len(te) < MAX_LEN:
+                pairs.setdefault(tuple(tg), tuple(te))  # the first English of each
     items = sorted(pairs.items())
     test = [zlib.crc32(f"{seed}:{' '.join(g)}".encode()) % 10 == 0 for g, _ in items]
     train = [p for p, t in zip(items, test) if not t]
@@ -144,20 +154,11 @@ def lexicon(train, phrases: bool = True, path: str = DATA):
                 (not phrase and len(tg) <= 2 and len(te) <= 2):
             entries.setdefault(tuple(tg), tuple(te))
 
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("#") or " :: " not in line:
-                continue
-            german, english = line.rstrip("\n").split(" :: ", 1)
-            if german.count(" | ") != english.count(" | "):
-                continue
-            for g, e in zip(german.split(" | "), english.split(" | ")):
-                add(g.split("; ")[0], e.split("; ")[0], phrase=False)
-                if phrases:
-                    alternatives = zip(g.split("; "), e.split("; ")) \
-                        if g.count("; ") == e.count("; ") else [(g.split("; ")[0], e.split("; ")[0])]
-                    for g1, e1 in alternatives:
-                        add(g1, e1, phrase=True)
+    for g, e in senses(path):
+        add(g.split("; ")[0], e.split("; ")[0], phrase=False)
+        if phrases:
+            for g1, e1 in alternatives(g, e):
+                add(g1, e1, phrase=True)
     return sorted(entries.items())
 
 
