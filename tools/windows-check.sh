@@ -25,6 +25,19 @@ step() {  # step NAME COMMAND...: run it, print how long it took
   echo "== windows-check: $name took $(($(date +%s) - t0)) s"
 }
 
+# A build folder outside the clone (CI's sits in $HOME) may hold a CMake cache generated from
+# another checkout: CMake refuses it ("does not match the source ... used to generate cache").
+# Such a folder is this script's scratch space, so its cache is dropped and regenerated for
+# this source tree; the objects are rebuilt (ccache keeps that short when warm).
+if [ -f "$build/CMakeCache.txt" ]; then
+  cached_src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
+  if [ -n "$cached_src" ] && [ "$cached_src" != "$(pwd -P)" ]; then
+    echo "== windows-check: $build was generated from $cached_src, not $(pwd -P):" \
+      "dropping its CMake cache"
+    rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
+  fi
+fi
+
 step "install" bash tools/windows/install-deps.sh
 step "cross-build" make --no-print-directory windows WIN_BUILD_DIR="$build" JOBS="$jobs"
 # The prefix is made once by the first test (wine-run.sh); made here, its ~6.5 s are not
