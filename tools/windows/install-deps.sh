@@ -14,18 +14,4 @@ packages=(
   cmake ninja-build ccache
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "windows/install-deps: all ${#packages[@]} packages present"
-  exit 0
-fi
-echo "windows/install-deps: installing ${missing[*]}"
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-$sudo apt-get update -q
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+bash "$(dirname "$0")/../apt-install.sh" windows/install-deps "${packages[@]}"
