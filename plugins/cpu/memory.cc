@@ -1,14 +1,17 @@
 // memory.cc: cpu device memory. The device is the host, so device memory is host memory:
-// posix_memalign with at least 64-byte (cache line, AVX-512 vector) alignment, and copies in any
+// aligned_allocate (plugins/common/aligned_memory.hpp: std::aligned_alloc, or _aligned_malloc on
+// Windows) with at least 64-byte (cache line, AVX-512 vector) alignment, and copies in any
 // direction are memcpy, done before the call returns (streams are synchronous: cpu.hpp).
 // memory_info reports the host's MemAvailable and MemTotal.
 //
 // Unlike the reference plugin, nothing is tracked per allocation: this is the fast path, and
 // the reference plugin is where a host's pointer bugs are caught.
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "aligned_memory.hpp"
 #include "cpu.hpp"
 #include "host_info.hpp"
 
@@ -60,19 +63,24 @@ dlrt_status* mem_alloc(dlrt_device* device, size_t bytes, size_t alignment, void
            prefix() + "mem_alloc alignment " + std::to_string(alignment) +
                ", expected a power of two <= " + std::to_string(kMaxAlignment));
     const size_t align = alignment < kMinAlignment ? kMinAlignment : alignment;
-    void* p = nullptr;
-    const int rc = posix_memalign(&p, align, bytes);
-    if (rc != 0 || p == nullptr)
+    // aligned_alloc wants a size that is a multiple of the alignment: at most align - 1
+    // bytes more.
+    if (bytes > SIZE_MAX - align)
+      fail(DLRT_RESOURCE_EXHAUSTED, prefix() + "mem_alloc of " + std::to_string(bytes) +
+                                        " bytes: more than the address space holds");
+    const size_t rounded = (bytes + align - 1) / align * align;
+    void* p = plugin::aligned_allocate(align, rounded);
+    if (p == nullptr)
       fail(DLRT_RESOURCE_EXHAUSTED,
            prefix() + "device CPU:0: cannot allocate " + std::to_string(bytes) + " bytes (" +
                std::to_string(plugin::host::memory_available()) +
-               " bytes of host memory available): posix_memalign: " + std::strerror(rc));
+               " bytes of host memory available)");
     *out_ptr = p;
   });
 }
 
 void mem_free(dlrt_device*, void* ptr) {
-  plugin::guard_void("mem_free", [&] { std::free(ptr); });
+  plugin::guard_void("mem_free", [&] { plugin::aligned_release(ptr); });
 }
 
 dlrt_status* memcpy_h2d(dlrt_device* device, void* dst, const void* src, size_t bytes,

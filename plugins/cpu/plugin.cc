@@ -5,7 +5,7 @@
 //   threads   0..4096, default 0 = every CPU this process may run on (its affinity mask):
 //             the threads oneDNN primitives may use. Shown as the device attribute `threads`
 //             and used by the peak estimate; kernels apply it around each
-//             execution (OpenMP runtime: omp_set_num_threads on the calling thread), so it
+//             execution (OpenMP: openmp_runtime.hpp sets oneDNN's count on the calling thread), so it
 //             never changes the threading of the rest of the process.
 //   winograd  0, 1 or 2, default 1: 3x3 stride-1 NHWC convolutions whose channel counts in
 //             and out are multiples of 16 (forward, backward data, backward filter) run as
@@ -24,15 +24,13 @@
 //             in `peak_check`), or the nominal threads x clock x FLOP per cycle. Both are
 //             attributes (`measured_peak_gflops`, `nominal_peak_gflops`) either way... the
 //             measured one only when measured.
-#include <dlfcn.h>
-#include <omp.h>
-
 #include <memory>
 #include <string>
 
 #include "cpu.hpp"
 #include "dnnl_status.hpp"
 #include "host_info.hpp"
+#include "openmp_runtime.hpp"
 #include "ops.hpp"
 
 namespace dlrt::cpu {
@@ -43,28 +41,10 @@ using plugin::guard;
 constexpr const char* kName = "cpu";
 constexpr const char* kPlatform = "onednn";
 
-// Keeps the OpenMP runtime (libgomp) mapped for the life of the process. Its worker threads
-// outlive every parallel region: they spin in libgomp for a while (OMP_WAIT_POLICY active,
-// the default), then sleep there. When the host unloads this plugin (a context destroyed right
-// after a training step), dlclose would unmap libdnnl and libgomp under threads still spinning
-// in them, and one of those threads, not ours, would crash the program. RTLD_NODELETE on the
-// copy already loaded (found from one of its functions) pins it; unloading the plugin and
-// libdnnl stays safe, as no worker runs their code outside a parallel region.
-void pin_openmp_runtime() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&omp_get_max_threads), &info) == 0 ||
-      info.dli_fname == nullptr)
-    return;
-  if (::dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) == nullptr)
-    plugin::log(DLRT_LOG_WARNING, std::string("cpu: could not pin the OpenMP runtime ") +
-                                      info.dli_fname + ": " + ::dlerror());
-  // The handle is not closed: the pin is for good.
-}
-
 dlrt_status* plugin_create(const dlrt_plugin_create_args* args, dlrt_plugin** out_plugin) {
   if (out_plugin != nullptr) *out_plugin = nullptr;
   return guard([&] {
-    pin_openmp_runtime();
+    pin_openmp_runtimes();
     plugin::require(out_plugin, "out_plugin");
     plugin::Options options(args, {"threads", "winograd", "peak"});
     const std::string twice = KernelRegistry::duplicate();

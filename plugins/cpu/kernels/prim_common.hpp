@@ -20,7 +20,8 @@
 //
 // Threads: the plugin's `threads` option (cpu.hpp) is applied around each create and each run
 // with omp_set_num_threads on the calling thread, and the previous value restored afterwards,
-// so the rest of the host's threading is untouched (oneDNN here uses the OpenMP runtime).
+// so the rest of the host's threading is untouched (oneDNN here uses an OpenMP runtime:
+// openmp_runtime.hpp).
 // Create needs it too: oneDNN sizes the scratchpad for the thread count it sees then.
 #pragma once
 
@@ -38,6 +39,7 @@
 #include <vector>
 
 #include "../dnnl_status.hpp"
+#include "../openmp_runtime.hpp"
 #include "../ops.hpp"
 
 namespace dlrt::cpu::prim {
@@ -147,15 +149,16 @@ inline dnnl::primitive_attr user_scratchpad() {
 
 // ---- the kernel --------------------------------------------------------------------------
 
-// Sets omp's thread count for the scope and restores it.
+// Sets oneDNN's OpenMP thread count for the scope and restores it (openmp_runtime.hpp: on
+// Windows oneDNN's runtime is not the loops' one).
 class ThreadScope {
  public:
   explicit ThreadScope(int threads)
-      : saved_(omp_get_max_threads()), set_(threads > 0 && threads != saved_) {
-    if (set_) omp_set_num_threads(threads);
+      : saved_(onednn_max_threads()), set_(threads > 0 && threads != saved_) {
+    if (set_) set_onednn_threads(threads);
   }
   ~ThreadScope() {
-    if (set_) omp_set_num_threads(saved_);
+    if (set_) set_onednn_threads(saved_);
   }
   ThreadScope(const ThreadScope&) = delete;
   ThreadScope& operator=(const ThreadScope&) = delete;
