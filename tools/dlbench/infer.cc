@@ -173,8 +173,8 @@ std::vector<double> time_runs(Run&& run, const InferOptions& o) {
 
 std::string ort_python(const InferOptions& o) {
   auto imports_ort = [](const std::string& python) {
-    return std::system((dlbench::quoted(python) + " -c 'import onnxruntime, numpy' >/dev/null 2>&1")
-                           .c_str()) == 0;
+    return dlbench::shell_status(dlbench::quoted(python) +
+                                 " -c 'import onnxruntime, numpy' >/dev/null 2>&1") == 0;
   };
   if (o.ort_venv.empty()) {
     if (!imports_ort(o.python))
@@ -190,7 +190,7 @@ std::string ort_python(const InferOptions& o) {
   // The versions tools/onnx-suite/requirements.txt pins, so every machine times the same one.
   const std::string cmd = "{ " + dlbench::quoted(o.python) + " -m venv " + dlbench::quoted(o.ort_venv) + " && " +
                           dlbench::quoted(python) + " -m pip install onnxruntime==1.32.0 numpy==2.2.6; } 1>&2";
-  if (std::system(cmd.c_str()) != 0 || !imports_ort(python))
+  if (dlbench::shell_status(cmd) != 0 || !imports_ort(python))
     throw std::runtime_error("--ort-venv " + o.ort_venv +
                              ": setting up a venv with onnxruntime failed (see pip's output "
                              "above); fix it by hand (" + python +

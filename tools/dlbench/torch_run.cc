@@ -6,32 +6,18 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <stdexcept>
+
+#include "shell.hpp"
 
 namespace dlbench {
 
 namespace fs = std::filesystem;
 
-// The directory of this executable (torch_reference.py is copied next to it).
-fs::path own_dir() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::current_path() : exe.parent_path();
-}
-
-// Runs `cmd` and returns its stdout; throws naming the command when it fails.
 std::string run_command(const std::string& cmd) {
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) throw std::runtime_error("cannot run: " + cmd);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
-  if (st != 0) throw std::runtime_error("'" + cmd + "' failed (status " + std::to_string(st) + ")");
-  return out;
+  const ShellRun r = run_shell(cmd, false);
+  if (r.status != 0) throw std::runtime_error("'" + cmd + "' failed (" + r.how + ")");
+  return r.out;
 }
 
 json run_twin_json(const std::string& cmd, const std::string& script_name) {
@@ -52,7 +38,7 @@ std::string quoted(const std::string& s) {
 
 namespace {
 bool imports_torch(const std::string& python) {
-  return std::system((quoted(python) + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
+  return shell_status(quoted(python) + " -c 'import torch' >/dev/null 2>&1") == 0;
 }
 }  // namespace
 
@@ -69,7 +55,7 @@ std::string torch_python(const TrainOptions& o) {
       "{ " + quoted(o.python) + " -m venv " + quoted(o.torch_venv) + " && " + quoted(python) +
       " -m pip install --upgrade pip && " + quoted(python) + " -m pip install torch" +
       (o.torch_index_url.empty() ? "" : " --index-url " + quoted(o.torch_index_url)) + "; } 1>&2";
-  if (std::system(cmd.c_str()) != 0 || !imports_torch(python))
+  if (shell_status(cmd) != 0 || !imports_torch(python))
     throw std::runtime_error("--torch-venv " + o.torch_venv +
                              ": setting up a venv with torch failed (see pip's output above); "
                              "fix it by hand (" +
@@ -97,29 +83,17 @@ namespace dlbench {
 
 json run_twin_mode(const std::string& cmd, const std::string& script_name,
                    const std::string& mode) {
-  // stderr goes to a file of its own, so a failure's message can be kept as the reason.
-  char path[] = "/tmp/dlbench_twin_stderr_XXXXXX";
-  const int fd = mkstemp(path);
-  if (fd < 0) throw std::runtime_error("--compare-torch: cannot make a temporary file in /tmp");
-  close(fd);
-  const std::string full = cmd + " 2>" + quoted(path);
-  FILE* p = popen(full.c_str(), "r");
-  std::string out;
-  int status = -1;
-  if (p != nullptr) {
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    status = pclose(p);
+  // stderr is kept apart, so a failure's message can be kept as the reason. A twin that
+  // cannot even start (no shell: the Windows build) is unavailable too, not the run's end.
+  ShellRun r;
+  try {
+    r = run_shell(cmd, true);
+  } catch (const std::runtime_error& e) {
+    return {{"mode", mode}, {"unavailable", script_name + " (" + mode + "): " + e.what()}};
   }
-  std::string err;
-  {
-    std::ifstream f(path);
-    std::ostringstream s;
-    s << f.rdbuf();
-    err = s.str();
-  }
-  std::remove(path);
+  const std::string& out = r.out;
+  const int status = r.status;
+  std::string err = r.err;
   if (status == 0) {
     std::cerr << err;
     try {
@@ -136,8 +110,7 @@ json run_twin_mode(const std::string& cmd, const std::string& script_name,
   while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
   const size_t keep = 400;
   if (err.size() > keep) err = "..." + err.substr(err.size() - keep);
-  const std::string how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
-                                             : "status " + std::to_string(status);
+  const std::string& how = r.how;
   return {{"mode", mode},
           {"unavailable", script_name + " (" + mode + ") failed (" + how + "): " +
                               (err.empty() ? std::string("nothing on stderr") : err)}};

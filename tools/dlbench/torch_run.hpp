@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench.hpp"
+#include "shell.hpp"  // own_dir
 
 namespace dlbench {
 
@@ -41,8 +42,6 @@ class Timer : public dlrt::nn::Callback {
   double last_ = 0, epoch_start_ = 0;
 };
 
-// The directory of this executable (the twins' scripts are copied next to it).
-std::filesystem::path own_dir();
 // Runs `cmd` and returns its stdout; throws naming the command when it fails.
 std::string run_command(const std::string& cmd);
 // Runs a twin's command line and parses the one JSON object it prints; throws naming the

@@ -34,7 +34,6 @@
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
-#include <unistd.h>
 
 #include "bench.hpp"
 #include "torch_run.hpp"
