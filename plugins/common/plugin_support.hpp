@@ -164,12 +164,13 @@ class Options {
     auto it = values_.find(key);
     return it == values_.end() ? fallback : it->second;
   }
-  // An integer option in [lo, hi]; a malformed or out-of-range value names the key.
-  long get_int(const std::string& key, long fallback, long lo, long hi) const {
+  // An integer option in [lo, hi]; a malformed or out-of-range value names the key. 64-bit
+  // on every system (long is 32 bits on Windows).
+  int64_t get_int(const std::string& key, int64_t fallback, int64_t lo, int64_t hi) const {
     auto it = values_.find(key);
     if (it == values_.end()) return fallback;
     char* end = nullptr;
-    long v = std::strtol(it->second.c_str(), &end, 10);
+    const long long v = std::strtoll(it->second.c_str(), &end, 10);
     if (it->second.empty() || *end != '\0' || v < lo || v > hi)
       fail(DLRT_INVALID_ARGUMENT, std::string(g_plugin_name) + ": option '" + key + "' is '" +
                                       it->second + "', expected an integer in [" +

@@ -79,7 +79,7 @@ class MergedOptions {
   std::string get(const std::string& key, const std::string& fallback) const {
     return api_.has(key) ? api_.get(key) : env_.get(key, fallback);
   }
-  long get_int(const std::string& key, long fallback, long lo, long hi) const {
+  int64_t get_int(const std::string& key, int64_t fallback, int64_t lo, int64_t hi) const {
     if (api_.has(key)) return api_.get_int(key, fallback, lo, hi);
     return in_env([&] { return env_.get_int(key, fallback, lo, hi); });
   }
@@ -172,7 +172,7 @@ Config parse_config(const dlrt_plugin_create_args* args) {
   }
 
   // memory_mb: up to 1 PiB, so the byte count never overflows.
-  long mb = o.get_int("memory_mb", 0, 1, 1L << 30);
+  const int64_t mb = o.get_int("memory_mb", 0, 1, int64_t{1} << 30);
   if (mb > 0) {
     c.memory_limit = static_cast<uint64_t>(mb) << 20;
     c.memory_limit_from_option = true;
@@ -182,7 +182,7 @@ Config parse_config(const dlrt_plugin_create_args* args) {
     if (c.memory_limit == 0) c.memory_limit = UINT64_MAX;
   }
   c.capture = o.get_int("capture", 0, 0, 1) == 1;
-  c.capture_fault = o.get_int("capture_fault", 0, 1, 1L << 40);
+  c.capture_fault = o.get_int("capture_fault", 0, 1, int64_t{1} << 40);
   c.collective_fault = parse_collective_fault(o.get("collective_fault", ""));
   c.collective_blocking = o.get_int("collective_blocking", 1, 0, 1) == 1;
   return c;
