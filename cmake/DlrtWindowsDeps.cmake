@@ -8,6 +8,7 @@
 # headers are glibc's), so only those four folders are linked into <build>/windows-include.
 # zlib comes from libz-mingw-w64-dev (the mingw sysroot). libpng, protobuf and ONNX have no
 # mingw build here: PNG output uses core/io's zlib-only writer and ONNX is off (DLRT_BUILD_ONNX).
+# oneDNN comes from PyPI's Windows wheels (below).
 set(_dlrt_win_inc ${PROJECT_BINARY_DIR}/windows-include)
 file(MAKE_DIRECTORY ${_dlrt_win_inc})
 foreach(_d boost fmt nlohmann CLI)
@@ -43,6 +44,26 @@ add_library(nlohmann_json::nlohmann_json ALIAS dlrt_win_json)
 add_library(dlrt_win_cli11 INTERFACE)
 target_include_directories(dlrt_win_cli11 SYSTEM INTERFACE ${_dlrt_win_inc})
 add_library(CLI11::CLI11 ALIAS dlrt_win_cli11)
+
+# oneDNN for the cpu plugin: PyPI's Windows wheels of oneDNN 2.6 (the API of Debian's 2.6.3 the
+# Linux build uses), fetched and unpacked at configure time by tools/windows/fetch-onednn.sh
+# (pinned by hash in tools/windows/onednn-wheels.txt). dnnl.dll is MSVC-built and threads with
+# Microsoft's OpenMP runtime (vcomp140.dll, part of Windows and of Wine); only its C API
+# crosses into our code (dnnl.hpp is inline C++ over it), so mingw links its import library.
+set(DLRT_ONEDNN_WIN_DIR ${PROJECT_BINARY_DIR}/onednn-win)
+execute_process(COMMAND bash ${PROJECT_SOURCE_DIR}/tools/windows/fetch-onednn.sh
+                        ${DLRT_ONEDNN_WIN_DIR}
+                RESULT_VARIABLE _dlrt_onednn_rc)
+if(NOT _dlrt_onednn_rc EQUAL 0)
+  message(FATAL_ERROR "Windows cross-build: fetching oneDNN's Windows wheels from PyPI failed "
+                      "(tools/windows/fetch-onednn.sh ${DLRT_ONEDNN_WIN_DIR}, exit "
+                      "${_dlrt_onednn_rc}); the cpu plugin needs them")
+endif()
+add_library(DNNL::dnnl SHARED IMPORTED GLOBAL)
+set_target_properties(DNNL::dnnl PROPERTIES
+  IMPORTED_LOCATION ${DLRT_ONEDNN_WIN_DIR}/bin/dnnl.dll
+  IMPORTED_IMPLIB ${DLRT_ONEDNN_WIN_DIR}/lib/dnnl.lib
+  INTERFACE_INCLUDE_DIRECTORIES ${DLRT_ONEDNN_WIN_DIR}/include)
 
 set(ZLIB_USE_STATIC_LIBS ON)  # libz.a: no zlib1.dll to ship beside the programs
 find_package(ZLIB REQUIRED)
