@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "platform/platform.hpp"
 #include "status.hpp"
 
 namespace dlrt::core {
@@ -28,6 +29,16 @@ dlrt_context_options defaults() {
   dlrt_context_options o;
   dlrt_context_options_init(&o);
   return o;
+}
+
+// Path lists joined with this system's separator (':' on POSIX, ';' on Windows).
+std::string path_list(std::initializer_list<const char*> parts) {
+  std::string out;
+  for (const char* p : parts) {
+    if (!out.empty()) out += platform::kPathListSeparator;
+    out += p;
+  }
+  return out;
 }
 
 TEST(Settings, EveryDesignVariableIsListed) {
@@ -52,7 +63,7 @@ TEST(Settings, EnvironmentOverridesDefaultAndApiOverridesEnvironment) {
   FakeEnv env;
   env.vars = {{"DLRT_LOG_LEVEL", "DEBUG"},           {"DLRT_VISIBLE_DEVICES", "GPU:1"},
               {"DLRT_LOG_DEVICE_PLACEMENT", "true"}, {"DLRT_GPU_MEMORY_LIMIT_MB", "1024"},
-              {"DLRT_PLUGIN_PATH", "/a:/b"},         {"CUDA_VISIBLE_DEVICES", "0,1"}};
+              {"DLRT_PLUGIN_PATH", path_list({"/a", "/b"})},         {"CUDA_VISIBLE_DEVICES", "0,1"}};
   Settings s = Settings::resolve(defaults(), "/d", env.lookup());
   EXPECT_EQ(s.value("DLRT_LOG_LEVEL"), "debug");
   EXPECT_EQ(s.log_level(), DLRT_LOG_DEBUG);
@@ -61,7 +72,7 @@ TEST(Settings, EnvironmentOverridesDefaultAndApiOverridesEnvironment) {
   EXPECT_EQ(s.value("DLRT_LOG_DEVICE_PLACEMENT"), "1");
   EXPECT_TRUE(s.log_device_placement());
   EXPECT_EQ(s.value("DLRT_GPU_MEMORY_LIMIT_MB"), "1024");
-  EXPECT_EQ(s.value("DLRT_PLUGIN_PATH"), "/a:/b:/d");
+  EXPECT_EQ(s.value("DLRT_PLUGIN_PATH"), path_list({"/a", "/b", "/d"}));
   EXPECT_EQ(s.find("DLRT_PLUGIN_PATH")->source, DLRT_SOURCE_ENVIRONMENT);
   EXPECT_EQ(s.value("CUDA_VISIBLE_DEVICES"), "0,1");
   EXPECT_EQ(s.env_plugin_path(), (std::vector<std::string>{"/a", "/b"}));
@@ -81,7 +92,7 @@ TEST(Settings, EnvironmentOverridesDefaultAndApiOverridesEnvironment) {
   EXPECT_EQ(s.find("DLRT_VISIBLE_DEVICES")->source, DLRT_SOURCE_API);
   EXPECT_EQ(s.value("DLRT_LOG_DEVICE_PLACEMENT"), "0");
   EXPECT_EQ(s.value("DLRT_PLUGIN_OPTIONS"), "cpu:threads=2");
-  EXPECT_EQ(s.value("DLRT_PLUGIN_PATH"), "/api:/a:/b:/d");
+  EXPECT_EQ(s.value("DLRT_PLUGIN_PATH"), path_list({"/api", "/a", "/b", "/d"}));
   EXPECT_EQ(s.find("DLRT_PLUGIN_PATH")->source, DLRT_SOURCE_API);
 
   // search_default_paths = 0: only the API paths.

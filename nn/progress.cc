@@ -1,7 +1,11 @@
 // progress.cc: Keras' Progbar lines and their formatters (dlrt/nn/progress.hpp).
 #include "dlrt/nn/progress.hpp"
 
+#if defined(_WIN32)
+#include <io.h>  // _isatty
+#else
 #include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -71,7 +75,13 @@ std::string epoch_line(int64_t target, double elapsed_seconds, const Logs& logs)
 
 }  // namespace progress
 
-bool stdout_is_terminal() { return isatty(STDOUT_FILENO) == 1; }
+bool stdout_is_terminal() {
+#if defined(_WIN32)
+  return _isatty(_fileno(stdout)) != 0;
+#else
+  return isatty(STDOUT_FILENO) == 1;
+#endif
+}
 
 void Progbar::epoch_header(const ProgressOptions& o, int64_t epoch, int64_t epochs) {
   if (o.verbose > 0)

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "aligned_memory.hpp"
 #include "status.hpp"
 
 namespace dlrt::core {
@@ -45,7 +46,8 @@ dlrt_status* fake_alloc(dlrt_device* d, size_t bytes, size_t alignment, void** o
   if (bytes > f.capacity - f.taken)
     return dlrt_status_create(DLRT_RESOURCE_EXHAUSTED,
                               ("fake device full: " + std::to_string(bytes) + " bytes").c_str());
-  *out = std::aligned_alloc(alignment, bytes);
+  // aligned_allocate wants a multiple of the alignment (plugins/common/aligned_memory.hpp).
+  *out = dlrt::plugin::aligned_allocate(alignment, (bytes + alignment - 1) / alignment * alignment);
   f.taken += bytes;
   ++f.allocs;
   f.live.emplace(*out, bytes);
@@ -60,7 +62,7 @@ void fake_free(dlrt_device* d, void* p) {
   f.taken -= it->second;
   ++f.frees;
   f.live.erase(it);
-  std::free(p);
+  dlrt::plugin::aligned_release(p);
 }
 
 class Arena : public ::testing::Test {

@@ -13,6 +13,7 @@
 #include "graph/graph_handle.hpp"
 #include "passes/passes.hpp"
 #include "status.hpp"
+#include "test_env.hpp"
 
 namespace {
 
@@ -385,9 +386,9 @@ TEST(GraphPasses, OptionsAndSetting) {
   EXPECT_TRUE(has_op(keep, "matmul_bias_act"));
 
   // DLRT_GRAPH_PASSES from the environment, read when the context is made.
-  ::setenv("DLRT_GRAPH_PASSES", "none", 1);
+  dlrt_test::set_env("DLRT_GRAPH_PASSES", "none");
   dlrt::Context off = cpu_context();
-  ::unsetenv("DLRT_GRAPH_PASSES");
+  dlrt_test::set_env("DLRT_GRAPH_PASSES", nullptr);
   dlrt::Graph h(off);
   dlrt::Value hx = h.placeholder("x", DLRT_F32, {2, 3});
   dlrt::Value hy =

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "test_env.hpp"
+
 namespace nn_test {
 
 // A context that loads only this build's plugins and sees only the CPU, logging errors only;
@@ -24,6 +26,9 @@ inline dlrt::Context cpu_context(int logical = 1) {
   if (logical > 1) o.logical_devices("CPU:0", logical);
   return dlrt::Context(o);
 }
+
+// The process's environment (tests/common/test_env.hpp).
+using dlrt_test::set_env;
 
 // fit's options without the progress bar: `epochs` of `batch` rows, in the seed's shuffled
 // order or (shuffle false) in the data's own.

@@ -44,7 +44,11 @@ TEST(NnText, FolderReadsRegularFilesInNameOrderSkippingLinksIndicesAndHidden) {
   write(d / "a", "aa");
   write(d / "a.dat", "\x01\x02");  // strfile's index: binary, skipped
   write(d / ".hidden", "hh");
-  fs::create_symlink(d / "a", d / "a.u8");  // Debian's duplicate names
+#if !defined(_WIN32)
+  // Debian's duplicate names. (Windows: creating a link needs a privilege, and Wine has no
+  // CreateSymbolicLink; the rest of the rule is checked there.)
+  fs::create_symlink(d / "a", d / "a.u8");
+#endif
   fs::create_directories(d / "sub");
   write(d / "sub" / "c", "cc");  // sub-folders are not entered
   const nn::TextCorpus c = nn::TextCorpus::read(d.string());
@@ -116,6 +120,11 @@ TEST(NnText, WindowsAreSeededAndTargetsAreTheNextBytes) {
 
 TEST(NnText, BigramModelOnFortunesBeatsTheUnigramEntropy) {
   if (!fs::exists(kFortunes)) GTEST_SKIP() << "no fortunes corpus in " << kFortunes;
+#if defined(_WIN32)
+  // Under Wine the corpus is Debian's folder seen through drive Z:, where its symbolic links
+  // (the .u8 duplicates) read as regular files: another corpus than the bar was set on.
+  GTEST_SKIP() << "the Debian corpus under Wine reads its symbolic links as files";
+#endif
   const nn::TextCorpus corpus = nn::TextCorpus::read(kFortunes);
   ASSERT_GT(corpus.size(), 2'000'000);  // about 2.5 MB of English
   auto [train, val] = corpus.split(0.1);

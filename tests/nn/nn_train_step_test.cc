@@ -442,9 +442,9 @@ TEST(ModelDeploy, LoadWeightsTakesSoftPlacementAndChecksNumerics) {
                           {{"dense/kernel", DLRT_F32, {4, 2}, kernel.data(), kernel.size() * 4},
                            {"dense/bias", DLRT_F32, {2}, bias.data(), bias.size() * 4}},
                           {{"format", "dlrt.nn/1"}});
-  setenv("DLRT_CHECK_NUMERICS", "1", 1);
+  nn_test::set_env("DLRT_CHECK_NUMERICS", "1");
   dlrt::Context checking = nn_test::cpu_context();
-  unsetenv("DLRT_CHECK_NUMERICS");
+  nn_test::set_env("DLRT_CHECK_NUMERICS", nullptr);
   nn::Sequential m(checking, {nn::Input({4}), nn::Dense(2)});
   m.compile();
   const std::vector<float> before = values_of(m, "dense/kernel");
