@@ -7,11 +7,15 @@
 # with ccache warm (cross-build 39 s, ctest 17 s); cold, ~28 min of compiling at -j2 there.
 # The build folder must not sit below a folder Everyone may write to (/tmp): the loader
 # refuses plugins there, as on Windows (docs/windows.md).
-#   JOBS=2 tools/windows-check.sh            # into build-win/
-#   tools/windows-check.sh /tmp/build-win    # a cold build folder (ccache still applies)
+# With a Linux build folder as the second argument (CI: build/, made by `make test`), the last
+# step trains the same models on both builds and compares their losses
+# (tools/windows/compare-linux.sh: within 1e-4).
+#   JOBS=2 tools/windows-check.sh                  # into build-win/
+#   tools/windows-check.sh ~/build-win build       # another folder; compare with build/
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-win}
+linux_build=${2:-}
 jobs=${JOBS:-$(nproc)}
 
 start=$(date +%s)
@@ -46,4 +50,7 @@ step "wine prefix" bash -c '"$0" "$1" --help >/dev/null' tools/windows/wine-run.
   "$build/bin/dlprobe.exe"
 step "dlprobe.exe" tools/windows/wine-run.sh "$build/bin/dlprobe.exe"
 step "ctest" ctest --test-dir "$build" --output-on-failure -j "$jobs"
+if [ -n "$linux_build" ]; then
+  step "losses vs Linux" tools/windows/compare-linux.sh "$linux_build" "$build"
+fi
 echo "== windows-check: all steps passed in $(($(date +%s) - start)) s"
