@@ -10,11 +10,16 @@ _k = _dlrt.keras
 
 
 class SparseCategoricalCrossentropy(_k.SparseCategoricalCrossentropy):
-    def __init__(self, from_logits: bool = False, **kwargs: Any) -> None:
+    """Keras' loss. ignore_class: labels equal to it count nothing (padding); a sequence's
+    loss is then the mean over its other positions (Keras' is the mean over the batch's kept
+    positions: docs/python.md)."""
+
+    def __init__(self, from_logits: bool = False, ignore_class: int | None = None,
+                 **kwargs: Any) -> None:
         kwargs.pop("name", None), kwargs.pop("reduction", None)
         if kwargs:
             raise TypeError(f"SparseCategoricalCrossentropy: unsupported {', '.join(kwargs)}")
-        super().__init__(bool(from_logits))
+        super().__init__(bool(from_logits), None if ignore_class is None else int(ignore_class))
 
 
 class BinaryCrossentropy(_k.BinaryCrossentropy):
