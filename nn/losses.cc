@@ -58,9 +58,18 @@ Value SparseCategoricalCrossentropy::per_sample(Graph& g, Value y_pred, Value y_
     labels = g.op1("where", {keep, y_true, g.constant<int32_t>("", {}, {0})});
     kept = g.op1("cast", {keep}, {{"dtype", DLRT_F32}});
   }
+  // With ignore_class, Keras' mean over the batch's kept labels: each sample's summed loss
+  // over its kept labels times B / (the batch's count of kept labels), so that the model's
+  // mean over the B samples is sum / count.
+  auto per_kept = [&](Value summed, Value weights) {
+    Value count = g.op1("reduce_sum", {weights});  // every axis: the whole batch
+    count = g.op1("maximum", {count, g.constant<float>("", {}, {1.f})});
+    Value rows = g.constant<float>("", {}, {static_cast<float>(dims[0])});
+    return g.op1("div", {g.op1("mul", {summed, rows}), count});
+  };
   if (dims.size() <= 2) {
     Value loss = g.op("sparse_softmax_cross_entropy", {logits, labels})[0];
-    return kept ? g.op1("mul", {loss, kept}) : loss;
+    return kept ? per_kept(g.op1("mul", {loss, kept}), kept) : loss;
   }
   // (B, T..., K): the op takes (N, K) rows, so flatten the positions into rows, then average
   // each sample's positions (Keras' mean over the time axis of a sequence loss) -> (B).
@@ -71,13 +80,10 @@ Value SparseCategoricalCrossentropy::per_sample(Graph& g, Value y_pred, Value y_
   Value by_sample =
       g.op1("reshape", {per_position}, {{"shape", std::vector<int64_t>{dims[0], -1}}});
   if (!kept) return g.op1("reduce_mean", {by_sample}, {{"axes", std::vector<int64_t>{1}}});
-  // The mean over the kept positions: sum(loss * kept) / max(count, 1).
   Value weights = g.op1("reshape", {kept}, {{"shape", std::vector<int64_t>{dims[0], -1}}});
-  const std::vector<int64_t> axis{1};
-  Value sum = g.op1("reduce_sum", {g.op1("mul", {by_sample, weights})}, {{"axes", axis}});
-  Value count = g.op1("reduce_sum", {weights}, {{"axes", axis}});
-  count = g.op1("maximum", {count, g.constant<float>("", {}, {1.f})});
-  return g.op1("div", {sum, count});
+  Value summed = g.op1("reduce_sum", {g.op1("mul", {by_sample, weights})},
+                       {{"axes", std::vector<int64_t>{1}}});
+  return per_kept(summed, weights);
 }
 
 std::unique_ptr<Loss> MeanSquaredError::clone() const {

@@ -117,9 +117,9 @@ TEST(NnLosses, BinaryCrossentropyOnProbabilitiesClipsAsKeras) {
   EXPECT_NEAR(got[0], 16.118, 1e-3);  // Keras' -log(1e-7)
 }
 
-// Keras' ignore_class: a sequence's loss is the mean over its positions whose label is not
-// the ignored class (the padding), 0 for a sequence of padding only; those positions get no
-// gradient; an ignore_class outside the classes (-1) works too.
+// Keras' ignore_class: the batch's loss is the mean over the positions whose label is not
+// the ignored class (the padding): per sample, its kept positions' sum times B / the batch's
+// count; those positions get no gradient; an ignore_class outside the classes (-1) works too.
 TEST(NnLosses, SparseCategoricalCrossentropyIgnoreClassAveragesTheKeptPositions) {
   const int64_t B = 3, T = 3, K = 4;
   std::vector<float> logits(B * T * K);
@@ -131,8 +131,9 @@ TEST(NnLosses, SparseCategoricalCrossentropyIgnoreClassAveragesTheKeptPositions)
   };
   // Labels: sample 0 "2 1 <pad>", sample 1 "<pad> <pad> <pad>", sample 2 "3 3 1".
   const std::vector<float> labels = {2, 1, 0, 0, 0, 0, 3, 3, 1};
-  const std::vector<double> want = {(ce(0, 2) + ce(1, 1)) / 2, 0.0,
-                                    (ce(6, 3) + ce(7, 3) + ce(8, 1)) / 3};
+  // 5 kept labels in the batch of 3: the mean of these is the sum over the 5, over 5.
+  const std::vector<double> want = {(ce(0, 2) + ce(1, 1)) * 3 / 5, 0.0,
+                                    (ce(6, 3) + ce(7, 3) + ce(8, 1)) * 3 / 5};
   // Per-sample losses and the gradient of their sum with respect to the logits.
   auto run = [&](const nn::Loss& loss, const std::vector<int32_t>& ids) {
     dlrt::Context ctx = cpu_context();

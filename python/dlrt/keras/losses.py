@@ -10,9 +10,8 @@ _k = _dlrt.keras
 
 
 class SparseCategoricalCrossentropy(_k.SparseCategoricalCrossentropy):
-    """Keras' loss. ignore_class: labels equal to it count nothing (padding); a sequence's
-    loss is then the mean over its other positions (Keras' is the mean over the batch's kept
-    positions: docs/python.md)."""
+    """Keras' loss. ignore_class: labels equal to it count nothing (padding); the loss is
+    then the mean over the batch's other labels, as Keras' (docs/nn.md)."""
 
     def __init__(self, from_logits: bool = False, ignore_class: int | None = None,
                  **kwargs: Any) -> None:

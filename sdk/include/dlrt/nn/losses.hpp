@@ -6,12 +6,12 @@
 //     from_logits: sparse_softmax_cross_entropy(y_pred, labels) = logsumexp - logit[label].
 //     else y_pred are probabilities: the same op on log(y_pred + 1e-7) gives -log p[label]
 //     (Keras clips p to [1e-7, 1-1e-7]; the op set has no clip, so it adds the epsilon).
-//     ignore_class (Keras'): labels equal to it count nothing (the <pad> after a sentence):
-//     a sequence's loss is the mean over its other positions (0 when it has none); a sample
-//     whose one label is ignored has loss 0. Keras divides the batch's sum by the batch's
-//     count of kept labels instead, so its mean weights every kept token alike; dlrt's
-//     weights every sample alike, a short sentence's tokens more (the model averages the
-//     per-sample losses). Built from not_equal, where, cast, mul, reduce_sum, maximum, div.
+//     ignore_class (Keras'): labels equal to it count nothing (the <pad> after a sentence);
+//     the batch's loss is Keras', the sum over the kept labels over their count, every kept
+//     token weighted alike: sample b's loss is its kept labels' sum times B / the batch's
+//     count (0 for a sample of ignored labels only). A last partial batch's padding rows
+//     (copies, masked by the model) count in that count: there it is approximate. Built
+//     from not_equal, where, cast, mul, reduce_sum, maximum, div.
 //   MeanSquaredError: y_pred and targets (B,...) f32; mean over all but the batch dim.
 //   MeanAbsoluteError: mean |y_pred - y| over all but the batch dim.
 //   Huber(delta = 1): per element 0.5 d^2 where |d| <= delta, else delta (|d| - delta / 2);
