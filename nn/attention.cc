@@ -88,6 +88,7 @@ Value MultiHeadAttention::call_multi(CallContext& c, const std::vector<Value>& x
   const Value query = xs.at(0);
   const Value value = xs.size() > 1 ? xs[1] : query;
   const Value key = xs.size() > 2 ? xs[2] : value;
+  const Value mask = xs.size() > 3 ? xs[3] : Value();
   Graph& g = c.graph;
   const std::string n = c.node(name_);
   size_t k = 0;
@@ -97,31 +98,55 @@ Value MultiHeadAttention::call_multi(CallContext& c, const std::vector<Value>& x
   const Value q = detail::split_heads(g, detail::project(g, query, wq, bq, n + "/query"), heads_);
   const Value kk = detail::split_heads(g, detail::project(g, key, wk, bk, n + "/key"), heads_);
   const Value vv = detail::split_heads(g, detail::project(g, value, wv, bv, n + "/value"), heads_);
-  const Value o = attend(c, q, kk, vv);
+  const Value o = attend(c, q, kk, vv, mask);
   return detail::project(g, detail::merge_heads(g, o), wo, bo, n);
 }
 
-Value MultiHeadAttention::attend(CallContext& c, Value q, Value k, Value v) const {
+Value MultiHeadAttention::attend(CallContext& c, Value q, Value k, Value v, Value mask) const {
   Graph& g = c.graph;
   const double scale = 1.0 / std::sqrt(static_cast<double>(key_dim_));
-  if (!(c.training && dropout_ > 0.0))
+  const bool drop = c.training && dropout_ > 0.0;
+  if (!drop && !mask)
     return g.op("attention", {q, k, v}, {{"scale", scale}, {"causal", int64_t(causal_)}})[0];
+  // The materialised path: scores (B, H, Tq, Tk), then the masks, softmax, dropout.
   Value s = g.op1("batch_matmul", {q, k}, {{"transpose_b", true}});
-  s = g.op1("mul", {s, g.constant<float>("", {}, {static_cast<float>(scale)})});
+  // Constants are made in f32 and cast to the scores' dtype (bf16/f16 under a mixed policy).
+  auto as_scores = [&](Value x) {
+    return x.dtype() == s.dtype() ? x : g.op1("cast", {x}, {{"dtype", s.dtype()}});
+  };
+  s = g.op1("mul", {s, as_scores(g.constant<float>("", {}, {static_cast<float>(scale)}))});
+  if (mask) {
+    // mask (B, Tq or 1, Tk) -> (B, 1, Tq or 1, Tk), broadcast over the heads; where it is 0
+    // the score is replaced by a large negative number (`where`, not an added bias: the
+    // masked scores then get no gradient, and a row masked everywhere is a softmax of equal
+    // scores, finite, whose gradient is 0, as its output depends on none of them). f16's
+    // range stops at 65504, hence Keras' -3e4 there.
+    const std::vector<int64_t> md = mask.dims();
+    Value m = g.op1("reshape", {mask}, {{"shape", std::vector<int64_t>{md[0], 1, md[1], md[2]}}});
+    if (m.dtype() != DLRT_F32) m = g.op1("cast", {m}, {{"dtype", DLRT_F32}});
+    const float big = s.dtype() == DLRT_F16 ? -3e4f : -1e9f;
+    Value keep = g.op1("not_equal", {m, g.constant<float>("", {}, {0.f})});
+    s = g.op1("where", {keep, s, as_scores(g.constant<float>("", {}, {big}))}, {},
+              c.node(name_) + "/attention_mask");
+  }
+  // After the mask, so that a query whose keys are all masked still sees no future key (its
+  // -inf stays): it attends evenly to the keys up to its own.
   if (causal_) s = g.op1("causal_mask", {s});
   Value p = g.op1("softmax", {s}, {{"axis", int64_t(-1)}});
-  p = g.op1("dropout", {p},
-            {{"rate", dropout_},
-             {"seed", static_cast<int64_t>(derive_seed(c.seed, name_ + "/attention"))}},
-            c.node(name_) + "/attention_dropout");
+  if (drop)
+    p = g.op1("dropout", {p},
+              {{"rate", dropout_},
+               {"seed", static_cast<int64_t>(derive_seed(c.seed, name_ + "/attention"))}},
+              c.node(name_) + "/attention_dropout");
   return g.op1("batch_matmul", {p, v});
 }
 
 std::vector<Shape> MultiHeadAttention::roles(const std::vector<Shape>& in) const {
-  if (in.empty() || in.size() > 3)
+  if (in.empty() || in.size() > 4)
     throw Error(DLRT_INVALID_ARGUMENT,
                 display_name() + " (MultiHeadAttention): called on " + std::to_string(in.size()) +
-                    " tensors; expected [query], [query, value] or [query, value, key]");
+                    " tensors; expected [query], [query, value], [query, value, key] or "
+                    "[query, value, key, attention_mask]");
   std::vector<Shape> s = {in[0], in.size() > 1 ? in[1] : in[0],
                           in.size() > 2 ? in[2] : (in.size() > 1 ? in[1] : in[0])};
   const char* names[] = {"query", "value", "key"};
@@ -137,6 +162,18 @@ std::vector<Shape> MultiHeadAttention::roles(const std::vector<Shape>& in) const
                     " (MultiHeadAttention): the causal mask needs at most as "
                     "many queries as keys; query " +
                     shape_string(s[0]) + ", key " + shape_string(s[2]));
+  if (in.size() == 4) {
+    const Shape& m = in[3];
+    const int64_t tq = s[0][0], tk = s[2][0];
+    if (m.size() != 2 || (m[0] != tq && m[0] != 1) || m[1] != tk)
+      throw Error(DLRT_INVALID_ARGUMENT,
+                  display_name() + " (MultiHeadAttention): attention_mask " + shape_string(m) +
+                      " does not fit query " + shape_string(s[0]) + " and key " +
+                      shape_string(s[2]) + "; expected " + shape_string({tq, tk}) +
+                      " (batch, queries, keys) or " + shape_string({1, tk}) +
+                      " (a key mask for every query)");
+    s.push_back(m);
+  }
   return s;
 }
 

@@ -48,16 +48,42 @@ Value SparseCategoricalCrossentropy::per_sample(Graph& g, Value y_pred, Value y_
     logits = g.op1("log", {g.op1("add", {y_pred, eps})});
   }
   const std::vector<int64_t> dims = logits.dims();
-  if (dims.size() <= 2) return g.op("sparse_softmax_cross_entropy", {logits, y_true})[0];
+  // ignore_class: `kept` (labels' shape) f32 1 where the label counts, 0 where it is the
+  // ignored class; the ignored labels become class 0 for the op (any class would do: their
+  // loss is multiplied by 0), so an ignore_class outside [0, K) such as -1 works too.
+  Value kept, labels = y_true;
+  if (ignore_class_) {
+    Value ignored = g.constant<int32_t>("", {}, {static_cast<int32_t>(*ignore_class_)});
+    Value keep = g.op1("not_equal", {y_true, ignored});
+    labels = g.op1("where", {keep, y_true, g.constant<int32_t>("", {}, {0})});
+    kept = g.op1("cast", {keep}, {{"dtype", DLRT_F32}});
+  }
+  // With ignore_class, Keras' mean over the batch's kept labels: each sample's summed loss
+  // over its kept labels times B / (the batch's count of kept labels), so that the model's
+  // mean over the B samples is sum / count.
+  auto per_kept = [&](Value summed, Value weights) {
+    Value count = g.op1("reduce_sum", {weights});  // every axis: the whole batch
+    count = g.op1("maximum", {count, g.constant<float>("", {}, {1.f})});
+    Value rows = g.constant<float>("", {}, {static_cast<float>(dims[0])});
+    return g.op1("div", {g.op1("mul", {summed, rows}), count});
+  };
+  if (dims.size() <= 2) {
+    Value loss = g.op("sparse_softmax_cross_entropy", {logits, labels})[0];
+    return kept ? per_kept(g.op1("mul", {loss, kept}), kept) : loss;
+  }
   // (B, T..., K): the op takes (N, K) rows, so flatten the positions into rows, then average
   // each sample's positions (Keras' mean over the time axis of a sequence loss) -> (B).
   const int64_t k = dims.back();
   Value rows = g.op1("reshape", {logits}, {{"shape", std::vector<int64_t>{-1, k}}});
-  Value ids = g.op1("reshape", {y_true}, {{"shape", std::vector<int64_t>{-1}}});
+  Value ids = g.op1("reshape", {labels}, {{"shape", std::vector<int64_t>{-1}}});
   Value per_position = g.op("sparse_softmax_cross_entropy", {rows, ids})[0];
   Value by_sample =
       g.op1("reshape", {per_position}, {{"shape", std::vector<int64_t>{dims[0], -1}}});
-  return g.op1("reduce_mean", {by_sample}, {{"axes", std::vector<int64_t>{1}}});
+  if (!kept) return g.op1("reduce_mean", {by_sample}, {{"axes", std::vector<int64_t>{1}}});
+  Value weights = g.op1("reshape", {kept}, {{"shape", std::vector<int64_t>{dims[0], -1}}});
+  Value summed = g.op1("reduce_sum", {g.op1("mul", {by_sample, weights})},
+                       {{"axes", std::vector<int64_t>{1}}});
+  return per_kept(summed, weights);
 }
 
 std::unique_ptr<Loss> MeanSquaredError::clone() const {

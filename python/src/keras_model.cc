@@ -212,7 +212,9 @@ void bind_keras_model(nb::module_& m) {
 
   nb::class_<nn::Loss>(m, "Loss");
   nb::class_<nn::SparseCategoricalCrossentropy, nn::Loss>(m, "SparseCategoricalCrossentropy")
-      .def(nb::init<bool>(), nb::arg("from_logits"));
+      .def(nb::init<bool, std::optional<int64_t>>(), nb::arg("from_logits"),
+           nb::arg("ignore_class") = nb::none())
+      .def_prop_ro("ignore_class", &nn::SparseCategoricalCrossentropy::ignore_class);
   nb::class_<nn::MeanSquaredError, nn::Loss>(m, "MeanSquaredError").def(nb::init<>());
   nb::class_<nn::MeanAbsoluteError, nn::Loss>(m, "MeanAbsoluteError").def(nb::init<>());
   nb::class_<nn::Huber, nn::Loss>(m, "Huber").def(nb::init<double>(), nb::arg("delta"));

@@ -1,7 +1,9 @@
 // nn_attention_test.cc: MultiHeadAttention, TransformerBlock and TokenAndPositionEmbedding
 // (nn/attention.hpp, nn/transformer.hpp) against host-side loops over the layers' own weights
 // (read back from the model), on the cpu plugin and the reference oracle; the shapes and
-// errors a user meets; the dropout (materialised) path training; a tiny GPT learning text.
+// errors a user meets; attention masks (the loops, masked keys that do not matter, a query
+// with nothing to attend to, the gradient against the unmasked path and finite
+// differences); the dropout (materialised) path training; a tiny GPT learning text.
 #include <dlrt/nn.hpp>
 #include <gtest/gtest.h>
 
@@ -71,9 +73,13 @@ std::vector<double> dense(const std::vector<double>& x, int64_t t, int64_t k,
 }
 
 // Multi-head attention of one sample: query (tq, dq), value = key (tk, dv) -> (tq, dq).
+// `mask` (mask_rows = 1 or tq, tk), when given, is the sample's attention_mask: where it is
+// 0 the score becomes -1e9 (the layer adds -1e9 in f32, which swallows the score), so a
+// query whose keys are all masked attends evenly to them.
 std::vector<double> mha_ref(const std::vector<double>& query, const std::vector<double>& kv,
                             int64_t tq, int64_t tk, int64_t dq, int64_t dkv, int64_t heads,
-                            int64_t dh, bool causal, Weights& w, const std::string& p) {
+                            int64_t dh, bool causal, Weights& w, const std::string& p,
+                            const float* mask = nullptr, int64_t mask_rows = 1) {
   const int64_t hd = heads * dh;
   const auto q = dense(query, tq, dq, w[p + "/query/kernel"], w[p + "/query/bias"], hd);
   const auto k = dense(kv, tk, dkv, w[p + "/key/kernel"], w[p + "/key/bias"], hd);
@@ -87,6 +93,7 @@ std::vector<double> mha_ref(const std::vector<double>& query, const std::vector<
         double d = 0;
         for (int64_t e = 0; e < dh; ++e) d += q[i * hd + h * dh + e] * k[j * hd + h * dh + e];
         s[j] = (causal && j > i + (tk - tq)) ? -1e300 : d / std::sqrt(double(dh));
+        if (mask && s[j] > -1e299 && mask[(mask_rows == 1 ? 0 : i) * tk + j] == 0.f) s[j] = -1e9;
         mx = std::max(mx, s[j]);
       }
       double z = 0;
@@ -158,6 +165,59 @@ TEST_P(NnAttentionDevices, CrossAttentionTakesItsOwnWidthsAndCausalAlignment) {
   }
 }
 
+// attention_mask (Keras'): a key padding mask (None, 1, Tk) and a full (None, Tq, Tk) one,
+// with and without the causal mask, against the loops; the masked keys' values and keys can
+// be anything (the output does not change); a query whose keys are all masked is finite and
+// attends evenly.
+TEST_P(NnAttentionDevices, AttentionMaskMatchesLoopsAndMaskedKeysDoNotMatter) {
+  dlrt::Context ctx = cpu_and_reference();
+  const int64_t B = 2, Tq = 4, Tk = 5, D = 6, H = 2, dh = 3;
+  // Sample 0: keys 3 and 4 are padding; sample 1: keys 0 and 2.
+  const std::vector<float> keys = {1, 1, 1, 0, 0, 0, 1, 0, 1, 1};
+  // Per sample (Tq, Tk); sample 1's query 2 may attend to nothing.
+  const std::vector<float> full = {1, 1, 0, 1, 1, 0, 1, 1, 1, 0, 1, 0, 1, 0, 1, 1, 1, 1, 1, 1,
+                                   1, 1, 0, 0, 1, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 1};
+  for (bool causal : {false, true})
+    for (int64_t rows : {int64_t(1), Tq}) {
+      SCOPED_TRACE(std::string(causal ? "causal" : "full") + ", mask rows " +
+                   std::to_string(rows));
+      nn::MultiHeadAttentionOptions o;
+      o.use_causal_mask = causal;
+      auto q_in = nn::Input({Tq, D});
+      auto kv_in = nn::Input({Tk, D});
+      auto mask_in = nn::Input({rows, Tk});
+      nn::SymbolicTensor y = nn::MultiHeadAttention(H, dh, o)({q_in, kv_in, kv_in, mask_in});
+      EXPECT_EQ(y.shape(), (nn::Shape{Tq, D}));
+      nn::Model m(ctx, {q_in, kv_in, mask_in}, {y});
+      m.compile(nn::SGD(0.1), nn::MeanSquaredError(), {}, on(GetParam(), 7));
+      const std::vector<float>& mv = rows == 1 ? keys : full;
+      const nn::Array xq = noise({B, Tq, D}, 4), xkv = noise({B, Tk, D}, 5);
+      const nn::Array mask = nn::Array::of<float>({B, rows, Tk}, mv);
+      const std::vector<float> got = m.predict({xq, xkv, mask}, B).at(0).values<float>();
+      Weights w = weights_of(m);
+      const std::vector<float> qs = xq.values<float>(), kvs = xkv.values<float>();
+      for (int64_t b = 0; b < B; ++b) {
+        const auto want = mha_ref(to_double(qs, b * Tq * D, Tq * D),
+                                  to_double(kvs, b * Tk * D, Tk * D), Tq, Tk, D, D, H, dh, causal,
+                                  w, "multi_head_attention", mv.data() + b * rows * Tk, rows);
+        for (int64_t i = 0; i < Tq * D; ++i) {
+          ASSERT_TRUE(std::isfinite(got[b * Tq * D + i])) << "b " << b << " i " << i;
+          EXPECT_NEAR(got[b * Tq * D + i], want[i], 1e-4) << "b " << b << " i " << i;
+        }
+      }
+      if (rows != 1) continue;
+      // The padded keys' rows changed: the output stays what it was.
+      std::vector<float> changed = kvs;
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t j = 0; j < Tk; ++j)
+          if (keys[b * Tk + j] == 0.f)
+            for (int64_t e = 0; e < D; ++e) changed[(b * Tk + j) * D + e] = 7.f + float(e);
+      const std::vector<float> again =
+          m.predict({xq, nn::Array::of<float>({B, Tk, D}, changed), mask}, B).at(0).values<float>();
+      for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(again[i], got[i], 1e-6) << i;
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(CpuAndReference, NnAttentionDevices,
                          ::testing::Values("CPU:0", "/device:REF:0"),
                          [](const auto& info) { return info.param == "CPU:0" ? "cpu" : "reference"; });
@@ -184,6 +244,104 @@ TEST(NnAttention, BadShapesAreClearErrors) {
   EXPECT_NE(msg.find("at most 16 tokens (the position table's length); it has 20"),
             std::string::npos)
       << msg;
+}
+
+TEST(NnAttention, AttentionMaskOfTheWrongShapeNamesTheExpectedOne) {
+  auto q = nn::Input({4, 8});
+  auto kv = nn::Input({6, 8});
+  for (const nn::Shape& bad : {nn::Shape{3, 6}, nn::Shape{4, 5}, nn::Shape{6}, nn::Shape{4, 6, 1}}) {
+    auto mask = nn::Input(bad);
+    auto [code, msg] = error_of([&] { nn::MultiHeadAttention(2, 4)({q, kv, kv, mask}); });
+    EXPECT_EQ(code, DLRT_INVALID_ARGUMENT) << msg;
+    EXPECT_NE(msg.find("attention_mask " + nn::shape_string(bad) + " does not fit"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("expected (None, 4, 6) (batch, queries, keys) or (None, 1, 6)"),
+              std::string::npos)
+        << msg;
+  }
+  auto ok = nn::Input({1, 6});
+  auto [code, msg] = error_of([&] { nn::MultiHeadAttention(2, 4)({q, kv, kv, ok, ok}); });
+  EXPECT_EQ(code, DLRT_INVALID_ARGUMENT);
+  EXPECT_NE(msg.find("called on 5 tensors"), std::string::npos) << msg;
+}
+
+namespace {
+
+// The training step's gradient of a (causal) self-attention model: one SGD step of rate 1
+// from `m`'s current weights, (before - after) per weight of the layer; the state (weights,
+// optimizer slots, step count) is put back.
+Weights sgd_gradient(nn::Model& m, const std::vector<nn::Array>& xs, const nn::Array& y) {
+  const std::vector<nn::Model::NamedValue> before = m.state();
+  m.train_on_batch(xs, {y});
+  Weights g;
+  for (const nn::Model::NamedValue& v : m.state()) {
+    for (const nn::Model::NamedValue& b : before)
+      if (b.name == v.name && b.name.rfind("multi_head_attention/", 0) == 0 &&
+          b.name.find("/velocity") == std::string::npos) {  // SGD's slots left out
+        std::vector<float>& d = g[v.name];
+        for (size_t i = 0; i < v.values.size(); ++i) d.push_back(b.values[i] - v.values[i]);
+      }
+  }
+  m.set_state(before);
+  return g;
+}
+
+}  // namespace
+
+// The masked (materialised) path's gradient: with a mask of ones it is the fused attention
+// op's gradient (no mask); with a real mask (a query with every key masked among them) it
+// matches central finite differences of evaluate's loss, and every weight stays finite.
+TEST(NnAttention, AttentionMaskGradientMatchesUnmaskedAndFiniteDifferences) {
+  dlrt::Context ctx = nn_test::cpu_context();
+  const int64_t B = 2, T = 5, D = 6, H = 2, dh = 3;
+  nn::MultiHeadAttentionOptions o;
+  o.use_causal_mask = true;
+  auto x_in = nn::Input({T, D});
+  auto mask_in = nn::Input({T, T});
+  nn::Model masked(ctx, {x_in, mask_in},
+                   {nn::MultiHeadAttention(H, dh, o)({x_in, x_in, x_in, mask_in})});
+  auto x2 = nn::Input({T, D});
+  nn::Model plain(ctx, x2, nn::MultiHeadAttention(H, dh, o)(x2));
+  masked.compile(nn::SGD(1.0), nn::MeanSquaredError(), {}, on("CPU:0", 3));
+  plain.compile(nn::SGD(1.0), nn::MeanSquaredError(), {}, on("CPU:0", 3));
+  plain.set_state(masked.state());
+  const nn::Array x = noise({B, T, D}, 11), y = noise({B, T, D}, 12);
+  const nn::Array ones = nn::Array::of<float>({B, T, T}, std::vector<float>(B * T * T, 1.f));
+  const Weights g_ones = sgd_gradient(masked, {x, ones}, y);
+  const Weights g_plain = sgd_gradient(plain, {x}, y);
+  ASSERT_EQ(g_ones.size(), 8u);
+  for (const auto& [name, g] : g_ones)
+    for (size_t i = 0; i < g.size(); ++i)
+      EXPECT_NEAR(g[i], g_plain.at(name)[i], 1e-5) << name << "[" << i << "]";
+
+  std::vector<float> mv(B * T * T, 1.f);
+  for (int64_t j = 0; j < T; ++j) mv[(T + 3) * T + j] = 0.f;  // sample 1, query 3: nothing
+  for (int64_t i = 0; i < T; ++i) mv[i * T + 1] = 0.f;        // sample 0: key 1 is padding
+  const nn::Array mask = nn::Array::of<float>({B, T, T}, mv);
+  const Weights g = sgd_gradient(masked, {x, mask}, y);
+  for (const auto& [name, v] : g)
+    for (float e : v) ASSERT_TRUE(std::isfinite(e)) << name;
+  const std::vector<nn::Model::NamedValue> w0 = masked.state();
+  auto loss_at = [&](const std::string& name, size_t i, float delta) {
+    std::vector<nn::Model::NamedValue> w = w0;
+    for (nn::Model::NamedValue& v : w)
+      if (v.name == name) v.values[i] += delta;
+    masked.set_state(w);
+    return masked.evaluate({x, mask}, {y}, B).at(0).second;
+  };
+  const double eps = 1e-2;
+  int checked = 0;
+  for (const char* name : {"query/kernel", "key/kernel", "value/kernel", "attention_output/bias",
+                           "key/bias"})
+    for (size_t i : {size_t(0), size_t(4), size_t(5)}) {
+      const std::string full = std::string("multi_head_attention/") + name;
+      const double fd = (loss_at(full, i, eps) - loss_at(full, i, -eps)) / (2 * eps);
+      EXPECT_NEAR(g.at(full)[i], fd, 2e-3 + 2e-2 * std::abs(fd)) << full << "[" << i << "]";
+      ++checked;
+    }
+  masked.set_state(w0);
+  EXPECT_EQ(checked, 15);
 }
 
 TEST(NnAttention, TokenAndPositionEmbeddingAddsTheRowsOfBothTables) {

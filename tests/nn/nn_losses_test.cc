@@ -1,5 +1,6 @@
 // nn_losses_test.cc: the losses of nn/losses.hpp beyond cross-entropy and MSE — built on
 // constants and run on the cpu plugin, against values computed here by hand (in double):
+// SparseCategoricalCrossentropy's ignore_class (padding left out of a sequence's mean),
 // BinaryCrossentropy (from logits, stable for |logits| of 100; from probabilities, clipped to
 // [1e-7, 1 - 1e-7] as Keras), MeanAbsoluteError, Huber (two deltas), kl_divergence_normal;
 // the logits gradient sigmoid(x) - z stays finite; and a small model trained with
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nn = dlrt::nn;
@@ -113,6 +115,53 @@ TEST(NnLosses, BinaryCrossentropyOnProbabilitiesClipsAsKeras) {
                    -std::log(0.8), -std::log(hi)},
                   1e-4);
   EXPECT_NEAR(got[0], 16.118, 1e-3);  // Keras' -log(1e-7)
+}
+
+// Keras' ignore_class: the batch's loss is the mean over the positions whose label is not
+// the ignored class (the padding): per sample, its kept positions' sum times B / the batch's
+// count; those positions get no gradient; an ignore_class outside the classes (-1) works too.
+TEST(NnLosses, SparseCategoricalCrossentropyIgnoreClassAveragesTheKeptPositions) {
+  const int64_t B = 3, T = 3, K = 4;
+  std::vector<float> logits(B * T * K);
+  for (size_t i = 0; i < logits.size(); ++i) logits[i] = std::sin(1.7 * double(i));
+  auto ce = [&](int64_t row, int64_t label) {  // -log softmax(logits[row])[label], in double
+    double z = 0;
+    for (int64_t k = 0; k < K; ++k) z += std::exp(double(logits[row * K + k]));
+    return std::log(z) - logits[row * K + label];
+  };
+  // Labels: sample 0 "2 1 <pad>", sample 1 "<pad> <pad> <pad>", sample 2 "3 3 1".
+  const std::vector<float> labels = {2, 1, 0, 0, 0, 0, 3, 3, 1};
+  // 5 kept labels in the batch of 3: the mean of these is the sum over the 5, over 5.
+  const std::vector<double> want = {(ce(0, 2) + ce(1, 1)) * 3 / 5, 0.0,
+                                    (ce(6, 3) + ce(7, 3) + ce(8, 1)) * 3 / 5};
+  // Per-sample losses and the gradient of their sum with respect to the logits.
+  auto run = [&](const nn::Loss& loss, const std::vector<int32_t>& ids) {
+    dlrt::Context ctx = cpu_context();
+    dlrt::Graph g(ctx);
+    dlrt::Value p = g.constant<float>("logits", {B, T, K}, logits);
+    dlrt::Value t = g.constant<int32_t>("labels", {B, T}, ids);
+    dlrt::Value per = loss.per_sample(g, p, loss.prepare_targets(g, t));
+    std::vector<dlrt::Value> fetch = {per, g.gradients(g.op1("reduce_sum", {per}), {p}).at(0)};
+    dlrt::Executable exe = g.compile({}, fetch);
+    std::vector<dlrt::Tensor> out(fetch.size());
+    exe.run({}, out);
+    return std::make_pair(out[0].read<float>(), out[1].read<float>());
+  };
+  const std::vector<int32_t> ids(labels.begin(), labels.end());
+  nn::SparseCategoricalCrossentropy loss(true, 0);
+  const auto [got, grad] = run(loss, ids);
+  expect_near_all(got, want, 1e-5);
+  // The ignored positions' logits get no gradient.
+  for (int64_t pos : {2, 3, 4, 5})
+    for (int64_t k = 0; k < K; ++k) EXPECT_EQ(grad[pos * K + k], 0.f) << pos;
+  EXPECT_NE(grad[0], 0.f);
+  // Without ignore_class every position counts (the <pad>s as class 0).
+  const std::vector<float> all = run(nn::SparseCategoricalCrossentropy(true), ids).first;
+  EXPECT_NEAR(all[1], (ce(3, 0) + ce(4, 0) + ce(5, 0)) / 3, 1e-5);
+  // The same labels with -1 for the padding, ignore_class -1.
+  std::vector<int32_t> minus = ids;
+  for (int i : {2, 3, 4, 5}) minus[i] = -1;
+  expect_near_all(run(nn::SparseCategoricalCrossentropy(true, -1), minus).first, want, 1e-5);
 }
 
 TEST(NnLosses, MeanAbsoluteErrorAndHuber) {

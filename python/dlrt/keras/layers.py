@@ -262,11 +262,22 @@ class Embedding(_k.Embedding):
 
 
 class MultiHeadAttention(_k.MultiHeadAttention):
+    """Keras' MultiHeadAttention. Called as Keras calls it, `layer(query, value, key=None,
+    attention_mask=None, training=None, use_causal_mask=None)`, or with dlrt's list forms
+    `layer(x)` (self-attention), `layer([query, value])`, `layer([query, value, key])`.
+
+    attention_mask: (batch, T_query, T_key), or (batch, 1, T_key) for a key padding mask;
+    True / non-zero = the query may attend to that key. Symbolic (a keras.Input or a layer's
+    output, in a functional model) or eager (a NumPy array or tensor, beside eager query and
+    value). The masked attention runs unfused (docs/nn.md). use_causal_mask is the layer's:
+    give it to the constructor (a call may repeat it, not change it)."""
+
     def __init__(self, num_heads: int, key_dim: int, value_dim: int | None = None,
                  dropout: float = 0.0, use_bias: bool = True, use_causal_mask: bool = False,
                  **kwargs: Any) -> None:
         super().__init__(int(num_heads), int(key_dim), int(value_dim or 0), float(dropout),
                          bool(use_bias), bool(use_causal_mask))
+        self._use_causal_mask = bool(use_causal_mask)
         _common(self, kwargs)
 
 
@@ -344,6 +355,55 @@ def _layer_call(self: Any, inputs: Any, training: Any = None, **kwargs: Any) -> 
     return call_layer(self, inputs, bool(training))
 
 
+def _mha_call(self: Any, query: Any, value: Any = None, key: Any = None,
+              attention_mask: Any = None, return_attention_scores: bool = False,
+              training: Any = None, use_causal_mask: Any = None, **kwargs: Any) -> Any:
+    """Keras' MultiHeadAttention.__call__ (see the class): the tensors become nn's list
+    [query], [query, value], [query, value, key] or, with a mask, [query, value, key, mask]."""
+    name = type(self).__name__
+    unsupported = [k for k in kwargs if kwargs[k] is not None]
+    if unsupported:
+        raise TypeError(f"{name}(): unsupported call argument(s) {', '.join(unsupported)} "
+                        "(dlrt takes attention_mask: (batch, T_query, T_key) or (batch, 1, T_key))")
+    if return_attention_scores:
+        raise TypeError(f"{name}(): return_attention_scores is not supported by dlrt")
+    if use_causal_mask is not None and bool(use_causal_mask) != self._use_causal_mask:
+        raise ValueError(f"{name}(): use_causal_mask={bool(use_causal_mask)} at the call, but "
+                         f"the layer was made with use_causal_mask={self._use_causal_mask}; "
+                         "dlrt fixes it when the layer is made: "
+                         f"MultiHeadAttention(..., use_causal_mask={bool(use_causal_mask)})")
+    if isinstance(query, (list, tuple)):
+        if value is not None or key is not None:
+            raise TypeError(f"{name}(): give the tensors as a list or as query, value, key; "
+                            "not both")
+        if not 1 <= len(query) <= 3:
+            raise ValueError(f"{name}(): called on {len(query)} tensors; expected [query], "
+                             "[query, value] or [query, value, key] (the mask is "
+                             "attention_mask=)")
+        tensors = list(query)
+    else:
+        tensors = [query] + ([value] if value is not None else []) + \
+            ([key] if key is not None else [])
+        if key is not None and value is None:
+            raise TypeError(f"{name}(): key without value")
+    if attention_mask is not None:
+        while len(tensors) < 3:  # nn's fourth tensor is the mask: value and key spelled out
+            tensors.append(tensors[-1])
+        tensors.append(attention_mask)
+    symbolic = [isinstance(t, KerasTensor) for t in tensors]
+    if any(symbolic):
+        if not all(symbolic):
+            raise TypeError(f"{name}(): in a functional model every tensor, the attention_mask "
+                            "included, must be symbolic (a keras.Input or a layer's output); "
+                            "make the mask a model input")
+        return _k.Layer.__call__(self, tensors if len(tensors) > 1 else tensors[0])
+    from ._eager import call_layer
+    if attention_mask is not None:
+        from .._api import cast, convert_to_tensor
+        tensors[-1] = cast(convert_to_tensor(attention_mask), "float32")
+    return call_layer(self, tensors if len(tensors) > 1 else tensors[0], bool(training))
+
+
 def _weights(self: Any) -> list:
     """The layer's eager weights (dlrt.Variables), made on its first eager call; [] before, as
     in Keras before a layer is built."""
@@ -366,3 +426,4 @@ for _name in __all__:
         _cls.weights = _cls.variables = property(_weights)
         _cls.trainable_weights = _cls.trainable_variables = property(_trainable_weights)
         _cls.non_trainable_weights = _cls.non_trainable_variables = property(_non_trainable_weights)
+MultiHeadAttention.__call__ = _mha_call

@@ -10,11 +10,15 @@ _k = _dlrt.keras
 
 
 class SparseCategoricalCrossentropy(_k.SparseCategoricalCrossentropy):
-    def __init__(self, from_logits: bool = False, **kwargs: Any) -> None:
+    """Keras' loss. ignore_class: labels equal to it count nothing (padding); the loss is
+    then the mean over the batch's other labels, as Keras' (docs/nn.md)."""
+
+    def __init__(self, from_logits: bool = False, ignore_class: int | None = None,
+                 **kwargs: Any) -> None:
         kwargs.pop("name", None), kwargs.pop("reduction", None)
         if kwargs:
             raise TypeError(f"SparseCategoricalCrossentropy: unsupported {', '.join(kwargs)}")
-        super().__init__(bool(from_logits))
+        super().__init__(bool(from_logits), None if ignore_class is None else int(ignore_class))
 
 
 class BinaryCrossentropy(_k.BinaryCrossentropy):

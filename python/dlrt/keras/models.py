@@ -49,6 +49,8 @@ def _arrays(v: Any, what: str) -> list[np.ndarray]:
         a = np.asarray(a)
         if a.dtype == object:
             raise TypeError(f"{what}: expected numeric arrays, got an object array")
+        if a.dtype == np.bool_:  # masks (MultiHeadAttention's attention_mask): 0/1 floats
+            a = a.astype(np.float32)
         out.append(a)
     return out
 

@@ -4,6 +4,7 @@
 //   y = mha(x);             // self-attention: query = value = key = x
 //   y = mha({q, v});        // cross-attention: key = value
 //   y = mha({q, v, k});
+//   y = mha({q, v, k, attention_mask});   // Keras' call argument, as a fourth tensor
 //
 // Shapes (batch dim left out): query (Tq, Dq), value (Tk, Dv), key (Tk, Dk) -> (Tq, Dq), as
 // Keras (its output_shape defaults to the query's last dim). With H heads of key_dim dk and
@@ -16,6 +17,15 @@
 // every key (with Tq = Tk, the usual lower triangle; Tq < Tk is a query block at the end of a
 // longer key sequence, as when keys come from a cache).
 //
+// attention_mask (Keras'): (Tq, Tk), or (1, Tk) broadcast over the queries (a key padding
+// mask), per sample; 1 (or any non-zero value, or true) = query i may attend to key j, 0 =
+// it may not. Combined with the causal mask when both are on. A masked key's score becomes a
+// large negative number before the softmax (-1e9; -3e4 for f16 scores: Keras' numbers), not
+// -inf, so a query whose keys are all masked stays finite: it attends evenly to them all
+// (Keras does the same), with a zero gradient to its scores. The key must then be passed, even when it is
+// the value: [query, value, value, mask] (nn::Model keeps a node's inputs as a plain list;
+// Python's layer(query, value, attention_mask=m) does that for you).
+//
 // Parameters: query/kernel (Dq, H*dk), query/bias (H*dk), key/kernel (Dk, H*dk), key/bias,
 // value/kernel (Dv, H*dv), value/bias (H*dv), attention_output/kernel (H*dv, Dq),
 // attention_output/bias (Dq); kernels Glorot-uniform over these 2-D shapes, biases zeros.
@@ -26,7 +36,11 @@
 // `attention` op (scaled dot-product attention with a causal flag, forward and backward
 // fused; docs/ops.md) when the attention probabilities take no dropout. With `dropout` > 0
 // in the training step the probabilities are materialised (batch_matmul, causal_mask,
-// softmax, dropout, batch_matmul), as Keras drops attention weights, not outputs.
+// softmax, dropout, batch_matmul), as Keras drops attention weights, not outputs. With an
+// attention_mask the probabilities are materialised the same way, the mask applied before the
+// causal mask (batch_matmul, mul, not_equal, where, causal_mask, softmax, [dropout,]
+// batch_matmul): no fused kernel takes a mask, and these ops have every device's kernels
+// and gradient rules already.
 #ifndef DLRT_NN_ATTENTION_HPP_
 #define DLRT_NN_ATTENTION_HPP_
 
@@ -75,20 +89,23 @@ class MultiHeadAttention : public Layer {
   std::vector<ParamSpec> params(const Shape& in) const override;
   Value call(CallContext& c, Value x, const std::vector<Value>& v) const override;
 
-  // [query], [query, value] or [query, value, key], each (T, D).
+  // [query], [query, value], [query, value, key], each (T, D), or [query, value, key,
+  // attention_mask] with the mask (Tq, Tk) or (1, Tk).
   Shape output_shape_multi(const std::vector<Shape>& in) const override;
   std::vector<ParamSpec> params_multi(const std::vector<Shape>& in) const override;
 
   Value call_multi(CallContext& c, const std::vector<Value>& xs,
                    const std::vector<Value>& v) const override;
 
-  // softmax(q k^T / sqrt(dk) [+ mask]) v on heads-major (B, H, T, dh) tensors; public for
-  // the layers and decoders built from this one (TransformerBlock, a key/value-cache step).
-  Value attend(CallContext& c, Value q, Value k, Value v) const;
+  // softmax(q k^T / sqrt(dk) [+ causal mask] [masked]) v on heads-major (B, H, T, dh)
+  // tensors; public for the layers and decoders built from this one (TransformerBlock, a
+  // key/value-cache step). `mask`, when given, is an attention_mask (B, Tq or 1, Tk) of any
+  // dtype (non-zero = may attend); without it the fused `attention` op runs (unless dropout).
+  Value attend(CallContext& c, Value q, Value k, Value v, Value mask = Value()) const;
 
  private:
-  // [query, value, key] shapes from the 1 to 3 given; checks each is (T, D) and that key and
-  // value have the same length.
+  // [query, value, key(, attention_mask)] shapes from the 1 to 4 given; checks each is
+  // (T, D), that key and value have the same length, and the mask's shape.
   std::vector<Shape> roles(const std::vector<Shape>& in) const;
 
   int64_t heads_, key_dim_, value_dim_;

@@ -6,6 +6,12 @@
 //     from_logits: sparse_softmax_cross_entropy(y_pred, labels) = logsumexp - logit[label].
 //     else y_pred are probabilities: the same op on log(y_pred + 1e-7) gives -log p[label]
 //     (Keras clips p to [1e-7, 1-1e-7]; the op set has no clip, so it adds the epsilon).
+//     ignore_class (Keras'): labels equal to it count nothing (the <pad> after a sentence);
+//     the batch's loss is Keras', the sum over the kept labels over their count, every kept
+//     token weighted alike: sample b's loss is its kept labels' sum times B / the batch's
+//     count (0 for a sample of ignored labels only). A last partial batch's padding rows
+//     (copies, masked by the model) count in that count: there it is approximate. Built
+//     from not_equal, where, cast, mul, reduce_sum, maximum, div.
 //   MeanSquaredError: y_pred and targets (B,...) f32; mean over all but the batch dim.
 //   MeanAbsoluteError: mean |y_pred - y| over all but the batch dim.
 //   Huber(delta = 1): per element 0.5 d^2 where |d| <= delta, else delta (|d| - delta / 2);
@@ -22,7 +28,9 @@
 #ifndef DLRT_NN_LOSSES_HPP_
 #define DLRT_NN_LOSSES_HPP_
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "dlrt/dlrt.hpp"
@@ -48,7 +56,10 @@ class Loss {
 
 class SparseCategoricalCrossentropy : public Loss {
  public:
-  explicit SparseCategoricalCrossentropy(bool from_logits = false) : from_logits_(from_logits) {}
+  explicit SparseCategoricalCrossentropy(bool from_logits = false,
+                                         std::optional<int64_t> ignore_class = std::nullopt)
+      : from_logits_(from_logits), ignore_class_(ignore_class) {}
+  std::optional<int64_t> ignore_class() const { return ignore_class_; }
   std::unique_ptr<Loss> clone() const override;
   std::string name() const override;
   bool sparse_labels() const override;
@@ -58,6 +69,7 @@ class SparseCategoricalCrossentropy : public Loss {
 
  private:
   bool from_logits_;
+  std::optional<int64_t> ignore_class_;
 };
 
 class MeanSquaredError : public Loss {
