@@ -51,4 +51,10 @@ fi
 # inherits the program's stdout and stderr, and ctest (or a pipe) then waits for it to exit
 # before it sees the test end. -p60: it stays 60 s after the last program.
 "$wineserver" -p60 </dev/null >/dev/null 2>&1 || true
+# The first Windows program of a server's life starts Wine's services (services.exe,
+# winedevice.exe, rpcss.exe, ...), which inherit that program's standard streams and live as
+# long as the server. Were the program's stdout or stderr a pipe read to its end (ctest,
+# gtest_discover_tests' execute_process), the reader would wait for the server to exit and
+# time out. So a trivial program starts them first, on /dev/null (0.2 s when they run already).
+"$wine" cmd.exe /c exit </dev/null >/dev/null 2>&1 || true
 exec "$wine" "$prog" "$@"
