@@ -10,6 +10,7 @@ packages=(
   libz-mingw-w64-dev           # zlib for Windows (data files, PNG)
   wine64                       # runs the .exe tests (the program is /usr/lib/wine/wine64)
   googletest                   # GoogleTest's sources, built for Windows in the build tree
+  python3-venv                 # pip in a venv fetches oneDNN's Windows wheels (fetch-onednn.sh)
   libboost-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   cmake ninja-build ccache
 )
