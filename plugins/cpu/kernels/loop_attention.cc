@@ -26,9 +26,13 @@
 #include "attention_geom.hpp"
 #include "loop_simd.hpp"
 #include "loop_util.hpp"
+#include "portable_math.hpp"
 
 namespace dlrt::cpu::loops {
 namespace {
+
+// exp, log: the same bits on every platform (portable_math.hpp).
+namespace portable = plugin::portable;
 
 using plugin::AttentionGeom;
 
@@ -140,7 +144,7 @@ float exp_shifted(bool avx2, float* s, int64_t n, float shift) {
 }
 double exp_shifted(bool, double* s, int64_t n, double shift) {
   double sum = 0;
-  for (int64_t j = 0; j < n; ++j) sum += (s[j] = std::exp(s[j] - shift));
+  for (int64_t j = 0; j < n; ++j) sum += (s[j] = portable::exp(s[j] - shift));
   return sum;
 }
 float row_max(bool avx2, const float* s, int64_t n) {
@@ -174,8 +178,8 @@ DLRT_SIMD_INLINE float dot8(const float* a, const float* b, int64_t n) {
 // Rows [i0, i0 + rows) of one problem: o and lse; s holds rows x Tk scores.
 template <typename V>
 DLRT_SIMD_INLINE void few_rows_body(const AttentionGeom& g, const float* q, const float* k,
-                                    const float* v, float* o, float* lse, int64_t i0,
-                                    int64_t rows, float* s) {
+                                    const float* v, float* o, float* lse, int64_t i0, int64_t rows,
+                                    float* s) {
   const float scale = float(g.scale);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t i = i0 + r, e = g.key_end(i);
@@ -192,7 +196,7 @@ DLRT_SIMD_INLINE void few_rows_body(const AttentionGeom& g, const float* q, cons
       const float* vj = v + j * g.dv;
       for (int64_t c = 0; c < g.dv; ++c) oi[c] += p * vj[c];
     }
-    lse[i] = mx + std::log(sum);
+    lse[i] = mx + portable::log(sum);
   }
 }
 void few_rows_portable(const AttentionGeom& g, const float* q, const float* k, const float* v,
@@ -201,8 +205,8 @@ void few_rows_portable(const AttentionGeom& g, const float* q, const float* k, c
 }
 #if DLRT_HAVE_AVX2_PATH
 DLRT_TARGET_AVX2 void few_rows_avx2(const AttentionGeom& g, const float* q, const float* k,
-                                    const float* v, float* o, float* lse, int64_t i0,
-                                    int64_t rows, float* s) {
+                                    const float* v, float* o, float* lse, int64_t i0, int64_t rows,
+                                    float* s) {
   few_rows_body<simd::F8>(g, q, k, v, o, lse, i0, rows, s);
 }
 #endif
@@ -279,7 +283,8 @@ class AttentionKernel : public LoopKernel {
       parallel_for(g.heads * nb, std::max<int64_t>(1, kGrainCheap * 4 / work), threads_,
                    [&](int64_t begin, int64_t end) {
                      std::vector<T> tile(size_t(kBlock * g.tk));
-                     for (int64_t w = begin; w < end; ++w) run_block<T>(args, w / nb, w % nb, tile.data());
+                     for (int64_t w = begin; w < end; ++w)
+                       run_block<T>(args, w / nb, w % nb, tile.data());
                    });
     });
   }
@@ -312,7 +317,7 @@ class AttentionKernel : public LoopKernel {
       const T inv = T(1) / sum;
       for (int64_t j = 0; j < e; ++j) sr[j] *= inv;
       for (int64_t j = e; j < n; ++j) sr[j] = T(0);
-      lse[blk.i0 + r] = mx + std::log(sum);
+      lse[blk.i0 + r] = mx + portable::log(sum);
     }
     gemm('N', 'N', blk.rows, g.dv, n, T(1), s, n, v, g.dv, T(0), o + blk.i0 * g.dv, g.dv);
   }
@@ -334,7 +339,8 @@ class AttentionGradKernel : public LoopKernel {
       parallel_for(g.heads, std::max<int64_t>(1, kGrainCheap * 4 / work), threads_,
                    [&](int64_t begin, int64_t end) {
                      std::vector<T> p(size_t(kBlock * g.tk)), dp(size_t(kBlock * g.tk));
-                     for (int64_t h = begin; h < end; ++h) run_head<T>(args, h, p.data(), dp.data());
+                     for (int64_t h = begin; h < end; ++h)
+                       run_head<T>(args, h, p.data(), dp.data());
                    });
     });
   }

@@ -20,9 +20,13 @@
 #include "loop_simd.hpp"
 #include "loop_util.hpp"
 #include "narrow_float.hpp"
+#include "portable_math.hpp"
 
 namespace dlrt::cpu::loops {
 namespace {
+
+// exp, log: the same bits on every platform (portable_math.hpp).
+namespace portable = plugin::portable;
 
 // ---- binary ------------------------------------------------------------------------------
 
@@ -69,8 +73,7 @@ void binary_row(const T* a, const T* b, T* c, int64_t n) {
     if constexpr (std::is_integral_v<T> &&
                   (O == BinOp::kAdd || O == BinOp::kSub || O == BinOp::kMul))
       c[i] = wrapping<O>(x, y);
-    else if constexpr (std::is_integral_v<T> && O == BinOp::kDiv)
-      c[i] = integer_quotient(x, y);
+    else if constexpr (std::is_integral_v<T> && O == BinOp::kDiv) c[i] = integer_quotient(x, y);
     else if constexpr (O == BinOp::kAdd) c[i] = x + y;
     else if constexpr (O == BinOp::kSub) c[i] = x - y;
     else if constexpr (O == BinOp::kMul) c[i] = x * y;
@@ -185,14 +188,14 @@ struct Exp {
   static constexpr bool kCheap = false;
   template <typename T>
   static T f(T v) {
-    return std::exp(v);
+    return portable::exp(v);
   }
 };
 struct Log {  // NaN below 0, -inf at 0
   static constexpr bool kCheap = false;
   template <typename T>
   static T f(T v) {
-    return std::log(v);
+    return portable::log(v);
   }
 };
 struct Sqrt {  // NaN below 0
@@ -207,7 +210,7 @@ struct Softplus {  // max(x, 0) + log1p(exp(-|x|)), in f32
   template <typename T>
   static T f(T v) {
     const float x = static_cast<float>(v);
-    return static_cast<T>(std::max(x, 0.0f) + std::log1p(std::exp(-std::fabs(x))));
+    return static_cast<T>(std::max(x, 0.0f) + portable::log1p(portable::exp(-std::fabs(x))));
   }
 };
 // The C library's function on T: sin ... round.
@@ -356,10 +359,7 @@ void relu_grad_base(const float* dy, const float* x, float* dx, int64_t n) {
 class ReluGradKernel : public LoopKernel {
  public:
   ReluGradKernel(const dlrt_plugin& p, const OpView& op)
-      : LoopKernel(p),
-        dtype_(op.input(0).dtype),
-        n_(op.input(0).numel),
-        avx512_(p.onednn_avx512) {}
+      : LoopKernel(p), dtype_(op.input(0).dtype), n_(op.input(0).numel), avx512_(p.onednn_avx512) {}
 
   void execute(const dlrt_kernel_args& args) override {
     if (plugin::is_narrow_float(dtype_)) {

@@ -8,9 +8,13 @@
 
 #include "loop_util.hpp"
 #include "philox.hpp"
+#include "portable_math.hpp"
 
 namespace dlrt::cpu::loops {
 namespace {
+
+// exp, log: the same bits on every platform (portable_math.hpp).
+namespace portable = plugin::portable;
 
 void check_multinomial(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   // f32 logits, i64 ids: the only types the schema admits. ~2 exp per logit per draw.
@@ -49,14 +53,14 @@ class MultinomialKernel : public LoopKernel {
           continue;
         }
         double z = 0;
-        for (int64_t j = 0; j < k; ++j) z += std::exp(double(x[j]) - double(m));
+        for (int64_t j = 0; j < k; ++j) z += portable::exp(double(x[j]) - double(m));
         for (int64_t s = 0; s < samples; ++s) {
           const double u = double(philox::uniform(seed, offset, uint64_t(r * samples + s)));
           const double target = u * z;
           double c = 0;
           int64_t pick = -1;
           for (int64_t j = 0; j < k && pick < 0; ++j) {
-            c += std::exp(double(x[j]) - double(m));
+            c += portable::exp(double(x[j]) - double(m));
             if (target < c) pick = j;
           }
           out[s] = pick;

@@ -8,9 +8,13 @@
 
 #include "loop_simd.hpp"
 #include "loop_util.hpp"
+#include "portable_math.hpp"
 
 namespace dlrt::cpu::loops {
 namespace {
+
+// exp, log: the same bits on every platform (portable_math.hpp).
+namespace portable = plugin::portable;
 
 // ---- sparse_softmax_cross_entropy --------------------------------------------------------
 
@@ -64,12 +68,12 @@ class SparseXentKernel : public LoopKernel {
         const T x_label = x[label];
         double sum = 0;
         for (int64_t j = 0; j < K; ++j) {
-          const T ej = std::exp(x[j] - mx);
+          const T ej = portable::exp(static_cast<T>(x[j] - mx));
           bp[j] = ej;
           sum += static_cast<double>(ej);
         }
-        loss[r] =
-            static_cast<T>(static_cast<double>(mx) + std::log(sum) - static_cast<double>(x_label));
+        loss[r] = static_cast<T>(static_cast<double>(mx) + portable::log(sum) -
+                                 static_cast<double>(x_label));
         const T inv = static_cast<T>(1.0 / sum);
         for (int64_t j = 0; j < K; ++j) bp[j] *= inv;
         bp[label] -= T(1);
@@ -367,6 +371,17 @@ void check_adam(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
 // param, grad, m, v: same shape, step, learning_rate: () f32 -> param, m, v (in place)
 //   lr_t = lr * sqrt(1 - beta2^step) / (1 - beta1^step)   (in double, once per run)
 //   m = beta1*m + (1-beta1)*g;  v = beta2*v + (1-beta2)*g^2;  p -= lr_t * m / (sqrt(v) + epsilon)
+// beta^t for Adam's bias corrections. The step is a whole number in practice (the iterations
+// variable): then by squaring, the same bits on every platform (portable_math.hpp); the C
+// library's pow, which differs between glibc and mingw by an ulp (pow(0.9, 4)), made the
+// Linux and Windows builds' training drift apart from the second step on.
+double bias_power(double beta, double step) {
+  if (step >= 0 && step <= 9007199254740992.0 &&
+      step == static_cast<double>(static_cast<uint64_t>(step)))
+    return portable::pow_int(beta, static_cast<uint64_t>(step));
+  return std::pow(beta, step);
+}
+
 class AdamKernel : public LoopKernel {
  public:
   AdamKernel(const dlrt_plugin& p, const OpView& op)
@@ -384,7 +399,7 @@ class AdamKernel : public LoopKernel {
     const double step_no = read_scalar(step_dtype_, args.inputs[4]);
     const double lr = read_scalar(lr_dtype_, args.inputs[5]);
     const double lr_t =
-        lr * std::sqrt(1.0 - std::pow(b2_, step_no)) / (1.0 - std::pow(b1_, step_no));
+        lr * std::sqrt(1.0 - bias_power(b2_, step_no)) / (1.0 - bias_power(b1_, step_no));
     with_float(dtype_, [&](auto t) {
       using T = decltype(t);
       const T *p = static_cast<const T*>(args.inputs[0]),
