@@ -25,8 +25,8 @@ namespace fs = std::filesystem;
 // UTF-8 <-> UTF-16 for the few Windows calls made here.
 std::string narrow(const std::wstring& w) {
   if (w.empty()) return {};
-  const int n = ::WideCharToMultiByte(CP_UTF8, 0, w.data(), static_cast<int>(w.size()), nullptr,
-                                      0, nullptr, nullptr);
+  const int n = ::WideCharToMultiByte(CP_UTF8, 0, w.data(), static_cast<int>(w.size()), nullptr, 0,
+                                      nullptr, nullptr);
   std::string s(static_cast<size_t>(n), '\0');
   ::WideCharToMultiByte(CP_UTF8, 0, w.data(), static_cast<int>(w.size()), s.data(), n, nullptr,
                         nullptr);
@@ -159,7 +159,12 @@ TEST(WindowsLoader, NotADllFailsWithTheSystemsReason) {
   const fs::path dir = bin_dir() / "windows-test-notadll";
   fs::create_directories(dir);
   const fs::path file = dir / "libdlrt-text.dll";
-  { std::FILE* f = _wfopen(file.c_str(), L"wb"); ASSERT_NE(f, nullptr); std::fputs("text", f); std::fclose(f); }
+  {
+    std::FILE* f = _wfopen(file.c_str(), L"wb");
+    ASSERT_NE(f, nullptr);
+    std::fputs("text", f);
+    std::fclose(f);
+  }
   {
     // The context holds the refused file open (deny-write) as long as it lives, so the
     // folder is removed after it.
@@ -172,6 +177,27 @@ TEST(WindowsLoader, NotADllFailsWithTheSystemsReason) {
     EXPECT_TRUE(contains(bad.error, "(error 193)")) << bad.error;
   }
   fs::remove_all(dir);
+}
+
+// A plugin in a folder whose name is not ASCII (Latin accents, Greek, CJK; UTF-16 on disk, UTF-8
+// in the C API): found, checked and loaded in process, and by the isolated check in a child
+// process, whose command line carries the path.
+TEST(WindowsLoader, PluginUnderANonAsciiFolderLoads) {
+  const fs::path dir =
+      bin_dir() / "windows-test-unicode" / L"pl\u00fcgins-\u00e9t\u00e9-\u03b1\u03b2-\u4e2d\u6587";
+  std::error_code ec;
+  fs::remove_all(dir.parent_path(), ec);
+  fs::create_directories(dir);
+  fs::copy_file(case_file("good"), dir / L"libdlrt-loadertest-good.dll");
+  for (int32_t isolate : {0, 1}) {
+    Ctx c({u8(dir)}, /*search_default=*/false, isolate);
+    ASSERT_EQ(c.status.code, DLRT_OK) << c.status.message;
+    ASSERT_EQ(c.count(), 1u);
+    const dlrt_plugin_info info = c.plugin(0);
+    EXPECT_EQ(info.state, DLRT_PLUGIN_LOADED) << "isolate=" << isolate << ": " << info.error;
+    EXPECT_TRUE(contains(info.path, "\u4e2d\u6587")) << info.path;  // reported in UTF-8
+  }
+  fs::remove_all(dir.parent_path(), ec);
 }
 
 // A folder holding a copy of the good plugin, whose DACL is set from `sddl`; removed after.
@@ -189,9 +215,10 @@ struct AclFolder {
     BOOL present = FALSE, defaulted = FALSE;
     PACL dacl = nullptr;
     ::GetSecurityDescriptorDacl(sd, &present, &dacl, &defaulted);
-    set_rc = ::SetNamedSecurityInfoW(const_cast<wchar_t*>(dir.c_str()), SE_FILE_OBJECT,
-                                     DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION,
-                                     nullptr, nullptr, dacl, nullptr);
+    set_rc =
+        ::SetNamedSecurityInfoW(const_cast<wchar_t*>(dir.c_str()), SE_FILE_OBJECT,
+                                DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION,
+                                nullptr, nullptr, dacl, nullptr);
     ::LocalFree(sd);
   }
   ~AclFolder() {
