@@ -14,6 +14,7 @@ namespace {
 
 using dlrt::core::platform::win::acl_write_problem;
 using dlrt::core::platform::win::AclObject;
+using dlrt::core::platform::win::sddl_owner_problem;
 using dlrt::core::platform::win::sddl_write_problem;
 
 bool contains(const std::string& s, const std::string& part) {
@@ -107,6 +108,43 @@ TEST(WindowsAcl, ANullDaclIsRefused) {
 TEST(WindowsAcl, MalformedSddlIsAProblemNotAPass) {
   const std::string p = sddl_write_problem("D:(A;;FA;;;", AclObject::kPluginFile, "C:\\a.dll");
   EXPECT_TRUE(contains(p, "is not valid SDDL")) << p;
+}
+
+// The owner rule (POSIX: this user or root). O: in SDDL is the owner; kMe stands for the user
+// running the program.
+constexpr const char* kMe = "S-1-5-21-1004336348-1177238915-682003330-1001";
+
+TEST(WindowsAclOwner, ThisUserAndTheSystemsAccountsMayOwnAPlugin) {
+  const std::string mine = std::string("O:") + kMe + "D:(A;;FA;;;SY)";
+  EXPECT_EQ(sddl_owner_problem(mine, kMe, AclObject::kPluginFile, "C:\\p\\a.dll"), "");
+  for (const char* system_owner :
+       {"O:SYD:(A;;FA;;;SY)", "O:BAD:(A;;FA;;;SY)",
+        "O:S-1-5-80-956008885-3418522649-1831038044-1853292631-2271478464D:(A;;FA;;;SY)"})
+    for (AclObject what : {AclObject::kPluginFile, AclObject::kPluginFolder})
+      EXPECT_EQ(sddl_owner_problem(system_owner, kMe, what, "C:\\p"), "") << system_owner;
+}
+
+TEST(WindowsAclOwner, AnotherUserOrAGroupAsOwnerIsRefusedNamingIt) {
+  const std::string p = sddl_owner_problem("O:S-1-5-21-1004336348-1177238915-682003330-1002D:", kMe,
+                                           AclObject::kPluginFile, "C:\\p\\a.dll");
+  EXPECT_TRUE(contains(p,
+                       "plugin C:\\p\\a.dll is owned by "
+                       "S-1-5-21-1004336348-1177238915-682003330-1002, not by this user (" +
+                           std::string(kMe) + ")"))
+      << p;
+  EXPECT_TRUE(contains(p, "must be owned by the user running the program")) << p;
+  // Users (a group everyone is in) owning the folder: its members may rewrite its DACL.
+  const std::string q = sddl_owner_problem("O:BUD:", kMe, AclObject::kPluginFolder, "C:\\p");
+  EXPECT_TRUE(contains(q, "plugin folder C:\\p is owned by S-1-5-32-545")) << q;
+}
+
+TEST(WindowsAclOwner, NoOwnerAndBadInputAreProblemsNotPasses) {
+  EXPECT_TRUE(contains(sddl_owner_problem("D:(A;;FA;;;SY)", kMe, AclObject::kPluginFile, "C:\\a"),
+                       "has no owner"));
+  EXPECT_TRUE(contains(sddl_owner_problem("O:SYD:(A;;", kMe, AclObject::kPluginFile, "C:\\a"),
+                       "is not valid SDDL"));
+  EXPECT_TRUE(contains(sddl_owner_problem("O:SYD:", "not-a-sid", AclObject::kPluginFile, "C:\\a"),
+                       "is not a valid SID"));
 }
 
 }  // namespace

@@ -68,7 +68,8 @@ std::string rights_text(ACCESS_MASK mask, AclObject what) {
   };
   std::string out;
   for (const auto& n : kNames)
-    if ((mask & n.bit) != 0) out += fmt::format("{}{}", out.empty() ? "" : ", ", folder ? n.folder : n.file);
+    if ((mask & n.bit) != 0)
+      out += fmt::format("{}{}", out.empty() ? "" : ", ", folder ? n.folder : n.file);
   return out;
 }
 
@@ -102,8 +103,8 @@ std::string acl_write_problem(const ACL* dacl, AclObject what, const std::string
             "renaming or deleting its entries (creating new ones is fine)"
           : "plugins and their folders must be writable only by their owner and administrators";
   if (dacl == nullptr)
-    return fmt::format("{} {} has no DACL (a NULL DACL gives Everyone full access); {}", kind,
-                       path, expected);
+    return fmt::format("{} {} has no DACL (a NULL DACL gives Everyone full access); {}", kind, path,
+                       expected);
   ACL_SIZE_INFORMATION info{};
   if (!::GetAclInformation(const_cast<ACL*>(dacl), &info, sizeof(info), AclSizeInformation))
     return fmt::format("cannot read the DACL of {} {}: {}", kind, path,
@@ -140,8 +141,51 @@ std::string sddl_write_problem(const std::string& sddl, AclObject what, const st
   std::string problem;
   if (!::GetSecurityDescriptorDacl(sd, &present, &dacl, &defaulted))
     problem = fmt::format("cannot read the DACL of '{}': {}", sddl, error_text(::GetLastError()));
-  else
-    problem = acl_write_problem(present ? dacl : nullptr, what, path);
+  else problem = acl_write_problem(present ? dacl : nullptr, what, path);
+  ::LocalFree(sd);
+  return problem;
+}
+
+std::string owner_problem(const SID* owner, const SID* me, AclObject what,
+                          const std::string& path) {
+  const char* kind = object_text(what);
+  constexpr const char* kExpected =
+      "plugins and their folders must be owned by the user running the program, SYSTEM, "
+      "Administrators or TrustedInstaller";
+  PSID o = const_cast<SID*>(owner);
+  if (o == nullptr) return fmt::format("{} {} has no owner; {}", kind, path, kExpected);
+  if (me != nullptr && ::EqualSid(o, const_cast<SID*>(me))) return "";
+  for (WELL_KNOWN_SID_TYPE t : {WinLocalSystemSid, WinBuiltinAdministratorsSid}) {
+    BYTE buf[SECURITY_MAX_SID_SIZE];
+    DWORD size = sizeof(buf);
+    if (::CreateWellKnownSid(t, nullptr, buf, &size) && ::EqualSid(o, buf)) return "";
+  }
+  // TrustedInstaller is a service SID (S-1-5-80-<hash of "TrustedInstaller">), not a well-known
+  // type CreateWellKnownSid knows.
+  if (sid_text(o) == "S-1-5-80-956008885-3418522649-1831038044-1853292631-2271478464") return "";
+  return fmt::format("{} {} is owned by {}, not by this user ({}); {}", kind, path, sid_text(o),
+                     me != nullptr ? sid_text(const_cast<SID*>(me)) : "unknown", kExpected);
+}
+
+std::string sddl_owner_problem(const std::string& sddl, const std::string& me_sid, AclObject what,
+                               const std::string& path) {
+  PSECURITY_DESCRIPTOR sd = nullptr;
+  if (!::ConvertStringSecurityDescriptorToSecurityDescriptorW(widen(sddl).c_str(), SDDL_REVISION_1,
+                                                              &sd, nullptr))
+    return fmt::format("security descriptor '{}' of {} is not valid SDDL: {}", sddl, path,
+                       error_text(::GetLastError()));
+  PSID me = nullptr;
+  if (!::ConvertStringSidToSidW(widen(me_sid).c_str(), &me)) {
+    ::LocalFree(sd);
+    return fmt::format("'{}' is not a valid SID: {}", me_sid, error_text(::GetLastError()));
+  }
+  PSID owner = nullptr;
+  BOOL defaulted = FALSE;
+  std::string problem;
+  if (!::GetSecurityDescriptorOwner(sd, &owner, &defaulted))
+    problem = fmt::format("cannot read the owner of '{}': {}", sddl, error_text(::GetLastError()));
+  else problem = owner_problem(static_cast<SID*>(owner), static_cast<SID*>(me), what, path);
+  ::LocalFree(me);
   ::LocalFree(sd);
   return problem;
 }

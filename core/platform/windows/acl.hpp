@@ -39,4 +39,17 @@ std::string acl_write_problem(const ACL* dacl, AclObject what, const std::string
 // tested on any ACL without making files with it. A malformed SDDL is a problem too.
 std::string sddl_write_problem(const std::string& sddl, AclObject what, const std::string& path);
 
+// The owner rule, POSIX's "owned by this user or root" in Windows terms: a plugin file and its
+// folder must be owned by `me` (the user running the program) or by one of the system's own
+// accounts: SYSTEM (S-1-5-18), Administrators (S-1-5-32-544) or TrustedInstaller (what
+// installs Windows' own files). An owner may always rewrite the DACL (owners hold WRITE_DAC
+// implicitly), so no DACL check stands in for this one. "" when the owner is one of those;
+// otherwise the reason, naming `path`, the owner's SID and what is expected. `owner` may be
+// NULL (a descriptor without an owner): refused.
+std::string owner_problem(const SID* owner, const SID* me, AclObject what, const std::string& path);
+
+// The same for a security descriptor and the user's SID in SDDL ("O:WD", "S-1-5-21-...").
+std::string sddl_owner_problem(const std::string& sddl, const std::string& me_sid, AclObject what,
+                               const std::string& path);
+
 }  // namespace dlrt::core::platform::win

@@ -9,7 +9,9 @@
 //     FILE_SHARE_READ only: while PluginFile holds that handle nobody can write, delete or
 //     rename the file, so the file checked is the file LoadLibraryExW maps from that path;
 //   - the file, its folder and every folder above it are checked with the ACL rule of
-//     windows/acl.hpp (Everyone/Users/Authenticated Users must not be able to change them).
+//     windows/acl.hpp (Everyone/Users/Authenticated Users must not be able to change them);
+//   - the file and its folder are owned by this user, SYSTEM, Administrators or TrustedInstaller
+//     (windows/acl.hpp's owner rule; POSIX: this user or root).
 // Paths are UTF-8 in the core and UTF-16 at every Windows call (windows/text.hpp).
 #include <windows.h>
 
@@ -17,6 +19,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <vector>
 #include <fmt/format.h>
 
 #include "log.hpp"
@@ -71,15 +74,48 @@ bool is_root(const std::string& dir) {
 }
 
 // The DACL of the named file or folder, checked with the ACL rule.
-std::string named_acl_problem(const std::string& path, AclObject what) {
+// The SID of the user running this program (its process token's user), read once; nullptr if
+// it cannot be read (then only the system's own accounts pass owner_problem).
+const SID* current_user_sid() {
+  static const std::vector<BYTE> sid = [] {
+    std::vector<BYTE> out;
+    HANDLE token = nullptr;
+    if (!::OpenProcessToken(::GetCurrentProcess(), TOKEN_QUERY, &token)) return out;
+    DWORD size = 0;
+    ::GetTokenInformation(token, TokenUser, nullptr, 0, &size);
+    std::vector<BYTE> buf(size);
+    if (size != 0 && ::GetTokenInformation(token, TokenUser, buf.data(), size, &size)) {
+      PSID user = reinterpret_cast<const TOKEN_USER*>(buf.data())->User.Sid;
+      const BYTE* bytes = static_cast<const BYTE*>(user);
+      out.assign(bytes, bytes + ::GetLengthSid(user));
+    }
+    ::CloseHandle(token);
+    return out;
+  }();
+  return sid.empty() ? nullptr : reinterpret_cast<const SID*>(sid.data());
+}
+
+// The DACL rule for `path` (acl.hpp), and for the plugin file and its folder the owner rule,
+// from one security descriptor: either read by name, or from the open handle `h`.
+std::string security_problem(const std::string& path, AclObject what, HANDLE h = nullptr) {
+  const bool owned = what != AclObject::kAncestorFolder;
+  const SECURITY_INFORMATION asked =
+      DACL_SECURITY_INFORMATION | (owned ? OWNER_SECURITY_INFORMATION : 0);
   PACL dacl = nullptr;
+  PSID owner = nullptr;
   PSECURITY_DESCRIPTOR sd = nullptr;
-  const DWORD rc = ::GetNamedSecurityInfoW(widen(path).c_str(), SE_FILE_OBJECT,
-                                           DACL_SECURITY_INFORMATION, nullptr, nullptr, &dacl,
-                                           nullptr, &sd);
+  const DWORD rc =
+      h != nullptr
+          ? ::GetSecurityInfo(h, SE_FILE_OBJECT, asked, &owner, nullptr, &dacl, nullptr, &sd)
+          : ::GetNamedSecurityInfoW(widen(path).c_str(), SE_FILE_OBJECT, asked, &owner, nullptr,
+                                    &dacl, nullptr, &sd);
   if (rc != ERROR_SUCCESS)
-    return fmt::format("cannot read the ACL of {}: {}", path, error_text(rc));
-  std::string problem = platform::win::acl_write_problem(dacl, what, path);
+    return fmt::format("cannot read the {} of {}: {}", owned ? "owner and ACL" : "ACL", path,
+                       error_text(rc));
+  std::string problem =
+      owned ? platform::win::owner_problem(static_cast<SID*>(owner), current_user_sid(), what, path)
+            : "";
+  if (problem.empty()) problem = platform::win::acl_write_problem(dacl, what, path);
   ::LocalFree(sd);
   return problem;
 }
@@ -91,16 +127,16 @@ namespace platform {
 bool is_absolute_path(const std::string& path) {
   if (path.size() >= 3 && std::isalpha(static_cast<unsigned char>(path[0])) && path[1] == ':' &&
       is_slash(path[2]))
-    return true;                                                         // C:\x or C:/x
+    return true;                                                     // C:\x or C:/x
   return path.size() > 2 && is_slash(path[0]) && is_slash(path[1]);  // \\server\share\x
 }
 
 std::string canonical_path(const std::string& path, std::string* error) {
   // FILE_FLAG_BACKUP_SEMANTICS: needed to open a folder; no access rights asked, so this
   // works on files others hold open.
-  HANDLE h = ::CreateFileW(widen(path).c_str(), 0,
-                           FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
-                           OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr);
+  HANDLE h =
+      ::CreateFileW(widen(path).c_str(), 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                    nullptr, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr);
   if (h == INVALID_HANDLE_VALUE) {
     if (error != nullptr) *error = error_text(::GetLastError());
     return "";
@@ -151,8 +187,9 @@ std::string ancestor_folder_problem(const std::string& folder) {
     std::string up = parent_of(dir);
     if (up == dir) break;
     dir = up;
-    std::string problem = named_acl_problem(dir, AclObject::kAncestorFolder);
-    if (!problem.empty()) return fmt::format("{} (an ancestor of plugin folder {})", problem, folder);
+    std::string problem = security_problem(dir, AclObject::kAncestorFolder);
+    if (!problem.empty())
+      return fmt::format("{} (an ancestor of plugin folder {})", problem, folder);
   }
   return "";
 }
@@ -171,17 +208,10 @@ std::string check_plugin_file(const std::string& path, std::shared_ptr<PluginFil
                        error_text(::GetLastError()));
   if ((info.dwFileAttributes & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_REPARSE_POINT)) != 0)
     return fmt::format("plugin {} is not a regular file", path);
-  PACL dacl = nullptr;
-  PSECURITY_DESCRIPTOR sd = nullptr;
-  const DWORD rc = ::GetSecurityInfo(h, SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, nullptr,
-                                     nullptr, &dacl, nullptr, &sd);
-  if (rc != ERROR_SUCCESS)
-    return fmt::format("cannot read the ACL of plugin {}: {}", path, error_text(rc));
-  std::string problem = platform::win::acl_write_problem(dacl, AclObject::kPluginFile, path);
-  ::LocalFree(sd);
+  std::string problem = security_problem(path, AclObject::kPluginFile, h);
   if (!problem.empty()) return problem;
   const std::string dir = parent_of(path);
-  problem = named_acl_problem(dir, AclObject::kPluginFolder);
+  problem = security_problem(dir, AclObject::kPluginFolder);
   if (!problem.empty()) return problem;
   problem = ancestor_folder_problem(dir);
   if (!problem.empty()) return problem;
