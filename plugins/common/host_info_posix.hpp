@@ -17,6 +17,10 @@ namespace dlrt::plugin::host {
 // The value of the first line of `path` that reads "<key><spaces/tabs>: <value>", trimmed;
 // "" if there is none. Works for /proc/cpuinfo ("model name\t: AMD EPYC") and /proc/meminfo
 // ("MemTotal:       16318412 kB").
+// Where proc_field("/proc/cpuinfo", "cpu MHz") comes from, as the cpu plugin reports it
+// (its clock_source attribute).
+constexpr const char* kCpuMhzSource = "/proc/cpuinfo";
+
 inline std::string proc_field(const char* path, const std::string& key) {
   std::ifstream in(path);
   std::string line;

@@ -43,6 +43,10 @@ inline std::string cpu_registry_value(const wchar_t* name) {
 
 }  // namespace detail
 
+// Where proc_field("/proc/cpuinfo", "cpu MHz") comes from here (the cpu plugin's clock_source
+// attribute): the registry's ~MHz, the processor's nominal clock, as /proc/cpuinfo's is on a VM.
+constexpr const char* kCpuMhzSource = "registry ~MHz";
+
 // The /proc/cpuinfo fields the plugins use, from the registry; "" for any other path or key.
 inline std::string proc_field(const char* path, const std::string& key) {
   if (std::strcmp(path, "/proc/cpuinfo") != 0) return "";

@@ -70,7 +70,8 @@ bool loops_avx2() {
 
 // Clock in MHz: the cpufreq maximum when the kernel exposes it (the clock peak is reached at),
 // else the "cpu MHz" of /proc/cpuinfo (the current clock; VMs often only have this, and show
-// their host's base clock there); 0 if unknown. `source` says which.
+// their host's base clock there; on Windows the registry's nominal ~MHz); 0 if unknown.
+// `source` says which.
 double cpu_mhz(const char*& source) {
   std::ifstream f("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");  // kHz
   double khz = 0;
@@ -79,7 +80,7 @@ double cpu_mhz(const char*& source) {
     return khz / 1000.0;
   }
   const std::string v = plugin::host::proc_field("/proc/cpuinfo", "cpu MHz");
-  source = v.empty() ? "unknown" : "/proc/cpuinfo";
+  source = v.empty() ? "unknown" : plugin::host::kCpuMhzSource;  // Windows: the registry
   return v.empty() ? 0.0 : std::strtod(v.c_str(), nullptr);
 }
 
