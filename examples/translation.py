@@ -11,6 +11,7 @@ set. The training set adds the dictionary's other entries (`lexicon`) whose Germ
 occur in the training sentences: multi-word phrases and one- and two-word entries.
 
     python examples/translation.py [--epochs 8] [--seed 0] [--beam 4] [--quick]
+                                   [--dictionary all|words|none] [--dropout 0.3]
 
 Tokens are lower-cased words and punctuation marks (an apostrophe starts a token: "can 't");
 each side has its own vocabulary: the 8,000 most frequent training words seen at least twice
@@ -519,6 +520,10 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, default=EPOCHS)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--beam", type=int, default=4)
+    ap.add_argument("--dictionary", choices=("all", "words", "none"), default="all",
+                    help="the dictionary's entries trained on beside the sentences: phrases and "
+                         "words (all), words only, or none")
+    ap.add_argument("--dropout", type=float, default=DROPOUT)
     ap.add_argument("--quick", action="store_true",
                     help=f"{QUICK_PAIRS:,} training sentences, a smaller model, "
                          f"{QUICK_EPOCHS} epochs, {QUICK_TEST} held-out pairs (the test "
@@ -531,7 +536,8 @@ def main() -> int:
     if a.quick:
         train, test = train[:QUICK_PAIRS], test[:QUICK_TEST]
         d, ff, epochs = 64, 128, QUICK_EPOCHS
-    entries = lexicon(train, phrases=not a.quick)
+    entries = [] if a.dictionary == "none" else \
+        lexicon(train, phrases=a.dictionary == "all" and not a.quick)
     pairs = train + entries
     src_vocab = vocabulary((g for g, _ in pairs), VOCABULARY)
     tgt_vocab = vocabulary((e for _, e in pairs), VOCABULARY)
@@ -547,7 +553,7 @@ def main() -> int:
           f"{len(test):,} held-out pairs; vocabularies: German {len(src_vocab):,}, English "
           f"{len(tgt_vocab):,}")
 
-    model, encoder = transformer(len(src_vocab), len(tgt_vocab), d, heads, ff, blocks, DROPOUT)
+    model, encoder = transformer(len(src_vocab), len(tgt_vocab), d, heads, ff, blocks, a.dropout)
     # The loss is the mean over the batch's English tokens and <eos>s; the <pad>s after them
     # count nothing (Keras' ignore_class), so the held-out loss is per real token.
     model.compile(optimizer=tf.keras.optimizers.Adam(1e-3),
