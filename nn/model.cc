@@ -41,15 +41,6 @@ Model::Model(const Context& ctx, std::string name)
       sequential_(true),
       graph_(std::make_unique<detail::FunctionalGraph>()) {}
 
-void Model::check_plain_inputs_outputs(const std::string& who) const {
-  if (num_inputs() != 1 || num_outputs() != 1)
-    throw Error(DLRT_UNIMPLEMENTED,
-                who + ": " + name_ + " has " + std::to_string(num_inputs()) + " input(s) and " +
-                    std::to_string(num_outputs()) + " output(s); " + who +
-                    " takes models of one input and one output for now (fit, evaluate, "
-                    "predict, summary, state and checkpoints take any)");
-}
-
 Model::~Model() { detach_holder(); }
 
 void Model::set_trainable(bool trainable) {
@@ -238,10 +229,21 @@ void Model::require_loss(const std::string& who) const {
                                               "compile(optimizer, loss) it first");
 }
 
-void Model::save_onnx(const std::string& path, dlrt_dtype input_dtype) {
-  check_plain_inputs_outputs("save_onnx");
+void Model::save_onnx(const std::string& path, const std::vector<dlrt_dtype>& input_dtypes) {
   ensure_plan("save_onnx");  // a model with an Input saves uncompiled, as Keras' does
-  session().save_onnx(path, input_dtype);
+  const size_t n = plan_->inputs.size();
+  if (input_dtypes.size() > 1 && input_dtypes.size() != n)
+    throw Error(DLRT_INVALID_ARGUMENT,
+                "save_onnx: " + name_ + " has " + std::to_string(n) + " input(s) but " +
+                    std::to_string(input_dtypes.size()) +
+                    " input dtypes were given; expected one per input, one for all, or none");
+  std::vector<dlrt_dtype> dtypes(n);
+  for (size_t i = 0; i < n; ++i)
+    dtypes[i] = input_dtypes.size() == n   ? input_dtypes[i]
+                : input_dtypes.size() == 1 ? input_dtypes[0]
+                : detail::model_input_ids(*plan_, i) > 0 ? DLRT_I64
+                                                         : DLRT_F32;
+  session().save_onnx(path, dtypes);
 }
 
 std::vector<Model::NamedValue> Model::state() { return replica_state(0); }

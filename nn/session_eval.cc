@@ -54,22 +54,41 @@ std::vector<std::vector<uint8_t>> Session::predict_batch(const ArrayRefs& xs, in
   return out;
 }
 
-void Session::save_onnx(const std::string& path, dlrt_dtype input_dtype) {
-  auto it = exports_.find(input_dtype);
+void Session::save_onnx(const std::string& path, const std::vector<dlrt_dtype>& input_dtypes) {
+  auto it = exports_.find(input_dtypes);
   if (it == exports_.end()) {
     Graph& g = graph_;
     Scopes scopes(g, plan_->device_scopes);
-    const std::string scope = std::string("onnx_") + dtype_name(input_dtype) + "/";
-    Value xp = g.placeholder(scope + "x", input_dtype, batch_dims(1, plan_->input));
+    std::string scope = "onnx";
+    for (dlrt_dtype d : input_dtypes) scope += std::string("_") + dtype_name(d);
+    scope += "/";
+    // Every model input is a graph input of the file, also one no output reads (ONNX allows
+    // unread inputs; a caller feeds what the Keras model takes).
+    std::vector<Value> xp, in;
+    for (size_t i = 0; i < input_dtypes.size(); ++i) {
+      xp.push_back(g.placeholder(scope + indexed_name("x", i), input_dtypes[i],
+                                 batch_dims(1, plan_->inputs.at(i))));
+      in.push_back(plan_->input_used(i) ? to_float(g, xp.back(), i) : Value());
+    }
     CallContext c{g, false, plan_->seed, scope};
-    Value y = forward(c, {to_float(g, xp, 0)}).at(0);
-    it = exports_.emplace(input_dtype, std::make_pair(xp, y)).first;
+    std::vector<Value> y = forward(c, in);
+    it = exports_.emplace(input_dtypes, std::make_pair(std::move(xp), std::move(y))).first;
   }
-  const dlrt_value in = it->second.first.get(), out = it->second.second.get();
-  const char* in_name = "input";
-  const char* out_name = "output";
-  check(
-      dlrt_graph_export_onnx(graph_.get(), &in, &in_name, 1, &out, &out_name, 1, 1, path.c_str()));
+  std::vector<dlrt_value> ins, outs;
+  std::vector<std::string> in_names, out_names;
+  for (size_t i = 0; i < it->second.first.size(); ++i) {
+    ins.push_back(it->second.first[i].get());
+    in_names.push_back(indexed_name("input", i));
+  }
+  for (size_t k = 0; k < it->second.second.size(); ++k) {
+    outs.push_back(it->second.second[k].get());
+    out_names.push_back(indexed_name("output", k));
+  }
+  std::vector<const char*> in_ptrs, out_ptrs;
+  for (const auto& s : in_names) in_ptrs.push_back(s.c_str());
+  for (const auto& s : out_names) out_ptrs.push_back(s.c_str());
+  check(dlrt_graph_export_onnx(graph_.get(), ins.data(), in_ptrs.data(), ins.size(), outs.data(),
+                               out_ptrs.data(), outs.size(), 1, path.c_str()));
 }
 
 Runner& Session::eval_runner(const ArrayRefs& xs, const ArrayRefs& ys, int64_t count) {

@@ -458,8 +458,15 @@ const std::map<std::string, OpWriter>& writers() {
                         {"floor", "Floor"}, {"round", "Round"}, {"sign", "Sign"},
                         {"add", "Add"}, {"sub", "Sub"}, {"mul", "Mul"}, {"div", "Div"}, {"pow", "Pow"},
                         {"maximum", "Max"}, {"minimum", "Min"}, {"copy", "Identity"}, {"stop_gradient", "Identity"},
-                        {"where", "Where"}, {"equal", "Equal"}, {"greater", "Greater"}, {"less", "Less"}})
+                        {"where", "Where"}, {"equal", "Equal"}, {"greater", "Greater"}, {"less", "Less"},
+                        {"greater_equal", "GreaterOrEqual"}, {"less_equal", "LessOrEqual"}})
       same(a, b);
+    // not_equal (what MultiHeadAttention's attention_mask becomes): Equal, then Not.
+    t["not_equal"] = [](Writer& w, const Node& n, const std::string& out) {
+      const std::string e = w.fresh(n.name + "/equal");
+      w.node("Equal", {w.name_of(n.inputs[0]), w.name_of(n.inputs[1])}, {e}, n.name + "/equal");
+      w.node("Not", {e}, {out}, n.name);
+    };
     t["square"] = [](Writer& w, const Node& n, const std::string& out) {
       w.node("Mul", {w.name_of(n.inputs[0]), w.name_of(n.inputs[0])}, {out}, n.name);
     };

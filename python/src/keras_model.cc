@@ -443,14 +443,16 @@ void bind_keras_model(nb::module_& m) {
           nb::arg("path"))
       .def(
           "save_onnx",
-          [](ModelHandle& h, const std::string& path, nb::handle input_dtype) {
-            // A NumPy dtype (or its name): the model input's type in the file (ids for a
-            // model that starts with an Embedding, uint8 for images scaled inside).
-            const dlrt_dtype dtype = dtype_from_numpy(input_dtype);
+          [](ModelHandle& h, const std::string& path, nb::list input_dtypes) {
+            // NumPy dtypes (or their names): the model inputs' types in the file, one per
+            // input or one for all (ids for inputs Embeddings read, uint8 for images scaled
+            // inside); empty: int64 ids where only Embeddings read the input, else float32.
+            std::vector<dlrt_dtype> dtypes;
+            for (nb::handle d : input_dtypes) dtypes.push_back(dtype_from_numpy(d));
             nb::gil_scoped_release no_gil;
-            h.model->save_onnx(path, dtype);
+            h.model->save_onnx(path, dtypes);
           },
-          nb::arg("path"), nb::arg("input_dtype"))
+          nb::arg("path"), nb::arg("input_dtypes"))
       .def("state",
            [](ModelHandle& h) {
              nb::list out;

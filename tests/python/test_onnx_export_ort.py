@@ -29,6 +29,21 @@ np.save(y, s.run(None, {s.get_inputs()[0].name: np.load(x)})[0])
 """
 
 
+# The same for several inputs (x0.npy, x1.npy, ... in the file's input order) and outputs.
+RUN_ORT_MANY = """
+import sys
+import numpy as np
+import onnxruntime as ort
+model, folder, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+s = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+feeds = {i.name: np.load(f"{folder}/x{k}.npy") for k, i in enumerate(s.get_inputs())}
+assert len(feeds) == count, [i.name for i in s.get_inputs()]
+for k, y in enumerate(s.run(None, feeds)):
+    np.save(f"{folder}/y{k}.npy", y)
+print(",".join(i.name for i in s.get_inputs()) + ";" + ",".join(o.name for o in s.get_outputs()))
+"""
+
+
 def onnxruntime_outputs(model: str, x: np.ndarray, tmp_path) -> np.ndarray:
     assert os.path.isfile(ORT_VENV_PYTHON), (
         f"{ORT_VENV_PYTHON} is missing: `make test` makes it (tools/onnx-suite/setup-venv.sh)")
@@ -142,3 +157,66 @@ def test_every_layer_saves_to_onnx_and_matches_onnxruntime(tmp_path, name, make,
     theirs = onnxruntime_outputs(path, x, tmp_path)
     assert theirs.shape == ours.shape, name
     np.testing.assert_allclose(theirs, ours, atol=2e-5, rtol=1e-4, err_msg=name)
+
+
+def onnxruntime_many(model: str, xs, tmp_path):
+    """onnxruntime's outputs for inputs xs, and the file's input and output names."""
+    for k, x in enumerate(xs):
+        np.save(tmp_path / f"x{k}.npy", x)
+    p = subprocess.run([ORT_VENV_PYTHON, "-c", RUN_ORT_MANY, model, str(tmp_path), str(len(xs))],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    ins, outs = p.stdout.strip().splitlines()[-1].split(";")
+    return ([np.load(tmp_path / f"y{k}.npy") for k in range(len(outs.split(",")))],
+            ins.split(","), outs.split(","))
+
+
+def test_several_inputs_and_outputs_with_an_attention_mask_match_onnxruntime(tmp_path):
+    """A functional model of three inputs (token ids an Embedding reads, float features, a key
+    padding mask as MultiHeadAttention's attention_mask) and two outputs, as the translation
+    example's models are: the ids default to int64 in the file, the rest to float32."""
+    L = tf.keras.layers
+    tf.keras.utils.set_random_seed(3)
+    ids_in, feats_in = tf.keras.Input(shape=(5,)), tf.keras.Input(shape=(4, 6))
+    mask_in = tf.keras.Input(shape=(1, 5))
+    keys = L.Embedding(12, 6)(ids_in)
+    attended = L.MultiHeadAttention(2, 3)(feats_in, keys, attention_mask=mask_in)
+    summary = L.Dense(3)(L.Flatten()(feats_in))
+    model = tf.keras.Model([ids_in, feats_in, mask_in], [attended, summary])
+    rng = np.random.default_rng(4)
+    ids = rng.integers(0, 12, (3, 5))
+    feats = rng.normal(size=(3, 4, 6)).astype(np.float32)
+    mask = np.array([[[1, 1, 1, 0, 0]], [[1, 0, 1, 0, 1]], [[1, 1, 1, 1, 1]]], np.float32)
+    path = str(tmp_path / "masked.onnx")
+    model.save(path)
+    ours = model.predict([ids, feats, mask], verbose=0)
+    theirs, in_names, out_names = onnxruntime_many(
+        path, [ids.astype(np.int64), feats, mask], tmp_path)
+    assert in_names == ["input", "input_1", "input_2"]
+    assert out_names == ["output", "output_1"]
+    for a, b in zip(theirs, ours):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, atol=2e-5, rtol=1e-4)
+    # The mask is in the file: changing the first sentence's masked keys (3 and 4) changes
+    # nothing of its output; changing an unmasked one (0) does.
+    masked, unmasked = ids.copy(), ids.copy()
+    masked[0, 3:] = (masked[0, 3:] + 1) % 12
+    unmasked[0, 0] = (unmasked[0, 0] + 1) % 12
+    same, _, _ = onnxruntime_many(path, [masked.astype(np.int64), feats, mask], tmp_path)
+    changed, _, _ = onnxruntime_many(path, [unmasked.astype(np.int64), feats, mask], tmp_path)
+    np.testing.assert_allclose(same[0][0], theirs[0][0], atol=1e-6)
+    assert np.abs(changed[0][0] - theirs[0][0]).max() > 1e-4
+
+
+def test_input_dtypes_are_one_per_input_or_one_for_all(tmp_path):
+    L = tf.keras.layers
+    a, b = tf.keras.Input(shape=(3,)), tf.keras.Input(shape=(3,))
+    model = tf.keras.Model([a, b], L.Add()([L.Dense(2)(a), L.Dense(2)(b)]))
+    x = np.ones((2, 3), np.float32)
+    model.save(str(tmp_path / "two.onnx"), input_dtype=["float32", "uint8"])
+    theirs, _, _ = onnxruntime_many(str(tmp_path / "two.onnx"),
+                                    [x, np.full((2, 3), 255, np.uint8)], tmp_path)
+    # uint8 images are scaled by 1/255 inside, as fit and predict do: 255 reads as 1.
+    np.testing.assert_allclose(theirs[0], model.predict([x, x], verbose=0), atol=1e-5)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="2 input.*3 input dtypes"):
+        model.save(str(tmp_path / "bad.onnx"), input_dtype=["float32"] * 3)

@@ -308,19 +308,23 @@ class Model:
     def save(self, filepath: str, overwrite: bool = True, input_dtype: Any = None,
              **kwargs: Any) -> None:
         """The model as ONNX (dlrt's model file; dlrt.onnx.InferenceSession and onnxruntime
-        read it). Keras' .keras and .h5 formats are not written. The input's type in the file
-        is `input_dtype` (a NumPy dtype or its name); by default int64 ids when the model
-        starts with an Embedding, else float32."""
+        read it). Keras' .keras and .h5 formats are not written. The file's inputs are the
+        model's, in order, named "input", "input_1", ...; its outputs "output", "output_1", ...
+        Their types are `input_dtype`: a NumPy dtype (or its name) for every input, or a list
+        of one per input; by default int64 ids for an input only Embeddings read, else
+        float32."""
         path = str(filepath)
         if path.endswith((".keras", ".h5", ".hdf5")):
             raise ValueError(f"{path}: dlrt saves models as ONNX; use a .onnx path (and "
                              "save_weights for a checkpoint)")
         if input_dtype is None:
-            from .layers import Embedding
-            first = [layer for layer in self.layers if type(layer).__name__ != "InputLayer"][:1]
-            input_dtype = "int64" if first and isinstance(first[0], Embedding) else "float32"
+            dtypes = []  # nn decides per input: int64 ids for Embeddings, else float32
+        elif isinstance(input_dtype, (list, tuple)):
+            dtypes = [np.dtype(d) for d in input_dtype]
+        else:
+            dtypes = [np.dtype(input_dtype)]
         _eager.push_to_compiled(self)
-        self._m.save_onnx(path, np.dtype(input_dtype))
+        self._m.save_onnx(path, dtypes)
 
     def get_weights(self) -> list[np.ndarray]:
         """Every layer variable's value (not the optimizer's), in plan order."""

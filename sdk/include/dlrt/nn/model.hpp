@@ -40,7 +40,6 @@
 // loss that trains is their sum (weighted by CompileConfig::loss_weights), as in Keras. Logs
 // are "loss", then (several outputs) "<output layer>_loss" per output, then each metric per
 // output as "<output layer>_<metric>"; a model of one output logs what it always did.
-// Not yet for several inputs or outputs: save_onnx (UNIMPLEMENTED).
 // Errors are dlrt::Error (INVALID_ARGUMENT for a model or data that does not fit, naming the
 // layer or array and what was expected); nothing aborts.
 #ifndef DLRT_NN_MODEL_HPP_
@@ -282,11 +281,18 @@ class Model {
     return predict_of(refs(xs), batch_size);
   }
   // The model's prediction (its inference form: no dropout, batch norm with its moving
-  // statistics) as an ONNX model at `path` (opset 17; dlrt_graph_export_onnx): input "input"
-  // of `input_dtype` and the model's input shape, output "output", the batch dim the symbol
-  // "N"; the weights are the current ones. onnxruntime and dlrt::InferenceSession run it
-  // (docs/onnx.md). Error UNIMPLEMENTED names a layer's op that has no ONNX form yet.
-  void save_onnx(const std::string& path, dlrt_dtype input_dtype = DLRT_F32);
+  // statistics) as an ONNX model at `path` (opset 17; dlrt_graph_export_onnx): the model's
+  // inputs in order, named "input", "input_1", ... (indexed_name), each of its input shape,
+  // its outputs "output", "output_1", ..., the batch dim the symbol "N"; the weights are the
+  // current ones. onnxruntime and dlrt::InferenceSession run it (docs/onnx.md).
+  // `input_dtypes`: one per input, or one for all; empty: int64 for an input that only
+  // Embeddings read (ids), float32 for the others. Errors: UNIMPLEMENTED names a layer's op
+  // that has no ONNX form yet; INVALID_ARGUMENT for a count of dtypes other than 0, 1 or the
+  // number of inputs.
+  void save_onnx(const std::string& path, const std::vector<dlrt_dtype>& input_dtypes = {});
+  void save_onnx(const std::string& path, dlrt_dtype input_dtype) {
+    save_onnx(path, std::vector<dlrt_dtype>{input_dtype});
+  }
 
   // ---- state: weights, optimizer slots, the step count ----
   struct NamedValue {
@@ -356,8 +362,6 @@ class Model {
   void make_plan(const std::vector<Shape>& inputs);
   void sequential_summary(std::ostream& out) const;
   void functional_summary(std::ostream& out) const;
-  // What takes only models of one input and one output (save_onnx).
-  void check_plain_inputs_outputs(const std::string& who) const;
   static detail::ArrayRefs refs(const std::vector<Array>& arrays) {
     detail::ArrayRefs out;
     for (const Array& a : arrays) out.push_back(&a);

@@ -114,9 +114,10 @@ class Session {
   std::vector<std::vector<uint8_t>> predict_batch(const ArrayRefs& xs, int64_t first,
                                                   int64_t count);
 
-  // The prediction of one row of `input_dtype`, written as ONNX (dlrt_graph_export_onnx) with
-  // a symbolic batch dim. The piece of graph is built once per dtype, as predict's are.
-  void save_onnx(const std::string& path, dlrt_dtype input_dtype);
+  // The prediction of one row of inputs of `input_dtypes` (one per model input), written as
+  // ONNX (dlrt_graph_export_onnx) with a symbolic batch dim. The piece of graph is built once
+  // per list of dtypes, as predict's are.
+  void save_onnx(const std::string& path, const std::vector<dlrt_dtype>& input_dtypes);
 
  private:
   // The optimizer's updates of the trainable variables vars_[trainable[k]] by grads[k]
@@ -177,7 +178,8 @@ class Session {
            std::unique_ptr<Runner>>
       evals_;
   std::map<std::pair<int64_t, std::vector<dlrt_dtype>>, std::unique_ptr<Runner>> predicts_;
-  std::map<dlrt_dtype, std::pair<Value, Value>> exports_;  // save_onnx: (input, output) per dtype
+  // save_onnx: (inputs, outputs) per list of input dtypes
+  std::map<std::vector<dlrt_dtype>, std::pair<std::vector<Value>, std::vector<Value>>> exports_;
   std::vector<Value> x_data_, y_data_;  // the training set: one variable per input, per output
   int64_t rows_ = 0, batch_ = 0;
   std::vector<dlrt_dtype> x_dtypes_, y_dtypes_;
