@@ -100,12 +100,12 @@ TEST(PortableMath, PowIntIsExactForSmallPowersAndCloseForLargeOnes) {
 // Windows build runs this test under Wine (windows.dlrt_portable_math_test); a platform whose
 // build of these functions differs fails here, before any training drifts.
 TEST(PortableMath, BitsAreTheSameOnEveryPlatform) {
-  EXPECT_EQ(sweep_hash(-745.0, 709.7, 0.0123457, pm::exp_f64), 0x22977878bcd9c8f3ull);
+  EXPECT_EQ(sweep_hash(-745.0, 709.7, 0.0123457, pm::exp_f64), 0x0ad81e19324be5e8ull);
   EXPECT_EQ(sweep_hash(1e-3, 1e3, 0.0123457, pm::log_f64), 0x8d8d822dd3113ae2ull);
   EXPECT_EQ(sweep_hash(-0.99, 10.0, 1.234e-4, pm::log1p_f64), 0x0c47c8aeb4231d9bull);
   EXPECT_EQ(
       sweep_hash(-104.0, 89.0, 0.00731, [](double x) { return double(pm::exp_f32(float(x))); }),
-      0xd5ee860b74a66f01ull);
+      0x9776753d94a66f01ull);
   EXPECT_EQ(sweep_hash(1.0, 5000.0, 1.0, [](double n) { return pm::pow_int(0.999, uint64_t(n)); }),
             0x2ea16cce47e18687ull);
 }
