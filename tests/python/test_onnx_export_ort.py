@@ -18,18 +18,8 @@ import dlrt as tf
 ORT_VENV_PYTHON = os.path.join(os.environ.get("DLRT_BUILD_DIR", "build"), "venv-onnx", "bin",
                                "python")
 
-# Runs the model in onnxruntime on x.npy and writes its first output to y.npy.
-RUN_ORT = """
-import sys
-import numpy as np
-import onnxruntime as ort
-model, x, y = sys.argv[1:4]
-s = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
-np.save(y, s.run(None, {s.get_inputs()[0].name: np.load(x)})[0])
-"""
-
-
-# The same for several inputs (x0.npy, x1.npy, ... in the file's input order) and outputs.
+# Runs the model in onnxruntime on x0.npy, x1.npy, ... (in the file's input order) and writes
+# its outputs to y0.npy, y1.npy, ...; prints the input and output names.
 RUN_ORT_MANY = """
 import sys
 import numpy as np
@@ -45,13 +35,8 @@ print(",".join(i.name for i in s.get_inputs()) + ";" + ",".join(o.name for o in 
 
 
 def onnxruntime_outputs(model: str, x: np.ndarray, tmp_path) -> np.ndarray:
-    assert os.path.isfile(ORT_VENV_PYTHON), (
-        f"{ORT_VENV_PYTHON} is missing: `make test` makes it (tools/onnx-suite/setup-venv.sh)")
-    np.save(tmp_path / "x.npy", x)
-    p = subprocess.run([ORT_VENV_PYTHON, "-c", RUN_ORT, model, str(tmp_path / "x.npy"),
-                        str(tmp_path / "y.npy")], capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr
-    return np.load(tmp_path / "y.npy")
+    """onnxruntime's first output for the one input x."""
+    return onnxruntime_many(model, [x], tmp_path)[0][0]
 
 
 def unet(interpolation: str, padding: str, output_padding) -> tf.keras.Model:
@@ -161,6 +146,8 @@ def test_every_layer_saves_to_onnx_and_matches_onnxruntime(tmp_path, name, make,
 
 def onnxruntime_many(model: str, xs, tmp_path):
     """onnxruntime's outputs for inputs xs, and the file's input and output names."""
+    assert os.path.isfile(ORT_VENV_PYTHON), (
+        f"{ORT_VENV_PYTHON} is missing: `make test` makes it (tools/onnx-suite/setup-venv.sh)")
     for k, x in enumerate(xs):
         np.save(tmp_path / f"x{k}.npy", x)
     p = subprocess.run([ORT_VENV_PYTHON, "-c", RUN_ORT_MANY, model, str(tmp_path), str(len(xs))],

@@ -368,9 +368,6 @@ void check_adam(const OpView& op, const dlrt_plugin&, dlrt_op_cost* cost) {
   fill_cost(op, 12, cost);
 }
 
-// param, grad, m, v: same shape, step, learning_rate: () f32 -> param, m, v (in place)
-//   lr_t = lr * sqrt(1 - beta2^step) / (1 - beta1^step)   (in double, once per run)
-//   m = beta1*m + (1-beta1)*g;  v = beta2*v + (1-beta2)*g^2;  p -= lr_t * m / (sqrt(v) + epsilon)
 // beta^t for Adam's bias corrections. The step is a whole number in practice (the iterations
 // variable): then by squaring, the same bits on every platform (portable_math.hpp); the C
 // library's pow, which differs between glibc and mingw by an ulp (pow(0.9, 4)), made the
@@ -382,6 +379,9 @@ double bias_power(double beta, double step) {
   return std::pow(beta, step);
 }
 
+// param, grad, m, v: same shape, step, learning_rate: () f32 -> param, m, v (in place)
+//   lr_t = lr * sqrt(1 - beta2^step) / (1 - beta1^step)   (in double, once per run)
+//   m = beta1*m + (1-beta1)*g;  v = beta2*v + (1-beta2)*g^2;  p -= lr_t * m / (sqrt(v) + epsilon)
 class AdamKernel : public LoopKernel {
  public:
   AdamKernel(const dlrt_plugin& p, const OpView& op)
