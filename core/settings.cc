@@ -259,6 +259,10 @@ Settings Settings::resolve(const dlrt_context_options& options,
                    "per-plugin options, e.g. cpu:threads=2;reference:num_devices=3"));
   out.settings_.push_back(text_setting(env, "CUDA_VISIBLE_DEVICES", nullptr,
                                        "GPUs the CUDA runtime shows (read by the CUDA plugin)"));
+  out.settings_.push_back(text_setting(
+      env, "DLRT_CPU_CALIBRATE", nullptr,
+      "auto, redo or skip: the cpu plugin's kernel choices measured once and cached, measured "
+      "again, or left to its rules (read by the cpu plugin; its option calibrate wins)"));
   out.settings_.push_back(collective_timeout_setting(env, &out.collective_timeout_ms_));
   return out;
 }

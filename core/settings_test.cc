@@ -48,7 +48,7 @@ TEST(Settings, EveryDesignVariableIsListed) {
        {"DLRT_PLUGIN_PATH", "DLRT_VISIBLE_DEVICES", "DLRT_LOG_LEVEL", "DLRT_LOG_DEVICE_PLACEMENT",
         "DLRT_GPU_ALLOW_GROWTH", "DLRT_GPU_MEMORY_LIMIT_MB", "DLRT_CHECK_NUMERICS",
         "DLRT_TRACE_FILE", "DLRT_PLUGIN_OPTIONS", "CUDA_VISIBLE_DEVICES",
-        "DLRT_COLLECTIVE_TIMEOUT"}) {
+        "DLRT_CPU_CALIBRATE", "DLRT_COLLECTIVE_TIMEOUT"}) {
     const Setting* setting = s.find(name);
     ASSERT_NE(setting, nullptr) << name;
     EXPECT_EQ(setting->source, DLRT_SOURCE_DEFAULT) << name;

@@ -11,7 +11,8 @@
 // complete as soon as they are recorded, and waits have nothing to wait for.
 //
 // Files: plugin.cc (init, create, options), device.cc (description: /proc, oneDNN ISA and
-// version, peak estimate), memory.cc, stream.cc, ops.cc/ops.hpp (the kernel table).
+// version, peak estimate), calibration.cc (kernel choices measured on this CPU, cached),
+// memory.cc, stream.cc, ops.cc/ops.hpp (the kernel table).
 #pragma once
 
 #include <dlrt/plugin.h>
@@ -22,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "calibration.hpp"
+#include "kernel_choices.hpp"
 #include "op_view.hpp"
 #include "plugin_support.hpp"
 
@@ -29,9 +32,14 @@ namespace dlrt::cpu {
 
 class Kernel;  // ops.hpp
 
+// The plugin's version (dlrt_plugin_api.version); part of the calibration's cache key.
+inline constexpr const char* kPluginVersion = "0.1.0";
+
 // Everything device_get_desc hands out; pointers into these strings live until plugin_destroy.
 struct DescStorage {
   std::string name, vendor, library_versions, isa, cpu_runtime;
+  std::string calibration, kernel_choices;  // KernelChoices::source and describe()
+  std::string calibration_key;              // what the cache files the choices under
   std::string native_dtypes, converted_dtypes;  // "f32,bf16", "f16,bf16": see build_desc
   double nominal_peak_gflops = 0, measured_peak_gflops = 0;  // see build_desc
   std::vector<dlrt_attr> attrs;
@@ -62,6 +70,12 @@ struct dlrt_plugin {
   // accumulation); elsewhere a bf16 op runs its f32 kernel between conversions
   // (widening_kernel.hpp). Set by build_desc.
   bool onednn_bf16 = false;
+  // Option `calibrate` (or DLRT_CPU_CALIBRATE): whether build_desc measures the kernel
+  // choices, reads them from the cache, or keeps the rules' defaults (calibration.hpp).
+  dlrt::cpu::CalibrationMode calibrate = dlrt::cpu::CalibrationMode::automatic;
+  // Which kernel runs where dlrt and oneDNN both have one (kernel_choices.hpp); filled by
+  // build_desc, read-only afterwards.
+  dlrt::cpu::KernelChoices choices;
   // Option `peak`: measure the f32 FMA peak at creation (peak.hpp) rather than take the
   // nominal threads x clock x FLOP per cycle for peak_gflops.
   bool measure_peak = true;

@@ -6,8 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -174,6 +179,141 @@ TEST(CpuPlugin, ThreadsOption) {
   LoadedPlugin unknown(DLRT_PLUGIN_FILE);
   EXPECT_EQ(unknown.create({{"thread", "1"}}), nullptr);
   EXPECT_TRUE(contains(unknown.error(), "unknown option 'thread'")) << unknown.error();
+}
+
+// ---- kernel calibration (calibration.hpp) ------------------------------------------------
+
+// XDG_CACHE_HOME pointed at a fresh folder for one test (the plugin reads it at creation),
+// restored after; `file` is where the plugin keeps its kernel choices under it.
+class CacheFolder {
+ public:
+  CacheFolder() {
+    char tmpl[] = "/tmp/dlrt-calibration-XXXXXX";
+    const char* made = ::mkdtemp(tmpl);
+    EXPECT_NE(made, nullptr);
+    folder_ = made != nullptr ? made : "/tmp";
+    if (const char* old = std::getenv("XDG_CACHE_HOME")) old_ = old;
+    ::setenv("XDG_CACHE_HOME", folder_.c_str(), 1);
+  }
+  ~CacheFolder() {
+    if (old_) ::setenv("XDG_CACHE_HOME", old_->c_str(), 1);
+    else ::unsetenv("XDG_CACHE_HOME");
+    std::filesystem::remove_all(folder_);
+  }
+  std::string file() const { return folder_ + "/dlrt/cpu-kernel-choices.json"; }
+  std::string read() const {
+    std::ifstream in(file());
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  void write(const std::string& text) const {
+    std::filesystem::create_directories(folder_ + "/dlrt");
+    std::ofstream(file()) << text;
+  }
+
+ private:
+  std::string folder_;
+  std::optional<std::string> old_;
+};
+
+std::string string_attr(Cpu& c, const std::string& name) {
+  const dlrt_device_desc d = c.desc();
+  const dlrt_attr* a = c.attr(d, name);
+  return a != nullptr && a->type == DLRT_ATTR_STRING ? a->s : "";
+}
+
+// Whether this CPU has a choice to calibrate: dlrt's Winograd runs here (attribute winograd 1).
+bool has_a_choice() {
+  Cpu c(Opts{{"calibrate", "skip"}});
+  const dlrt_device_desc d = c.desc();
+  const dlrt_attr* w = c.attr(d, "winograd");
+  return w != nullptr && w->i == 1;
+}
+
+TEST(CpuPlugin, CalibrateOptionAndVariableAreChecked) {
+  LoadedPlugin bad(DLRT_PLUGIN_FILE);
+  EXPECT_EQ(bad.create({{"calibrate", "sometimes"}}), nullptr);
+  EXPECT_TRUE(contains(bad.error(), "option 'calibrate' is 'sometimes'") &&
+              contains(bad.error(), "expected auto, redo or skip"))
+      << bad.error();
+  const char* old = std::getenv("DLRT_CPU_CALIBRATE");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("DLRT_CPU_CALIBRATE", "never", 1);
+  LoadedPlugin env(DLRT_PLUGIN_FILE);
+  EXPECT_EQ(env.create({}), nullptr);
+  EXPECT_TRUE(contains(env.error(), "DLRT_CPU_CALIBRATE is 'never'")) << env.error();
+  // The option wins over the variable.
+  Cpu option_wins(Opts{{"calibrate", "skip"}});
+  EXPECT_NE(option_wins.inst, nullptr) << option_wins.lib.error();
+  if (old != nullptr) ::setenv("DLRT_CPU_CALIBRATE", saved.c_str(), 1);
+  else ::unsetenv("DLRT_CPU_CALIBRATE");
+}
+
+TEST(CpuPlugin, CalibrateSkipMeasuresAndWritesNothing) {
+  CacheFolder cache;
+  Cpu c(Opts{{"calibrate", "skip"}});
+  ASSERT_NE(c.inst, nullptr) << c.lib.error();
+  const std::string how = string_attr(c, "calibration");
+  if (has_a_choice()) EXPECT_TRUE(contains(how, "skipped")) << how;
+  EXPECT_EQ(c.attr(c.desc(), "kernel_choices"), nullptr);
+  EXPECT_FALSE(std::filesystem::exists(cache.file()));
+  EXPECT_TRUE(contains(string_attr(c, "calibration_key"), "threads ")) << "no cache key";
+  // winograd=0 fixes the kernel: nothing to choose, whatever the mode.
+  Cpu off(Opts{{"winograd", "0"}, {"calibrate", "redo"}});
+  EXPECT_TRUE(contains(string_attr(off, "calibration"), "nothing to choose"))
+      << string_attr(off, "calibration");
+}
+
+// redo measures (on one thread: steadier on a shared machine) and files the verdicts under the
+// key; auto then reads them. On a machine too busy to trust the timings the plugin says so
+// and caches nothing, which is checked instead.
+TEST(CpuPlugin, CalibrationIsMeasuredCachedAndRead) {
+  if (!has_a_choice()) GTEST_SKIP() << "dlrt's Winograd does not run on this CPU: no choice";
+  CacheFolder cache;
+  Cpu measured(Opts{{"calibrate", "redo"}, {"threads", "1"}});
+  ASSERT_NE(measured.inst, nullptr) << measured.lib.error();
+  const std::string how = string_attr(measured, "calibration");
+  const std::string key = string_attr(measured, "calibration_key");
+  EXPECT_TRUE(contains(key, "threads 1")) << key;
+  if (contains(how, "unsteady")) {
+    EXPECT_FALSE(std::filesystem::exists(cache.file())) << "an unsteady measurement was cached";
+    EXPECT_EQ(measured.attr(measured.desc(), "kernel_choices"), nullptr);
+    return;
+  }
+  EXPECT_TRUE(contains(how, "measured in") && contains(how, "cached in " + cache.file())) << how;
+  const std::string choices = string_attr(measured, "kernel_choices");
+  for (const char* pass : {"forward", "backward_data", "backward_filter"})
+    EXPECT_TRUE(contains(choices, std::string("conv3x3 ") + pass + ", <= 1024") &&
+                contains(choices, std::string("conv3x3 ") + pass + ", > 1024"))
+        << choices;
+  EXPECT_TRUE(contains(cache.read(), key)) << cache.read();
+  Cpu read(Opts{{"threads", "1"}, {"calibrate", "auto"}});
+  EXPECT_TRUE(contains(string_attr(read, "calibration"), "from the cache " + cache.file()))
+      << string_attr(read, "calibration");
+  EXPECT_EQ(string_attr(read, "kernel_choices"), choices);
+  // Another thread count is another key: measured again (or unsteady), not read.
+  Cpu two(Opts{{"threads", "2"}, {"calibrate", "auto"}});
+  EXPECT_FALSE(contains(string_attr(two, "calibration"), "from the cache"))
+      << string_attr(two, "calibration");
+}
+
+// A cache file that is not the plugin's JSON is reported and replaced, never a failure.
+TEST(CpuPlugin, CalibrationReplacesABrokenCache) {
+  if (!has_a_choice()) GTEST_SKIP() << "dlrt's Winograd does not run on this CPU: no choice";
+  CacheFolder cache;
+  cache.write("{ not json");
+  Cpu c(Opts{{"threads", "1"}, {"calibrate", "auto"}});
+  ASSERT_NE(c.inst, nullptr) << c.lib.error();
+  const std::string how = string_attr(c, "calibration");
+  if (contains(how, "unsteady")) {
+    EXPECT_EQ(cache.read(), "{ not json");
+    return;
+  }
+  EXPECT_TRUE(contains(how, "measured in")) << how;
+  EXPECT_TRUE(contains(cache.read(), "\"format\": 1")) << cache.read();
+  // A file of another format likewise.
+  cache.write("{\"format\": 99, \"entries\": {}}");
+  Cpu again(Opts{{"threads", "1"}, {"calibrate", "auto"}});
+  EXPECT_FALSE(contains(string_attr(again, "calibration"), "from the cache"));
 }
 
 TEST(CpuPlugin, MemoryInfoIsTheHosts) {

@@ -174,6 +174,12 @@ void build_desc(dlrt_plugin* p) {
   const PeakMeasurement measured =
       p->measure_peak ? measure_peak_gflops(used, isa.flops_per_cycle / 4) : PeakMeasurement{};
   s.measured_peak_gflops = measured.gflops;
+  // Which of dlrt's and oneDNN's kernels run where both can (needs the flags above and the
+  // engine; kernel_choices.hpp).
+  calibrate_kernels(p, p->calibrate);
+  s.calibration = p->choices.source;
+  s.kernel_choices = p->choices.describe();
+  s.calibration_key = calibration_key(*p);
 
   // Attributes; pointers are taken after the vector is complete, so they stay valid.
   dlrt_attr a = make_attr("isa", DLRT_ATTR_STRING);
@@ -188,6 +194,19 @@ void build_desc(dlrt_plugin* p) {
   // when the option forces it wherever it can run.
   a = make_attr("winograd", DLRT_ATTR_INT);
   a.i = p->winograd && wino::cpu_supported(*p) ? (p->winograd_force ? 2 : 1) : 0;
+  s.attrs.push_back(a);
+  // How the kernel choices were made (measured now, read from the cache, skipped) and, when
+  // measured, each choice with both kernels' times (dlprobe lists them under the device).
+  a = make_attr("calibration", DLRT_ATTR_STRING);
+  a.s = s.calibration.c_str();
+  s.attrs.push_back(a);
+  if (!s.kernel_choices.empty()) {
+    a = make_attr("kernel_choices", DLRT_ATTR_STRING);
+    a.s = s.kernel_choices.c_str();
+    s.attrs.push_back(a);
+  }
+  a = make_attr("calibration_key", DLRT_ATTR_STRING);
+  a.s = s.calibration_key.c_str();
   s.attrs.push_back(a);
   a = make_attr("cpu_mhz", DLRT_ATTR_FLOAT);
   a.f = mhz;

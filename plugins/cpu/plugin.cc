@@ -24,6 +24,13 @@
 //             in `peak_check`), or the nominal threads x clock x FLOP per cycle. Both are
 //             attributes (`measured_peak_gflops`, `nominal_peak_gflops`) either way... the
 //             measured one only when measured.
+//   calibrate auto (default), redo or skip; DLRT_CPU_CALIBRATE when the option is absent:
+//             where dlrt has a kernel of its own beside oneDNN's (Winograd 3x3 convolutions),
+//             which one runs is measured on this CPU at creation and cached per CPU model,
+//             ISA, oneDNN and plugin version and thread count in the user's cache folder
+//             (auto: measured once, ~0.1-0.3 s, then read), measured again (redo), or left
+//             to the fixed rules (skip: tests, build comparisons). calibration.hpp; the
+//             device attributes `calibration` and `kernel_choices` say what was chosen and why.
 #include <memory>
 #include <string>
 
@@ -46,7 +53,7 @@ dlrt_status* plugin_create(const dlrt_plugin_create_args* args, dlrt_plugin** ou
   return guard([&] {
     pin_openmp_runtimes();
     plugin::require(out_plugin, "out_plugin");
-    plugin::Options options(args, {"threads", "winograd", "peak"});
+    plugin::Options options(args, {"threads", "winograd", "peak", "calibrate"});
     const std::string twice = KernelRegistry::duplicate();
     if (!twice.empty())
       plugin::fail(DLRT_INTERNAL, "cpu: two kernel files register op '" + twice + "'");
@@ -63,6 +70,7 @@ dlrt_status* plugin_create(const dlrt_plugin_create_args* args, dlrt_plugin** ou
       plugin::fail(DLRT_INVALID_ARGUMENT,
                    "cpu: option 'peak' is '" + peak + "', expected measured or nominal");
     p->measure_peak = peak == "measured";
+    p->calibrate = calibration_mode(options.get("calibrate"));
 
     // The engine is the device. If oneDNN cannot make one, the plugin still loads and says
     // why from device_count (plugin.h), instead of failing to load.
@@ -102,7 +110,7 @@ extern "C" DLRT_PLUGIN_EXPORT dlrt_status* dlrt_plugin_init(const dlrt_host_api*
         .abi_minor = DLRT_ABI_MINOR,
         .name = c::kName,
         .platform = c::kPlatform,
-        .version = "0.1.0",
+        .version = c::kPluginVersion,
         .plugin_create = c::plugin_create,
         .plugin_destroy = c::plugin_destroy,
         .device_count = c::device_count,

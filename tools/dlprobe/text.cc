@@ -111,6 +111,24 @@ std::string capabilities_text(const dlrt::DeviceInfo& d) {
 
 std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 
+// Where a plugin chooses between kernels by measuring them (the cpu plugin's `calibration`
+// and `kernel_choices` attributes, plugins/cpu/kernel_choices.hpp): how the choices were made,
+// then one line per choice with both kernels' times.
+void add_kernel_choice_notes(Table& t, const dlrt::DeviceInfo& d) {
+  auto how = d.attr("calibration");
+  if (!how || how->type != DLRT_ATTR_STRING || how->s.empty()) return;
+  t.note("kernel choices: " + how->s);
+  auto choices = d.attr("kernel_choices");
+  if (!choices || choices->type != DLRT_ATTR_STRING) return;
+  const std::string& all = choices->s;
+  for (size_t start = 0; start < all.size();) {
+    size_t end = all.find("; ", start);
+    if (end == std::string::npos) end = all.size();
+    t.note("  " + all.substr(start, end - start));
+    start = end + 2;
+  }
+}
+
 // The op x device matrix: ✓ where the device runs the op on its example operands, ✗ where
 // it does not, and below the table one line per ✗ with the device's own reason.
 std::string render_ops(const Snapshot& s) {
@@ -204,6 +222,7 @@ std::string render_text(const Snapshot& s, bool with_settings) {
       t.add({d.info.name, dlrt::device_class_name(d.info.device_class), d.info.platform,
              or_dash(d.info.model), memory_text(d), capabilities_text(d.info)});
       if (!d.memory_free_error.empty()) t.note("free memory unknown: " + d.memory_free_error);
+      add_kernel_choice_notes(t, d.info);
     }
     out += t.render("  ");
   }

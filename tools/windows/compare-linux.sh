@@ -26,6 +26,9 @@ rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
 threads=$(nproc)
+# Both builds with the cpu plugin's fixed kernel rules: each would calibrate on its own
+# (Wine's cache folder is not Linux's), and timings must not decide their kernels here.
+export DLRT_CPU_CALIBRATE=skip
 export DLRT_PLUGIN_OPTIONS=cpu:threads=$threads DLRT_VISIBLE_DEVICES= DLRT_LOG_DEVICE_PLACEMENT=
 args=(--data "$data" --epochs 1 --device CPU:0 --seed 1)
 "$linux/bin/embed_c" >linux_embed.txt

@@ -69,6 +69,7 @@
 
 #include "conv_one_channel.hpp"
 #include "prim_common.hpp"
+#include "prim_conv.hpp"
 #include "winograd_conv.hpp"
 
 namespace dlrt::cpu::prim {
@@ -449,13 +450,34 @@ int32_t common_dtype(const OpView& op) {
   return dtype;
 }
 
+// Whether this CPU's calibration (kernel_choices.hpp) lets dlrt's Winograd run `pass` at
+// `pairs` channel pairs: measured faster than oneDNN's direct kernel at the nearer of the two
+// calibrated shapes, or not measured (calibrate=skip: the rules below decide alone). Both
+// gradients in one sweep need both passes' verdicts.
+bool calibrated_winograd(const dlrt_plugin& p, wino::Pass pass, int64_t pairs) {
+  const KernelChoices& c = p.choices;
+  switch (pass) {
+    case wino::Pass::forward:
+      return c.winograd_allowed(ChoicePass::forward, pairs);
+    case wino::Pass::backward_data:
+      return c.winograd_allowed(ChoicePass::backward_data, pairs);
+    case wino::Pass::backward_filter:
+      return c.winograd_allowed(ChoicePass::backward_filter, pairs);
+    case wino::Pass::backward_both:
+      return c.winograd_allowed(ChoicePass::backward_data, pairs) &&
+             c.winograd_allowed(ChoicePass::backward_filter, pairs);
+  }
+  return true;
+}
+
 // Whether the op runs as Winograd: the plugin's `winograd` option on, an AVX2+FMA CPU, no
 // groups (winograd_kernel.inc is a dense convolution; grouped ones go to oneDNN), NHWC, a 3x3 filter at stride 1 without dilation, channel counts the kernel handles, no activation
 // other than relu, and an output that the 4x4 tiles cover without much waste: tiles at most
 // 2.4x the output's area (3x3 outputs take one tile, 16/9; 2x2 or 1x1 outputs stay direct),
 // so the 36 products per tile stay well under the direct 9 per output cell, and enough tiles
 // to pay for the filter transform of every run, on a pass the ISA makes worth it
-// (wino::worth_it); option winograd=2 (winograd_force) skips both cost rules. Its operands
+// (wino::worth_it) and that this CPU's calibration found faster than oneDNN's direct kernel
+// (calibrated_winograd); option winograd=2 (winograd_force) skips all three. Its operands
 // share one dtype the kernel reads and writes itself (f32; bf16; f16 with F16C:
 // wino::storage_supported).
 bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g) {
@@ -470,6 +492,7 @@ bool winograd_applies(const dlrt_plugin& p, const OpView& op, const ConvGeom& g)
     if (a != "none" && a != "relu") return false;
   }
   if (p.winograd_force) return true;
+  if (!calibrated_winograd(p, winograd_pass(op), g.ci * g.co)) return false;
   const int64_t tiled = (g.y.h + 3) / 4 * 4 * ((g.y.w + 3) / 4 * 4);
   return tiled * 10 <= g.y.h * g.y.w * 24 &&
          wino::worth_it(winograd_geometry(op, g), winograd_pass(op), p.onednn_avx512);

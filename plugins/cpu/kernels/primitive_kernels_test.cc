@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
@@ -47,10 +49,13 @@ constexpr double kReduceTol = 1e-4;  // reductions, softmax
 TensorType f32(Dims d) { return {DLRT_F32, std::move(d)}; }
 TensorType f16(Dims d) { return {DLRT_F16, std::move(d)}; }
 
-// One plugin instance, device and stream for the whole test program.
+// One plugin instance, device and stream for the whole test program. Its kernel choices are
+// the rules' (calibrate=skip, unless the options say otherwise), so which kernel a test gets
+// never depends on timings (calibration.hpp).
 struct Cpu {
-  explicit Cpu(const std::map<std::string, std::string>& options = {}) : lib(DLRT_PLUGIN_FILE) {
+  explicit Cpu(std::map<std::string, std::string> options = {}) : lib(DLRT_PLUGIN_FILE) {
     if (!lib.ok()) return;
+    options.emplace("calibrate", "skip");
     inst = lib.create(options);
     if (inst == nullptr) return;
     if (take_status(api().device_open(inst, 0, &dev)).first != DLRT_OK) return;
@@ -903,6 +908,78 @@ TEST(PrimitiveKernels, WinogradCostRule) {
   EXPECT_EQ(takes_winograd("conv2d", {f32(xw), f32(ww)}, {}), !avx512) << isa;
   EXPECT_TRUE(takes_winograd("conv2d_backward_filter", {f32(xw), f32(yw)}, filterw)) << isa;
   EXPECT_TRUE(takes_winograd("conv2d_backward_data", {f32(yw), f32(ww)}, dataw)) << isa;
+}
+
+// The calibration's verdicts decide which kernel runs (kernel_choices.hpp). A cache entry,
+// written here, says oneDNN's direct kernel won the forward and backward-filter passes at few
+// channel pairs and lost everything else: a 16 -> 16 forward convolution then gives
+// winograd=0's bits exactly, a 64 -> 64 one and a 16 -> 16 backward-data pass Winograd's (bits
+// that differ), and conv2d_backward at 16 -> 16, whose shared sweep needs both verdicts, runs
+// its two passes apart: dx by Winograd, dw by oneDNN.
+TEST(PrimitiveKernels, CalibratedChoicesDecide) {
+  if (int_attr(cpu(), "winograd") != 1)
+    GTEST_SKIP() << "this CPU does not run dlrt's Winograd (attribute winograd = 0): no choice";
+  char folder[] = "/tmp/dlrt-choices-XXXXXX";
+  ASSERT_NE(::mkdtemp(folder), nullptr);
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("XDG_CACHE_HOME", folder, 1);
+  const std::map<std::string, std::string> skip = {{"threads", "1"}, {"peak", "nominal"}};
+  const std::optional<std::string> key = string_attr(cpu_with(skip), "calibration_key");
+  ASSERT_TRUE(key.has_value());
+  auto times = [](bool dlrt_wins) {
+    return std::string(dlrt_wins ? R"({"dlrt_winograd_us": 100, "onednn_direct_us": 900})"
+                                 : R"({"dlrt_winograd_us": 900, "onednn_direct_us": 100})");
+  };
+  auto pass = [&](bool few, bool many) {
+    return "{\"few\": " + times(few) + ", \"many\": " + times(many) + "}";
+  };
+  std::filesystem::create_directories(std::string(folder) + "/dlrt");
+  std::ofstream(std::string(folder) + "/dlrt/cpu-kernel-choices.json")
+      << "{\"format\": 1, \"entries\": {\"" << *key
+      << "\": {\"measured_at\": \"by the test\", \"conv3x3\": {\"forward\": " << pass(false, true)
+      << ", \"backward_data\": " << pass(true, true)
+      << ", \"backward_filter\": " << pass(false, true) << "}}}}";
+  Cpu& chosen = cpu_with({{"threads", "1"}, {"peak", "nominal"}, {"calibrate", "auto"}});
+  if (old != nullptr) ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else ::unsetenv("XDG_CACHE_HOME");
+  std::filesystem::remove_all(folder);
+  const std::string how = string_attr(chosen, "calibration").value_or("");
+  ASSERT_NE(how.find("from the cache"), std::string::npos) << how;
+  const std::string choices = string_attr(chosen, "kernel_choices").value_or("");
+  EXPECT_NE(choices.find("conv3x3 forward, <= 1024 channel pairs: oneDNN direct"),
+            std::string::npos)
+      << choices;
+
+  const std::map<std::string, std::string> off = {{"winograd", "0"}, {"threads", "1"}};
+  // Which of the outputs have oneDNN's direct bits.
+  auto direct_bits = [&](const std::string& op, const std::vector<TensorType>& in,
+                         const AttrMap& attrs) {
+    std::vector<std::vector<float>> got, direct;
+    check_op(op, in, attrs, kConvTol, {}, chosen, &got);
+    check_op(op, in, attrs, kConvTol, {}, cpu_with(off), &direct);
+    std::vector<bool> same;
+    for (size_t k = 0; k < got.size() && k < direct.size(); ++k) same.push_back(got[k] == direct[k]);
+    return same;
+  };
+  const AttrMap same_pad = {{"padding", "SAME"}};
+  const Dims x = {8, 12, 12, 16}, w = {3, 3, 16, 16};
+  AttrMap data = same_pad, filter = same_pad;
+  data["input_shape"] = dlrt::ops::Ints(x.begin(), x.end());
+  filter["filter_shape"] = dlrt::ops::Ints(w.begin(), w.end());
+  EXPECT_EQ(direct_bits("conv2d", {f32(x), f32(w)}, same_pad), std::vector<bool>{true})
+      << "forward, 256 channel pairs: the cache says oneDNN";
+  EXPECT_EQ(direct_bits("conv2d", {f32({8, 8, 8, 64}), f32({3, 3, 64, 64})}, same_pad),
+            std::vector<bool>{false})
+      << "forward, 4096 channel pairs: the cache says dlrt's Winograd";
+  EXPECT_EQ(direct_bits("conv2d_backward_data", {f32(x), f32(w)}, data), std::vector<bool>{false})
+      << "backward data, 256 pairs: the cache says dlrt's Winograd";
+  EXPECT_EQ(direct_bits("conv2d_backward_filter", {f32(x), f32(x)}, filter),
+            std::vector<bool>{true})
+      << "backward filter, 256 pairs: the cache says oneDNN";
+  EXPECT_EQ(direct_bits("conv2d_backward", {f32(x), f32(x), f32(w)}, same_pad),
+            (std::vector<bool>{false, true}))
+      << "both gradients: dx by Winograd, dw by oneDNN";
 }
 
 // ---- pooling -----------------------------------------------------------------------------
