@@ -38,6 +38,32 @@ void unary(ConverterTable& t, const char* onnx_op, const char* dlrt_op,
 
 using Fold2 = double (*)(double, double);
 
+// One input the NCHW view of an NHWC value (a Conv's output, importer.cc) and the other a
+// constant that is one number per channel or one for all: dims (C,1,1), (1,C,1,1), (1,1,1) or
+// a scalar (NumPy aligns dims from the right, so a plain (C) runs along W and does not
+// qualify). The op then runs on the NHWC value with the constant as (C) or (1), and hands on
+// an NCHW view again. This keeps
+// a BatchNormalization exported as its scale and shift (Conv -> Mul -> Add -> Relu, as
+// densenet's light model has it 120 times) in NHWC, where it cost two transposes a layer and
+// left the pools after it NCHW. nullopt where the pattern does not hold.
+std::optional<Slot> on_nhwc_per_channel(NodeContext& c, const char* dlrt_op) {
+  for (size_t v = 0; v < 2; ++v) {
+    const size_t k = 1 - v;  // the constant's input
+    const std::optional<dlrt::Value> src = nhwc_source(c, v);
+    const HostTensor* h = c.host(k);
+    if (!src || h == nullptr || h->dims.size() > 4) continue;
+    std::vector<int64_t> d = h->dims;  // right-aligned against (N,C,H,W), as NumPy broadcasts
+    d.insert(d.begin(), 4 - d.size(), 1);
+    const int64_t channels = c.dims(v)[1];
+    if (d[0] != 1 || d[2] != 1 || d[3] != 1 || (d[1] != 1 && d[1] != channels)) continue;
+    HostTensor per_channel = *h;
+    per_channel.dims = {d[1]};
+    const dlrt::Value k_value = c.constant(per_channel);
+    return nchw_view(c, v == 0 ? c.op(dlrt_op, {*src, k_value}) : c.op(dlrt_op, {k_value, *src}));
+  }
+  return std::nullopt;
+}
+
 // `int_fold` (optional): the host fold for integer inputs, where it differs from the float one
 // (Div: IEEE's x/0 for floats, the device kernels' 0 for integers).
 void binary(ConverterTable& t, const char* onnx_op, const char* dlrt_op, Fold2 fold,
@@ -56,6 +82,8 @@ void binary(ConverterTable& t, const char* onnx_op, const char* dlrt_op, Fold2 f
       std::optional<dlrt::Value> a = nhwc_source(c, 0), b = nhwc_source(c, 1);
       if (a && b) return c.set_slot(0, nchw_view(c, c.op(dlrt_op, {*a, *b})));
     }
+    if (!is_compare)
+      if (std::optional<Slot> s = on_nhwc_per_channel(c, dlrt_op)) return c.set_slot(0, *s);
     c.set(0, c.op(dlrt_op, {c.value(0), c.value(1)}));
   });
 }

@@ -104,7 +104,8 @@ class NodeContext {
 // constant weights runs NHWC on a Transpose of its input, and hands on its output as the NCHW
 // view of the NHWC value: a Slot whose value is the Transpose and whose transposed_from is the
 // NHWC value. Ops that can, read the NHWC value instead (nhwc_source) and hand on a view again
-// (pools, BN, Relu, Add/Sum, Concat on C, global pooling); every other op reads the view, so
+// (pools, BN, Relu, Add/Sum, binary ops with a per-channel constant, Concat on C, global
+// pooling); every other op reads the view, so
 // the result is the same either way.
 Slot nchw_view(NodeContext& c, dlrt::Value nhwc);
 std::optional<dlrt::Value> nhwc_source(NodeContext& c, size_t i);

@@ -155,6 +155,64 @@ TEST(OnnxSession, BatchNormFoldedIntoConvMatchesTheUnfoldedGraph) {
   EXPECT_NE(unfolded.placement_log().find("batch_norm"), std::string::npos);
 }
 
+// How many nodes of `op` a session's placement log lists ("name: (op): device", one a line).
+size_t count_ops(const std::string& log, const std::string& op) {
+  const std::string tag = "(" + op + ")";
+  size_t n = 0;
+  for (size_t at = log.find(tag); at != std::string::npos; at = log.find(tag, at + 1)) ++n;
+  return n;
+}
+
+// A BatchNormalization exported as its scale and shift after a Conv (Conv -> Mul by a (C,1,1)
+// constant -> Sub from a (1,C,1,1) constant, constant first -> Div by a scalar -> Relu ->
+// MaxPool -> Conv), as densenet's light model has it: the chain stays NHWC, so the graph has
+// only the input's transpose and the output's. The same model with the constants fed as
+// inputs (not constants, so NCHW with a transpose around each conv) gives the same numbers.
+TEST(OnnxSession, PerChannelConstantsKeepAConvChainNhwc) {
+  auto model = [](bool constants) {
+    ModelBuilder b(13);
+    b.input("x", TensorProto::FLOAT, {-1, 2, 8, 8});
+    b.init("W", {4, 2, 3, 3}, random_floats(72, 5));
+    b.init("W2", {3, 4, 1, 1}, random_floats(12, 6));
+    const std::vector<float> scale = {1.5f, 0.5f, -1.0f, 2.0f}, shift = {0.1f, -0.2f, 0.3f, 0.0f};
+    if (constants) {
+      b.init("scale", {4, 1, 1}, scale);
+      b.init("shift", {1, 4, 1, 1}, shift);
+      b.init("two", {}, {2.0f});
+    } else {
+      b.input("scale", TensorProto::FLOAT, {4, 1, 1});
+      b.input("shift", TensorProto::FLOAT, {1, 4, 1, 1});
+      b.input("two", TensorProto::FLOAT, {});
+    }
+    auto* conv = b.node("Conv", {"x", "W"}, {"c"}, "conv");
+    ModelBuilder::attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    b.node("Mul", {"c", "scale"}, {"m"});
+    b.node("Sub", {"shift", "m"}, {"s"});
+    b.node("Div", {"s", "two"}, {"d"});
+    b.node("Relu", {"d"}, {"r"});
+    auto* pool = b.node("MaxPool", {"r"}, {"p"});
+    ModelBuilder::attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+    ModelBuilder::attr(pool, "strides", std::vector<int64_t>{2, 2});
+    b.node("Conv", {"p", "W2"}, {"y"}, "conv2");
+    b.output("y");
+    return b;
+  };
+  dlrt::Context ctx = context();
+  dlrt::InferenceSession nhwc = session_of(ctx, model(true));
+  dlrt::InferenceSession fed = session_of(ctx, model(false));
+  dlrt::Tensor x = host_tensor(ctx, {2, 2, 8, 8}, random_floats(256, 7));
+  dlrt::Tensor scale = host_tensor(ctx, {4, 1, 1}, {1.5f, 0.5f, -1.0f, 2.0f});
+  dlrt::Tensor shift = host_tensor(ctx, {1, 4, 1, 1}, {0.1f, -0.2f, 0.3f, 0.0f});
+  dlrt::Tensor two = host_tensor(ctx, {}, {2.0f});
+  const std::vector<float> a = nhwc.run({&x})[0].read<float>();
+  const std::vector<float> b = fed.run({&x, &scale, &shift, &two})[0].read<float>();
+  ASSERT_EQ(a.size(), 2u * 3 * 4 * 4);
+  ASSERT_EQ(b.size(), a.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5) << i;
+  EXPECT_EQ(count_ops(nhwc.placement_log(), "transpose"), 2u) << nhwc.placement_log();
+  EXPECT_GT(count_ops(fed.placement_log(), "transpose"), 2u) << fed.placement_log();
+}
+
 // Reshape's shape fed at run time: the session specialises on the value.
 TEST(OnnxSession, AShapeFedAsAnInputIsAValueTheGraphIsBuiltFor) {
   ModelBuilder b(13);
