@@ -109,9 +109,66 @@ bool fold_one(Rewrite& rw, NodeId bn) {
   }
 }
 
+// An affine op after an inference batch_norm, folded into the batch norm's scale and bias:
+// `op` (mul, add, sub, div: the batch norm's output first, then t) on the batch norm's output
+// y = scale * xhat + bias and a per-channel or single number t:
+//   mul: scale * t, bias * t      add: scale, bias + t
+//   div: scale / t, bias / t      sub: scale, bias - t
+// (A model exported with its batch norms' scale and shift as Mul and Add after a
+// BatchNormalization, as densenet's light model is: three passes over the activations become
+// none, and the relu after them fuses into the batch norm.) The batch norm must have no
+// activation yet, be NHWC or (N,C) (its channels last, so t of dims (C) is per channel), and
+// be read only by `m`. True when it folded.
+bool absorb_affine(Rewrite& rw, NodeId m) {
+  // Copies: the helpers below append nodes, which may move the node list.
+  const std::string op = rw.node(m).op;
+  const std::vector<ValueRef> m_in = rw.node(m).inputs;
+  const bool scales = op == "mul" || op == "div";
+  if (m_in.size() != 2 || !(scales || op == "add" || op == "sub")) return false;
+  // The batch norm's output: either operand of mul and add, the first of sub and div.
+  for (size_t side = 0; side < 2; ++side) {
+    if (side == 1 && (op == "sub" || op == "div")) break;
+    const ValueRef y = m_in[side], t = m_in[1 - side];
+    const Node& b = rw.node(y.node);
+    if (b.kind != NodeKind::kOp || b.op != "batch_norm" || !rw.is_live(y.node)) continue;
+    if (b.inputs.size() != 5 || attr_string(b, "activation") != "none") continue;
+    if (!rw.read_only_by(y, m)) continue;
+    const ops::TensorType yt = rw.graph().type_of(y), tt = rw.graph().type_of(t);
+    if (yt.rank() == 4 && attr_string(b, "data_format") != "NHWC") continue;
+    const int64_t channels = yt.dims.back();
+    const bool per_channel = tt.dims.empty() || tt.dims == std::vector<int64_t>{1} ||
+                             tt.dims == std::vector<int64_t>{channels};
+    if (!per_channel || !all_f32(rw.graph(), {y, t})) continue;
+
+    const std::vector<ValueRef> bn_in = b.inputs;
+    const ops::AttrMap bn_attrs = b.attrs;
+    const std::string before = rw.describe(y.node) + " + " + rw.describe(m);
+    try {
+      ValueRef scale = bn_in[1], bias = bn_in[2];
+      if (scales) scale = rw.helper(m, "affine_scale", op, {scale, t});
+      bias = rw.helper(m, "affine_bias", op, {bias, t});
+      if (!rw.replace_with_op(m, "batch_norm", {bn_in[0], scale, bias, bn_in[3], bn_in[4]},
+                              bn_attrs, {y.node, m}))
+        return false;
+      rw.log(fmt::format("fold_batch_norm: {} -> {} (batch_norm, the {} folded into its {})",
+                         before, rw.node(m).name, op, scales ? "scale and bias" : "bias"));
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 void fold_batch_norm(Rewrite& rw) {
+  // First the affine ops after batch norms (a chain mul -> add folds one op at a time: the
+  // anchor becomes the batch norm the next one reads), then the batch norms into their convs.
+  for (NodeId id : rw.live()) {
+    const Node& n = rw.node(id);
+    if (n.kind == NodeKind::kOp && rw.is_live(id)) absorb_affine(rw, id);
+  }
   for (NodeId id : rw.live()) {
     const Node& n = rw.node(id);
     if (n.kind == NodeKind::kOp && n.op == "batch_norm" && rw.is_live(id)) fold_one(rw, id);

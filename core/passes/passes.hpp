@@ -14,7 +14,12 @@
 // folded weights of a batch norm) are appended and ordered just before their anchor.
 //
 // The passes, in the stage's order:
-//   fold_batch_norm       inference batch_norm (NHWC or (N,C)) whose input is a linear conv2d /
+//   fold_batch_norm       first, mul / add / sub / div after an inference batch_norm (NHWC or
+//                         (N,C); the batch norm's output first for sub and div) by a
+//                         per-channel (C) or single value, the batch norm read only there:
+//                         folded into the batch norm's scale and bias (an exporter's
+//                         BatchNormalization + Mul + Add); then an
+//                         inference batch_norm (NHWC or (N,C)) whose input is a linear conv2d /
 //                         conv2d_bias_act or matmul / matmul_bias_act (or a bias_add over a
 //                         conv2d / matmul) read by nothing else:
 //                         one conv2d_bias_act / matmul_bias_act with w * s and b * s + shift,

@@ -204,6 +204,43 @@ TEST(GraphPasses, BatchNormAfterABiasAddFoldsAndItsWeightsBecomeConstants) {
   expect_near(run1(fused, xt), run1(plain, xt), 1e-5f);
 }
 
+// Scale and shift after a batch norm (an exporter's Mul and Add by per-channel constants, a
+// Sub and a Div by one number) fold into the batch norm's scale and bias, and the relu after
+// them into its activation: one batch_norm. A mul whose other operand is read elsewhere too
+// folds all the same (only the batch norm's output must be the pattern's own); one after a
+// batch norm whose output is also fetched does not.
+TEST(GraphPasses, AffineOpsAfterABatchNormFoldIntoIt) {
+  dlrt::Context ctx = cpu_context();
+  dlrt::Graph g(ctx);
+  dlrt::Value x = g.placeholder("x", DLRT_F32, {2, 3, 3, 4});
+  auto c4 = [&](const char* name, std::vector<float> v) {
+    return g.constant<float>(name, {4}, std::move(v));
+  };
+  dlrt::Value bn = g.op1("batch_norm",
+                         {x, c4("gamma", {1.f, 0.5f, 2.f, -1.f}), c4("beta", {0.f, 0.1f, -0.1f, 1.f}),
+                          c4("mean", {0.2f, 0.f, -1.f, 0.5f}), c4("var", {1.f, 4.f, 0.25f, 2.f})},
+                         {{"epsilon", 1e-5}}, "bn");
+  dlrt::Value m = g.op1("mul", {c4("s", {2.f, -1.f, 0.5f, 3.f}), bn}, {}, "scale");
+  dlrt::Value a = g.op1("add", {m, c4("t", {0.5f, 0.25f, -2.f, 0.f})}, {}, "shift");
+  dlrt::Value sub = g.op1("sub", {a, g.constant<float>("one", {}, {1.f})}, {}, "minus");
+  dlrt::Value d = g.op1("div", {sub, g.constant<float>("two", {1}, {2.f})}, {}, "half");
+  dlrt::Value y = g.op1("relu", {d}, {}, "act");
+  dlrt::Executable fused = g.compile({x}, {y});
+  dlrt::Executable plain = g.compile({x}, {y}, kNone);
+  EXPECT_EQ(ops_of(fused), (std::vector<std::string>{"placeholder", "constant", "constant",
+                                                     "constant", "constant", "batch_norm"}))
+      << fused.pass_log();
+  EXPECT_NE(fused.pass_log().find("the mul folded into its scale and bias"), std::string::npos)
+      << fused.pass_log();
+  dlrt::Tensor xt = dlrt::Tensor::create(ctx, 0, DLRT_F32, {2, 3, 3, 4});
+  xt.write(ramp(72, 0.3f, 3.f));
+  expect_near(run1(fused, xt), run1(plain, xt), 1e-5f);
+
+  // The batch norm's output fetched as well: the mul after it stays.
+  dlrt::Executable both = g.compile({x}, {y, bn});
+  EXPECT_TRUE(has_op(both, "mul")) << both.pass_log();
+}
+
 // Ops on constants only run once, at compile: the executable holds their result.
 TEST(GraphPasses, ConstantSubgraphsFold) {
   dlrt::Context ctx = cpu_context();
