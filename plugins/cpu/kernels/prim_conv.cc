@@ -44,6 +44,10 @@
 // faster than oneDNN's direct kernels there (docs/benchmarks.md, "Kernel choices", and
 // winograd_conv.hpp for AVX-512).
 //
+// Grouped 1x1 forward convolutions at stride 1 in NHWC (ShuffleNet's) run as one matmul per
+// group on strided views of x, w and y (conv_grouped_pointwise.cc): oneDNN's grouped direct
+// kernels were 2-14x slower there.
+//
 // Where oneDNN runs AVX-512, forward 3x3 stride-1 convolutions of more than 64 x 64 channel
 // pairs (past which dlrt's kernel leaves them: wino::kMaxForwardPairsAvx512) take oneDNN's
 // own Winograd F(4x4, 3x3) kernel (jit_wino_4x3:avx512_core) instead: it takes only nChw16c images, so x is reordered
@@ -67,6 +71,7 @@
 #include <cstring>
 #include <string>
 
+#include "conv_grouped_pointwise.hpp"
 #include "conv_one_channel.hpp"
 #include "prim_common.hpp"
 #include "prim_conv.hpp"
@@ -701,6 +706,7 @@ std::unique_ptr<Kernel> conv_create(const dlrt_plugin& p, const OpView& op) {
     case ConvKind::forward:
       break;
   }
+  if (grouped_pointwise_fits(op)) return make_grouped_pointwise(p, op);
   if (onednn_winograd_applies(p, op, g)) {
     // oneDNN may still refuse (a post-op its Winograd kernel lacks): then direct.
     try {

@@ -316,6 +316,13 @@ std::vector<ConvCase> conv_cases() {
        {3, 3, 1, 6},
        {{"data_format", "NCHW"}, {"padding", "SAME"}, {"dilations", {2, 2}}, {"groups", 6}}},
       {{1, 6, 7, 7}, {2, 2, 3, 4}, {{"data_format", "NCHW"}, {"groups", 2}}},
+      // Grouped 1x1 at stride 1 (ShuffleNet's): one matmul per group on strided views
+      // (conv_grouped_pointwise.cc): 6 -> 7 channels a group, 3 -> 2, 1 -> 2 (a multiplier);
+      // at stride 2 oneDNN's kernel again.
+      {{2, 7, 5, 24}, {1, 1, 6, 28}, {{"groups", 4}}},
+      {{2, 3, 3, 9}, {1, 1, 3, 6}, {{"groups", 3}, {"padding", "SAME"}}},
+      {{1, 4, 4, 6}, {1, 1, 1, 12}, {{"groups", 6}}},
+      {{1, 6, 6, 8}, {1, 1, 4, 8}, {{"groups", 2}, {"strides", {2, 2}}}},
   };
 }
 
