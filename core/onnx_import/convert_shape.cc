@@ -5,8 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
+#include <limits>
+#include <optional>
 
 #include "onnx_import/host_fold.hpp"
 #include "onnx_import/node_context.hpp"
@@ -18,7 +19,8 @@ namespace {
 int64_t product(const std::vector<int64_t>& d, size_t from = 0, size_t to = SIZE_MAX) {
   const auto end = d.begin() + static_cast<std::ptrdiff_t>(std::min(to, d.size()));
   int64_t n = 1;
-  for (auto it = d.begin() + static_cast<std::ptrdiff_t>(std::min(from, d.size())); it < end; ++it) n *= *it;
+  for (auto it = d.begin() + static_cast<std::ptrdiff_t>(std::min(from, d.size())); it < end; ++it)
+    n *= *it;
   return n;
 }
 
@@ -36,6 +38,128 @@ void set_reshaped(NodeContext& c, const std::vector<int64_t>& dims) {
     return;
   }
   c.set(0, c.reshape(c.value(0), dims));
+}
+
+// ---- a Reshape of a transposed view ---------------------------------------------------------
+//
+// A Reshape of a value that is a Transpose of another (the NCHW view of a conv's NHWC output,
+// importer.cc) is done on the source where it can be, so the view survives: ShuffleNet's
+// channel shuffle, Reshape (N,C,H,W) -> (N,G,C/G,H,W), Transpose (0,2,1,3,4), Reshape back,
+// on a conv's output, was three passes over the image (NHWC to NCHW, the 5-D transpose, NCHW
+// back to NHWC for the next conv) and becomes one (a transpose of the two channel axes inside
+// each pixel of the NHWC image).
+//
+// The reshape is cut into groups: runs of the view's axes and of the target's with equal
+// products (an axis split into several, several merged into one). A group's axes must lie in
+// the source consecutively and in the view's order; a split axis always does. Where a merged
+// group's axes lie in consecutive source positions in another order, the source is first
+// transposed into the view's order there (that one pass); otherwise the Reshape reads the view.
+
+struct ReshapeGroup {
+  std::vector<size_t> in, out;  // axes of the view and of the target
+};
+
+// The groups of reshaping `in` to `out`, or nullopt where the dims do not cut into such runs.
+std::optional<std::vector<ReshapeGroup>> reshape_groups(const std::vector<int64_t>& in,
+                                                        const std::vector<int64_t>& out) {
+  std::vector<ReshapeGroup> groups;
+  size_t i = 0, j = 0;
+  while (i < in.size() || j < out.size()) {
+    if (i >= in.size() || j >= out.size()) return std::nullopt;  // a trailing 1 on one side
+    ReshapeGroup g;
+    int64_t pi = in[i], pj = out[j];
+    g.in.push_back(i++);
+    g.out.push_back(j++);
+    while (pi != pj) {
+      if (pi < pj) {
+        if (i >= in.size()) return std::nullopt;
+        pi *= in[i];
+        g.in.push_back(i++);
+      } else {
+        if (j >= out.size()) return std::nullopt;
+        pj *= out[j];
+        g.out.push_back(j++);
+      }
+    }
+    groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
+// The Reshape of view `in` (transposed_from S with perm p: view axis i is S's axis p[i]) to
+// `shape` as a reshape of S (perhaps transposed first) and a view of that; nullopt where it
+// cannot be.
+std::optional<Slot> reshape_of_view(NodeContext& c, const Slot& in,
+                                    const std::vector<int64_t>& shape) {
+  if (!in.transposed_from) return std::nullopt;
+  const std::optional<std::vector<ReshapeGroup>> groups = reshape_groups(in.dims, shape);
+  if (!groups) return std::nullopt;
+  dlrt::Value src = *in.transposed_from;
+  std::vector<int64_t> perm = in.perm;
+  const size_t rank = perm.size();
+  // A merged group whose source axes are not consecutive and in order: reorder them in
+  // place when they occupy consecutive positions, else give up.
+  std::vector<int64_t> q(rank);  // the source's transpose: position k takes axis q[k]
+  for (size_t k = 0; k < rank; ++k) q[k] = static_cast<int64_t>(k);
+  bool reorder = false;
+  for (const ReshapeGroup& g : *groups) {
+    if (g.in.size() < 2) continue;
+    bool in_order = true;
+    int64_t lo = perm[g.in[0]];
+    for (size_t k = 1; k < g.in.size(); ++k) {
+      in_order = in_order && perm[g.in[k]] == perm[g.in[k - 1]] + 1;
+      lo = std::min(lo, perm[g.in[k]]);
+    }
+    if (in_order) continue;
+    std::vector<bool> seen(g.in.size(), false);
+    for (size_t a : g.in) {
+      const int64_t at = perm[a] - lo;
+      if (at >= static_cast<int64_t>(g.in.size()) || seen[static_cast<size_t>(at)])
+        return std::nullopt;
+      seen[static_cast<size_t>(at)] = true;
+    }
+    for (size_t k = 0; k < g.in.size(); ++k) q[static_cast<size_t>(lo) + k] = perm[g.in[k]];
+    reorder = true;
+  }
+  if (reorder) {
+    std::vector<int64_t> where(rank);  // where[s]: the position source axis s moves to
+    for (size_t k = 0; k < rank; ++k) where[static_cast<size_t>(q[k])] = static_cast<int64_t>(k);
+    src = c.op("transpose", {src}, {{"perm", q}});
+    for (int64_t& s : perm) s = where[static_cast<size_t>(s)];
+  }
+  // The source's new dims: its axes in order, each group's first one replaced by the group's
+  // target dims (the group's other axes follow it and are dropped); out_pos[j]: where target
+  // axis j lands.
+  std::vector<int64_t> view_axis_of(rank);
+  for (size_t i = 0; i < rank; ++i)
+    view_axis_of[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  std::vector<size_t> group_of(rank);
+  for (size_t gi = 0; gi < groups->size(); ++gi)
+    for (size_t a : (*groups)[gi].in) group_of[a] = gi;
+  // (After the reorder each group's source axes are consecutive and in the view's order, so
+  // the group's first view axis holds its first source axis.)
+  std::vector<int64_t> new_dims, out_perm(shape.size());
+  for (size_t s = 0; s < rank; ++s) {
+    const ReshapeGroup& g = (*groups)[group_of[static_cast<size_t>(view_axis_of[s])]];
+    if (static_cast<int64_t>(s) != perm[g.in[0]]) continue;  // not the group's first axis
+    for (size_t j : g.out) {
+      out_perm[j] = static_cast<int64_t>(new_dims.size());
+      new_dims.push_back(shape[j]);
+    }
+  }
+  const dlrt::Value reshaped = c.reshape(src, new_dims);
+  bool identity = true;
+  for (size_t j = 0; j < out_perm.size(); ++j)
+    identity = identity && out_perm[j] == static_cast<int64_t>(j);
+  Slot out;
+  out.value = identity ? reshaped : c.op("transpose", {reshaped}, {{"perm", out_perm}});
+  out.dtype = out.value.dtype();
+  out.dims = out.value.dims();
+  if (!identity) {
+    out.transposed_from = reshaped;
+    out.perm = out_perm;
+  }
+  return out;
 }
 
 void convert_reshape(NodeContext& c) {
@@ -60,12 +184,16 @@ void convert_reshape(NodeContext& c) {
   const int64_t total = product(in);
   if (infer >= 0) {
     if (known == 0 || total % known != 0)
-      c.invalid(fmt::format("input dims {} cannot be reshaped to {}", dims_text(in), dims_text(shape)));
+      c.invalid(
+          fmt::format("input dims {} cannot be reshaped to {}", dims_text(in), dims_text(shape)));
     shape[infer] = total / known;
   }
   if (product(shape) != total)
     c.invalid(fmt::format("input dims {} ({} elements) cannot be reshaped to {}", dims_text(in),
                           total, dims_text(shape)));
+  if (c.host(0) == nullptr)
+    if (std::optional<Slot> view = reshape_of_view(c, c.slot(0), shape))
+      return c.set_slot(0, std::move(*view));
   set_reshaped(c, shape);
 }
 
@@ -145,7 +273,8 @@ void convert_transpose(NodeContext& c) {
   bool identity = true;
   for (int64_t i = 0; i < r; ++i) identity = identity && perm[i] == i;
   Slot s;
-  s.value = identity ? (in.transposed_from ? x : c.op("copy", {x})) : c.op("transpose", {x}, {{"perm", perm}});
+  s.value = identity ? (in.transposed_from ? x : c.op("copy", {x}))
+                     : c.op("transpose", {x}, {{"perm", perm}});
   s.dtype = s.value.dtype();
   s.dims = s.value.dims();
   if (!identity) {
@@ -225,8 +354,7 @@ void convert_gather(NodeContext& c) {
     // (I..., d[0..a), d(a..r)) -> (d[0..a), I..., d(a..r))
     const int64_t out_rank = r - 1 + q;
     std::vector<int64_t> perm;
-    for (int64_t k = 0; k < out_rank; ++k)
-      perm.push_back(k < a ? q + k : (k < a + q ? k - a : k));
+    for (int64_t k = 0; k < out_rank; ++k) perm.push_back(k < a ? q + k : (k < a + q ? k - a : k));
     y = c.op("transpose", {y}, {{"perm", perm}});
   }
   c.set(0, y);
@@ -281,7 +409,8 @@ void convert_slice(NodeContext& c) {
     s_all[a] = s;
     step_all[a] = step;
     out[a] = len;
-    if (len == 0 && c.host(0) == nullptr) c.unsupported("a slice with no elements (dlrt has no empty tensors)");
+    if (len == 0 && c.host(0) == nullptr)
+      c.unsupported("a slice with no elements (dlrt has no empty tensors)");
     if (step < 0 && e < 0) {
       // End "before index 0": as an exclusive end in range, the last index read minus one
       // step is the same slice; dlrt reads negative ends from the back, so name it exactly.
@@ -297,8 +426,11 @@ void convert_slice(NodeContext& c) {
     return;
   }
   for (size_t k = 0; k < end.size(); ++k)
-    if (end[k] < 0) c.unsupported("a negative-step slice that reaches index 0 (its end cannot be spelled in dlrt's slice)");
-  c.set(0, c.op("slice", {c.value(0)}, {{"begin", begin}, {"end", end}, {"axes", ax}, {"strides", st}}));
+    if (end[k] < 0)
+      c.unsupported(
+          "a negative-step slice that reaches index 0 (its end cannot be spelled in dlrt's slice)");
+  c.set(0, c.op("slice", {c.value(0)},
+                {{"begin", begin}, {"end", end}, {"axes", ax}, {"strides", st}}));
 }
 
 void convert_split(NodeContext& c) {
@@ -313,7 +445,8 @@ void convert_split(NodeContext& c) {
     const int64_t chunk = (d[a] + parts - 1) / parts;  // opset 18: the last part may be smaller
     for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::min(chunk, d[a] - k * chunk));
   }
-  if (static_cast<int64_t>(sizes.size()) != parts) c.invalid("split does not give one size per output");
+  if (static_cast<int64_t>(sizes.size()) != parts)
+    c.invalid("split does not give one size per output");
   int64_t sum = 0;
   for (int64_t s : sizes) sum += s;
   if (sum != d[a]) c.invalid(fmt::format("split sizes add up to {}, axis {} has {}", sum, a, d[a]));
@@ -323,47 +456,56 @@ void convert_split(NodeContext& c) {
     c.set(0, c.op("copy", {c.value(0)}));
     return;
   }
-  std::vector<dlrt::Value> out = c.ops("split", {c.value(0)}, {{"axis", a}, {"sizes", sizes}}, parts);
+  std::vector<dlrt::Value> out =
+      c.ops("split", {c.value(0)}, {{"axis", a}, {"sizes", sizes}}, parts);
   for (int64_t k = 0; k < parts; ++k) c.set(k, out[k]);
 }
 
 void convert_cast(NodeContext& c) {
-  const dlrt_dtype to = dtype_from_onnx(static_cast<int32_t>(c.attr_int("to", 0)), c.label() + " attribute 'to'");
+  const dlrt_dtype to =
+      dtype_from_onnx(static_cast<int32_t>(c.attr_int("to", 0)), c.label() + " attribute 'to'");
   refuse_rounding_to_bf16(c, c.dtype(0), to);
-  if (const HostTensor* h = c.host(0); h != nullptr && h->dtype != DLRT_F16 && h->dtype != DLRT_BF16 &&
-                                       to != DLRT_F16 && to != DLRT_BF16) {
+  if (const HostTensor* h = c.host(0); h != nullptr && h->dtype != DLRT_F16 &&
+                                       h->dtype != DLRT_BF16 && to != DLRT_F16 && to != DLRT_BF16) {
     c.set_host(0, host_cast(*h, to));
     return;
   }
-  c.set(0, c.dtype(0) == to ? c.op("copy", {c.value(0)}) : c.op("cast", {c.value(0)}, {{"dtype", to}}));
+  c.set(0, c.dtype(0) == to ? c.op("copy", {c.value(0)})
+                            : c.op("cast", {c.value(0)}, {{"dtype", to}}));
 }
 
 void convert_constant(NodeContext& c) {
   if (c.has_attr("value")) return c.set_host(0, c.attr_host_tensor("value"));
-  if (c.has_attr("value_float")) return c.set_host(0, HostTensor::from_floats({c.attr_float("value_float", 0)}, {}));
+  if (c.has_attr("value_float"))
+    return c.set_host(0, HostTensor::from_floats({c.attr_float("value_float", 0)}, {}));
   if (c.has_attr("value_floats")) {
     std::vector<float> v = c.attr_floats("value_floats");
     return c.set_host(0, HostTensor::from_floats(v, {static_cast<int64_t>(v.size())}));
   }
-  if (c.has_attr("value_int")) return c.set_host(0, HostTensor::from_int64s({c.attr_int("value_int", 0)}, {}));
+  if (c.has_attr("value_int"))
+    return c.set_host(0, HostTensor::from_int64s({c.attr_int("value_int", 0)}, {}));
   if (c.has_attr("value_ints")) {
     std::vector<int64_t> v = c.attr_ints("value_ints");
     return c.set_host(0, HostTensor::from_int64s(v, {static_cast<int64_t>(v.size())}));
   }
-  c.unsupported("a Constant without value, value_float(s) or value_int(s) (strings and sparse values are not supported)");
+  c.unsupported(
+      "a Constant without value, value_float(s) or value_int(s) (strings and sparse values are not "
+      "supported)");
 }
 
 void convert_constant_of_shape(NodeContext& c) {
   const std::vector<int64_t> shape = c.require_host(0, "shape").as_int64s();
   const int64_t n = checked_element_count(shape, kMaxHostElements, c.label() + " shape");
-  HostTensor v = c.has_attr("value") ? c.attr_host_tensor("value") : HostTensor::from_floats({0.f}, {1});
+  HostTensor v =
+      c.has_attr("value") ? c.attr_host_tensor("value") : HostTensor::from_floats({0.f}, {1});
   if (v.element_count() != 1) c.invalid("value must hold one element");
   HostTensor t;
   t.dtype = v.dtype;
   t.dims = shape;
   const size_t es = dlrt_dtype_size(v.dtype);
   t.bytes.resize(static_cast<size_t>(n) * es);
-  for (int64_t i = 0; i < n; ++i) std::copy(v.bytes.begin(), v.bytes.end(), t.bytes.begin() + i * es);
+  for (int64_t i = 0; i < n; ++i)
+    std::copy(v.bytes.begin(), v.bytes.end(), t.bytes.begin() + i * es);
   c.set_host(0, std::move(t));
 }
 
@@ -371,7 +513,8 @@ void convert_expand(NodeContext& c) {
   const std::vector<int64_t> shape = c.require_host(1, "shape").as_int64s();
   std::vector<int64_t> out;
   if (!broadcast_dims(c.dims(0), shape, out))
-    c.invalid(fmt::format("input dims {} do not broadcast to {}", dims_text(c.dims(0)), dims_text(shape)));
+    c.invalid(fmt::format("input dims {} do not broadcast to {}", dims_text(c.dims(0)),
+                          dims_text(shape)));
   checked_element_count(out, kMaxTensorElements, c.label());
   if (small_host(c, 0) && product(out) <= kMaxFoldElements) {
     HostTensor zeros = HostTensor::from_doubles(c.dtype(0) == DLRT_BOOL ? DLRT_U8 : DLRT_F64,
@@ -388,19 +531,23 @@ void convert_expand(NodeContext& c) {
 // than floats, and negative pads (which crop). Per axis of length n with pads (lo, hi):
 //   constant  a filled constant of lo (hi) elements     edge  x[0] (x[n-1]) broadcast
 //   reflect   x[lo..1] (x[n-2..n-1-hi]) reversed        wrap  x[n-lo..n) (x[0..hi))
-dlrt::Value pad_by_concat(NodeContext& c, dlrt::Value x, const std::vector<int64_t>& pads, const std::string& mode,
-                          double value) {
+dlrt::Value pad_by_concat(NodeContext& c, dlrt::Value x, const std::vector<int64_t>& pads,
+                          const std::string& mode, double value) {
   const int64_t r = static_cast<int64_t>(x.dims().size());
   auto cut = [&](dlrt::Value v, int64_t a, int64_t b, int64_t e, int64_t step = 1) {
-    return c.op("slice", {v}, {{"begin", std::vector<int64_t>{b}}, {"end", std::vector<int64_t>{e}},
-                               {"axes", std::vector<int64_t>{a}}, {"strides", std::vector<int64_t>{step}}});
+    return c.op("slice", {v},
+                {{"begin", std::vector<int64_t>{b}},
+                 {"end", std::vector<int64_t>{e}},
+                 {"axes", std::vector<int64_t>{a}},
+                 {"strides", std::vector<int64_t>{step}}});
   };
   for (int64_t a = 0; a < r; ++a) {
     int64_t lo = pads[static_cast<size_t>(a)], hi = pads[static_cast<size_t>(a + r)];
     const int64_t len = x.dims()[static_cast<size_t>(a)];
     if (lo < 0 || hi < 0) {  // crop first
       const int64_t b = std::max<int64_t>(-lo, 0), e = len - std::max<int64_t>(-hi, 0);
-      if (e <= b) c.unsupported("pads that crop an axis to nothing (dlrt has no zero-sized tensors)");
+      if (e <= b)
+        c.unsupported("pads that crop an axis to nothing (dlrt has no zero-sized tensors)");
       x = cut(x, a, b, e);
       lo = std::max<int64_t>(lo, 0), hi = std::max<int64_t>(hi, 0);
     }
@@ -414,10 +561,12 @@ dlrt::Value pad_by_concat(NodeContext& c, dlrt::Value x, const std::vector<int64
       if (mode == "constant") {
         int64_t count = 1;
         for (int64_t e : dims) count *= e;
-        return c.constant(HostTensor::from_doubles(x.dtype(), std::vector<double>(static_cast<size_t>(count), value), dims));
+        return c.constant(HostTensor::from_doubles(
+            x.dtype(), std::vector<double>(static_cast<size_t>(count), value), dims));
       }
       if (mode == "edge")
-        return c.op("broadcast_to", {before ? cut(x, a, 0, 1) : cut(x, a, n - 1, n)}, {{"shape", dims}});
+        return c.op("broadcast_to", {before ? cut(x, a, 0, 1) : cut(x, a, n - 1, n)},
+                    {{"shape", dims}});
       if (mode == "wrap") return before ? cut(x, a, n - p, n) : cut(x, a, 0, p);
       // reflect; an end below 0 is spelled as INT64_MIN (the slice runs through index 0)
       if (before) return cut(x, a, p, 0, -1);
@@ -457,7 +606,8 @@ void convert_pad(NodeContext& c) {
     }
     pads = full;
   }
-  if (static_cast<int64_t>(pads.size()) != 2 * r) c.invalid(fmt::format("pads has {} values; rank {} needs {}", pads.size(), r, 2 * r));
+  if (static_cast<int64_t>(pads.size()) != 2 * r)
+    c.invalid(fmt::format("pads has {} values; rank {} needs {}", pads.size(), r, 2 * r));
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
     c.invalid(fmt::format("pad mode '{}' (ONNX has constant, reflect, edge and wrap)", mode));
   bool zero = true, negative = false;
@@ -479,7 +629,8 @@ void convert_range(NodeContext& c) {
                delta = c.require_host(2, "delta").as_doubles().at(0);
   if (delta == 0) c.invalid("delta is 0");
   const double count = std::max(std::ceil((limit - start) / delta), 0.0);
-  if (count > static_cast<double>(kMaxHostElements)) c.invalid(fmt::format("the range has {} elements", count));
+  if (count > static_cast<double>(kMaxHostElements))
+    c.invalid(fmt::format("the range has {} elements", count));
   std::vector<double> v(static_cast<size_t>(count));
   for (size_t i = 0; i < v.size(); ++i) v[i] = start + delta * static_cast<double>(i);
   c.set_host(0, HostTensor::from_doubles(s.dtype, v, {static_cast<int64_t>(v.size())}));
@@ -499,7 +650,8 @@ void convert_tile(NodeContext& c) {
 
 void convert_resize(NodeContext& c) {
   const std::vector<int64_t> d = c.dims(0);
-  if (d.size() != 4) c.unsupported(fmt::format("Resize of rank {} (dlrt resizes (N,C,H,W))", d.size()));
+  if (d.size() != 4)
+    c.unsupported(fmt::format("Resize of rank {} (dlrt resizes (N,C,H,W))", d.size()));
   std::vector<int64_t> sizes;
   std::vector<double> scales;
   const size_t scales_at = c.opset() < 11 ? 1 : 2;
@@ -514,7 +666,8 @@ void convert_resize(NodeContext& c) {
   }
   const size_t given = sizes.empty() ? scales.size() : sizes.size();
   if (given != axes.size())
-    c.invalid(fmt::format("Resize has {} axes but {} {}", axes.size(), given, sizes.empty() ? "scales" : "sizes"));
+    c.invalid(fmt::format("Resize has {} axes but {} {}", axes.size(), given,
+                          sizes.empty() ? "scales" : "sizes"));
   std::vector<double> scale(4, 1.0);
   std::vector<int64_t> out = d;
   for (size_t k = 0; k < axes.size(); ++k) {
@@ -544,22 +697,24 @@ void convert_resize(NodeContext& c) {
     for (size_t k = 0; k < 4; ++k) {
       const double o = double(d[k]) * scale[k];
       if (o != std::floor(o) || o < 1)
-        c.unsupported(fmt::format("a scale of {} on a dim of {} (not a whole output length: ONNX "
-                                  "maps coordinates by the scale, dlrt's resize by the sizes)",
-                                  scale[k], d[k]));
+        c.unsupported(
+            fmt::format("a scale of {} on a dim of {} (not a whole output length: ONNX "
+                        "maps coordinates by the scale, dlrt's resize by the sizes)",
+                        scale[k], d[k]));
       out[k] = static_cast<int64_t>(o);
     }
   }
   sizes = out;
-  if (sizes[0] != d[0] || sizes[1] != d[1])
-    c.unsupported("Resize that changes N or C");
+  if (sizes[0] != d[0] || sizes[1] != d[1]) c.unsupported("Resize that changes N or C");
   if (c.attr_int("antialias", 0) != 0) c.unsupported("antialias");
   std::string mode = c.attr_string("mode", "nearest");
   if (mode == "linear") mode = "bilinear";
   if (mode != "nearest" && mode != "bilinear") c.unsupported(fmt::format("mode '{}'", mode));
-  std::string ct = c.attr_string("coordinate_transformation_mode", c.opset() < 11 ? "asymmetric" : "half_pixel");
+  std::string ct =
+      c.attr_string("coordinate_transformation_mode", c.opset() < 11 ? "asymmetric" : "half_pixel");
   if (ct == "pytorch_half_pixel") {
-    if (sizes[2] == 1 || sizes[3] == 1) c.unsupported("pytorch_half_pixel to an output of length 1");
+    if (sizes[2] == 1 || sizes[3] == 1)
+      c.unsupported("pytorch_half_pixel to an output of length 1");
     ct = "half_pixel";
   }
   if (ct != "half_pixel" && ct != "align_corners" && ct != "asymmetric")
@@ -567,8 +722,11 @@ void convert_resize(NodeContext& c) {
   std::string nm = c.attr_string("nearest_mode", c.opset() < 11 ? "floor" : "round_prefer_floor");
   if (c.opset() < 11 && mode == "nearest") nm = "floor";
   c.set(0, c.op("resize", {c.value(0)},
-                {{"size", std::vector<int64_t>{sizes[2], sizes[3]}}, {"mode", mode},
-                 {"coordinate_transformation", ct}, {"nearest_mode", nm}, {"data_format", "NCHW"}}));
+                {{"size", std::vector<int64_t>{sizes[2], sizes[3]}},
+                 {"mode", mode},
+                 {"coordinate_transformation", ct},
+                 {"nearest_mode", nm},
+                 {"data_format", "NCHW"}}));
 }
 
 }  // namespace
@@ -578,8 +736,10 @@ void convert_resize(NodeContext& c) {
 // and dlrt declines rather than give ONNX's cases other numbers.
 void refuse_rounding_to_bf16(NodeContext& c, dlrt_dtype from, dlrt_dtype to) {
   if (to == DLRT_BF16 && (from == DLRT_F32 || from == DLRT_F64))
-    c.unsupported(fmt::format("a cast from {} to bf16 (dlrt rounds to nearest even; ONNX's cases "
-                              "truncate)", dlrt_dtype_name(from)));
+    c.unsupported(
+        fmt::format("a cast from {} to bf16 (dlrt rounds to nearest even; ONNX's cases "
+                    "truncate)",
+                    dlrt_dtype_name(from)));
 }
 
 // The offsets into the flattened data (input 0) of every element that input `indices` (of
@@ -591,7 +751,8 @@ dlrt::Value element_offsets(NodeContext& c, size_t indices, int64_t a) {
   const std::vector<int64_t> d = c.dims(0), id = c.dims(indices);
   const int64_t r = static_cast<int64_t>(d.size());
   if (static_cast<int64_t>(id.size()) != r)
-    c.invalid(fmt::format("indices have dims {}; data {} wants the same rank", dims_text(id), dims_text(d)));
+    c.invalid(fmt::format("indices have dims {}; data {} wants the same rank", dims_text(id),
+                          dims_text(d)));
   std::vector<int64_t> stride(static_cast<size_t>(r), 1);
   for (int64_t k = r - 2; k >= 0; --k) stride[k] = stride[k + 1] * d[k + 1];
   const int64_t n = product(id);
@@ -600,7 +761,8 @@ dlrt::Value element_offsets(NodeContext& c, size_t indices, int64_t a) {
     int64_t off = 0;
     for (int64_t k = 0; k < r; ++k) {
       if (k != a && coord[k] >= d[k])
-        c.invalid(fmt::format("indices have dims {}, larger than data {} off the axis", dims_text(id), dims_text(d)));
+        c.invalid(fmt::format("indices have dims {}, larger than data {} off the axis",
+                              dims_text(id), dims_text(d)));
       if (k != a) off += coord[k] * stride[k];
     }
     base[p] = off;
@@ -633,7 +795,8 @@ void add_shape_converters(ConverterTable& t) {
   t.add("Dropout", "(the input itself: inference)", [](NodeContext& c) {
     // Training mode drops at random (ONNX's draws cannot be matched) unless the ratio is 0,
     // where ONNX's Dropout is the identity too.
-    if (c.opset() >= 12 && c.has_input(2) && c.require_host(2, "training_mode").as_int64s().at(0) != 0) {
+    if (c.opset() >= 12 && c.has_input(2) &&
+        c.require_host(2, "training_mode").as_int64s().at(0) != 0) {
       const double ratio = c.has_input(1) ? c.require_host(1, "ratio").as_doubles().at(0) : 0.5;
       if (ratio != 0.0) c.unsupported("Dropout with training_mode true and a ratio above 0");
     }
@@ -654,9 +817,8 @@ void add_shape_converters(ConverterTable& t) {
     std::vector<int64_t> v(d.begin() + s, d.begin() + e);
     c.set_host(0, HostTensor::from_int64s(v, {static_cast<int64_t>(v.size())}));
   });
-  t.add("Size", "(host constant)", [](NodeContext& c) {
-    c.set_host(0, HostTensor::from_int64s({product(c.dims(0))}, {}));
-  });
+  t.add("Size", "(host constant)",
+        [](NodeContext& c) { c.set_host(0, HostTensor::from_int64s({product(c.dims(0))}, {})); });
   t.add("Reshape", "reshape", convert_reshape);
   t.add("Flatten", "reshape", convert_flatten);
   t.add("Unsqueeze", "reshape", convert_unsqueeze);
@@ -667,7 +829,8 @@ void add_shape_converters(ConverterTable& t) {
   t.add("Slice", "slice", convert_slice);
   t.add("Split", "split", convert_split);
   t.add("Cast", "cast", convert_cast);
-  t.add("GatherElements", "gather of the flattened data at computed offsets", convert_gather_elements);
+  t.add("GatherElements", "gather of the flattened data at computed offsets",
+        convert_gather_elements);
   t.add("Expand", "broadcast_to", convert_expand);
   t.add("Pad", "pad", convert_pad);
   t.add("Range", "(host constant)", convert_range);

@@ -213,6 +213,48 @@ TEST(OnnxSession, PerChannelConstantsKeepAConvChainNhwc) {
   EXPECT_GT(count_ops(fed.placement_log(), "transpose"), 2u) << fed.placement_log();
 }
 
+// ShuffleNet's channel shuffle between two convs (Reshape (N,C,H,W) -> (N,G,C/G,H,W),
+// Transpose (0,2,1,3,4), Reshape back): done on the first conv's NHWC output as one transpose
+// of the two channel axes, so the graph has three transposes (the input's, the shuffle, the
+// output's) where it had five; the numbers equal the same model with the weights fed as
+// inputs (no NHWC path at all).
+TEST(OnnxSession, ChannelShuffleBetweenConvsStaysNhwc) {
+  auto model = [](bool constants) {
+    ModelBuilder b(13);
+    b.input("x", TensorProto::FLOAT, {-1, 3, 5, 6});
+    if (constants) {
+      b.init("W", {6, 3, 3, 3}, random_floats(162, 8));
+      b.init("W2", {4, 6, 1, 1}, random_floats(24, 9));
+    } else {
+      b.input("W", TensorProto::FLOAT, {6, 3, 3, 3});
+      b.input("W2", TensorProto::FLOAT, {4, 6, 1, 1});
+    }
+    b.init_int64s("split", {5}, {0, 2, 3, 5, 6});
+    b.init_int64s("merge", {4}, {0, 6, 5, 6});
+    auto* conv = b.node("Conv", {"x", "W"}, {"c"}, "conv");
+    ModelBuilder::attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    b.node("Reshape", {"c", "split"}, {"r"});
+    auto* t = b.node("Transpose", {"r"}, {"t"});
+    ModelBuilder::attr(t, "perm", std::vector<int64_t>{0, 2, 1, 3, 4});
+    b.node("Reshape", {"t", "merge"}, {"s"});
+    b.node("Conv", {"s", "W2"}, {"y"}, "conv2");
+    b.output("y");
+    return b;
+  };
+  dlrt::Context ctx = context();
+  dlrt::InferenceSession nhwc = session_of(ctx, model(true));
+  dlrt::InferenceSession fed = session_of(ctx, model(false));
+  dlrt::Tensor x = host_tensor(ctx, {2, 3, 5, 6}, random_floats(180, 10));
+  dlrt::Tensor w = host_tensor(ctx, {6, 3, 3, 3}, random_floats(162, 8));
+  dlrt::Tensor w2 = host_tensor(ctx, {4, 6, 1, 1}, random_floats(24, 9));
+  const std::vector<float> a = nhwc.run({&x})[0].read<float>();
+  const std::vector<float> b = fed.run({&x, &w, &w2})[0].read<float>();
+  ASSERT_EQ(a.size(), 2u * 4 * 5 * 6);
+  ASSERT_EQ(b.size(), a.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5) << i;
+  EXPECT_EQ(count_ops(nhwc.placement_log(), "transpose"), 3u) << nhwc.placement_log();
+}
+
 // Reshape's shape fed at run time: the session specialises on the value.
 TEST(OnnxSession, AShapeFedAsAnInputIsAValueTheGraphIsBuiltFor) {
   ModelBuilder b(13);
