@@ -111,22 +111,60 @@ HostTensor host_unary(const HostTensor& a, dlrt_dtype out_dtype,
   return HostTensor::from_doubles(out_dtype, v, a.dims);
 }
 
+namespace {
+
+// y = x transposed by `perm` for elements of E's size: one output row (the last output axis)
+// at a time, its base offset in x computed once and its elements read at a fixed stride. The
+// per-element form (an index sum over every axis and a memcpy of a run-time size) made this
+// 18% of loading ResNet-50's light model (its 25.5M filter weights go OIHW -> HWIO here).
+template <typename E>
+void transpose_rows(const HostTensor& x, const std::vector<int64_t>& perm, HostTensor& y) {
+  const size_t r = perm.size();
+  const std::vector<int64_t> sx = strides_of(x.dims);
+  const int64_t inner = y.dims[r - 1], step = sx[static_cast<size_t>(perm[r - 1])];
+  const int64_t rows = inner == 0 ? 0 : y.element_count() / inner;
+  const uint8_t* src = x.bytes.data();
+  uint8_t* dst = y.bytes.data();
+  std::vector<int64_t> idx(r - 1, 0);
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t base = 0;
+    for (size_t k = 0; k + 1 < r; ++k) base += idx[k] * sx[static_cast<size_t>(perm[k])];
+    const uint8_t* s = src + base * static_cast<int64_t>(sizeof(E));
+    uint8_t* d = dst + row * inner * static_cast<int64_t>(sizeof(E));
+    for (int64_t t = 0; t < inner; ++t)
+      std::memcpy(d + t * static_cast<int64_t>(sizeof(E)),
+                  s + t * step * static_cast<int64_t>(sizeof(E)), sizeof(E));
+    for (size_t k = r - 1; k-- > 0;) {
+      if (++idx[k] < y.dims[k]) break;
+      idx[k] = 0;
+    }
+  }
+}
+
+}  // namespace
+
 HostTensor host_transpose(const HostTensor& x, const std::vector<int64_t>& perm) {
   HostTensor y;
   y.dtype = x.dtype;
   for (int64_t p : perm) y.dims.push_back(x.dims[p]);
   y.bytes.resize(x.bytes.size());
-  const std::vector<int64_t> sx = strides_of(x.dims);
-  const int64_t n = x.element_count();
-  std::vector<int64_t> idx(perm.size(), 0);
-  for (int64_t j = 0; j < n; ++j) {
-    int64_t i = 0;
-    for (size_t k = 0; k < perm.size(); ++k) i += idx[k] * sx[perm[k]];
-    copy_element(x, i, y, j);
-    for (int64_t k = static_cast<int64_t>(perm.size()) - 1; k >= 0; --k) {
-      if (++idx[k] < y.dims[k]) break;
-      idx[k] = 0;
-    }
+  if (perm.empty()) {  // a scalar
+    y.bytes = x.bytes;
+    return y;
+  }
+  switch (dlrt_dtype_size(x.dtype)) {
+    case 1:
+      transpose_rows<uint8_t>(x, perm, y);
+      break;
+    case 2:
+      transpose_rows<uint16_t>(x, perm, y);
+      break;
+    case 8:
+      transpose_rows<uint64_t>(x, perm, y);
+      break;
+    default:
+      transpose_rows<uint32_t>(x, perm, y);
+      break;
   }
   return y;
 }

@@ -255,6 +255,30 @@ TEST(OnnxSession, ChannelShuffleBetweenConvsStaysNhwc) {
   EXPECT_EQ(count_ops(nhwc.placement_log(), "transpose"), 3u) << nhwc.placement_log();
 }
 
+// A Transpose of a constant is done on the host at import (host_transpose, as every conv
+// filter's OIHW -> HWIO): a (2,3,4) constant by perm (1,2,0), added to an input of zeros,
+// gives the transposed elements in order.
+TEST(OnnxSession, ConstantTransposedOnTheHost) {
+  ModelBuilder b(13);
+  b.input("x", TensorProto::FLOAT, {3, 4, 2});
+  std::vector<float> k(24);
+  for (int i = 0; i < 24; ++i) k[static_cast<size_t>(i)] = static_cast<float>(i);
+  b.init("k", {2, 3, 4}, k);
+  auto* t = b.node("Transpose", {"k"}, {"kt"});
+  ModelBuilder::attr(t, "perm", std::vector<int64_t>{1, 2, 0});
+  b.node("Add", {"x", "kt"}, {"y"});
+  b.output("y");
+  dlrt::Context ctx = context();
+  dlrt::InferenceSession s = session_of(ctx, b);
+  dlrt::Tensor x = host_tensor(ctx, {3, 4, 2}, std::vector<float>(24, 0.0f));
+  const std::vector<float> y = s.run({&x})[0].read<float>();
+  std::vector<float> want;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j)
+      for (int a = 0; a < 2; ++a) want.push_back(static_cast<float>(a * 12 + i * 4 + j));
+  EXPECT_EQ(y, want);
+}
+
 // Reshape's shape fed at run time: the session specialises on the value.
 TEST(OnnxSession, AShapeFedAsAnInputIsAValueTheGraphIsBuiltFor) {
   ModelBuilder b(13);
