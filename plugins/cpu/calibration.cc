@@ -121,13 +121,25 @@ json to_json(const KernelChoices& c, double seconds) {
     for (int cls = 0; cls < kPairClasses; ++cls) {
       const WinogradVerdict& v = c.winograd[pass][cls];
       passes[choice_pass_name(static_cast<ChoicePass>(pass))][pair_class_name(cls)] = {
-          {"dlrt_winograd_us", v.dlrt_us}, {"onednn_direct_us", v.onednn_us}};
+          {"dlrt_winograd_us", v.dlrt_us},
+          {"onednn_direct_us", v.onednn_us},
+          {"choice", v.dlrt_wins ? "dlrt_winograd" : "onednn_direct"},
+          {"tie", v.tie}};
     }
   return {{"measured_at", utc_now()}, {"seconds", seconds}, {"conv3x3", passes}};
 }
 
 // The verdicts an entry holds; false (and `c` untouched) when any is missing or not a time.
+bool read_verdicts(const json& entry, KernelChoices& c);
 bool from_json(const json& entry, KernelChoices& c) {
+  try {
+    return read_verdicts(entry, c);
+  } catch (const json::exception&) {  // a field of another type: an entry to measure again
+    return false;
+  }
+}
+
+bool read_verdicts(const json& entry, KernelChoices& c) {
   if (!entry.is_object() || !entry.contains("conv3x3") || !entry["conv3x3"].is_object())
     return false;
   KernelChoices read = c;
@@ -145,7 +157,12 @@ bool from_json(const json& entry, KernelChoices& c) {
       v.onednn_us = t["onednn_direct_us"].get<double>();
       if (!(v.dlrt_us > 0) || !(v.onednn_us > 0)) return false;
       v.measured = true;
-      v.dlrt_wins = v.dlrt_us < v.onednn_us;
+      // The choice as made (a tie keeps the rule's even where oneDNN was a little faster);
+      // an entry without one: the faster kernel.
+      const std::string choice = t.value("choice", std::string());
+      if (choice != "dlrt_winograd" && choice != "onednn_direct" && !choice.empty()) return false;
+      v.dlrt_wins = choice.empty() ? v.dlrt_us < v.onednn_us : choice == "dlrt_winograd";
+      v.tie = t.value("tie", false);
     }
   c = read;
   return true;
@@ -328,36 +345,41 @@ Timing measure(dlrt_plugin& p, dnnl::stream& stream, ChoicePass pass, const Shap
   return t;
 }
 
-// Why a pass's two rounds cannot be trusted (a neighbour's work came and went, or took a
-// core for the whole time), or "": the rounds agree on the winner, the winner's margin over
-// the other kernel is larger than either kernel's difference between its two rounds (a
-// verdict outside the noise), and the faster kernel reached kMinPeakFraction of the measured
-// peak in direct-convolution flops (2-4x over it for Winograd; both kernels reach a third of
-// it or more on an idle machine, so a tenth means the threads waited for a busy core).
+// What two rounds of one pass say. Unsteady (a neighbour's work came and went, or took a
+// core the whole time): a kernel's two bests differ by more than kMaxNoise, or the faster
+// kernel reached under kMinPeakFraction of the measured peak in direct-convolution flops
+// (2-4x over it for Winograd; both kernels reach a third of it or more on an idle machine, so
+// a tenth means the threads waited for a busy core). A tie: the kernels within kTie of each
+// other, or the rounds disagreeing on the faster; then the rule's choice (Winograd) stands, a
+// verdict like any other, cached, so a CPU where one pass is a close call does not measure
+// again in every process. Otherwise the faster kernel wins.
+constexpr double kMaxNoise = 0.15;
+constexpr double kTie = 0.05;
 constexpr double kMinPeakFraction = 0.1;
-std::string unsteady(const Timing& t, const Shape& s, double peak_gflops) {
+enum class Outcome { winner, tie, unsteady };
+Outcome judge(const Timing& t, const Shape& s, double peak_gflops, std::string& why) {
   auto gap = [](double a, double b) { return std::abs(a - b) / std::max(std::min(a, b), 1e-9); };
   const double noise =
       std::max(gap(t.dlrt_us[0], t.dlrt_us[1]), gap(t.onednn_us[0], t.onednn_us[1]));
   const double margin = gap(t.best_dlrt(), t.best_onednn());
-  char why[200] = "";
-  if ((t.dlrt_us[0] < t.onednn_us[0]) != (t.dlrt_us[1] < t.onednn_us[1]))
-    std::snprintf(why, sizeof why, "the two rounds disagree on the faster kernel");
-  else if (noise >= margin)
-    std::snprintf(why, sizeof why,
-                  "the kernels differ by %.0f%%, a kernel's two rounds by %.0f%%: within noise",
-                  margin * 100, noise * 100);
-  else if (peak_gflops > 0) {
-    const double flops = 18.0 * s.n * s.hw * s.hw * s.c * s.c;  // direct: 2 x 9 per pair
-    const double best_us = std::min(t.best_dlrt(), t.best_onednn());
-    const double gflops = flops / (best_us * 1e3);
-    if (gflops < kMinPeakFraction * peak_gflops)
-      std::snprintf(why, sizeof why,
-                    "the faster kernel ran at %.1f GFLOP/s, under %.0f%% of the "
-                    "measured peak %.0f",
-                    gflops, kMinPeakFraction * 100, peak_gflops);
+  char text[200] = "";
+  const double flops = 18.0 * s.n * s.hw * s.hw * s.c * s.c;  // direct: 2 x 9 per pair
+  const double gflops = flops / (std::min(t.best_dlrt(), t.best_onednn()) * 1e3);
+  if (peak_gflops > 0 && gflops < kMinPeakFraction * peak_gflops) {
+    std::snprintf(text, sizeof text,
+                  "the faster kernel ran at %.1f GFLOP/s, under %.0f%% of the measured peak %.0f",
+                  gflops, kMinPeakFraction * 100, peak_gflops);
+    why = text;
+    return Outcome::unsteady;
   }
-  return why;
+  if (noise > kMaxNoise) {
+    std::snprintf(text, sizeof text, "a kernel's two rounds differ by %.0f%% (more than %.0f%%)",
+                  noise * 100, kMaxNoise * 100);
+    why = text;
+    return Outcome::unsteady;
+  }
+  const bool rounds_agree = (t.dlrt_us[0] < t.onednn_us[0]) == (t.dlrt_us[1] < t.onednn_us[1]);
+  return margin <= kTie || !rounds_agree ? Outcome::tie : Outcome::winner;
 }
 
 // Every pass at every shape; `problem` says why the measurement cannot be trusted (then the
@@ -365,6 +387,8 @@ std::string unsteady(const Timing& t, const Shape& s, double peak_gflops) {
 // "".
 KernelChoices measure_all(dlrt_plugin& p, std::string& problem) {
   dnnl::stream stream(p.engine);
+  const double peak =
+      p.info.measured_peak_gflops > 0 ? p.info.measured_peak_gflops : p.info.nominal_peak_gflops;
   KernelChoices c;
   for (int pass = 0; pass < kChoicePasses; ++pass)
     for (int cls = 0; cls < kPairClasses; ++cls) {
@@ -373,15 +397,15 @@ KernelChoices measure_all(dlrt_plugin& p, std::string& problem) {
       WinogradVerdict& v = c.winograd[pass][cls];
       v.measured = true;
       v.dlrt_us = t.best_dlrt(), v.onednn_us = t.best_onednn();
-      v.dlrt_wins = v.dlrt_us < v.onednn_us;
-      const double peak = p.info.measured_peak_gflops > 0 ? p.info.measured_peak_gflops
-                                                          : p.info.nominal_peak_gflops;
-      const std::string why = unsteady(t, kShapes[cls], peak);
-      if (!why.empty()) {  // the rest would be as disturbed: stop paying for it
+      std::string why;
+      const Outcome o = judge(t, kShapes[cls], peak, why);
+      if (o == Outcome::unsteady) {  // the rest would be as disturbed: stop paying for it
         problem = std::string("conv3x3 ") + choice_pass_name(cp) + ", " + pair_class_name(cls) +
                   " channel pairs: " + why;
         return c;
       }
+      v.tie = o == Outcome::tie;
+      v.dlrt_wins = v.tie || v.dlrt_us < v.onednn_us;
     }
   return c;
 }

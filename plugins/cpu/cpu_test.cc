@@ -296,6 +296,36 @@ TEST(CpuPlugin, CalibrationIsMeasuredCachedAndRead) {
       << string_attr(two, "calibration");
 }
 
+// A tie (the kernels within 5%, or rounds that disagree) keeps the rule's choice, Winograd,
+// even where oneDNN's time was a little lower, and the cache says so; a field of the wrong
+// type makes the entry one to measure again, not a failure.
+TEST(CpuPlugin, CalibrationCacheKeepsATiesChoice) {
+  if (!has_a_choice()) GTEST_SKIP() << "dlrt's Winograd does not run on this CPU: no choice";
+  CacheFolder cache;
+  Cpu keyed(Opts{{"calibrate", "skip"}, {"threads", "1"}});
+  const std::string key = string_attr(keyed, "calibration_key");
+  auto entry = [](const std::string& tie) {
+    const std::string t = R"({"dlrt_winograd_us": 103, "onednn_direct_us": 100, "choice": )"
+                          R"("dlrt_winograd", "tie": )" + tie + "}";
+    const std::string pass = "{\"few\": " + t + ", \"many\": " + t + "}";
+    return "{\"conv3x3\": {\"forward\": " + pass + ", \"backward_data\": " + pass +
+           ", \"backward_filter\": " + pass + "}}";
+  };
+  cache.write("{\"format\": 1, \"entries\": {\"" + key + "\": " + entry("true") + "}}");
+  Cpu tie(Opts{{"calibrate", "auto"}, {"threads", "1"}});
+  EXPECT_TRUE(contains(string_attr(tie, "calibration"), "from the cache"))
+      << string_attr(tie, "calibration");
+  const std::string choices = string_attr(tie, "kernel_choices");
+  EXPECT_TRUE(contains(choices, "conv3x3 forward, <= 1024 channel pairs: dlrt winograd, 103 us "
+                                "against oneDNN direct 100 us (a tie: the rule's choice)"))
+      << choices;
+  cache.write("{\"format\": 1, \"entries\": {\"" + key + "\": " + entry("\"yes\"") + "}}");
+  Cpu retyped(Opts{{"calibrate", "auto"}, {"threads", "1"}});
+  ASSERT_NE(retyped.inst, nullptr) << retyped.lib.error();
+  EXPECT_FALSE(contains(string_attr(retyped, "calibration"), "from the cache"))
+      << string_attr(retyped, "calibration");
+}
+
 // A cache file that is not the plugin's JSON is reported and replaced, never a failure.
 TEST(CpuPlugin, CalibrationReplacesABrokenCache) {
   if (!has_a_choice()) GTEST_SKIP() << "dlrt's Winograd does not run on this CPU: no choice";

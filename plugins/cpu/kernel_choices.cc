@@ -32,7 +32,8 @@ std::string KernelChoices::describe() const {
                     choice_pass_name(static_cast<ChoicePass>(pass)), cls == 0 ? "<=" : ">",
                     dlrt ? "dlrt winograd" : "oneDNN direct", dlrt ? v.dlrt_us : v.onednn_us,
                     dlrt ? "oneDNN direct" : "dlrt winograd", dlrt ? v.onednn_us : v.dlrt_us);
-      out += (out.empty() ? "" : "; ") + std::string(line);
+      out += (out.empty() ? "" : "; ") + std::string(line) +
+             (v.tie ? " (a tie: the rule's choice)" : "");
     }
   return out;
 }

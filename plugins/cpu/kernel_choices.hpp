@@ -37,7 +37,8 @@ inline int pair_class_of(int64_t pairs) { return pairs <= kFewPairsMax ? 0 : 1; 
 
 struct WinogradVerdict {
   bool measured = false;  // false: no measurement, the rule's default (Winograd where it applies)
-  bool dlrt_wins = true;  // dlrt's Winograd was faster than oneDNN's direct kernel
+  bool dlrt_wins = true;  // dlrt's Winograd runs: it was faster, or a tie (below)
+  bool tie = false;       // within 5%, or the two rounds disagreed: the rule's choice stands
   double dlrt_us = 0;     // the best of the timed runs of each kernel, microseconds
   double onednn_us = 0;
 };
