@@ -24,4 +24,24 @@ void pin_openmp_runtimes();
 int onednn_max_threads();
 void set_onednn_threads(int threads);
 
+// Sets oneDNN's thread count on the calling thread for the scope and restores it: what every
+// kernel that runs oneDNN code (its primitives, or dnnl_sgemm from a loop kernel) wraps the
+// run in, so the plugin's `threads` option holds for it.
+class OnednnThreadScope {
+ public:
+  explicit OnednnThreadScope(int threads)
+      : saved_(onednn_max_threads()), set_(threads > 0 && threads != saved_) {
+    if (set_) set_onednn_threads(threads);
+  }
+  ~OnednnThreadScope() {
+    if (set_) set_onednn_threads(saved_);
+  }
+  OnednnThreadScope(const OnednnThreadScope&) = delete;
+  OnednnThreadScope& operator=(const OnednnThreadScope&) = delete;
+
+ private:
+  int saved_;
+  bool set_;
+};
+
 }  // namespace dlrt::cpu

@@ -22,6 +22,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../openmp_runtime.hpp"
 #include "../ops.hpp"
 #include "dtype_dispatch.hpp"
 
@@ -289,7 +290,14 @@ inline void fill_cost(const OpView& op, double flops_per_element, dlrt_op_cost* 
 class LoopKernel : public Kernel {
  public:
   explicit LoopKernel(const dlrt_plugin& p) : threads_(std::max(1, p.threads)), avx2_(p.avx2) {}
-  void run(dnnl::stream&, const dlrt_kernel_args& args) final { execute(args); }
+  // Under the plugin's thread count for oneDNN too: loops that call dnnl_sgemm (attention,
+  // the LSTM cell) call it outside any parallel region when their parallel_for runs on one
+  // thread, and oneDNN would otherwise take every core (with `threads=1` beside a busy core,
+  // a spinning two-thread team made the char Transformer's step 4.7 s instead of 0.54).
+  void run(dnnl::stream&, const dlrt_kernel_args& args) final {
+    OnednnThreadScope onednn(threads_);
+    execute(args);
+  }
   // Runs on the calling thread (and its OpenMP team); work is complete when it returns.
   virtual void execute(const dlrt_kernel_args& args) = 0;
 

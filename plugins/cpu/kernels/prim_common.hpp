@@ -151,22 +151,7 @@ inline dnnl::primitive_attr user_scratchpad() {
 
 // Sets oneDNN's OpenMP thread count for the scope and restores it (openmp_runtime.hpp: on
 // Windows oneDNN's runtime is not the loops' one).
-class ThreadScope {
- public:
-  explicit ThreadScope(int threads)
-      : saved_(onednn_max_threads()), set_(threads > 0 && threads != saved_) {
-    if (set_) set_onednn_threads(threads);
-  }
-  ~ThreadScope() {
-    if (set_) set_onednn_threads(saved_);
-  }
-  ThreadScope(const ThreadScope&) = delete;
-  ThreadScope& operator=(const ThreadScope&) = delete;
-
- private:
-  int saved_;
-  bool set_;
-};
+using ThreadScope = OnednnThreadScope;
 
 // Builds kernel K under the plugin's thread count: oneDNN sizes a primitive's scratchpad for
 // the threads it may use at execution, read when the primitive_desc is made, so create and
