@@ -12,7 +12,7 @@ occur in the training sentences: multi-word phrases and one- and two-word entrie
 
     python examples/translation.py [--epochs 12] [--seed 0] [--beam 4] [--quick]
                                    [--dictionary all|words|none] [--dropout 0.3]
-                                   [--merges 8000]
+                                   [--merges 8000] [--patience 2]
 
 Words are lower-cased words and punctuation marks (an apostrophe starts a word: "can 't").
 The model reads and writes subwords: a byte-pair encoding (BPE, Sennrich et al. 2016) learnt
@@ -27,7 +27,8 @@ is computed on words, as before subwords.
 
 The last 500 training sentences (in the seeded order) are the validation pairs: fit leaves
 them out, and the epoch of the lowest validation loss is kept (EarlyStopping with
-restore_best_weights, after 2 epochs without a lower one; at most 12). The held-out pairs
+restore_best_weights, after 2 epochs without a lower one, --patience; 0 keeps the last
+epoch; at most 12). The held-out pairs
 choose nothing. The baseline learns from all the training sentences and entries, those 500
 included.
 
@@ -609,6 +610,9 @@ def main() -> int:
                     help="the dictionary's entries trained on beside the sentences: phrases and "
                          "words (all), words only, or none")
     ap.add_argument("--dropout", type=float, default=DROPOUT)
+    ap.add_argument("--patience", type=int, default=PATIENCE,
+                    help="stop after this many epochs without a lower validation loss and keep "
+                         "the best epoch's weights; 0: train every epoch, keep the last")
     ap.add_argument("--merges", type=int, default=MERGES,
                     help="BPE merges learnt from the training pairs (joint German and English)")
     ap.add_argument("--quick", action="store_true",
@@ -672,12 +676,12 @@ def main() -> int:
     # 1e-3, then 0.8 times less each epoch from the fifth; the weights of the epoch with the
     # lowest validation loss are kept (fit stops when PATIENCE epochs have not lowered it).
     schedule = tf.keras.callbacks.LearningRateScheduler(lambda e, lr: 1e-3 * 0.8 ** max(0, e - 3))
-    stop = tf.keras.callbacks.EarlyStopping(monitor="val_loss", patience=PATIENCE,
-                                            restore_best_weights=True)
+    stop = [tf.keras.callbacks.EarlyStopping(monitor="val_loss", patience=a.patience,
+                                             restore_best_weights=True)] if a.patience else []
     history = model.fit(x, y, batch_size=64, epochs=epochs, validation_data=validation_data,
-                        verbose=0, callbacks=[Progress(begin), schedule, stop])
+                        verbose=0, callbacks=[Progress(begin), schedule] + stop)
     val_losses = history.history["val_loss"]
-    best_epoch = int(np.argmin(val_losses)) + 1
+    best_epoch = int(np.argmin(val_losses)) + 1 if a.patience else len(val_losses)
     trained = model.evaluate(held_out, t_y, batch_size=64, verbose=0)
     print(f"trained in {time.time() - begin:.0f} s: {len(val_losses)} epochs, kept epoch "
           f"{best_epoch} (held-out loss untrained {untrained:.3f}, kept {trained:.3f})",
