@@ -10,44 +10,27 @@ annotations ({m}, [coll.], <...>, (...)) are removed; one English sentence per G
 set. The training set adds the dictionary's other entries (`lexicon`) whose German words all
 occur in the training sentences: multi-word phrases and one- and two-word entries.
 
-    python examples/translation.py [--epochs 12] [--seed 0] [--beam 4] [--quick]
+    python examples/translation.py [--epochs 8] [--seed 0] [--beam 4] [--quick]
                                    [--dictionary all|words|none] [--dropout 0.3]
-                                   [--merges 8000] [--patience 2]
 
-Words are lower-cased words and punctuation marks (an apostrophe starts a word: "can 't").
-The model reads and writes subwords: a byte-pair encoding (BPE, Sennrich et al. 2016) learnt
-from the training pairs' words only, German and English together (8,000 merges; `learn_bpe`,
-`Subwords`), so a word never seen in training is spelt from pieces instead of being <unk>
-(9.6% of the held-out German words are unknown to the training side; 0.03% of its subwords:
-characters never seen). One vocabulary, every subword of the training pairs (7,982 and the
-specials), serves both sides, and one Embedding embeds German's and English's tokens. A side
-has at most 20 subwords with <eos>: longer training pairs are left out (134 of 34k), longer
-held-out German sentences are cut (0.6%). Translations are joined back into words, and BLEU
-is computed on words, as before subwords.
-
-The last 500 training sentences (in the seeded order) are the validation pairs: fit leaves
-them out, and the epoch of the lowest validation loss is kept (EarlyStopping with
-restore_best_weights, after 2 epochs without a lower one, --patience; 0 keeps the last
-epoch; at most 12). The held-out pairs
-choose nothing. The baseline learns from all the training sentences and entries, those 500
-included.
-
-The model (Keras' functional API, trained by fit with teacher forcing: the decoder
+Tokens are lower-cased words and punctuation marks (an apostrophe starts a token: "can 't");
+each side has its own vocabulary: the 8,000 most frequent training words seen at least twice
+(<unk> for the others). The model (Keras' functional API, trained by fit with teacher forcing: the decoder
 reads the English sentence shifted right behind <bos> and predicts each next token, <eos>
 after the last; the <pad> targets after it count nothing: SparseCategoricalCrossentropy's
 ignore_class, Keras' way of masking a sequence loss):
 
-    encoder: Embedding(subwords) + Embedding(positions); 2 pre-norm blocks of
+    encoder: Embedding(words) + Embedding(positions); 2 pre-norm blocks of
              MultiHeadAttention(4 heads) self-attention and a ReLU feed-forward (512), each
              branch added back (Add) after Dropout; LayerNormalization
-    decoder: the same Embedding(subwords) + Embedding(positions); 2 pre-norm blocks of causal
+    decoder: Embedding(words) + Embedding(positions); 2 pre-norm blocks of causal
              self-attention (use_causal_mask=True), cross-attention to the encoder's output
              (MultiHeadAttention()(query, memory, attention_mask=...)) and the feed-forward;
-             LayerNormalization; Dense to the subwords' logits
+             LayerNormalization; Dense to the English vocabulary's logits
 
 The positions are the model's third input (0, 1, ... for every row): dlrt.keras has no
 position-embedding layer (nn's TokenAndPositionEmbedding is not bound in Python). The fourth
-is the German sentence's key padding mask (batch, 1, 20): 1 for its tokens, 0 for the <pad>s
+is the German sentence's key padding mask (batch, 1, 14): 1 for its tokens, 0 for the <pad>s
 after them, Keras' attention_mask, given to the encoder's self-attention and the decoder's
 cross-attention, so no query attends to padding (dlrt's Embedding has no mask_zero, which is
 how Keras would derive it: docs/nn.md). The decoder's self-attention needs no padding mask:
@@ -63,27 +46,27 @@ prefix. The cross-attention adds the same mask as a bias (-1e9 on the German <pa
 scores before the softmax. Beam search keeps `--beam` hypotheses per sentence (a finished one leaves the beam),
 ranked by their log-probability over GNMT's length penalty ((5 + n) / 6) ** 0.6.
 
-BLEU is corpus BLEU-4 on the words above (uniform weights, brevity penalty; sacreBLEU's "exp"
-smoothing, which only acts when an n-gram order has no match at all), against one reference;
-a translation's subwords are joined into words first (an <unk> left out). The baseline
-translates word by word: each German word becomes the English word it co-occurs with most
-in the training pairs (Dice coefficient), unknown words are copied. Prints the loss per epoch and
+BLEU is corpus BLEU-4 on the tokens above (uniform weights, brevity penalty; sacreBLEU's "exp"
+smoothing, which only acts when an n-gram order has no match at all), against one reference. The baseline translates
+word by word: each German word becomes the English word it co-occurs with most in the
+training pairs (Dice coefficient), unknown words are copied. Prints the loss per epoch and
 BLEU of greedy decoding, beam search and the baseline (the stated quality: greedy BLEU above
 the baseline's, beam's at least greedy's minus 0.5).
 
-Measured before subwords and the kept epoch (word vocabularies of 8,000 a side, 8 epochs,
-seed 0, one thread on 2 busy cores, 34 min, 2026-12-07): held-out BLEU greedy 4.3, beam 4.6,
-word-by-word baseline 5.8: below the baseline. Before the
+Measured (8 epochs, seed 0, one thread on 2 busy cores, 34 min, 2026-12-07): held-out BLEU
+greedy 4.3, beam 4.6, word-by-word baseline 5.8: still below the baseline. Before the
 attention masks and ignore_class the same run gave 4.7 and 5.1 (4.4 and 4.6 on one thread);
 masks alone, the <pad> targets still trained on, 4.2 and 4.3. The masks changed nothing
-measurable; docs/examples.md has the runs and what seems to hold the quality down.
+measurable; docs/examples.md has the runs and what seems to hold the quality down. Subwords
+did worse (2026-12-08, commits 32b1b6e and 66694be, since reverted): a joint BPE of 8,000
+merges with one shared token Embedding, the epoch of the lowest validation loss kept, gave
+greedy 2.5, beam 2.9 against the same baseline 5.8.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
-import heapq
 import math
 import os
 import re
@@ -96,16 +79,14 @@ import numpy as np
 import dlrt as tf
 
 DATA = "/usr/share/trans/de-en"
-WORDS = 14  # a sentence's words (tokens) are fewer: 4 to 13 a side, the data's filter
-MAX_LEN = 20  # subwords per side: 19 and <eos> (the decoder's input: <bos> and 19)
-END = "</w>"  # a subword that ends a word (Sennrich et al.'s end-of-word mark)
+MAX_LEN = 14  # tokens per side: a sentence's 13 and <eos> (the decoder's input: <bos> and 13)
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 SPECIALS = ["<pad>", "<unk>", "<bos>", "<eos>"]
-EPOCHS, PATIENCE, FF, DROPOUT, MERGES, VALIDATION = 12, 2, 512, 0.3, 8000, 500  # the full run
+EPOCHS, FF, DROPOUT, VOCABULARY = 8, 512, 0.3, 8000  # the full run
 # The test suite's run: few sentences and a small model, far too little to translate (the
 # full run's BLEU is in docs/examples.md); it checks the machinery: the loss falls, the cached
 # decoder equals the full model, beam search scores at least what greedy decoding does.
-QUICK_PAIRS, QUICK_EPOCHS, QUICK_TEST, QUICK_MERGES, QUICK_VALIDATION = 1000, 5, 200, 1000, 100
+QUICK_PAIRS, QUICK_EPOCHS, QUICK_TEST = 1000, 4, 200
 TOKEN = re.compile(r"'\w+|\w+|[^\w\s]")
 # The dictionary's annotations: {m} {pl} (gender, number), [coll.] [Br.] (register, region),
 # <...> (other spellings), (...) (optional words or explanations).
@@ -153,7 +134,7 @@ def load(seed: int, path: str = DATA):
             if g1[-1:] not in ".?!" or e1[-1:] not in ".?!" or "/" in g1 + e1:
                 continue
             tg, te = tokens(g1), tokens(e1)
-            if 4 <= len(tg) < WORDS and 4 <= len(te) < WORDS:
+            if 4 <= len(tg) < MAX_LEN and 4 <= len(te) < MAX_LEN:
                 pairs.setdefault(tuple(tg), tuple(te))  # the first English of each
     items = sorted(pairs.items())
     test = [zlib.crc32(f"{seed}:{' '.join(g)}".encode()) % 10 == 0 for g, _ in items]
@@ -183,7 +164,7 @@ def lexicon(train, phrases: bool = True, path: str = DATA):
         if not g or not e or "/" in g + e or g[-1:] in ".?!":
             return
         tg, te = tokens(g), tokens(e)
-        if placeholders & set(tg + te) or not (len(tg) < WORDS and len(te) < WORDS):
+        if placeholders & set(tg + te) or not (len(tg) < MAX_LEN and len(te) < MAX_LEN):
             return
         if not all(w in known for w in tg):
             return
@@ -199,98 +180,10 @@ def lexicon(train, phrases: bool = True, path: str = DATA):
     return sorted(entries.items())
 
 
-def learn_bpe(counts: dict, merges: int) -> list[tuple[str, str]]:
-    """Byte-pair encoding (Sennrich et al. 2016) learnt from word counts: each word starts as
-    its characters, the last one marked as the word's end (END); each merge joins the most
-    frequent adjacent pair of symbols, counted over the words times their counts (ties: the
-    smaller pair), until `merges` merges or no pair occurs twice. The pair counts are
-    updated only in the words that hold the merged pair, and a heap finds the most frequent
-    (entries left stale by later counts are skipped), so 8,000 merges take seconds."""
-    word_symbols = {w: tuple(w[:-1]) + (w[-1] + END,) for w in counts}
-    pairs: collections.Counter = collections.Counter()
-    where = collections.defaultdict(set)  # pair -> the words that hold it
-    for w, syms in word_symbols.items():
-        for pair in zip(syms, syms[1:]):
-            pairs[pair] += counts[w]
-            where[pair].add(w)
-    heap = [(-n, pair) for pair, n in pairs.items()]
-    heapq.heapify(heap)
-    out: list[tuple[str, str]] = []
-    while len(out) < merges and heap:
-        n, pair = heapq.heappop(heap)
-        if pairs.get(pair, 0) != -n:
-            continue  # a stale count
-        if -n < 2:
-            break
-        out.append(pair)
-        changed = set()
-        for w in sorted(where.pop(pair)):
-            syms, c = word_symbols[w], counts[w]
-            if pair not in zip(syms, syms[1:]):
-                continue
-            for q in zip(syms, syms[1:]):
-                pairs[q] -= c
-                changed.add(q)
-            joined, i = [], 0
-            while i < len(syms):
-                if syms[i:i + 2] == pair:
-                    joined.append(syms[i] + syms[i + 1])
-                    i += 2
-                else:
-                    joined.append(syms[i])
-                    i += 1
-            word_symbols[w] = syms = tuple(joined)
-            for q in zip(syms, syms[1:]):
-                pairs[q] += c
-                where[q].add(w)
-                changed.add(q)
-        pairs.pop(pair, None)
-        for q in changed:
-            if pairs.get(q, 0) > 0:
-                heapq.heappush(heap, (-pairs[q], q))
-    return out
-
-
-class Subwords:
-    """A learnt BPE: words to subwords (the merges applied in the order they were learnt) and
-    back. A subword ending in END ends its word: ["haus", "tür</w>"] is "haustür"."""
-
-    def __init__(self, merges: list[tuple[str, str]]) -> None:
-        self.rank = {pair: i for i, pair in enumerate(merges)}
-        self.cache: dict[str, list[str]] = {}
-
-    def split(self, word: str) -> list[str]:
-        if word not in self.cache:
-            syms = list(word[:-1]) + [word[-1] + END]
-            while len(syms) > 1:
-                rank, i = min((self.rank.get(p, len(self.rank)), i)
-                              for i, p in enumerate(zip(syms, syms[1:])))
-                if rank == len(self.rank):
-                    break
-                syms[i:i + 2] = [syms[i] + syms[i + 1]]
-            self.cache[word] = syms
-        return self.cache[word]
-
-    def encode(self, sentence) -> list[str]:
-        return [s for w in sentence for s in self.split(w)]
-
-    @staticmethod
-    def join(subwords) -> list[str]:
-        """Subwords to words: each word ends at a subword marked END (a word left unfinished at
-        the end of the sentence is kept as it is)."""
-        out, word = [], ""
-        for s in subwords:
-            if s.endswith(END):
-                out.append(word + s[:-len(END)])
-                word = ""
-            else:
-                word += s
-        return out + [word] if word else out
-
-
-def vocabulary(sentences) -> list[str]:
-    """The specials, then every subword of the training sentences (sorted)."""
-    return SPECIALS + sorted({s for sentence in sentences for s in sentence})
+def vocabulary(sentences, size: int = 8000, min_count: int = 2) -> list[str]:
+    """The specials, then the `size` most frequent words seen at least `min_count` times."""
+    counts = collections.Counter(w for s in sentences for w in s)
+    return SPECIALS + sorted(w for w, c in counts.most_common(size) if c >= min_count)
 
 
 def encode(sentences, vocab: list[str], bos: bool = False, eos: bool = False) -> np.ndarray:
@@ -306,12 +199,11 @@ def positions(n: int) -> np.ndarray:
     return np.tile(np.arange(MAX_LEN, dtype=np.int32), (n, 1))
 
 
-def transformer(vocab: int, d: int = 128, heads: int = 4, ff: int = 512, blocks: int = 2,
-                dropout: float = 0.1):
+def transformer(src_vocab: int, tgt_vocab: int, d: int = 128, heads: int = 4, ff: int = 512,
+                blocks: int = 2, dropout: float = 0.1):
     """(model, encoder): the training model [German, English shifted right, positions,
     German key mask] -> logits, and its encoder [German, positions, German key mask] ->
-    memory, sharing the layers. One subword vocabulary and one token Embedding serve both
-    sides (a name or a number is the same subword in German and English)."""
+    memory, sharing the layers."""
     layers = tf.keras.layers
     src = tf.keras.Input(shape=(MAX_LEN,), dtype="int32", name="german")
     tgt = tf.keras.Input(shape=(MAX_LEN,), dtype="int32", name="english_in")
@@ -328,8 +220,7 @@ def transformer(vocab: int, d: int = 128, heads: int = 4, ff: int = 512, blocks:
     def norm(name):
         return layers.LayerNormalization(epsilon=1e-5, name=name)
 
-    embed = layers.Embedding(vocab, d, name="tokens")  # German's and English's
-    x = layers.Add()([embed(src),
+    x = layers.Add()([layers.Embedding(src_vocab, d, name="src_tokens")(src),
                       layers.Embedding(MAX_LEN, d, name="src_positions")(pos)])
     for i in range(blocks):
         h = norm(f"enc{i}_ln1")(x)
@@ -338,7 +229,7 @@ def transformer(vocab: int, d: int = 128, heads: int = 4, ff: int = 512, blocks:
         x = residual(x, feed_forward(norm(f"enc{i}_ln2")(x), f"enc{i}"))
     memory = norm("enc_ln")(x)
 
-    y = layers.Add()([embed(tgt),
+    y = layers.Add()([layers.Embedding(tgt_vocab, d, name="tgt_tokens")(tgt),
                       layers.Embedding(MAX_LEN, d, name="tgt_positions")(pos)])
     for i in range(blocks):
         y = residual(y, layers.MultiHeadAttention(heads, d // heads, use_causal_mask=True,
@@ -346,7 +237,7 @@ def transformer(vocab: int, d: int = 128, heads: int = 4, ff: int = 512, blocks:
         y = residual(y, layers.MultiHeadAttention(heads, d // heads, name=f"dec{i}_cross")(
             norm(f"dec{i}_ln2")(y), memory, attention_mask=src_mask))
         y = residual(y, feed_forward(norm(f"dec{i}_ln3")(y), f"dec{i}"))
-    logits = layers.Dense(vocab, name="logits")(norm("dec_ln")(y))
+    logits = layers.Dense(tgt_vocab, name="logits")(norm("dec_ln")(y))
     return (tf.keras.Model([src, tgt, pos, src_mask], logits),
             tf.keras.Model([src, pos, src_mask], memory))
 
@@ -413,7 +304,7 @@ class CachedDecoder:
     def step(self, state: dict, ids: np.ndarray):
         """The logits (rows, vocabulary) after one more token per row; the caches grow by it."""
         rows, t = len(ids), state["t"]
-        x = tf.gather(self.w["tokens/embeddings"], ids) + \
+        x = tf.gather(self.w["tgt_tokens/embeddings"], ids) + \
             self.w["tgt_positions/embeddings"][t]  # (rows, d)
         for i in range(self.blocks):
             h = self.norm(x, f"dec{i}_ln1")
@@ -427,9 +318,10 @@ class CachedDecoder:
             x = x + self.attend(q, k, v, f"dec{i}_self")[0]  # no mask: the cache is the past
             h = self.norm(x, f"dec{i}_ln2")
             q = self.split_heads(self.dense(h, f"dec{i}_cross/query"), rows)
-            o, _ = self.attend(q, state["cross_k"][i], state["cross_v"][i], f"dec{i}_cross",
+            o, p = self.attend(q, state["cross_k"][i], state["cross_v"][i], f"dec{i}_cross",
                                state["cross_bias"])
             x = x + o
+            state["cross_attention"] = p  # the last block's: where the next token looks
             h = self.norm(x, f"dec{i}_ln3")
             x = x + self.dense(self.dense(h, f"dec{i}_ff_in", "relu"), f"dec{i}_ff_out")
         state["t"] = t + 1
@@ -529,6 +421,33 @@ def beam_search(dec: CachedDecoder, src: np.ndarray, width: int, alpha: float = 
         np.array([b[0] for b in best]), finished
 
 
+def replace_unknown(dec: CachedDecoder, src: np.ndarray, german, hyps,
+                    vocab: list[str]) -> list[list[str]]:
+    """The hypotheses as words, each <unk> replaced by the German word its step attended to
+    most (the last block's cross-attention, averaged over the heads) when that word is itself
+    unknown to the German vocabulary (src <unk>: a name, a number, a rare word, which English
+    often keeps as it is; Luong et al. 2015), else dropped. The decoder reads each hypothesis
+    once more to find where it looked."""
+    rows = len(hyps)
+    state = dec.start(src)
+    ids = np.full(rows, BOS, np.int32)
+    looked = np.zeros((rows, MAX_LEN), np.int64)
+    for t in range(max(len(h) for h in hyps)):
+        dec.step(state, ids)
+        looked[:, t] = tf.reduce_mean(state["cross_attention"], axis=[1, 2]).numpy().argmax(1)
+        ids = np.array([h[t] if t < len(h) else EOS for h in hyps], np.int32)
+    out = []
+    for i, h in enumerate(hyps):
+        row = []
+        for j, k in enumerate(h):
+            if k == UNK and src[i, looked[i, j]] == UNK and looked[i, j] < len(german[i]):
+                row.append(german[i][looked[i, j]])
+            elif k not in (UNK, EOS):
+                row.append(vocab[k])
+        out.append(row)
+    return out
+
+
 def bleu(hypotheses, references) -> float:
     """Corpus BLEU-4 in percent (Papineni et al. 2002): the clipped n-gram matches and the
     n-gram counts summed over the corpus, the geometric mean of the four precisions, times the
@@ -572,9 +491,7 @@ def word_by_word(train, test) -> list[list[str]]:
 
 
 def words(ids, vocab: list[str]) -> list[str]:
-    """Token ids to words: the subwords joined (<unk>, a character never seen in training,
-    and <eos> left out)."""
-    return Subwords.join(vocab[i] for i in ids if i not in (UNK, EOS))
+    return [vocab[i] for i in ids if i != EOS]
 
 
 class Progress(tf.keras.callbacks.Callback):
@@ -584,7 +501,7 @@ class Progress(tf.keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         logs = logs or {}
-        print(f"epoch {epoch + 1}: loss {logs.get('loss', 0):.4f}, validation loss "
+        print(f"epoch {epoch + 1}: loss {logs.get('loss', 0):.4f}, held-out loss "
               f"{logs.get('val_loss', 0):.4f} ({time.time() - self.begin:.0f} s)", flush=True)
 
 
@@ -610,11 +527,6 @@ def main() -> int:
                     help="the dictionary's entries trained on beside the sentences: phrases and "
                          "words (all), words only, or none")
     ap.add_argument("--dropout", type=float, default=DROPOUT)
-    ap.add_argument("--patience", type=int, default=PATIENCE,
-                    help="stop after this many epochs without a lower validation loss and keep "
-                         "the best epoch's weights; 0: train every epoch, keep the last")
-    ap.add_argument("--merges", type=int, default=MERGES,
-                    help="BPE merges learnt from the training pairs (joint German and English)")
     ap.add_argument("--quick", action="store_true",
                     help=f"{QUICK_PAIRS:,} training sentences, a smaller model, "
                          f"{QUICK_EPOCHS} epochs, {QUICK_TEST} held-out pairs (the test "
@@ -623,46 +535,28 @@ def main() -> int:
     begin = time.time()
     tf.random.set_seed(a.seed)
     train, test = load(a.seed)
-    d, ff, blocks, heads, epochs, merges, validation = \
-        128, FF, 2, 4, a.epochs, a.merges, VALIDATION
+    d, ff, blocks, heads, epochs = 128, FF, 2, 4, a.epochs
     if a.quick:
         train, test = train[:QUICK_PAIRS], test[:QUICK_TEST]
-        d, ff, epochs, merges, validation = 64, 128, QUICK_EPOCHS, QUICK_MERGES, QUICK_VALIDATION
+        d, ff, epochs = 64, 128, QUICK_EPOCHS
     entries = [] if a.dictionary == "none" else \
         lexicon(train, phrases=a.dictionary == "all" and not a.quick)
-    # The baseline learns from every training sentence and entry; the model leaves the last
-    # `validation` sentences out, to choose its epoch by (never the held-out ones).
     pairs = train + entries
-    fit_pairs, valid = train[:-validation] + entries, train[-validation:]
-    counts = collections.Counter(w for g, e in fit_pairs for w in g + e)
-    bpe = Subwords(learn_bpe(counts, merges))
-    fitting = [(g, e) for g, e in ((bpe.encode(g), bpe.encode(e)) for g, e in fit_pairs)
-               if len(g) <= MAX_LEN and len(e) < MAX_LEN]
-    vocab = vocabulary(s for pair in fitting for s in pair)
+    src_vocab = vocabulary((g for g, _ in pairs), VOCABULARY)
+    tgt_vocab = vocabulary((e for _, e in pairs), VOCABULARY)
+    x_src = encode([g for g, _ in pairs], src_vocab)
+    x = [x_src, encode([e for _, e in pairs], tgt_vocab, bos=True), positions(len(pairs)),
+         key_mask(x_src)]
+    y = encode([e for _, e in pairs], tgt_vocab, eos=True)
+    t_src = encode([g for g, _ in test], src_vocab)
+    held_out = [t_src, encode([e for _, e in test], tgt_vocab, bos=True),
+                positions(len(test)), key_mask(t_src)]
+    t_y = encode([e for _, e in test], tgt_vocab, eos=True)
+    print(f"{len(train):,} training sentence pairs and {len(entries):,} dictionary entries, "
+          f"{len(test):,} held-out pairs; vocabularies: German {len(src_vocab):,}, English "
+          f"{len(tgt_vocab):,}")
 
-    def inputs(subword_pairs):
-        src = encode([g for g, _ in subword_pairs], vocab)
-        return ([src, encode([e for _, e in subword_pairs], vocab, bos=True),
-                 positions(len(subword_pairs)), key_mask(src)],
-                encode([e for _, e in subword_pairs], vocab, eos=True))
-
-    x, y = inputs(fitting)
-    validation_data = inputs([(bpe.encode(g), bpe.encode(e)) for g, e in valid])
-    held_out, t_y = inputs([(bpe.encode(g), bpe.encode(e)) for g, e in test])
-    t_src = held_out[0]
-    known_words = {w for g, _ in fit_pairs for w in g}
-    unknown_words = np.mean([w not in known_words for g, _ in test for w in g])
-    unknown_subwords = np.mean([s not in vocab for g, _ in test for s in bpe.encode(g)])
-    long = np.mean([len(bpe.encode(g)) > MAX_LEN for g, _ in test])
-    print(f"{len(train) - validation:,} training sentence pairs and {len(entries):,} dictionary "
-          f"entries ({len(fit_pairs) - len(fitting):,} left out: over {MAX_LEN - 1} subwords), "
-          f"{validation:,} validation pairs, {len(test):,} held-out pairs; {len(bpe.rank):,} "
-          f"BPE merges, a joint vocabulary of {len(vocab):,} subwords; held-out German words "
-          f"unknown to the training side {100 * unknown_words:.1f}%, subwords "
-          f"{100 * unknown_subwords:.2f}%; German sentences cut at {MAX_LEN} subwords "
-          f"{100 * long:.1f}%", flush=True)
-
-    model, encoder = transformer(len(vocab), d, heads, ff, blocks, a.dropout)
+    model, encoder = transformer(len(src_vocab), len(tgt_vocab), d, heads, ff, blocks, a.dropout)
     # The loss is the mean over the batch's English tokens and <eos>s; the <pad>s after them
     # count nothing (Keras' ignore_class), so the held-out loss is per real token.
     model.compile(optimizer=tf.keras.optimizers.Adam(1e-3),
@@ -673,43 +567,38 @@ def main() -> int:
     # the initial values, and the next predict would copy those back into the model.)
     model.weights
     untrained = model.evaluate(held_out, t_y, batch_size=64, verbose=0)
-    # 1e-3, then 0.8 times less each epoch from the fifth; the weights of the epoch with the
-    # lowest validation loss are kept (fit stops when PATIENCE epochs have not lowered it).
+    # 1e-3, then 0.8 times less each epoch from the fifth.
     schedule = tf.keras.callbacks.LearningRateScheduler(lambda e, lr: 1e-3 * 0.8 ** max(0, e - 3))
-    stop = [tf.keras.callbacks.EarlyStopping(monitor="val_loss", patience=a.patience,
-                                             restore_best_weights=True)] if a.patience else []
-    history = model.fit(x, y, batch_size=64, epochs=epochs, validation_data=validation_data,
-                        verbose=0, callbacks=[Progress(begin), schedule] + stop)
-    val_losses = history.history["val_loss"]
-    best_epoch = int(np.argmin(val_losses)) + 1 if a.patience else len(val_losses)
-    trained = model.evaluate(held_out, t_y, batch_size=64, verbose=0)
-    print(f"trained in {time.time() - begin:.0f} s: {len(val_losses)} epochs, kept epoch "
-          f"{best_epoch} (held-out loss untrained {untrained:.3f}, kept {trained:.3f})",
-          flush=True)
+    history = model.fit(x, y, batch_size=64, epochs=epochs, validation_data=(held_out, t_y),
+                        verbose=0, callbacks=[Progress(begin), schedule])
+    trained = history.history["val_loss"][-1]
+    print(f"trained in {time.time() - begin:.0f} s (held-out loss untrained {untrained:.3f})")
 
     dec = CachedDecoder(model, encoder, blocks, heads)
     cache_diff = check_cache(dec, model, t_src[:16])
     references = [list(e) for _, e in test]
-    greedy_hyps, greedy_logp = [], []
-    beam_hyps, beam_logp, beam_score, beam_all = [], [], [], []
+    greedy_hyps, greedy_logp, greedy_words = [], [], []
+    beam_hyps, beam_logp, beam_score, beam_all, beam_words = [], [], [], [], []
     chunk = 128
     for b in range(0, len(test), chunk):
-        src = t_src[b:b + chunk]
+        src, german = t_src[b:b + chunk], [g for g, _ in test[b:b + chunk]]
         h, lp = greedy(dec, src)
         greedy_hyps += h
         greedy_logp.append(lp)
+        greedy_words += replace_unknown(dec, src, german, h, tgt_vocab)
         h, lp, sc, fin = beam_search(dec, src, a.beam)
         beam_hyps += h
         beam_logp.append(lp)
         beam_score.append(sc)
         beam_all += fin
+        beam_words += replace_unknown(dec, src, german, h, tgt_vocab)
     # The same greedy decoding on sentences the model trained on: how much of the held-out
     # gap is generalisation rather than decoding.
     seen = train[:QUICK_TEST]
-    seen_src, seen_hyps = encode([bpe.encode(g) for g, _ in seen], vocab), []
+    seen_src, seen_hyps = encode([g for g, _ in seen], src_vocab), []
     for b in range(0, len(seen), chunk):
         seen_hyps += greedy(dec, seen_src[b:b + chunk])[0]
-    b_seen = bleu([words(h, vocab) for h in seen_hyps], [list(e) for _, e in seen])
+    b_seen = bleu([words(h, tgt_vocab) for h in seen_hyps], [list(e) for _, e in seen])
     greedy_logp, beam_score = np.concatenate(greedy_logp), np.concatenate(beam_score)
     greedy_score = greedy_logp / length_penalty(np.array([len(h) for h in greedy_hyps]))
     # Beam search's choice scores at least greedy's whenever greedy's path survived in the
@@ -719,9 +608,8 @@ def main() -> int:
     violations = sum(1 for i, ok in enumerate(in_beam)
                      if ok and beam_score[i] < greedy_score[i] - 1e-4)
     at_least = float(np.mean(beam_score >= greedy_score - 1e-4))
-    # BLEU on words: the subwords joined back, the references as load() tokenised them.
-    greedy_words = [words(h, vocab) for h in greedy_hyps]
-    beam_words = [words(h, vocab) for h in beam_hyps]
+    raw_greedy = bleu([words(h, tgt_vocab) for h in greedy_hyps], references)
+    raw_beam = bleu([words(h, tgt_vocab) for h in beam_hyps], references)
     b_greedy, b_beam = bleu(greedy_words, references), bleu(beam_words, references)
     b_base = bleu(word_by_word(pairs, test), references)
     b_copy = bleu([list(g) for g, _ in test], references)
@@ -731,15 +619,15 @@ def main() -> int:
               f"\n    reference: {' '.join(test[i][1])}")
     print(f"cache check: max |step - predict| {cache_diff:.1e} over 16 sentences; beam >= "
           f"greedy on {at_least:.3f} of the sentences, greedy's path in the beam but scoring "
-          f"higher: {violations}; copying the German: BLEU {b_copy:.1f}; greedy on {len(seen)} "
-          f"training sentences: BLEU {b_seen:.1f}; validation loss by epoch "
-          f"{' '.join(f'{v:.3f}' for v in val_losses)}; {time.time() - begin:.0f} s")
-    print(f"translation, {len(test):,} held-out pairs ({len(train) - validation:,} sentence "
-          f"pairs and {len(entries):,} dictionary entries trained on, epoch {best_epoch} of "
-          f"{len(val_losses)} kept): BLEU greedy {b_greedy:.1f}, beam {b_beam:.1f} (word-by-word "
-          f"baseline {b_base:.1f}); held-out loss untrained {untrained:.3f}, after training "
-          f"{trained:.3f}")
+          f"higher: {violations}; BLEU with <unk> left in: greedy {raw_greedy:.1f}, beam "
+          f"{raw_beam:.1f}; copying the German: BLEU {b_copy:.1f}; greedy on {len(seen)} training "
+          f"sentences: BLEU {b_seen:.1f}; {time.time() - begin:.0f} s")
+    print(f"translation, {len(test):,} held-out pairs ({len(train):,} sentence pairs and "
+          f"{len(entries):,} dictionary entries trained on, {epochs} epochs): BLEU greedy "
+          f"{b_greedy:.1f}, beam {b_beam:.1f} (word-by-word baseline {b_base:.1f}); held-out "
+          f"loss untrained {untrained:.3f}, after training {trained:.3f}")
     return 0
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -9,7 +9,6 @@ says which package to install."""
 from __future__ import annotations
 
 import math
-import re
 import sys
 
 import pytest
@@ -22,15 +21,8 @@ import translation  # noqa: E402  (examples/ is not a package)
 
 def test_translation_trains_decodes_with_a_cache_and_scores_bleu():
     line = run_example("translation.py", "--quick", lines=2)
-    # Training lowers the held-out loss clearly (the untrained model is near ln(vocabulary);
-    # on subwords there are no <unk> targets, which words' quick run learnt cheaply).
-    assert number(line, "after training") <= 0.8 * number(line, "held-out loss untrained"), line
-    # The kept epoch is the one of the lowest validation loss (EarlyStopping's restored
-    # weights; the validation pairs are training sentences left out, not the held-out ones).
-    losses = [float(v) for v in re.search(r"validation loss by epoch ([0-9. ]+);", line)
-              .group(1).split()]
-    kept = int(re.search(r"epoch ([0-9]+) of ([0-9]+) kept", line).group(1))
-    assert kept == losses.index(min(losses)) + 1, line
+    # Training lowers the held-out loss clearly (the untrained model is near ln(vocabulary)).
+    assert number(line, "after training") <= 0.6 * number(line, "held-out loss untrained"), line
     # The cached decoder step computes what the full model computes for the same prefix.
     assert number(line, "cache check: max |step - predict|") < 1e-4, line
     # Beam search never scores below greedy when greedy's path is among its hypotheses, and
@@ -58,29 +50,6 @@ def test_bleu_is_corpus_bleu_4_with_the_brevity_penalty():
     assert none4 == pytest.approx(100 * (3 / 4 * 2 / 3 * 1 / 2 * 0.5 / 1) ** 0.25)
     # Too short for a 4-gram anywhere: 0.
     assert translation.bleu([["a", "b"]], [["a", "b"]]) == 0.0
-
-
-def test_bpe_learns_merges_and_splits_and_joins_words():
-    # "low" x5, "lower" x2, "newest" x6, "widest" x3 (Sennrich et al.'s example): the most
-    # frequent pair first, ties to the smaller pair: e s (9 = 6 + 3, tied with s t</w>), then
-    # es t</w> (9), l o (7), e w (6, tied with n e and w es).
-    counts = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
-    merges = translation.learn_bpe(counts, 4)
-    assert merges == [("e", "s"), ("es", "t</w>"), ("l", "o"), ("e", "w")]
-    bpe = translation.Subwords(merges)
-    assert bpe.split("lowest") == ["lo", "w", "est</w>"]
-    assert bpe.split("low") == ["lo", "w</w>"]  # a word's last "w" is "w</w>", not "w"
-    assert bpe.split("xyz") == ["x", "y", "z</w>"]  # never seen: its characters
-    sentence = ("the", "lowest", "newest", "widest", ".")
-    pieces = bpe.encode(sentence)
-    assert pieces == ["t", "h", "e</w>", "lo", "w", "est</w>", "n", "ew", "est</w>",
-                      "w", "i", "d", "est</w>", ".</w>"]
-    assert translation.Subwords.join(pieces) == list(sentence)
-    # A sentence cut inside a word keeps the piece it has.
-    assert translation.Subwords.join(["low", "est</w>", "n", "e"]) == ["lowest", "ne"]
-    # Merging stops at `merges`, or when no pair occurs twice.
-    assert len(translation.learn_bpe(counts, 100)) < 100
-    assert translation.learn_bpe({"ab": 1}, 10) == []
 
 
 def test_the_baseline_translates_word_by_word_by_the_dice_coefficient():
