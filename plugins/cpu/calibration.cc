@@ -38,6 +38,17 @@ constexpr const char* kVariable = "DLRT_CPU_CALIBRATE";
 
 // ---- the cache file --------------------------------------------------------------------
 
+// A variable through secure_getenv where the C library has it (glibc): a setuid or setgid
+// program reads none, as the core reads every DLRT_* variable (README), so such a program
+// never writes its cache where its caller's HOME or XDG_CACHE_HOME point.
+const char* env_value(const char* name) {
+#if defined(__GLIBC__)
+  return ::secure_getenv(name);
+#else
+  return std::getenv(name);
+#endif
+}
+
 #if defined(_WIN32)
 fs::path cache_folder() {
   const wchar_t* local = ::_wgetenv(L"LOCALAPPDATA");
@@ -46,9 +57,9 @@ fs::path cache_folder() {
 }
 #else
 fs::path cache_folder() {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* xdg = env_value("XDG_CACHE_HOME");
   if (xdg != nullptr && xdg[0] == '/') return fs::path(xdg) / "dlrt";  // relative: ignored (XDG)
-  const char* home = std::getenv("HOME");
+  const char* home = env_value("HOME");
   if (home == nullptr || home[0] == '\0') return {};
   return fs::path(home) / ".cache" / "dlrt";
 }
@@ -421,7 +432,7 @@ std::string seconds_text(double s) {
 CalibrationMode calibration_mode(const std::string& option) {
   std::string value = option, source = "option 'calibrate'";
   if (value.empty()) {
-    const char* env = std::getenv(kVariable);
+    const char* env = env_value(kVariable);
     if (env == nullptr || env[0] == '\0') return CalibrationMode::automatic;
     value = env, source = kVariable;
   }
