@@ -54,7 +54,8 @@ BLEU of greedy decoding, beam search and the baseline (the stated quality: greed
 the baseline's, beam's at least greedy's minus 0.5).
 
 Measured (8 epochs, seed 0, one thread on 2 busy cores, 34 min, 2026-12-07): held-out BLEU
-greedy 4.3, beam 4.6, word-by-word baseline 5.8: still below the baseline. Before the
+greedy 4.3, beam 4.6, word-by-word baseline 5.8: still below the baseline (rerun 2026-12-08 on
+that day's build, 25 min: 5.0 and 5.1, still below). Before the
 attention masks and ignore_class the same run gave 4.7 and 5.1 (4.4 and 4.6 on one thread);
 masks alone, the <pad> targets still trained on, 4.2 and 4.3. The masks changed nothing
 measurable; docs/examples.md has the runs and what seems to hold the quality down. Subwords
