@@ -60,14 +60,23 @@ class GroupedPointwiseConv : public Kernel {
     matmul_ = dnnl::matmul(pd);
     scratch_bytes_ = pd.scratchpad_desc().get_size();
     if (scratch_bytes_ > 0) scratch_bytes_ += 4096;  // PrimKernel's slack (prim_common.hpp)
+    // Each group's memory objects and execute arguments, made once: a run only points the
+    // objects at its buffers (the maps hold the same objects), nothing is allocated per run.
     for (int64_t g = 0; g < groups_; ++g) {
       Group m;
       m.a = unbound(pd.src_desc());
       m.b = unbound(pd.weights_desc());
       m.c = unbound(pd.dst_desc());
-      if (bias_) m.bias = unbound(pd.bias_desc());
-      if (scratch_bytes_ > 0) m.scratch = unbound(pd.scratchpad_desc());
-      groups_mem_.push_back(m);
+      m.args = {{DNNL_ARG_SRC, m.a}, {DNNL_ARG_WEIGHTS, m.b}, {DNNL_ARG_DST, m.c}};
+      if (bias_) {
+        m.bias = unbound(pd.bias_desc());
+        m.args.emplace(DNNL_ARG_BIAS, m.bias);
+      }
+      if (scratch_bytes_ > 0) {
+        m.scratch = unbound(pd.scratchpad_desc());
+        m.args.emplace(DNNL_ARG_SCRATCHPAD, m.scratch);
+      }
+      groups_mem_.push_back(std::move(m));
     }
   }
 
@@ -84,23 +93,16 @@ class GroupedPointwiseConv : public Kernel {
       m.a.set_data_handle(const_cast<float*>(x + g * cig_));
       m.b.set_data_handle(const_cast<float*>(w + g * cog_));
       m.c.set_data_handle(y + g * cog_);
-      std::unordered_map<int, memory> a = {
-          {DNNL_ARG_SRC, m.a}, {DNNL_ARG_WEIGHTS, m.b}, {DNNL_ARG_DST, m.c}};
-      if (bias_) {
-        m.bias.set_data_handle(const_cast<float*>(bias + g * cog_));
-        a.emplace(DNNL_ARG_BIAS, m.bias);
-      }
-      if (scratch_bytes_ > 0) {
-        m.scratch.set_data_handle(args.workspace);
-        a.emplace(DNNL_ARG_SCRATCHPAD, m.scratch);
-      }
-      matmul_.execute(stream, a);
+      if (bias_) m.bias.set_data_handle(const_cast<float*>(bias + g * cog_));
+      if (scratch_bytes_ > 0) m.scratch.set_data_handle(args.workspace);
+      matmul_.execute(stream, m.args);
     }
   }
 
  private:
   struct Group {
     memory a, b, c, bias, scratch;
+    std::unordered_map<int, memory> args;  // the execute arguments, holding the objects above
   };
   memory unbound(const memory::desc& md) const { return memory(md, engine_, DNNL_MEMORY_NONE); }
 
