@@ -43,13 +43,7 @@ class GroupedPointwiseConv : public Kernel {
     const memory::desc a({rows_, cig_}, f32, memory::dims{ci_, 1});
     const memory::desc b({cig_, cog_}, f32, memory::dims{co_, 1});
     const memory::desc c({rows_, cog_}, f32, memory::dims{co_, 1});
-    dnnl::primitive_attr attr = user_scratchpad();
-    dnnl::algorithm act{};
-    if (bias_ && activation(op, &act)) {
-      dnnl::post_ops po;
-      po.append_eltwise(1.0f, act, 0.0f, 0.0f);
-      attr.set_post_ops(po);
-    }
+    const dnnl::primitive_attr attr = scratchpad_and_activation(op, bias_);
     dnnl::matmul::primitive_desc pd;
     if (bias_) {
       const memory::desc bias({1, cog_}, f32, memory::dims{co_, 1});

@@ -147,6 +147,20 @@ inline dnnl::primitive_attr user_scratchpad() {
   return attr;
 }
 
+// user_scratchpad(), plus the fused op's activation (`fused`: the op has its bias input, so it
+// is conv2d_bias_act / matmul_bias_act with an `activation` attribute) as an eltwise post-op,
+// so bias and activation are one pass over the output.
+inline dnnl::primitive_attr scratchpad_and_activation(const OpView& op, bool fused) {
+  dnnl::primitive_attr attr = user_scratchpad();
+  dnnl::algorithm act{};
+  if (fused && activation(op, &act)) {
+    dnnl::post_ops po;
+    po.append_eltwise(1.0f, act, 0.0f, 0.0f);
+    attr.set_post_ops(po);
+  }
+  return attr;
+}
+
 // ---- the kernel --------------------------------------------------------------------------
 
 // Sets oneDNN's OpenMP thread count for the scope and restores it (openmp_runtime.hpp: on

@@ -196,13 +196,7 @@ class ConvForward : public PrimKernel {
   ConvForward(const dlrt_plugin& p, const OpView& op, const ConvGeom& g, bool winograd = false)
       : PrimKernel(p, op) {
     const bool bias = op.num_inputs() == 3;
-    dnnl::primitive_attr attr = user_scratchpad();
-    dnnl::algorithm act{};
-    if (bias && activation(op, &act)) {
-      dnnl::post_ops po;
-      po.append_eltwise(1.0f, act, 0.0f, 0.0f);
-      attr.set_post_ops(po);
-    }
+    const dnnl::primitive_attr attr = scratchpad_and_activation(op, bias);
     convolution_forward::primitive_desc pd(
         forward_desc(prop_kind::forward_inference, g, bias, winograd), attr, engine_);
     memory x = reorder_in_temporary(input(0, image_md(g.x, g.dt)), pd.src_desc());

@@ -58,13 +58,7 @@ class Matmul : public PrimKernel {
     const bool fused = op.num_inputs() == 3;
     const memory::desc a = matrix_md(g.m, g.k, g.ta, g.dt), b = matrix_md(g.k, g.n, g.tb, g.dt),
                        c = matrix_md(g.m, g.n, false, g.dt);
-    dnnl::primitive_attr attr = user_scratchpad();
-    dnnl::algorithm act{};
-    if (fused && activation(op, &act)) {
-      dnnl::post_ops po;
-      po.append_eltwise(1.0f, act, 0.0f, 0.0f);
-      attr.set_post_ops(po);
-    }
+    const dnnl::primitive_attr attr = scratchpad_and_activation(op, fused);
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, input(0, a)}, {DNNL_ARG_WEIGHTS, input(1, b)}, {DNNL_ARG_DST, output(0, c)}};
     dnnl::matmul::primitive_desc pd;
